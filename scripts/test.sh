@@ -1,0 +1,20 @@
+#!/usr/bin/env bash
+# Runs the whole suite on both storage configurations: SQLite (default) and PostgreSQL + Redis.
+# Pass file paths to run only those. Set KILN_TEST_ONLY=sqlite|postgres to run one configuration.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+files=("$@")
+if [ ${#files[@]} -eq 0 ]; then mapfile -t files < <(find test -name '*.test.ts' | sort); fi
+npx tsc -p .
+status=0
+run() {
+  echo "== storage: $1"
+  KILN_TEST_STORAGE=$1 node --import tsx --test --test-concurrency=2 --test-timeout=300000 "${files[@]}" || status=1
+}
+if [ "${KILN_TEST_ONLY:-sqlite}" != postgres ]; then run sqlite; fi
+if [ "${KILN_TEST_ONLY:-postgres}" != sqlite ]; then
+  export KILN_TEST_PG_URL=${KILN_TEST_PG_URL:-postgres://postgres@127.0.0.1:5432/test}
+  export KILN_TEST_REDIS_URL=${KILN_TEST_REDIS_URL:-redis://127.0.0.1:6379}
+  run postgres
+fi
+exit $status

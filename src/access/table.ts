@@ -1,0 +1,102 @@
+// THE access table. Every request is classified as `<userType>:<resourceType>:<action>` and looked up
+// here; the value names the check that must pass (see checks.ts). Anything not listed answers 403.
+//
+// Lookup order: exact key → admin falls back to dev → `*` user type → `*` resource type → `*:*`.
+// `+` in a key lists several values. Read top to bottom; each line is a rule a person can check.
+
+export type UserType = 'no_auth' | 'app_user' | 'dev' | 'admin';
+export type ResourceType = 'main_app' | 'regular_site' | 'multi_tenant' | 'instance' | 'folder' | 'upload';
+export type Action =
+  | 'view' // read a document, folder listing or upload on its host
+  | 'edit' // the code editor
+  | 'save' // replace a document's HTML (browser save, editor)
+  | 'versions' // list, view and restore versions
+  | 'live' // editor snapshots on the live lane
+  | 'upload' // add files
+  | 'manage' // create, rename, move, delete, change visibility (dashboard)
+  | 'dashboard'
+  | 'setup'; // first-run superadmin creation
+
+/** Names of the checks in checks.ts. */
+export type Check =
+  | 'allow' // anyone
+  | 'visible' // public, or private and the caller owns it (404 otherwise, same as missing)
+  | 'owner' // the caller owns the resource
+  | 'confirmed_owner' // the caller owns it and has confirmed their email
+  | 'owner_or_guest' // the owner, or a share-token guest of this document
+  | 'signed_in' // any signed-in person
+  | 'login' // nobody signed in: send to the login page
+  | 'deny'; // 403
+
+const DOCUMENTS = 'regular_site+multi_tenant+instance';
+
+export const ACCESS_TABLE: Record<string, Check> = {
+  // Reading: public things are open to all; private ones exist only for their owner.
+  [`*:${DOCUMENTS}+folder+upload:view`]: 'visible',
+  [`admin:${DOCUMENTS}+folder+upload:view`]: 'allow',
+
+  // Code editing: developers on their own documents and uploads; app users never; strangers log in.
+  [`dev:${DOCUMENTS}+upload:edit`]: 'owner',
+  'app_user:*:edit': 'deny',
+  'no_auth:*:edit': 'login',
+
+  // Saving: owners; app users only their own instance once their email is confirmed; share guests.
+  [`dev:${DOCUMENTS}+upload:save`]: 'owner_or_guest',
+  'app_user:instance:save': 'confirmed_owner',
+  'app_user:regular_site+multi_tenant:save': 'owner_or_guest',
+  'no_auth:*:save': 'login',
+
+  // Versions: whoever may save may look back and restore.
+  [`dev:${DOCUMENTS}:versions`]: 'owner',
+  'app_user:instance:versions': 'confirmed_owner',
+  'no_auth:*:versions': 'login',
+
+  // Live lane: owners and share guests.
+  [`dev+app_user:${DOCUMENTS}:live`]: 'owner_or_guest',
+  'no_auth:*:live': 'deny',
+
+  // Files and the tree: developers manage their own; app users only upload into their instance.
+  [`dev:main_app+${DOCUMENTS}+folder:upload`]: 'signed_in',
+  'app_user:instance:upload': 'confirmed_owner',
+  'dev:main_app:manage': 'signed_in',
+  [`dev:${DOCUMENTS}+folder+upload:manage`]: 'owner',
+  'no_auth:*:upload+manage': 'login',
+
+  // The dashboard and first-run setup.
+  'dev+app_user:main_app:dashboard': 'signed_in',
+  'no_auth:main_app:dashboard': 'login',
+  '*:main_app:setup': 'allow',
+};
+
+/** The table with every `+` expanded: one entry per concrete key. Built once. */
+const EXPANDED: Map<string, Check> = (() => {
+  const out = new Map<string, Check>();
+  for (const [key, check] of Object.entries(ACCESS_TABLE)) {
+    const [users, resources, actions] = key.split(':');
+    for (const u of users.split('+'))
+      for (const r of resources.split('+'))
+        for (const a of actions.split('+')) {
+          const k = `${u}:${r}:${a}`;
+          if (out.has(k)) throw new Error(`access table lists ${k} twice`);
+          out.set(k, check);
+        }
+  }
+  return out;
+})();
+
+/** The check for a request, in the spec's lookup order; `null` means no rule (403). */
+export function lookup(user: UserType, resource: ResourceType, action: Action): Check | null {
+  const candidates = [
+    `${user}:${resource}:${action}`,
+    ...(user === 'admin' ? [`dev:${resource}:${action}`] : []),
+    `*:${resource}:${action}`,
+    `${user}:*:${action}`,
+    ...(user === 'admin' ? [`dev:*:${action}`] : []),
+    `*:*:${action}`,
+  ];
+  for (const k of candidates) {
+    const c = EXPANDED.get(k);
+    if (c) return c;
+  }
+  return null;
+}

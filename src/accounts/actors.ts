@@ -1,0 +1,46 @@
+// Loads the signed-in person behind a session token.
+import type { Db } from '../store/schema.ts';
+import type { Actor } from '../http/context.ts';
+import { sha256 } from '../core/checksum.ts';
+
+export async function actorForAccount(db: Db, accountId: number, writer: string): Promise<Actor | null> {
+  const row = await db
+    .selectFrom('people')
+    .innerJoin('accounts', 'accounts.id', 'people.account_id')
+    .select([
+      'accounts.id',
+      'accounts.username',
+      'accounts.plan',
+      'accounts.has_active_subscription',
+      'people.email',
+      'people.account_type',
+      'people.is_superadmin',
+      'people.email_confirmed',
+    ])
+    .where('accounts.id', '=', accountId)
+    .executeTakeFirst();
+  if (!row) return null;
+  return {
+    accountId: row.id,
+    username: row.username,
+    email: row.email,
+    accountType: row.account_type,
+    isSuperadmin: row.is_superadmin === 1,
+    emailConfirmed: row.email_confirmed === 1,
+    plan: row.plan,
+    hasActiveSubscription: row.has_active_subscription === 1,
+    writer,
+  };
+}
+
+export async function actorForSessionToken(db: Db, token: string, now: Date): Promise<Actor | null> {
+  const session = await db
+    .selectFrom('sessions')
+    .select(['id', 'account_id'])
+    .where('token_hash', '=', sha256(token))
+    .where('revoked_at', 'is', null)
+    .where('expires_at', '>', now.toISOString())
+    .executeTakeFirst();
+  if (!session) return null;
+  return actorForAccount(db, session.account_id, `session:${session.id}`);
+}

@@ -1,0 +1,12 @@
+import { createHash } from 'node:crypto';
+
+/** SHA-256 hex of bytes. */
+export function sha256(bytes: Uint8Array | string): string {
+  return createHash('sha256').update(bytes).digest('hex');
+}
+
+/** The document checksum and ETag: first 16 hex chars of the SHA-256 of the stored bytes
+ *  (what the Hyperclay Local sync engine computes for its local files). */
+export function checksum(bytes: Uint8Array | string): string {
+  return sha256(bytes).slice(0, 16);
+}

@@ -1,0 +1,46 @@
+// Which host a request is for: the main app, an account's document host, or a custom domain.
+import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { Services } from '../services.ts';
+import type { HostInfo } from './context.ts';
+import { notFound } from '../errors.ts';
+
+/** Names that reach the main app without DNS set-up (command-line clients, the desktop sync tool). */
+const LOOPBACK = new Set(['localhost', '127.0.0.1', '[::1]', '::1']);
+
+export function hostnameOf(req: FastifyRequest): string {
+  const raw = (req.headers.host ?? '').toLowerCase();
+  // Strip the port, keeping bracketed IPv6 intact.
+  return raw.startsWith('[') ? raw.slice(0, raw.indexOf(']') + 1) : raw.replace(/:\d+$/, '');
+}
+
+export function registerHosts(app: FastifyInstance, s: Services) {
+  const root = s.config.rootHostname;
+  const suffix = '.' + root;
+  app.decorateRequest('site', null as never);
+  app.addHook('onRequest', async (req) => {
+    const name = hostnameOf(req);
+    if (name === root || LOOPBACK.has(name)) {
+      req.site = { kind: 'main' };
+      return;
+    }
+    const { db } = s.database;
+    if (name.endsWith(suffix)) {
+      const label = name.slice(0, -suffix.length);
+      const account = label.includes('.')
+        ? undefined
+        : await db.selectFrom('accounts').select(['id', 'username']).where('username', '=', label).executeTakeFirst();
+      if (!account) throw notFound('No such site.');
+      req.site = { kind: 'account', accountId: account.id, username: account.username };
+      return;
+    }
+    const domain = await db
+      .selectFrom('domains')
+      .innerJoin('accounts', 'accounts.id', 'domains.account_id')
+      .select(['domains.domain', 'accounts.id', 'accounts.username'])
+      .where('domains.domain', '=', name)
+      .where('domains.status', '=', 'active')
+      .executeTakeFirst();
+    if (!domain) throw notFound('Unknown host.');
+    req.site = { kind: 'domain', accountId: domain.id, username: domain.username, domain: domain.domain };
+  });
+}

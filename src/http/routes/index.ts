@@ -1,0 +1,11 @@
+// Every route plugin, in registration order. Each file is one family of routes.
+import type { FastifyPluginAsync } from 'fastify';
+import type { Services } from '../../services.ts';
+import auth from './auth.ts';
+import dashboard from './dashboard.ts';
+import documents from './documents.ts';
+
+export type RoutePlugin = FastifyPluginAsync<{ services: Services }>;
+
+/** `documents` registers the catch-all for document hosts, so it comes last. */
+export const routes: RoutePlugin[] = [auth, dashboard, documents];

@@ -1,0 +1,48 @@
+// Starts Kiln: configuration → services → HTTP.
+import type { FastifyInstance } from 'fastify';
+import type { Config } from './config.ts';
+import type { Services } from './services.ts';
+import { openDatabase } from './store/db.ts';
+import { systemClock, type Clock } from './clock.ts';
+import { MemoryRateLimiter } from './core/rate-limiter.ts';
+import { limits } from './limits.ts';
+import { buildApp } from './http/app.ts';
+
+export async function createServices(config: Config, clock: Clock = systemClock): Promise<Services> {
+  const database = await openDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir });
+  const now = () => clock.now().getTime();
+  return {
+    config,
+    database,
+    clock,
+    loginLimiter: new MemoryRateLimiter(limits.loginAttempts.max, limits.loginAttempts.windowMs, now),
+  };
+}
+
+export async function closeServices(s: Services) {
+  await s.database.close();
+}
+
+export interface Running {
+  app: FastifyInstance;
+  services: Services;
+  url: string;
+  close(): Promise<void>;
+}
+
+export async function startServer(config: Config, clock?: Clock): Promise<Running> {
+  const services = await createServices(config, clock);
+  const app = await buildApp(services);
+  const address = await app.listen({ port: config.port, host: config.host });
+  const port = (app.server.address() as { port: number }).port;
+  return {
+    app,
+    services,
+    url: `http://127.0.0.1:${port}`,
+    close: async () => {
+      await app.close();
+      await closeServices(services);
+    },
+  };
+  void address;
+}

@@ -1,0 +1,13 @@
+// The services a running Kiln is made of, chosen once at start from configuration.
+import type { Config } from './config.ts';
+import type { Database } from './store/db.ts';
+import type { Clock } from './clock.ts';
+import type { RateLimiter } from './core/rate-limiter.ts';
+
+export interface Services {
+  config: Config;
+  database: Database;
+  clock: Clock;
+  /** Login attempts (address + email). */
+  loginLimiter: RateLimiter;
+}

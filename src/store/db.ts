@@ -1,0 +1,67 @@
+// Opens the database chosen by configuration (SQLite by default, PostgreSQL when DATABASE_URL is set)
+// and brings its schema up to date. Everything above this file speaks Kysely only.
+import fs from 'node:fs';
+import path from 'node:path';
+import { Kysely, type ColumnDefinitionBuilder, Migrator, PostgresDialect, SqliteDialect, type Migration, type MigrationProvider } from 'kysely';
+import type { DB, Db } from './schema.ts';
+import { up001 } from './migrations/001_initial.ts';
+
+/** The two column types that differ between the databases. */
+export interface ColumnTypes {
+  idType: 'integer' | 'serial';
+  /** Ids are never reused (SQLite AUTOINCREMENT): sync clients remember node ids. */
+  idColumn: (c: ColumnDefinitionBuilder) => ColumnDefinitionBuilder;
+  bytes: 'blob' | 'bytea';
+}
+
+function migrations(t: ColumnTypes): Record<string, Migration> {
+  return {
+    '001_initial': { up: up001(t) },
+  };
+}
+
+export interface Database {
+  db: Db;
+  dialect: 'sqlite' | 'postgres';
+  close(): Promise<void>;
+}
+
+export async function openDatabase(opts: { databaseUrl?: string; dataDir: string }): Promise<Database> {
+  let db: Db;
+  let dialect: Database['dialect'];
+  let types: ColumnTypes;
+  if (opts.databaseUrl) {
+    const pg = (await import('pg')).default;
+    // COUNT(*) and other int8 results come back as numbers, like SQLite's.
+    pg.types.setTypeParser(20, (v: string) => Number(v));
+    const pool = new pg.Pool({ connectionString: opts.databaseUrl, max: 10 });
+    db = new Kysely<DB>({ dialect: new PostgresDialect({ pool }) });
+    dialect = 'postgres';
+    types = { idType: 'serial', idColumn: (c) => c.primaryKey(), bytes: 'bytea' };
+  } else {
+    const SQLite = (await import('better-sqlite3')).default;
+    fs.mkdirSync(opts.dataDir, { recursive: true });
+    const file = new SQLite(path.join(opts.dataDir, 'kiln.sqlite'));
+    // WAL + synchronous=FULL: a commit is on disk before the answer goes out, and survives SIGKILL.
+    file.pragma('journal_mode = WAL');
+    file.pragma('synchronous = FULL');
+    file.pragma('foreign_keys = ON');
+    file.pragma('busy_timeout = 5000');
+    db = new Kysely<DB>({ dialect: new SqliteDialect({ database: file }) });
+    dialect = 'sqlite';
+    types = { idType: 'integer', idColumn: (c) => c.primaryKey().autoIncrement(), bytes: 'blob' };
+  }
+  const provider: MigrationProvider = { getMigrations: async () => migrations(types) };
+  const { error, results } = await new Migrator({ db, provider }).migrateToLatest();
+  if (error) {
+    const failed = results?.find((r) => r.status === 'Error')?.migrationName;
+    throw new Error(`Database migration ${failed ?? ''} failed: ${(error as Error).message ?? error}`);
+  }
+  return { db, dialect, close: () => db.destroy() };
+}
+
+/** True when `err` is a unique-constraint violation in either database. */
+export function isUniqueViolation(err: unknown): boolean {
+  const e = err as { code?: string; message?: string };
+  return e?.code === '23505' || e?.code === 'SQLITE_CONSTRAINT_UNIQUE' || e?.code === 'SQLITE_CONSTRAINT_PRIMARYKEY';
+}

@@ -1,0 +1,156 @@
+// Row types of the database, shared by SQLite and PostgreSQL.
+// Booleans are stored as 0/1 integers and times as ISO 8601 UTC text, so both databases
+// hold the same values and text ordering is time ordering.
+import type { Generated, Kysely } from 'kysely';
+
+export type Flag = 0 | 1;
+export type AccountKind = 'person' | 'team';
+export type AccountType = 'dev' | 'app_user';
+export type Plan = 'free' | 'personal' | 'maker';
+export type NodeType = 'site' | 'folder' | 'upload';
+export type TeamRole = 'owner' | 'editor' | 'viewer';
+
+export interface AccountsTable {
+  id: Generated<number>;
+  kind: AccountKind;
+  /** Lowercase; the document host `<username>.<root_domain>`. Shared by people and teams. */
+  username: string;
+  plan: Plan;
+  has_active_subscription: Flag;
+  plan_started_at: string | null;
+  created_at: string;
+}
+
+export interface PeopleTable {
+  account_id: number;
+  /** Lowercased; unique. */
+  email: string;
+  password_hash: string | null;
+  account_type: AccountType;
+  is_superadmin: Flag;
+  email_confirmed: Flag;
+  /** For app users: the multi-tenant app they signed up on. */
+  signup_app_id: number | null;
+}
+
+export interface SessionsTable {
+  id: Generated<number>;
+  token_hash: string;
+  account_id: number;
+  created_at: string;
+  expires_at: string;
+  revoked_at: string | null;
+}
+
+export interface NodesTable {
+  id: Generated<number>;
+  owner_id: number;
+  /** 0 at top level. */
+  parent_id: number;
+  type: NodeType;
+  name: string;
+  /** Lowercased name: the uniqueness key. */
+  name_key: string;
+  /** Ancestor folder path, '' at top level, e.g. `a/b`. */
+  path: string;
+  visibility: 'public' | 'private';
+  enable_signups: Flag;
+  share_token: string | null;
+  share_enabled: Flag;
+  source_node_id: number | null;
+  /** First 16 hex chars of SHA-256 of the stored bytes (sites and uploads). */
+  checksum: string | null;
+  size: number;
+  /** Uploads: MIME type and SHA-256 blob name. */
+  content_type: string | null;
+  blob_sha256: string | null;
+  created_at: string;
+  modified_at: string;
+  last_synced_at: string | null;
+  /** Who wrote last: account id and an opaque writer id (session or key), for `changedBy`. */
+  saved_by_account_id: number | null;
+  saved_by_writer: string | null;
+}
+
+export interface NodeContentsTable {
+  node_id: number;
+  html: Uint8Array;
+}
+
+export interface VersionsTable {
+  id: Generated<number>;
+  node_id: number;
+  backup_number: number;
+  is_diff: Flag;
+  html: Uint8Array | null;
+  diff_content: string | null;
+  diff_from_id: number | null;
+  snapshot_id: number | null;
+  content_hash: string;
+  size: number;
+  saved_by_kind: string;
+  saved_by_account_id: number | null;
+  created_at: string;
+}
+
+export interface SyncKeysTable {
+  id: Generated<number>;
+  account_id: number;
+  key_hash: string;
+  key_prefix: string;
+  created_at: string;
+  expires_at: string;
+  revoked_at: string | null;
+  last_used_at: string | null;
+}
+
+export interface TeamMembershipsTable {
+  team_id: number;
+  person_id: number;
+  role: TeamRole;
+  created_at: string;
+}
+
+export interface DomainsTable {
+  id: Generated<number>;
+  account_id: number;
+  domain: string;
+  status: 'pending' | 'verifying' | 'active' | 'failed';
+  ssl_status: string | null;
+  provider_id: string | null;
+  dns_instructions: string;
+  created_at: string;
+}
+
+export interface EmailTokensTable {
+  id: Generated<number>;
+  token_hash: string;
+  account_id: number | null;
+  email: string;
+  purpose: 'confirm' | 'reset' | 'checkout';
+  created_at: string;
+  expires_at: string;
+  used_at: string | null;
+}
+
+export interface WebhookEventsTable {
+  provider: string;
+  event_id: string;
+  received_at: string;
+}
+
+export interface DB {
+  accounts: AccountsTable;
+  people: PeopleTable;
+  sessions: SessionsTable;
+  nodes: NodesTable;
+  node_contents: NodeContentsTable;
+  versions: VersionsTable;
+  sync_keys: SyncKeysTable;
+  team_memberships: TeamMembershipsTable;
+  domains: DomainsTable;
+  email_tokens: EmailTokensTable;
+  webhook_events: WebhookEventsTable;
+}
+
+export type Db = Kysely<DB>;

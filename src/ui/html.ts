@@ -1,0 +1,28 @@
+// Tiny HTML templating: `html` escapes every interpolated value unless it is already Html.
+export class Html {
+  constructor(readonly value: string) {}
+  toString() {
+    return this.value;
+  }
+}
+
+export function escapeHtml(s: string): string {
+  return s.replace(/[&<>"']/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[c]!);
+}
+
+type Value = Html | string | number | boolean | null | undefined | Value[];
+
+function render(v: Value): string {
+  if (v === null || v === undefined || v === false) return '';
+  if (Array.isArray(v)) return v.map(render).join('');
+  if (v instanceof Html) return v.value;
+  return escapeHtml(String(v));
+}
+
+export function html(strings: TemplateStringsArray, ...values: Value[]): Html {
+  let out = strings[0];
+  for (let i = 0; i < values.length; i++) out += render(values[i]) + strings[i + 1];
+  return new Html(out);
+}
+
+export const raw = (s: string) => new Html(s);

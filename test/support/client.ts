@@ -1,0 +1,128 @@
+// An HTTP client for tests: real requests to 127.0.0.1 with any Host header, and a cookie jar
+// that, like a browser, sends cookies set for a domain to that domain and its subdomains.
+import http from 'node:http';
+
+export interface Res {
+  status: number;
+  headers: http.IncomingHttpHeaders;
+  body: Buffer;
+  text: string;
+  json: any;
+  /** Set-Cookie headers of this answer. */
+  setCookies: string[];
+}
+
+interface StoredCookie {
+  name: string;
+  value: string;
+  domain: string | null; // null: host-only
+  host: string;
+  expires: number | null;
+}
+
+export class CookieJar {
+  cookies: StoredCookie[] = [];
+  store(host: string, header: string) {
+    const [pair, ...attrs] = header.split(';').map((s) => s.trim());
+    const eq = pair.indexOf('=');
+    const name = pair.slice(0, eq);
+    const value = pair.slice(eq + 1);
+    let domain: string | null = null;
+    let expires: number | null = null;
+    for (const a of attrs) {
+      const [k, v = ''] = a.split('=');
+      if (k.toLowerCase() === 'domain') domain = v.replace(/^\./, '').toLowerCase();
+      if (k.toLowerCase() === 'max-age') expires = Date.now() + Number(v) * 1000;
+      if (k.toLowerCase() === 'expires' && expires === null) expires = Date.parse(v);
+    }
+    const hostname = host.replace(/:\d+$/, '');
+    this.cookies = this.cookies.filter((c) => !(c.name === name && c.domain === domain && (domain !== null || c.host === hostname)));
+    if (expires !== null && expires <= Date.now()) return;
+    this.cookies.push({ name, value, domain, host: hostname, expires });
+  }
+  header(host: string): string {
+    const hostname = host.replace(/:\d+$/, '');
+    return this.cookies
+      .filter((c) => (c.expires === null || c.expires > Date.now()) && (c.domain === null ? c.host === hostname : hostname === c.domain || hostname.endsWith('.' + c.domain)))
+      .map((c) => `${c.name}=${c.value}`)
+      .join('; ');
+  }
+  get(name: string, host: string): string | undefined {
+    const line = this.header(host).split('; ').find((p) => p.startsWith(name + '='));
+    return line?.slice(name.length + 1);
+  }
+}
+
+export interface ReqOpts {
+  headers?: Record<string, string>;
+  body?: string | Buffer | object;
+  /** Form-encode an object body instead of JSON. */
+  form?: boolean;
+  host?: string;
+}
+
+export class Client {
+  jar = new CookieJar();
+  constructor(
+    readonly port: number,
+    public host: string,
+  ) {}
+
+  /** A client for another host sharing this one's cookies (like one browser). */
+  on(host: string): Client {
+    const c = new Client(this.port, host);
+    c.jar = this.jar;
+    return c;
+  }
+
+  request(method: string, path: string, opts: ReqOpts = {}): Promise<Res> {
+    const host = opts.host ?? this.host;
+    const headers: Record<string, string> = { host, ...opts.headers };
+    let body: Buffer | undefined;
+    if (opts.body !== undefined) {
+      if (Buffer.isBuffer(opts.body) || typeof opts.body === 'string') body = Buffer.from(opts.body);
+      else if (opts.form) {
+        body = Buffer.from(new URLSearchParams(opts.body as Record<string, string>).toString());
+        headers['content-type'] ??= 'application/x-www-form-urlencoded';
+      } else {
+        body = Buffer.from(JSON.stringify(opts.body));
+        headers['content-type'] ??= 'application/json';
+      }
+    }
+    const cookie = this.jar.header(host);
+    if (cookie && !headers.cookie) headers.cookie = cookie;
+    return new Promise((resolve, reject) => {
+      const req = http.request({ host: '127.0.0.1', port: this.port, method, path, headers }, (res) => {
+        const chunks: Buffer[] = [];
+        res.on('data', (c) => chunks.push(c));
+        res.on('end', () => {
+          const buf = Buffer.concat(chunks);
+          const setCookies = ([] as string[]).concat(res.headers['set-cookie'] ?? []);
+          for (const sc of setCookies) this.jar.store(host, sc);
+          const text = buf.toString('utf8');
+          let json: unknown;
+          try {
+            json = JSON.parse(text);
+          } catch {
+            json = undefined;
+          }
+          resolve({ status: res.statusCode!, headers: res.headers, body: buf, text, json, setCookies });
+        });
+      });
+      req.on('error', reject);
+      if (body) req.end(body);
+      else req.end();
+    });
+  }
+
+  get(path: string, opts?: ReqOpts) {
+    return this.request('GET', path, opts);
+  }
+  post(path: string, body?: ReqOpts['body'], opts: ReqOpts = {}) {
+    return this.request('POST', path, { ...opts, body });
+  }
+  /** A browser-like GET: Accept text/html. */
+  page(path: string, opts: ReqOpts = {}) {
+    return this.request('GET', path, { ...opts, headers: { accept: 'text/html', ...opts.headers } });
+  }
+}
