@@ -1,0 +1,136 @@
+// THE save pipeline. Every writer of a document's HTML comes through here: browser save, editor,
+// sync write, restore, instance copy, creation. Steps: normalize → skip if unchanged → version →
+// content → (after commit) stylesheet + event. Version, content and checksum commit together.
+import type { Kysely, Transaction } from 'kysely';
+import type { DB } from '../store/schema.ts';
+import type { Services } from '../services.ts';
+import { checksum } from '../core/checksum.ts';
+import { sha256 } from '../core/checksum.ts';
+import { KilnError, notFound, tooLarge } from '../errors.ts';
+import { limits } from '../limits.ts';
+
+export type SaveKind = 'create' | 'browser' | 'editor' | 'sync' | 'restore' | 'instance' | 'upload-edit';
+
+/** Who is writing. `writer` identifies one tab/session or one sync key, for `changedBy`. */
+export interface SavedBy {
+  kind: SaveKind;
+  accountId: number | null;
+  writer: string | null;
+}
+
+type Tx = Transaction<DB> | Kysely<DB>;
+
+/** Writes a version and the content of a document inside an open transaction and updates the node's
+ *  checksum, size and times. `prev` is the stored content (null for a new document). Returns the checksum. */
+export async function writeVersionAndContent(
+  trx: Tx,
+  nodeId: number,
+  bytes: Buffer,
+  prev: Buffer | null,
+  by: SavedBy,
+  now: string,
+): Promise<{ checksum: string; size: number; versionId: number }> {
+  if (bytes.length > limits.documentSize) throw tooLarge(`Documents are limited to ${limits.documentSize / 1024 / 1024} MB.`);
+  const last = await trx
+    .selectFrom('versions')
+    .select(['id', 'backup_number', 'is_diff', 'snapshot_id'])
+    .where('node_id', '=', nodeId)
+    .orderBy('backup_number', 'desc')
+    .limit(1)
+    .executeTakeFirst();
+  const backupNumber = (last?.backup_number ?? 0) + 1;
+  const version = await trx
+    .insertInto('versions')
+    .values({
+      node_id: nodeId,
+      backup_number: backupNumber,
+      ...versionBody(backupNumber, bytes, prev, last),
+      content_hash: sha256(bytes),
+      size: bytes.length,
+      saved_by_kind: by.kind,
+      saved_by_account_id: by.accountId,
+      created_at: now,
+    })
+    .returning('id')
+    .executeTakeFirstOrThrow();
+  const sum = checksum(bytes);
+  if (prev === null) await trx.insertInto('node_contents').values({ node_id: nodeId, html: bytes }).execute();
+  else await trx.updateTable('node_contents').set({ html: bytes }).where('node_id', '=', nodeId).execute();
+  await trx
+    .updateTable('nodes')
+    .set({ checksum: sum, size: bytes.length, modified_at: now, saved_by_account_id: by.accountId, saved_by_writer: by.writer })
+    .where('id', '=', nodeId)
+    .execute();
+  return { checksum: sum, size: bytes.length, versionId: version.id };
+}
+
+/** Full snapshot for now; diffs against the previous version come with src/save/versions.ts. */
+function versionBody(
+  _backupNumber: number,
+  bytes: Buffer,
+  _prev: Buffer | null,
+  _last: { id: number; is_diff: number; snapshot_id: number | null } | undefined,
+) {
+  return { is_diff: 0 as const, html: bytes, diff_content: null, diff_from_id: null, snapshot_id: null };
+}
+
+export interface SaveInput {
+  nodeId: number;
+  bytes: Buffer;
+  by: SavedBy;
+  /** When given, the save succeeds only if the stored checksum equals it (412 otherwise). */
+  ifMatch?: string | null;
+}
+
+export interface SaveResult {
+  changed: boolean;
+  checksum: string;
+  size: number;
+  modifiedAt: string;
+}
+
+// Saves to one document are serialized within a process; across processes the checksum
+// compare-and-swap in the transaction decides.
+const queues = new Map<number, Promise<unknown>>();
+function serialized<T>(key: number, fn: () => Promise<T>): Promise<T> {
+  const prev = queues.get(key) ?? Promise.resolve();
+  const run = prev.then(fn, fn);
+  const tail = run.catch(() => {});
+  queues.set(key, tail);
+  tail.then(() => queues.get(key) === tail && queues.delete(key));
+  return run;
+}
+
+export function saveDocument(s: Services, input: SaveInput): Promise<SaveResult> {
+  return serialized(input.nodeId, () => saveNow(s, input));
+}
+
+async function saveNow(s: Services, input: SaveInput): Promise<SaveResult> {
+  const bytes = input.bytes;
+  const now = s.clock.now().toISOString();
+  return s.database.db.transaction().execute(async (trx) => {
+    const node = await trx
+      .selectFrom('nodes')
+      .leftJoin('node_contents', 'node_contents.node_id', 'nodes.id')
+      .select(['nodes.id', 'nodes.type', 'nodes.checksum', 'nodes.modified_at', 'nodes.saved_by_account_id', 'nodes.saved_by_writer', 'node_contents.html'])
+      .where('nodes.id', '=', input.nodeId)
+      .executeTakeFirst();
+    if (!node || node.type !== 'site') throw notFound('No such document.');
+    const stored = node.html ? Buffer.from(node.html) : null;
+    if (input.ifMatch != null && input.ifMatch !== node.checksum) {
+      throw conflictError(node.checksum ?? '', node.saved_by_account_id, node.saved_by_writer, input.by);
+    }
+    if (stored && stored.equals(bytes)) {
+      return { changed: false, checksum: node.checksum!, size: bytes.length, modifiedAt: node.modified_at };
+    }
+    const written = await writeVersionAndContent(trx, node.id, bytes, stored, input.by, now);
+    return { changed: true, checksum: written.checksum, size: written.size, modifiedAt: now };
+  });
+}
+
+export function conflictError(etag: string, lastAccount: number | null, lastWriter: string | null, by: SavedBy): KilnError {
+  const extra: Record<string, unknown> = { etag };
+  if (lastAccount !== null) extra.changedBy = lastAccount === by.accountId ? 'another-tab' : 'another-person';
+  void lastWriter;
+  return new KilnError(412, 'This document was changed since you loaded it.', 'conflict', extra);
+}
