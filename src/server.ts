@@ -7,6 +7,8 @@ import { systemClock, type Clock } from './clock.ts';
 import { MemoryRateLimiter } from './core/rate-limiter.ts';
 import { limits } from './limits.ts';
 import { buildApp } from './http/app.ts';
+import { FilesystemBlobStore } from './blobs/filesystem.ts';
+import path from 'node:path';
 
 export async function createServices(config: Config, clock: Clock = systemClock): Promise<Services> {
   const database = await openDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir });
@@ -16,6 +18,7 @@ export async function createServices(config: Config, clock: Clock = systemClock)
     database,
     clock,
     loginLimiter: new MemoryRateLimiter(limits.loginAttempts.max, limits.loginAttempts.windowMs, now),
+    blobs: new FilesystemBlobStore(path.join(config.dataDir, 'blobs')),
   };
 }
 

@@ -3,6 +3,7 @@ import type { Config } from './config.ts';
 import type { Database } from './store/db.ts';
 import type { Clock } from './clock.ts';
 import type { RateLimiter } from './core/rate-limiter.ts';
+import type { BlobStore } from './blobs/store.ts';
 
 export interface Services {
   config: Config;
@@ -10,4 +11,6 @@ export interface Services {
   clock: Clock;
   /** Login attempts (address + email). */
   loginLimiter: RateLimiter;
+  /** Upload bytes, content-addressed. */
+  blobs: BlobStore;
 }
