@@ -66,3 +66,20 @@ export function authorize(caller: Caller, resource: Resource | null, action: Act
   if (refusal) throw refusal;
   return check;
 }
+
+/** The access-relevant part of a node row. */
+export function resourceOf(node: {
+  owner_id: number;
+  type: NodeType;
+  visibility: 'public' | 'private';
+  enable_signups: number;
+  source_node_id: number | null;
+}): Resource {
+  return {
+    ownerId: node.owner_id,
+    type: node.type,
+    visibility: node.visibility,
+    enableSignups: node.enable_signups === 1,
+    sourceNodeId: node.source_node_id,
+  };
+}
