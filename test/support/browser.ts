@@ -1,0 +1,86 @@
+// Real-browser tests: Debian's Chromium driven by playwright-core, against a real Kiln.
+//
+// Kiln's hosts are `kiln.localhost:<port>` (main app) and `<username>.kiln.localhost:<port>` (documents).
+// Chromium resolves every `*.localhost` name to loopback by itself; the host resolver rule below also
+// pins those names to 127.0.0.1 (where the test server listens), so no DNS set-up is needed and IPv6
+// `::1` is never tried first. ROOT_DOMAIN must carry the port the browser uses, so a free port is
+// chosen before the server starts.
+import net from 'node:net';
+import { existsSync } from 'node:fs';
+import { chromium, type Browser, type BrowserContext } from 'playwright-core';
+import { startKiln, type TestKiln } from './kiln.ts';
+
+export const CHROMIUM = process.env.KILN_TEST_CHROMIUM ?? '/usr/bin/chromium';
+
+/** Flags this machine needs: no sandbox as root, and no background traffic to a closed network. */
+export const CHROMIUM_ARGS = [
+  '--no-sandbox',
+  '--disable-gpu',
+  '--disable-quic',
+  '--no-first-run',
+  '--disable-background-networking',
+  '--disable-component-update',
+  '--disable-sync',
+  '--disable-dev-shm-usage',
+  '--host-resolver-rules=MAP localhost 127.0.0.1, MAP *.localhost 127.0.0.1',
+];
+
+/** True when Chromium is installed (`.ci/run` installs it). */
+export const hasChromium = existsSync(CHROMIUM);
+
+/** A TCP port that was free a moment ago on 127.0.0.1. */
+export function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const srv = net.createServer();
+    srv.unref();
+    srv.on('error', reject);
+    srv.listen(0, '127.0.0.1', () => {
+      const { port } = srv.address() as net.AddressInfo;
+      srv.close(() => resolve(port));
+    });
+  });
+}
+
+export async function launchChromium(): Promise<Browser> {
+  return chromium.launch({ executablePath: CHROMIUM, headless: true, args: CHROMIUM_ARGS });
+}
+
+export interface BrowserKiln {
+  kiln: TestKiln;
+  browser: Browser;
+  /** A fresh browser profile (own cookies). */
+  newContext(): Promise<BrowserContext>;
+  /** `http://kiln.localhost:<port>` + path */
+  mainUrl(p?: string): string;
+  /** `http://<username>.kiln.localhost:<port>` + path */
+  docUrl(username: string, p?: string): string;
+  stop(): Promise<void>;
+}
+
+/** Starts Kiln on a known port with ROOT_DOMAIN=kiln.localhost:<port>, and Chromium beside it. */
+export async function startBrowserKiln(opts: { env?: Record<string, string> } = {}): Promise<BrowserKiln> {
+  let kiln: TestKiln | undefined;
+  for (let attempt = 0; ; attempt++) {
+    const port = await freePort();
+    try {
+      kiln = await startKiln({ env: { PORT: String(port), ROOT_DOMAIN: `kiln.localhost:${port}`, ...opts.env } });
+      break;
+    } catch (err) {
+      // Another process took the port between the probe and the listen: try another one.
+      if ((err as NodeJS.ErrnoException).code !== 'EADDRINUSE' || attempt >= 5) throw err;
+    }
+  }
+  const root = kiln.config.rootDomain;
+  const browser = await launchChromium();
+  return {
+    kiln,
+    browser,
+    newContext: () => browser.newContext(),
+    mainUrl: (p = '/') => `http://${root}${p}`,
+    docUrl: (username, p = '/') => `http://${username}.${root}${p}`,
+    stop: async () => {
+      await browser.close().catch(() => {});
+      await kiln!.stop();
+    },
+  };
+}
