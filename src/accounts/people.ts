@@ -1,8 +1,10 @@
 // Creating people: one account row (the username/host) and one person row, in one transaction.
+import { sql, type Transaction } from 'kysely';
 import type { Services } from '../services.ts';
-import type { AccountType, Plan } from '../store/schema.ts';
+import type { AccountType, DB, Plan } from '../store/schema.ts';
 import { badRequest, conflict } from '../errors.ts';
 import { emailProblem, usernameProblem } from '../core/names.ts';
+import { isUniqueViolation } from '../store/db.ts';
 import { hashPassword, passwordProblem } from './passwords.ts';
 
 export interface NewPerson {
@@ -16,51 +18,121 @@ export interface NewPerson {
   signupAppId?: number | null;
 }
 
-const PLANS: Plan[] = ['free', 'personal', 'maker'];
+export interface CreatedPerson {
+  id: number;
+  email: string;
+  username: string;
+  plan: Plan;
+}
 
-export async function createPerson(s: Services, input: NewPerson) {
-  const email = input.email.trim().toLowerCase();
-  const username = input.username.trim().toLowerCase();
+export const PLANS: Plan[] = ['free', 'personal', 'maker'];
+
+/** Normalizes and validates the input; throws 400 naming the rule that fails. */
+function validated(input: NewPerson) {
+  const email = String(input.email ?? '').trim().toLowerCase();
+  const username = String(input.username ?? '').trim().toLowerCase();
   const plan = input.plan ?? 'free';
   const problem =
     emailProblem(email) ??
     usernameProblem(username) ??
-    passwordProblem(input.password) ??
+    passwordProblem(String(input.password ?? '')) ??
     (PLANS.includes(plan) ? null : `Plan must be one of ${PLANS.join(', ')}.`);
   if (problem) throw badRequest(problem, 'invalid');
-  const { db } = s.database;
-  const taken = await db.selectFrom('accounts').select('id').where('username', '=', username).executeTakeFirst();
-  if (taken) throw conflict('That username is taken.', 'username-taken');
-  const emailTaken = await db.selectFrom('people').select('account_id').where('email', '=', email).executeTakeFirst();
-  if (emailTaken) throw conflict('An account with that email already exists.', 'email-taken');
+  return { email, username, plan };
+}
 
-  const passwordHash = await hashPassword(input.password);
+async function refuseTaken(trx: Transaction<DB> | Services['database']['db'], email: string, username: string) {
+  const taken = await trx.selectFrom('accounts').select('id').where('username', '=', username).executeTakeFirst();
+  if (taken) throw conflict('That username is taken.', 'username-taken');
+  const emailTaken = await trx.selectFrom('people').select('account_id').where('email', '=', email).executeTakeFirst();
+  if (emailTaken) throw conflict('An account with that email already exists.', 'email-taken');
+}
+
+/** A unique violation raced past the checks: name the field it was about. */
+function takenConflict(err: unknown): never {
+  if (isUniqueViolation(err)) {
+    const message = String((err as Error).message ?? '') + String((err as { constraint?: string }).constraint ?? '');
+    if (message.includes('email')) throw conflict('An account with that email already exists.', 'email-taken');
+    throw conflict('That username is taken.', 'username-taken');
+  }
+  throw err;
+}
+
+async function insertPerson(
+  s: Services,
+  trx: Transaction<DB>,
+  v: { email: string; username: string; plan: Plan },
+  input: NewPerson,
+  passwordHash: string,
+): Promise<number> {
   const now = s.clock.now().toISOString();
-  const paid = plan !== 'free';
-  const id = await db.transaction().execute(async (trx) => {
-    const account = await trx
-      .insertInto('accounts')
-      .values({ kind: 'person', username, plan, has_active_subscription: paid ? 1 : 0, plan_started_at: paid ? now : null, created_at: now })
-      .returning('id')
-      .executeTakeFirstOrThrow();
-    await trx
-      .insertInto('people')
-      .values({
-        account_id: account.id,
-        email,
-        password_hash: passwordHash,
-        account_type: input.accountType ?? 'dev',
-        is_superadmin: input.isSuperadmin ? 1 : 0,
-        email_confirmed: input.emailConfirmed ? 1 : 0,
-        signup_app_id: input.signupAppId ?? null,
-      })
-      .execute();
-    return account.id;
-  });
-  return { id, email, username, plan };
+  const paid = v.plan !== 'free';
+  const account = await trx
+    .insertInto('accounts')
+    .values({ kind: 'person', username: v.username, plan: v.plan, has_active_subscription: paid ? 1 : 0, plan_started_at: paid ? now : null, created_at: now })
+    .returning('id')
+    .executeTakeFirstOrThrow();
+  await trx
+    .insertInto('people')
+    .values({
+      account_id: account.id,
+      email: v.email,
+      password_hash: passwordHash,
+      account_type: input.accountType ?? 'dev',
+      is_superadmin: input.isSuperadmin ? 1 : 0,
+      email_confirmed: input.emailConfirmed ? 1 : 0,
+      signup_app_id: input.signupAppId ?? null,
+    })
+    .execute();
+  return account.id;
+}
+
+/** Creates a person. 400 for invalid input (the message names the rule), 409 when the email or username is taken. */
+export async function createPerson(s: Services, input: NewPerson): Promise<CreatedPerson> {
+  const v = validated(input);
+  const { db } = s.database;
+  await refuseTaken(db, v.email, v.username);
+  const passwordHash = await hashPassword(input.password);
+  try {
+    const id = await db.transaction().execute((trx) => insertPerson(s, trx, v, input, passwordHash));
+    return { id, ...v };
+  } catch (err) {
+    takenConflict(err);
+  }
+}
+
+export const SETUP_DONE_MSG = 'Kiln is already set up; sign in instead.';
+
+/** First-run setup: creates the first superadmin (plan maker, email confirmed), only while no account
+ *  exists. Race-safe: the emptiness check and the insert happen in one transaction that, on PostgreSQL,
+ *  holds a lock on `accounts` that concurrent inserts wait for (SQLite runs transactions one at a time). */
+export async function createFirstSuperadmin(s: Services, input: Pick<NewPerson, 'email' | 'username' | 'password'>): Promise<CreatedPerson> {
+  const full: NewPerson = { ...input, plan: 'maker', accountType: 'dev', isSuperadmin: true, emailConfirmed: true };
+  const v = validated(full);
+  if ((await countAccounts(s)) > 0) throw conflict(SETUP_DONE_MSG, 'already-set-up');
+  const passwordHash = await hashPassword(input.password);
+  try {
+    const id = await s.database.db.transaction().execute(async (trx) => {
+      if (s.database.dialect === 'postgres') await sql`LOCK TABLE accounts IN SHARE ROW EXCLUSIVE MODE`.execute(trx);
+      const n = await trx.selectFrom('accounts').select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow();
+      if (Number(n.n) > 0) throw conflict(SETUP_DONE_MSG, 'already-set-up');
+      return insertPerson(s, trx, v, full, passwordHash);
+    });
+    return { id, ...v };
+  } catch (err) {
+    // SQLite across processes: a concurrent writer makes ours fail with BUSY; it is the same refusal.
+    if ((err as { code?: string }).code?.startsWith('SQLITE_BUSY')) throw conflict(SETUP_DONE_MSG, 'already-set-up');
+    takenConflict(err);
+  }
 }
 
 export async function countPeople(s: Services): Promise<number> {
   const r = await s.database.db.selectFrom('people').select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow();
+  return Number(r.n);
+}
+
+/** People and teams: while this is 0 the instance needs first-run setup. */
+export async function countAccounts(s: Services): Promise<number> {
+  const r = await s.database.db.selectFrom('accounts').select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow();
   return Number(r.n);
 }

@@ -36,7 +36,9 @@ export function setAuthCookie(req: FastifyRequest, reply: FastifyReply, config: 
 export function clearSessionCookies(req: FastifyRequest, reply: FastifyReply, config: Config) {
   const host = hostnameOf(req);
   const domains = new Set<string | undefined>([undefined, config.rootHostname, host, cookieDomain(req, config)]);
-  for (const name of [AUTH_COOKIE, ADMIN_COOKIE, RESOURCE_COOKIE]) {
+  // Share-token cookies (`share_<sitename>`) grant ownership for a visit: they go too.
+  const shares = Object.keys(req.cookies ?? {}).filter((n) => n.startsWith('share_')).slice(0, 50);
+  for (const name of [AUTH_COOKIE, ADMIN_COOKIE, RESOURCE_COOKIE, ...shares]) {
     for (const domain of domains) reply.clearCookie(name, { path: '/', domain });
   }
 }
