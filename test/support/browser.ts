@@ -5,10 +5,12 @@
 // pins those names to 127.0.0.1 (where the test server listens), so no DNS set-up is needed and IPv6
 // `::1` is never tried first. ROOT_DOMAIN must carry the port the browser uses, so a free port is
 // chosen before the server starts.
-import net from 'node:net';
 import { existsSync } from 'node:fs';
 import { chromium, type Browser, type BrowserContext } from 'playwright-core';
 import { startKiln, type TestKiln } from './kiln.ts';
+import { freePort } from './child.ts';
+
+export { freePort };
 
 export const CHROMIUM = process.env.KILN_TEST_CHROMIUM ?? '/usr/bin/chromium';
 
@@ -27,19 +29,6 @@ export const CHROMIUM_ARGS = [
 
 /** True when Chromium is installed (`.ci/run` installs it). */
 export const hasChromium = existsSync(CHROMIUM);
-
-/** A TCP port that was free a moment ago on 127.0.0.1. */
-export function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const srv = net.createServer();
-    srv.unref();
-    srv.on('error', reject);
-    srv.listen(0, '127.0.0.1', () => {
-      const { port } = srv.address() as net.AddressInfo;
-      srv.close(() => resolve(port));
-    });
-  });
-}
 
 export async function launchChromium(): Promise<Browser> {
   return chromium.launch({ executablePath: CHROMIUM, headless: true, args: CHROMIUM_ARGS });

@@ -1,0 +1,217 @@
+// GET of a 100 KB document on its document host: Kiln beside nginx serving the same bytes, in one run.
+//
+// Kiln (SQLite in a temporary folder, LOG_LEVEL=silent) and nginx (Debian's package, one worker on a
+// loopback port, a temporary prefix) each run as a child process; autocannon runs here, with the same
+// connections and duration for both, after a warm-up. Rounds alternate Kiln and nginx so that load from
+// elsewhere on the machine falls on both alike. Goal: Kiln at least 0.5 of nginx's requests/s.
+//
+// Settings (environment): BENCH_CONNECTIONS (50), BENCH_SECONDS (10), BENCH_WARMUP_SECONDS (3),
+// BENCH_ROUNDS (2), BENCH_NGINX_WORKERS (1, like Kiln's one process; `auto` for one per core).
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { chmodSync, existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { pathToFileURL } from 'node:url';
+import autocannon from 'autocannon';
+import { REPO, freePort, spawnKiln, type ChildKiln } from '../test/support/child.ts';
+import { Client } from '../test/support/client.ts';
+
+const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 50);
+const SECONDS = Number(process.env.BENCH_SECONDS ?? 10);
+const WARMUP = Number(process.env.BENCH_WARMUP_SECONDS ?? 3);
+const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 2);
+const NGINX_WORKERS = process.env.BENCH_NGINX_WORKERS ?? '1';
+const GOAL = 0.5;
+
+const ROOT_DOMAIN = 'kiln.localhost:8080';
+const USER = { email: 'bench@example.com', username: 'bench', password: 'Bench-password-7f3k2q' };
+const DOC_NAME = 'bench.html';
+const DOC_HOST = `${USER.username}.${ROOT_DOMAIN}`;
+
+/** A realistic 100 KB (102,400 bytes exactly) HTML document. */
+export function document100k(): Buffer {
+  const head = '<!DOCTYPE html>\n<html lang="en">\n<head>\n<meta charset="utf-8">\n<title>Bench</title>\n<style>body{font:16px/1.5 system-ui;margin:2rem}li{margin:.2rem 0}</style>\n</head>\n<body>\n<h1>Benchmark document</h1>\n<ul class="items">\n';
+  const tail = '</ul>\n</body>\n</html>\n';
+  const target = 100 * 1024;
+  let body = '';
+  for (let i = 0; head.length + body.length + tail.length < target - 120; i++) {
+    body += `<li data-id="${i}" class="item"><input type="checkbox"${i % 3 ? '' : ' checked'}> Task ${i}: water the plants, ${(i * 7919) % 1000} ml</li>\n`;
+  }
+  const pad = target - head.length - body.length - tail.length;
+  body += `<!--${'-'.repeat(Math.max(0, pad - 7))}-->`;
+  const html = Buffer.from(head + body + tail);
+  if (html.length !== target) throw new Error(`document is ${html.length} bytes, wanted ${target}`);
+  return html;
+}
+
+// ---------------------------------------------------------------- Kiln
+
+async function startKilnWithDocument(dataDir: string, bytes: Buffer): Promise<ChildKiln> {
+  const env = { DATA_DIR: dataDir, ROOT_DOMAIN, LOG_LEVEL: 'silent' };
+  const add = spawnSync(
+    process.execPath,
+    [path.join(REPO, 'bin/kiln.js'), 'user', 'add', '--email', USER.email, '--username', USER.username, '--password', USER.password, '--plan', 'maker'],
+    { cwd: REPO, env: { ...process.env, ...env }, encoding: 'utf8' },
+  );
+  if (add.status !== 0) throw new Error(`kiln user add failed:\n${add.stdout}${add.stderr}`);
+  const kiln = await spawnKiln(env);
+  try {
+    const main = new Client(kiln.port, ROOT_DOMAIN);
+    const login = await main.post('/_/login', { email: USER.email, password: USER.password });
+    if (login.status !== 200) throw new Error(`sign-in failed: ${login.status} ${login.text}`);
+    await createDocument(main, DOC_NAME, bytes);
+    const got = await main.on(DOC_HOST).get(`/${DOC_NAME}`);
+    if (got.status !== 200 || !got.body.equals(bytes)) throw new Error(`Kiln does not serve the document's exact bytes (status ${got.status}, ${got.body.length} bytes)`);
+    return kiln;
+  } catch (err) {
+    await kiln.kill('SIGKILL');
+    throw err;
+  }
+}
+
+/** Creates a document from the dashboard (AJAX) and saves the exact bytes through `POST /_/save`. */
+async function createDocument(main: Client, name: string, bytes: Buffer) {
+  const created = await main.post('/_/dashboard/sites', { name }, { headers: { accept: 'application/json' } });
+  if (created.status !== 200 && created.status !== 201) throw new Error(`create failed: ${created.status} ${created.text}`);
+  const doc = main.on(DOC_HOST);
+  const saved = await doc.post('/_/save', bytes, {
+    headers: { 'content-type': 'text/plain;charset=UTF-8', 'document-url': `http://${DOC_HOST}/${name}` },
+  });
+  if (saved.status !== 200) throw new Error(`save failed: ${saved.status} ${saved.text}`);
+}
+
+// ---------------------------------------------------------------- nginx
+
+function nginxBinary(): string {
+  for (const p of ['/usr/sbin/nginx', '/usr/bin/nginx']) if (existsSync(p)) return p;
+  console.log('nginx is not installed: installing the Debian package (apt-get install nginx)…');
+  const env = { ...process.env, DEBIAN_FRONTEND: 'noninteractive' };
+  for (const args of [['update', '-qq'], ['install', '-y', '-qq', '--no-install-recommends', 'nginx']]) {
+    const r = spawnSync('apt-get', args, { stdio: ['ignore', 'inherit', 'inherit'], env });
+    if (r.status !== 0) throw new Error(`could not install nginx (apt-get ${args.join(' ')} failed)`);
+  }
+  for (const p of ['/usr/sbin/nginx', '/usr/bin/nginx']) if (existsSync(p)) return p;
+  throw new Error('nginx is still missing after apt-get install');
+}
+
+export async function startNginx(dir: string, bytes: Buffer): Promise<{ port: number; child: ChildProcess; stop(): Promise<void> }> {
+  const bin = nginxBinary();
+  const port = await freePort();
+  const www = path.join(dir, 'www');
+  mkdirSync(www, { recursive: true });
+  for (const t of ['body', 'proxy', 'fastcgi', 'uwsgi', 'scgi']) mkdirSync(path.join(dir, 'tmp', t), { recursive: true });
+  writeFileSync(path.join(www, DOC_NAME), bytes);
+  // Workers drop root privileges: let them read the files.
+  for (const p of [dir, www]) chmodSync(p, 0o755);
+  chmodSync(path.join(www, DOC_NAME), 0o644);
+  const t = (n: string) => path.join(dir, 'tmp', n);
+  writeFileSync(
+    path.join(dir, 'nginx.conf'),
+    `daemon off;
+worker_processes ${NGINX_WORKERS};
+pid ${path.join(dir, 'nginx.pid')};
+error_log ${path.join(dir, 'error.log')} warn;
+events { worker_connections 4096; }
+http {
+  access_log off;
+  client_body_temp_path ${t('body')};
+  proxy_temp_path ${t('proxy')};
+  fastcgi_temp_path ${t('fastcgi')};
+  uwsgi_temp_path ${t('uwsgi')};
+  scgi_temp_path ${t('scgi')};
+  types { text/html html; }
+  default_type application/octet-stream;
+  charset utf-8;
+  sendfile on;
+  tcp_nopush on;
+  keepalive_timeout 65;
+  keepalive_requests 1000000;
+  server {
+    listen 127.0.0.1:${port};
+    server_name _;
+    root ${www};
+  }
+}
+`,
+  );
+  const child = spawn(bin, ['-p', dir, '-c', path.join(dir, 'nginx.conf'), '-e', path.join(dir, 'error.log')], { stdio: ['ignore', 'inherit', 'inherit'] });
+  const gone = new Promise<void>((r) => child.once('exit', () => r()));
+  const deadline = Date.now() + 10_000;
+  for (;;) {
+    if (child.exitCode !== null) throw new Error(`nginx exited with ${child.exitCode}`);
+    const ok = await fetch(`http://127.0.0.1:${port}/${DOC_NAME}`).then((r) => r.arrayBuffer().then((b) => r.status === 200 && Buffer.from(b).equals(bytes)), () => false);
+    if (ok) break;
+    if (Date.now() > deadline) throw new Error('nginx did not serve the document within 10 s');
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  return {
+    port,
+    child,
+    stop: async () => {
+      if (child.exitCode === null) child.kill('SIGTERM');
+      await gone;
+    },
+  };
+}
+
+// ---------------------------------------------------------------- load
+
+interface Figures {
+  rps: number;
+  p99: number;
+  p50: number;
+  mbps: number;
+  requests: number;
+}
+
+export async function load(port: number, host: string, seconds: number): Promise<Figures> {
+  const r = await autocannon({
+    url: `http://127.0.0.1:${port}/${DOC_NAME}`,
+    headers: { host },
+    connections: CONNECTIONS,
+    duration: seconds,
+  });
+  if (r.errors || r.timeouts || r.non2xx) throw new Error(`${host}: ${r.errors} errors, ${r.timeouts} timeouts, ${r.non2xx} non-2xx answers`);
+  return { rps: r.requests.average, p99: r.latency.p99, p50: r.latency.p50, mbps: r.throughput.average / 1e6, requests: r.requests.total };
+}
+
+const fmt = (f: Figures) => `${f.rps.toFixed(0).padStart(7)} req/s   p50 ${String(f.p50).padStart(4)} ms   p99 ${String(f.p99).padStart(4)} ms   ${f.mbps.toFixed(0).padStart(5)} MB/s`;
+
+async function main() {
+  const dir = mkdtempSync(path.join(os.tmpdir(), 'kiln-bench-http-'));
+  const bytes = document100k();
+  let kiln: ChildKiln | undefined;
+  let nginx: Awaited<ReturnType<typeof startNginx>> | undefined;
+  try {
+    kiln = await startKilnWithDocument(path.join(dir, 'kiln'), bytes);
+    nginx = await startNginx(path.join(dir, 'nginx'), bytes);
+    console.log(
+      `GET /${DOC_NAME} (${bytes.length} bytes): ${CONNECTIONS} connections × ${SECONDS} s after a ${WARMUP} s warm-up, ${ROUNDS} round(s); ` +
+        `nginx ${NGINX_WORKERS} worker(s), Kiln one process; ${os.cpus().length} cores`,
+    );
+    const targets = [
+      { name: 'kiln ', port: kiln.port, host: DOC_HOST, runs: [] as Figures[] },
+      { name: 'nginx', port: nginx.port, host: `127.0.0.1:${nginx.port}`, runs: [] as Figures[] },
+    ];
+    for (const t of targets) await load(t.port, t.host, WARMUP);
+    for (let round = 1; round <= ROUNDS; round++) {
+      for (const t of targets) {
+        const f = await load(t.port, t.host, SECONDS);
+        t.runs.push(f);
+        console.log(`  round ${round} ${t.name} ${fmt(f)}`);
+      }
+    }
+    const best = (runs: Figures[]) => runs.reduce((a, b) => (b.rps > a.rps ? b : a));
+    const [k, n] = targets.map((t) => best(t.runs));
+    const ratio = k.rps / n.rps;
+    console.log(`kiln   ${fmt(k)}   (best round)`);
+    console.log(`nginx  ${fmt(n)}   (best round)`);
+    console.log(`ratio  kiln/nginx requests/s ${ratio.toFixed(2)} (goal ≥ ${GOAL}: ${ratio >= GOAL ? 'met' : 'NOT met'}); p99 ${k.p99} ms vs ${n.p99} ms`);
+  } finally {
+    await nginx?.stop();
+    await kiln?.kill('SIGTERM');
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) await main();

@@ -1,0 +1,85 @@
+// A real `node bin/kiln.js serve` in a child process, for crash tests and benchmarks: it can be killed
+// with SIGKILL and started again on the same storage.
+import { spawn, type ChildProcess } from 'node:child_process';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import net from 'node:net';
+
+export const REPO = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
+
+/** A TCP port that was free a moment ago on 127.0.0.1. */
+export function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const srv = net.createServer();
+    srv.unref();
+    srv.on('error', reject);
+    srv.listen(0, '127.0.0.1', () => {
+      const { port } = srv.address() as net.AddressInfo;
+      srv.close(() => resolve(port));
+    });
+  });
+}
+
+export interface ChildKiln {
+  port: number;
+  child: ChildProcess;
+  /** Everything the child wrote to stdout and stderr so far (for failure messages). */
+  output(): string;
+  /** Sends `signal` and waits until the process is gone. */
+  kill(signal?: NodeJS.Signals): Promise<void>;
+}
+
+/** Starts `node bin/kiln.js serve` with `env` (PORT is chosen here unless given) and waits until it
+ *  answers HTTP. Rejects with the child's output when it exits first or takes longer than `timeoutMs`. */
+export async function spawnKiln(env: Record<string, string>, opts: { timeoutMs?: number } = {}): Promise<ChildKiln> {
+  const port = env.PORT ? Number(env.PORT) : await freePort();
+  const child = spawn(process.execPath, [path.join(REPO, 'bin/kiln.js'), 'serve'], {
+    cwd: REPO,
+    env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', HOST: '127.0.0.1', LOG_LEVEL: 'silent', ...env, PORT: String(port) },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let out = '';
+  child.stdout!.on('data', (d) => (out += d));
+  child.stderr!.on('data', (d) => (out += d));
+  let exited = false;
+  const gone = new Promise<void>((resolve) => child.once('exit', () => ((exited = true), resolve())));
+  const deadline = Date.now() + (opts.timeoutMs ?? 30_000);
+  for (;;) {
+    if (exited) throw new Error(`kiln exited before it was ready (code ${child.exitCode}):\n${out}`);
+    if (await answers(port)) break;
+    if (Date.now() > deadline) {
+      child.kill('SIGKILL');
+      throw new Error(`kiln did not answer within ${opts.timeoutMs ?? 30_000} ms:\n${out}`);
+    }
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  return {
+    port,
+    child,
+    output: () => out,
+    kill: async (signal = 'SIGTERM') => {
+      if (!exited) child.kill(signal);
+      await gone;
+    },
+  };
+}
+
+/** True when something answers HTTP on the port (any status). */
+function answers(port: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const sock = net.connect(port, '127.0.0.1');
+    sock.setTimeout(1000);
+    sock.once('connect', () => {
+      sock.write('GET / HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n');
+    });
+    sock.once('data', () => {
+      sock.destroy();
+      resolve(true);
+    });
+    sock.once('error', () => resolve(false));
+    sock.once('timeout', () => {
+      sock.destroy();
+      resolve(false);
+    });
+  });
+}
