@@ -4,8 +4,12 @@ import type { Services } from '../../services.ts';
 import auth from './auth.ts';
 import dashboard from './dashboard.ts';
 import documents from './documents.ts';
+import save from './save.ts';
+import uploads from './uploads.ts';
+import meta from './meta.ts';
+import editor from './editor.ts';
 
 export type RoutePlugin = FastifyPluginAsync<{ services: Services }>;
 
 /** `documents` registers the catch-all for document hosts, so it comes last. */
-export const routes: RoutePlugin[] = [auth, dashboard, documents];
+export const routes: RoutePlugin[] = [auth, dashboard, save, uploads, meta, editor, documents];

@@ -1,0 +1,53 @@
+// The code editor: GET /_/edit?path=<document> on a document host (developer owner only; app users 403;
+// nobody signed in → login), and GET /_/edit/uploads/<username>/<path>/<filename> on the main app for
+// text uploads of the signed-in person. Saving goes through POST /_/save like every other writer.
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import type { RoutePlugin } from './index.ts';
+import { badRequest, forbidden, notFound, unauthorized } from '../../errors.ts';
+import { authorize, resourceOf } from '../../access/authorize.ts';
+import { findByPath } from '../../nodes/tree.ts';
+import { editorBundle } from '../../ui/assets.ts';
+import { editorPage } from '../../ui/editor.ts';
+import { nodeUrlPath } from '../urls.ts';
+import { EDITABLE_EXTENSIONS, extensionOf } from '../../uploads/content-types.ts';
+
+const plugin: RoutePlugin = async (app, { services: s }) => {
+  app.get('/_/assets/editor.js', async (_req, reply) => {
+    reply.header('Cache-Control', 'public, max-age=3600').type('text/javascript; charset=utf-8');
+    return editorBundle();
+  });
+
+  app.get('/_/edit', async (req, reply) => {
+    if (req.site.kind === 'main') throw notFound('Open the editor on the document’s own host.');
+    const path = String((req.query as { path?: string }).path ?? 'index.html');
+    const node = await findByPath(s, req.site.accountId, path);
+    if (!node || node.type !== 'site') throw notFound('No such document.');
+    authorize({ actor: req.actor }, resourceOf(node), 'edit');
+    const row = await s.database.db.selectFrom('node_contents').select('html').where('node_id', '=', node.id).executeTakeFirstOrThrow();
+    const content = Buffer.from(row.html).toString('utf8');
+    return sendEditor(req, reply, node.name, content, node.checksum ?? '', `${req.protocol}://${req.headers.host}${nodeUrlPath(node)}`);
+  });
+
+  app.get('/_/edit/uploads/*', async (req, reply) => {
+    if (!req.actor) throw unauthorized();
+    const rest = (req.params as { '*': string })['*'];
+    const [username, ...segments] = rest.split('/').map((p) => decodeURIComponent(p));
+    if (username !== req.actor.username) throw forbidden('You can only edit your own uploads.');
+    if (req.actor.accountType === 'app_user') throw forbidden('App users cannot edit code.');
+    const path = segments.join('/');
+    if (!EDITABLE_EXTENSIONS.has(extensionOf(path))) throw badRequest('Only text files open in the editor.');
+    const node = await findByPath(s, req.actor.accountId, path);
+    if (!node || node.type !== 'upload') throw notFound('No such upload.');
+    authorize({ actor: req.actor }, resourceOf(node), 'edit');
+    const bytes = await s.blobs.get(node.blob_sha256!);
+    if (!bytes) throw notFound('The file’s content is missing.');
+    return sendEditor(req, reply, node.name, bytes.toString('utf8'), node.checksum ?? '', `${req.protocol}://${req.headers.host}${req.url.split('?')[0]}`);
+  });
+};
+
+function sendEditor(req: FastifyRequest, reply: FastifyReply, name: string, content: string, etag: string, documentUrl: string) {
+  reply.header('Cache-Control', 'no-store').type('text/html; charset=utf-8');
+  return editorPage({ name, content, etag, documentUrl, username: req.actor?.username });
+}
+
+export default plugin;

@@ -1,0 +1,73 @@
+// POST /_/save — the browser save, wire-compatible with hyperclayjs: the body is the document as text,
+// the document is named by the Document-URL (or Page-URL) header. Every answer is JSON {msg, msgType}.
+import type { RoutePlugin } from './index.ts';
+import type { FastifyRequest } from 'fastify';
+import type { Services } from '../../services.ts';
+import { KilnError, badRequest, forbidden, notFound, unauthorized } from '../../errors.ts';
+import { replaceUpload } from '../../uploads/upload.ts';
+import { limits } from '../../limits.ts';
+import { assertSameOrigin } from '../origin.ts';
+import { documentPathOf, documentUrlHeader } from '../../save/document-url.ts';
+import { hasRootHtml } from '../../save/root-html.ts';
+import { conflictError, saveDocument } from '../../save/pipeline.ts';
+import { authorize, resourceOf } from '../../access/authorize.ts';
+import { findByPath } from '../../nodes/tree.ts';
+import { parseIfMatch } from '../conditional.ts';
+
+const plugin: RoutePlugin = async (app, { services: s }) => {
+  app.post('/_/save', { bodyLimit: limits.body.text }, async (req, reply) => {
+    assertSameOrigin(req);
+    if (/json/i.test(req.headers['content-type'] ?? '')) {
+      throw new KilnError(415, 'Send the document as text, not JSON.', 'unsupported-media-type');
+    }
+    const body = req.body;
+    if (!Buffer.isBuffer(body)) throw new KilnError(415, 'Send the document as text.', 'unsupported-media-type');
+    const url = documentUrlHeader(req.headers);
+    if (!url) throw badRequest('The Document-URL (or Page-URL) header is required.', 'missing-document-url');
+    const { host, path } = documentPathOf(url);
+    if (host !== (req.headers.host ?? '').toLowerCase()) throw badRequest('Document-URL names another host.', 'bad-document-url');
+    const upload = editedUploadOf(url);
+    if (upload) return saveEditedUpload(s, req, upload, body);
+    if (req.site.kind === 'main') throw notFound('Documents are saved on their own host.');
+    const node = await findByPath(s, req.site.accountId, path);
+    if (!node || node.type !== 'site') throw notFound('No such document.');
+    authorize({ actor: req.actor }, resourceOf(node), 'save');
+    if (!hasRootHtml(body.toString('utf8'))) {
+      throw new KilnError(422, 'The document needs a root <html> element.', 'invalid-document');
+    }
+    const result = await saveDocument(s, {
+      nodeId: node.id,
+      bytes: body,
+      by: { kind: 'browser', accountId: req.actor?.accountId ?? null, writer: req.actor?.writer ?? null },
+      ifMatch: parseIfMatch(req.headers['if-match']),
+    });
+    reply.header('ETag', `"${result.checksum}"`);
+    return { msg: result.changed ? 'Saved' : 'No changes to save', msgType: 'success', etag: result.checksum };
+  });
+};
+/** `/_/edit/uploads/<username>/<path>` in a Document-URL names an upload open in the code editor. */
+function editedUploadOf(url: string): { username: string; path: string } | null {
+  const m = /^\/_\/edit\/uploads\/([^/]+)\/(.+)$/.exec(new URL(url).pathname);
+  if (!m) return null;
+  try {
+    return { username: decodeURIComponent(m[1]), path: m[2].split('/').map(decodeURIComponent).join('/') };
+  } catch {
+    throw badRequest('Document-URL has a malformed path.', 'bad-document-url');
+  }
+}
+
+async function saveEditedUpload(s: Services, req: FastifyRequest, target: { username: string; path: string }, body: Buffer) {
+  if (!req.actor) throw unauthorized();
+  if (target.username !== req.actor.username) throw forbidden('You can only edit your own uploads.');
+  const node = await findByPath(s, req.actor.accountId, target.path);
+  if (!node || node.type !== 'upload') throw notFound('No such upload.');
+  authorize({ actor: req.actor }, resourceOf(node), 'edit');
+  const ifMatch = parseIfMatch(req.headers['if-match']);
+  if (ifMatch !== null && ifMatch !== node.checksum) {
+    throw conflictError(node.checksum ?? '', node.saved_by_account_id, null, { kind: 'upload-edit', accountId: req.actor.accountId, writer: req.actor.writer });
+  }
+  const result = await replaceUpload(s, node.id, req.actor.plan, body, req.actor.accountId);
+  return { msg: 'Saved', msgType: 'success', etag: result.checksum };
+}
+
+export default plugin;

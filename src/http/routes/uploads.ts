@@ -1,0 +1,78 @@
+// POST /_/upload — files into the account's tree. Two shapes:
+//  - hyperclayjs: JSON {fileName, fileBody (base64)} with a Page-URL header; the file lands in the page's folder.
+//  - multipart: field `file` (and optional `parentId` on the main app, e.g. from the dashboard).
+// Success is exactly 200 {msg, msgType, urls} (the browser library treats any other status as failure).
+import multipart from '@fastify/multipart';
+import type { FastifyRequest } from 'fastify';
+import type { RoutePlugin } from './index.ts';
+import type { Services } from '../../services.ts';
+import { badRequest, notFound, unauthorized } from '../../errors.ts';
+import { limits } from '../../limits.ts';
+import { assertSameOrigin } from '../origin.ts';
+import { documentPathOf, documentUrlHeader } from '../../save/document-url.ts';
+import { authorize, resourceOf } from '../../access/authorize.ts';
+import { childPathOf, findByPath, getNode } from '../../nodes/tree.ts';
+import { storeUpload } from '../../uploads/upload.ts';
+import { documentHostUrl, nodeUrlPath } from '../urls.ts';
+
+const MAX_UPLOAD = Math.max(...Object.values(limits.uploadSize));
+
+/** Where an upload goes: the folder of the page named by Page-URL, or (main app) a folder id. */
+async function targetFolder(s: Services, req: FastifyRequest, parentIdField: unknown) {
+  if (req.site.kind !== 'main') {
+    const url = documentUrlHeader(req.headers);
+    if (!url) throw badRequest('The Page-URL header is required.', 'missing-document-url');
+    const { path } = documentPathOf(url);
+    const page = await findByPath(s, req.site.accountId, path);
+    if (!page) throw notFound('No such document.');
+    authorize({ actor: req.actor }, resourceOf(page), 'upload');
+    return { ownerId: page.owner_id, parentId: page.parent_id, parentPath: page.path };
+  }
+  const parentId = Number(parentIdField ?? 0);
+  if (!Number.isInteger(parentId) || parentId < 0) throw badRequest('parentId must be a folder id.');
+  if (parentId === 0) {
+    authorize({ actor: req.actor }, null, 'upload');
+    return { ownerId: req.actor!.accountId, parentId: 0, parentPath: '' };
+  }
+  const folder = await getNode(s, parentId);
+  if (!folder || folder.type !== 'folder') throw notFound('No such folder.');
+  authorize({ actor: req.actor }, resourceOf(folder), 'upload');
+  return { ownerId: folder.owner_id, parentId: folder.id, parentPath: childPathOf(folder) };
+}
+
+const plugin: RoutePlugin = async (app, { services: s }) => {
+  await app.register(multipart, { limits: { fileSize: MAX_UPLOAD, files: 1, fields: 10, fieldSize: 1024 } });
+
+  app.post('/_/upload', { bodyLimit: limits.body.jsonSyncAndUpload }, async (req, reply) => {
+    assertSameOrigin(req);
+    if (!req.actor) throw unauthorized();
+    let fileName: string;
+    let bytes: Buffer;
+    let parentIdField: unknown;
+    if (req.isMultipart()) {
+      let file: { name: string; bytes: Buffer } | null = null;
+      for await (const part of req.parts()) {
+        if (part.type === 'file') {
+          if (part.fieldname !== 'file') throw badRequest('Send the file in the field "file".');
+          file = { name: part.filename, bytes: await part.toBuffer() };
+        } else if (part.fieldname === 'parentId') parentIdField = part.value;
+      }
+      if (!file) throw badRequest('Send the file in the field "file".');
+      ({ name: fileName, bytes } = file);
+    } else {
+      const body = req.body as { fileName?: unknown; fileBody?: unknown } | undefined;
+      if (typeof body?.fileName !== 'string' || typeof body.fileBody !== 'string') {
+        throw badRequest('Send {fileName, fileBody} with the file as base64.');
+      }
+      fileName = body.fileName;
+      bytes = Buffer.from(body.fileBody, 'base64');
+      parentIdField = (body as { parentId?: unknown }).parentId;
+    }
+    const target = await targetFolder(s, req, parentIdField);
+    const node = await storeUpload(s, { ...target, plan: req.actor.plan, fileName, bytes });
+    const origin = req.site.kind === 'main' ? documentHostUrl(s.config, req.actor.username) : `${req.protocol}://${req.headers.host}`;
+    const url = origin + nodeUrlPath(node);
+    return reply.code(200).send({ msg: `Uploaded ${node.name}`, msgType: 'success', urls: [url], node: { id: node.id, name: node.name, size: node.size } });
+  });
+};
+export default plugin;

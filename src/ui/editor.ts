@@ -1,0 +1,21 @@
+// The code editor page. The document travels as JSON inside a script tag (escaped so it cannot close it).
+import { html, raw } from './html.ts';
+import { page } from './pages.ts';
+
+export function editorPage(o: { name: string; content: string; etag: string; documentUrl: string; username?: string }): string {
+  const data = JSON.stringify({ content: o.content, etag: o.etag, documentUrl: o.documentUrl, name: o.name }).replace(/</g, '\\u003c');
+  return page({
+    title: `Edit ${o.name}`,
+    username: o.username,
+    body: html`<style>
+        main{max-width:none;margin:1rem}#kiln-editor{border:1px solid var(--line);background:#fff;height:calc(100vh - 170px);overflow:auto}
+        #kiln-editor .cm-editor{height:100%}.bar{display:flex;gap:1rem;align-items:center;margin-bottom:.5rem}.bar button{margin:0}
+        .status.error{color:#991b1b}.status.success{color:#065f46}
+      </style>
+      <div class="bar"><strong>${o.name}</strong><a href="${o.documentUrl}" target="_blank">Open</a>
+        <button id="kiln-editor-save" type="button">Save (Ctrl+S)</button><span id="kiln-editor-status" class="status" role="status"></span></div>
+      <div id="kiln-editor"></div>
+      <script type="application/json" id="kiln-editor-data">${raw(data)}</script>`,
+    scripts: html`<script type="module" src="/_/assets/editor.js"></script>`,
+  });
+}

@@ -1,0 +1,90 @@
+// Storing an upload: bytes into the blob store (durable first), then the node row that points at them.
+import type { Services } from '../services.ts';
+import type { Plan } from '../store/schema.ts';
+import { badRequest, tooLarge } from '../errors.ts';
+import { limits } from '../limits.ts';
+import { nodeNameProblem } from '../core/names.ts';
+import { checksum } from '../core/checksum.ts';
+import { isUniqueViolation } from '../store/db.ts';
+import { contentTypeFor } from './content-types.ts';
+
+export interface UploadInput {
+  ownerId: number;
+  plan: Plan;
+  /** Parent folder id (0 at top level) and its path ('' at top level). */
+  parentId: number;
+  parentPath: string;
+  fileName: string;
+  bytes: Buffer;
+}
+
+export function assertUploadSize(plan: Plan, size: number) {
+  const max = limits.uploadSize[plan];
+  if (size > max) {
+    throw tooLarge(`Files are limited to ${max / 1024 / 1024} MB on the ${plan} plan; upgrade your plan to upload larger files.`);
+  }
+}
+
+/** `photo.png`, `photo-1.png`, `photo-2.png` … */
+function candidateName(name: string, n: number): string {
+  if (n === 0) return name;
+  const dot = name.lastIndexOf('.');
+  return dot > 0 ? `${name.slice(0, dot)}-${n}${name.slice(dot)}` : `${name}-${n}`;
+}
+
+/** Stores the file and returns its node. A name taken in the folder gets a numbered suffix. */
+export async function storeUpload(s: Services, input: UploadInput) {
+  assertUploadSize(input.plan, input.bytes.length);
+  const problem = nodeNameProblem(input.fileName, 'upload');
+  if (problem) throw badRequest(problem, 'invalid-name');
+  const sha = await s.blobs.put(input.bytes);
+  const now = s.clock.now().toISOString();
+  for (let n = 0; n < 100; n++) {
+    const name = candidateName(input.fileName, n);
+    try {
+      return await s.database.db
+        .insertInto('nodes')
+        .values({
+          owner_id: input.ownerId,
+          parent_id: input.parentId,
+          type: 'upload',
+          name,
+          name_key: name.toLowerCase(),
+          path: input.parentPath,
+          visibility: 'public',
+          enable_signups: 0,
+          share_token: null,
+          share_enabled: 0,
+          source_node_id: null,
+          checksum: checksum(input.bytes),
+          size: input.bytes.length,
+          content_type: contentTypeFor(name),
+          blob_sha256: sha,
+          created_at: now,
+          modified_at: now,
+          last_synced_at: null,
+          saved_by_account_id: input.ownerId,
+          saved_by_writer: null,
+        })
+        .returningAll()
+        .executeTakeFirstOrThrow();
+    } catch (e) {
+      if (!isUniqueViolation(e)) throw e;
+    }
+  }
+  throw badRequest('Too many files with that name in this folder.', 'name-conflict');
+}
+
+/** Replaces an upload's bytes (the code editor's save of a text upload). */
+export async function replaceUpload(s: Services, nodeId: number, plan: Plan, bytes: Buffer, by: number | null) {
+  assertUploadSize(plan, bytes.length);
+  const sha = await s.blobs.put(bytes);
+  const sum = checksum(bytes);
+  await s.database.db
+    .updateTable('nodes')
+    .set({ blob_sha256: sha, checksum: sum, size: bytes.length, modified_at: s.clock.now().toISOString(), saved_by_account_id: by })
+    .where('id', '=', nodeId)
+    .where('type', '=', 'upload')
+    .execute();
+  return { checksum: sum, size: bytes.length };
+}

@@ -1,0 +1,158 @@
+// POST /_/save as the hyperclayjs browser library (1.38.0) sends it: the document as a text body,
+// Document-URL and Page-URL headers naming the page; every answer JSON {msg, msgType}.
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { createHash } from 'node:crypto';
+import { startKiln, type TestKiln } from './support/kiln.ts';
+import { signedIn } from './support/people.ts';
+import { createNode } from '../src/nodes/tree.ts';
+
+let kiln: TestKiln;
+before(async () => (kiln = await startKiln()));
+after(() => kiln.stop());
+
+const DOC_V1 = '<!doctype html>\n<html><head><title>v1</title></head><body><p>one</p></body></html>\n';
+const checksumOf = (s: string | Buffer) => createHash('sha256').update(s).digest('hex').slice(0, 16);
+
+async function ownerWithDocument(name: string, html = DOC_V1) {
+  const main = kiln.client();
+  const person = await signedIn(kiln, main);
+  const node = await createNode(kiln.services, person.id, { ownerId: person.id, parentId: 0, type: 'site', name, html });
+  const host = kiln.hostOf(person.username);
+  const doc = main.on(host);
+  const url = `http://${host}/${name}`;
+  return { person, node, host, doc, url, main };
+}
+
+/** The request hyperclayjs 1.38.0 makes (savePageCore.js): text body, Document-URL + Page-URL + Save-Trigger. */
+function browserSave(c: ReturnType<typeof kiln.client>, url: string, body: string | Buffer, headers: Record<string, string> = {}) {
+  return c.post('/_/save', body, {
+    headers: {
+      'content-type': 'text/plain;charset=UTF-8',
+      'document-url': url + '?editmode=true#top',
+      'page-url': url,
+      'save-trigger': 'user',
+      origin: new URL(url).origin,
+      'sec-fetch-site': 'same-origin',
+      ...headers,
+    },
+  });
+}
+
+test('the owner saves; the next load serves the exact bytes; etag is the 16-hex checksum', async () => {
+  const { doc, url } = await ownerWithDocument('save-basic.html');
+  const v2 = '<!DOCTYPE html><html lang="en"><body>  two \u00e9\u2603  </body></html>';
+  const res = await browserSave(doc, url, v2);
+  assert.equal(res.status, 200, res.text);
+  assert.equal(res.json.msgType, 'success');
+  assert.equal(typeof res.json.msg, 'string');
+  assert.equal(res.json.etag, checksumOf(v2));
+  const page = await doc.get('/save-basic.html');
+  assert.equal(page.status, 200);
+  assert.equal(page.text, v2);
+  assert.equal(page.headers.etag, `"${checksumOf(v2)}"`);
+});
+
+test('Page-URL alone names the document (older documents send only it)', async () => {
+  const { doc, url } = await ownerWithDocument('save-pageurl.html');
+  const v2 = '<html><body>page-url</body></html>';
+  const res = await doc.post('/_/save', v2, { headers: { 'content-type': 'text/plain', 'page-url': url } });
+  assert.equal(res.status, 200, res.text);
+  assert.equal((await doc.get('/save-pageurl.html')).text, v2);
+});
+
+test('a save equal to the stored bytes changes nothing and adds no version', async () => {
+  const { doc, url, node } = await ownerWithDocument('save-same.html');
+  const res = await browserSave(doc, url, DOC_V1);
+  assert.equal(res.status, 200);
+  assert.equal(res.json.etag, checksumOf(DOC_V1));
+  const versions = await kiln.services.database.db.selectFrom('versions').select('id').where('node_id', '=', node.id).execute();
+  assert.equal(versions.length, 1);
+});
+
+test('a JSON body answers 415; a body without a root <html> answers 422; both change nothing', async () => {
+  const { doc, url } = await ownerWithDocument('save-bad.html');
+  const json = await doc.post('/_/save', { html: '<html></html>' }, { headers: { 'document-url': url } });
+  assert.equal(json.status, 415);
+  assert.equal(json.json.msgType, 'error');
+  const frag = await browserSave(doc, url, '<div>no root</div>');
+  assert.equal(frag.status, 422);
+  assert.equal(frag.json.msgType, 'error');
+  assert.equal((await doc.get('/save-bad.html')).text, DOC_V1);
+});
+
+test('a missing Document-URL answers 400; a document that does not exist answers 404', async () => {
+  const { doc, url, host } = await ownerWithDocument('save-missing.html');
+  const none = await doc.post('/_/save', '<html></html>', { headers: { 'content-type': 'text/plain' } });
+  assert.equal(none.status, 400);
+  assert.equal(none.json.msgType, 'error');
+  const missing = await browserSave(doc, `http://${host}/nope.html`, '<html></html>');
+  assert.equal(missing.status, 404);
+  void url;
+});
+
+test('only the owner may save: a stranger is refused, nobody signed in gets 401; nothing changes', async () => {
+  const { url, host } = await ownerWithDocument('save-owner-only.html');
+  const stranger = kiln.client();
+  await signedIn(kiln, stranger);
+  const res = await browserSave(stranger.on(host), url, '<html>hijack</html>');
+  assert.equal(res.status, 400);
+  assert.equal(res.json.msgType, 'error');
+  const anon = await browserSave(kiln.client(host), url, '<html>hijack</html>');
+  assert.equal(anon.status, 401);
+  assert.equal(anon.json.msgType, 'error');
+  assert.equal((await kiln.client(host).get('/save-owner-only.html')).text, DOC_V1);
+});
+
+test('cross-origin writes are refused even with the owner’s cookie (cookies are shared across subdomains)', async () => {
+  const { doc, url } = await ownerWithDocument('save-csrf.html');
+  const other = `http://evil.${kiln.config.rootDomain}`;
+  const byOrigin = await browserSave(doc, url, '<html>x</html>', { origin: other, 'sec-fetch-site': 'same-site' });
+  assert.equal(byOrigin.status, 403);
+  const bySite = await browserSave(doc, url, '<html>x</html>', { 'sec-fetch-site': 'cross-site' });
+  assert.equal(bySite.status, 403);
+  assert.equal((await doc.get('/save-csrf.html')).text, DOC_V1);
+});
+
+test('If-Match that differs answers 412 {code: conflict, etag, changedBy} and changes nothing', async () => {
+  const { doc, url } = await ownerWithDocument('save-ifmatch.html');
+  const ok = await browserSave(doc, url, '<html>v2</html>', { 'if-match': `"${checksumOf(DOC_V1)}"` });
+  assert.equal(ok.status, 200);
+  const stale = await browserSave(doc, url, '<html>v3</html>', { 'if-match': `"${checksumOf(DOC_V1)}"` });
+  assert.equal(stale.status, 412);
+  assert.equal(stale.json.code, 'conflict');
+  assert.equal(stale.json.msgType, 'error');
+  assert.equal(stale.json.etag, checksumOf('<html>v2</html>'));
+  assert.equal(stale.json.changedBy, 'another-tab');
+  assert.equal((await doc.get('/save-ifmatch.html')).text, '<html>v2</html>');
+});
+
+test('a body over the 5 MB text cap answers 413 JSON', async () => {
+  const { doc, url } = await ownerWithDocument('save-big.html');
+  const big = '<html>' + 'x'.repeat(5 * 1024 * 1024 + 10) + '</html>';
+  const res = await browserSave(doc, url, big);
+  assert.equal(res.status, 413);
+  assert.equal(res.json.msgType, 'error');
+});
+
+test('a document in a folder is saved through its full path; SPA routes after .html name the same document', async () => {
+  const main = kiln.client();
+  const person = await signedIn(kiln, main);
+  const folder = await createNode(kiln.services, person.id, { ownerId: person.id, parentId: 0, type: 'folder', name: 'notes' });
+  await createNode(kiln.services, person.id, { ownerId: person.id, parentId: folder.id, type: 'site', name: 'save-in-folder.html', html: DOC_V1 });
+  const host = kiln.hostOf(person.username);
+  const res = await browserSave(main.on(host), `http://${host}/notes/save-in-folder.html/some/route`, '<html>deep</html>');
+  assert.equal(res.status, 200, res.text);
+  assert.equal((await main.on(host).get('/notes/save-in-folder.html')).text, '<html>deep</html>');
+});
+
+test('GET /_/meta makes hyperclayjs choose /_/sync and describes the document', async () => {
+  const { doc, url } = await ownerWithDocument('save-meta.html');
+  const res = await doc.get('/_/meta', { headers: { 'document-url': url } });
+  assert.equal(res.status, 200);
+  assert.equal(res.json.spec, 1);
+  assert.ok(res.json.extensions.includes('sync'));
+  assert.equal(res.json.document.writable, true);
+  const anon = await kiln.client(new URL(url).host).get('/_/meta', { headers: { 'document-url': url } });
+  assert.equal(anon.json.document.writable, false);
+});
