@@ -8,6 +8,7 @@ import { MemoryRateLimiter } from './core/rate-limiter.ts';
 import { limits } from './limits.ts';
 import { buildApp } from './http/app.ts';
 import { FilesystemBlobStore } from './blobs/filesystem.ts';
+import { StylesheetCompiler } from './stylesheet/compiler.ts';
 import path from 'node:path';
 
 export async function createServices(config: Config, clock: Clock = systemClock): Promise<Services> {
@@ -19,10 +20,12 @@ export async function createServices(config: Config, clock: Clock = systemClock)
     clock,
     loginLimiter: new MemoryRateLimiter(limits.loginAttempts.max, limits.loginAttempts.windowMs, now),
     blobs: new FilesystemBlobStore(path.join(config.dataDir, 'blobs')),
+    stylesheets: new StylesheetCompiler(database.db, clock),
   };
 }
 
 export async function closeServices(s: Services) {
+  await s.stylesheets.idle();
   await s.database.close();
 }
 

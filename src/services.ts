@@ -4,6 +4,7 @@ import type { Database } from './store/db.ts';
 import type { Clock } from './clock.ts';
 import type { RateLimiter } from './core/rate-limiter.ts';
 import type { BlobStore } from './blobs/store.ts';
+import type { StylesheetCompiler } from './stylesheet/compiler.ts';
 
 export interface Services {
   config: Config;
@@ -13,4 +14,6 @@ export interface Services {
   loginLimiter: RateLimiter;
   /** Upload bytes, content-addressed. */
   blobs: BlobStore;
+  /** Utility stylesheets compiled after saves. */
+  stylesheets: StylesheetCompiler;
 }

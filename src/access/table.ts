@@ -56,7 +56,8 @@ export const ACCESS_TABLE: Record<string, Check> = {
   'no_auth:*:live': 'deny',
 
   // Files and the tree: developers manage their own; app users only upload into their instance.
-  [`dev:main_app+${DOCUMENTS}+folder:upload`]: 'signed_in',
+  'dev:main_app:upload': 'signed_in',
+  [`dev:${DOCUMENTS}+folder:upload`]: 'owner',
   'app_user:instance:upload': 'confirmed_owner',
   'dev:main_app:manage': 'signed_in',
   [`dev:${DOCUMENTS}+folder+upload:manage`]: 'owner',

@@ -101,8 +101,16 @@ function serialized<T>(key: number, fn: () => Promise<T>): Promise<T> {
   return run;
 }
 
-export function saveDocument(s: Services, input: SaveInput): Promise<SaveResult> {
-  return serialized(input.nodeId, () => saveNow(s, input));
+export async function saveDocument(s: Services, input: SaveInput): Promise<SaveResult> {
+  const result = await serialized(input.nodeId, () => saveNow(s, input));
+  if (result.changed) afterContentChange(s, input.nodeId, input.bytes);
+  return result;
+}
+
+/** What follows a committed content change, outside the transaction: the utility stylesheet
+ *  (and the change event). Callers that write content in their own transaction call it after commit. */
+export function afterContentChange(s: Services, nodeId: number, bytes: Buffer): void {
+  void s.stylesheets.schedule(nodeId, bytes.toString('utf8'));
 }
 
 async function saveNow(s: Services, input: SaveInput): Promise<SaveResult> {

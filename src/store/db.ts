@@ -5,6 +5,7 @@ import path from 'node:path';
 import { Kysely, type ColumnDefinitionBuilder, Migrator, PostgresDialect, SqliteDialect, type Migration, type MigrationProvider } from 'kysely';
 import type { DB, Db } from './schema.ts';
 import { up001 } from './migrations/001_initial.ts';
+import { up002 } from './migrations/002_stylesheets.ts';
 
 /** The two column types that differ between the databases. */
 export interface ColumnTypes {
@@ -17,6 +18,7 @@ export interface ColumnTypes {
 function migrations(t: ColumnTypes): Record<string, Migration> {
   return {
     '001_initial': { up: up001(t) },
+    '002_stylesheets': { up: up002(t) },
   };
 }
 

@@ -139,6 +139,13 @@ export interface WebhookEventsTable {
   received_at: string;
 }
 
+export interface StylesheetsTable {
+  node_id: number;
+  css: string;
+  source_checksum: string;
+  compiled_at: string;
+}
+
 export interface DB {
   accounts: AccountsTable;
   people: PeopleTable;
@@ -151,6 +158,7 @@ export interface DB {
   domains: DomainsTable;
   email_tokens: EmailTokensTable;
   webhook_events: WebhookEventsTable;
+  stylesheets: StylesheetsTable;
 }
 
 export type Db = Kysely<DB>;

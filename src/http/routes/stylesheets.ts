@@ -1,0 +1,31 @@
+// GET /tailwindcss/<name>.css on a document host: the utility stylesheet compiled for the document
+// `<name>.html` (or `.htmlclay`). Before the first compile, and for anything unknown, empty CSS with 200.
+import type { RoutePlugin } from './index.ts';
+import { findByPath } from '../../nodes/tree.ts';
+import { STYLESHEET_PREFIX } from '../../stylesheet/tailwind.ts';
+
+const plugin: RoutePlugin = async (app, { services: s }) => {
+  app.get(`${STYLESHEET_PREFIX}*`, async (req, reply) => {
+    if (req.site.kind === 'main') return reply.callNotFound();
+    reply.type('text/css; charset=utf-8').header('Cache-Control', 'no-cache');
+    const rest = (req.params as { '*': string })['*'];
+    if (!rest.endsWith('.css')) return '';
+    let name: string;
+    try {
+      name = decodeURIComponent(rest.slice(0, -4));
+    } catch {
+      return '';
+    }
+    for (const ext of ['.html', '.htmlclay']) {
+      const node = await findByPath(s, req.site.accountId, name + ext).catch(() => undefined);
+      if (!node || node.type !== 'site') continue;
+      if (node.visibility === 'private' && req.actor?.accountId !== node.owner_id) return '';
+      const row = await s.database.db.selectFrom('stylesheets').select(['css', 'source_checksum']).where('node_id', '=', node.id).executeTakeFirst();
+      if (!row) return '';
+      reply.header('ETag', `"${row.source_checksum}"`);
+      return row.css;
+    }
+    return '';
+  });
+};
+export default plugin;

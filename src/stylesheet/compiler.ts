@@ -1,0 +1,51 @@
+// Compiles utility stylesheets after saves, off the request path. Saves to one document coalesce:
+// while a compile runs, only the newest pending HTML is kept. A failed compile never fails a save.
+import type { Db } from '../store/schema.ts';
+import type { Clock } from '../clock.ts';
+import { checksum } from '../core/checksum.ts';
+import { compileUtilityCss, linksUtilityStylesheet } from './tailwind.ts';
+
+export class StylesheetCompiler {
+  private running = new Map<number, Promise<void>>();
+  private pending = new Map<number, string>();
+
+  constructor(
+    private db: Db,
+    private clock: Clock,
+    private log: (err: unknown) => void = (err) => console.error('stylesheet compile failed:', err),
+  ) {}
+
+  /** Called after a document's content changed. Returns when this HTML (or a newer one) is compiled. */
+  schedule(nodeId: number, html: string): Promise<void> {
+    if (!linksUtilityStylesheet(html)) return Promise.resolve();
+    this.pending.set(nodeId, html);
+    const current = this.running.get(nodeId);
+    if (current) return current.then(() => this.running.get(nodeId));
+    const run = this.drain(nodeId).finally(() => this.running.delete(nodeId));
+    this.running.set(nodeId, run);
+    return run;
+  }
+
+  private async drain(nodeId: number) {
+    for (let html = this.pending.get(nodeId); html !== undefined; html = this.pending.get(nodeId)) {
+      this.pending.delete(nodeId);
+      try {
+        const css = await compileUtilityCss(html);
+        const row = { css, source_checksum: checksum(html), compiled_at: this.clock.now().toISOString() };
+        const exists = await this.db.selectFrom('stylesheets').select('node_id').where('node_id', '=', nodeId).executeTakeFirst();
+        if (exists) await this.db.updateTable('stylesheets').set(row).where('node_id', '=', nodeId).execute();
+        else {
+          const alive = await this.db.selectFrom('nodes').select('id').where('id', '=', nodeId).executeTakeFirst();
+          if (alive) await this.db.insertInto('stylesheets').values({ node_id: nodeId, ...row }).execute();
+        }
+      } catch (err) {
+        this.log(err);
+      }
+    }
+  }
+
+  /** Waits for every scheduled compile (tests, shutdown). */
+  async idle(): Promise<void> {
+    while (this.running.size) await Promise.all(this.running.values());
+  }
+}

@@ -1,0 +1,31 @@
+// The utility stylesheet: a document that links `/tailwindcss/<name>.css` gets Tailwind CSS v4
+// compiled from the classes it uses. Pure helpers here; compile() is the only call into Tailwind.
+import { compile } from '@tailwindcss/node';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+/** The href a document uses to link its utility stylesheet (the reference service's convention). */
+export const STYLESHEET_PREFIX = '/tailwindcss/';
+const LINK = /<link\b[^>]*\bhref\s*=\s*["']?\/tailwindcss\/[^"'\s>]+\.css/i;
+
+export function linksUtilityStylesheet(html: string): boolean {
+  return LINK.test(html);
+}
+
+/** Every token that could be a utility class. Tailwind ignores the ones that are not. */
+export function candidates(html: string): string[] {
+  const out = new Set<string>();
+  for (const m of html.matchAll(/[^<>"'`\s=]+/g)) {
+    const t = m[0];
+    if (t.length <= 100) out.add(t);
+  }
+  return [...out];
+}
+
+const BASE = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
+
+/** Compiles the stylesheet for one document's HTML. A fresh compiler each time: builds accumulate. */
+export async function compileUtilityCss(html: string): Promise<string> {
+  const compiler = await compile('@import "tailwindcss";', { base: BASE, onDependency: () => {} });
+  return compiler.build(candidates(html));
+}

@@ -1,0 +1,127 @@
+// Uploads (hyperclayjs JSON shape and multipart), the code editor, and the utility stylesheet.
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { startKiln, type TestKiln } from './support/kiln.ts';
+import { signedIn } from './support/people.ts';
+import { createNode } from '../src/nodes/tree.ts';
+
+let kiln: TestKiln;
+before(async () => (kiln = await startKiln()));
+after(() => kiln.stop());
+
+async function setup(over: Parameters<typeof signedIn>[2] = {}) {
+  const main = kiln.client();
+  const person = await signedIn(kiln, main, over);
+  const page = await createNode(kiln.services, person.id, { ownerId: person.id, parentId: 0, type: 'site', name: `up-${person.username}.html`, html: '<html><body>page</body></html>' });
+  const host = kiln.hostOf(person.username);
+  return { person, page, host, doc: main.on(host), main, pageUrl: `http://${host}/${page.name}` };
+}
+
+test('hyperclayjs upload: JSON {fileName, fileBody} + Page-URL answers exactly 200 {msg, msgType, urls}; the file is served', async () => {
+  const { doc, pageUrl, host } = await setup();
+  const bytes = Buffer.from([0x89, 0x50, 0x4e, 0x47, 0, 1, 2, 3, 255]);
+  const res = await doc.post('/_/upload', { fileName: 'pic.png', fileBody: bytes.toString('base64') }, { headers: { 'page-url': pageUrl } });
+  assert.equal(res.status, 200, res.text);
+  assert.equal(res.json.msgType, 'success');
+  assert.equal(typeof res.json.msg, 'string');
+  assert.deepEqual(res.json.urls, [`http://${host}/pic.png`]);
+  const served = await kiln.client(host).get('/pic.png');
+  assert.equal(served.status, 200);
+  assert.deepEqual(served.body, bytes);
+  assert.equal(served.headers['content-type'], 'image/png');
+  // A second upload of the same name does not overwrite: it gets a numbered name.
+  const again = await doc.post('/_/upload', { fileName: 'pic.png', fileBody: 'AAAA' }, { headers: { 'page-url': pageUrl } });
+  assert.deepEqual(again.json.urls, [`http://${host}/pic-1.png`]);
+});
+
+test('multipart upload (field "file") stores the exact bytes; uploaded HTML never runs as the host origin', async () => {
+  const { doc, pageUrl, host } = await setup();
+  const boundary = '----kilntest' + Date.now();
+  const content = '<html><script>alert(document.cookie)</script></html>';
+  const body = Buffer.from(
+    `--${boundary}\r\nContent-Disposition: form-data; name="file"; filename="evil.html"\r\nContent-Type: text/html\r\n\r\n${content}\r\n--${boundary}--\r\n`,
+  );
+  const res = await doc.post('/_/upload', body, { headers: { 'content-type': `multipart/form-data; boundary=${boundary}`, 'page-url': pageUrl } });
+  assert.equal(res.status, 200, res.text);
+  const served = await kiln.client(host).get('/evil.html');
+  assert.equal(served.status, 200);
+  assert.equal(served.text, content);
+  assert.match(String(served.headers['content-security-policy']), /sandbox/);
+  assert.equal(served.headers['x-content-type-options'], 'nosniff');
+});
+
+test('upload refusals: nobody signed in 401, a stranger 400, a bad name 400, over the plan size 413', async () => {
+  const { doc, pageUrl, host } = await setup();
+  const anon = await kiln.client(host).post('/_/upload', { fileName: 'a.txt', fileBody: 'aGk=' }, { headers: { 'page-url': pageUrl } });
+  assert.equal(anon.status, 401);
+  const stranger = kiln.client();
+  await signedIn(kiln, stranger);
+  const other = await stranger.on(host).post('/_/upload', { fileName: 'a.txt', fileBody: 'aGk=' }, { headers: { 'page-url': pageUrl } });
+  assert.equal(other.status, 400);
+  const bad = await doc.post('/_/upload', { fileName: '../../etc/passwd', fileBody: 'aGk=' }, { headers: { 'page-url': pageUrl } });
+  assert.equal(bad.status, 400);
+  const big = Buffer.alloc(10 * 1024 * 1024 + 1, 7).toString('base64');
+  const tooBig = await doc.post('/_/upload', { fileName: 'big.bin', fileBody: big }, { headers: { 'page-url': pageUrl } });
+  assert.equal(tooBig.status, 413);
+  assert.equal(tooBig.json.msgType, 'error');
+  assert.match(tooBig.json.msg, /10 MB.*free/);
+});
+
+test('a Maker plan uploads past the free limit', async () => {
+  const { doc, pageUrl } = await setup({ plan: 'maker' });
+  const big = Buffer.alloc(12 * 1024 * 1024, 7).toString('base64');
+  const res = await doc.post('/_/upload', { fileName: 'big.bin', fileBody: big }, { headers: { 'page-url': pageUrl } });
+  assert.equal(res.status, 200, res.text);
+});
+
+test('code editor: the owner gets CodeMirror served by Kiln; nobody signed in goes to login; an app user gets 403', async () => {
+  const { doc, host, page } = await setup();
+  const res = await doc.page(`/_/edit?path=${page.name}`);
+  assert.equal(res.status, 200);
+  assert.match(res.text, /src="\/_\/assets\/editor\.js"/);
+  assert.match(res.text, /id="kiln-editor-data"/);
+  const js = await doc.get('/_/assets/editor.js');
+  assert.equal(js.status, 200);
+  assert.match(String(js.headers['content-type']), /javascript/);
+  assert.ok(js.body.length > 10_000);
+  const anon = await kiln.client(host).page(`/_/edit?path=${page.name}`);
+  assert.equal(anon.status, 302);
+  assert.match(String(anon.headers.location), /^\/_\/login\?/);
+  const appUser = kiln.client();
+  await signedIn(kiln, appUser, { accountType: 'app_user' });
+  const refused = await appUser.on(host).get(`/_/edit?path=${page.name}`);
+  assert.equal(refused.status, 403);
+});
+
+test('text uploads open in the editor at /_/edit/uploads/<username>/<path> and save through /_/save', async () => {
+  const { doc, pageUrl, main, person } = await setup();
+  await doc.post('/_/upload', { fileName: 'notes.md', fileBody: Buffer.from('# hi').toString('base64') }, { headers: { 'page-url': pageUrl } });
+  const editor = await main.page(`/_/edit/uploads/${person.username}/notes.md`);
+  assert.equal(editor.status, 200, editor.text);
+  assert.match(editor.text, /# hi/);
+  const stranger = kiln.client();
+  await signedIn(kiln, stranger);
+  assert.equal((await stranger.get(`/_/edit/uploads/${person.username}/notes.md`)).status, 403);
+  const docUrl = `http://${kiln.config.rootDomain}/_/edit/uploads/${person.username}/notes.md`;
+  const saved = await main.post('/_/save', '# changed', { headers: { 'content-type': 'text/plain', 'document-url': docUrl } });
+  assert.equal(saved.status, 200, saved.text);
+  assert.equal((await kiln.client(kiln.hostOf(person.username)).get('/notes.md')).text, '# changed');
+});
+
+test('utility stylesheet: empty CSS with 200 before the first compile, compiled classes after a save', async () => {
+  const { doc, pageUrl, page } = await setup();
+  const sheet = `/tailwindcss/${page.name.replace(/\.html$/, '')}.css`;
+  const before = await doc.get(sheet);
+  assert.equal(before.status, 200);
+  assert.match(String(before.headers['content-type']), /text\/css/);
+  assert.equal(before.text, '');
+  const html = `<html><head><link rel="stylesheet" href="${sheet}"></head><body class="p-4 text-red-500">x</body></html>`;
+  const saved = await doc.post('/_/save', html, { headers: { 'content-type': 'text/plain', 'document-url': pageUrl } });
+  assert.equal(saved.status, 200);
+  await kiln.services.stylesheets.idle();
+  const after = await doc.get(sheet);
+  assert.equal(after.status, 200);
+  assert.match(after.text, /\.p-4/);
+  assert.match(after.text, /\.text-red-500/);
+  assert.doesNotMatch(after.text, /\.p-5\b/);
+});
