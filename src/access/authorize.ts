@@ -67,6 +67,13 @@ export function authorize(caller: Caller, resource: Resource | null, action: Act
   return check;
 }
 
+/** True when `authorize` would let this through: for decisions that are not refusals (e.g. whether a
+ *  page may show edit controls). */
+export function allows(caller: Caller, resource: Resource | null, action: Action): boolean {
+  const check = lookup(userTypeOf(caller), resourceTypeOf(resource), action);
+  return check !== null && CHECKS[check](caller, resource) === null;
+}
+
 /** The access-relevant part of a node row. */
 export function resourceOf(node: {
   owner_id: number;

@@ -28,22 +28,40 @@ export function emailProblem(email: string): string | null {
   return null;
 }
 
-/** Node names that would clash with Kiln's own paths or with file systems. */
-const RESERVED_NODE_NAMES = new Set(['_', '.', '..', 'con', 'prn', 'aux', 'nul', 'com1', 'lpt1', 'tailwindcss', 'favicon.ico', 'robots.txt']);
-const DOCUMENT_EXT = /\.(html|htmlclay)$/;
+/** Node names that would clash with Kiln's own paths or with file systems (compared without extension too). */
+const RESERVED_NODE_NAMES = new Set([
+  '_', '.', '..', 'con', 'prn', 'aux', 'nul', 'com1', 'com2', 'com3', 'com4', 'com5', 'com6', 'com7', 'com8', 'com9',
+  'lpt1', 'lpt2', 'lpt3', 'lpt4', 'lpt5', 'lpt6', 'lpt7', 'lpt8', 'lpt9', 'tailwindcss', 'favicon.ico', 'robots.txt',
+]);
+const DOCUMENT_EXT = /\.(html|htmlclay)$/i;
+/** Invisible and direction-changing characters: a name must look like what it is. */
+const INVISIBLE = /[\u00ad\u061c\u115f\u1160\u180e\u200b-\u200f\u202a-\u202e\u2060-\u2064\u2066-\u206f\u3164\ufeff\uffa0]/;
 
-/** Why a node name is refused (naming the rule), or null. `type` decides the extension rule. */
+/** True when `name` is a document name (ends in .html or .htmlclay). */
+export function isDocumentName(name: string): boolean {
+  return DOCUMENT_EXT.test(name);
+}
+
+/** Why a node name is refused (naming the rule), or null. `type` decides the extension rule.
+ *  Callers normalize names to NFC first. */
 export function nodeNameProblem(name: string, type: 'site' | 'folder' | 'upload'): string | null {
-  if (name.length === 0) return 'Name is required.';
+  if (typeof name !== 'string' || name.length === 0) return 'Name is required.';
   if (name.length > limits.nameLength) return `Name must be at most ${limits.nameLength} characters.`;
   if (name !== name.trim()) return 'Name cannot start or end with a space.';
   if (name === '.' || name === '..' || name.includes('/') || name.includes('\\')) return 'Name cannot contain slashes or be "." or "..".';
   // Control characters and characters that are special in URLs or file systems.
-  if (/[\u0000-\u001f\u007f<>:"|?*#%&{}$!'`@=+^~[\];,]/.test(name)) return 'Name contains a special character; use letters, digits, spaces, dots, hyphens and underscores.';
+  if (/[\u0000-\u001f\u007f-\u009f<>:"|?*#%&{}$!'`@=+^~[\];,]/.test(name)) {
+    return 'Name contains a special character; use letters, digits, spaces, dots, hyphens and underscores.';
+  }
+  if (INVISIBLE.test(name)) return 'Name cannot contain invisible or direction-changing characters.';
+  if (/\s{2,}/.test(name) || /\s/.test(name.replace(/ /g, ''))) return 'Name may contain single spaces only (no tabs or runs of spaces).';
   if (name.startsWith('.')) return 'Name cannot start with a dot.';
+  if (name.endsWith('.')) return 'Name cannot end with a dot.';
+  if (name.includes('..')) return 'Name cannot contain two dots in a row.';
   if (name.startsWith('_')) return 'Names starting with "_" are reserved.';
-  const base = name.toLowerCase().replace(/\.[^.]*$/, '');
-  if (RESERVED_NODE_NAMES.has(name.toLowerCase()) || RESERVED_NODE_NAMES.has(base)) return `The name "${name}" is reserved.`;
+  const lower = name.toLowerCase();
+  const base = lower.replace(/\.[^.]*$/, '');
+  if (RESERVED_NODE_NAMES.has(lower) || RESERVED_NODE_NAMES.has(base)) return `The name "${name}" is reserved.`;
   if (type === 'site') {
     if (!DOCUMENT_EXT.test(name)) return 'Document names must end in .html or .htmlclay.';
     if (name.replace(DOCUMENT_EXT, '') === '') return 'Document names need a name before the extension.';
@@ -52,9 +70,11 @@ export function nodeNameProblem(name: string, type: 'site' | 'folder' | 'upload'
   return null;
 }
 
-/** Splits a relative path like `a/b/c.html` into segments, refusing traversal and empty segments. */
+/** Splits a relative path like `a/b/c.html` into segments, refusing traversal and empty segments.
+ *  Each segment must still pass `nodeNameProblem`. */
 export function splitPath(p: string): string[] | string {
   if (p.length > limits.pathLength) return `Path must be at most ${limits.pathLength} characters.`;
+  if (p.includes('\\') || p.includes('\u0000')) return 'Path cannot contain backslashes or NUL characters.';
   const parts = p.split('/');
   if (parts.some((s) => s === '' || s === '.' || s === '..')) return 'Path segments cannot be empty, "." or "..".';
   return parts;

@@ -1,4 +1,224 @@
+// The developer dashboard on the main app. Bodies may be JSON or form-encoded.
+//
+//   GET  /_/dashboard                       the page: the signed-in account's tree
+//   GET  /_/dashboard/nodes                 JSON {msg, msgType, nodes, html}
+//   POST /_/dashboard/nodes                 create {type: 'site'|'folder', name, parentId?=0, html?}
+//                                           (a name with slashes, e.g. `a/b/app.html`, creates the folders too)
+//   POST /_/dashboard/nodes/:id/rename      {name}
+//   POST /_/dashboard/nodes/:id/move        {parentId (0 = top level), name?}
+//   POST /_/dashboard/nodes/:id/delete      {cascade?: true|'1'} — a non-empty folder without it: 400
+//   POST /_/dashboard/nodes/:id/visibility  {visibility: 'public'|'private'}
+//   GET  /_/dashboard/nodes/:id/delete      confirmation page for deleting a non-empty folder (no script)
+//
+// AJAX answers: JSON {msg, msgType, html, node?} where `html` is the pre-rendered node list (errors:
+// {msg, msgType:'error', code}). Browser form posts: 302 back to /_/dashboard with msg and msgType.
+// Access: `dashboard` / `manage` on main_app, then `manage` on the node (src/access/table.ts).
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import { z } from 'zod';
 import type { RoutePlugin } from './index.ts';
+import type { Services } from '../../services.ts';
+import { KilnError, badRequest, notFound } from '../../errors.ts';
+import { limits, isUnlimitedSites } from '../../limits.ts';
+import { authorize, resourceOf } from '../../access/authorize.ts';
+import { assertSameOrigin } from '../origin.ts';
+import { wantsHtml, withMessage } from '../answers.ts';
+import { documentHostUrl } from '../urls.ts';
+import type { Actor } from '../context.ts';
+import { createNode, createPath, deleteNode, getNode, listTree, moveNode, renameNode, setVisibility, type NodeRow } from '../../nodes/tree.ts';
+import { confirmDeletePage, dashboardPage, nodeListHtml } from '../../ui/dashboard.ts';
 
-const plugin: RoutePlugin = async (_app, _opts) => {};
+const DASHBOARD = '/_/dashboard';
+const TYPE_WORD: Record<NodeRow['type'], string> = { site: 'Document', folder: 'Folder', upload: 'File' };
+
+const id = z.coerce.number().int().min(0).max(Number.MAX_SAFE_INTEGER);
+const flag = z.union([z.boolean(), z.enum(['1', '0', 'true', 'false', 'on', 'yes', 'no', ''])]).transform((v) => v === true || v === '1' || v === 'true' || v === 'on' || v === 'yes');
+const bodies = {
+  create: z.object({
+    type: z.enum(['site', 'folder']).default('site'),
+    name: z.string().max(limits.pathLength),
+    parentId: id.default(0),
+    html: z.string().optional(),
+  }),
+  rename: z.object({ name: z.string().max(limits.nameLength * 2) }),
+  move: z.object({ parentId: id, name: z.string().max(limits.nameLength * 2).optional() }),
+  delete: z.object({ cascade: flag.default(false) }),
+  visibility: z.object({ visibility: z.enum(['public', 'private']) }),
+};
+
+function parse<T extends z.ZodType>(schema: T, body: unknown): z.infer<T> {
+  const r = schema.safeParse(body ?? {});
+  if (r.success) return r.data;
+  const issue = r.error.issues[0];
+  const field = issue.path.join('.') || 'body';
+  throw badRequest(`Invalid ${field}: ${issue.message}`, 'invalid');
+}
+
+function nodeId(req: FastifyRequest): number {
+  const raw = (req.params as { id: string }).id;
+  if (!/^\d{1,15}$/.test(raw)) throw notFound('No such file or folder.');
+  return Number(raw);
+}
+
+function queryMsg(req: FastifyRequest): { text: string; type: string } | undefined {
+  const q = req.query as Record<string, unknown>;
+  if (typeof q.msg !== 'string' || q.msg === '') return undefined;
+  return { text: q.msg.slice(0, 500), type: q.msgType === 'error' ? 'error' : 'success' };
+}
+
+const plugin: RoutePlugin = async (app, { services: s }) => {
+  /** The dashboard lives on the main app; on a document host its GET is sent there. */
+  function mainOnly(req: FastifyRequest) {
+    if (req.site.kind !== 'main') throw notFound();
+  }
+
+  /** Signed in and allowed to manage a tree (developers; app users get 403, strangers 401). */
+  function manager(req: FastifyRequest): Actor {
+    mainOnly(req);
+    assertSameOrigin(req);
+    authorize({ actor: req.actor }, null, 'manage');
+    return req.actor!;
+  }
+
+  /** A node the caller may manage (the access table's `manage` on that node). */
+  async function managedNode(req: FastifyRequest): Promise<NodeRow> {
+    const node = await getNode(s, nodeId(req));
+    if (!node) throw notFound('No such file or folder.');
+    authorize({ actor: req.actor }, resourceOf(node), 'manage');
+    return node;
+  }
+
+  /** Runs one operation and shapes the answer: JSON with the fresh node list, or a 302 for browsers. */
+  async function operate(
+    req: FastifyRequest,
+    reply: FastifyReply,
+    op: (actor: Actor) => Promise<{ msg: string; node?: NodeRow; status?: number }>,
+  ) {
+    let result: { msg: string; node?: NodeRow; status?: number };
+    let actor: Actor;
+    try {
+      actor = manager(req);
+      result = await op(actor);
+    } catch (err) {
+      // Browser form posts come back to the dashboard with the refusal; sign-in goes to the login page.
+      if (wantsHtml(req) && err instanceof KilnError && err.status !== 401 && req.site.kind === 'main') {
+        return reply.redirect(withMessage(DASHBOARD, err.message, 'error'), 302);
+      }
+      throw err;
+    }
+    if (wantsHtml(req)) return reply.redirect(withMessage(DASHBOARD, result.msg, 'success'), 302);
+    const nodes = await listTree(s, actor.accountId, actor.accountId);
+    return reply.code(result.status ?? 200).send({
+      msg: result.msg,
+      msgType: 'success',
+      html: nodeListHtml(nodes, documentHostUrl(s.config, actor.username)),
+      ...(result.node ? { node: publicNode(result.node) } : {}),
+    });
+  }
+
+  app.get(DASHBOARD, async (req, reply) => {
+    if (req.site.kind !== 'main') return reply.redirect(`${s.config.baseUrl}${DASHBOARD}`, 302);
+    authorize({ actor: req.actor }, null, 'dashboard');
+    const actor = req.actor!;
+    const nodes = await listTree(s, actor.accountId, actor.accountId);
+    const body = dashboardPage({
+      username: actor.username,
+      nodes,
+      hostUrl: documentHostUrl(s.config, actor.username),
+      siteLimit: actor.isSuperadmin || isUnlimitedSites(actor.plan) ? null : limits.sites[actor.plan],
+      msg: queryMsg(req),
+    });
+    return reply.header('cache-control', 'no-store').type('text/html; charset=utf-8').send(body);
+  });
+
+  app.get(`${DASHBOARD}/nodes`, async (req, reply) => {
+    mainOnly(req);
+    authorize({ actor: req.actor }, null, 'dashboard');
+    const actor = req.actor!;
+    const nodes = await listTree(s, actor.accountId, actor.accountId);
+    return reply.header('cache-control', 'no-store').send({
+      msg: '',
+      msgType: 'success',
+      nodes: nodes.map(publicNode),
+      html: nodeListHtml(nodes, documentHostUrl(s.config, actor.username)),
+    });
+  });
+
+  app.post(`${DASHBOARD}/nodes`, (req, reply) =>
+    operate(req, reply, async (actor) => {
+      const b = parse(bodies.create, req.body);
+      const input = { ownerId: actor.accountId, html: b.html, writer: actor.writer };
+      const name = b.name.trim();
+      const node = name.includes('/')
+        ? await createPath(s, actor.accountId, { ...input, path: name, type: b.type, parentId: b.parentId })
+        : await createNode(s, actor.accountId, { ...input, parentId: b.parentId, type: b.type, name: b.name });
+      return { msg: `${TYPE_WORD[node.type]} "${node.name}" created.`, node, status: 201 };
+    }),
+  );
+
+  app.post(`${DASHBOARD}/nodes/:id/rename`, (req, reply) =>
+    operate(req, reply, async (actor) => {
+      const b = parse(bodies.rename, req.body);
+      const node = await managedNode(req);
+      const renamed = await renameNode(s, actor.accountId, node.id, b.name);
+      return { msg: node.name === renamed.name ? 'Nothing to rename.' : `Renamed "${node.name}" to "${renamed.name}".`, node: renamed };
+    }),
+  );
+
+  app.post(`${DASHBOARD}/nodes/:id/move`, (req, reply) =>
+    operate(req, reply, async (actor) => {
+      const b = parse(bodies.move, req.body);
+      const node = await managedNode(req);
+      const moved = await moveNode(s, actor.accountId, node.id, b.parentId, b.name);
+      const where = moved.path ? `"${moved.path}"` : 'the top level';
+      return { msg: `Moved "${moved.name}" to ${where}.`, node: moved };
+    }),
+  );
+
+  app.post(`${DASHBOARD}/nodes/:id/delete`, (req, reply) =>
+    operate(req, reply, async (actor) => {
+      const b = parse(bodies.delete, req.body);
+      const node = await managedNode(req);
+      const gone = await deleteNode(s, actor.accountId, node.id, { cascade: b.cascade });
+      const more = gone.length > 1 ? ` and ${gone.length - 1} item${gone.length === 2 ? '' : 's'} inside it` : '';
+      return { msg: `Deleted "${node.name}"${more}.` };
+    }),
+  );
+
+  app.post(`${DASHBOARD}/nodes/:id/visibility`, (req, reply) =>
+    operate(req, reply, async (actor) => {
+      const b = parse(bodies.visibility, req.body);
+      const node = await managedNode(req);
+      const changed = await setVisibility(s, actor.accountId, node.id, b.visibility);
+      const msg = changed.visibility === 'private' ? `"${changed.name}" is now private: only you can open it.` : `"${changed.name}" is now public.`;
+      return { msg, node: changed };
+    }),
+  );
+
+  app.get(`${DASHBOARD}/nodes/:id/delete`, async (req, reply) => {
+    mainOnly(req);
+    authorize({ actor: req.actor }, null, 'manage');
+    const node = await managedNode(req);
+    const all = await listTree(s, req.actor!.accountId, node.owner_id);
+    const prefix = node.path ? `${node.path}/${node.name}` : node.name;
+    const count = node.type === 'folder' ? all.filter((n) => n.path === prefix || n.path.startsWith(prefix + '/')).length : 0;
+    return reply.header('cache-control', 'no-store').type('text/html; charset=utf-8').send(confirmDeletePage({ username: req.actor!.username, node, count }));
+  });
+};
+
+/** The node fields an API client sees (camelCase, booleans). */
+export function publicNode(n: NodeRow) {
+  return {
+    id: n.id,
+    type: n.type,
+    name: n.name,
+    parentId: n.parent_id,
+    path: n.path,
+    size: n.size,
+    checksum: n.checksum,
+    visibility: n.visibility,
+    modifiedAt: n.modified_at,
+    createdAt: n.created_at,
+  };
+}
+
 export default plugin;

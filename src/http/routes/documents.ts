@@ -1,4 +1,68 @@
+// The catch-all, registered last. On a document host (`<username>.<root>` or a custom domain):
+//   GET/HEAD /<path>  the stored bytes exactly, `text/html; charset=utf-8`, strong ETag (the checksum),
+//                     If-None-Match → 304. `/` is `index.html`; `/a/app.html/spa/route` is `a/app.html`;
+//                     folders and unknown paths render the root `index.html` with 200 (so page script can
+//                     read location.pathname), or 404 when there is none. Private documents: 404 to all
+//                     but their owner. Sets `isAdminOfCurrentResource=true` for whoever may save the
+//                     document (else removes it) and `currentResource=<name without extension>`.
+//   Paths under `/_/` that no other route took: 404.
+// On the main app: GET `/` is the home page (auth routes' `mainHome`); anything else 404.
+//
+// This path is the hot one (see `npm run bench`): one indexed query when the bytes are cached.
+import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { RoutePlugin } from './index.ts';
+import type { Services } from '../../services.ts';
+import { notFound } from '../../errors.ts';
+import { allows, authorize, resourceOf } from '../../access/authorize.ts';
+import { decodeRequestPath, documentContent, resolveDocumentPath, resourceNameOf } from '../../nodes/serve.ts';
+import type { NodeRow } from '../../nodes/tree.ts';
+import { ifNoneMatchHits } from '../conditional.ts';
+import { ADMIN_COOKIE, RESOURCE_COOKIE } from '../cookies.ts';
+import { mainHome } from './auth.ts';
+import { serveUpload } from '../../uploads/serve.ts';
 
-const plugin: RoutePlugin = async (_app, _opts) => {};
+/** Uploads on document hosts are served by src/uploads/serve.ts (content type, sandbox CSP, ETag).
+ *  `setUploadServer` stays for callers that swap it (tests, other blob back-ends). */
+let uploadServer: (req: FastifyRequest, reply: FastifyReply, s: Services, node: NodeRow) => Promise<unknown> = serveUpload;
+export function setUploadServer(fn: typeof uploadServer) {
+  uploadServer = fn;
+}
+
+const plugin: RoutePlugin = async (app, { services: s }) => {
+  const handler = async (req: FastifyRequest, reply: FastifyReply) => {
+    const site = req.site;
+    if (site.kind === 'main') {
+      if (req.url === '/' || req.url.startsWith('/?')) return mainHome(req, reply, s);
+      throw notFound();
+    }
+    const pathname = decodeRequestPath(req.url);
+    if (pathname.startsWith('/_/')) throw notFound();
+    const found = await resolveDocumentPath(s, site.accountId, pathname);
+    if (!found) throw notFound();
+    const caller = { actor: req.actor };
+    const resource = resourceOf(found.node);
+    authorize(caller, resource, 'view');
+    if (found.kind === 'upload') return uploadServer(req, reply, s, found.node);
+    const node = found.node;
+
+    // Cookies for the page's script: edit controls for whoever may save; never `false` (some editors
+    // treat any value as "editable"), so a non-owner's stale cookie is removed instead.
+    const cookieOpts = { path: '/', httpOnly: false, sameSite: 'lax' as const, secure: s.config.secure };
+    if (req.actor && allows(caller, resource, 'save')) reply.setCookie(ADMIN_COOKIE, 'true', cookieOpts);
+    else if (req.cookies[ADMIN_COOKIE] !== undefined) reply.clearCookie(ADMIN_COOKIE, { path: '/' });
+    const resourceName = resourceNameOf(node);
+    if (req.cookies[RESOURCE_COOKIE] !== resourceName) reply.setCookie(RESOURCE_COOKIE, resourceName, cookieOpts);
+
+    reply.header('cache-control', node.visibility === 'private' ? 'private, no-cache' : 'no-cache');
+    reply.header('x-content-type-options', 'nosniff');
+    if (node.checksum && ifNoneMatchHits(req.headers['if-none-match'], node.checksum)) {
+      return reply.code(304).header('etag', `"${node.checksum}"`).send();
+    }
+    const content = await documentContent(s, node);
+    if (!content) throw notFound();
+    return reply.code(200).header('content-type', 'text/html; charset=utf-8').header('etag', `"${content.checksum}"`).send(content.bytes);
+  };
+  app.get('/', handler);
+  app.get('/*', handler);
+};
 export default plugin;

@@ -1,0 +1,104 @@
+// What a document host serves for a URL path, and the stored bytes of a document — kept fast:
+// one indexed query per request when the bytes are cached, two when they are not.
+import type { Services } from '../services.ts';
+import { badRequest } from '../errors.ts';
+import { isDocumentName } from '../core/names.ts';
+import { findByPath, type NodeRow } from './tree.ts';
+
+export const ROOT_DOCUMENT = 'index.html';
+
+export type Resolved =
+  /** A document. `fallback`: the URL named no document, so the account's root document answers. */
+  | { kind: 'document'; node: NodeRow; fallback: boolean }
+  /** An upload at exactly this path (served by the upload seam, not here). */
+  | { kind: 'upload'; node: NodeRow }
+  | null;
+
+/** The decoded path of a request URL (query dropped), refusing traversal of any kind: `..`/`.`
+ *  segments (also percent-encoded), backslashes, NUL and malformed escapes answer 400. */
+export function decodeRequestPath(url: string): string {
+  const q = url.indexOf('?');
+  const rawPath = q === -1 ? url : url.slice(0, q);
+  let path: string;
+  try {
+    path = decodeURIComponent(rawPath);
+  } catch {
+    throw badRequest('The URL path is malformed.', 'invalid-path');
+  }
+  if (path.includes('\\') || path.includes('\u0000') || /(^|\/)\.\.?(\/|$)/.test(path)) {
+    throw badRequest('The URL path may not contain "..", "." segments, backslashes or NUL characters.', 'invalid-path');
+  }
+  return path;
+}
+
+/** What GET `pathname` (decoded, starting with `/`) serves on an account's document host:
+ *  - `/` → `index.html`;
+ *  - a path through a document name (`/app.html`, `/a/app.html/spa/route`) → that document;
+ *  - an upload at exactly the path → the upload;
+ *  - anything else (folders, unknown paths) → the root `index.html` as a fallback, or null. */
+export async function resolveDocumentPath(s: Services, accountId: number, pathname: string): Promise<Resolved> {
+  const segments = pathname.split('/').filter((p) => p !== '');
+  const docEnd = segments.findIndex(isDocumentName);
+  if (segments.length === 0) {
+    const root = await findByPath(s, accountId, ROOT_DOCUMENT);
+    return root?.type === 'site' ? { kind: 'document', node: root, fallback: false } : null;
+  }
+  const rel = (docEnd === -1 ? segments : segments.slice(0, docEnd + 1)).join('/');
+  const node = await findByPath(s, accountId, rel);
+  if (node?.type === 'site') return { kind: 'document', node, fallback: false };
+  if (node?.type === 'upload' && (docEnd === -1 || docEnd === segments.length - 1)) return { kind: 'upload', node };
+  const root = await findByPath(s, accountId, ROOT_DOCUMENT);
+  return root?.type === 'site' ? { kind: 'document', node: root, fallback: true } : null;
+}
+
+// ------------------------------------------------------------------ content cache
+
+/** Stored bytes keyed by node id and checksum. The checksum read with the node decides whether an
+ *  entry is current, so a save (here or in another process) makes a stale entry unused at once. */
+const MAX_CACHE_BYTES = 64 * 1024 * 1024;
+const cache = new Map<number, { checksum: string; bytes: Buffer }>();
+let cachedBytes = 0;
+
+function remember(id: number, checksum: string, bytes: Buffer) {
+  const old = cache.get(id);
+  if (old) {
+    cachedBytes -= old.bytes.length;
+    cache.delete(id);
+  }
+  if (bytes.length > MAX_CACHE_BYTES / 8) return;
+  cache.set(id, { checksum, bytes });
+  cachedBytes += bytes.length;
+  // Map order is insertion order: the first entries are the least recently used.
+  for (const [k, v] of cache) {
+    if (cachedBytes <= MAX_CACHE_BYTES) break;
+    cache.delete(k);
+    cachedBytes -= v.bytes.length;
+  }
+}
+
+/** The stored bytes of a document and their checksum (re-read together when the cache is stale;
+ *  the checksum returned belongs to the bytes returned). Null when the document has no content. */
+export async function documentContent(s: Services, node: Pick<NodeRow, 'id' | 'checksum'>): Promise<{ bytes: Buffer; checksum: string } | null> {
+  const hit = cache.get(node.id);
+  if (hit && hit.checksum === node.checksum) {
+    // Refresh recency.
+    cache.delete(node.id);
+    cache.set(node.id, hit);
+    return hit;
+  }
+  const row = await s.database.db
+    .selectFrom('node_contents')
+    .innerJoin('nodes', 'nodes.id', 'node_contents.node_id')
+    .select(['nodes.checksum', 'node_contents.html'])
+    .where('node_contents.node_id', '=', node.id)
+    .executeTakeFirst();
+  if (!row || !row.checksum) return null;
+  const bytes = Buffer.isBuffer(row.html) ? row.html : Buffer.from(row.html);
+  remember(node.id, row.checksum, bytes);
+  return { bytes, checksum: row.checksum };
+}
+
+/** The name `currentResource` carries: the document's file name without its extension (`index` for `/`). */
+export function resourceNameOf(node: Pick<NodeRow, 'name'>): string {
+  return node.name.replace(/\.(html|htmlclay)$/i, '');
+}

@@ -1,0 +1,446 @@
+// The node tree: sites (documents), folders and uploads of one account. Use cases only — no HTTP here,
+// so the dashboard and the sync API share them. Every function takes the Services, the acting account
+// id and plain inputs, returns node rows, and throws KilnError with the status the spec names.
+//
+// Rules kept here:
+// - `parent_id` is 0 at top level; `path` is the ancestor folder path ('' at top level, e.g. `a/b`),
+//   kept exact for every descendant when a folder is renamed or moved (one transaction).
+// - Document (site) names are unique across ALL accounts; folders and uploads among the siblings of
+//   one owner. A name is never shared by two siblings of any type, so a URL path names one node.
+// - Folders nest at most `limits.folderDepth` levels; sites per account are capped by plan.
+// - A site's first HTML is written by the save pipeline inside the creating transaction.
+import { sql, type Kysely, type Selectable, type Transaction } from 'kysely';
+import type { Services } from '../services.ts';
+import type { DB, NodesTable } from '../store/schema.ts';
+import { KilnError, badRequest, conflict, forbidden, notFound } from '../errors.ts';
+import { isUniqueViolation } from '../store/db.ts';
+import { limits, isUnlimitedSites } from '../limits.ts';
+import { isDocumentName, nodeNameProblem, splitPath } from '../core/names.ts';
+import { writeVersionAndContent } from '../save/pipeline.ts';
+import { defaultDocument } from './default-document.ts';
+
+export type NodeRow = Selectable<NodesTable>;
+export type Visibility = NodesTable['visibility'];
+type Tx = Transaction<DB> | Kysely<DB>;
+
+export interface CreateNodeInput {
+  /** The account whose tree receives the node (the actor itself, or a team it owns or edits). */
+  ownerId: number;
+  /** Parent folder id; 0 for top level. */
+  parentId: number;
+  type: 'site' | 'folder';
+  name: string;
+  /** Initial HTML of a site, stored byte for byte; a small default document when absent. */
+  html?: string | Buffer;
+  /** Opaque writer id (session or sync key) recorded with the first version. */
+  writer?: string | null;
+}
+
+export interface CreatePathInput {
+  ownerId: number;
+  /** Relative path such as `folder/sub/name.html`; missing folders are created. */
+  path: string;
+  /** Type of the last segment; by default a site when it ends in .html/.htmlclay, else a folder. */
+  type?: 'site' | 'folder';
+  /** Folder the path starts in (0 = top level). */
+  parentId?: number;
+  html?: string | Buffer;
+  writer?: string | null;
+}
+
+const NO_SUCH_NODE = 'No such file or folder.';
+const TYPE_WORD: Record<NodeRow['type'], string> = { site: 'document', folder: 'folder', upload: 'file' };
+
+// ------------------------------------------------------------------ reading
+
+/** One node by id, or undefined. No access check: callers authorize. */
+export async function getNode(s: Services, nodeId: number): Promise<NodeRow | undefined> {
+  if (!Number.isSafeInteger(nodeId) || nodeId <= 0) return undefined;
+  return s.database.db.selectFrom('nodes').selectAll().where('id', '=', nodeId).executeTakeFirst();
+}
+
+/** Every node of an account, ordered by path then name (folders are listed before what they hold). */
+export async function listTree(s: Services, actorId: number, ownerId: number): Promise<NodeRow[]> {
+  const { db } = s.database;
+  await assertManages(db, actorId, ownerId);
+  return db.selectFrom('nodes').selectAll().where('owner_id', '=', ownerId).orderBy('path').orderBy('name_key').orderBy('id').execute();
+}
+
+/** The node at a relative path like `a/b/c.html` in an account's tree (case-insensitive, like names),
+ *  or undefined. No access check: callers authorize (a private node must answer like a missing one). */
+export async function findByPath(s: Services, ownerId: number, relPath: string): Promise<NodeRow | undefined> {
+  const parts = splitPath(relPath.replace(/^\/+/, ''));
+  if (typeof parts === 'string') return undefined;
+  const name = parts[parts.length - 1].normalize('NFC');
+  const nameKey = name.toLowerCase();
+  const folderKey = parts.slice(0, -1).join('/').normalize('NFC').toLowerCase();
+  const { db } = s.database;
+  if (isDocumentName(name)) {
+    // Site names are unique across Kiln: the partial unique index answers this in one probe.
+    // (The literal 'site' lets SQLite and PostgreSQL match the partial index's predicate.)
+    const site = await db
+      .selectFrom('nodes')
+      .selectAll()
+      .where('name_key', '=', nameKey)
+      .where(sql.ref('type'), '=', sql.lit('site'))
+      .executeTakeFirst();
+    if (site && site.owner_id === ownerId && site.path.toLowerCase() === folderKey) return site;
+  }
+  const rows = await db
+    .selectFrom('nodes')
+    .selectAll()
+    .where('owner_id', '=', ownerId)
+    .where('name_key', '=', nameKey)
+    .where('type', '!=', 'site')
+    .execute();
+  return rows.find((r) => r.path.toLowerCase() === folderKey);
+}
+
+/** The path children of `folder` get: `a/b` for folder `b` in `a`; '' for the top level (null). */
+export function childPathOf(folder: { path: string; name: string } | null | undefined): string {
+  if (!folder) return '';
+  return folder.path ? `${folder.path}/${folder.name}` : folder.name;
+}
+
+// ------------------------------------------------------------------ creating
+
+/** Creates a site or folder in one transaction; a site gets its first version and content. */
+export async function createNode(s: Services, actorId: number, input: CreateNodeInput): Promise<NodeRow> {
+  const now = s.clock.now().toISOString();
+  return runWrite(s, (trx) => createIn(s, trx, actorId, input, now));
+}
+
+/** Creates `a/b/name.html` (or a folder), creating missing folders on the way, all in one transaction. */
+export async function createPath(s: Services, actorId: number, input: CreatePathInput): Promise<NodeRow> {
+  const parts = splitPath(String(input.path ?? '').replace(/^\//, ''));
+  if (typeof parts === 'string') throw badRequest(parts, 'invalid-path');
+  const names = parts.map((p) => p.normalize('NFC'));
+  const last = names[names.length - 1];
+  const type = input.type ?? (isDocumentName(last) ? 'site' : 'folder');
+  for (const [i, n] of names.entries()) {
+    const problem = nodeNameProblem(n, i === names.length - 1 ? type : 'folder');
+    if (problem) throw badRequest(`${problem} (in "${n}")`, 'invalid-name');
+  }
+  const now = s.clock.now().toISOString();
+  return runWrite(s, async (trx) => {
+    await assertManages(trx, actorId, input.ownerId);
+    let parentId = input.parentId ?? 0;
+    for (const folderName of names.slice(0, -1)) {
+      const existing = await trx
+        .selectFrom('nodes')
+        .selectAll()
+        .where('owner_id', '=', input.ownerId)
+        .where('parent_id', '=', parentId)
+        .where('name_key', '=', folderName.toLowerCase())
+        .executeTakeFirst();
+      if (existing && existing.type !== 'folder') {
+        throw conflict(`"${existing.name}" is a ${TYPE_WORD[existing.type]}, not a folder.`, 'name-taken');
+      }
+      parentId = existing
+        ? existing.id
+        : (await createIn(s, trx, actorId, { ownerId: input.ownerId, parentId, type: 'folder', name: folderName }, now)).id;
+    }
+    return createIn(s, trx, actorId, { ownerId: input.ownerId, parentId, type, name: last, html: input.html, writer: input.writer }, now);
+  });
+}
+
+async function createIn(s: Services, trx: Transaction<DB>, actorId: number, input: CreateNodeInput, now: string): Promise<NodeRow> {
+  if (input.type !== 'site' && input.type !== 'folder') throw badRequest('Type must be "site" or "folder".', 'invalid-type');
+  const name = String(input.name ?? '').normalize('NFC');
+  assertValidName(name, input.type);
+  await assertManages(trx, actorId, input.ownerId);
+  const parent = await loadParent(trx, input.ownerId, input.parentId);
+  const path = childPathOf(parent);
+  if (input.type === 'folder') assertDepth(depthOf(path) + 1);
+  await assertNameFree(trx, { ownerId: input.ownerId, parentId: parent?.id ?? 0, type: input.type, name, parent });
+  if (input.type === 'site') await assertSiteQuota(s, trx, input.ownerId);
+  const node = await trx
+    .insertInto('nodes')
+    .values({
+      owner_id: input.ownerId,
+      parent_id: parent?.id ?? 0,
+      type: input.type,
+      name,
+      name_key: name.toLowerCase(),
+      path,
+      visibility: 'public',
+      enable_signups: 0,
+      share_token: null,
+      share_enabled: 0,
+      source_node_id: null,
+      checksum: null,
+      size: 0,
+      content_type: null,
+      blob_sha256: null,
+      created_at: now,
+      modified_at: now,
+      last_synced_at: null,
+      saved_by_account_id: null,
+      saved_by_writer: null,
+    })
+    .returningAll()
+    .executeTakeFirstOrThrow();
+  if (input.type !== 'site') return node;
+  const bytes = input.html === undefined ? defaultDocument(name) : Buffer.isBuffer(input.html) ? input.html : Buffer.from(String(input.html), 'utf8');
+  const written = await writeVersionAndContent(trx, node.id, bytes, null, { kind: 'create', accountId: actorId, writer: input.writer ?? null }, now);
+  return { ...node, checksum: written.checksum, size: written.size, modified_at: now, saved_by_account_id: actorId, saved_by_writer: input.writer ?? null };
+}
+
+// ------------------------------------------------------------------ changing
+
+/** Renames a node in place; a folder's descendants get their new path in the same transaction. */
+export async function renameNode(s: Services, actorId: number, nodeId: number, newName: string): Promise<NodeRow> {
+  const name = String(newName ?? '').normalize('NFC');
+  return runWrite(s, async (trx) => {
+    const node = await loadOwnNode(trx, actorId, nodeId);
+    if (name === node.name) return node;
+    assertValidName(name, node.type);
+    const parent = node.parent_id === 0 ? null : await loadParent(trx, node.owner_id, node.parent_id);
+    await assertNameFree(trx, { ownerId: node.owner_id, parentId: node.parent_id, type: node.type, name, parent, exceptId: node.id });
+    const updated = await trx
+      .updateTable('nodes')
+      .set({ name, name_key: name.toLowerCase() })
+      .where('id', '=', node.id)
+      .returningAll()
+      .executeTakeFirstOrThrow();
+    if (node.type === 'folder') await rewriteDescendantPaths(trx, updated);
+    return updated;
+  });
+}
+
+/** Moves a node into another folder (0 = top level), optionally renaming it; a folder's descendants
+ *  get their new paths in the same transaction. A folder cannot move into itself or below itself. */
+export async function moveNode(s: Services, actorId: number, nodeId: number, targetParentId: number, newName?: string | null): Promise<NodeRow> {
+  return runWrite(s, async (trx) => {
+    const node = await loadOwnNode(trx, actorId, nodeId);
+    const name = newName == null || newName === '' ? node.name : String(newName).normalize('NFC');
+    if (name !== node.name) assertValidName(name, node.type);
+    const target = await loadParent(trx, node.owner_id, targetParentId);
+    if (node.type === 'folder' && target) {
+      // Walk up from the target: meeting the folder itself means the move would make a loop.
+      for (let cur: NodeRow | null = target; cur; cur = cur.parent_id === 0 ? null : await loadParent(trx, node.owner_id, cur.parent_id)) {
+        if (cur.id === node.id) throw badRequest('A folder cannot be moved into itself or into one of its own subfolders.', 'move-into-self');
+      }
+    }
+    const path = childPathOf(target);
+    if (node.type === 'folder') assertDepth(depthOf(path) + 1 + (await subtreeHeight(trx, node)));
+    if ((target?.id ?? 0) === node.parent_id && name === node.name) return node;
+    await assertNameFree(trx, { ownerId: node.owner_id, parentId: target?.id ?? 0, type: node.type, name, parent: target, exceptId: node.id });
+    const updated = await trx
+      .updateTable('nodes')
+      .set({ parent_id: target?.id ?? 0, path, name, name_key: name.toLowerCase() })
+      .where('id', '=', node.id)
+      .returningAll()
+      .executeTakeFirstOrThrow();
+    if (node.type === 'folder') await rewriteDescendantPaths(trx, updated);
+    return updated;
+  });
+}
+
+/** Makes a document or upload public or private. A private one answers 404 to all but its owner. */
+export async function setVisibility(s: Services, actorId: number, nodeId: number, visibility: Visibility): Promise<NodeRow> {
+  if (visibility !== 'public' && visibility !== 'private') throw badRequest('Visibility must be "public" or "private".', 'invalid-visibility');
+  return runWrite(s, async (trx) => {
+    const node = await loadOwnNode(trx, actorId, nodeId);
+    if (node.type === 'folder') throw badRequest('Folders have no visibility of their own; set it on the documents and files inside.', 'invalid-visibility');
+    if (node.visibility === visibility) return node;
+    return trx.updateTable('nodes').set({ visibility }).where('id', '=', node.id).returningAll().executeTakeFirstOrThrow();
+  });
+}
+
+/** Deletes a node with its content and versions. A folder that holds anything needs `cascade`, and
+ *  then goes with everything below it. Returns the deleted rows (uploads: their blobs may be released). */
+export async function deleteNode(s: Services, actorId: number, nodeId: number, opts: { cascade?: boolean } = {}): Promise<NodeRow[]> {
+  return runWrite(s, async (trx) => {
+    const node = await loadOwnNode(trx, actorId, nodeId);
+    const below = node.type === 'folder' ? await descendantsOf(trx, node) : [];
+    if (below.length > 0 && !opts.cascade) {
+      throw new KilnError(
+        400,
+        `The folder "${node.name}" is not empty (it holds ${below.length} item${below.length === 1 ? '' : 's'}). Delete it together with its contents, or empty it first.`,
+        'folder-not-empty',
+        { count: below.length },
+      );
+    }
+    const gone = [node, ...below];
+    // Content and versions go with their node (foreign keys cascade).
+    for (let i = 0; i < gone.length; i += 500) {
+      await trx.deleteFrom('nodes').where('id', 'in', gone.slice(i, i + 500).map((n) => n.id)).execute();
+    }
+    return gone;
+  });
+}
+
+// ------------------------------------------------------------------ rules
+
+function assertValidName(name: string, type: NodeRow['type']) {
+  const problem = nodeNameProblem(name, type);
+  if (problem) throw badRequest(problem, 'invalid-name');
+}
+
+const depthOf = (path: string) => (path === '' ? 0 : path.split('/').length);
+
+function assertDepth(depth: number) {
+  if (depth > limits.folderDepth) {
+    throw badRequest(`Folders nest at most ${limits.folderDepth} levels deep.`, 'too-deep');
+  }
+}
+
+/** The actor may change the account's tree: it is the account, or an owner/editor of that team. */
+async function assertManages(db: Tx, actorId: number, ownerId: number): Promise<void> {
+  if (actorId === ownerId) return;
+  const m = await db
+    .selectFrom('team_memberships')
+    .select('role')
+    .where('team_id', '=', ownerId)
+    .where('person_id', '=', actorId)
+    .where('role', 'in', ['owner', 'editor'])
+    .executeTakeFirst();
+  if (!m) throw forbidden("You cannot change this account's files.", 'not-owner');
+}
+
+/** A node the actor manages; anything else answers exactly like a missing node. */
+async function loadOwnNode(trx: Tx, actorId: number, nodeId: number): Promise<NodeRow> {
+  const node = Number.isSafeInteger(nodeId) && nodeId > 0 ? await trx.selectFrom('nodes').selectAll().where('id', '=', nodeId).executeTakeFirst() : undefined;
+  if (!node) throw notFound(NO_SUCH_NODE);
+  try {
+    await assertManages(trx, actorId, node.owner_id);
+  } catch {
+    throw notFound(NO_SUCH_NODE);
+  }
+  return node;
+}
+
+/** The folder with this id in the owner's tree; null for 0 (top level). */
+async function loadParent(trx: Tx, ownerId: number, parentId: number): Promise<NodeRow | null> {
+  if (parentId === 0 || parentId === undefined || parentId === null) return null;
+  if (!Number.isSafeInteger(parentId) || parentId < 0) throw badRequest('The parent folder id must be a whole number (0 for top level).', 'invalid-parent');
+  const parent = await trx.selectFrom('nodes').selectAll().where('id', '=', parentId).executeTakeFirst();
+  if (!parent || parent.owner_id !== ownerId) throw notFound('No such folder.');
+  if (parent.type !== 'folder') throw badRequest(`"${parent.name}" is a ${TYPE_WORD[parent.type]}, not a folder.`, 'invalid-parent');
+  return parent;
+}
+
+/** 409 when the name is taken: by any sibling (any type), or for a site anywhere in Kiln. */
+async function assertNameFree(
+  trx: Tx,
+  o: { ownerId: number; parentId: number; type: NodeRow['type']; name: string; parent: NodeRow | null; exceptId?: number },
+) {
+  const key = o.name.toLowerCase();
+  let q = trx
+    .selectFrom('nodes')
+    .select(['id', 'type', 'name'])
+    .where('owner_id', '=', o.ownerId)
+    .where('parent_id', '=', o.parentId)
+    .where('name_key', '=', key);
+  if (o.exceptId) q = q.where('id', '!=', o.exceptId);
+  const sibling = await q.executeTakeFirst();
+  if (sibling) {
+    const where = o.parent ? `The folder "${o.parent.name}"` : 'The top level';
+    throw conflict(`${where} already has a ${TYPE_WORD[sibling.type]} named "${sibling.name}".`, 'name-taken');
+  }
+  if (o.type !== 'site') return;
+  let sq = trx
+    .selectFrom('nodes')
+    .select(['id', 'owner_id', 'path', 'name'])
+    .where('name_key', '=', key)
+    .where(sql.ref('type'), '=', sql.lit('site'));
+  if (o.exceptId) sq = sq.where('id', '!=', o.exceptId);
+  const site = await sq.executeTakeFirst();
+  if (!site) return;
+  if (site.owner_id !== o.ownerId) {
+    throw conflict(
+      `The document name "${o.name}" belongs to another account. Document names are unique across this Kiln; choose another name.`,
+      'name-taken-elsewhere',
+    );
+  }
+  throw conflict(
+    `You already have a document named "${site.name}"${site.path ? ` in "${site.path}"` : ''}. Document names are unique across all your folders.`,
+    'name-taken',
+  );
+}
+
+/** 403 `quota-exceeded` when the owner has as many sites as its plan allows (superadmins: no limit). */
+async function assertSiteQuota(s: Services, trx: Transaction<DB>, ownerId: number) {
+  let q = trx
+    .selectFrom('accounts')
+    .leftJoin('people', 'people.account_id', 'accounts.id')
+    .select(['accounts.plan', 'people.is_superadmin'])
+    .where('accounts.id', '=', ownerId);
+  // PostgreSQL: creates for one account wait for each other here, so two cannot both pass the count.
+  // (SQLite runs one write transaction at a time.)
+  if (s.database.dialect === 'postgres') q = q.forUpdate('accounts');
+  const owner = await q.executeTakeFirst();
+  if (!owner) throw notFound('No such account.');
+  if (owner.is_superadmin === 1) return;
+  const max = limits.sites[owner.plan];
+  const row = await trx
+    .selectFrom('nodes')
+    .select((eb) => eb.fn.countAll<number>().as('n'))
+    .where('owner_id', '=', ownerId)
+    .where('type', '=', 'site')
+    .executeTakeFirstOrThrow();
+  const count = Number(row.n);
+  if (count < max) return;
+  const msg = isUnlimitedSites(owner.plan)
+    ? `This account has reached the ceiling of ${max} documents. Delete documents you no longer need, or ask the administrator of this Kiln to raise it.`
+    : `The free plan allows ${max} documents and this account has ${count}. Upgrade to Personal or Maker for unlimited documents, or delete one first.`;
+  throw new KilnError(403, msg, 'quota-exceeded', { limit: 'sites', max, plan: owner.plan });
+}
+
+/** Every node below a folder (any depth), from the owner's rows. */
+async function descendantsOf(trx: Tx, folder: NodeRow): Promise<NodeRow[]> {
+  const all = await trx.selectFrom('nodes').selectAll().where('owner_id', '=', folder.owner_id).execute();
+  const byParent = new Map<number, NodeRow[]>();
+  for (const n of all) {
+    const list = byParent.get(n.parent_id);
+    if (list) list.push(n);
+    else byParent.set(n.parent_id, [n]);
+  }
+  const out: NodeRow[] = [];
+  const stack = [folder.id];
+  while (stack.length) {
+    for (const child of byParent.get(stack.pop()!) ?? []) {
+      out.push(child);
+      if (child.type === 'folder') stack.push(child.id);
+    }
+  }
+  return out;
+}
+
+/** How many folder levels sit below `folder` (0 when it holds no folders). */
+async function subtreeHeight(trx: Tx, folder: NodeRow): Promise<number> {
+  const base = depthOf(childPathOf(folder));
+  let height = 0;
+  for (const d of await descendantsOf(trx, folder)) {
+    if (d.type === 'folder') height = Math.max(height, depthOf(childPathOf(d)) - base);
+  }
+  return height;
+}
+
+/** After a folder got a new name or place: every folder below it gives its children the new path.
+ *  One UPDATE per folder in the subtree, walking down from the folder. */
+async function rewriteDescendantPaths(trx: Tx, folder: NodeRow) {
+  const folders = await trx
+    .selectFrom('nodes')
+    .select(['id', 'parent_id', 'name'])
+    .where('owner_id', '=', folder.owner_id)
+    .where('type', '=', 'folder')
+    .execute();
+  const stack: Array<{ id: number; childPath: string }> = [{ id: folder.id, childPath: childPathOf(folder) }];
+  while (stack.length) {
+    const { id, childPath } = stack.pop()!;
+    await trx.updateTable('nodes').set({ path: childPath }).where('owner_id', '=', folder.owner_id).where('parent_id', '=', id).execute();
+    for (const f of folders) if (f.parent_id === id) stack.push({ id: f.id, childPath: `${childPath}/${f.name}` });
+  }
+}
+
+/** Runs a tree change in one transaction; a unique index that a concurrent writer won answers 409. */
+async function runWrite<T>(s: Services, fn: (trx: Transaction<DB>) => Promise<T>): Promise<T> {
+  try {
+    return await s.database.db.transaction().execute(fn);
+  } catch (err) {
+    if (isUniqueViolation(err)) throw conflict('That name was just taken; choose another.', 'name-taken');
+    throw err;
+  }
+}
