@@ -1,0 +1,104 @@
+// The rules engine: documents read as JSON through rules (the `api` rules tag and `?data=`). Pure: no I/O.
+//
+// Every function answers `{ok: true, ...}` or a RulesFailure `{ok: false, status: 400 | 413, code, error}`;
+// none throws. Typical use:
+//   const doc = parseDocument(html)            // cache per document checksum
+//   extractApi(doc)                            // GET /_/api/<path>
+//   extractData(doc, rulesText)                // GET /<path>?data=<rulesText>
+import { parseDocument as parseHtml } from 'htmlparser2';
+import type { Document, Element } from 'domhandler';
+import { compileRulesText, type CompiledRules } from './compile.ts';
+import { text } from './dom.ts';
+import { failure, type RulesFailure } from './errors.ts';
+import { runRules, type Json } from './extract.ts';
+import { rulesLimits, type ExtractLimits } from './limits.ts';
+import { findRulesTags } from './selectors.ts';
+
+export { compileRules, compileRulesText, clearRulesCaches, type CompiledRules } from './compile.ts';
+export { parseRelaxed } from './relaxed.ts';
+export { attrSplitIndex } from './syntax.ts';
+export { rulesLimits, type ExtractLimits } from './limits.ts';
+export type { RulesFailure, RulesErrorCode } from './errors.ts';
+export type { Json } from './extract.ts';
+
+export const SUPPORTED_RULES_VERSION = '1';
+export const NO_API_RULES_TAG = 'No api rules tag';
+
+export type ParsedDocument = { readonly root: Document; readonly chars: number };
+export type Extraction = { ok: true; data: Json } | RulesFailure;
+
+/** Parses HTML (never fails; htmlparser2 recovers from anything). Cache the result per document checksum. */
+export function parseDocument(html: string): ParsedDocument {
+  return { root: parseHtml(html), chars: html.length };
+}
+
+function documentOf(doc: ParsedDocument | string): ParsedDocument | RulesFailure {
+  if (typeof doc !== 'string') return doc;
+  if (doc.length > rulesLimits.maxDocumentChars) {
+    return failure('too-large', `Document too large to extract from (max ${rulesLimits.maxDocumentChars} characters)`);
+  }
+  return parseDocument(doc);
+}
+
+type TagLookup = { ok: true; text: string; tag: Element } | RulesFailure;
+const tagLookups = new WeakMap<Document, Map<string, TagLookup>>();
+
+/** The body of the first rules tag named `token` (a `<script data-rules-name="...">` whose space-separated names
+ *  include it), checked for `data-rules-version="1"` and size. Memoized per parsed document. */
+export function findRulesTag(doc: ParsedDocument, token = 'api'): TagLookup {
+  let byToken = tagLookups.get(doc.root);
+  if (!byToken) tagLookups.set(doc.root, (byToken = new Map()));
+  let found = byToken.get(token);
+  if (!found) {
+    found = lookUpTag(doc, token);
+    byToken.set(token, found);
+  }
+  return found;
+}
+
+function lookUpTag(doc: ParsedDocument, token: string): TagLookup {
+  const [tag] = findRulesTags(doc.root, token);
+  if (!tag) return failure('no-rules-tag', token === 'api' ? NO_API_RULES_TAG : `No ${token} rules tag`);
+  const version = Object.hasOwn(tag.attribs, 'data-rules-version') ? tag.attribs['data-rules-version'] : undefined;
+  if (version !== SUPPORTED_RULES_VERSION) {
+    return failure(
+      'rules-version',
+      version === undefined
+        ? `Unknown rules version: the rules tag has no data-rules-version (supported: "${SUPPORTED_RULES_VERSION}")`
+        : `Unknown rules version: ${JSON.stringify(version)} (supported: "${SUPPORTED_RULES_VERSION}")`,
+    );
+  }
+  const body = text(tag);
+  if (body.length > rulesLimits.maxTagChars) {
+    return failure('too-large', `Rules tag too large (max ${rulesLimits.maxTagChars} characters)`);
+  }
+  return { ok: true, text: body, tag };
+}
+
+/** Runs compiled rules against a parsed document. */
+export function extract(doc: ParsedDocument, rules: CompiledRules, limits?: Partial<ExtractLimits>): Extraction {
+  return runRules(doc.root, rules, limits);
+}
+
+/** GET /_/api: the JSON the document's `api` rules tag defines. */
+export function extractApi(doc: ParsedDocument | string, limits?: Partial<ExtractLimits>): Extraction {
+  const d = documentOf(doc);
+  if ('ok' in d) return d;
+  const tag = findRulesTag(d, 'api');
+  if (!tag.ok) return tag;
+  const compiled = compileRulesText(tag.text);
+  if (!compiled.ok) return compiled;
+  return runRules(d.root, compiled.rules, limits);
+}
+
+/** GET ?data=: the JSON the given rules text (lenient syntax) defines, with or without a rules tag. */
+export function extractData(doc: ParsedDocument | string, rulesText: string, limits?: Partial<ExtractLimits>): Extraction {
+  if (rulesText.length > rulesLimits.maxQueryChars) {
+    return failure('too-large', `Rules too long (max ${rulesLimits.maxQueryChars} characters)`);
+  }
+  const compiled = compileRulesText(rulesText);
+  if (!compiled.ok) return compiled;
+  const d = documentOf(doc);
+  if ('ok' in d) return d;
+  return runRules(d.root, compiled.rules, limits);
+}

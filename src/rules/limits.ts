@@ -1,0 +1,32 @@
+// Every bound of the rules engine. The HTTP layer may re-export these from src/limits.ts.
+const KB = 1024;
+const MB = 1024 * KB;
+
+export const rulesLimits = {
+  /** Nesting of rule objects and list shapes; the root rule is at depth 0 and a rule deeper than this is refused. */
+  maxDepth: 20,
+  /** Length of a `?data=` value, after URL decoding. */
+  maxQueryChars: 4 * KB,
+  /** Length of an `api` rules tag body. */
+  maxTagChars: 64 * KB,
+  /** Rule nodes (objects, lists, strings, primitives) in one rules object. */
+  maxRuleNodes: 2_000,
+  /** Length of one selector. */
+  maxSelectorChars: 1 * KB,
+  /** Bracket/parenthesis nesting inside one selector (`:not(:is(:has(...)))`). */
+  maxSelectorNesting: 16,
+  /** Characters of output (texts, attributes, HTML) one extraction may produce. */
+  maxOutputChars: 8 * MB,
+  /** Units of tree work (node visits, ancestor and sibling steps) one extraction may spend. */
+  maxSteps: 20_000_000,
+  /** Wall-clock time one extraction may spend, checked every few thousand steps. */
+  maxMs: 60,
+  /** Documents longer than this are not parsed by the string-taking helpers. */
+  maxDocumentChars: 16 * MB,
+  /** Compiled rules kept in memory, keyed by rules text. */
+  rulesCacheSize: 500,
+  /** Compiled selectors kept in memory, keyed by selector text. */
+  selectorCacheSize: 2_000,
+} as const;
+
+export type ExtractLimits = { maxSteps: number; maxMs: number; maxOutputChars: number };
