@@ -125,3 +125,14 @@ test('utility stylesheet: empty CSS with 200 before the first compile, compiled 
   assert.match(after.text, /\.text-red-500/);
   assert.doesNotMatch(after.text, /\.p-5\b/);
 });
+
+test('Kiln serves the hyperclayjs browser library itself (no CDN)', async () => {
+  const { doc } = await setup();
+  const res = await doc.get('/_/hyperclayjs/src/hyperclay.js');
+  assert.equal(res.status, 200);
+  assert.match(String(res.headers['content-type']), /javascript/);
+  assert.match(res.text, /export/);
+  const escape = await doc.get('/_/hyperclayjs/src/../package.json');
+  assert.ok([403, 404].includes(escape.status), `traversal answered ${escape.status}`);
+  assert.doesNotMatch(escape.text, /"name": "hyperclayjs"/);
+});

@@ -6,17 +6,11 @@ import type { RoutePlugin } from './index.ts';
 import { badRequest, forbidden, notFound, unauthorized } from '../../errors.ts';
 import { authorize, resourceOf } from '../../access/authorize.ts';
 import { findByPath } from '../../nodes/tree.ts';
-import { editorBundle } from '../../ui/assets.ts';
 import { editorPage } from '../../ui/editor.ts';
 import { nodeUrlPath } from '../urls.ts';
 import { EDITABLE_EXTENSIONS, extensionOf } from '../../uploads/content-types.ts';
 
 const plugin: RoutePlugin = async (app, { services: s }) => {
-  app.get('/_/assets/editor.js', async (_req, reply) => {
-    reply.header('Cache-Control', 'public, max-age=3600').type('text/javascript; charset=utf-8');
-    return editorBundle();
-  });
-
   app.get('/_/edit', async (req, reply) => {
     if (req.site.kind === 'main') throw notFound('Open the editor on the document’s own host.');
     const path = String((req.query as { path?: string }).path ?? 'index.html');

@@ -9,8 +9,9 @@ import uploads from './uploads.ts';
 import meta from './meta.ts';
 import editor from './editor.ts';
 import stylesheets from './stylesheets.ts';
+import assets from './assets.ts';
 
 export type RoutePlugin = FastifyPluginAsync<{ services: Services }>;
 
 /** `documents` registers the catch-all for document hosts, so it comes last. */
-export const routes: RoutePlugin[] = [auth, dashboard, save, uploads, meta, editor, stylesheets, documents];
+export const routes: RoutePlugin[] = [auth, dashboard, save, uploads, meta, editor, stylesheets, assets, documents];

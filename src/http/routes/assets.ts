@@ -1,0 +1,27 @@
+// Front-end files Kiln serves on every host, so documents need no CDN: the hyperclayjs browser library
+// (npm package, at /_/hyperclayjs/src/hyperclay.js?preset=…) and the code editor bundle.
+import path from 'node:path';
+import { createRequire } from 'node:module';
+import fastifyStatic from '@fastify/static';
+import type { RoutePlugin } from './index.ts';
+import { editorBundle } from '../../ui/assets.ts';
+
+// The package's main file is src/hyperclay.js; its folder holds every module the loader imports.
+const HYPERCLAYJS_SRC = path.dirname(createRequire(import.meta.url).resolve('hyperclayjs'));
+
+const plugin: RoutePlugin = async (app) => {
+  await app.register(fastifyStatic, {
+    root: HYPERCLAYJS_SRC,
+    prefix: '/_/hyperclayjs/src/',
+    decorateReply: false,
+    index: false,
+    dotfiles: 'deny',
+    maxAge: '1h',
+  });
+
+  app.get('/_/assets/editor.js', async (_req, reply) => {
+    reply.header('Cache-Control', 'public, max-age=3600').type('text/javascript; charset=utf-8');
+    return editorBundle();
+  });
+};
+export default plugin;
