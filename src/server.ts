@@ -9,6 +9,7 @@ import { limits } from './limits.ts';
 import { buildApp } from './http/app.ts';
 import { FilesystemBlobStore } from './blobs/filesystem.ts';
 import { StylesheetCompiler } from './stylesheet/compiler.ts';
+import { MemoryEventBus } from './events/memory.ts';
 import path from 'node:path';
 
 export async function createServices(config: Config, clock: Clock = systemClock): Promise<Services> {
@@ -21,11 +22,13 @@ export async function createServices(config: Config, clock: Clock = systemClock)
     loginLimiter: new MemoryRateLimiter(limits.loginAttempts.max, limits.loginAttempts.windowMs, now),
     blobs: new FilesystemBlobStore(path.join(config.dataDir, 'blobs')),
     stylesheets: new StylesheetCompiler(database.db, clock),
+    events: new MemoryEventBus(),
   };
 }
 
 export async function closeServices(s: Services) {
   await s.stylesheets.idle();
+  await s.events.close();
   await s.database.close();
 }
 

@@ -5,6 +5,7 @@ import type { Clock } from './clock.ts';
 import type { RateLimiter } from './core/rate-limiter.ts';
 import type { BlobStore } from './blobs/store.ts';
 import type { StylesheetCompiler } from './stylesheet/compiler.ts';
+import type { EventBus } from './events/bus.ts';
 
 export interface Services {
   config: Config;
@@ -16,4 +17,6 @@ export interface Services {
   blobs: BlobStore;
   /** Utility stylesheets compiled after saves. */
   stylesheets: StylesheetCompiler;
+  /** Change events for sync streams and live-sync lanes. */
+  events: EventBus;
 }

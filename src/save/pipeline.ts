@@ -8,6 +8,7 @@ import { checksum } from '../core/checksum.ts';
 import { sha256 } from '../core/checksum.ts';
 import { KilnError, notFound, tooLarge } from '../errors.ts';
 import { limits } from '../limits.ts';
+import { channels } from '../events/bus.ts';
 
 export type SaveKind = 'create' | 'browser' | 'editor' | 'sync' | 'restore' | 'instance' | 'upload-edit';
 
@@ -89,6 +90,14 @@ export interface SaveResult {
   modifiedAt: string;
 }
 
+/** The node fields the after-save steps need. */
+export interface SavedNode {
+  id: number;
+  owner_id: number;
+  path: string;
+  name: string;
+}
+
 // Saves to one document are serialized within a process; across processes the checksum
 // compare-and-swap in the transaction decides.
 const queues = new Map<number, Promise<unknown>>();
@@ -102,25 +111,59 @@ function serialized<T>(key: number, fn: () => Promise<T>): Promise<T> {
 }
 
 export async function saveDocument(s: Services, input: SaveInput): Promise<SaveResult> {
-  const result = await serialized(input.nodeId, () => saveNow(s, input));
-  if (result.changed) afterContentChange(s, input.nodeId, input.bytes);
+  const { result, node } = await serialized(input.nodeId, () => saveNow(s, input));
+  if (result.changed) await afterContentChange(s, node, input.bytes, result, input.by.writer);
   return result;
 }
 
-/** What follows a committed content change, outside the transaction: the utility stylesheet
- *  (and the change event). Callers that write content in their own transaction call it after commit. */
-export function afterContentChange(s: Services, nodeId: number, bytes: Buffer): void {
-  void s.stylesheets.schedule(nodeId, bytes.toString('utf8'));
+/** What follows a committed content change, outside the transaction: the utility stylesheet and the
+ *  change events (the owner's sync streams, the document's `saved` lane). Callers that write content
+ *  in their own transaction (creation, instance copy) call it after commit. */
+export async function afterContentChange(
+  s: Services,
+  node: SavedNode,
+  bytes: Buffer,
+  result: { checksum: string; size: number; modifiedAt: string },
+  writer: string | null,
+): Promise<void> {
+  const html = bytes.toString('utf8');
+  void s.stylesheets.schedule(node.id, html);
+  const path = node.path ? `${node.path}/${node.name}` : node.name;
+  await Promise.all([
+    s.events.publish(channels.account(node.owner_id), {
+      type: 'node-saved',
+      nodeId: node.id,
+      nodeType: 'site',
+      path,
+      checksum: result.checksum,
+      modifiedAt: result.modifiedAt,
+      size: result.size,
+      content: html,
+      writer,
+    }),
+    s.events.publish(channels.document(node.id), { type: 'lane', lane: 'saved', nodeId: node.id, html, sender: 'server-save' }),
+  ]).catch((err) => console.error('publishing a save event failed:', err));
 }
 
-async function saveNow(s: Services, input: SaveInput): Promise<SaveResult> {
+async function saveNow(s: Services, input: SaveInput): Promise<{ result: SaveResult; node: SavedNode }> {
   const bytes = input.bytes;
   const now = s.clock.now().toISOString();
   return s.database.db.transaction().execute(async (trx) => {
     const node = await trx
       .selectFrom('nodes')
       .leftJoin('node_contents', 'node_contents.node_id', 'nodes.id')
-      .select(['nodes.id', 'nodes.type', 'nodes.checksum', 'nodes.modified_at', 'nodes.saved_by_account_id', 'nodes.saved_by_writer', 'node_contents.html'])
+      .select([
+        'nodes.id',
+        'nodes.owner_id',
+        'nodes.path',
+        'nodes.name',
+        'nodes.type',
+        'nodes.checksum',
+        'nodes.modified_at',
+        'nodes.saved_by_account_id',
+        'nodes.saved_by_writer',
+        'node_contents.html',
+      ])
       .where('nodes.id', '=', input.nodeId)
       .executeTakeFirst();
     if (!node || node.type !== 'site') throw notFound('No such document.');
@@ -129,10 +172,10 @@ async function saveNow(s: Services, input: SaveInput): Promise<SaveResult> {
       throw conflictError(node.checksum ?? '', node.saved_by_account_id, node.saved_by_writer, input.by);
     }
     if (stored && stored.equals(bytes)) {
-      return { changed: false, checksum: node.checksum!, size: bytes.length, modifiedAt: node.modified_at };
+      return { node, result: { changed: false, checksum: node.checksum!, size: bytes.length, modifiedAt: node.modified_at } };
     }
     const written = await writeVersionAndContent(trx, node.id, bytes, stored, input.by, now);
-    return { changed: true, checksum: written.checksum, size: written.size, modifiedAt: now };
+    return { node, result: { changed: true, checksum: written.checksum, size: written.size, modifiedAt: now } };
   });
 }
 
