@@ -43,19 +43,26 @@ async function main(argv: string[]) {
         superadmin: { type: 'boolean', default: false },
       },
     });
+    const missing = (['email', 'username', 'password'] as const).filter((k) => !values[k]);
+    if (missing.length) {
+      process.stderr.write(`kiln user add: missing ${missing.map((k) => '--' + k).join(', ')}\n\n${HELP}`);
+      process.exitCode = 2;
+      return;
+    }
     const services = await createServices(config);
     try {
       const { createPerson } = await import('./accounts/people.ts');
       const person = await createPerson(services, {
-        email: values.email ?? '',
-        username: values.username ?? '',
-        password: values.password ?? '',
+        email: values.email!,
+        username: values.username!,
+        password: values.password!,
         plan: values.plan as never,
         isSuperadmin: values.superadmin,
         accountType: 'dev',
         emailConfirmed: true,
       });
-      console.log(`Created ${person.username} <${person.email}> (id ${person.id}, plan ${values.plan})`);
+      const role = values.superadmin ? ', superadmin' : '';
+      console.log(`Created ${person.username} <${person.email}> (id ${person.id}, plan ${person.plan}${role})`);
     } finally {
       await closeServices(services);
     }
