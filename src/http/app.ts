@@ -1,5 +1,5 @@
 // Builds the Fastify application: hosts → auth → routes, one error handler.
-import Fastify, { type FastifyInstance, type FastifyError } from 'fastify';
+import Fastify, { type FastifyInstance, type FastifyError, type FastifyReply } from 'fastify';
 import cookie from '@fastify/cookie';
 import formbody from '@fastify/formbody';
 import type { Services } from '../services.ts';
@@ -20,6 +20,14 @@ export async function buildApp(s: Services): Promise<FastifyInstance> {
     bodyLimit: limits.body.json,
     // Document paths are case-sensitive and may be long; keep the router strict.
     routerOptions: { ignoreTrailingSlash: false, maxParamLength: limits.pathLength },
+    // Malformed URLs (bad percent-escapes) are refused before any hook runs: answer in Kiln's shape too.
+    frameworkErrors: (err, req, anyReply) => {
+      const reply = anyReply as unknown as FastifyReply;
+      const status = (err as FastifyError).statusCode ?? 400;
+      const msg = status === 400 ? 'The request URL is malformed.' : 'The request was refused.';
+      if (wantsHtml(req)) return reply.code(status).type('text/html; charset=utf-8').send(errorPage(status, msg));
+      return reply.code(status).send({ msg, msgType: 'error' });
+    },
   });
 
   await app.register(cookie);
