@@ -156,3 +156,25 @@ test('GET /_/meta makes hyperclayjs choose /_/sync and describes the document', 
   const anon = await kiln.client(new URL(url).host).get('/_/meta', { headers: { 'document-url': url } });
   assert.equal(anon.json.document.writable, false);
 });
+
+test('formathtml="true" documents are re-indented on save; the answer’s etag identifies the stored (formatted) bytes', async () => {
+  const { doc, url } = await ownerWithDocument('save-format.html');
+  const messy = '<!doctype html>\n<html formathtml="true"><head><title>t</title></head><body><div><p>a</p>\n\n      <p>b</p></div><script>if (a < b) { x() }</script></body></html>';
+  const res = await browserSave(doc, url, messy);
+  assert.equal(res.status, 200, res.text);
+  const stored = (await doc.get('/save-format.html')).text;
+  assert.notEqual(stored, messy);
+  assert.match(stored, /\n  <head>/);
+  assert.match(stored, /<script>if \(a < b\) \{ x\(\) \}<\/script>/);
+  assert.equal(res.json.etag, checksumOf(stored));
+  // Saving the formatted bytes again changes nothing (formatting is idempotent).
+  const again = await browserSave(doc, url, stored);
+  assert.equal(again.json.etag, res.json.etag);
+});
+
+test('without formathtml="true" the bytes are stored exactly as sent', async () => {
+  const { doc, url } = await ownerWithDocument('save-exact.html');
+  const messy = '<html formathtml="false"><body><div><p>a</p>\n\n      <p>b</p></div></body></html>\r\n';
+  await browserSave(doc, url, messy);
+  assert.equal((await doc.get('/save-exact.html')).text, messy);
+});

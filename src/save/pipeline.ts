@@ -9,6 +9,7 @@ import { sha256 } from '../core/checksum.ts';
 import { KilnError, notFound, tooLarge } from '../errors.ts';
 import { limits } from '../limits.ts';
 import { channels } from '../events/bus.ts';
+import { formatHtml } from './formathtml.ts';
 
 export type SaveKind = 'create' | 'browser' | 'editor' | 'sync' | 'restore' | 'instance' | 'upload-edit';
 
@@ -111,9 +112,18 @@ function serialized<T>(key: number, fn: () => Promise<T>): Promise<T> {
 }
 
 export async function saveDocument(s: Services, input: SaveInput): Promise<SaveResult> {
-  const { result, node } = await serialized(input.nodeId, () => saveNow(s, input));
-  if (result.changed) await afterContentChange(s, node, input.bytes, result, input.by.writer);
+  const bytes = normalize(input.bytes);
+  const { result, node } = await serialized(input.nodeId, () => saveNow(s, { ...input, bytes }));
+  if (result.changed) await afterContentChange(s, node, bytes, result, input.by.writer);
   return result;
+}
+
+/** Step 1: re-indent documents that opt in with `<html formathtml="true">`; all others keep their exact bytes. */
+export function normalize(bytes: Buffer): Buffer {
+  if (!bytes.includes('formathtml')) return bytes;
+  const text = bytes.toString('utf8');
+  const formatted = formatHtml(text);
+  return formatted === text ? bytes : Buffer.from(formatted, 'utf8');
 }
 
 /** What follows a committed content change, outside the transaction: the utility stylesheet and the
