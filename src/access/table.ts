@@ -69,11 +69,13 @@ export const ACCESS_TABLE: Record<string, Check> = {
   '*:main_app:setup': 'allow',
 };
 
-/** The table with every `+` expanded: one entry per concrete key. Built once. */
-const EXPANDED: Map<string, Check> = (() => {
+/** A table with every `+` expanded: one entry per concrete key. A key listed twice is a mistake. */
+export function expandTable(table: Record<string, Check>): Map<string, Check> {
   const out = new Map<string, Check>();
-  for (const [key, check] of Object.entries(ACCESS_TABLE)) {
-    const [users, resources, actions] = key.split(':');
+  for (const [key, check] of Object.entries(table)) {
+    const parts = key.split(':');
+    if (parts.length !== 3) throw new Error(`access table key ${key} must be user:resource:action`);
+    const [users, resources, actions] = parts;
     for (const u of users.split('+'))
       for (const r of resources.split('+'))
         for (const a of actions.split('+')) {
@@ -83,10 +85,11 @@ const EXPANDED: Map<string, Check> = (() => {
         }
   }
   return out;
-})();
+}
 
-/** The check for a request, in the spec's lookup order; `null` means no rule (403). */
-export function lookup(user: UserType, resource: ResourceType, action: Action): Check | null {
+/** The check for a request in an expanded table, in the spec's lookup order: exact key → admin falls
+ *  back to dev → `*` user type → `*` resource type (admin: then dev's) → `*:*`; `null` = no rule (403). */
+export function lookupIn(table: Map<string, Check>, user: UserType, resource: ResourceType, action: Action): Check | null {
   const candidates = [
     `${user}:${resource}:${action}`,
     ...(user === 'admin' ? [`dev:${resource}:${action}`] : []),
@@ -96,8 +99,23 @@ export function lookup(user: UserType, resource: ResourceType, action: Action): 
     `*:*:${action}`,
   ];
   for (const k of candidates) {
-    const c = EXPANDED.get(k);
+    const c = table.get(k);
     if (c) return c;
   }
   return null;
+}
+
+const EXPANDED = expandTable(ACCESS_TABLE);
+/** Answers are fixed for the life of the process (the key space is small): remember them. */
+const ANSWERS = new Map<string, Check | null>();
+
+/** The check THE table names for a request; `null` means no rule (403). */
+export function lookup(user: UserType, resource: ResourceType, action: Action): Check | null {
+  const key = `${user}:${resource}:${action}`;
+  let c = ANSWERS.get(key);
+  if (c === undefined) {
+    c = lookupIn(EXPANDED, user, resource, action);
+    ANSWERS.set(key, c);
+  }
+  return c;
 }

@@ -1,0 +1,106 @@
+// The access table's lookup order, `+` expansion and refusals, tested directly (pure functions).
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { ACCESS_TABLE, expandTable, lookup, lookupIn, type Check } from '../src/access/table.ts';
+import { authorize, type Resource } from '../src/access/authorize.ts';
+import { KilnError } from '../src/errors.ts';
+import type { Actor } from '../src/http/context.ts';
+
+const t = (def: Record<string, Check>) => expandTable(def);
+
+test('order 1: the exact key wins over every wildcard', () => {
+  const table = t({ 'dev:regular_site:view': 'owner', '*:regular_site:view': 'visible', 'dev:*:view': 'signed_in', '*:*:view': 'allow' });
+  assert.equal(lookupIn(table, 'dev', 'regular_site', 'view'), 'owner');
+});
+
+test('order 2: admin falls back to dev before any wildcard; its own exact key still wins', () => {
+  const table = t({ 'dev:folder:view': 'owner', '*:folder:view': 'visible', 'admin:*:view': 'deny', '*:*:view': 'allow' });
+  assert.equal(lookupIn(table, 'admin', 'folder', 'view'), 'owner');
+  const withAdmin = t({ 'admin:folder:view': 'allow', 'dev:folder:view': 'owner' });
+  assert.equal(lookupIn(withAdmin, 'admin', 'folder', 'view'), 'allow');
+  // The fallback is admin → dev only, never the other way.
+  assert.equal(lookupIn(t({ 'admin:folder:view': 'allow' }), 'dev', 'folder', 'view'), null);
+});
+
+test('order 3: `*` for the user type comes before `*` for the resource type', () => {
+  const table = t({ '*:folder:edit': 'visible', 'dev:*:edit': 'owner', '*:*:edit': 'allow' });
+  assert.equal(lookupIn(table, 'dev', 'folder', 'edit'), 'visible');
+  assert.equal(lookupIn(table, 'dev', 'upload', 'edit'), 'owner');
+});
+
+test('order 4: `*` for the resource type, then (for admins) dev\'s `*` resource entry', () => {
+  const table = t({ 'app_user:*:edit': 'deny', 'dev:*:edit': 'owner', '*:*:edit': 'allow' });
+  assert.equal(lookupIn(table, 'app_user', 'instance', 'edit'), 'deny');
+  assert.equal(lookupIn(table, 'admin', 'instance', 'edit'), 'owner');
+});
+
+test('order 5: `*:*` is the last resort; nothing matching is null', () => {
+  const table = t({ '*:*:live': 'signed_in' });
+  for (const u of ['no_auth', 'app_user', 'dev', 'admin'] as const) assert.equal(lookupIn(table, u, 'multi_tenant', 'live'), 'signed_in');
+  assert.equal(lookupIn(table, 'dev', 'multi_tenant', 'save'), null);
+});
+
+test('`+` lists several values in each part; every combination is its own key', () => {
+  const table = t({ 'dev+app_user:regular_site+instance:save+live': 'owner' });
+  assert.equal(table.size, 8);
+  for (const u of ['dev', 'app_user'] as const)
+    for (const r of ['regular_site', 'instance'] as const)
+      for (const a of ['save', 'live'] as const) assert.equal(lookupIn(table, u, r, a), 'owner');
+  assert.equal(lookupIn(table, 'no_auth', 'regular_site', 'save'), null);
+  assert.equal(lookupIn(table, 'dev', 'multi_tenant', 'save'), null);
+});
+
+test('a key listed twice (also through `+`) or malformed is refused when the table is built', () => {
+  assert.throws(() => t({ 'dev+admin:folder:view': 'owner', 'dev:folder:view': 'allow' }), /lists dev:folder:view twice/);
+  assert.throws(() => t({ 'dev:folder': 'owner' }), /must be user:resource:action/);
+  // THE table itself builds.
+  assert.ok(expandTable(ACCESS_TABLE).size > 0);
+});
+
+test('THE table: spot checks of the rules a reader audits', () => {
+  assert.equal(lookup('dev', 'regular_site', 'edit'), 'owner');
+  assert.equal(lookup('admin', 'regular_site', 'edit'), 'owner', 'admin falls back to dev');
+  assert.equal(lookup('admin', 'instance', 'view'), 'allow', 'admin has its own view rule');
+  assert.equal(lookup('no_auth', 'regular_site', 'view'), 'visible', '`*` user type');
+  assert.equal(lookup('app_user', 'main_app', 'edit'), 'deny', '`*` resource type');
+  assert.equal(lookup('no_auth', 'folder', 'edit'), 'login', 'no_auth on edit goes to the login page');
+  assert.equal(lookup('dev', 'main_app', 'manage'), 'signed_in');
+  assert.equal(lookup('dev', 'folder', 'manage'), 'owner');
+  assert.equal(lookup('app_user', 'main_app', 'manage'), null, 'unmatched');
+  assert.equal(lookup('app_user', 'main_app', 'manage'), null, 'remembered answers stay the same');
+});
+
+const actor = (over: Partial<Actor> = {}): Actor => ({
+  accountId: 1,
+  username: 'a',
+  email: 'a@example.com',
+  accountType: 'dev',
+  isSuperadmin: false,
+  emailConfirmed: true,
+  plan: 'free',
+  hasActiveSubscription: false,
+  writer: 'session:1',
+  ...over,
+});
+const doc = (over: Partial<Resource> = {}): Resource => ({ ownerId: 1, type: 'site', visibility: 'public', enableSignups: false, sourceNodeId: null, ...over });
+function refusal(fn: () => unknown): KilnError {
+  try {
+    fn();
+  } catch (e) {
+    assert.ok(e instanceof KilnError);
+    return e;
+  }
+  assert.fail('expected a refusal');
+}
+
+test('authorize: unmatched answers 403; the checks refuse with the statuses the spec names', () => {
+  assert.equal(refusal(() => authorize({ actor: actor({ accountType: 'app_user' }) }, null, 'manage')).status, 403);
+  assert.equal(refusal(() => authorize({ actor: null }, null, 'dashboard')).status, 401);
+  assert.equal(refusal(() => authorize({ actor: null }, doc(), 'edit')).status, 401);
+  assert.equal(refusal(() => authorize({ actor: actor({ accountId: 2 }) }, doc(), 'edit')).status, 400, 'ownership is a failed condition: 400');
+  assert.equal(refusal(() => authorize({ actor: null }, doc({ visibility: 'private' }), 'view')).status, 404, 'private looks missing');
+  assert.equal(refusal(() => authorize({ actor: actor({ accountId: 2 }) }, doc({ visibility: 'private' }), 'view')).status, 404);
+  assert.equal(authorize({ actor: actor() }, doc({ visibility: 'private' }), 'view'), 'visible');
+  assert.equal(authorize({ actor: actor({ accountId: 2, isSuperadmin: true }) }, doc({ visibility: 'private' }), 'view'), 'allow');
+  assert.equal(refusal(() => authorize({ actor: actor({ accountType: 'app_user' }) }, doc(), 'edit')).status, 403, 'app users never edit code');
+});
