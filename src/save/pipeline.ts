@@ -10,6 +10,7 @@ import { KilnError, notFound, tooLarge } from '../errors.ts';
 import { limits } from '../limits.ts';
 import { channels } from '../events/bus.ts';
 import { formatHtml } from './formathtml.ts';
+import { packSnapshot, planVersion } from './versions.ts';
 
 export type SaveKind = 'create' | 'browser' | 'editor' | 'sync' | 'restore' | 'instance' | 'upload-edit';
 
@@ -66,14 +67,23 @@ export async function writeVersionAndContent(
   return { checksum: sum, size: bytes.length, versionId: version.id };
 }
 
-/** Full snapshot for now; diffs against the previous version come with src/save/versions.ts. */
+/** Backup 1 and every 20th are full snapshots (gzip-packed: every snapshot is packed, so reading
+ *  never guesses); the others are diffs against the version before. See versions.ts. */
 function versionBody(
-  _backupNumber: number,
+  backupNumber: number,
   bytes: Buffer,
-  _prev: Buffer | null,
-  _last: { id: number; is_diff: number; snapshot_id: number | null } | undefined,
+  prev: Buffer | null,
+  last: { id: number; is_diff: number; snapshot_id: number | null } | undefined,
 ) {
-  return { is_diff: 0 as const, html: bytes, diff_content: null, diff_from_id: null, snapshot_id: null };
+  const plan = last ? planVersion(backupNumber, prev, bytes) : ({ isDiff: false } as const);
+  if (!plan.isDiff) return { is_diff: 0 as const, html: packSnapshot(bytes), diff_content: null, diff_from_id: null, snapshot_id: null };
+  return {
+    is_diff: 1 as const,
+    html: null,
+    diff_content: plan.diffContent,
+    diff_from_id: last!.id,
+    snapshot_id: last!.is_diff ? last!.snapshot_id : last!.id,
+  };
 }
 
 export interface SaveInput {

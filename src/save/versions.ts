@@ -103,24 +103,16 @@ export function planVersion(backupNumber: number, previous: Uint8Array | null, n
 // --- snapshot packing (optional) ------------------------------------------------
 
 /**
- * Optional compact form for snapshot bytes: gzip. HTML shrinks 4–10×; without it, 51 full copies
- * per 1,000 versions are by themselves 5.1% of 1,000 full copies. `unpackSnapshot` accepts both
- * packed and raw bytes (raw HTML never starts with the gzip magic 1f 8b 08 in practice; the
- * caller's SHA-256 check catches the impossible case).
+ * Snapshot bytes are stored gzip-packed: HTML shrinks 4–10×; without it, 51 full copies per 1,000
+ * versions are by themselves 5.1% of 1,000 full copies. Every snapshot is packed, so unpacking
+ * never guesses from the content (a document may itself be any bytes).
  */
 export function packSnapshot(bytes: Uint8Array): Uint8Array {
   return new Uint8Array(gzipSync(bytes, { level: 6 }));
 }
 
 export function unpackSnapshot(stored: Uint8Array): Uint8Array {
-  if (stored.length >= 18 && stored[0] === 0x1f && stored[1] === 0x8b && stored[2] === 0x08) {
-    try {
-      return new Uint8Array(gunzipSync(stored));
-    } catch {
-      return stored;
-    }
-  }
-  return stored;
+  return new Uint8Array(gunzipSync(stored));
 }
 
 // --- diffs ---------------------------------------------------------------------

@@ -7,6 +7,7 @@ import documents from './documents.ts';
 import save from './save.ts';
 import uploads from './uploads.ts';
 import meta from './meta.ts';
+import versions from './versions.ts';
 import editor from './editor.ts';
 import stylesheets from './stylesheets.ts';
 import assets from './assets.ts';
@@ -14,4 +15,4 @@ import assets from './assets.ts';
 export type RoutePlugin = FastifyPluginAsync<{ services: Services }>;
 
 /** `documents` registers the catch-all for document hosts, so it comes last. */
-export const routes: RoutePlugin[] = [auth, dashboard, save, uploads, meta, editor, stylesheets, assets, documents];
+export const routes: RoutePlugin[] = [auth, dashboard, save, uploads, meta, versions, editor, stylesheets, assets, documents];

@@ -38,7 +38,8 @@ const plugin: RoutePlugin = async (app, { services: s }) => {
     const result = await saveDocument(s, {
       nodeId: node.id,
       bytes: body,
-      by: { kind: 'browser', accountId: req.actor?.accountId ?? null, writer: req.actor?.writer ?? null },
+      // The code editor marks its saves so the version list can say who saved.
+      by: { kind: req.headers['x-kiln-editor'] ? 'editor' : 'browser', accountId: req.actor?.accountId ?? null, writer: req.actor?.writer ?? null },
       ifMatch: parseIfMatch(req.headers['if-match']),
     });
     reply.header('ETag', `"${result.checksum}"`);

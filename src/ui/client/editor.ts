@@ -31,7 +31,7 @@ async function save() {
     const res = await fetch('/_/save', {
       method: 'POST',
       credentials: 'same-origin',
-      headers: { 'Content-Type': 'text/plain;charset=UTF-8', 'Document-URL': data.documentUrl, 'If-Match': `"${etag}"` },
+      headers: { 'Content-Type': 'text/plain;charset=UTF-8', 'Document-URL': data.documentUrl, 'If-Match': `"${etag}"`, 'X-Kiln-Editor': '1' },
       body: content,
     });
     const body = await res.json().catch(() => ({}) as Record<string, string>);

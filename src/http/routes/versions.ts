@@ -1,0 +1,98 @@
+// Versions of a document, on its host: list (page and JSON), view one, a readable diff against the
+// current content, and restore (GET asks, POST restores as a new save through the pipeline).
+import type { FastifyRequest } from 'fastify';
+import type { RoutePlugin } from './index.ts';
+import type { Services } from '../../services.ts';
+import { badRequest, notFound } from '../../errors.ts';
+import { authorize, resourceOf } from '../../access/authorize.ts';
+import { findByPath, getNode } from '../../nodes/tree.ts';
+import { listVersions, versionContent } from '../../save/history.ts';
+import { saveDocument } from '../../save/pipeline.ts';
+import { assertSameOrigin } from '../origin.ts';
+import { done, wantsHtml } from '../answers.ts';
+import { nodeUrlPath } from '../urls.ts';
+import { versionsPage, versionPage, diffPage, restorePage } from '../../ui/versions.ts';
+
+/** The document whose versions are asked for, checked for the caller. */
+async function documentFor(s: Services, req: FastifyRequest, nodeId: number | null, path?: string) {
+  if (req.site.kind === 'main') throw notFound('Versions are on the document’s own host.');
+  const node = nodeId !== null ? await getNode(s, nodeId) : await findByPath(s, req.site.accountId, path ?? 'index.html');
+  if (!node || node.type !== 'site' || node.owner_id !== req.site.accountId) throw notFound('No such document.');
+  authorize({ actor: req.actor }, resourceOf(node), 'versions');
+  return node;
+}
+
+function versionId(req: FastifyRequest): number {
+  const id = Number((req.params as { id: string }).id);
+  if (!Number.isSafeInteger(id) || id <= 0) throw badRequest('Version ids are positive integers.');
+  return id;
+}
+
+async function currentContent(s: Services, nodeId: number): Promise<Buffer> {
+  const row = await s.database.db.selectFrom('node_contents').select('html').where('node_id', '=', nodeId).executeTakeFirstOrThrow();
+  return Buffer.from(row.html);
+}
+
+const plugin: RoutePlugin = async (app, { services: s }) => {
+  const db = s.database.db;
+
+  app.get('/_/versions', async (req, reply) => {
+    const node = await documentFor(s, req, null, (req.query as { path?: string }).path);
+    const versions = await listVersions(db, node.id);
+    if (!wantsHtml(req)) return { msg: `${versions.length} versions`, msgType: 'success', document: node.name, versions };
+    reply.type('text/html; charset=utf-8');
+    return versionsPage({ node, versions, documentPath: nodeUrlPath(node), username: req.actor?.username });
+  });
+
+  app.get('/_/version/:id', async (req, reply) => {
+    const id = versionId(req);
+    const v = await versionContent(db, id);
+    const node = await documentFor(s, req, v.nodeId);
+    const info = (await listVersions(db, node.id)).find((x) => x.id === id)!;
+    if ((req.query as { raw?: string }).raw !== undefined) {
+      // The saved HTML as a page, sandboxed: an old version never runs as the live document.
+      reply.header('Content-Security-Policy', 'sandbox').header('X-Content-Type-Options', 'nosniff');
+      return reply.type('text/html; charset=utf-8').send(v.bytes);
+    }
+    if (!wantsHtml(req)) return { msg: 'Version', msgType: 'success', version: info, html: v.bytes.toString('utf8') };
+    reply.type('text/html; charset=utf-8');
+    return versionPage({ node, version: info, content: v.bytes.toString('utf8'), username: req.actor?.username });
+  });
+
+  app.get('/_/version/:id/diff', async (req, reply) => {
+    const id = versionId(req);
+    const v = await versionContent(db, id);
+    const node = await documentFor(s, req, v.nodeId);
+    const info = (await listVersions(db, node.id)).find((x) => x.id === id)!;
+    const current = (await currentContent(s, node.id)).toString('utf8');
+    reply.type('text/html; charset=utf-8');
+    return diffPage({ node, version: info, old: v.bytes.toString('utf8'), current, username: req.actor?.username });
+  });
+
+  app.get('/_/restore/:id', async (req, reply) => {
+    const id = versionId(req);
+    const v = await versionContent(db, id);
+    const node = await documentFor(s, req, v.nodeId);
+    const info = (await listVersions(db, node.id)).find((x) => x.id === id)!;
+    reply.type('text/html; charset=utf-8');
+    return restorePage({ node, version: info, username: req.actor?.username });
+  });
+
+  app.post('/_/restore/:id', async (req, reply) => {
+    assertSameOrigin(req);
+    const id = versionId(req);
+    const v = await versionContent(db, id);
+    const node = await documentFor(s, req, v.nodeId);
+    const result = await saveDocument(s, {
+      nodeId: node.id,
+      bytes: v.bytes,
+      by: { kind: 'restore', accountId: req.actor?.accountId ?? null, writer: req.actor?.writer ?? null },
+    });
+    reply.header('ETag', `"${result.checksum}"`);
+    return done(req, reply, result.changed ? `Restored version ${v.backupNumber}.` : 'That version is already the current one.', {
+      redirect: `/_/versions?path=${encodeURIComponent(nodeUrlPath(node).slice(1))}`,
+      extra: { etag: result.checksum },
+    });
+  });
+};
+export default plugin;

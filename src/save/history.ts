@@ -1,0 +1,75 @@
+// Reading versions back: list them, and rebuild one from its snapshot and the diffs after it,
+// verified against its SHA-256 contentHash.
+import type { Db } from '../store/schema.ts';
+import { sha256 } from '../core/checksum.ts';
+import { notFound } from '../errors.ts';
+import { reconstruct, unpackSnapshot } from './versions.ts';
+
+export interface VersionInfo {
+  id: number;
+  nodeId: number;
+  backupNumber: number;
+  createdAt: string;
+  size: number;
+  savedBy: string;
+  savedByUsername: string | null;
+  isDiff: boolean;
+  contentHash: string;
+}
+
+export async function listVersions(db: Db, nodeId: number): Promise<VersionInfo[]> {
+  const rows = await db
+    .selectFrom('versions')
+    .leftJoin('accounts', 'accounts.id', 'versions.saved_by_account_id')
+    .select([
+      'versions.id',
+      'versions.node_id',
+      'versions.backup_number',
+      'versions.created_at',
+      'versions.size',
+      'versions.saved_by_kind',
+      'versions.is_diff',
+      'versions.content_hash',
+      'accounts.username',
+    ])
+    .where('versions.node_id', '=', nodeId)
+    .orderBy('versions.backup_number', 'desc')
+    .execute();
+  return rows.map((r) => ({
+    id: r.id,
+    nodeId: r.node_id,
+    backupNumber: r.backup_number,
+    createdAt: r.created_at,
+    size: r.size,
+    savedBy: r.saved_by_kind,
+    savedByUsername: r.username,
+    isDiff: r.is_diff === 1,
+    contentHash: r.content_hash,
+  }));
+}
+
+export class CorruptVersionError extends Error {}
+
+/** The exact bytes of a version. Throws CorruptVersionError when reconstruction does not match contentHash. */
+export async function versionContent(db: Db, versionId: number): Promise<{ nodeId: number; bytes: Buffer; backupNumber: number }> {
+  const v = await db.selectFrom('versions').selectAll().where('id', '=', versionId).executeTakeFirst();
+  if (!v) throw notFound('No such version.');
+  let bytes: Buffer;
+  if (v.is_diff === 0) {
+    bytes = Buffer.from(unpackSnapshot(v.html!));
+  } else {
+    const snapshot = await db.selectFrom('versions').select(['html', 'backup_number']).where('id', '=', v.snapshot_id!).executeTakeFirstOrThrow();
+    const diffs = await db
+      .selectFrom('versions')
+      .select(['diff_content'])
+      .where('node_id', '=', v.node_id)
+      .where('backup_number', '>', snapshot.backup_number)
+      .where('backup_number', '<=', v.backup_number)
+      .orderBy('backup_number', 'asc')
+      .execute();
+    const text = reconstruct(Buffer.from(unpackSnapshot(snapshot.html!)).toString('utf8'), diffs.map((d) => d.diff_content!));
+    bytes = Buffer.from(text, 'utf8');
+  }
+  if (sha256(bytes) !== v.content_hash) throw new CorruptVersionError(`version ${versionId} does not match its contentHash`);
+  return { nodeId: v.node_id, bytes, backupNumber: v.backup_number };
+}
