@@ -9,6 +9,10 @@
 //   one owner. A name is never shared by two siblings of any type, so a URL path names one node.
 // - Folders nest at most `limits.folderDepth` levels; sites per account are capped by plan.
 // - A site's first HTML is written by the save pipeline inside the creating transaction.
+// - Every change is published on the owner's account channel after it commits (sync streams hear
+//   the dashboard's changes too): node-saved for created documents (through the pipeline's
+//   afterContentChange, which also compiles the stylesheet) and folders, node-renamed / node-moved
+//   with full old and new paths, node-deleted for every deleted node.
 import { sql, type Kysely, type Selectable, type Transaction } from 'kysely';
 import type { Services } from '../services.ts';
 import type { DB, NodesTable } from '../store/schema.ts';
@@ -16,12 +20,25 @@ import { KilnError, badRequest, conflict, forbidden, notFound } from '../errors.
 import { isUniqueViolation } from '../store/db.ts';
 import { limits, isUnlimitedSites } from '../limits.ts';
 import { isDocumentName, nodeNameProblem, splitPath } from '../core/names.ts';
-import { writeVersionAndContent } from '../save/pipeline.ts';
+import { afterContentChange, writeVersionAndContent } from '../save/pipeline.ts';
+import { channels, type NodeEvent } from '../events/bus.ts';
 import { defaultDocument } from './default-document.ts';
 
 export type NodeRow = Selectable<NodesTable>;
 export type Visibility = NodesTable['visibility'];
 type Tx = Transaction<DB> | Kysely<DB>;
+
+/** Options of the changing use cases. */
+export interface ChangeOptions {
+  /** Opaque writer id (session or sync key), carried by the published events. */
+  writer?: string | null;
+  /** A precondition checked inside the transaction once the node is loaded (e.g. the sync API's
+   *  expected structure version); throwing aborts the change. */
+  expect?: (trx: Transaction<DB>, node: NodeRow) => Promise<void>;
+}
+
+/** What to publish once the transaction has committed. */
+type AfterCommit = Array<() => Promise<unknown>>;
 
 export interface CreateNodeInput {
   /** The account whose tree receives the node (the actor itself, or a team it owns or edits). */
@@ -107,7 +124,7 @@ export function childPathOf(folder: { path: string; name: string } | null | unde
 /** Creates a site or folder in one transaction; a site gets its first version and content. */
 export async function createNode(s: Services, actorId: number, input: CreateNodeInput): Promise<NodeRow> {
   const now = s.clock.now().toISOString();
-  return runWrite(s, (trx) => createIn(s, trx, actorId, input, now));
+  return runWrite(s, (trx, after) => createIn(s, trx, actorId, input, now, after));
 }
 
 /** Creates `a/b/name.html` (or a folder), creating missing folders on the way, all in one transaction. */
@@ -122,7 +139,7 @@ export async function createPath(s: Services, actorId: number, input: CreatePath
     if (problem) throw badRequest(`${problem} (in "${n}")`, 'invalid-name');
   }
   const now = s.clock.now().toISOString();
-  return runWrite(s, async (trx) => {
+  return runWrite(s, async (trx, after) => {
     await assertManages(trx, actorId, input.ownerId);
     let parentId = input.parentId ?? 0;
     for (const folderName of names.slice(0, -1)) {
@@ -138,13 +155,20 @@ export async function createPath(s: Services, actorId: number, input: CreatePath
       }
       parentId = existing
         ? existing.id
-        : (await createIn(s, trx, actorId, { ownerId: input.ownerId, parentId, type: 'folder', name: folderName }, now)).id;
+        : (await createIn(s, trx, actorId, { ownerId: input.ownerId, parentId, type: 'folder', name: folderName, writer: input.writer }, now, after)).id;
     }
-    return createIn(s, trx, actorId, { ownerId: input.ownerId, parentId, type, name: last, html: input.html, writer: input.writer }, now);
+    return createIn(s, trx, actorId, { ownerId: input.ownerId, parentId, type, name: last, html: input.html, writer: input.writer }, now, after);
   });
 }
 
-async function createIn(s: Services, trx: Transaction<DB>, actorId: number, input: CreateNodeInput, now: string): Promise<NodeRow> {
+async function createIn(
+  s: Services,
+  trx: Transaction<DB>,
+  actorId: number,
+  input: CreateNodeInput,
+  now: string,
+  after: AfterCommit,
+): Promise<NodeRow> {
   if (input.type !== 'site' && input.type !== 'folder') throw badRequest('Type must be "site" or "folder".', 'invalid-type');
   const name = String(input.name ?? '').normalize('NFC');
   assertValidName(name, input.type);
@@ -180,19 +204,36 @@ async function createIn(s: Services, trx: Transaction<DB>, actorId: number, inpu
     })
     .returningAll()
     .executeTakeFirstOrThrow();
-  if (input.type !== 'site') return node;
+  if (input.type !== 'site') {
+    after.push(() =>
+      publish(s, node.owner_id, {
+        type: 'node-saved',
+        nodeId: node.id,
+        nodeType: node.type,
+        path: childPathOf(node),
+        checksum: null,
+        modifiedAt: now,
+        size: 0,
+        parentId: node.parent_id,
+        writer: input.writer ?? null,
+      }),
+    );
+    return node;
+  }
   const bytes = input.html === undefined ? defaultDocument(name) : Buffer.isBuffer(input.html) ? input.html : Buffer.from(String(input.html), 'utf8');
   const written = await writeVersionAndContent(trx, node.id, bytes, null, { kind: 'create', accountId: actorId, writer: input.writer ?? null }, now);
+  after.push(() => afterContentChange(s, node, bytes, { checksum: written.checksum, size: written.size, modifiedAt: now }, input.writer ?? null));
   return { ...node, checksum: written.checksum, size: written.size, modified_at: now, saved_by_account_id: actorId, saved_by_writer: input.writer ?? null };
 }
 
 // ------------------------------------------------------------------ changing
 
 /** Renames a node in place; a folder's descendants get their new path in the same transaction. */
-export async function renameNode(s: Services, actorId: number, nodeId: number, newName: string): Promise<NodeRow> {
+export async function renameNode(s: Services, actorId: number, nodeId: number, newName: string, opts: ChangeOptions = {}): Promise<NodeRow> {
   const name = String(newName ?? '').normalize('NFC');
-  return runWrite(s, async (trx) => {
+  return runWrite(s, async (trx, after) => {
     const node = await loadOwnNode(trx, actorId, nodeId);
+    await opts.expect?.(trx, node);
     if (name === node.name) return node;
     assertValidName(name, node.type);
     const parent = node.parent_id === 0 ? null : await loadParent(trx, node.owner_id, node.parent_id);
@@ -204,15 +245,24 @@ export async function renameNode(s: Services, actorId: number, nodeId: number, n
       .returningAll()
       .executeTakeFirstOrThrow();
     if (node.type === 'folder') await rewriteDescendantPaths(trx, updated);
+    after.push(() => publishMoved(s, node, updated, opts.writer));
     return updated;
   });
 }
 
 /** Moves a node into another folder (0 = top level), optionally renaming it; a folder's descendants
  *  get their new paths in the same transaction. A folder cannot move into itself or below itself. */
-export async function moveNode(s: Services, actorId: number, nodeId: number, targetParentId: number, newName?: string | null): Promise<NodeRow> {
-  return runWrite(s, async (trx) => {
+export async function moveNode(
+  s: Services,
+  actorId: number,
+  nodeId: number,
+  targetParentId: number,
+  newName?: string | null,
+  opts: ChangeOptions = {},
+): Promise<NodeRow> {
+  return runWrite(s, async (trx, after) => {
     const node = await loadOwnNode(trx, actorId, nodeId);
+    await opts.expect?.(trx, node);
     const name = newName == null || newName === '' ? node.name : String(newName).normalize('NFC');
     if (name !== node.name) assertValidName(name, node.type);
     const target = await loadParent(trx, node.owner_id, targetParentId);
@@ -233,6 +283,7 @@ export async function moveNode(s: Services, actorId: number, nodeId: number, tar
       .returningAll()
       .executeTakeFirstOrThrow();
     if (node.type === 'folder') await rewriteDescendantPaths(trx, updated);
+    after.push(() => publishMoved(s, node, updated, opts.writer));
     return updated;
   });
 }
@@ -250,9 +301,10 @@ export async function setVisibility(s: Services, actorId: number, nodeId: number
 
 /** Deletes a node with its content and versions. A folder that holds anything needs `cascade`, and
  *  then goes with everything below it. Returns the deleted rows (uploads: their blobs may be released). */
-export async function deleteNode(s: Services, actorId: number, nodeId: number, opts: { cascade?: boolean } = {}): Promise<NodeRow[]> {
-  return runWrite(s, async (trx) => {
+export async function deleteNode(s: Services, actorId: number, nodeId: number, opts: { cascade?: boolean } & ChangeOptions = {}): Promise<NodeRow[]> {
+  return runWrite(s, async (trx, after) => {
     const node = await loadOwnNode(trx, actorId, nodeId);
+    await opts.expect?.(trx, node);
     const below = node.type === 'folder' ? await descendantsOf(trx, node) : [];
     if (below.length > 0 && !opts.cascade) {
       throw new KilnError(
@@ -267,6 +319,12 @@ export async function deleteNode(s: Services, actorId: number, nodeId: number, o
     for (let i = 0; i < gone.length; i += 500) {
       await trx.deleteFrom('nodes').where('id', 'in', gone.slice(i, i + 500).map((n) => n.id)).execute();
     }
+    // The folder first, then what it held (a client that removes the folder finds the rest gone).
+    after.push(() =>
+      Promise.all(
+        gone.map((n) => publish(s, n.owner_id, { type: 'node-deleted', nodeId: n.id, nodeType: n.type, path: childPathOf(n), writer: opts.writer ?? null })),
+      ),
+    );
     return gone;
   });
 }
@@ -435,12 +493,32 @@ async function rewriteDescendantPaths(trx: Tx, folder: NodeRow) {
   }
 }
 
-/** Runs a tree change in one transaction; a unique index that a concurrent writer won answers 409. */
-async function runWrite<T>(s: Services, fn: (trx: Transaction<DB>) => Promise<T>): Promise<T> {
+/** Runs a tree change in one transaction; a unique index that a concurrent writer won answers 409.
+ *  What the change queued in `after` (its events) runs once the transaction has committed. */
+async function runWrite<T>(s: Services, fn: (trx: Transaction<DB>, after: AfterCommit) => Promise<T>): Promise<T> {
+  const after: AfterCommit = [];
+  let result: T;
   try {
-    return await s.database.db.transaction().execute(fn);
+    result = await s.database.db.transaction().execute((trx) => fn(trx, after));
   } catch (err) {
     if (isUniqueViolation(err)) throw conflict('That name was just taken; choose another.', 'name-taken');
     throw err;
   }
+  for (const step of after) await step().catch((err) => console.error('publishing a tree event failed:', err));
+  return result;
+}
+
+// ------------------------------------------------------------------ events
+
+function publish(s: Services, ownerId: number, event: NodeEvent) {
+  return s.events.publish(channels.account(ownerId), event);
+}
+
+/** node-moved when the parent changed (a move, possibly with a new name), node-renamed otherwise. */
+function publishMoved(s: Services, before: NodeRow, after: NodeRow, writer: string | null | undefined) {
+  const oldPath = childPathOf(before);
+  const newPath = childPathOf(after);
+  if (oldPath === newPath) return Promise.resolve();
+  const type = before.parent_id !== after.parent_id ? 'node-moved' : 'node-renamed';
+  return publish(s, after.owner_id, { type, nodeId: after.id, nodeType: after.type, oldPath, newPath, writer: writer ?? null });
 }

@@ -1,0 +1,196 @@
+// Team accounts: an account row of kind 'team' (its username is its document host, like a person's)
+// with members in `team_memberships`, each an owner, editor or viewer. Owners and editors manage the
+// team's files (src/nodes/tree.ts checks that); owners also manage the members. Viewers can see that
+// the team exists and nothing more through the sync API.
+import type { Services } from '../services.ts';
+import type { Plan, TeamRole } from '../store/schema.ts';
+import { badRequest, conflict, forbidden, notFound } from '../errors.ts';
+import { usernameProblem } from '../core/names.ts';
+import { isUniqueViolation } from '../store/db.ts';
+import { PLANS } from '../accounts/people.ts';
+
+export const TEAM_ROLES: TeamRole[] = ['owner', 'editor', 'viewer'];
+
+export interface Team {
+  id: number;
+  username: string;
+  plan: Plan;
+  hasActiveSubscription: boolean;
+}
+
+export interface TeamMember {
+  personId: number;
+  username: string;
+  email: string;
+  role: TeamRole;
+}
+
+/** A team as one of its member's teams: the team and the member's role in it. */
+export interface Membership extends Team {
+  role: TeamRole;
+}
+
+/** True when the plan includes syncing: an active subscription on a paid plan. */
+export function planIncludesSync(account: { plan: Plan; has_active_subscription?: number; hasActiveSubscription?: boolean }): boolean {
+  const active = account.hasActiveSubscription ?? account.has_active_subscription === 1;
+  return active && account.plan !== 'free';
+}
+
+/** Creates a team account with `ownerId` as its first owner. The username follows the rules of
+ *  people's usernames (it becomes the team's document host) and is unique across people and teams. */
+export async function createTeam(s: Services, input: { username: string; ownerId: number; plan?: Plan }): Promise<Team> {
+  const username = String(input.username ?? '').trim().toLowerCase();
+  const problem = usernameProblem(username);
+  if (problem) throw badRequest(problem.replace(/^Username/, 'Team name'), 'invalid');
+  const plan = input.plan ?? 'free';
+  if (!PLANS.includes(plan)) throw badRequest(`Plan must be one of ${PLANS.join(', ')}.`, 'invalid');
+  const { db } = s.database;
+  const owner = await db
+    .selectFrom('accounts')
+    .innerJoin('people', 'people.account_id', 'accounts.id')
+    .select(['accounts.id', 'people.account_type'])
+    .where('accounts.id', '=', input.ownerId)
+    .executeTakeFirst();
+  if (!owner) throw notFound('No such person.');
+  if (owner.account_type !== 'dev') throw forbidden('Only developer accounts can own teams.', 'not-developer');
+  const taken = await db.selectFrom('accounts').select('id').where('username', '=', username).executeTakeFirst();
+  if (taken) throw conflict(`The name "${username}" is taken.`, 'username-taken');
+  const now = s.clock.now().toISOString();
+  const paid = plan !== 'free';
+  try {
+    return await db.transaction().execute(async (trx) => {
+      const team = await trx
+        .insertInto('accounts')
+        .values({ kind: 'team', username, plan, has_active_subscription: paid ? 1 : 0, plan_started_at: paid ? now : null, created_at: now })
+        .returning('id')
+        .executeTakeFirstOrThrow();
+      await trx.insertInto('team_memberships').values({ team_id: team.id, person_id: input.ownerId, role: 'owner', created_at: now }).execute();
+      return { id: team.id, username, plan, hasActiveSubscription: paid };
+    });
+  } catch (err) {
+    if (isUniqueViolation(err)) throw conflict(`The name "${username}" is taken.`, 'username-taken');
+    throw err;
+  }
+}
+
+/** The team with this username (or id), or undefined. */
+export async function findTeam(s: Services, ref: string | number): Promise<Team | undefined> {
+  let q = s.database.db.selectFrom('accounts').select(['id', 'username', 'plan', 'has_active_subscription']).where('kind', '=', 'team');
+  q = typeof ref === 'number' ? q.where('id', '=', ref) : q.where('username', '=', String(ref).toLowerCase());
+  const row = await q.executeTakeFirst();
+  return row ? { id: row.id, username: row.username, plan: row.plan, hasActiveSubscription: row.has_active_subscription === 1 } : undefined;
+}
+
+/** The person's role in the team, or undefined when they are not a member. */
+export async function roleIn(s: Services, teamId: number, personId: number): Promise<TeamRole | undefined> {
+  const row = await s.database.db
+    .selectFrom('team_memberships')
+    .select('role')
+    .where('team_id', '=', teamId)
+    .where('person_id', '=', personId)
+    .executeTakeFirst();
+  return row?.role;
+}
+
+/** Every team the person belongs to, with their role, by team name. */
+export async function teamsOf(s: Services, personId: number): Promise<Membership[]> {
+  const rows = await s.database.db
+    .selectFrom('team_memberships')
+    .innerJoin('accounts', 'accounts.id', 'team_memberships.team_id')
+    .select(['accounts.id', 'accounts.username', 'accounts.plan', 'accounts.has_active_subscription', 'team_memberships.role'])
+    .where('team_memberships.person_id', '=', personId)
+    .where('accounts.kind', '=', 'team')
+    .orderBy('accounts.username')
+    .execute();
+  return rows.map((r) => ({ id: r.id, username: r.username, plan: r.plan, hasActiveSubscription: r.has_active_subscription === 1, role: r.role }));
+}
+
+/** The members of a team, owners first. */
+export async function membersOf(s: Services, teamId: number): Promise<TeamMember[]> {
+  const rows = await s.database.db
+    .selectFrom('team_memberships')
+    .innerJoin('accounts', 'accounts.id', 'team_memberships.person_id')
+    .innerJoin('people', 'people.account_id', 'team_memberships.person_id')
+    .select(['accounts.id', 'accounts.username', 'people.email', 'team_memberships.role'])
+    .where('team_memberships.team_id', '=', teamId)
+    .execute();
+  const order: Record<TeamRole, number> = { owner: 0, editor: 1, viewer: 2 };
+  return rows
+    .map((r) => ({ personId: r.id, username: r.username, email: r.email, role: r.role }))
+    .sort((a, b) => order[a.role] - order[b.role] || a.username.localeCompare(b.username));
+}
+
+/** Refuses (403) unless the person is an owner of the team; 404 when the team does not exist or
+ *  the person is not a member at all (a team's existence is not revealed to strangers). */
+export async function assertTeamOwner(s: Services, teamId: number, personId: number): Promise<Team> {
+  const team = await findTeam(s, teamId);
+  const role = team ? await roleIn(s, team.id, personId) : undefined;
+  if (!team || !role) throw notFound('No such team.');
+  if (role !== 'owner') throw forbidden('Only the owners of a team can change its members.', 'not-team-owner');
+  return team;
+}
+
+/** Adds a person to the team with a role, or changes the role of a member. The last owner cannot
+ *  step down (a team always has an owner). `actorId` null = the shell (no ownership check). */
+export async function setMember(
+  s: Services,
+  actorId: number | null,
+  input: { teamId: number; username: string; role: TeamRole },
+): Promise<TeamMember> {
+  if (!TEAM_ROLES.includes(input.role)) throw badRequest(`Role must be one of ${TEAM_ROLES.join(', ')}.`, 'invalid-role');
+  if (actorId !== null) await assertTeamOwner(s, input.teamId, actorId);
+  else if (!(await findTeam(s, input.teamId))) throw notFound('No such team.');
+  const { db } = s.database;
+  const person = await db
+    .selectFrom('accounts')
+    .innerJoin('people', 'people.account_id', 'accounts.id')
+    .select(['accounts.id', 'accounts.username', 'people.email', 'people.account_type'])
+    .where('accounts.username', '=', String(input.username ?? '').trim().toLowerCase())
+    .where('accounts.kind', '=', 'person')
+    .executeTakeFirst();
+  if (!person) throw notFound(`There is no person named "${input.username}".`);
+  if (person.account_type !== 'dev') throw badRequest('Only developer accounts can be team members.', 'not-developer');
+  const now = s.clock.now().toISOString();
+  await db.transaction().execute(async (trx) => {
+    const current = await trx
+      .selectFrom('team_memberships')
+      .select('role')
+      .where('team_id', '=', input.teamId)
+      .where('person_id', '=', person.id)
+      .executeTakeFirst();
+    if (current) {
+      if (current.role === 'owner' && input.role !== 'owner') await assertAnotherOwner(trx, input.teamId, person.id);
+      await trx.updateTable('team_memberships').set({ role: input.role }).where('team_id', '=', input.teamId).where('person_id', '=', person.id).execute();
+    } else {
+      await trx.insertInto('team_memberships').values({ team_id: input.teamId, person_id: person.id, role: input.role, created_at: now }).execute();
+    }
+  });
+  return { personId: person.id, username: person.username, email: person.email, role: input.role };
+}
+
+/** Removes a member; the last owner stays. */
+export async function removeMember(s: Services, actorId: number | null, teamId: number, personId: number): Promise<void> {
+  if (actorId !== null) await assertTeamOwner(s, teamId, actorId);
+  await s.database.db.transaction().execute(async (trx) => {
+    const current = await trx
+      .selectFrom('team_memberships')
+      .select('role')
+      .where('team_id', '=', teamId)
+      .where('person_id', '=', personId)
+      .executeTakeFirst();
+    if (!current) throw notFound('That person is not a member of this team.');
+    if (current.role === 'owner') await assertAnotherOwner(trx, teamId, personId);
+    await trx.deleteFrom('team_memberships').where('team_id', '=', teamId).where('person_id', '=', personId).execute();
+  });
+}
+
+async function assertAnotherOwner(trx: Services['database']['db'], teamId: number, personId: number) {
+  const other = await trx
+    .selectFrom('team_memberships')
+    .select('person_id')
+    .where('team_id', '=', teamId)
+    .where('role', '=', 'owner')
+    .where('person_id', '!=', personId)
+    .executeTakeFirst();
+  if (!other) throw conflict('A team needs at least one owner; make someone else an owner first.', 'last-owner');
+}
