@@ -10,6 +10,7 @@ import { buildApp } from './http/app.ts';
 import { FilesystemBlobStore } from './blobs/filesystem.ts';
 import { StylesheetCompiler } from './stylesheet/compiler.ts';
 import { MemoryEventBus } from './events/memory.ts';
+import { RedisEventBus, namespaceFor } from './events/redis.ts';
 import path from 'node:path';
 
 export async function createServices(config: Config, clock: Clock = systemClock): Promise<Services> {
@@ -22,7 +23,7 @@ export async function createServices(config: Config, clock: Clock = systemClock)
     loginLimiter: new MemoryRateLimiter(limits.loginAttempts.max, limits.loginAttempts.windowMs, now),
     blobs: new FilesystemBlobStore(path.join(config.dataDir, 'blobs')),
     stylesheets: new StylesheetCompiler(database.db, clock),
-    events: new MemoryEventBus(),
+    events: config.redisUrl ? new RedisEventBus(config.redisUrl, namespaceFor(config)) : new MemoryEventBus(),
   };
 }
 

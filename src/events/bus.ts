@@ -1,11 +1,38 @@
-// One event bus, two implementations: in-process (default) and Redis pub/sub (REDIS_URL), so that
-// every process behind a load balancer delivers every event to every subscriber.
-export type Listener = (message: KilnEvent) => void;
+// One event bus, two implementations: in-process (default, memory.ts) and Redis pub/sub (REDIS_URL,
+// redis.ts), so that every process behind a load balancer delivers every event to every subscriber.
+//
+// Every published event gets an id, unique and growing per channel — across processes (Redis assigns
+// it) and across restarts (it is Date.now()-based: max(now × 1000, last + 1)). Streams send it as the
+// SSE `id:` and as the live-sync `seq`. Each channel keeps a short, bounded replay log so that a
+// stream that reconnects with `Last-Event-ID` gets what it missed.
+
+/** `id` is the event's place in its channel (see above). */
+export type Listener = (message: KilnEvent, id: number) => void;
+
+export interface Envelope {
+  id: number;
+  event: KilnEvent;
+}
+
+export interface Replay {
+  /** Events with an id above the one asked for, oldest first. */
+  events: Envelope[];
+  /** False when events after the asked id exist but are no longer (or were never) kept. */
+  complete: boolean;
+  /** The channel's newest id (0 when nothing was published recently). */
+  lastId: number;
+}
 
 export interface EventBus {
-  publish(channel: string, message: KilnEvent): Promise<void>;
-  /** Returns the unsubscribe function. Listeners run for events from every process. */
+  /** Publishes to every subscriber of the channel in every process; resolves with the event's id. */
+  publish(channel: string, message: KilnEvent): Promise<number>;
+  /** Returns the unsubscribe function. Listeners run for events from every process, each event once. */
   subscribe(channel: string, listener: Listener): () => void;
+  /** Resolves once the subscription of this process to the channel is active (events published
+   *  afterwards reach its listeners). Call after `subscribe`. */
+  subscribed(channel: string): Promise<void>;
+  /** The kept events of a channel with an id above `afterId`. */
+  replay(channel: string, afterId: number): Promise<Replay>;
   close(): Promise<void>;
 }
 
@@ -27,11 +54,14 @@ export type NodeEvent =
       size: number;
       /** Inline HTML for sites. */
       content?: string;
-      /** The writer (session or sync key) that caused it. */
+      /** Folders: the parent folder id (0 at top level). */
+      parentId?: number;
+      /** The writer (session or sync key) that caused it. Never sent to clients. */
       writer?: string | null;
     }
   | { type: 'node-renamed' | 'node-moved'; nodeId: number; nodeType: string; oldPath: string; newPath: string; writer?: string | null }
   | { type: 'node-deleted'; nodeId: number; nodeType: string; path: string; writer?: string | null }
+  /** An editor snapshot relayed to the account's sync tools (`file` = full path with extension). */
   | { type: 'live-sync'; nodeId: number; file: string; html: string; sender: string };
 
 /** A frame for a document's live-sync lanes. */
@@ -41,6 +71,26 @@ export interface LaneEvent {
   nodeId: number;
   html: string;
   sender: string;
+  /** Opaque identity map of the hyperclayjs editor, relayed as is. */
+  identityMap?: unknown;
 }
 
 export type KilnEvent = NodeEvent | LaneEvent;
+
+/** How long and how much each channel's replay log keeps. */
+export const replayLog = {
+  /** Newest events kept per channel. */
+  events: 32,
+  /** Kept events expire this long after the channel's last publish. */
+  ttlMs: 5 * 60_000,
+  /** Events larger than this (serialized) are not kept; a replay over them is incomplete. */
+  maxEventBytes: 1024 * 1024,
+  /** In-process bus: all channels' kept events together stay under this many bytes. */
+  maxTotalBytes: 64 * 1024 * 1024,
+} as const;
+
+/** The next id of a channel: Date.now()-based so it keeps growing across restarts, and strictly
+ *  above the last one. Microsecond-scale: 1,000 ids per millisecond before it runs ahead of the clock. */
+export function nextId(last: number, nowMs: number): number {
+  return Math.max(nowMs * 1000, last + 1);
+}

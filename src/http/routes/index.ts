@@ -11,8 +11,11 @@ import versions from './versions.ts';
 import editor from './editor.ts';
 import stylesheets from './stylesheets.ts';
 import assets from './assets.ts';
+import syncApi from './sync-api.ts';
+import syncStream from './sync-stream.ts';
+import liveSync from './live-sync.ts';
 
 export type RoutePlugin = FastifyPluginAsync<{ services: Services }>;
 
 /** `documents` registers the catch-all for document hosts, so it comes last. */
-export const routes: RoutePlugin[] = [auth, dashboard, save, uploads, meta, versions, editor, stylesheets, assets, documents];
+export const routes: RoutePlugin[] = [auth, dashboard, save, uploads, meta, versions, editor, stylesheets, assets, syncStream, liveSync, documents];

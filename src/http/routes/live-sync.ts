@@ -1,0 +1,114 @@
+// Live sync for browser editors (hyperclayjs communication/live-sync.js), on the document's own host:
+//   GET  /_/sync?document-url=<page URL>&lane=live|saved   the lanes of a document, as SSE
+//   POST /_/sync            {snapshot|html, sender, identityMap?} + Document-URL: editor snapshot
+//   GET  /_/live-sync/stream?page-url=…&lane=…   and   POST /_/live-sync/save (Page-URL, {html, sender}):
+//                           the same for older hyperclayjs versions.
+// `live` carries editor snapshots and needs ownership (share guests pass); `saved` carries the stored
+// HTML after each accepted save (published by the save pipeline), open on public documents. A snapshot
+// is broadcast on `live` only and writes nothing. Frames are unnamed `{html, sender, seq}` with
+// `id: <seq>`; `seq` grows per document across processes and restarts; Last-Event-ID replays.
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import type { RoutePlugin } from './index.ts';
+import type { Services } from '../../services.ts';
+import type { Caller } from '../../access/authorize.ts';
+import { badRequest, notFound } from '../../errors.ts';
+import { limits } from '../../limits.ts';
+import { assertSameOrigin } from '../origin.ts';
+import { documentPathOf, documentUrlHeader } from '../../save/document-url.ts';
+import { findByPath, type NodeRow } from '../../nodes/tree.ts';
+import { authorize, resourceOf } from '../../access/authorize.ts';
+import { channels } from '../../events/bus.ts';
+import { broadcastSnapshot } from '../../events/publish.ts';
+import { hubFor } from '../../sse/hub.ts';
+import { SseStream, eventFrame } from '../../sse/stream.ts';
+import { liveLaneView, savedLaneView } from '../../sse/views.ts';
+import { lastEventIdOf } from '../../sse/last-event-id.ts';
+
+type Lane = 'live' | 'saved';
+
+const plugin: RoutePlugin = async (app, { services: s }) => {
+  const hub = hubFor(s);
+  app.addHook('preClose', async () => hub.closeAll());
+
+  const stream = async (req: FastifyRequest, reply: FastifyReply) => {
+    const q = req.query as Record<string, string | string[] | undefined>;
+    const url = first(q['document-url']) ?? first(q['page-url']);
+    if (!url) throw badRequest('The document-url parameter is required.', 'missing-document-url');
+    const lane: Lane = first(q.lane) === 'saved' ? 'saved' : 'live';
+    const node = await documentOf(s, req, url);
+    checkLane(callerOf(req, node), node, lane);
+    reply.hijack();
+    const sse = new SseStream(reply.raw);
+    await hub.attach(channels.document(node.id), sse, {
+      view: lane === 'live' ? liveLaneView : savedLaneView,
+      lastEventId: lastEventIdOf(req),
+      onGap: lane === 'saved' ? (lastId) => storedDocumentFrame(s, node.id, lastId) : undefined,
+    });
+  };
+  app.get('/_/sync', stream);
+  app.get('/_/live-sync/stream', stream);
+
+  const relay = async (req: FastifyRequest) => {
+    assertSameOrigin(req);
+    const url = documentUrlHeader(req.headers);
+    if (!url) throw badRequest('The Document-URL header is required.', 'missing-document-url');
+    const body = (req.body ?? {}) as Record<string, unknown>;
+    const html = typeof body.snapshot === 'string' ? body.snapshot : typeof body.html === 'string' ? body.html : null;
+    if (html === null || Buffer.isBuffer(req.body)) throw badRequest('Send the snapshot as JSON {snapshot, sender}.', 'missing-snapshot');
+    const node = await documentOf(s, req, url);
+    checkLane(callerOf(req, node), node, 'live');
+    const seq = await broadcastSnapshot(s, {
+      node,
+      html,
+      sender: typeof body.sender === 'string' ? body.sender : '',
+      identityMap: body.identityMap ?? undefined,
+    });
+    return { success: true, msg: 'Snapshot sent', msgType: 'success', seq };
+  };
+  app.post('/_/sync', { bodyLimit: limits.body.jsonLiveSync }, relay);
+  app.post('/_/live-sync/save', { bodyLimit: limits.body.jsonLiveSync }, relay);
+};
+
+function first(v: string | string[] | undefined): string | undefined {
+  const x = Array.isArray(v) ? v[0] : v;
+  return x === '' ? undefined : x;
+}
+
+/** The document a page URL names on this host; 404 when there is none (or it is not a document). */
+async function documentOf(s: Services, req: FastifyRequest, pageUrl: string): Promise<NodeRow> {
+  const { host, path } = documentPathOf(pageUrl);
+  if (host !== (req.headers.host ?? '').toLowerCase()) throw badRequest('The document URL names another host.', 'bad-document-url');
+  if (req.site.kind === 'main') throw notFound('Documents live on their own host.');
+  const node = await findByPath(s, req.site.accountId, path);
+  if (!node || node.type !== 'site') throw notFound('No such document.');
+  return node;
+}
+
+function callerOf(req: FastifyRequest, node: NodeRow): Caller {
+  return { actor: req.actor, shareGuest: isShareGuest(req, node) };
+}
+
+/** Share tokens (`?token=` / `share_<site>` cookie) are not issued yet; when they are, a valid one for
+ *  this document makes the caller a share guest: both lanes then open even on a private document. */
+function isShareGuest(_req: FastifyRequest, _node: NodeRow): boolean {
+  return false;
+}
+
+/** `saved`: whoever may view the document (a private one answers 404, like a missing one). `live`:
+ *  the same, and ownership (share guests pass). */
+function checkLane(caller: Caller, node: NodeRow, lane: Lane) {
+  const resource = resourceOf(node);
+  if (!caller.shareGuest) authorize(caller, resource, 'view');
+  if (lane === 'live') authorize(caller, resource, 'live');
+}
+
+/** After a gap the replay log cannot fill, the saved lane sends the stored document: it is what
+ *  every missed saved-lane frame led to. */
+async function storedDocumentFrame(s: Services, nodeId: number, lastId: number) {
+  const row = await s.database.db.selectFrom('node_contents').select('html').where('node_id', '=', nodeId).executeTakeFirst();
+  if (!row?.html || lastId <= 0) return null;
+  const html = Buffer.from(row.html).toString('utf8');
+  return { id: lastId, frame: eventFrame(lastId, { html, sender: 'server-save', seq: lastId }) };
+}
+
+export default plugin;

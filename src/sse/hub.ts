@@ -1,0 +1,172 @@
+// The streams of one process, grouped by channel. One bus subscription per channel fans out to every
+// local stream of it; each event is turned into a frame once per view (sync stream, live lane, saved
+// lane) and the same bytes go to every stream with that view. Keep-alives run on a wheel: one timer
+// for all streams, each stream pinged once per period, spread over the period.
+import type { Services } from '../services.ts';
+import type { EventBus, KilnEvent } from '../events/bus.ts';
+import { limits } from '../limits.ts';
+import { SseStream } from './stream.ts';
+
+/** Turns an event into this view's frame, or null when the view does not show it. */
+export type View = (event: KilnEvent, id: number) => Buffer | null;
+
+export interface AttachOptions {
+  view: View;
+  /** The client's Last-Event-ID: events after it are replayed first. */
+  lastEventId?: number | null;
+  /** Extra answer headers. */
+  headers?: Record<string, string>;
+  /** Frames written once the stream is live, before anything replayed (e.g. `sync-ready`). */
+  preamble?: Buffer[];
+  /** When the replay log no longer covers what the client missed: one frame that brings it up to
+   *  date (the saved lane sends the stored document), given the channel's newest id. */
+  onGap?: (lastId: number) => Promise<{ id: number; frame: Buffer } | null>;
+}
+
+interface Member {
+  stream: SseStream;
+  view: View;
+}
+
+interface Channel {
+  members: Set<Member>;
+  off: () => void;
+}
+
+const WHEEL_SLOTS = 30;
+
+export class StreamHub {
+  private channels = new Map<string, Channel>();
+  private wheel: Array<Set<SseStream>> = Array.from({ length: WHEEL_SLOTS }, () => new Set());
+  private slot = 0;
+  private timer: NodeJS.Timeout | null = null;
+  private closing = false;
+
+  constructor(
+    private readonly bus: EventBus,
+    readonly keepAliveMs: number = limits.liveKeepAliveMs,
+  ) {}
+
+  /** Subscribes the stream to a channel: waits until the subscription is live, sends the headers and
+   *  `: connected` (so a client that sees it is sure to get every later event), the preamble, the
+   *  replay after Last-Event-ID, then live events. */
+  async attach(channel: string, stream: SseStream, opts: AttachOptions): Promise<void> {
+    if (this.closing) {
+      stream.close();
+      return;
+    }
+    const member: Member = { stream, view: opts.view };
+    this.join(channel, member);
+    stream.onClose(() => {
+      this.leave(channel, member);
+      for (const slot of this.wheel) slot.delete(stream);
+    });
+    try {
+      await this.bus.subscribed(channel);
+    } catch {
+      stream.close();
+      return;
+    }
+    if (stream.closed) return;
+    stream.open(opts.headers);
+    for (const frame of opts.preamble ?? []) stream.write(frame);
+    if (opts.lastEventId) await this.replay(channel, stream, opts);
+    stream.release();
+    if (!stream.closed) this.keepAlive(stream);
+  }
+
+  private async replay(channel: string, stream: SseStream, opts: AttachOptions) {
+    const after = opts.lastEventId!;
+    try {
+      const missed = await this.bus.replay(channel, after);
+      // An id from the future (not one this channel gave out) would silence the stream: ignore it.
+      if (after > Math.max(missed.lastId, Date.now() * 1000)) return;
+      stream.cursor = after;
+      for (const { id, event } of missed.events) {
+        const frame = opts.view(event, id);
+        if (frame) stream.sendNow(id, frame);
+      }
+      if (!missed.complete && opts.onGap) {
+        const fill = await opts.onGap(missed.lastId);
+        if (fill) stream.sendNow(fill.id, fill.frame);
+      }
+    } catch (err) {
+      console.error(`replaying ${channel} failed:`, err);
+    }
+  }
+
+  private join(channel: string, member: Member) {
+    let ch = this.channels.get(channel);
+    if (!ch) {
+      const members = new Set<Member>();
+      const created: Channel = { members, off: () => {} };
+      created.off = this.bus.subscribe(channel, (event, id) => this.deliver(created, event, id));
+      this.channels.set(channel, (ch = created));
+    }
+    ch.members.add(member);
+  }
+
+  private leave(channel: string, member: Member) {
+    const ch = this.channels.get(channel);
+    if (!ch || !ch.members.delete(member)) return;
+    if (ch.members.size === 0) {
+      this.channels.delete(channel);
+      ch.off();
+    }
+  }
+
+  private deliver(ch: Channel, event: KilnEvent, id: number) {
+    const frames = new Map<View, Buffer | null>();
+    for (const m of ch.members) {
+      let frame = frames.get(m.view);
+      if (frame === undefined) {
+        frame = m.view(event, id);
+        frames.set(m.view, frame);
+      }
+      if (frame) m.stream.send(id, frame);
+    }
+  }
+
+  /** Puts the stream on the keep-alive wheel, in the slot that comes round one period from now. */
+  private keepAlive(stream: SseStream) {
+    this.wheel[(this.slot + WHEEL_SLOTS - 1) % WHEEL_SLOTS].add(stream);
+    if (!this.timer) {
+      this.timer = setInterval(() => this.tick(), this.keepAliveMs / WHEEL_SLOTS);
+      this.timer.unref();
+    }
+  }
+
+  private tick() {
+    const due = this.wheel[this.slot];
+    this.slot = (this.slot + 1) % WHEEL_SLOTS;
+    for (const stream of due) stream.write(stream.ping);
+  }
+
+  /** Sends every open stream its keep-alive now (tests; the wheel does it once per period). */
+  pingAll() {
+    for (const slot of this.wheel) for (const stream of slot) stream.write(stream.ping);
+  }
+
+  stats(): { channels: number; streams: number } {
+    let streams = 0;
+    for (const ch of this.channels.values()) streams += ch.members.size;
+    return { channels: this.channels.size, streams };
+  }
+
+  /** Ends every stream (server shutdown: open streams would keep the HTTP server from closing). */
+  closeAll() {
+    this.closing = true;
+    if (this.timer) clearInterval(this.timer);
+    this.timer = null;
+    for (const ch of [...this.channels.values()]) for (const m of [...ch.members]) m.stream.close();
+  }
+}
+
+const hubs = new WeakMap<Services, StreamHub>();
+
+/** The stream hub of a running Kiln (one per Services, made on first use). */
+export function hubFor(s: Services): StreamHub {
+  let hub = hubs.get(s);
+  if (!hub) hubs.set(s, (hub = new StreamHub(s.events)));
+  return hub;
+}

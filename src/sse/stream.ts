@@ -1,0 +1,111 @@
+// One open server-sent event stream on a raw Node response. Frames are Buffers built once per event
+// and written to every stream as the same object; a stream that cannot keep up (more than
+// `maxBuffered` bytes waiting in its socket) is closed, and its client reconnects with Last-Event-ID.
+import type { ServerResponse } from 'node:http';
+
+/** The answer headers of every Kiln event stream (the spec's list). */
+export const SSE_HEADERS = {
+  'Content-Type': 'text/event-stream',
+  'Cache-Control': 'no-cache',
+  Connection: 'keep-alive',
+  'X-Accel-Buffering': 'no',
+} as const;
+
+export const CONNECTED = Buffer.from(': connected\n\n');
+export const PING_COMMENT = Buffer.from(': ping\n\n');
+
+/** Bytes a stream may have waiting in its socket before it counts as a slow consumer and is closed. */
+export const MAX_BUFFERED_BYTES = 16 * 1024 * 1024;
+
+export class SseStream {
+  /** The id of the last event written (or the Last-Event-ID it resumed from): nothing at or below it
+   *  is written again. */
+  cursor = 0;
+  closed = false;
+  /** Frames that arrived while the stream was still replaying; written, in order, by `release`. */
+  private held: Array<{ id: number; frame: Buffer }> | null = [];
+  private closeListeners: Array<() => void> = [];
+
+  constructor(
+    private readonly res: ServerResponse,
+    /** What this stream gets on each keep-alive tick. */
+    readonly ping: Buffer = PING_COMMENT,
+    private readonly maxBuffered = MAX_BUFFERED_BYTES,
+  ) {
+    const socket = res.socket;
+    socket?.setNoDelay(true);
+    socket?.setKeepAlive(true);
+    socket?.setTimeout(0);
+    res.on('close', () => this.closed || this.finish());
+  }
+
+  /** Sends the headers and `: connected`. */
+  open(extraHeaders: Record<string, string> = {}) {
+    if (this.closed) return;
+    this.res.writeHead(200, { ...SSE_HEADERS, ...extraHeaders });
+    this.write(CONNECTED);
+  }
+
+  /** An event frame with its id: held while replaying, skipped when not newer than the cursor. */
+  send(id: number, frame: Buffer) {
+    if (this.closed) return;
+    if (this.held) {
+      this.held.push({ id, frame });
+      return;
+    }
+    this.sendNow(id, frame);
+  }
+
+  /** Writes now (replay): only ids above the cursor. */
+  sendNow(id: number, frame: Buffer) {
+    if (this.closed || id <= this.cursor) return;
+    this.cursor = id;
+    this.write(frame);
+  }
+
+  /** Ends the replay: frames held meanwhile are written in order, then frames go straight out. */
+  release() {
+    const held = this.held ?? [];
+    this.held = null;
+    for (const { id, frame } of held) this.sendNow(id, frame);
+  }
+
+  /** Writes bytes as they are (comments, frames without an id). */
+  write(chunk: Buffer): boolean {
+    if (this.closed) return false;
+    if (this.res.writableLength + chunk.length > this.maxBuffered) {
+      // A slow consumer: drop it (and what waits for it) rather than buffer without bound.
+      this.res.destroy();
+      this.finish();
+      return false;
+    }
+    this.res.write(chunk);
+    return true;
+  }
+
+  onClose(fn: () => void) {
+    if (this.closed) fn();
+    else this.closeListeners.push(fn);
+  }
+
+  close() {
+    if (this.closed) return;
+    if (this.res.headersSent) this.res.end();
+    else this.res.destroy();
+    this.finish();
+  }
+
+  private finish() {
+    this.closed = true;
+    this.held = null;
+    const fns = this.closeListeners;
+    this.closeListeners = [];
+    for (const fn of fns) fn();
+  }
+}
+
+/** `id: <id>` + one `data:` line. JSON never contains a raw line break, so one line is enough. */
+export function eventFrame(id: number | null, data: unknown): Buffer {
+  const json = JSON.stringify(data);
+  return Buffer.from(id === null ? `data: ${json}\n\n` : `id: ${id}\ndata: ${json}\n\n`);
+}

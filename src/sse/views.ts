@@ -1,0 +1,53 @@
+// What each kind of stream shows of an event, as the real clients parse it. Every frame is unnamed
+// (no `event:` line: both the desktop sync engine and hyperclayjs listen to `onmessage` only) and
+// carries the event's id as its SSE `id:`.
+import type { KilnEvent } from '../events/bus.ts';
+import { eventFrame } from './stream.ts';
+import type { View } from './hub.ts';
+
+/** `GET /_/sync/stream`: the account's file changes, JSON with a `type`. The writer stays private. */
+export const syncStreamView: View = (e, id) => {
+  switch (e.type) {
+    case 'node-saved': {
+      const frame: Record<string, unknown> = {
+        type: e.type,
+        nodeId: e.nodeId,
+        nodeType: e.nodeType,
+        path: e.path,
+        checksum: e.checksum,
+        modifiedAt: e.modifiedAt,
+        size: e.size,
+      };
+      if (e.content !== undefined) frame.content = e.content;
+      if (e.parentId !== undefined) frame.parentId = e.parentId;
+      return eventFrame(id, frame);
+    }
+    case 'node-renamed':
+    case 'node-moved':
+      return eventFrame(id, { type: e.type, nodeId: e.nodeId, nodeType: e.nodeType, oldPath: e.oldPath, newPath: e.newPath });
+    case 'node-deleted':
+      return eventFrame(id, { type: e.type, nodeId: e.nodeId, nodeType: e.nodeType, path: e.path });
+    case 'live-sync':
+      return eventFrame(id, { type: e.type, nodeId: e.nodeId, file: e.file, html: e.html, sender: e.sender });
+    default:
+      return null;
+  }
+};
+
+/** The live-sync lanes: `{html, sender, seq}` (+ `identityMap` on the live lane when the editor sent
+ *  one); `seq` is the event id, growing per document. */
+function laneView(lane: 'live' | 'saved'): View {
+  return (e, id) => {
+    if (e.type !== 'lane' || e.lane !== lane) return null;
+    const frame: Record<string, unknown> = { html: e.html, sender: e.sender, seq: id };
+    if (e.identityMap !== undefined) frame.identityMap = e.identityMap;
+    return eventFrame(id, frame);
+  };
+}
+
+export const liveLaneView: View = laneView('live');
+export const savedLaneView: View = laneView('saved');
+
+/** Protocol 2 keep-alive: an unnamed data frame, because comments do not count as activity for the
+ *  desktop engine's watchdog; both generations ignore the unknown type. */
+export const SYNC_PING = Buffer.from(': ping\n\ndata: {"type":"ping"}\n\n');
