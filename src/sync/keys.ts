@@ -3,9 +3,10 @@ import type { Services } from '../services.ts';
 import type { Actor } from '../http/context.ts';
 import { randomHex } from '../clock.ts';
 import { sha256 } from '../core/checksum.ts';
-import { unauthorized } from '../errors.ts';
-import { limits } from '../limits.ts';
+import { KilnError, forbidden, notFound, unauthorized } from '../errors.ts';
+import { limits, MINUTE } from '../limits.ts';
 import { actorForAccount } from '../accounts/actors.ts';
+import { planIncludesSync } from '../teams/teams.ts';
 
 export const KEY_PREFIX = 'hcsk_';
 const KEY_SHAPE = /^hcsk_[0-9a-f]{64}$/;
@@ -32,14 +33,24 @@ export async function actorForSyncKey(s: Services, header: string | string[] | u
   if (!KEY_SHAPE.test(key)) throw unauthorized('That sync key is not valid.', 'invalid-key');
   const row = await s.database.db
     .selectFrom('sync_keys')
-    .select(['id', 'account_id', 'expires_at', 'revoked_at'])
+    .select(['id', 'account_id', 'expires_at', 'revoked_at', 'last_used_at'])
     .where('key_hash', '=', sha256(key))
     .executeTakeFirst();
   if (!row) throw unauthorized('That sync key is not valid.', 'invalid-key');
   if (row.revoked_at !== null) throw unauthorized('That sync key was revoked.', 'revoked-key');
-  if (row.expires_at <= s.clock.now().toISOString()) throw unauthorized('That sync key has expired; generate a new one in the dashboard.', 'expired-key');
+  const now = s.clock.now();
+  if (row.expires_at <= now.toISOString()) throw unauthorized('That sync key has expired; generate a new one in the dashboard.', 'expired-key');
   const actor = await actorForAccount(s.database.db, row.account_id, `key:${row.id}`);
   if (!actor) throw unauthorized('That sync key is not valid.', 'invalid-key');
+  // "Last used" for the dashboard, written at most once a minute per key (not a write per request).
+  if (row.last_used_at === null || Date.parse(row.last_used_at) < now.getTime() - MINUTE) {
+    void s.database.db
+      .updateTable('sync_keys')
+      .set({ last_used_at: now.toISOString() })
+      .where('id', '=', row.id)
+      .execute()
+      .catch(() => {});
+  }
   return actor;
 }
 
@@ -52,4 +63,74 @@ export async function revokeSyncKey(s: Services, accountId: number, keyId: numbe
     .where('revoked_at', 'is', null)
     .executeTakeFirst();
   return Number(r.numUpdatedRows) > 0;
+}
+
+// ------------------------------------------------------------------ who may generate, listing
+
+export const PAYMENT_REQUIRED_MSG =
+  'Syncing needs a paid plan: upgrade your account to Personal or Maker, or ask the owner of a team with a paid plan to make you an owner or editor of it.';
+
+/** 402 `payment-required` when generating a key is not allowed: the account needs a paid plan of its
+ *  own, or an owner/editor role on a team whose plan includes sync. */
+export async function assertMayGenerateKey(s: Services, accountId: number): Promise<void> {
+  const { db } = s.database;
+  const me = await db
+    .selectFrom('accounts')
+    .innerJoin('people', 'people.account_id', 'accounts.id')
+    .select(['accounts.plan', 'accounts.has_active_subscription', 'people.account_type'])
+    .where('accounts.id', '=', accountId)
+    .executeTakeFirst();
+  if (!me) throw notFound('No such account.');
+  if (me.account_type !== 'dev') throw forbidden('Sync keys are for developer accounts.', 'not-developer');
+  if (planIncludesSync(me)) return;
+  const team = await db
+    .selectFrom('team_memberships')
+    .innerJoin('accounts', 'accounts.id', 'team_memberships.team_id')
+    .select('accounts.id')
+    .where('team_memberships.person_id', '=', accountId)
+    .where('team_memberships.role', 'in', ['owner', 'editor'])
+    .where('accounts.has_active_subscription', '=', 1)
+    .where('accounts.plan', '!=', 'free')
+    .executeTakeFirst();
+  if (team) return;
+  throw new KilnError(402, PAYMENT_REQUIRED_MSG, 'payment-required');
+}
+
+/** Generates a key for the account after checking that it may have one. */
+export async function generateSyncKey(s: Services, accountId: number) {
+  await assertMayGenerateKey(s, accountId);
+  return createSyncKey(s, accountId);
+}
+
+export type KeyState = 'active' | 'expired' | 'revoked';
+
+export interface SyncKeyInfo {
+  id: number;
+  /** The first 12 characters (`hcsk_` + 7 hex): how the dashboard names a key. */
+  prefix: string;
+  createdAt: string;
+  expiresAt: string;
+  revokedAt: string | null;
+  lastUsedAt: string | null;
+  state: KeyState;
+}
+
+/** The account's keys, newest first. */
+export async function listSyncKeys(s: Services, accountId: number): Promise<SyncKeyInfo[]> {
+  const rows = await s.database.db
+    .selectFrom('sync_keys')
+    .select(['id', 'key_prefix', 'created_at', 'expires_at', 'revoked_at', 'last_used_at'])
+    .where('account_id', '=', accountId)
+    .orderBy('id', 'desc')
+    .execute();
+  const now = s.clock.now().toISOString();
+  return rows.map((r) => ({
+    id: r.id,
+    prefix: r.key_prefix,
+    createdAt: r.created_at,
+    expiresAt: r.expires_at,
+    revokedAt: r.revoked_at,
+    lastUsedAt: r.last_used_at,
+    state: r.revoked_at !== null ? 'revoked' : r.expires_at <= now ? 'expired' : 'active',
+  }));
 }

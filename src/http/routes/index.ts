@@ -18,4 +18,4 @@ import liveSync from './live-sync.ts';
 export type RoutePlugin = FastifyPluginAsync<{ services: Services }>;
 
 /** `documents` registers the catch-all for document hosts, so it comes last. */
-export const routes: RoutePlugin[] = [auth, dashboard, save, uploads, meta, versions, editor, stylesheets, assets, syncStream, liveSync, documents];
+export const routes: RoutePlugin[] = [auth, dashboard, save, uploads, meta, versions, editor, stylesheets, assets, syncApi, syncStream, liveSync, documents];

@@ -1,0 +1,170 @@
+// The sync API (key holders: the desktop sync tool, command-line agents). On the main app only.
+// Every route exists at the personal base `/_/sync` and at the team base `/_/team/<team>/sync`:
+//
+//   GET    <base>/status                      {success, serverTime, username, accountId}
+//   GET    <base>/nodes                       {success, serverTime, complete: true, nodes: [...]}
+//   POST   <base>/nodes                       {type, name, parentId, content?, modifiedAt?} → 201 {success, node}
+//                                             (200 when an existing node of the account is reused)
+//   GET    <base>/nodes/:id/content           {success, nodeId, nodeType, name, path, content, ...}; ETag, 304
+//   PUT    <base>/nodes/:id/content           {content, modifiedAt?, snapshotHtml?, senderId?} (If-Match)
+//   PATCH  <base>/nodes/:id/rename            {newName, expectedVersion?}
+//   PATCH  <base>/nodes/:id/move              {targetParentId, newName?, expectedVersion?}
+//   DELETE <base>/nodes/:id[?cascade=true][&expectedVersion=v]
+//   GET    /_/sync/accounts                   protocol 2 discovery (personal base only)
+//
+// Auth, scope and plan rules: src/sync/scope.ts. Shapes and write rules: src/sync/nodes.ts.
+// The streams (`<base>/stream`, `GET|POST /_/sync`, `/_/live-sync/*`) live in their own plugin.
+// Errors are JSON {msg, msgType:'error', code} (the app's error handler), never pages or redirects:
+// sync clients may send `Accept: */*` or `text/html`.
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import type { RoutePlugin } from './index.ts';
+import type { Services } from '../../services.ts';
+import { KilnError } from '../../errors.ts';
+import { limits } from '../../limits.ts';
+import { ifNoneMatchHits } from '../conditional.ts';
+import { syncScope, type SyncScope } from '../../sync/scope.ts';
+import { discoverAccounts } from '../../sync/accounts.ts';
+import {
+  createSyncNode,
+  deleteSyncNode,
+  listSyncNodes,
+  moveSyncNode,
+  nodeNotFound,
+  preconditionOf,
+  readSyncContent,
+  renameSyncNode,
+  writeSyncContent,
+} from '../../sync/nodes.ts';
+
+type Params = { team?: string; id?: string };
+type Body = Record<string, unknown>;
+
+const BASES = ['/_/sync', '/_/team/:team/sync'] as const;
+
+/** Sync answers are never cached by intermediaries. */
+function json(reply: FastifyReply, status: number, body: unknown) {
+  return reply.code(status).header('cache-control', 'no-store').send(body);
+}
+
+function bodyOf(req: FastifyRequest): Body {
+  const b = req.body;
+  if (b === undefined || b === null) return {};
+  if (typeof b !== 'object' || Array.isArray(b) || Buffer.isBuffer(b)) {
+    throw new KilnError(400, 'Send a JSON object with Content-Type: application/json.', 'invalid-body');
+  }
+  return b as Body;
+}
+
+function idOf(req: FastifyRequest): number {
+  const raw = (req.params as Params).id ?? '';
+  if (!/^\d{1,15}$/.test(raw)) throw nodeNotFound();
+  return Number(raw);
+}
+
+const plugin: RoutePlugin = async (app, { services: s }) => {
+  // Sync answers are JSON for every client, whatever it accepts.
+  app.addHook('onRequest', async (req) => {
+    if (isSyncUrl(req.url)) req.headers['x-requested-with'] ??= 'kiln-sync';
+  });
+
+  /** The scope of a request on the main app; anything else is not the sync API. */
+  async function scope(req: FastifyRequest): Promise<SyncScope> {
+    if (req.site.kind !== 'main') throw new KilnError(404, 'The sync API is on the main address of this Kiln.', 'not-found');
+    return syncScope(s, req, (req.params as Params).team);
+  }
+
+  for (const base of BASES) {
+    app.get(`${base}/status`, async (req, reply) => {
+      const sc = await scope(req);
+      return json(reply, 200, { success: true, serverTime: s.clock.now().toISOString(), username: sc.account.username, accountId: sc.account.id });
+    });
+
+    app.get(`${base}/nodes`, async (req, reply) => {
+      const sc = await scope(req);
+      const serverTime = s.clock.now().toISOString();
+      const nodes = await listSyncNodes(s, sc);
+      return json(reply, 200, { success: true, serverTime, complete: true, nodes });
+    });
+
+    app.post(`${base}/nodes`, { bodyLimit: limits.body.jsonSyncAndUpload }, async (req, reply) => {
+      const sc = await scope(req);
+      const b = bodyOf(req);
+      const r = await createSyncNode(s, sc, {
+        type: b.type,
+        name: b.name,
+        parentId: b.parentId,
+        content: b.content,
+        ifMatch: preconditionOf(req.headers['if-match']),
+        ifNoneMatch: preconditionOf(req.headers['if-none-match']),
+      });
+      return json(reply, r.created ? 201 : 200, { success: true, node: r.node });
+    });
+
+    app.get(`${base}/nodes/:id/content`, async (req, reply) => {
+      const sc = await scope(req);
+      const answer = await readSyncContent(s, sc, idOf(req));
+      reply.header('etag', `"${answer.etag}"`).header('cache-control', 'no-cache');
+      if (ifNoneMatchHits(req.headers['if-none-match'], answer.etag)) return reply.code(304).send();
+      return reply.code(200).send(answer);
+    });
+
+    app.put(`${base}/nodes/:id/content`, { bodyLimit: limits.body.jsonSyncAndUpload }, async (req, reply) => {
+      const sc = await scope(req);
+      const b = bodyOf(req);
+      const answer = await writeSyncContent(s, sc, idOf(req), {
+        content: b.content,
+        ifMatch: preconditionOf(req.headers['if-match']),
+        snapshotHtml: b.snapshotHtml,
+        senderId: b.senderId,
+      });
+      reply.header('etag', `"${answer.etag}"`);
+      return json(reply, 200, answer);
+    });
+
+    app.patch(`${base}/nodes/:id/rename`, async (req, reply) => {
+      const sc = await scope(req);
+      const b = bodyOf(req);
+      const answer = await renameSyncNode(s, sc, idOf(req), {
+        newName: b.newName ?? b.name,
+        expectedVersion: b.expectedVersion,
+        ifMatch: preconditionOf(req.headers['if-match']),
+      });
+      return json(reply, 200, answer);
+    });
+
+    app.patch(`${base}/nodes/:id/move`, async (req, reply) => {
+      const sc = await scope(req);
+      const b = bodyOf(req);
+      const answer = await moveSyncNode(s, sc, idOf(req), {
+        targetParentId: b.targetParentId ?? b.parentId,
+        newName: b.newName,
+        expectedVersion: b.expectedVersion,
+        ifMatch: preconditionOf(req.headers['if-match']),
+      });
+      return json(reply, 200, answer);
+    });
+
+    app.delete(`${base}/nodes/:id`, async (req, reply) => {
+      const sc = await scope(req);
+      const q = req.query as Record<string, unknown>;
+      const answer = await deleteSyncNode(s, sc, idOf(req), {
+        cascade: q.cascade === 'true' || q.cascade === '1',
+        expectedVersion: typeof q.expectedVersion === 'string' ? q.expectedVersion : undefined,
+        ifMatch: preconditionOf(req.headers['if-match']),
+      });
+      return json(reply, 200, answer);
+    });
+  }
+
+  app.get('/_/sync/accounts', async (req, reply) => {
+    const sc = await scope(req);
+    return json(reply, 200, await discoverAccounts(s, sc.actor));
+  });
+};
+
+/** `/_/sync/...` and `/_/team/<team>/sync/...` (not the live-sync lanes at `/_/sync` itself). */
+function isSyncUrl(url: string): boolean {
+  return url.startsWith('/_/sync/') || /^\/_\/team\/[^/]+\/sync\//.test(url);
+}
+
+export default plugin;

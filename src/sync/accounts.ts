@@ -1,0 +1,64 @@
+// GET /_/sync/accounts — protocol 2 account discovery: the key owner's personal account and every
+// team they belong to, each with its numeric id, role, sync base and whether it can sync now.
+// The desktop engine requires every feature below to be `true` and compares ids with `===`.
+import type { Services } from '../services.ts';
+import type { Actor } from '../http/context.ts';
+import type { TeamRole } from '../store/schema.ts';
+import { planIncludesSync, teamsOf } from '../teams/teams.ts';
+import { syncBaseOf } from './scope.ts';
+
+export const SYNC_FEATURES = {
+  accountScopes: true,
+  accountEvents: true,
+  conditionalContent: true,
+  conditionalStructure: true,
+  completeInventory: true,
+} as const;
+
+export interface DiscoveredAccount {
+  id: number;
+  kind: 'personal' | 'team';
+  username: string;
+  displayName: string;
+  role: TeamRole;
+  syncBase: string;
+  lifecycle: 'active';
+  /** `enabled: false` pauses the engine's session with `reason`. */
+  sync: { enabled: boolean; reason: 'payment-required' | 'viewer' | null };
+}
+
+export async function discoverAccounts(s: Services, actor: Actor) {
+  const personal = { kind: 'personal' as const, username: actor.username };
+  const paid = planIncludesSync({ plan: actor.plan, hasActiveSubscription: actor.hasActiveSubscription });
+  const accounts: DiscoveredAccount[] = [
+    {
+      id: actor.accountId,
+      ...personal,
+      displayName: actor.username,
+      role: 'owner',
+      syncBase: syncBaseOf(personal),
+      lifecycle: 'active',
+      sync: { enabled: paid, reason: paid ? null : 'payment-required' },
+    },
+  ];
+  for (const t of await teamsOf(s, actor.accountId)) {
+    const reason = t.role === 'viewer' ? 'viewer' : planIncludesSync(t) ? null : 'payment-required';
+    accounts.push({
+      id: t.id,
+      kind: 'team',
+      username: t.username,
+      displayName: t.username,
+      role: t.role,
+      syncBase: syncBaseOf({ kind: 'team', username: t.username }),
+      lifecycle: 'active',
+      sync: { enabled: reason === null, reason },
+    });
+  }
+  return {
+    success: true as const,
+    protocol: 2 as const,
+    features: SYNC_FEATURES,
+    actor: { id: actor.accountId, username: actor.username },
+    accounts,
+  };
+}
