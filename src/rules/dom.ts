@@ -64,8 +64,19 @@ const RAW_TEXT = new Set(['style', 'script', 'xmp', 'iframe', 'noembed', 'nofram
 
 const TEXT_ESCAPES: Record<string, string> = { '&': '&amp;', '<': '&lt;', '>': '&gt;', '\u00a0': '&nbsp;' };
 const ATTR_ESCAPES: Record<string, string> = { '&': '&amp;', '"': '&quot;', '\u00a0': '&nbsp;' };
-const escapeText = (s: string) => (/[&<>\u00a0]/.test(s) ? s.replace(/[&<>\u00a0]/g, (c) => TEXT_ESCAPES[c]) : s);
-const escapeAttr = (s: string) => (/[&"\u00a0]/.test(s) ? s.replace(/[&"\u00a0]/g, (c) => ATTR_ESCAPES[c]) : s);
+// Module-level functions only: under tsx a function expression is re-wrapped (keepNames) each time it is evaluated.
+function textEscape(c: string): string {
+  return TEXT_ESCAPES[c];
+}
+function attrEscape(c: string): string {
+  return ATTR_ESCAPES[c];
+}
+function escapeText(s: string): string {
+  return /[&<>\u00a0]/.test(s) ? s.replace(/[&<>\u00a0]/g, textEscape) : s;
+}
+function escapeAttr(s: string): string {
+  return /[&"\u00a0]/.test(s) ? s.replace(/[&"\u00a0]/g, attrEscape) : s;
+}
 
 function openTag(el: Element): string {
   let s = '<' + el.name;
@@ -95,15 +106,7 @@ function leafHtml(node: AnyNode): string {
 /** HTML of the given nodes (and their subtrees), in order. */
 function serialize(nodes: readonly AnyNode[]): string {
   const parts: string[] = [];
-  let size = 0;
-  const push = (s: string) => {
-    parts.push(s);
-    size += s.length;
-    if (size > 65536) {
-      spend(size);
-      size = 0;
-    }
-  };
+  let pending = 0; // characters not yet charged to the budget
   // A stack of [nodes, index, element whose end tag follows].
   const lists: (readonly AnyNode[])[] = [nodes];
   const index: number[] = [0];
@@ -111,32 +114,41 @@ function serialize(nodes: readonly AnyNode[]): string {
   while (lists.length > 0) {
     const top = lists.length - 1;
     const list = lists[top];
+    let piece: string;
     if (index[top] >= list.length) {
       const el = closers[top];
       lists.pop();
       index.pop();
       closers.pop();
-      if (el) push('</' + el.name + '>');
-      continue;
-    }
-    const node = list[index[top]++];
-    tick();
-    if (isElement(node)) {
-      push(openTag(node));
-      if (!VOID.has(node.name)) {
+      if (!el) continue;
+      piece = '</' + el.name + '>';
+    } else {
+      const node = list[index[top]++];
+      tick();
+      if (isElement(node)) {
+        piece = openTag(node);
+        if (!VOID.has(node.name)) {
+          lists.push(node.children);
+          index.push(0);
+          closers.push(node);
+        }
+      } else if (node.type === 'cdata') {
         lists.push(node.children);
         index.push(0);
-        closers.push(node);
+        closers.push(null);
+        continue;
+      } else {
+        piece = leafHtml(node);
       }
-    } else if (node.type === 'cdata') {
-      lists.push(node.children);
-      index.push(0);
-      closers.push(null);
-    } else {
-      push(leafHtml(node));
+    }
+    parts.push(piece);
+    pending += piece.length;
+    if (pending > 65536) {
+      spend(pending);
+      pending = 0;
     }
   }
-  spend(size);
+  spend(pending);
   return parts.join('');
 }
 

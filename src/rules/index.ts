@@ -13,6 +13,8 @@ import { failure, type RulesFailure } from './errors.ts';
 import { runRules, type Json } from './extract.ts';
 import { rulesLimits, type ExtractLimits } from './limits.ts';
 import { findRulesTags } from './selectors.ts';
+import { normalizeTree } from './tree.ts';
+import { indexOf, type DocIndex } from './doc-index.ts';
 
 export { compileRules, compileRulesText, clearRulesCaches, type CompiledRules } from './compile.ts';
 export { parseRelaxed } from './relaxed.ts';
@@ -24,12 +26,14 @@ export type { Json } from './extract.ts';
 export const SUPPORTED_RULES_VERSION = '1';
 export const NO_API_RULES_TAG = 'No api rules tag';
 
-export type ParsedDocument = { readonly root: Document; readonly chars: number };
+export type ParsedDocument = { readonly root: Document; readonly chars: number; readonly index: DocIndex };
 export type Extraction = { ok: true; data: Json } | RulesFailure;
 
-/** Parses HTML (never fails; htmlparser2 recovers from anything). Cache the result per document checksum. */
+/** Parses HTML (never fails; htmlparser2 recovers from anything), with the implied html/head/body and tbody
+ *  elements a browser would add. Cache the result per document checksum; it is never modified afterwards. */
 export function parseDocument(html: string): ParsedDocument {
-  return { root: parseHtml(html), chars: html.length };
+  const root = normalizeTree(parseHtml(html));
+  return { root, chars: html.length, index: indexOf(root) };
 }
 
 function documentOf(doc: ParsedDocument | string): ParsedDocument | RulesFailure {
@@ -57,7 +61,7 @@ export function findRulesTag(doc: ParsedDocument, token = 'api'): TagLookup {
 }
 
 function lookUpTag(doc: ParsedDocument, token: string): TagLookup {
-  const [tag] = findRulesTags(doc.root, token);
+  const [tag] = findRulesTags(doc.index, token);
   if (!tag) return failure('no-rules-tag', token === 'api' ? NO_API_RULES_TAG : `No ${token} rules tag`);
   const version = Object.hasOwn(tag.attribs, 'data-rules-version') ? tag.attribs['data-rules-version'] : undefined;
   if (version !== SUPPORTED_RULES_VERSION) {
@@ -77,7 +81,7 @@ function lookUpTag(doc: ParsedDocument, token: string): TagLookup {
 
 /** Runs compiled rules against a parsed document. */
 export function extract(doc: ParsedDocument, rules: CompiledRules, limits?: Partial<ExtractLimits>): Extraction {
-  return runRules(doc.root, rules, limits);
+  return runRules(doc.index, rules, limits);
 }
 
 /** GET /_/api: the JSON the document's `api` rules tag defines. */
@@ -88,7 +92,7 @@ export function extractApi(doc: ParsedDocument | string, limits?: Partial<Extrac
   if (!tag.ok) return tag;
   const compiled = compileRulesText(tag.text);
   if (!compiled.ok) return compiled;
-  return runRules(d.root, compiled.rules, limits);
+  return runRules(d.index, compiled.rules, limits);
 }
 
 /** GET ?data=: the JSON the given rules text (lenient syntax) defines, with or without a rules tag. */
@@ -100,5 +104,5 @@ export function extractData(doc: ParsedDocument | string, rulesText: string, lim
   if (!compiled.ok) return compiled;
   const d = documentOf(doc);
   if ('ok' in d) return d;
-  return runRules(d.root, compiled.rules, limits);
+  return runRules(d.index, compiled.rules, limits);
 }

@@ -9,12 +9,16 @@
 //   filter the matches so far in document order (`li:first a` is the links of the first li).
 // - Never matched: rules tags (`script[data-rules-name]`) and anything inside a `[cms-template]` element (or that
 //   element itself). Kiln, like browsers and unlike cheerio, also never looks inside `<template>` content.
+//
+// Queries run over the document's flat index (doc-index.ts): a subtree is a range of it, and when the last
+// compound of a selector names an id, a class or a tag, only the elements with it are tested.
 import { compile } from 'css-select';
 import { parse, SelectorType, type Selector, type PseudoSelector } from 'css-what';
 import type { AnyNode, Element } from 'domhandler';
-import { removeSubsets, uniqueSort } from 'domutils';
+import { removeSubsets } from 'domutils';
 import { tick, ticks } from './budget.ts';
-import { attribute, isElement, textContent, type ParentLike } from './dom.ts';
+import { IN_CMS_TEMPLATE, lookup, lowerBound, type DocIndex } from './doc-index.ts';
+import { attribute, isElement, textContent } from './dom.ts';
 import { failure, type RulesFailure } from './errors.ts';
 import { rulesLimits } from './limits.ts';
 
@@ -71,29 +75,58 @@ const adapter = {
 
 /** A compiled test plus the holders its dynamic parts read: the current root for `:scope`, the current set. */
 type Compiled = { test: Test; scope: AnyNode[]; set: { current: ReadonlySet<AnyNode> } };
+const PLACEHOLDER = {} as AnyNode;
 
 function compileTokens(groups: Selector[][]): Compiled {
   const scope: AnyNode[] = [PLACEHOLDER];
   const set = { current: new Set<AnyNode>() as ReadonlySet<AnyNode> };
-  const test = compile<AnyNode, Element>(groups, {
-    xmlMode: false,
-    adapter,
-    cacheResults: false, // results depend on the current root and set
-    relativeSelector: false, // the scope is spelled out by the caller
-    pseudos: { [IN_SET]: (el: Element) => set.current.has(el) },
-  }, scope) as Test;
+  const test = compile<AnyNode, Element>(
+    groups,
+    {
+      xmlMode: false,
+      adapter,
+      cacheResults: false, // results depend on the current root and set
+      relativeSelector: false, // the scope is spelled out below
+      pseudos: { [IN_SET]: (el: Element) => set.current.has(el) },
+    },
+    scope,
+  ) as Test;
   return { test, scope, set };
 }
-const PLACEHOLDER = {} as AnyNode;
 
-/** Whether the parse tree has this pseudo-class anywhere inside `:not()`, `:is()`, `:has()`... */
+/** Every token inside `:not()`, `:is()`, `:has()`... (at any depth). */
 function nestedTokens(tokens: Selector[], visit: (t: Selector) => void): void {
   for (const t of tokens) {
-    if (t.type === SelectorType.Pseudo && Array.isArray(t.data)) for (const g of t.data) { for (const n of g) visit(n); nestedTokens(g, visit); }
+    if (t.type === SelectorType.Pseudo && Array.isArray(t.data)) {
+      for (const g of t.data) {
+        for (const n of g) visit(n);
+        nestedTokens(g, visit);
+      }
+    }
   }
 }
 
-type Step = { kind: 'position'; token: PseudoSelector } | { kind: 'filter'; test: Compiled } | { kind: 'search'; test: Compiled; siblings: boolean };
+/** Which index list can stand in for a full scan: the last compound's id, else class, else tag. */
+type Key = { map: 'byId' | 'byClass' | 'byTag'; value: string } | null;
+
+function keyOf(group: Selector[]): Key {
+  let start = group.length;
+  while (start > 0 && !isTraversal(group[start - 1])) start--;
+  let tag: Key = null;
+  let cls: Key = null;
+  for (const t of group.slice(start)) {
+    if (t.type === SelectorType.Attribute && t.ignoreCase !== true) {
+      if (t.name === 'id' && t.action === 'equals') return { map: 'byId', value: t.value };
+      if (t.name === 'class' && t.action === 'element' && !/\s/.test(t.value)) cls ??= { map: 'byClass', value: t.value };
+    } else if (t.type === SelectorType.Tag && t.namespace === null) tag ??= { map: 'byTag', value: t.name.toLowerCase() };
+  }
+  return cls ?? tag;
+}
+
+type Step =
+  | { kind: 'position'; token: PseudoSelector }
+  | { kind: 'filter'; test: Compiled }
+  | { kind: 'search'; test: Compiled; siblings: boolean };
 
 /** A selector group with positional pseudo-classes: a head query, then position filters and follow-up queries. */
 type PositionalGroup = { head: Selector[] | null; steps: Step[]; scoped?: Compiled; unscoped?: Compiled };
@@ -107,9 +140,23 @@ function scopedTokens(group: Selector[], scoped: boolean): Selector[] {
   return [{ ...SCOPE }, { ...DESCENDANT }, ...tokens];
 }
 
+function ascending(a: number, b: number): number {
+  return a - b;
+}
+
+/** Where a query looks, as a range of the flat index: [lo, hi). `ctx` -1 is the document. */
+function range(ix: DocIndex, ctx: number, self: boolean, nextSiblings: boolean): [number, number] {
+  if (ctx < 0) return [0, ix.els.length];
+  const lo = self ? ctx : ctx + 1;
+  if (!nextSiblings) return [lo, ix.end[ctx]];
+  const p = ix.parent[ctx];
+  return [lo, p < 0 ? ix.els.length : ix.end[p]];
+}
+
 export class SelectorQuery {
   readonly source: string;
   private readonly plain: Selector[][];
+  private readonly key: Key;
   private readonly positional: PositionalGroup[];
   private readonly includeSelf: boolean;
   private readonly includeNextSiblings: boolean;
@@ -119,6 +166,7 @@ export class SelectorQuery {
   private constructor(source: string, plain: Selector[][], positional: PositionalGroup[]) {
     this.source = source;
     this.plain = plain;
+    this.key = plain.length === 1 ? keyOf(plain[0]) : null;
     this.positional = positional;
     this.includeSelf = /^\s*(?:[+~]|:scope\b)/.test(source);
     this.includeNextSiblings = /^\s*[+~]/.test(source);
@@ -134,10 +182,9 @@ export class SelectorQuery {
       return failure('selector', `Invalid selector ${shown}: nested deeper than ${rulesLimits.maxSelectorNesting} brackets`);
     }
     try {
-      const groups = parse(source);
       const plain: Selector[][] = [];
       const positional: PositionalGroup[] = [];
-      for (const group of groups) {
+      for (const group of parse(source)) {
         nestedTokens(group, (t) => {
           if (isPositional(t)) throw new Error(`:${t.name} is only supported outside :not(), :is() and :has()`);
         });
@@ -160,70 +207,96 @@ export class SelectorQuery {
     return (this.unscopedTest ??= compileTokens(this.plain.map((g) => scopedTokens(g, false))));
   }
 
-  /** Matches under `root` in document order (only the first when `first`). */
-  find(root: ParentLike, first: boolean): Element[] {
-    const scoped = isElement(root) && root.parent !== null && isElement(root.parent);
-    const results: Element[][] = [];
+  /** Indexes (into ix.els) of the matches under `ctx` (-1: the document), in document order; only the first
+   *  when `first`. */
+  find(ix: DocIndex, ctx: number, first: boolean): number[] {
+    const scoped = ctx >= 0 && ix.parent[ctx] >= 0;
+    let lo = 0;
+    let hi = ix.els.length;
+    if (ctx >= 0) {
+      lo = this.includeSelf ? ctx : ctx + 1;
+      const p = ix.parent[ctx];
+      hi = !this.includeNextSiblings ? ix.end[ctx] : p < 0 ? ix.els.length : ix.end[p];
+    }
+    const root: AnyNode = ctx < 0 ? ix.doc : ix.els[ctx];
+    let out: number[] = [];
     const plain = this.compiled(scoped);
     if (plain) {
       plain.scope[0] = root;
-      const out: Element[] = [];
-      search(plain.test, this.candidates(root), first && this.positional.length === 0, out, true);
-      results.push(out);
+      const test = plain.test;
+      const { els, flags } = ix;
+      const onlyFirst = first && this.positional.length === 0;
+      const list = this.key ? lookup(ix, this.key.map, this.key.value) : undefined;
+      if (this.key && !list) {
+        // nothing has the id, class or tag
+      } else if (list) {
+        for (let j = lowerBound(list, lo); j < list.length; j++) {
+          const i = list[j];
+          if (i >= hi) break;
+          tick();
+          if (flags[i] === 0 && test(els[i])) {
+            out.push(i);
+            if (onlyFirst) break;
+          }
+        }
+      } else {
+        for (let i = lo; i < hi; i++) {
+          tick();
+          if (flags[i] === 0 && test(els[i])) {
+            out.push(i);
+            if (onlyFirst) break;
+          }
+        }
+      }
     }
-    for (const g of this.positional) results.push(this.findPositional(g, root, scoped));
-    const nonEmpty = results.filter((r) => r.length > 0);
-    if (nonEmpty.length === 0) return [];
-    const all = nonEmpty.length === 1 ? nonEmpty[0] : (uniqueSort(nonEmpty.flat()) as Element[]);
-    return first ? all.slice(0, 1) : all;
+    if (this.positional.length > 0) {
+      const seen = new Set(out);
+      for (const g of this.positional) for (const i of this.findPositional(g, ix, ctx, root, lo, hi, scoped)) seen.add(i);
+      out = [...seen].sort(ascending);
+      if (first) out.length = Math.min(out.length, 1);
+    }
+    return out;
   }
 
-  /** The lists whose members (and their subtrees) are searched, in document order. */
-  private candidates(root: ParentLike): AnyNode[][] {
-    const lists: AnyNode[][] = [];
-    if (this.includeSelf && isElement(root)) lists.push([root]);
-    else lists.push(root.children as AnyNode[]);
-    if (this.includeNextSiblings && root.parent) {
-      const siblings = root.parent.children as AnyNode[];
-      const at = siblings.indexOf(root as AnyNode);
-      if (at !== -1 && at + 1 < siblings.length) lists.push(siblings.slice(at + 1));
-    }
-    return lists;
-  }
-
-  private findPositional(g: PositionalGroup, root: ParentLike, scoped: boolean): Element[] {
-    let current: Element[];
+  private findPositional(g: PositionalGroup, ix: DocIndex, ctx: number, root: AnyNode, lo: number, hi: number, scoped: boolean): number[] {
+    let current: number[] = [];
     if (g.head === null) {
-      // A group that starts with a positional (`:first`): the root's element children.
-      current = (this.includeSelf && isElement(root) ? [root] : (root.children as AnyNode[])).filter(isElement);
+      // A group that starts with a positional (`:first`): the root's element children (or the root itself).
+      if (this.includeSelf && ctx >= 0) current = [ctx];
+      else {
+        const childrenEnd = ctx < 0 ? ix.els.length : ix.end[ctx];
+        for (let i = ctx + 1; i < childrenEnd; i = ix.end[i]) current.push(i);
+      }
     } else {
       const head = scoped ? (g.scoped ??= compileTokens([scopedTokens(g.head, true)])) : g.unscoped!;
       head.scope[0] = root;
-      current = [];
-      search(head.test, this.candidates(root), false, current, false);
+      for (let i = lo; i < hi; i++) {
+        tick();
+        if (head.test(ix.els[i])) current.push(i);
+      }
     }
     for (const step of g.steps) {
       if (current.length === 0) break;
       if (step.kind === 'position') current = byPosition(step.token, current);
       else if (step.kind === 'filter') {
         ticks(current.length);
-        current = current.filter(step.test.test);
+        current = current.filter((i) => step.test.test(ix.els[i]));
       } else {
-        step.test.set.current = new Set(current);
-        let roots: AnyNode[] = current;
-        if (step.siblings) {
-          roots = [...current];
-          for (const el of current) {
-            const siblings = el.parent ? (el.parent.children as AnyNode[]) : [];
-            roots.push(...siblings.slice(siblings.indexOf(el) + 1).filter(isElement));
+        step.test.set.current = new Set(current.map((i) => ix.els[i]));
+        const found: number[] = [];
+        let covered = -1; // roots are in document order; skip those inside an earlier root's range
+        for (const r of current) {
+          const [from, to] = step.siblings ? range(ix, r, true, true) : [r, ix.end[r]];
+          for (let i = Math.max(from, covered); i < to; i++) {
+            tick();
+            if (step.test.test(ix.els[i])) found.push(i);
           }
+          covered = Math.max(covered, to);
         }
-        const found: Element[] = [];
-        search(step.test.test, [removeSubsets(roots)], false, found, false);
         current = found;
       }
     }
-    return current.filter((el) => !excluded(el));
+    return current.filter((i) => ix.flags[i] === 0);
   }
 }
 
@@ -255,7 +328,7 @@ function positionalGroup(group: Selector[]): PositionalGroup {
 }
 
 /** jQuery's positional filters over matches in document order. */
-function byPosition(token: PseudoSelector, els: Element[]): Element[] {
+function byPosition(token: PseudoSelector, els: number[]): number[] {
   const n = typeof token.data === 'string' ? parseInt(token.data, 10) : NaN;
   switch (token.name) {
     case 'first':
@@ -277,56 +350,6 @@ function byPosition(token: PseudoSelector, els: Element[]): Element[] {
   return els;
 }
 
-const isRulesTag = (el: Element) => el.name === 'script' && Object.hasOwn(el.attribs, 'data-rules-name');
-const isCmsTemplate = (el: Element) => Object.hasOwn(el.attribs, 'cms-template');
-
-/** Whether `el` is never a match: a rules tag, or inside (or itself) a `[cms-template]` element. */
-function excluded(el: Element): boolean {
-  if (isRulesTag(el)) return true;
-  for (let node: AnyNode | null = el; node && isElement(node); node = node.parent) {
-    tick();
-    if (isCmsTemplate(node)) return true;
-  }
-  return false;
-}
-
-/**
- * Depth-first over the members of `lists` and their subtrees, in document order, collecting elements that pass
- * `test`. `<template>` content is never entered. With `skipExcluded`, `[cms-template]` subtrees are not entered
- * and rules tags are not collected (the caller's root is known not to be inside a cms-template).
- */
-function search(test: Test, lists: AnyNode[][], first: boolean, out: Element[], skipExcluded: boolean): void {
-  const stack: AnyNode[][] = [];
-  const index: number[] = [];
-  for (let l = lists.length - 1; l >= 0; l--) {
-    stack.push(lists[l]);
-    index.push(0);
-  }
-  while (stack.length > 0) {
-    const top = stack.length - 1;
-    const list = stack[top];
-    const i = index[top];
-    if (i >= list.length) {
-      stack.pop();
-      index.pop();
-      continue;
-    }
-    index[top] = i + 1;
-    const node = list[i];
-    tick();
-    if (!isElement(node)) continue;
-    if (skipExcluded && isCmsTemplate(node)) continue;
-    if (test(node) && !(skipExcluded && isRulesTag(node))) {
-      out.push(node);
-      if (first) return;
-    }
-    if (node.name !== 'template' && node.children.length > 0) {
-      stack.push(node.children);
-      index.push(0);
-    }
-  }
-}
-
 /** Deepest bracket/parenthesis nesting outside quotes. */
 function nestingDepth(s: string): number {
   let depth = 0;
@@ -344,29 +367,14 @@ function nestingDepth(s: string): number {
   return max;
 }
 
-/** Finds the rules tags named `token` in the document, in document order (the engine never matches them). */
-export function findRulesTags(root: ParentLike, token: string): Element[] {
+/** The rules tags named `token` (a `<script data-rules-name>` whose space-separated names include it), in
+ *  document order, leaving out any inside a `[cms-template]`. */
+export function findRulesTags(ix: DocIndex, token: string): Element[] {
   const out: Element[] = [];
-  const stack: AnyNode[][] = [root.children as AnyNode[]];
-  const index: number[] = [0];
-  while (stack.length > 0) {
-    const top = stack.length - 1;
-    const list = stack[top];
-    if (index[top] >= list.length) {
-      stack.pop();
-      index.pop();
-      continue;
-    }
-    const node = list[index[top]++];
-    if (!isElement(node) || isCmsTemplate(node)) continue;
-    if (node.name === 'script') {
-      const names = node.attribs['data-rules-name'];
-      if (names !== undefined && Object.hasOwn(node.attribs, 'data-rules-name') && names.split(/[\t\n\f\r ]+/).includes(token)) out.push(node);
-    }
-    if (node.name !== 'template' && node.children.length > 0) {
-      stack.push(node.children);
-      index.push(0);
-    }
+  for (const i of ix.byTag.get('script') ?? []) {
+    const el = ix.els[i];
+    const names = attribute(el, 'data-rules-name');
+    if (names !== undefined && !(ix.flags[i] & IN_CMS_TEMPLATE) && names.split(/[\t\n\f\r ]+/).includes(token)) out.push(el);
   }
   return out;
 }
