@@ -19,7 +19,7 @@ class Budget {
   reset(limits: ExtractLimits): void {
     this.steps = 0;
     this.output = 0;
-    this.nextCheck = CHECK_EVERY;
+    this.nextCheck = Math.min(CHECK_EVERY, limits.maxSteps + 1);
     this.maxSteps = limits.maxSteps;
     this.maxOutput = limits.maxOutputChars;
     this.maxMs = limits.maxMs;
