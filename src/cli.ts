@@ -1,13 +1,22 @@
 // The `kiln` command.
 import { parseArgs } from 'node:util';
-import { ConfigError, ENV_HELP, loadConfig } from './config.ts';
+import { ConfigError, ENV_HELP, loadConfig, type Config } from './config.ts';
 import { startServer, createServices, closeServices } from './server.ts';
+import type { Services } from './services.ts';
+import type { Plan, TeamRole } from './store/schema.ts';
 
 const HELP = `kiln — self-hostable service for single-file HTML apps
 
 Usage:
   kiln [serve]                 start the server (default)
   kiln user add --email E --username U --password P [--plan free|personal|maker] [--superadmin]
+  kiln key add --user U [--force]
+                               print a new sync key for U (needs a plan that includes sync, or an
+                               owner/editor role on such a team; --force: generate anyway)
+  kiln team add --name T --owner U [--plan free|personal|maker]
+                               create team T owned by U (plan: U's when it includes sync, else free)
+  kiln team member add --team T --user U [--role owner|editor|viewer]
+                               add U to team T (default editor) or change U's role
   kiln --help                  this text
 
 Environment:
@@ -68,8 +77,78 @@ async function main(argv: string[]) {
     }
     return;
   }
+  if (cmd === 'key' && sub === 'add') return keyAdd(config, argv.slice(2));
+  if (cmd === 'team' && sub === 'add') return teamAdd(config, argv.slice(2));
+  if (cmd === 'team' && sub === 'member' && argv[2] === 'add') return teamMemberAdd(config, argv.slice(3));
   process.stderr.write(`Unknown command: ${argv.join(' ')}\n\n${HELP}`);
   process.exitCode = 2;
+}
+
+/** Refuses with the usage when a required flag is missing; true when all are there. */
+function required(cmd: string, values: Record<string, unknown>, names: string[]): boolean {
+  const missing = names.filter((k) => !values[k]);
+  if (missing.length === 0) return true;
+  process.stderr.write(`kiln ${cmd}: missing ${missing.map((k) => '--' + k).join(', ')}\n\n${HELP}`);
+  process.exitCode = 2;
+  return false;
+}
+
+async function withServices(config: Config, fn: (s: Services) => Promise<void>) {
+  const services = await createServices(config);
+  try {
+    await fn(services);
+  } finally {
+    await closeServices(services);
+  }
+}
+
+async function accountIdOf(s: Services, username: string, kind: 'person' | 'team'): Promise<number> {
+  const row = await s.database.db
+    .selectFrom('accounts')
+    .select('id')
+    .where('username', '=', username.trim().toLowerCase())
+    .where('kind', '=', kind)
+    .executeTakeFirst();
+  if (!row) throw new Error(`There is no ${kind === 'team' ? 'team' : 'person'} named "${username}".`);
+  return row.id;
+}
+
+async function keyAdd(config: Config, args: string[]) {
+  const { values } = parseArgs({ args, options: { user: { type: 'string' }, force: { type: 'boolean', default: false } } });
+  if (!required('key add', values, ['user'])) return;
+  await withServices(config, async (s) => {
+    const { assertMayGenerateKey, createSyncKey } = await import('./sync/keys.ts');
+    const id = await accountIdOf(s, values.user!, 'person');
+    if (!values.force) await assertMayGenerateKey(s, id);
+    const made = await createSyncKey(s, id);
+    // The key alone on stdout (for scripts); what it is on stderr.
+    process.stdout.write(made.key + '\n');
+    process.stderr.write(`Sync key ${made.prefix}… for ${values.user!.toLowerCase()}, expires ${made.expiresAt}. It is shown only this once.\n`);
+  });
+}
+
+async function teamAdd(config: Config, args: string[]) {
+  const { values } = parseArgs({ args, options: { name: { type: 'string' }, owner: { type: 'string' }, plan: { type: 'string' } } });
+  if (!required('team add', values, ['name', 'owner'])) return;
+  await withServices(config, async (s) => {
+    const { createTeam, planIncludesSync } = await import('./teams/teams.ts');
+    const ownerId = await accountIdOf(s, values.owner!, 'person');
+    const owner = await s.database.db.selectFrom('accounts').select(['plan', 'has_active_subscription']).where('id', '=', ownerId).executeTakeFirstOrThrow();
+    const plan = (values.plan ?? (planIncludesSync(owner) ? owner.plan : 'free')) as Plan;
+    const team = await createTeam(s, { username: values.name!, ownerId, plan });
+    console.log(`Created team ${team.username} (id ${team.id}, plan ${team.plan}), owner ${values.owner!.toLowerCase()}`);
+  });
+}
+
+async function teamMemberAdd(config: Config, args: string[]) {
+  const { values } = parseArgs({ args, options: { team: { type: 'string' }, user: { type: 'string' }, role: { type: 'string', default: 'editor' } } });
+  if (!required('team member add', values, ['team', 'user'])) return;
+  await withServices(config, async (s) => {
+    const { setMember } = await import('./teams/teams.ts');
+    const teamId = await accountIdOf(s, values.team!, 'team');
+    const m = await setMember(s, null, { teamId, username: values.user!, role: values.role as TeamRole });
+    console.log(`${m.username} is ${m.role} of ${values.team!.toLowerCase()}`);
+  });
 }
 
 main(process.argv.slice(2)).catch((err) => {

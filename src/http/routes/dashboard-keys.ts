@@ -1,0 +1,156 @@
+// Dashboard: sync keys and teams (signed-in developers, main app). Bodies may be JSON or form-encoded.
+//
+//   GET  /_/dashboard/keys[?tab=active|inactive]   page (JSON {keys} for programs)
+//   POST /_/dashboard/keys                          generate: the key is shown once (page, or JSON {key});
+//                                                   402 payment-required without a plan that includes sync
+//   POST /_/dashboard/keys/:id/revoke               revoke (requests with it answer 401 from then on)
+//   GET  /_/dashboard/teams                         page (JSON {teams} for programs)
+//   POST /_/dashboard/teams                         create {username}: the caller is its owner
+//   POST /_/dashboard/teams/:id/members             {username, role}: add a member or change a role (owners)
+//   POST /_/dashboard/teams/:id/members/:person/remove
+//
+// Browser form posts come back to the page with msg/msgType; AJAX gets JSON {msg, msgType, ...}.
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import type { RoutePlugin } from './index.ts';
+import type { Actor } from '../context.ts';
+import type { TeamRole } from '../../store/schema.ts';
+import { KilnError, badRequest, notFound } from '../../errors.ts';
+import { authorize } from '../../access/authorize.ts';
+import { assertSameOrigin } from '../origin.ts';
+import { wantsHtml, withMessage } from '../answers.ts';
+import { generateSyncKey, listSyncKeys, revokeSyncKey } from '../../sync/keys.ts';
+import { createTeam, membersOf, planIncludesSync, removeMember, setMember, teamsOf, TEAM_ROLES } from '../../teams/teams.ts';
+import { keysPage, teamsPage } from '../../ui/keys.ts';
+
+const KEYS = '/_/dashboard/keys';
+const TEAMS = '/_/dashboard/teams';
+
+function queryMsg(req: FastifyRequest): { text: string; type: string } | undefined {
+  const q = req.query as Record<string, unknown>;
+  if (typeof q.msg !== 'string' || q.msg === '') return undefined;
+  return { text: q.msg.slice(0, 500), type: q.msgType === 'error' ? 'error' : 'success' };
+}
+
+function idParam(req: FastifyRequest, name: string): number {
+  const raw = (req.params as Record<string, string>)[name] ?? '';
+  if (!/^\d{1,15}$/.test(raw)) throw notFound();
+  return Number(raw);
+}
+
+function field(req: FastifyRequest, name: string): string {
+  const v = (req.body as Record<string, unknown> | undefined)?.[name];
+  return typeof v === 'string' ? v : '';
+}
+
+const plugin: RoutePlugin = async (app, { services: s }) => {
+  /** A signed-in developer on the main app (strangers go to the login page, app users get 403). */
+  function developer(req: FastifyRequest, write: boolean): Actor {
+    if (req.site.kind !== 'main') throw notFound();
+    if (write) assertSameOrigin(req);
+    authorize({ actor: req.actor }, null, 'manage');
+    return req.actor!;
+  }
+
+  /** Runs a POST: browsers are sent back to `page` with the outcome, programs get JSON. */
+  async function operate(req: FastifyRequest, reply: FastifyReply, back: string, op: (actor: Actor) => Promise<{ msg: string; extra?: Record<string, unknown> }>) {
+    let result: { msg: string; extra?: Record<string, unknown> };
+    try {
+      result = await op(developer(req, true));
+    } catch (err) {
+      if (wantsHtml(req) && err instanceof KilnError && err.status !== 401 && req.site.kind === 'main') {
+        return reply.redirect(withMessage(back, err.message, 'error'), 302);
+      }
+      throw err;
+    }
+    if (wantsHtml(req)) return reply.redirect(withMessage(back, result.msg, 'success'), 302);
+    return reply.send({ msg: result.msg, msgType: 'success', ...result.extra });
+  }
+
+  // ---------------------------------------------------------------- keys
+
+  app.get(KEYS, async (req, reply) => {
+    const actor = developer(req, false);
+    const keys = await listSyncKeys(s, actor.accountId);
+    reply.header('cache-control', 'no-store');
+    if (!wantsHtml(req)) return reply.send({ msg: '', msgType: 'success', keys });
+    const tab = (req.query as Record<string, unknown>).tab === 'inactive' ? 'inactive' : 'active';
+    return reply.type('text/html; charset=utf-8').send(keysPage({ username: actor.username, keys, tab, msg: queryMsg(req) }));
+  });
+
+  app.post(KEYS, async (req, reply) => {
+    let actor: Actor;
+    let made: Awaited<ReturnType<typeof generateSyncKey>>;
+    try {
+      actor = developer(req, true);
+      made = await generateSyncKey(s, actor.accountId);
+    } catch (err) {
+      if (wantsHtml(req) && err instanceof KilnError && err.status !== 401 && req.site.kind === 'main') {
+        return reply.redirect(withMessage(KEYS, err.message, 'error'), 302);
+      }
+      throw err;
+    }
+    const msg = 'Sync key generated. Copy it now: it is shown only once.';
+    reply.header('cache-control', 'no-store');
+    if (!wantsHtml(req)) return reply.code(201).send({ msg, msgType: 'success', key: made.key, id: made.id, prefix: made.prefix, expiresAt: made.expiresAt });
+    // The key cannot travel in a redirect URL: the answer is the page itself, showing it once.
+    const keys = await listSyncKeys(s, actor.accountId);
+    return reply
+      .code(201)
+      .type('text/html; charset=utf-8')
+      .send(keysPage({ username: actor.username, keys, tab: 'active', newKey: made, msg: { text: msg, type: 'success' } }));
+  });
+
+  app.post(`${KEYS}/:id/revoke`, (req, reply) =>
+    operate(req, reply, KEYS, async (actor) => {
+      const id = idParam(req, 'id');
+      const key = (await listSyncKeys(s, actor.accountId)).find((k) => k.id === id);
+      if (!key) throw notFound('No such key.');
+      if (key.state !== 'active') return { msg: `The key ${key.prefix}… was already ${key.state}.` };
+      await revokeSyncKey(s, actor.accountId, id);
+      return { msg: `Revoked the key ${key.prefix}…; tools using it can no longer sync.` };
+    }),
+  );
+
+  // ---------------------------------------------------------------- teams
+
+  async function teamsView(actor: Actor) {
+    const teams = await teamsOf(s, actor.accountId);
+    return Promise.all(teams.map(async (t) => ({ ...t, members: t.role === 'owner' ? await membersOf(s, t.id) : null })));
+  }
+
+  app.get(TEAMS, async (req, reply) => {
+    const actor = developer(req, false);
+    const teams = await teamsView(actor);
+    reply.header('cache-control', 'no-store');
+    if (!wantsHtml(req)) return reply.send({ msg: '', msgType: 'success', teams });
+    return reply.type('text/html; charset=utf-8').send(teamsPage({ username: actor.username, teams, msg: queryMsg(req) }));
+  });
+
+  app.post(TEAMS, (req, reply) =>
+    operate(req, reply, TEAMS, async (actor) => {
+      // A team starts on its creator's plan when that plan includes sync (the creator's subscription
+      // covers it until billing says otherwise), else on the free plan.
+      const plan = planIncludesSync(actor) ? actor.plan : 'free';
+      const team = await createTeam(s, { username: field(req, 'username'), ownerId: actor.accountId, plan });
+      return { msg: `Team "${team.username}" created; you are its owner.`, extra: { team } };
+    }),
+  );
+
+  app.post(`${TEAMS}/:id/members`, (req, reply) =>
+    operate(req, reply, TEAMS, async (actor) => {
+      const role = field(req, 'role') || 'editor';
+      if (!TEAM_ROLES.includes(role as TeamRole)) throw badRequest(`Role must be one of ${TEAM_ROLES.join(', ')}.`, 'invalid-role');
+      const member = await setMember(s, actor.accountId, { teamId: idParam(req, 'id'), username: field(req, 'username'), role: role as TeamRole });
+      return { msg: `${member.username} is now ${role === 'owner' ? 'an' : 'a'} ${role} of the team.`, extra: { member } };
+    }),
+  );
+
+  app.post(`${TEAMS}/:id/members/:person/remove`, (req, reply) =>
+    operate(req, reply, TEAMS, async (actor) => {
+      await removeMember(s, actor.accountId, idParam(req, 'id'), idParam(req, 'person'));
+      return { msg: 'Member removed.' };
+    }),
+  );
+};
+
+export default plugin;
