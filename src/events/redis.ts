@@ -13,7 +13,7 @@
 // - Keys and pub/sub channels are prefixed with a namespace derived from the database, so that Kiln
 //   deployments (and test runs) sharing one Redis never hear each other.
 import { Redis } from 'ioredis';
-import { createHash } from 'node:crypto';
+import { createHash, randomBytes } from 'node:crypto';
 import type { Config } from '../config.ts';
 import { replayLog, type Envelope, type EventBus, type KilnEvent, type Listener, type Replay } from './bus.ts';
 
@@ -74,6 +74,8 @@ export class RedisEventBus implements EventBus {
   private connectedOnce = false;
   private closed = false;
   private lastErrorLog = 0;
+  /** The CLIENT SETNAME of the two connections (operators and tests find them in CLIENT LIST). */
+  readonly connectionNames: { pub: string; sub: string };
 
   constructor(
     url: string,
@@ -81,8 +83,10 @@ export class RedisEventBus implements EventBus {
     private readonly now: () => number = Date.now,
   ) {
     const options = { lazyConnect: true, enableAutoPipelining: true, retryStrategy: (n: number) => Math.min(100 * n, 2000) };
-    this.pub = new Redis(url, { ...options, connectionName: 'kiln-pub' });
-    this.sub = new Redis(url, { ...options, connectionName: 'kiln-sub', autoResubscribe: true });
+    const tag = `${process.pid}-${randomBytes(3).toString('hex')}`;
+    this.connectionNames = { pub: `kiln-pub-${tag}`, sub: `kiln-sub-${tag}` };
+    this.pub = new Redis(url, { ...options, connectionName: this.connectionNames.pub });
+    this.sub = new Redis(url, { ...options, connectionName: this.connectionNames.sub, autoResubscribe: true });
     this.pub.defineCommand('kilnPublish', { numberOfKeys: 2, lua: PUBLISH_SCRIPT });
     this.pub.on('error', (err) => this.logError('publisher', err));
     this.sub.on('error', (err) => this.logError('subscriber', err));

@@ -1,0 +1,234 @@
+// The live-sync lanes as hyperclayjs 1.38.0 opens them (communication/live-sync.js): an EventSource on
+// the document's own host, `GET /_/sync?document-url=<href>&lane=live|saved&resume-id=…` (or the older
+// `/_/live-sync/stream?page-url=…`), unnamed frames `{html, sender, seq}`.
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { startKiln, type TestKiln } from './support/kiln.ts';
+import { signedIn } from './support/people.ts';
+import { SseClient } from './support/sse.ts';
+import type { Client } from './support/client.ts';
+import { createNode, setVisibility } from '../src/nodes/tree.ts';
+import { hubFor } from '../src/sse/hub.ts';
+
+let kiln: TestKiln;
+let port: number;
+before(async () => {
+  kiln = await startKiln();
+  port = Number(new URL(kiln.url).port);
+});
+after(() => kiln.stop());
+
+const doc = (text: string) => `<!doctype html>\n<html><body><p>${text}</p></body></html>\n`;
+
+async function ownerWithDocument(opts: { visibility?: 'public' | 'private'; folder?: boolean } = {}) {
+  const main = kiln.client();
+  const person = await signedIn(kiln, main);
+  const name = `lane-${person.username}.html`;
+  const node = await createNode(kiln.services, person.id, { ownerId: person.id, parentId: 0, type: 'site', name, html: doc('v1') });
+  if (opts.visibility === 'private') await setVisibility(kiln.services, person.id, node.id, 'private');
+  const host = kiln.hostOf(person.username);
+  return { person, node, host, main, url: `http://${host}/${name}`, name };
+}
+
+/** The stream URL hyperclayjs builds: the whole href (with query and fragment), encoded. */
+function lanePath(url: string, lane?: string, legacy = false) {
+  const base = legacy ? `/_/live-sync/stream?page-url=` : `/_/sync?document-url=`;
+  return `${base}${encodeURIComponent(url + '?editmode=true#x')}${lane ? `&lane=${lane}` : ''}&resume-id=${'ab'.repeat(16)}`;
+}
+
+/** Opens a lane as a browser would: the jar's cookies for that host, nothing else. */
+function openLane(client: Client | null, host: string, path: string, headers: Record<string, string> = {}) {
+  const cookie = client?.jar.header(host);
+  return SseClient.open({ port, host, path, headers: { ...(cookie ? { cookie } : {}), ...headers } });
+}
+
+async function browserSave(main: Client, host: string, url: string, html: string) {
+  const res = await main.on(host).post('/_/save', html, {
+    headers: { 'content-type': 'text/plain;charset=UTF-8', 'document-url': url, origin: `http://${host}`, 'sec-fetch-site': 'same-origin' },
+  });
+  assert.equal(res.status, 200, res.text);
+}
+
+async function relay(main: Client, host: string, url: string, body: Record<string, unknown>) {
+  return main.on(host).post('/_/sync', body, { headers: { 'document-url': url, origin: `http://${host}`, 'sec-fetch-site': 'same-origin' } });
+}
+
+test('saved lane: the SSE headers, `: connected` first, then {html, sender, seq} with id = seq after each save', async () => {
+  const { host, main, url } = await ownerWithDocument();
+  const viewer = await openLane(null, host, lanePath(url, 'saved'));
+  try {
+    assert.equal(viewer.status, 200);
+    assert.equal(viewer.headers['content-type'], 'text/event-stream');
+    assert.equal(viewer.headers['cache-control'], 'no-cache');
+    assert.equal(viewer.headers['connection'], 'keep-alive');
+    assert.equal(viewer.headers['x-accel-buffering'], 'no');
+    await viewer.comment('connected');
+    assert.ok(viewer.raw.startsWith(': connected\n\n'));
+    await browserSave(main, host, url, doc('v2'));
+    const f = await viewer.next();
+    assert.equal(f.event, undefined, 'unnamed: hyperclayjs wires onmessage only');
+    assert.deepEqual(Object.keys(f.json).sort(), ['html', 'sender', 'seq']);
+    assert.equal(f.json.html, doc('v2'));
+    assert.equal(f.json.sender, 'server-save');
+    assert.equal(typeof f.json.seq, 'number');
+    assert.equal(f.id, String(f.json.seq));
+    await browserSave(main, host, url, doc('v3'));
+    const g = await viewer.next();
+    assert.equal(g.json.html, doc('v3'));
+    assert.ok(g.json.seq > f.json.seq, 'seq only grows');
+    // A save that changes nothing broadcasts nothing: the next frame is the next real change.
+    await browserSave(main, host, url, doc('v3'));
+    await browserSave(main, host, url, doc('v4'));
+    assert.equal((await viewer.next()).json.html, doc('v4'));
+  } finally {
+    viewer.close();
+  }
+});
+
+test('lane defaults to live; the legacy /_/live-sync/stream?page-url= opens the same lanes', async () => {
+  const { host, main, url } = await ownerWithDocument();
+  const live = await openLane(main, host, lanePath(url));
+  const legacySaved = await openLane(null, host, lanePath(url, 'saved', true));
+  const legacyLive = await openLane(main, host, lanePath(url, 'live', true));
+  try {
+    for (const s of [live, legacySaved, legacyLive]) {
+      assert.equal(s.status, 200);
+      await s.comment('connected');
+    }
+    const sent = await relay(main, host, url, { snapshot: doc('typing'), sender: 'tab-1' });
+    assert.equal(sent.status, 200, sent.text);
+    assert.equal((await live.next()).json.html, doc('typing'));
+    assert.equal((await legacyLive.next()).json.html, doc('typing'));
+    await browserSave(main, host, url, doc('saved'));
+    const saved = await legacySaved.next();
+    assert.equal(saved.json.html, doc('saved'), 'the saved lane never carried the snapshot');
+    assert.equal(saved.json.sender, 'server-save');
+  } finally {
+    for (const s of [live, legacySaved, legacyLive]) s.close();
+  }
+});
+
+test('refusals: no document-url 400, another host 400, the main host 404, no such document 404', async () => {
+  const { host, url, person } = await ownerWithDocument();
+  const none = await openLane(null, host, '/_/sync?lane=saved');
+  assert.equal(none.status, 400);
+  assert.equal(none.json.msgType, 'error');
+  const foreign = await openLane(null, host, `/_/sync?document-url=${encodeURIComponent(`http://elsewhere.example/${person.username}.html`)}`);
+  assert.equal(foreign.status, 400);
+  const main = await openLane(null, kiln.config.rootDomain, lanePath(`http://${kiln.config.rootDomain}/x.html`, 'saved'));
+  assert.equal(main.status, 404);
+  const missing = await openLane(null, host, lanePath(url.replace(/\.html$/, '-nope.html'), 'saved'));
+  assert.equal(missing.status, 404);
+  const folderish = await openLane(null, host, lanePath(`http://${host}/`, 'saved'));
+  assert.equal(folderish.status, 404);
+});
+
+test('private document: the saved lane answers 404 to strangers (like a missing one) and opens for the owner', async () => {
+  const { host, main, url } = await ownerWithDocument({ visibility: 'private' });
+  const anonymous = await openLane(null, host, lanePath(url, 'saved'));
+  assert.equal(anonymous.status, 404);
+  const other = kiln.client();
+  await signedIn(kiln, other);
+  const stranger = await openLane(other, host, lanePath(url, 'saved'));
+  assert.equal(stranger.status, 404);
+  const strangerLive = await openLane(other, host, lanePath(url, 'live'));
+  assert.equal(strangerLive.status, 404, 'the live lane does not reveal a private document either');
+  const owner = await openLane(main, host, lanePath(url, 'saved'));
+  try {
+    assert.equal(owner.status, 200);
+    await owner.comment('connected');
+    await browserSave(main, host, url, doc('private v2'));
+    assert.equal((await owner.next()).json.html, doc('private v2'));
+  } finally {
+    owner.close();
+  }
+});
+
+test('live lane: refused to anonymous visitors (403) and to signed-in non-owners (400), open to the owner', async () => {
+  const { host, main, url } = await ownerWithDocument();
+  const anonymous = await openLane(null, host, lanePath(url, 'live'));
+  assert.equal(anonymous.status, 403);
+  assert.equal(anonymous.json.msgType, 'error');
+  const other = kiln.client();
+  await signedIn(kiln, other);
+  const stranger = await openLane(other, host, lanePath(url, 'live'));
+  assert.equal(stranger.status, 400);
+  assert.equal(stranger.json.code, 'not-owner');
+  const owner = await openLane(main, host, lanePath(url, 'live'));
+  try {
+    assert.equal(owner.status, 200);
+    await owner.comment('connected');
+  } finally {
+    owner.close();
+  }
+});
+
+test('keep-alive: `: ping` comments only on lanes (a data frame would reach the morph handler)', async () => {
+  const { host, url, main } = await ownerWithDocument();
+  const s = await openLane(null, host, lanePath(url, 'saved'));
+  try {
+    await s.comment('connected');
+    hubFor(kiln.services).pingAll();
+    await s.comment('ping');
+    await browserSave(main, host, url, doc('after ping'));
+    const f = await s.next();
+    assert.equal(f.json.html, doc('after ping'), 'no data frame came before the save');
+  } finally {
+    s.close();
+  }
+});
+
+test('Last-Event-ID: a reconnecting lane gets the frames it missed, in order, then live ones', async () => {
+  const { host, main, url } = await ownerWithDocument();
+  const first = await openLane(main, host, lanePath(url, 'live'));
+  await first.comment('connected');
+  await relay(main, host, url, { snapshot: doc('s1'), sender: 'tab-a' });
+  const seen = await first.next();
+  first.close();
+  await relay(main, host, url, { snapshot: doc('s2'), sender: 'tab-b', identityMap: { 'body.0': 'tab-b:1' } });
+  await browserSave(main, host, url, doc('saved meanwhile'));
+  await relay(main, host, url, { snapshot: doc('s3'), sender: 'tab-b' });
+  const again = await openLane(main, host, lanePath(url, 'live'), { 'last-event-id': seen.id! });
+  try {
+    await again.comment('connected');
+    const r1 = await again.next();
+    const r2 = await again.next();
+    assert.deepEqual(r1.json, { html: doc('s2'), sender: 'tab-b', seq: r1.json.seq, identityMap: { 'body.0': 'tab-b:1' } });
+    assert.equal(r2.json.html, doc('s3'), 'the saved-lane frame in between is not replayed on the live lane');
+    assert.ok(seen.json.seq < r1.json.seq && r1.json.seq < r2.json.seq);
+    await relay(main, host, url, { snapshot: doc('s4'), sender: 'tab-b' });
+    const live = await again.next();
+    assert.equal(live.json.html, doc('s4'));
+    assert.ok(live.json.seq > r2.json.seq);
+  } finally {
+    again.close();
+  }
+});
+
+test('saved lane after a gap the replay log cannot fill: one frame with the stored document', async () => {
+  const { host, main, url } = await ownerWithDocument();
+  const first = await openLane(null, host, lanePath(url, 'saved'));
+  await first.comment('connected');
+  await browserSave(main, host, url, doc('kept 1'));
+  const seen = await first.next();
+  first.close();
+  await browserSave(main, host, url, doc('kept 2'));
+  // A snapshot too large for the replay log (over 1 MB) breaks the chain of kept events.
+  const big = doc('x'.repeat(1_200_000));
+  assert.equal((await relay(main, host, url, { snapshot: big, sender: 'tab-z' })).status, 200);
+  const again = await openLane(null, host, lanePath(url, 'saved'), { 'last-event-id': seen.id! });
+  try {
+    await again.comment('connected');
+    const f = await again.next();
+    assert.equal(f.json.html, doc('kept 2'));
+    assert.equal(f.json.sender, 'server-save');
+    assert.ok(f.json.seq > seen.json.seq);
+    assert.equal(f.id, String(f.json.seq));
+    await browserSave(main, host, url, doc('kept 3'));
+    const g = await again.next();
+    assert.equal(g.json.html, doc('kept 3'));
+    assert.ok(g.json.seq > f.json.seq);
+  } finally {
+    again.close();
+  }
+});
