@@ -10,7 +10,7 @@ import { KilnError, notFound, tooLarge } from '../errors.ts';
 import { limits } from '../limits.ts';
 import { channels } from '../events/bus.ts';
 import { formatHtml } from './formathtml.ts';
-import { packSnapshot, planVersion } from './versions.ts';
+import { decodeUtf8Exact, packSnapshot, planVersion } from './versions.ts';
 
 export type SaveKind = 'create' | 'browser' | 'editor' | 'sync' | 'restore' | 'instance' | 'upload-edit';
 
@@ -130,8 +130,10 @@ export async function saveDocument(s: Services, input: SaveInput): Promise<SaveR
 
 /** Step 1: re-indent documents that opt in with `<html formathtml="true">`; all others keep their exact bytes. */
 export function normalize(bytes: Buffer): Buffer {
-  if (!bytes.includes('formathtml')) return bytes;
-  const text = bytes.toString('utf8');
+  // Cheap pre-check (the attribute name is case-insensitive); bytes that are not exact UTF-8 are never touched.
+  if (!/formathtml/i.test(bytes.toString('latin1'))) return bytes;
+  const text = decodeUtf8Exact(bytes);
+  if (text === null) return bytes;
   const formatted = formatHtml(text);
   return formatted === text ? bytes : Buffer.from(formatted, 'utf8');
 }
@@ -169,6 +171,9 @@ async function saveNow(s: Services, input: SaveInput): Promise<{ result: SaveRes
   const bytes = input.bytes;
   const now = s.clock.now().toISOString();
   return s.database.db.transaction().execute(async (trx) => {
+    // Several processes on PostgreSQL: saves of one document queue on its row lock, so the checksum
+    // compare below sees the previous winner's commit (one 200, the rest 412).
+    if (s.database.dialect === 'postgres') await trx.selectFrom('nodes').select('id').where('id', '=', input.nodeId).forUpdate().execute();
     const node = await trx
       .selectFrom('nodes')
       .leftJoin('node_contents', 'node_contents.node_id', 'nodes.id')
