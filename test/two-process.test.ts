@@ -1,0 +1,148 @@
+// Two Kiln processes (`node bin/kiln.js serve` children) on one PostgreSQL and one Redis behave as one:
+// a save through one reaches streams opened on the other, and conditional writes spread over both
+// have exactly one winner. Runs only with KILN_TEST_STORAGE=postgres (which brings Redis).
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { createHash } from 'node:crypto';
+import { mkdtempSync, rmSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { storage, freshPostgres } from './support/kiln.ts';
+import { spawnKiln, type ChildKiln } from './support/child.ts';
+import { Client } from './support/client.ts';
+import { SseClient } from './support/sse.ts';
+import { newPerson } from './support/people.ts';
+import { loadConfig } from '../src/config.ts';
+import { createServices, closeServices } from '../src/server.ts';
+import { createPerson } from '../src/accounts/people.ts';
+import { createSession } from '../src/accounts/sessions.ts';
+import { createSyncKey } from '../src/sync/keys.ts';
+import { createNode } from '../src/nodes/tree.ts';
+
+const REDIS_URL = process.env.KILN_TEST_REDIS_URL;
+const skip = storage === 'postgres' && REDIS_URL ? false : 'two processes need PostgreSQL and Redis: run with KILN_TEST_STORAGE=postgres (bash scripts/test.sh)';
+
+const ROOT = 'kiln.localhost:8080';
+const checksumOf = (s: string) => createHash('sha256').update(s).digest('hex').slice(0, 16);
+const doc = (text: string) => `<!doctype html>\n<html><body><p>${text}</p></body></html>\n`;
+
+let a: ChildKiln;
+let b: ChildKiln;
+let dropDb: (() => Promise<void>) | undefined;
+const dirs: string[] = [];
+let person: { id: number; username: string };
+let token: string;
+let key: string;
+let nodeId: number;
+const NAME = 'shared.html';
+
+before(async () => {
+  if (skip) return;
+  const pgdb = await freshPostgres();
+  dropDb = pgdb.drop;
+  const env = (dir: string) => ({ DATABASE_URL: pgdb.url, REDIS_URL: REDIS_URL!, DATA_DIR: dir, ROOT_DOMAIN: ROOT, LOG_LEVEL: 'error' });
+  for (let i = 0; i < 3; i++) dirs.push(mkdtempSync(path.join(os.tmpdir(), 'kiln-2p-')));
+  // Set up the database (migrations, a person, a document, a key, a session) from this process.
+  const setup = await createServices(loadConfig(env(dirs[2])));
+  try {
+    const created = await createPerson(setup, newPerson({ plan: 'personal' }));
+    person = { id: created.id, username: created.username };
+    token = (await createSession(setup.database.db, person.id, new Date())).token;
+    key = (await createSyncKey(setup, person.id)).key;
+    nodeId = (await createNode(setup, person.id, { ownerId: person.id, parentId: 0, type: 'site', name: NAME, html: doc('v1') })).id;
+  } finally {
+    await closeServices(setup);
+  }
+  [a, b] = await Promise.all([spawnKiln(env(dirs[0])), spawnKiln(env(dirs[1]))]);
+});
+
+after(async () => {
+  await Promise.all([a?.kill(), b?.kill()]);
+  await dropDb?.();
+  for (const d of dirs) rmSync(d, { recursive: true, force: true });
+});
+
+const host = () => `${person.username}.${ROOT}`;
+const url = () => `http://${host()}/${NAME}`;
+
+function saver(k: ChildKiln) {
+  const c = new Client(k.port, host());
+  c.jar.store(ROOT, `auth_token=${token}; Domain=kiln.localhost; Path=/`);
+  return (html: string, headers: Record<string, string> = {}) =>
+    c.post('/_/save', html, { headers: { 'content-type': 'text/plain;charset=UTF-8', 'document-url': url(), origin: `http://${host()}`, 'sec-fetch-site': 'same-origin', ...headers } });
+}
+
+function syncStream(k: ChildKiln) {
+  return SseClient.open({ port: k.port, host: ROOT, path: '/_/sync/stream', headers: { 'x-api-key': key } });
+}
+function savedLane(k: ChildKiln) {
+  return SseClient.open({ port: k.port, host: host(), path: `/_/sync?document-url=${encodeURIComponent(url())}&lane=saved` });
+}
+
+test('a save through one process reaches the streams opened on the other (and its own), once each', { skip }, async () => {
+  const onB = await syncStream(b);
+  const laneOnB = await savedLane(b);
+  const onA = await syncStream(a);
+  try {
+    for (const s of [onB, laneOnB, onA]) {
+      assert.equal(s.status, 200, s.body);
+      await s.comment('connected');
+    }
+    const v2 = doc('saved through A');
+    const res = await saver(a)(v2);
+    assert.equal(res.status, 200, res.text + a.output());
+    for (const s of [onB, onA]) {
+      const f = await s.next();
+      assert.equal(f.json.type, 'node-saved');
+      assert.equal(f.json.nodeId, nodeId);
+      assert.equal(f.json.content, v2);
+      assert.equal(f.json.checksum, checksumOf(v2));
+    }
+    const lane = await laneOnB.next();
+    assert.equal(lane.json.html, v2);
+    // Fence through B: the next frame everywhere is B's save — nothing arrived twice.
+    const v3 = doc('saved through B');
+    assert.equal((await saver(b)(v3)).status, 200);
+    for (const s of [onB, onA]) assert.equal((await s.next()).json.content, v3);
+    assert.equal((await laneOnB.next()).json.html, v3);
+    assert.ok(Number(onB.frames[1].id) > Number(onB.frames[0].id), 'ids grow whichever process took the write');
+    assert.deepEqual(onA.frames.map((f) => f.id), onB.frames.map((f) => f.id), 'both processes number the events alike');
+  } finally {
+    for (const s of [onB, laneOnB, onA]) s.close();
+  }
+});
+
+test('20 concurrent saves with the same If-Match over both processes: one 200, nineteen 412, the winner’s bytes stored', { skip }, async () => {
+  const current = await new Client(a.port, host()).get(`/${NAME}`);
+  assert.equal(current.status, 200);
+  const etag = String(current.headers.etag);
+  const stream = await syncStream(b);
+  try {
+    await stream.comment('connected');
+    const saves = [saver(a), saver(b)];
+    const bodies = Array.from({ length: 20 }, (_, i) => doc(`contender ${i}`));
+    const answers = await Promise.all(bodies.map((body, i) => saves[i % 2](body, { 'if-match': etag })));
+    const statuses = answers.map((r) => r.status);
+    assert.equal(statuses.filter((s) => s === 200).length, 1, `statuses: ${statuses.join(' ')}\n${answers.map((r) => r.text).join('\n')}`);
+    assert.equal(statuses.filter((s) => s === 412).length, 19, `statuses: ${statuses.join(' ')}`);
+    const winner = statuses.indexOf(200);
+    for (const r of answers.filter((r) => r.status === 412)) {
+      assert.equal(r.json.code, 'conflict');
+      assert.equal(r.json.msgType, 'error');
+      assert.match(r.json.etag, /^[0-9a-f]{16}$/);
+    }
+    for (const k of [a, b]) {
+      const stored = await new Client(k.port, host()).get(`/${NAME}`);
+      assert.equal(stored.text, bodies[winner]);
+      assert.equal(stored.headers.etag, `"${checksumOf(bodies[winner])}"`);
+    }
+    // The one change is announced once.
+    const f = await stream.next();
+    assert.equal(f.json.content, bodies[winner]);
+    const fence = doc('after the race');
+    assert.equal((await saver(a)(fence)).status, 200);
+    assert.equal((await stream.next()).json.content, fence);
+  } finally {
+    stream.close();
+  }
+});
