@@ -51,12 +51,14 @@ export function ticks(n: number): void {
   if (budget.steps >= budget.nextCheck) budget.check();
 }
 
-/** `chars` more characters of output. */
+/** `chars` more characters of output (also work: a step per 32 characters). */
 export function spend(chars: number): void {
   budget.output += chars;
   if (budget.output > budget.maxOutput) {
     throw new RulesAbort(failure('too-large', `Extraction result too large: over ${budget.maxOutput} characters`));
   }
+  budget.steps += chars >>> 5;
+  if (budget.steps >= budget.nextCheck) budget.check();
 }
 
 /** Remaining output allowance (for producers that build one long string). */
