@@ -76,10 +76,11 @@ const adapter = {
 /** A compiled test plus the holders its dynamic parts read: the current root for `:scope`, the current set. */
 type Compiled = { test: Test; scope: AnyNode[]; set: { current: ReadonlySet<AnyNode> } };
 const PLACEHOLDER = {} as AnyNode;
+const NOTHING: ReadonlySet<AnyNode> = new Set();
 
 function compileTokens(groups: Selector[][]): Compiled {
   const scope: AnyNode[] = [PLACEHOLDER];
-  const set = { current: new Set<AnyNode>() as ReadonlySet<AnyNode> };
+  const set = { current: NOTHING };
   const test = compile<AnyNode, Element>(
     groups,
     {
@@ -211,8 +212,27 @@ export class SelectorQuery {
   }
 
   /** Indexes (into ix.els) of the matches under `ctx` (-1: the document), in document order; only the first
-   *  when `first`. */
+   *  when `first`. Throws RulesAbort when the extraction's budget runs out. */
   find(ix: DocIndex, ctx: number, first: boolean): number[] {
+    try {
+      return this.search(ix, ctx, first);
+    } finally {
+      this.release();
+    }
+  }
+
+  /** Drops the references to the last document searched, so a cached selector never keeps a document alive. */
+  private release(): void {
+    if (this.scopedTest) this.scopedTest.scope[0] = PLACEHOLDER;
+    if (this.unscopedTest) this.unscopedTest.scope[0] = PLACEHOLDER;
+    for (const g of this.positional) {
+      if (g.scoped) g.scoped.scope[0] = PLACEHOLDER;
+      if (g.unscoped) g.unscoped.scope[0] = PLACEHOLDER;
+      for (const step of g.steps) if (step.kind === 'search') step.test.set.current = NOTHING;
+    }
+  }
+
+  private search(ix: DocIndex, ctx: number, first: boolean): number[] {
     ticks(QUERY_STEPS);
     const scoped = ctx >= 0 && ix.parent[ctx] >= 0;
     let lo = 0;
