@@ -49,6 +49,7 @@ export async function openDatabase(opts: { databaseUrl?: string; dataDir: string
     file.pragma('synchronous = FULL');
     file.pragma('foreign_keys = ON');
     file.pragma('busy_timeout = 5000');
+    cachePreparedStatements(file);
     db = new Kysely<DB>({ dialect: new SqliteDialect({ database: file }) });
     dialect = 'sqlite';
     types = { idType: 'integer', idColumn: (c) => c.primaryKey().autoIncrement(), bytes: 'blob' };
@@ -60,6 +61,21 @@ export async function openDatabase(opts: { databaseUrl?: string; dataDir: string
     throw new Error(`Database migration ${failed ?? ''} failed: ${(error as Error).message ?? error}`);
   }
   return { db, dialect, close: () => db.destroy() };
+}
+
+/** Kysely prepares every query anew; SQLite statements are reusable, and Kysely's SQLite driver runs
+ *  one query at a time on its one connection, so caching them by SQL text is safe (and saves ~10% of a save). */
+function cachePreparedStatements(file: import('better-sqlite3').Database) {
+  const prepare = file.prepare.bind(file);
+  const cache = new Map<string, ReturnType<typeof prepare>>();
+  file.prepare = ((sql: string) => {
+    let stmt = cache.get(sql);
+    if (!stmt) {
+      stmt = prepare(sql);
+      if (cache.size < 2000) cache.set(sql, stmt);
+    }
+    return stmt;
+  }) as typeof file.prepare;
 }
 
 /** True when `err` is a unique-constraint violation in either database. */
