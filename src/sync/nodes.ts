@@ -18,7 +18,9 @@ import { channels } from '../events/bus.ts';
 import { conflictError, saveDocument, type SavedBy } from '../save/pipeline.ts';
 import { childPathOf, createNode, deleteNode, getNode, moveNode, renameNode, type ChangeOptions, type NodeRow } from '../nodes/tree.ts';
 import { documentContent } from '../nodes/serve.ts';
-import { assertUploadSize, storeUpload } from '../uploads/upload.ts';
+import { assertUploadSize } from '../uploads/upload.ts';
+import { contentTypeFor } from '../uploads/content-types.ts';
+import { isUniqueViolation } from '../store/db.ts';
 import { assertCanWrite, type SyncScope } from './scope.ts';
 import { fileVersion, structureVersions, type VersionedNode } from './structure.ts';
 
@@ -395,9 +397,11 @@ function nameTaken(name: string, detail: string): KilnError {
 /** Creates a node, or reuses the account's own node of that name (write rule 3):
  *  - `name` may be a path (`folder/sub/name.html`): missing folders are created, existing ones reused;
  *  - a document name owned by another account answers 409 `name-conflict` ("already taken");
- *  - the account's own document of that name (in any folder), or its own folder/upload of that name in
- *    the target folder, is reused: the content (when sent) is written to it through the same rules as
- *    PUT, and the answer is 200 instead of 201;
+ *  - the account's own document of that name (in any folder, where it stays), or its own folder/upload
+ *    of that name in the target folder, is reused: the content (when sent) is written to it through the
+ *    same rules as PUT, and the answer is 200 instead of 201 (a team's file with other bytes and no
+ *    If-Match is 409 `name-conflict` instead: team writes are never blind);
+ *  - two creators of one name at once: one creates, the other reuses;
  *  - `If-None-Match: *` answers 412 when the name exists (nothing is written).
  *  Answers `{node, created}`. */
 export async function createSyncNode(s: Services, scope: SyncScope, input: CreateInput): Promise<{ node: WireNode; created: boolean }> {
@@ -406,85 +410,134 @@ export async function createSyncNode(s: Services, scope: SyncScope, input: Creat
   if (typeof input.name !== 'string' || input.name.trim() === '') throw badRequest('name is required.', 'invalid-name');
   assertCanWrite(scope);
   const segments = input.name.replace(/^\/+|\/+$/g, '').split('/').map((p) => p.normalize('NFC'));
-  const leaf = segments[segments.length - 1];
   for (const [i, seg] of segments.entries()) {
     const problem = nodeNameProblem(seg, i === segments.length - 1 ? type : 'folder');
     if (problem) throw badRequest(segments.length > 1 ? `${problem} (in "${seg}")` : problem, 'invalid-name');
   }
   const bytes = type === 'folder' || input.content === undefined || input.content === null ? null : contentBytes(input.content, type);
+  if (type === 'upload' && bytes) assertUploadSize(scope.account.plan, bytes.length);
+  return run(async () => {
+    // Two creators of one name at once: the loser of the unique index tries again and reuses.
+    for (let attempt = 0; ; attempt++) {
+      try {
+        return await createOnce(s, scope, type, segments, bytes, input);
+      } catch (err) {
+        if (attempt < 3 && err instanceof KilnError && err.status === 409 && err.code === 'name-taken') continue;
+        throw err;
+      }
+    }
+  });
+}
+
+async function createOnce(
+  s: Services,
+  scope: SyncScope,
+  type: NodeType,
+  segments: string[],
+  bytes: Buffer | null,
+  input: CreateInput,
+): Promise<{ node: WireNode; created: boolean }> {
+  const leaf = segments[segments.length - 1];
   const writer = scope.actor.writer;
   const created: number[] = [];
-
-  return run(async () => {
-    // The folders of the path: reuse what exists, create what is missing.
-    let parent = await scopedFolder(s, scope, parentIdOf(input.parentId));
-    for (const folderName of segments.slice(0, -1)) {
-      const existing = await sibling(s, scope.account.id, parent?.id ?? 0, folderName);
-      if (existing && existing.type !== 'folder') throw nameTaken(folderName, ` by a ${existing.type === 'site' ? 'document' : 'file'} in this folder`);
-      if (existing) parent = existing;
-      else {
-        parent = await createNode(s, scope.actor.accountId, { ownerId: scope.account.id, parentId: parent?.id ?? 0, type: 'folder', name: folderName, writer });
-        created.push(parent.id);
-      }
+  // The folders of the path: reuse what exists, create what is missing.
+  let parent = await scopedFolder(s, scope, parentIdOf(input.parentId));
+  for (const folderName of segments.slice(0, -1)) {
+    const existing = await sibling(s, scope.account.id, parent?.id ?? 0, folderName);
+    if (existing && existing.type !== 'folder') throw nameTaken(folderName, ` by a ${existing.type === 'site' ? 'document' : 'file'} in this folder`);
+    if (existing) parent = existing;
+    else {
+      parent = await createNode(s, scope.actor.accountId, { ownerId: scope.account.id, parentId: parent?.id ?? 0, type: 'folder', name: folderName, writer });
+      created.push(parent.id);
     }
-    const parentId = parent?.id ?? 0;
+  }
+  const parentId = parent?.id ?? 0;
 
-    // Rule 3: the leaf name.
-    let reuse: NodeRow | undefined;
-    if (type === 'site') {
-      const site = await s.database.db
-        .selectFrom('nodes')
-        .selectAll()
-        .where('name_key', '=', leaf.toLowerCase())
-        // The literal lets both databases use the partial unique index on site names.
-        .where(sql.ref('type'), '=', sql.lit('site'))
-        .executeTakeFirst();
-      if (site && site.owner_id !== scope.account.id) throw nameTaken(leaf, ' by another account; document names are unique across this Kiln');
-      reuse = site;
-    }
-    const same = await sibling(s, scope.account.id, parentId, leaf);
-    if (same && same.type !== type) throw nameTaken(leaf, ` by a ${same.type === 'site' ? 'document' : same.type === 'folder' ? 'folder' : 'file'} in this folder`);
-    reuse ??= same;
+  // Rule 3: the leaf name.
+  let reuse: NodeRow | undefined;
+  if (type === 'site') {
+    const site = await s.database.db
+      .selectFrom('nodes')
+      .selectAll()
+      .where('name_key', '=', leaf.toLowerCase())
+      // The literal lets both databases use the partial unique index on site names.
+      .where(sql.ref('type'), '=', sql.lit('site'))
+      .executeTakeFirst();
+    if (site && site.owner_id !== scope.account.id) throw nameTaken(leaf, ' by another account; document names are unique across this Kiln');
+    reuse = site;
+  }
+  const same = await sibling(s, scope.account.id, parentId, leaf);
+  if (same && same.type !== type) throw nameTaken(leaf, ` by a ${same.type === 'site' ? 'document' : same.type === 'folder' ? 'folder' : 'file'} in this folder`);
+  reuse ??= same;
 
-    if (reuse) {
-      if (input.ifNoneMatch.kind !== 'none') {
-        throw new KilnError(412, `"${reuse.name}" already exists${reuse.path ? ` in "${reuse.path}"` : ''}.`, 'conflict', { etag: reuse.checksum });
-      }
-      if (bytes && type !== 'folder') {
-        assertConditional(scope, input.ifMatch.kind !== 'none', 'If-Match with the etag your copy is based on');
-        if (type === 'site') await writeDocument(s, scope, reuse, bytes, input.ifMatch);
-        else await writeUpload(s, scope, reuse, bytes, input.ifMatch);
-      }
-      await markSynced(s, [...created, reuse.id]);
-      return { node: await freshWireNode(s, reuse.id), created: false };
+  if (reuse) {
+    if (input.ifNoneMatch.kind !== 'none') {
+      throw new KilnError(412, `"${reuse.name}" already exists${reuse.path ? ` in "${reuse.path}"` : ''}.`, 'conflict', { etag: reuse.checksum });
     }
+    if (bytes && type !== 'folder') {
+      assertConditional(scope, input.ifMatch.kind !== 'none', 'If-Match with the etag your copy is based on');
+      if (type === 'site') await writeDocument(s, scope, reuse, bytes, input.ifMatch);
+      else await writeUpload(s, scope, reuse, bytes, input.ifMatch);
+    }
+    await markSynced(s, [...created, reuse.id]);
+    return { node: await freshWireNode(s, reuse.id), created: false };
+  }
 
-    let node: NodeRow;
-    if (type === 'upload') {
-      node = await storeUpload(s, {
-        ownerId: scope.account.id,
-        plan: scope.account.plan,
-        parentId,
-        parentPath: childPathOf(parent),
-        fileName: leaf,
-        bytes: bytes ?? Buffer.alloc(0),
-      });
-      await s.database.db.updateTable('nodes').set({ saved_by_account_id: scope.actor.accountId, saved_by_writer: writer }).where('id', '=', node.id).execute();
-      await publishUploadSaved(s, node, writer);
-    } else {
-      node = await createNode(s, scope.actor.accountId, {
-        ownerId: scope.account.id,
-        parentId,
-        type,
-        name: leaf,
-        html: type === 'site' && bytes ? bytes : undefined,
-        writer,
-      });
-    }
-    created.push(node.id);
-    await markSynced(s, created);
-    return { node: await freshWireNode(s, node.id), created: true };
-  });
+  let node: NodeRow;
+  if (type === 'upload') {
+    node = await insertUpload(s, scope, parentId, childPathOf(parent), leaf, bytes ?? Buffer.alloc(0));
+    await publishUploadSaved(s, node, writer);
+  } else {
+    node = await createNode(s, scope.actor.accountId, {
+      ownerId: scope.account.id,
+      parentId,
+      type,
+      name: leaf,
+      html: type === 'site' && bytes ? bytes : undefined,
+      writer,
+    });
+  }
+  created.push(node.id);
+  await markSynced(s, created);
+  return { node: await freshWireNode(s, node.id), created: true };
+}
+
+/** A new upload under its exact name (no numbered suffix: a sync tool names its files): the bytes
+ *  go to the blob store first (durable), then the row. A name taken meanwhile is 409 `name-taken`. */
+async function insertUpload(s: Services, scope: SyncScope, parentId: number, parentPath: string, name: string, bytes: Buffer): Promise<NodeRow> {
+  const sha = await s.blobs.put(bytes);
+  const now = s.clock.now().toISOString();
+  try {
+    return await s.database.db
+      .insertInto('nodes')
+      .values({
+        owner_id: scope.account.id,
+        parent_id: parentId,
+        type: 'upload',
+        name,
+        name_key: name.toLowerCase(),
+        path: parentPath,
+        visibility: 'public',
+        enable_signups: 0,
+        share_token: null,
+        share_enabled: 0,
+        source_node_id: null,
+        checksum: checksumOf(bytes),
+        size: bytes.length,
+        content_type: contentTypeFor(name),
+        blob_sha256: sha,
+        created_at: now,
+        modified_at: now,
+        last_synced_at: now,
+        saved_by_account_id: scope.actor.accountId,
+        saved_by_writer: scope.actor.writer,
+      })
+      .returningAll()
+      .executeTakeFirstOrThrow();
+  } catch (err) {
+    if (isUniqueViolation(err)) throw new KilnError(409, 'That name was just taken.', 'name-taken');
+    throw err;
+  }
 }
 
 /** The account's node of that name in a folder (names are case-insensitive), any type. */
