@@ -1,0 +1,205 @@
+// The data API's result cache: answers of `/_/api/<path>` and `?data=`, keyed by what they depend on
+// (the document's checksum, the rules, the engine version — see src/data/read.ts), so a key's answer never
+// changes and a save makes the old key unused at once. Entries carry the time they were computed (from
+// the injected clock), and an entry older than its time to live is a miss whatever the store says, so
+// tests can move time and the 5-minute bound holds across processes.
+//
+// Three implementations, chosen once in src/server.ts:
+// - MemoryDataCache: one process, LRU bounded by bytes.
+// - RedisDataCache: shared by every Kiln process on one Redis (REDIS_URL), with a PX expiry as the
+//   store's own bound. Fails soft: a slow or unreachable Redis is a miss, never an error.
+// - TieredDataCache: a small MemoryDataCache in front of another cache (Redis), so that hot answers cost
+//   no round trip; safe because a key's answer never changes.
+import { Redis } from 'ioredis';
+
+export interface CachedAnswer {
+  /** HTTP status of the answer (200, or a 400/413 failure). */
+  status: number;
+  /** The JSON text sent. */
+  body: string;
+  /** When it was computed, ms since the epoch (the injected clock). */
+  createdAt: number;
+  /** How long it may be served, ms (5 minutes; shorter for load-dependent failures). */
+  ttlMs: number;
+}
+
+export interface DataCache {
+  get(key: string, now: number): Promise<CachedAnswer | undefined>;
+  set(key: string, answer: CachedAnswer): Promise<void>;
+  close(): Promise<void>;
+}
+
+const fresh = (a: CachedAnswer, now: number) => now - a.createdAt < a.ttlMs;
+
+/** Approximate bytes an entry holds (JS strings are UTF-16). */
+const sizeOf = (key: string, a: CachedAnswer) => 2 * (key.length + a.body.length) + 64;
+
+export class MemoryDataCache implements DataCache {
+  private readonly entries = new Map<string, CachedAnswer>();
+  private bytes = 0;
+
+  constructor(
+    /** Total bytes kept. */
+    private readonly maxBytes = 64 * 1024 * 1024,
+  ) {}
+
+  async get(key: string, now: number): Promise<CachedAnswer | undefined> {
+    return this.getNow(key, now);
+  }
+
+  /** Synchronous lookup (the tiered cache's front uses it without a promise per request). */
+  getNow(key: string, now: number): CachedAnswer | undefined {
+    const hit = this.entries.get(key);
+    if (!hit) return undefined;
+    if (!fresh(hit, now)) {
+      this.drop(key, hit);
+      return undefined;
+    }
+    // Map order is insertion order: re-inserting marks it most recently used.
+    this.entries.delete(key);
+    this.entries.set(key, hit);
+    return hit;
+  }
+
+  async set(key: string, answer: CachedAnswer): Promise<void> {
+    this.setNow(key, answer);
+  }
+
+  setNow(key: string, answer: CachedAnswer): void {
+    const old = this.entries.get(key);
+    if (old) this.drop(key, old);
+    const size = sizeOf(key, answer);
+    if (size > this.maxBytes / 8) return;
+    this.entries.set(key, answer);
+    this.bytes += size;
+    for (const [k, v] of this.entries) {
+      if (this.bytes <= this.maxBytes) break;
+      this.drop(k, v);
+    }
+  }
+
+  get size(): number {
+    return this.entries.size;
+  }
+
+  async close(): Promise<void> {
+    this.entries.clear();
+    this.bytes = 0;
+  }
+
+  private drop(key: string, a: CachedAnswer) {
+    this.entries.delete(key);
+    this.bytes -= sizeOf(key, a);
+  }
+}
+
+/** Longest a Redis call may take before the cache counts it as a miss (or gives up storing). */
+const REDIS_TIMEOUT_MS = 250;
+/** Answers larger than this are not stored in Redis (they stay in the process's front cache). */
+const REDIS_MAX_ENTRY_CHARS = 1024 * 1024;
+
+export class RedisDataCache implements DataCache {
+  private readonly redis: Redis;
+  private closed = false;
+  private lastErrorLog = 0;
+
+  constructor(
+    url: string,
+    /** Key prefix of this deployment (src/events/redis.ts namespaceFor). */
+    private readonly namespace: string,
+  ) {
+    this.redis = new Redis(url, {
+      lazyConnect: true,
+      enableAutoPipelining: true,
+      maxRetriesPerRequest: 1,
+      retryStrategy: (n: number) => Math.min(100 * n, 2000),
+      connectionName: `kiln-data-cache-${process.pid}`,
+    });
+    this.redis.on('error', (err: Error) => this.logError(err));
+  }
+
+  async get(key: string, now: number): Promise<CachedAnswer | undefined> {
+    const raw = await this.soft(this.redis.get(this.namespace + 'data:' + key));
+    if (typeof raw !== 'string') return undefined;
+    const answer = decode(raw);
+    return answer && fresh(answer, now) ? answer : undefined;
+  }
+
+  async set(key: string, answer: CachedAnswer): Promise<void> {
+    if (answer.body.length > REDIS_MAX_ENTRY_CHARS) return;
+    // The store's own bound is real time; the entry's createdAt bounds it by the injected clock too.
+    await this.soft(this.redis.set(this.namespace + 'data:' + key, encode(answer), 'PX', Math.max(1, answer.ttlMs)));
+  }
+
+  async close(): Promise<void> {
+    this.closed = true;
+    const c = this.redis;
+    if (c.status === 'ready') await c.quit().catch(() => c.disconnect());
+    else c.disconnect();
+  }
+
+  /** The call's result, or undefined when it fails or takes longer than REDIS_TIMEOUT_MS. */
+  private async soft<T>(p: Promise<T>): Promise<T | undefined> {
+    let timer: NodeJS.Timeout | undefined;
+    const timeout = new Promise<undefined>((resolve) => {
+      timer = setTimeout(() => resolve(undefined), REDIS_TIMEOUT_MS);
+    });
+    try {
+      return await Promise.race([p, timeout]);
+    } catch (err) {
+      this.logError(err as Error);
+      return undefined;
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+
+  private logError(err: Error) {
+    if (this.closed) return;
+    const t = Date.now();
+    if (t - this.lastErrorLog < 5000) return;
+    this.lastErrorLog = t;
+    console.error(`data cache (Redis): ${err.message}`);
+  }
+}
+
+/** `<createdAt> <ttlMs> <status> <body>` */
+function encode(a: CachedAnswer): string {
+  return `${a.createdAt} ${a.ttlMs} ${a.status} ${a.body}`;
+}
+function decode(raw: string): CachedAnswer | undefined {
+  const a = raw.indexOf(' ');
+  const b = raw.indexOf(' ', a + 1);
+  const c = raw.indexOf(' ', b + 1);
+  if (a < 0 || b < 0 || c < 0) return undefined;
+  const createdAt = Number(raw.slice(0, a));
+  const ttlMs = Number(raw.slice(a + 1, b));
+  const status = Number(raw.slice(b + 1, c));
+  if (!Number.isFinite(createdAt) || !Number.isFinite(ttlMs) || !Number.isInteger(status)) return undefined;
+  return { createdAt, ttlMs, status, body: raw.slice(c + 1) };
+}
+
+export class TieredDataCache implements DataCache {
+  constructor(
+    private readonly back: DataCache,
+    private readonly front = new MemoryDataCache(16 * 1024 * 1024),
+  ) {}
+
+  async get(key: string, now: number): Promise<CachedAnswer | undefined> {
+    const near = this.front.getNow(key, now);
+    if (near) return near;
+    const far = await this.back.get(key, now);
+    // Keeps the original createdAt: the entry expires here when it expires everywhere.
+    if (far) this.front.setNow(key, far);
+    return far;
+  }
+
+  async set(key: string, answer: CachedAnswer): Promise<void> {
+    this.front.setNow(key, answer);
+    await this.back.set(key, answer);
+  }
+
+  async close(): Promise<void> {
+    await Promise.all([this.front.close(), this.back.close()]);
+  }
+}

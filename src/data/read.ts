@@ -1,0 +1,160 @@
+// The public data API's use case: a document read as JSON through rules, without a key.
+//   GET {document_host}/_/api/<path>         rules from the document's `api` rules tag
+//   GET {document_host}/<path>?data=<rules>  rules from the query
+// No HTTP here: the routes (src/http/routes/data-api.ts) pass plain inputs and send the answer as given.
+//
+// Visibility: only documents an anonymous caller may view are read, for everyone — the owner included. A
+// private document answers exactly like a missing one (404, same body). The data API is the no-key face of a
+// document; agents read private documents through the sync API only (spec: Authentication, Public data).
+// This also keeps every answer independent of who asks, so one cache entry serves all callers.
+//
+// Caching (limits.dataCacheMs, 5 minutes):
+// - An answer depends only on the document's bytes, the rules and the engine, so it is keyed by
+//   (engine version, document checksum, rules kind, SHA-256 of the rules text). A save changes the checksum
+//   read with the node on every request: the next request uses a new key at once, in every process.
+// - Failures that depend only on those inputs (no tag, bad rules, too large) are cached like answers; a
+//   `too-expensive` failure depends on the machine's load and is kept only briefly.
+// - The ETag is derived from the same key, so a conditional GET answers 304 before anything is loaded.
+// - Parsed documents have their own in-process LRU by checksum (src/data/documents.ts).
+// - Concurrent misses on one key share one extraction.
+import type { Services } from '../services.ts';
+import { limits } from '../limits.ts';
+import { sha256 } from '../core/checksum.ts';
+import { allows, resourceOf } from '../access/authorize.ts';
+import { findByPath, type NodeRow } from '../nodes/tree.ts';
+import { resolveDocumentPath, ROOT_DOCUMENT } from '../nodes/serve.ts';
+import { ifNoneMatchHits } from '../http/conditional.ts';
+import { extractApi, extractData, rulesLimits, type Extraction } from '../rules/index.ts';
+import type { CachedAnswer } from './cache.ts';
+import { parsedDocumentOf } from './documents.ts';
+
+/** Changes whenever the engine could answer differently for the same bytes and rules (cache keys, ETags). */
+export const DATA_ENGINE_VERSION = 'r1';
+/** How long a `too-expensive` failure is kept: long enough to blunt a repeated hostile query, short
+ *  enough that a load spike is soon forgotten. */
+export const TOO_EXPENSIVE_TTL_MS = 10_000;
+
+export const DOCUMENT_NOT_FOUND = 'Document not found';
+export const MISSING_DATA = 'Missing data parameter';
+
+export type DataRules = { kind: 'api' } | { kind: 'query'; text: string };
+
+export interface DataRequest {
+  /** The account whose document host was asked. */
+  accountId: number;
+  /** Decoded URL path relative to the host, e.g. `a/b/app.html` ('' for the root document). */
+  path: string;
+  /** `exact`: the path names a document (`/_/api/<path>`; '' is index.html). `page`: the path is a page
+   *  URL, resolved as pages are served (`/` is index.html, `/a/app.html/spa/route` is `a/app.html`), but a
+   *  path that names no document is not read from the root document's fallback. */
+  resolve: 'exact' | 'page';
+  rules: DataRules;
+  /** The request's If-None-Match header. */
+  ifNoneMatch?: string | string[];
+}
+
+export interface DataAnswer {
+  /** 200, 304, or a failure: 400, 404, 413. */
+  status: number;
+  /** JSON text (empty on 304). Failures are `{error, code}`. */
+  body: string;
+  /** On 200 and 304: the quoted strong ETag. */
+  etag?: string;
+  /** Whether the answer came from the result cache, and its age in whole seconds. */
+  cache?: { hit: boolean; ageSeconds: number };
+}
+
+const failureBody = (error: string, code: string) => JSON.stringify({ error, code });
+
+function notFoundAnswer(): DataAnswer {
+  // One body for private and missing documents.
+  return { status: 404, body: failureBody(DOCUMENT_NOT_FOUND, 'not-found') };
+}
+
+/** Checks on the rules text that need no document: a missing or too long `?data=` value. */
+export function rulesProblem(rules: DataRules): DataAnswer | null {
+  if (rules.kind !== 'query') return null;
+  if (rules.text.trim() === '') return { status: 400, body: failureBody(MISSING_DATA, 'rules-missing') };
+  if (rules.text.length > rulesLimits.maxQueryChars) {
+    return { status: 413, body: failureBody(`Rules too long (max ${rulesLimits.maxQueryChars} characters)`, 'too-large') };
+  }
+  return null;
+}
+
+/** The document a data request reads, if an anonymous caller may view it; null otherwise. */
+export async function publicDocumentAt(s: Services, accountId: number, path: string, resolve: 'exact' | 'page'): Promise<NodeRow | null> {
+  let node: NodeRow | undefined;
+  if (resolve === 'exact') {
+    node = await findByPath(s, accountId, path.replace(/^\/+/, '') || ROOT_DOCUMENT);
+  } else {
+    const found = await resolveDocumentPath(s, accountId, '/' + path.replace(/^\/+/, ''));
+    node = found?.kind === 'document' && !found.fallback ? found.node : undefined;
+  }
+  if (!node || node.type !== 'site' || !node.checksum) return null;
+  // As it would answer a caller with no session and no key (see the top of this file).
+  return allows({ actor: null }, resourceOf(node), 'view') ? node : null;
+}
+
+function rulesHash(rules: DataRules): string {
+  return sha256(rules.kind === 'api' ? `${DATA_ENGINE_VERSION}\0api` : `${DATA_ENGINE_VERSION}\0query\0${rules.text}`).slice(0, 16);
+}
+
+/** The cache key of an answer: everything it depends on. */
+export function dataCacheKey(checksum: string, rules: DataRules): string {
+  return `${checksum}:${rulesHash(rules)}`;
+}
+
+/** The ETag of an answer (quoted, strong): the document checksum and the rules. */
+export function dataEtag(checksum: string, rules: DataRules): string {
+  return `"${checksum}-${rulesHash(rules)}"`;
+}
+
+type Computed = { answer: CachedAnswer; etag: string } | null;
+const inFlight = new Map<string, Promise<Computed>>();
+
+/** The whole request: find, authorize, 304, cache, extract. Never throws for bad rules. */
+export async function readData(s: Services, req: DataRequest): Promise<DataAnswer> {
+  const early = rulesProblem(req.rules);
+  if (early) return early;
+  const node = await publicDocumentAt(s, req.accountId, req.path, req.resolve);
+  if (!node) return notFoundAnswer();
+  const checksum = node.checksum!;
+  const etag = dataEtag(checksum, req.rules);
+  if (ifNoneMatchHits(req.ifNoneMatch, etag.slice(1, -1))) return { status: 304, body: '', etag };
+
+  const now = s.clock.now().getTime();
+  const key = dataCacheKey(checksum, req.rules);
+  const cached = await s.dataCache.get(key, now);
+  if (cached) return answerOf(cached, etag, { hit: true, ageSeconds: Math.max(0, Math.floor((now - cached.createdAt) / 1000)) });
+
+  let pending = inFlight.get(key);
+  if (!pending) {
+    pending = compute(s, node, req.rules, now).finally(() => inFlight.delete(key));
+    inFlight.set(key, pending);
+  }
+  const computed = await pending;
+  if (!computed) return notFoundAnswer();
+  return answerOf(computed.answer, computed.etag, { hit: false, ageSeconds: 0 });
+}
+
+/** Parses (or reuses) the document and extracts; stores the answer in the result cache. */
+async function compute(s: Services, node: NodeRow, rules: DataRules, now: number): Promise<Computed> {
+  const p = await parsedDocumentOf(s, node);
+  if (!p) return null;
+  const result: Extraction = rules.kind === 'api' ? extractApi(p.doc) : extractData(p.doc, rules.text);
+  const answer: CachedAnswer = result.ok
+    ? { status: 200, body: JSON.stringify(result.data), createdAt: now, ttlMs: limits.dataCacheMs }
+    : {
+        status: result.status,
+        body: failureBody(result.error, result.code),
+        createdAt: now,
+        ttlMs: result.code === 'too-expensive' ? TOO_EXPENSIVE_TTL_MS : limits.dataCacheMs,
+      };
+  // Keyed by the checksum of the bytes actually parsed (newer than the node's if a save just landed).
+  s.dataCache.set(dataCacheKey(p.checksum, rules), answer).catch(() => {});
+  return { answer, etag: dataEtag(p.checksum, rules) };
+}
+
+function answerOf(a: CachedAnswer, etag: string, cache: DataAnswer['cache']): DataAnswer {
+  return a.status === 200 ? { status: 200, body: a.body, etag, cache } : { status: a.status, body: a.body, cache };
+}
