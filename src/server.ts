@@ -11,6 +11,7 @@ import { FilesystemBlobStore } from './blobs/filesystem.ts';
 import { StylesheetCompiler } from './stylesheet/compiler.ts';
 import { MemoryEventBus } from './events/memory.ts';
 import { RedisEventBus, namespaceFor } from './events/redis.ts';
+import { MemoryDataCache, RedisDataCache, TieredDataCache } from './data/cache.ts';
 import path from 'node:path';
 
 export async function createServices(config: Config, clock: Clock = systemClock): Promise<Services> {
@@ -24,12 +25,14 @@ export async function createServices(config: Config, clock: Clock = systemClock)
     blobs: new FilesystemBlobStore(path.join(config.dataDir, 'blobs')),
     stylesheets: new StylesheetCompiler(database.db, clock),
     events: config.redisUrl ? new RedisEventBus(config.redisUrl, namespaceFor(config)) : new MemoryEventBus(),
+    dataCache: config.redisUrl ? new TieredDataCache(new RedisDataCache(config.redisUrl, namespaceFor(config))) : new MemoryDataCache(),
   };
 }
 
 export async function closeServices(s: Services) {
   await s.stylesheets.idle();
   await s.events.close();
+  await s.dataCache.close();
   await s.database.close();
 }
 

@@ -20,6 +20,7 @@ import { ifNoneMatchHits } from '../conditional.ts';
 import { ADMIN_COOKIE, RESOURCE_COOKIE } from '../cookies.ts';
 import { mainHome } from './auth.ts';
 import { serveUpload } from '../../uploads/serve.ts';
+import { answerDataQuery, wantsData } from './data-api.ts';
 
 /** Uploads on document hosts are served by src/uploads/serve.ts (content type, sandbox CSP, ETag).
  *  `setUploadServer` stays for callers that swap it (tests, other blob back-ends). */
@@ -35,6 +36,7 @@ const plugin: RoutePlugin = async (app, { services: s }) => {
       if (req.url === '/' || req.url.startsWith('/?')) return mainHome(req, reply, s);
       throw notFound();
     }
+    if (wantsData(req)) return answerDataQuery(req, reply, s); // `?data=<rules>`: the public data API
     const pathname = decodeRequestPath(req.url);
     if (pathname.startsWith('/_/')) throw notFound();
     const found = await resolveDocumentPath(s, site.accountId, pathname);

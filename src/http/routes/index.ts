@@ -15,8 +15,9 @@ import syncApi from './sync-api.ts';
 import dashboardKeys from './dashboard-keys.ts';
 import syncStream from './sync-stream.ts';
 import liveSync from './live-sync.ts';
+import dataApi from './data-api.ts';
 
 export type RoutePlugin = FastifyPluginAsync<{ services: Services }>;
 
 /** `documents` registers the catch-all for document hosts, so it comes last. */
-export const routes: RoutePlugin[] = [auth, dashboard, dashboardKeys, save, uploads, meta, versions, editor, stylesheets, assets, syncApi, syncStream, liveSync, documents];
+export const routes: RoutePlugin[] = [auth, dashboard, dashboardKeys, save, uploads, meta, versions, editor, stylesheets, assets, syncApi, syncStream, liveSync, dataApi, documents];
