@@ -13,7 +13,7 @@
 //   the dashboard's changes too): node-saved for created documents (through the pipeline's
 //   afterContentChange, which also compiles the stylesheet) and folders, node-renamed / node-moved
 //   with full old and new paths, node-deleted for every deleted node.
-import { sql, type Kysely, type Selectable, type Transaction } from 'kysely';
+import { sql, type CompiledQuery, type Kysely, type Selectable, type Transaction } from 'kysely';
 import type { Services } from '../services.ts';
 import type { DB, NodesTable } from '../store/schema.ts';
 import { KilnError, badRequest, conflict, forbidden, notFound } from '../errors.ts';
@@ -93,14 +93,7 @@ export async function findByPath(s: Services, ownerId: number, relPath: string):
   const folderKey = parts.slice(0, -1).join('/').normalize('NFC').toLowerCase();
   const { db } = s.database;
   if (isDocumentName(name)) {
-    // Site names are unique across Kiln: the partial unique index answers this in one probe.
-    // (The literal 'site' lets SQLite and PostgreSQL match the partial index's predicate.)
-    const site = await db
-      .selectFrom('nodes')
-      .selectAll()
-      .where('name_key', '=', nameKey)
-      .where(sql.ref('type'), '=', sql.lit('site'))
-      .executeTakeFirst();
+    const site = await siteByNameKey(db, nameKey);
     if (site && site.owner_id === ownerId && site.path.toLowerCase() === folderKey) return site;
   }
   const rows = await db
@@ -111,6 +104,20 @@ export async function findByPath(s: Services, ownerId: number, relPath: string):
     .where('type', '!=', 'site')
     .execute();
   return rows.find((r) => r.path.toLowerCase() === folderKey);
+}
+
+/** The site with this name key anywhere in Kiln. Site names are unique across Kiln, so the partial
+ *  unique index answers in one probe (the literal 'site' lets SQLite and PostgreSQL match the index's
+ *  predicate). This runs on every document GET: the query is compiled once per database and reused. */
+const siteLookups = new WeakMap<Kysely<DB>, CompiledQuery<NodeRow>>();
+async function siteByNameKey(db: Kysely<DB>, nameKey: string): Promise<NodeRow | undefined> {
+  let compiled = siteLookups.get(db);
+  if (!compiled) {
+    compiled = db.selectFrom('nodes').selectAll().where('name_key', '=', '').where(sql.ref('type'), '=', sql.lit('site')).compile();
+    siteLookups.set(db, compiled);
+  }
+  const result = await db.executeQuery<NodeRow>({ ...compiled, parameters: [nameKey] });
+  return result.rows[0];
 }
 
 /** The path children of `folder` get: `a/b` for folder `b` in `a`; '' for the top level (null). */
