@@ -66,6 +66,9 @@ test('refusals: a missing key, one not starting with hcsk_, an unknown and a rev
   const revoked = await openStream(key);
   assert.equal(revoked.status, 401);
   assert.equal(revoked.json.code, 'revoked-key');
+  // The sync API, streams included, lives on the main address only.
+  const onDocHost = await SseClient.open({ port, host: kiln.hostOf(person.username), path: '/_/sync/stream', headers: { 'x-api-key': key } });
+  assert.equal(onDocHost.status, 404);
 });
 
 test('the stream answers the SSE headers and starts with `: connected`; protocol 1 gets no sync-ready', async () => {
@@ -163,6 +166,41 @@ test('every change reaches every stream of the account exactly once, the writerâ
     assert.equal(other.unread().length, 0);
   } finally {
     for (const s of [s1, s2, other]) s.close();
+  }
+});
+
+test('a sync PUT with snapshotHtml + senderId: node-saved and live-sync once on every stream (the writerâ€™s too), the snapshot on the live lane', async () => {
+  const a = await personWithKey();
+  const second = await createSyncKey(kiln.services, a.person.id);
+  const name = `put-${a.person.username}.html`;
+  const node = await createPath(kiln.services, a.person.id, { ownerId: a.person.id, path: `docs/${name}`, html: doc('v1') });
+  const writer = await openStream(a.key);
+  const other = await openStream(second.key);
+  const cookie = a.main.jar.header(a.host);
+  const live = await SseClient.open({ port, host: a.host, path: `/_/sync?document-url=${encodeURIComponent(`http://${a.host}/docs/${name}`)}&lane=live`, headers: { cookie } });
+  try {
+    for (const st of [writer, other, live]) await st.comment('connected');
+    const v2 = doc('from the desktop');
+    const put = await kiln.client().request('PUT', `/_/sync/nodes/${node.id}/content`, {
+      headers: { 'x-api-key': a.key, 'if-match': `"${checksumOf(doc('v1'))}"` },
+      body: { content: v2, snapshotHtml: doc('pre-strip snapshot'), senderId: 'device-7' },
+    });
+    assert.equal(put.status, 200, put.text);
+    for (const st of [writer, other]) {
+      const frames = [(await st.next()).json, (await st.next()).json].sort((x, y) => x.type.localeCompare(y.type));
+      assert.deepEqual(frames.map((f) => f.type), ['live-sync', 'node-saved']);
+      assert.deepEqual(frames[0], { type: 'live-sync', nodeId: node.id, file: `docs/${name}`, html: doc('pre-strip snapshot'), sender: 'device-7' });
+      assert.equal(frames[1].content, v2);
+      assert.equal(frames[1].checksum, put.json.checksum);
+      assert.equal(frames[1].path, `docs/${name}`);
+    }
+    const lf = await live.next();
+    assert.deepEqual(lf.json, { html: doc('pre-strip snapshot'), sender: 'device-7', seq: lf.json.seq });
+    // Fence: nothing else (no duplicate) arrived before the next change.
+    await browserSave(a.main, a.host, `docs/${name}`, doc('fence'));
+    for (const st of [writer, other]) assert.equal((await st.next()).json.content, doc('fence'));
+  } finally {
+    for (const st of [writer, other, live]) st.close();
   }
 });
 

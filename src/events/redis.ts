@@ -20,6 +20,10 @@ import { replayLog, type Envelope, type EventBus, type KilnEvent, type Listener,
 /** How long a channel's last id is remembered after its last publish (ids are Date.now()-based, so
  *  forgetting is safe). */
 const ID_TTL_MS = 24 * 60 * 60_000;
+/** A publish (or replay read) that Redis does not answer in this time fails instead of holding up the
+ *  save that made it (the save is committed either way). */
+const COMMAND_TIMEOUT_MS = 2000;
+const SUBSCRIBE_TIMEOUT_MS = 5000;
 
 // KEYS[1] id key, KEYS[2] log key. ARGV: 1 now (ms), 2 json, 3 keep (1/0), 4 max kept, 5 id ttl ms,
 // 6 log ttl ms, 7 pub/sub channel. Returns the id as a decimal string (exact beyond 2^31).
@@ -44,6 +48,8 @@ interface ChannelState {
   listeners: Set<Listener>;
   /** Settles when Redis acknowledged the SUBSCRIBE. */
   ready: Promise<void>;
+  /** The last SUBSCRIBE failed: the next `subscribed()` sends another. */
+  failed: boolean;
   /** Highest id delivered to the listeners: nothing at or below it is delivered again. */
   lastId: number;
   /** The id scale of the moment the subscription became active (now × 1000): catching up after a
@@ -85,7 +91,7 @@ export class RedisEventBus implements EventBus {
     const options = { lazyConnect: true, enableAutoPipelining: true, retryStrategy: (n: number) => Math.min(100 * n, 2000) };
     const tag = `${process.pid}-${randomBytes(3).toString('hex')}`;
     this.connectionNames = { pub: `kiln-pub-${tag}`, sub: `kiln-sub-${tag}` };
-    this.pub = new Redis(url, { ...options, connectionName: this.connectionNames.pub });
+    this.pub = new Redis(url, { ...options, connectionName: this.connectionNames.pub, commandTimeout: COMMAND_TIMEOUT_MS });
     this.sub = new Redis(url, { ...options, connectionName: this.connectionNames.sub, autoResubscribe: true });
     this.pub.defineCommand('kilnPublish', { numberOfKeys: 2, lua: PUBLISH_SCRIPT });
     this.pub.on('error', (err) => this.logError('publisher', err));
@@ -117,13 +123,9 @@ export class RedisEventBus implements EventBus {
   subscribe(channel: string, listener: Listener): () => void {
     let state = this.channels.get(channel);
     if (!state) {
-      const fresh: ChannelState = { listeners: new Set(), ready: Promise.resolve(), lastId: 0, since: this.now() * 1000, held: null };
-      fresh.ready = this.sub.subscribe(this.namespace + channel).then(() => {
-        fresh.since = this.now() * 1000;
-      });
-      fresh.ready.catch((err) => this.logError('subscribe', err));
-      state = fresh;
+      state = { listeners: new Set(), ready: Promise.resolve(), failed: false, lastId: 0, since: this.now() * 1000, held: null };
       this.channels.set(channel, state);
+      this.subscribeNow(channel, state);
     }
     state.listeners.add(listener);
     const mine = state;
@@ -136,8 +138,28 @@ export class RedisEventBus implements EventBus {
     };
   }
 
+  private subscribeNow(channel: string, state: ChannelState) {
+    state.failed = false;
+    state.ready = this.sub.subscribe(this.namespace + channel).then(
+      () => {
+        state.since = this.now() * 1000;
+      },
+      (err) => {
+        state.failed = true;
+        this.logError('subscribe', err);
+        throw err;
+      },
+    );
+    state.ready.catch(() => {});
+  }
+
+  /** Rejects when Redis does not confirm within a few seconds (a stream then closes and its client
+   *  retries); a failed subscription is tried again by the next caller. */
   subscribed(channel: string): Promise<void> {
-    return this.channels.get(channel)?.ready ?? Promise.resolve();
+    const state = this.channels.get(channel);
+    if (!state) return Promise.resolve();
+    if (state.failed) this.subscribeNow(channel, state);
+    return withTimeout(state.ready, SUBSCRIBE_TIMEOUT_MS, 'Redis did not confirm the subscription');
   }
 
   async replay(channel: string, afterId: number): Promise<Replay> {
@@ -229,6 +251,15 @@ export class RedisEventBus implements EventBus {
     this.lastErrorLog = t;
     console.error(`event bus (Redis ${what}): ${err.message}`);
   }
+}
+
+function withTimeout<T>(p: Promise<T>, ms: number, message: string): Promise<T> {
+  let timer: NodeJS.Timeout;
+  const timeout = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(message)), ms);
+    timer.unref();
+  });
+  return Promise.race([p, timeout]).finally(() => clearTimeout(timer));
 }
 
 interface KilnCommands {

@@ -8,8 +8,7 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { RoutePlugin } from './index.ts';
 import type { Services } from '../../services.ts';
 import { KilnError } from '../../errors.ts';
-import { actorForSyncKey } from '../../sync/keys.ts';
-import { findTeam, planIncludesSync, roleIn } from '../../teams/teams.ts';
+import { syncScope, type SyncScope } from '../../sync/scope.ts';
 import { channels } from '../../events/bus.ts';
 import { hubFor } from '../../sse/hub.ts';
 import { SseStream, eventFrame } from '../../sse/stream.ts';
@@ -20,62 +19,29 @@ const plugin: RoutePlugin = async (app, { services: s }) => {
   const hub = hubFor(s);
   app.addHook('preClose', async () => hub.closeAll());
 
-  app.get('/_/sync/stream', async (req, reply) => {
-    const actor = await actorForSyncKey(s, req.headers['x-api-key']);
-    const protocol = protocolOf(req);
-    const claimed = accountIdHeader(req);
-    if (protocol === 2 && claimed !== null && claimed !== actor.accountId) {
-      throw new KilnError(409, 'X-Sync-Account-ID names another account than this key’s.', 'account-changed');
-    }
-    await openStream(s, req, reply, actor.accountId, protocol, syncState(planIncludesSync(actor)));
-  });
-
-  app.get<{ Params: { team: string } }>('/_/team/:team/sync/stream', async (req, reply) => {
-    const actor = await actorForSyncKey(s, req.headers['x-api-key']);
-    const claimed = accountIdHeader(req);
-    if (protocolOf(req) !== 2 || claimed === null) {
-      throw new KilnError(428, 'Team sync needs the headers X-Sync-Protocol: 2 and X-Sync-Account-ID.', 'account-identity-required');
-    }
-    const team = await findTeam(s, req.params.team);
-    const role = team ? await roleIn(s, team.id, actor.accountId) : undefined;
-    if (!team || !role) throw new KilnError(404, 'No such team.', 'not-found');
-    if (claimed !== team.id) throw new KilnError(409, 'X-Sync-Account-ID names another account than this team.', 'account-changed');
-    if (role === 'viewer') throw new KilnError(403, 'Viewers of a team cannot sync its files.', 'viewer');
-    await openStream(s, req, reply, team.id, 2, syncState(planIncludesSync(team)));
-  });
+  // Key, account and role checks are the sync API's (src/sync/scope.ts): 401 for keys; on the team
+  // base 428 account-identity-required, 404 not-found, 409 account-changed, 403 viewer; on the
+  // personal base 409 account-changed when X-Sync-Account-ID names another account.
+  app.get('/_/sync/stream', async (req, reply) => openStream(s, req, reply, await scopeOf(s, req)));
+  app.get<{ Params: { team: string } }>('/_/team/:team/sync/stream', async (req, reply) => openStream(s, req, reply, await scopeOf(s, req, req.params.team)));
 };
 
-function protocolOf(req: FastifyRequest): 1 | 2 {
-  const v = req.headers['x-sync-protocol'];
-  return (Array.isArray(v) ? v[0] : v)?.trim() === '2' ? 2 : 1;
+async function scopeOf(s: Services, req: FastifyRequest, team?: string): Promise<SyncScope> {
+  if (req.site.kind !== 'main') throw new KilnError(404, 'The sync API is on the main address of this Kiln.', 'not-found');
+  return syncScope(s, req, team);
 }
 
-function accountIdHeader(req: FastifyRequest): number | null {
-  const raw = req.headers['x-sync-account-id'];
-  const v = (Array.isArray(raw) ? raw[0] : raw)?.trim();
-  return v && /^\d{1,15}$/.test(v) ? Number(v) : null;
-}
-
-/** The `sync` of `sync-ready` (same meaning as in GET /_/sync/accounts): whether the account's plan
- *  includes syncing. */
-function syncState(enabled: boolean): { enabled: boolean; reason: string | null } {
-  return enabled ? { enabled: true, reason: null } : { enabled: false, reason: 'payment-required' };
-}
-
-async function openStream(
-  s: Services,
-  req: FastifyRequest,
-  reply: FastifyReply,
-  accountId: number,
-  protocol: 1 | 2,
-  sync: { enabled: boolean; reason: string | null },
-) {
+/** Opens the account's stream. Protocol 2 (always on a team base) starts with `sync-ready`: the
+ *  account id and whether its plan includes syncing (the same `sync` as GET /_/sync/accounts). */
+async function openStream(s: Services, req: FastifyRequest, reply: FastifyReply, scope: SyncScope) {
+  const accountId = scope.account.id;
+  const sync = scope.canWrite ? { enabled: true, reason: null } : { enabled: false, reason: 'payment-required' };
   reply.hijack();
   const stream = new SseStream(reply.raw, SYNC_PING);
   await hubFor(s).attach(channels.account(accountId), stream, {
     view: syncStreamView,
     lastEventId: lastEventIdOf(req),
-    preamble: protocol === 2 ? [eventFrame(null, { type: 'sync-ready', accountId, sync })] : [],
+    preamble: scope.protocol === 2 ? [eventFrame(null, { type: 'sync-ready', accountId, sync })] : [],
   });
 }
 
