@@ -8,7 +8,7 @@
 // Settings (environment): BENCH_CONNECTIONS (50), BENCH_SECONDS (10), BENCH_WARMUP_SECONDS (3),
 // BENCH_ROUNDS (2), BENCH_NGINX_WORKERS (1, like Kiln's one process; `auto` for one per core).
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import { chmodSync, existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
@@ -26,7 +26,7 @@ const GOAL = 0.5;
 const ROOT_DOMAIN = 'kiln.localhost:8080';
 const USER = { email: 'bench@example.com', username: 'bench', password: 'Bench-password-7f3k2q' };
 const DOC_NAME = 'bench.html';
-const DOC_HOST = `${USER.username}.${ROOT_DOMAIN}`;
+export const DOC_HOST = `${USER.username}.${ROOT_DOMAIN}`;
 
 /** A realistic 100 KB (102,400 bytes exactly) HTML document. */
 export function document100k(): Buffer {
@@ -46,7 +46,7 @@ export function document100k(): Buffer {
 
 // ---------------------------------------------------------------- Kiln
 
-async function startKilnWithDocument(dataDir: string, bytes: Buffer): Promise<ChildKiln> {
+export async function startKilnWithDocument(dataDir: string, bytes: Buffer): Promise<ChildKiln> {
   const env = { DATA_DIR: dataDir, ROOT_DOMAIN, LOG_LEVEL: 'silent' };
   const add = spawnSync(
     process.execPath,
@@ -71,8 +71,8 @@ async function startKilnWithDocument(dataDir: string, bytes: Buffer): Promise<Ch
 
 /** Creates a document from the dashboard (AJAX) and saves the exact bytes through `POST /_/save`. */
 async function createDocument(main: Client, name: string, bytes: Buffer) {
-  const created = await main.post('/_/dashboard/sites', { name }, { headers: { accept: 'application/json' } });
-  if (created.status !== 200 && created.status !== 201) throw new Error(`create failed: ${created.status} ${created.text}`);
+  const created = await main.post('/_/dashboard/nodes', { type: 'site', name }, { headers: { accept: 'application/json' } });
+  if (created.status !== 201) throw new Error(`create failed: ${created.status} ${created.text}`);
   const doc = main.on(DOC_HOST);
   const saved = await doc.post('/_/save', bytes, {
     headers: { 'content-type': 'text/plain;charset=UTF-8', 'document-url': `http://${DOC_HOST}/${name}` },
@@ -101,8 +101,8 @@ export async function startNginx(dir: string, bytes: Buffer): Promise<{ port: nu
   mkdirSync(www, { recursive: true });
   for (const t of ['body', 'proxy', 'fastcgi', 'uwsgi', 'scgi']) mkdirSync(path.join(dir, 'tmp', t), { recursive: true });
   writeFileSync(path.join(www, DOC_NAME), bytes);
-  // Workers drop root privileges: let them read the files.
-  for (const p of [dir, www]) chmodSync(p, 0o755);
+  // Workers drop root privileges: let them reach and read the files (mkdtemp folders are 0700).
+  for (const p of [path.dirname(dir), dir, www]) chmodSync(p, 0o755);
   chmodSync(path.join(www, DOC_NAME), 0o644);
   const t = (n: string) => path.join(dir, 'tmp', n);
   writeFileSync(
@@ -134,24 +134,42 @@ http {
 }
 `,
   );
-  const child = spawn(bin, ['-p', dir, '-c', path.join(dir, 'nginx.conf'), '-e', path.join(dir, 'error.log')], { stdio: ['ignore', 'inherit', 'inherit'] });
+  const errorLog = path.join(dir, 'error.log');
+  // stdout/stderr not inherited: a leftover nginx must never hold the caller's pipes open.
+  const child = spawn(bin, ['-p', dir, '-c', path.join(dir, 'nginx.conf'), '-e', errorLog], { stdio: 'ignore' });
   const gone = new Promise<void>((r) => child.once('exit', () => r()));
+  // Never leave nginx behind, whatever happens to this process.
+  const killNow = () => child.exitCode === null && child.kill('SIGTERM');
+  process.once('exit', killNow);
+  const stop = async () => {
+    killNow();
+    await gone;
+    process.off('exit', killNow);
+  };
   const deadline = Date.now() + 10_000;
+  let last = '';
   for (;;) {
-    if (child.exitCode !== null) throw new Error(`nginx exited with ${child.exitCode}`);
-    const ok = await fetch(`http://127.0.0.1:${port}/${DOC_NAME}`).then((r) => r.arrayBuffer().then((b) => r.status === 200 && Buffer.from(b).equals(bytes)), () => false);
+    if (child.exitCode !== null) throw new Error(`nginx exited with ${child.exitCode}: ${readLog(errorLog)}`);
+    const ok = await fetch(`http://127.0.0.1:${port}/${DOC_NAME}`).then(
+      (r) => r.arrayBuffer().then((b) => ((last = `status ${r.status}`), r.status === 200 && Buffer.from(b).equals(bytes))),
+      (e) => ((last = String(e)), false),
+    );
     if (ok) break;
-    if (Date.now() > deadline) throw new Error('nginx did not serve the document within 10 s');
+    if (Date.now() > deadline) {
+      await stop();
+      throw new Error(`nginx did not serve the document within 10 s (${last}): ${readLog(errorLog)}`);
+    }
     await new Promise((r) => setTimeout(r, 100));
   }
-  return {
-    port,
-    child,
-    stop: async () => {
-      if (child.exitCode === null) child.kill('SIGTERM');
-      await gone;
-    },
-  };
+  return { port, child, stop };
+}
+
+function readLog(file: string): string {
+  try {
+    return readFileSync(file, 'utf8').slice(-2000);
+  } catch {
+    return '(no error log)';
+  }
 }
 
 // ---------------------------------------------------------------- load
