@@ -315,3 +315,16 @@ test('site quota: free accounts stop at 10 documents with 403 quota-exceeded nam
   const page = await free.main.page('/_/dashboard');
   assert.match(page.text, /10 documents of 10/);
 });
+
+test('races: one name claimed by many accounts at once gives one 201 and 409s; a free account at 9 documents creating 5 at once ends at 10', async () => {
+  const people = await Promise.all([0, 1, 2, 3, 4].map(() => dev()));
+  const answers = await Promise.all(people.map((p) => create(p.main, { type: 'site', name: 'contested.html' })));
+  assert.deepEqual(answers.map((r) => r.status).sort(), [201, 409, 409, 409, 409]);
+  for (const r of answers) assert.equal(r.json.msgType, r.status === 201 ? 'success' : 'error');
+
+  const free = await dev({ plan: 'free' });
+  for (let i = 0; i < 9; i++) await mustCreate(free.main, { type: 'site', name: `race-${free.me.id}-${i}.html` });
+  const burst = await Promise.all([0, 1, 2, 3, 4].map((i) => create(free.main, { type: 'site', name: `race-${free.me.id}-burst-${i}.html` })));
+  assert.deepEqual(burst.map((r) => r.status).sort(), [201, 403, 403, 403, 403]);
+  assert.equal((await tree(free.main)).filter((n) => n.type === 'site').length, 10);
+});
