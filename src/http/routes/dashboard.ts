@@ -159,7 +159,7 @@ const plugin: RoutePlugin = async (app, { services: s }) => {
     operate(req, reply, async (actor) => {
       const b = parse(bodies.rename, req.body);
       const node = await managedNode(req);
-      const renamed = await renameNode(s, actor.accountId, node.id, b.name);
+      const renamed = await renameNode(s, actor.accountId, node.id, b.name, { writer: actor.writer });
       return { msg: node.name === renamed.name ? 'Nothing to rename.' : `Renamed "${node.name}" to "${renamed.name}".`, node: renamed };
     }),
   );
@@ -168,7 +168,7 @@ const plugin: RoutePlugin = async (app, { services: s }) => {
     operate(req, reply, async (actor) => {
       const b = parse(bodies.move, req.body);
       const node = await managedNode(req);
-      const moved = await moveNode(s, actor.accountId, node.id, b.parentId, b.name);
+      const moved = await moveNode(s, actor.accountId, node.id, b.parentId, b.name, { writer: actor.writer });
       const where = moved.path ? `"${moved.path}"` : 'the top level';
       return { msg: `Moved "${moved.name}" to ${where}.`, node: moved };
     }),
@@ -178,7 +178,7 @@ const plugin: RoutePlugin = async (app, { services: s }) => {
     operate(req, reply, async (actor) => {
       const b = parse(bodies.delete, req.body);
       const node = await managedNode(req);
-      const gone = await deleteNode(s, actor.accountId, node.id, { cascade: b.cascade });
+      const gone = await deleteNode(s, actor.accountId, node.id, { cascade: b.cascade, writer: actor.writer });
       const more = gone.length > 1 ? ` and ${gone.length - 1} item${gone.length === 2 ? '' : 's'} inside it` : '';
       return { msg: `Deleted "${node.name}"${more}.` };
     }),
