@@ -146,3 +146,40 @@ test('20 concurrent saves with the same If-Match over both processes: one 200, n
     stream.close();
   }
 });
+
+test('20 concurrent sync PUTs with the same If-Match over both processes: one 200, nineteen 412 {code: conflict, etag}, the winner’s bytes stored', { skip }, async () => {
+  const current = await new Client(a.port, ROOT).get(`/_/sync/nodes/${nodeId}/content`, { headers: { 'x-api-key': key } });
+  assert.equal(current.status, 200, current.text);
+  const etag = current.json.checksum as string;
+  const stream = await syncStream(a);
+  try {
+    await stream.comment('connected');
+    const bodies = Array.from({ length: 20 }, (_, i) => doc(`sync contender ${i}`));
+    const answers = await Promise.all(
+      bodies.map((content, i) =>
+        new Client((i % 2 ? a : b).port, ROOT).request('PUT', `/_/sync/nodes/${nodeId}/content`, {
+          headers: { 'x-api-key': key, 'if-match': `"${etag}"` },
+          body: { content },
+        }),
+      ),
+    );
+    const statuses = answers.map((r) => r.status);
+    assert.equal(statuses.filter((st) => st === 200).length, 1, `statuses: ${statuses.join(' ')}`);
+    assert.equal(statuses.filter((st) => st === 412).length, 19, `statuses: ${statuses.join(' ')}`);
+    const winner = statuses.indexOf(200);
+    assert.equal(answers[winner].json.checksum, checksumOf(bodies[winner]));
+    for (const r of answers.filter((r) => r.status === 412)) {
+      assert.equal(r.json.code, 'conflict');
+      assert.equal(r.json.etag, checksumOf(bodies[winner]));
+    }
+    for (const k of [a, b]) {
+      const stored = await new Client(k.port, ROOT).get(`/_/sync/nodes/${nodeId}/content`, { headers: { 'x-api-key': key } });
+      assert.equal(stored.json.content, bodies[winner]);
+    }
+    const f = await stream.next();
+    assert.equal(f.json.content, bodies[winner]);
+    assert.equal(stream.unread().length, 0);
+  } finally {
+    stream.close();
+  }
+});
