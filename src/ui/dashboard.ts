@@ -18,8 +18,6 @@ export interface DashboardView {
   msg?: { text: string; type: string };
 }
 
-const ICON: Record<NodeRow['type'], string> = { folder: '📁', site: '📄', upload: '📎' };
-
 export function formatSize(bytes: number): string {
   if (bytes < 1024) return `${bytes} B`;
   if (bytes < 1024 * 1024) return `${(bytes / 1024).toFixed(1)} KB`;
@@ -93,7 +91,7 @@ function row(tree: Tree, n: NodeRow, depth: number, hostUrl: string): Html {
   const indent = raw(`style="padding-left:${0.6 + depth * 1.4}rem"`);
   const label =
     n.type === 'folder'
-      ? html`<strong>${n.name}/</strong>`
+      ? html`<strong class="folder">${n.name}/</strong>`
       : html`<a href="${hostUrl + nodeHref(n)}" target="_blank" rel="noopener">${n.name}</a>`;
   const size = n.type === 'folder' ? (() => { const c = countBelow(tree, n.id); return `${c} item${c === 1 ? '' : 's'}`; })() : formatSize(n.size);
   const visibility =
@@ -102,8 +100,9 @@ function row(tree: Tree, n: NodeRow, depth: number, hostUrl: string): Html {
       : html`<form method="post" action="/_/dashboard/nodes/${n.id}/visibility">
   <input type="hidden" name="visibility" value="${n.visibility === 'public' ? 'private' : 'public'}">
   <button class="secondary vis" type="submit" title="${n.visibility === 'public' ? 'Anyone can open it. Click to make it private.' : 'Only you can open it. Click to make it public.'}">${n.visibility === 'public' ? 'Public' : 'Private'}</button></form>`;
-  return html`<tr data-node-id="${n.id}" data-type="${n.type}"><td ${indent}>${ICON[n.type]} ${label}</td><td class="num">${size}</td>
-<td class="muted">${formatTime(n.modified_at)}</td><td>${visibility}</td><td class="actions">${actions(tree, n)}</td></tr>`;
+  const kind = n.type === 'upload' ? html` <small class="kind">file</small>` : '';
+  return html`<tr data-node-id="${n.id}" data-type="${n.type}"><td ${indent}>${label}${kind}</td><td class="num">${size}</td>
+<td class="muted nowrap">${formatTime(n.modified_at)}</td><td>${visibility}</td><td><div class="actions">${actions(tree, n)}</div></td></tr>`;
 }
 
 function rows(tree: Tree, parentId: number, depth: number, hostUrl: string): Html[] {
@@ -180,10 +179,11 @@ export function confirmDeletePage(o: { username: string; node: NodeRow; count: n
 
 const STYLE = `
 .create{display:flex;gap:1rem;flex-wrap:wrap;margin-bottom:1.5rem}.create form.card{flex:1;min-width:260px;max-width:none}
-td.actions{display:flex;gap:.5rem;align-items:flex-start;flex-wrap:wrap}td.actions details{display:inline-block}
-td.actions summary{cursor:pointer;color:var(--accent)}td.actions form{margin:0;display:flex;gap:.3rem}
-td.actions input,td.actions select{width:auto}td form button,td .button{margin-top:0;padding:.2rem .6rem}
-button.danger,.button.danger{color:#991b1b}button.vis{min-width:5rem}
+#tree td{vertical-align:top}td.num,.nowrap{white-space:nowrap}strong.folder{color:var(--fg)}
+div.actions{display:flex;gap:.6rem;align-items:flex-start;flex-wrap:wrap}div.actions details{display:inline-block}
+div.actions summary{cursor:pointer;color:var(--accent)}div.actions form{margin:0;display:flex;gap:.3rem}
+div.actions input,div.actions select{width:auto}td form button,td .button{margin-top:0;padding:.2rem .6rem}
+.button.secondary,button.secondary{background:#e7e5e4;color:var(--fg)}button.danger,.button.danger{color:#991b1b}button.vis{min-width:5rem}
 `;
 
 // Progressive enhancement: forms post with fetch and the answer's `html` replaces the list.

@@ -1,0 +1,95 @@
+// The dashboard in a real browser (Debian Chromium): its script posts the forms with fetch and swaps in
+// the node list the server answers with; deleting a non-empty folder asks first; documents open on their host.
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import type { Page } from 'playwright-core';
+import { hasChromium, startBrowserKiln, type BrowserKiln } from './support/browser.ts';
+import { signedIn } from './support/people.ts';
+
+let bk: BrowserKiln;
+let page: Page;
+let username: string;
+
+before(async () => {
+  if (!hasChromium) return;
+  bk = await startBrowserKiln();
+  const me = await signedIn(bk.kiln, bk.kiln.client());
+  username = me.username;
+  const context = await bk.newContext();
+  await context.addCookies([{ name: 'auth_token', value: me.token, domain: '.' + bk.kiln.config.rootHostname, path: '/', httpOnly: true }]);
+  page = await context.newPage();
+});
+after(async () => {
+  if (bk) await bk.stop();
+});
+
+const rowNames = (p: Page) => p.$$eval('#tree tbody tr td:first-child', (tds) => tds.map((td) => (td.textContent ?? '').replace(/\s+/g, ' ').trim()));
+
+test('create, rename, move and delete from the dashboard without leaving the page', { skip: !hasChromium && 'Chromium is not installed' }, async () => {
+  await page.goto(bk.mainUrl('/_/dashboard'));
+  assert.match(await page.textContent('h1') ?? '', /Your documents/);
+  const url = page.url();
+
+  // Create a folder, then a document inside it (the folder choice arrives with the fresh list).
+  await page.fill('#new-folder', 'notes');
+  await page.click('form:has(#new-folder) button[type=submit]');
+  await page.waitForSelector('#tree tr[data-type=folder]');
+  assert.match(await page.textContent('#flash') ?? '', /Folder "notes" created/);
+  await page.fill('#new-site', 'todo.html');
+  await page.selectOption('#new-site-parent', { label: 'notes/' });
+  await page.click('form:has(#new-site) button[type=submit]');
+  await page.waitForSelector('#tree tr[data-type=site]');
+  assert.equal(page.url(), url, 'no navigation: the list was swapped in place');
+  assert.deepEqual(await rowNames(page), ['notes/', 'todo.html']);
+  assert.equal(await page.inputValue('#new-site'), '', 'the create form is cleared after success');
+
+  // A refusal shows its message and changes nothing.
+  await page.fill('#new-site', 'bad.txt');
+  await page.click('form:has(#new-site) button[type=submit]');
+  await page.waitForFunction(() => document.querySelector('#flash')?.classList.contains('error'));
+  assert.match(await page.textContent('#flash') ?? '', /must end in \.html/);
+
+  // Rename the document.
+  const docRow = page.locator('#tree tr[data-type=site]');
+  await docRow.locator('summary', { hasText: 'Rename' }).click();
+  await docRow.locator('form[action$="/rename"] input[name=name]').fill('done.html');
+  await docRow.locator('form[action$="/rename"] button').click();
+  await page.waitForFunction(() => document.querySelector('#tree')?.textContent?.includes('done.html'));
+
+  // Move the folder into another one: what it holds moves along.
+  await page.fill('#new-folder', 'archive');
+  await page.click('form:has(#new-folder) button[type=submit]');
+  await page.waitForFunction(() => document.querySelector('#tree')?.textContent?.includes('archive/'));
+  const folderRow = (name: string) => page.locator('#tree tr[data-type=folder]').filter({ has: page.locator('td:first-child', { hasText: name }) });
+  const notesRow = folderRow('notes/');
+  await notesRow.locator('summary', { hasText: 'Move' }).click();
+  await notesRow.locator('form[action$="/move"] select').selectOption({ label: 'archive/' });
+  await notesRow.locator('form[action$="/move"] button').click();
+  await page.waitForFunction(() => document.querySelector('#flash')?.textContent?.includes('Moved "notes" to "archive"'));
+  assert.deepEqual(await rowNames(page), ['archive/', 'notes/', 'done.html']);
+
+  // It opens on the account's document host.
+  const href = await page.getAttribute('#tree tr[data-type=site] a[target=_blank]', 'href');
+  assert.equal(href, bk.docUrl(username, '/archive/notes/done.html'));
+  const doc = await page.context().newPage();
+  const res = await doc.goto(href!);
+  assert.equal(res?.status(), 200);
+  assert.equal(await doc.evaluate(() => document.cookie.includes('isAdminOfCurrentResource=true')), true);
+  await doc.close();
+
+  // Deleting the non-empty folder asks first; dismissing keeps it, accepting deletes everything.
+  const messages: string[] = [];
+  page.once('dialog', (d) => {
+    messages.push(d.message());
+    void d.dismiss();
+  });
+  const notesDelete = folderRow('notes/').locator('a[data-delete]');
+  await notesDelete.click();
+  assert.match(messages[0], /Delete the folder "notes" and the 1 item inside it\?/);
+  assert.equal((await rowNames(page)).length, 3);
+  page.once('dialog', (d) => void d.accept());
+  await notesDelete.click();
+  await page.waitForFunction(() => document.querySelectorAll('#tree tbody tr').length === 1);
+  assert.deepEqual(await rowNames(page), ['archive/']);
+  assert.match(await page.textContent('#flash') ?? '', /Deleted "notes" and 1 item inside it/);
+});
