@@ -9,7 +9,7 @@ import type { Res } from './support/client.ts';
 import type { Clock } from '../src/clock.ts';
 import { limits } from '../src/limits.ts';
 import { RedisDataCache } from '../src/data/cache.ts';
-import { dataCacheKey, TOO_EXPENSIVE_TTL_MS } from '../src/data/read.ts';
+import { dataCacheKey, rulesId, TOO_EXPENSIVE_TTL_MS } from '../src/data/read.ts';
 import { namespaceFor } from '../src/events/redis.ts';
 import { checksum } from '../src/core/checksum.ts';
 import { addDocument, apiTag, assertDataAnswer, assertFailure, browserSave, dataUrl, owner, type Owner } from './data.support.ts';
@@ -188,14 +188,14 @@ test('with REDIS_URL the cache lives in Redis: another process reads the entry',
   try {
     let entry;
     for (let i = 0; i < 50 && !entry; i++) {
-      entry = await other.get(dataCacheKey(sum, { kind: 'api' }), clock.now().getTime());
+      entry = await other.get(dataCacheKey(sum, rulesId({ kind: 'api' })), clock.now().getTime());
       if (!entry) await new Promise((r) => setTimeout(r, 20)); // the store is written after the answer is sent
     }
     assert.ok(entry, 'entry in Redis');
     assert.equal(entry.status, 200);
     assert.equal(entry.body, res.text);
     // And past 5 minutes on the deployment's clock it is not used, whatever Redis still holds.
-    assert.equal(await other.get(dataCacheKey(sum, { kind: 'api' }), clock.now().getTime() + limits.dataCacheMs), undefined);
+    assert.equal(await other.get(dataCacheKey(sum, rulesId({ kind: 'api' })), clock.now().getTime() + limits.dataCacheMs), undefined);
   } finally {
     await other.close();
   }

@@ -17,6 +17,8 @@ export interface CachedAnswer {
   status: number;
   /** The JSON text sent. */
   body: string;
+  /** The same as UTF-8 bytes, kept in memory so a hit sends without encoding again (never stored in Redis). */
+  bytes?: Buffer;
   /** When it was computed, ms since the epoch (the injected clock). */
   createdAt: number;
   /** How long it may be served, ms (5 minutes; shorter for load-dependent failures). */
@@ -32,7 +34,12 @@ export interface DataCache {
 const fresh = (a: CachedAnswer, now: number) => now - a.createdAt < a.ttlMs;
 
 /** Approximate bytes an entry holds (JS strings are UTF-16). */
-const sizeOf = (key: string, a: CachedAnswer) => 2 * (key.length + a.body.length) + 64;
+const sizeOf = (key: string, a: CachedAnswer) => 2 * (key.length + a.body.length) + (a.bytes?.length ?? 0) + 64;
+
+/** The answer with its UTF-8 bytes. */
+export function withBytes(a: CachedAnswer): CachedAnswer {
+  return a.bytes ? a : { ...a, bytes: Buffer.from(a.body) };
+}
 
 export class MemoryDataCache implements DataCache {
   private readonly entries = new Map<string, CachedAnswer>();
@@ -176,7 +183,7 @@ function decode(raw: string): CachedAnswer | undefined {
   const ttlMs = Number(raw.slice(a + 1, b));
   const status = Number(raw.slice(b + 1, c));
   if (!Number.isFinite(createdAt) || !Number.isFinite(ttlMs) || !Number.isInteger(status)) return undefined;
-  return { createdAt, ttlMs, status, body: raw.slice(c + 1) };
+  return withBytes({ createdAt, ttlMs, status, body: raw.slice(c + 1) });
 }
 
 export class TieredDataCache implements DataCache {

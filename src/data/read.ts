@@ -25,14 +25,16 @@ import { findByPath, type NodeRow } from '../nodes/tree.ts';
 import { resolveDocumentPath, ROOT_DOCUMENT } from '../nodes/serve.ts';
 import { ifNoneMatchHits } from '../http/conditional.ts';
 import { extractApi, extractData, rulesLimits, type Extraction } from '../rules/index.ts';
-import type { CachedAnswer } from './cache.ts';
+import { withBytes, type CachedAnswer } from './cache.ts';
 import { parsedDocumentOf } from './documents.ts';
 
 /** Changes whenever the engine could answer differently for the same bytes and rules (cache keys, ETags). */
 export const DATA_ENGINE_VERSION = 'r1';
-/** How long a `too-expensive` failure is kept: long enough to blunt a repeated hostile query, short
- *  enough that a load spike is soon forgotten. */
-export const TOO_EXPENSIVE_TTL_MS = 10_000;
+/** How long a `too-expensive` failure is kept. It may come from load rather than from the rules (the
+ *  engine's time backstop counts wall-clock time, and a fresh process is slow for its first extractions),
+ *  so a legitimate document must recover soon; a couple of seconds still answers a burst of identical
+ *  hostile requests without redoing the work (concurrent ones share one extraction anyway). */
+export const TOO_EXPENSIVE_TTL_MS = 2_000;
 
 export const DOCUMENT_NOT_FOUND = 'Document not found';
 export const MISSING_DATA = 'Missing data parameter';
@@ -56,8 +58,8 @@ export interface DataRequest {
 export interface DataAnswer {
   /** 200, 304, or a failure: 400, 404, 413. */
   status: number;
-  /** JSON text (empty on 304). Failures are `{error, code}`. */
-  body: string;
+  /** JSON (empty on 304), as text or its UTF-8 bytes. Failures are `{error, code}`. */
+  body: string | Buffer;
   /** On 200 and 304: the quoted strong ETag. */
   etag?: string;
   /** Whether the answer came from the result cache, and its age in whole seconds. */
@@ -95,18 +97,19 @@ export async function publicDocumentAt(s: Services, accountId: number, path: str
   return allows({ actor: null }, resourceOf(node), 'view') ? node : null;
 }
 
-function rulesHash(rules: DataRules): string {
+/** What identifies the rules in cache keys and ETags (engine version, kind, SHA-256 of the text). */
+export function rulesId(rules: DataRules): string {
   return sha256(rules.kind === 'api' ? `${DATA_ENGINE_VERSION}\0api` : `${DATA_ENGINE_VERSION}\0query\0${rules.text}`).slice(0, 16);
 }
 
 /** The cache key of an answer: everything it depends on. */
-export function dataCacheKey(checksum: string, rules: DataRules): string {
-  return `${checksum}:${rulesHash(rules)}`;
+export function dataCacheKey(checksum: string, rulesIdentity: string): string {
+  return `${checksum}:${rulesIdentity}`;
 }
 
 /** The ETag of an answer (quoted, strong): the document checksum and the rules. */
-export function dataEtag(checksum: string, rules: DataRules): string {
-  return `"${checksum}-${rulesHash(rules)}"`;
+export function dataEtag(checksum: string, rulesIdentity: string): string {
+  return `"${checksum}-${rulesIdentity}"`;
 }
 
 type Computed = { answer: CachedAnswer; etag: string } | null;
@@ -119,17 +122,18 @@ export async function readData(s: Services, req: DataRequest): Promise<DataAnswe
   const node = await publicDocumentAt(s, req.accountId, req.path, req.resolve);
   if (!node) return notFoundAnswer();
   const checksum = node.checksum!;
-  const etag = dataEtag(checksum, req.rules);
+  const id = rulesId(req.rules);
+  const etag = dataEtag(checksum, id);
   if (ifNoneMatchHits(req.ifNoneMatch, etag.slice(1, -1))) return { status: 304, body: '', etag };
 
   const now = s.clock.now().getTime();
-  const key = dataCacheKey(checksum, req.rules);
+  const key = dataCacheKey(checksum, id);
   const cached = await s.dataCache.get(key, now);
   if (cached) return answerOf(cached, etag, { hit: true, ageSeconds: Math.max(0, Math.floor((now - cached.createdAt) / 1000)) });
 
   let pending = inFlight.get(key);
   if (!pending) {
-    pending = compute(s, node, req.rules, now).finally(() => inFlight.delete(key));
+    pending = compute(s, node, req.rules, id, now).finally(() => inFlight.delete(key));
     inFlight.set(key, pending);
   }
   const computed = await pending;
@@ -138,23 +142,24 @@ export async function readData(s: Services, req: DataRequest): Promise<DataAnswe
 }
 
 /** Parses (or reuses) the document and extracts; stores the answer in the result cache. */
-async function compute(s: Services, node: NodeRow, rules: DataRules, now: number): Promise<Computed> {
+async function compute(s: Services, node: NodeRow, rules: DataRules, id: string, now: number): Promise<Computed> {
   const p = await parsedDocumentOf(s, node);
   if (!p) return null;
   const result: Extraction = rules.kind === 'api' ? extractApi(p.doc) : extractData(p.doc, rules.text);
   const answer: CachedAnswer = result.ok
-    ? { status: 200, body: JSON.stringify(result.data), createdAt: now, ttlMs: limits.dataCacheMs }
-    : {
+    ? withBytes({ status: 200, body: JSON.stringify(result.data), createdAt: now, ttlMs: limits.dataCacheMs })
+    : withBytes({
         status: result.status,
         body: failureBody(result.error, result.code),
         createdAt: now,
         ttlMs: result.code === 'too-expensive' ? TOO_EXPENSIVE_TTL_MS : limits.dataCacheMs,
-      };
+      });
   // Keyed by the checksum of the bytes actually parsed (newer than the node's if a save just landed).
-  s.dataCache.set(dataCacheKey(p.checksum, rules), answer).catch(() => {});
-  return { answer, etag: dataEtag(p.checksum, rules) };
+  s.dataCache.set(dataCacheKey(p.checksum, id), answer).catch(() => {});
+  return { answer, etag: dataEtag(p.checksum, id) };
 }
 
 function answerOf(a: CachedAnswer, etag: string, cache: DataAnswer['cache']): DataAnswer {
-  return a.status === 200 ? { status: 200, body: a.body, etag, cache } : { status: a.status, body: a.body, cache };
+  const body = a.bytes ?? a.body;
+  return a.status === 200 ? { status: 200, body, etag, cache } : { status: a.status, body, cache };
 }
