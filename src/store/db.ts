@@ -6,6 +6,7 @@ import { Kysely, type ColumnDefinitionBuilder, Migrator, PostgresDialect, Sqlite
 import type { DB, Db } from './schema.ts';
 import { up001 } from './migrations/001_initial.ts';
 import { up002 } from './migrations/002_stylesheets.ts';
+import { up003 } from './migrations/003_index_names.ts';
 
 /** The two column types that differ between the databases. */
 export interface ColumnTypes {
@@ -19,6 +20,7 @@ function migrations(t: ColumnTypes): Record<string, Migration> {
   return {
     '001_initial': { up: up001(t) },
     '002_stylesheets': { up: up002(t) },
+    '003_index_names': { up: up003(t) },
   };
 }
 
@@ -37,6 +39,12 @@ export async function openDatabase(opts: { databaseUrl?: string; dataDir: string
     // COUNT(*) and other int8 results come back as numbers, like SQLite's.
     pg.types.setTypeParser(20, (v: string) => Number(v));
     const pool = new pg.Pool({ connectionString: opts.databaseUrl, max: 10 });
+    // An idle connection the server ends (a restart; or, after close, a dropped database) is an
+    // 'error' on the pool, which removes that connection itself: without a listener it would crash
+    // the process.
+    pool.on('error', (err) => {
+      if (!(pool as unknown as { ending?: boolean }).ending) console.error('PostgreSQL idle connection error:', err.message);
+    });
     db = new Kysely<DB>({ dialect: new PostgresDialect({ pool }) });
     dialect = 'postgres';
     types = { idType: 'serial', idColumn: (c) => c.primaryKey(), bytes: 'bytea' };

@@ -9,47 +9,76 @@
 // - a folder: a digest of its own id, parent, path and name and of the versions of its children, in id
 //   order (a Merkle tree), so it changes whenever anything under it does — a file saved, added,
 //   removed, renamed or moved in or out at any depth — as the desktop engine expects.
-// The wire form is `sv` + 16 base64url characters (96 bits of SHA-1), e.g. `svQ2x…`.
-import crypto from 'node:crypto';
+// The wire form is `sv` + 14 base-36 characters (a 64-bit digest), e.g. `sv0k3x…`. The digest is a
+// fast non-cryptographic one (two multiply-xor lanes): it guards against accidental staleness, not
+// against an adversary — a key holder may change the node anyway. Listing 10,000 nodes digests them
+// all, so it must cost microseconds, not a SHA per node.
 
+/** What a version is made of (the wire's field names, so listing rows are used as they come). */
 export interface VersionedNode {
   id: number;
-  parent_id: number;
+  parentId: number;
   type: 'site' | 'folder' | 'upload';
   path: string;
   name: string;
   checksum: string | null;
 }
 
-const oneShot = (crypto as unknown as { hash?: (alg: string, data: string, enc: 'base64url') => string }).hash;
-function digest(text: string): string {
-  const d = oneShot ? oneShot('sha1', text, 'base64url') : crypto.createHash('sha1').update(text).digest('base64url');
-  return 'sv' + d.slice(0, 16);
+/** A database row seen as a VersionedNode. */
+export function versioned(n: { id: number; parent_id: number; type: VersionedNode['type']; path: string; name: string; checksum: string | null }): VersionedNode {
+  return { id: n.id, parentId: n.parent_id, type: n.type, path: n.path, name: n.name, checksum: n.checksum };
 }
 
-const own = (n: VersionedNode) => `${n.type}|${n.id}|${n.parent_id}|${n.path}|${n.name}`;
+/** A 64-bit digest of several strings (each followed by a separator), without joining them. */
+function digest(parts: ReadonlyArray<string | number>): string {
+  let h1 = 0x9e3779b9;
+  let h2 = 0x85ebca6b;
+  for (const part of parts) {
+    const text = typeof part === 'number' ? String(part) : part;
+    for (let i = 0; i < text.length; i++) {
+      const c = text.charCodeAt(i);
+      h1 = Math.imul(h1 ^ c, 0x9e3779b1);
+      h2 = Math.imul(h2 ^ c, 0x5f356495);
+    }
+    h1 = Math.imul(h1 ^ 0x7c, 0x9e3779b1);
+    h2 = Math.imul(h2 ^ 0x7c, 0x5f356495);
+  }
+  // Final avalanche, each lane folding in the other.
+  h1 = Math.imul(h1 ^ (h1 >>> 16), 0x85ebca6b) ^ Math.imul(h2 ^ (h2 >>> 13), 0xc2b2ae35);
+  h2 = Math.imul(h2 ^ (h2 >>> 16), 0x85ebca6b) ^ Math.imul(h1 ^ (h1 >>> 13), 0xc2b2ae35);
+  h1 ^= h1 >>> 16;
+  h2 ^= h2 >>> 16;
+  return 'sv' + (h1 >>> 0).toString(36).padStart(7, '0') + (h2 >>> 0).toString(36).padStart(7, '0');
+}
+
 
 /** The version of a document or upload. */
 export function fileVersion(n: VersionedNode): string {
-  return digest(`${own(n)}|${n.checksum ?? ''}`);
+  return digest([n.type, n.id, n.parentId, n.path, n.name, n.checksum ?? '']);
 }
 
 /** Versions of every node of one account's tree (the rows must be the whole tree). One pass:
  *  children are grouped by parent, folders are digested after their children. */
 export function structureVersions(rows: readonly VersionedNode[]): Map<number, string> {
+  return analyzeTree(rows).versions;
+}
+
+/** The versions, and the rows in tree order (every folder before what it holds, depth first),
+ *  from one grouping of the rows by parent — no sort. Rows whose parent is missing come last. */
+export function analyzeTree<T extends VersionedNode>(rows: readonly T[]): { versions: Map<number, string>; ordered: T[] } {
   const out = new Map<number, string>();
-  const children = new Map<number, VersionedNode[]>();
+  const children = new Map<number, T[]>();
   for (const n of rows) {
     if (n.type !== 'folder') out.set(n.id, fileVersion(n));
-    const list = children.get(n.parent_id);
+    const list = children.get(n.parentId);
     if (list) list.push(n);
-    else children.set(n.parent_id, [n]);
+    else children.set(n.parentId, [n]);
   }
-  const folderVersion = (f: VersionedNode): string => {
+  const folderVersion = (f: T): string => {
     const known = out.get(f.id);
     if (known) return known;
     // Iterative post-order: deep trees (or a damaged tree with a cycle) never overflow the stack.
-    const stack: Array<{ node: VersionedNode; expanded: boolean }> = [{ node: f, expanded: false }];
+    const stack: Array<{ node: T; expanded: boolean }> = [{ node: f, expanded: false }];
     const visiting = new Set<number>();
     while (stack.length) {
       const top = stack[stack.length - 1];
@@ -61,14 +90,26 @@ export function structureVersions(rows: readonly VersionedNode[]): Map<number, s
         continue;
       }
       stack.pop();
-      const parts = kids
-        .slice()
-        .sort((a, b) => a.id - b.id)
-        .map((k) => out.get(k.id) ?? '');
-      out.set(top.node.id, digest(`${own(top.node)}|${parts.join(',')}`));
+      const n = top.node;
+      const parts: Array<string | number> = [n.type, n.id, n.parentId, n.path, n.name];
+      for (const k of kids.slice().sort((a, b) => a.id - b.id)) parts.push(out.get(k.id) ?? '');
+      out.set(n.id, digest(parts));
     }
     return out.get(f.id)!;
   };
   for (const n of rows) if (n.type === 'folder') folderVersion(n);
-  return out;
+  // Tree order: depth first from the top level.
+  const ordered: T[] = [];
+  const placed = new Set<number>();
+  const walk: T[] = [...(children.get(0) ?? [])].reverse();
+  while (walk.length) {
+    const n = walk.pop()!;
+    if (placed.has(n.id)) continue;
+    placed.add(n.id);
+    ordered.push(n);
+    const kids = n.type === 'folder' ? children.get(n.id) : undefined;
+    if (kids) for (let i = kids.length - 1; i >= 0; i--) walk.push(kids[i]);
+  }
+  if (ordered.length < rows.length) for (const n of rows) if (!placed.has(n.id)) ordered.push(n);
+  return { versions: out, ordered };
 }
