@@ -3,7 +3,9 @@
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { startKiln, type TestKiln } from './support/kiln.ts';
-import { signedIn } from './support/people.ts';
+import { newPerson, signedIn } from './support/people.ts';
+import { createPerson } from '../src/accounts/people.ts';
+import { createNode } from '../src/nodes/tree.ts';
 import type { Client } from './support/client.ts';
 
 let kiln: TestKiln;
@@ -327,4 +329,31 @@ test('races: one name claimed by many accounts at once gives one 201 and 409s; a
   const burst = await Promise.all([0, 1, 2, 3, 4].map((i) => create(free.main, { type: 'site', name: `race-${free.me.id}-burst-${i}.html` })));
   assert.deepEqual(burst.map((r) => r.status).sort(), [201, 403, 403, 403, 403]);
   assert.equal((await tree(free.main)).filter((n) => n.type === 'site').length, 10);
+});
+
+test('every account may have its own index.html (the host home page); other document names stay unique across accounts', async () => {
+  const kiln2 = await startKiln();
+  try {
+    const a = await createPerson(kiln2.services, newPerson());
+    const b = await createPerson(kiln2.services, newPerson());
+    await createNode(kiln2.services, a.id, { ownerId: a.id, parentId: 0, type: 'site', name: 'index.html', html: '<html>a</html>' });
+    await createNode(kiln2.services, b.id, { ownerId: b.id, parentId: 0, type: 'site', name: 'index.html', html: '<html>b</html>' });
+    assert.equal((await kiln2.client(kiln2.hostOf(a.username)).get('/')).text, '<html>a</html>');
+    assert.equal((await kiln2.client(kiln2.hostOf(b.username)).get('/')).text, '<html>b</html>');
+    // An index in a folder is that folder's own, too; a second one among the same siblings is refused.
+    const folder = await createNode(kiln2.services, a.id, { ownerId: a.id, parentId: 0, type: 'folder', name: 'blog' });
+    await createNode(kiln2.services, a.id, { ownerId: a.id, parentId: folder.id, type: 'site', name: 'index.html', html: '<html>blog</html>' });
+    assert.equal((await kiln2.client(kiln2.hostOf(a.username)).get('/blog/index.html')).text, '<html>blog</html>');
+    await assert.rejects(
+      createNode(kiln2.services, a.id, { ownerId: a.id, parentId: 0, type: 'site', name: 'INDEX.html' }),
+      (e: { status?: number }) => e.status === 409,
+    );
+    await createNode(kiln2.services, a.id, { ownerId: a.id, parentId: 0, type: 'site', name: 'unique-name.html' });
+    await assert.rejects(
+      createNode(kiln2.services, b.id, { ownerId: b.id, parentId: 0, type: 'site', name: 'unique-name.html' }),
+      (e: { status?: number }) => e.status === 409,
+    );
+  } finally {
+    await kiln2.stop();
+  }
 });

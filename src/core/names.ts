@@ -42,6 +42,15 @@ export function isDocumentName(name: string): boolean {
   return DOCUMENT_EXT.test(name);
 }
 
+/** Index documents are each account's (and each folder's) home page, so every account may have one.
+ *  Every other document name is unique across this Kiln. */
+export const INDEX_NAMES = ['index.html', 'index.htmlclay'] as const;
+
+/** True when a document name must be unique across all accounts (every name but the index ones). */
+export function isGlobalDocumentName(name: string): boolean {
+  return isDocumentName(name) && !(INDEX_NAMES as readonly string[]).includes(name.toLowerCase());
+}
+
 /** Why a node name is refused (naming the rule), or null. `type` decides the extension rule.
  *  Callers normalize names to NFC first. */
 export function nodeNameProblem(name: string, type: 'site' | 'folder' | 'upload'): string | null {

@@ -19,7 +19,7 @@ import type { DB, NodesTable } from '../store/schema.ts';
 import { KilnError, badRequest, conflict, forbidden, notFound } from '../errors.ts';
 import { isUniqueViolation } from '../store/db.ts';
 import { limits, isUnlimitedSites } from '../limits.ts';
-import { isDocumentName, nodeNameProblem, splitPath } from '../core/names.ts';
+import { isDocumentName, isGlobalDocumentName, nodeNameProblem, splitPath } from '../core/names.ts';
 import { afterContentChange, writeVersionAndContent } from '../save/pipeline.ts';
 import { channels, type NodeEvent } from '../events/bus.ts';
 import { defaultDocument } from './default-document.ts';
@@ -92,17 +92,14 @@ export async function findByPath(s: Services, ownerId: number, relPath: string):
   const nameKey = name.toLowerCase();
   const folderKey = parts.slice(0, -1).join('/').normalize('NFC').toLowerCase();
   const { db } = s.database;
-  if (isDocumentName(name)) {
+  const global = isGlobalDocumentName(name);
+  if (global) {
     const site = await siteByNameKey(db, nameKey);
     if (site && site.owner_id === ownerId && site.path.toLowerCase() === folderKey) return site;
   }
-  const rows = await db
-    .selectFrom('nodes')
-    .selectAll()
-    .where('owner_id', '=', ownerId)
-    .where('name_key', '=', nameKey)
-    .where('type', '!=', 'site')
-    .execute();
+  let q = db.selectFrom('nodes').selectAll().where('owner_id', '=', ownerId).where('name_key', '=', nameKey);
+  if (global) q = q.where('type', '!=', 'site');
+  const rows = await q.execute();
   return rows.find((r) => r.path.toLowerCase() === folderKey);
 }
 
@@ -404,7 +401,7 @@ async function assertNameFree(
     const where = o.parent ? `The folder "${o.parent.name}"` : 'The top level';
     throw conflict(`${where} already has a ${TYPE_WORD[sibling.type]} named "${sibling.name}".`, 'name-taken');
   }
-  if (o.type !== 'site') return;
+  if (o.type !== 'site' || !isGlobalDocumentName(o.name)) return;
   let sq = trx
     .selectFrom('nodes')
     .select(['id', 'owner_id', 'path', 'name'])
