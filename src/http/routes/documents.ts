@@ -22,13 +22,6 @@ import { mainHome } from './auth.ts';
 import { serveUpload } from '../../uploads/serve.ts';
 import { answerDataQuery, wantsData } from './data-api.ts';
 
-/** Uploads on document hosts are served by src/uploads/serve.ts (content type, sandbox CSP, ETag).
- *  `setUploadServer` stays for callers that swap it (tests, other blob back-ends). */
-let uploadServer: (req: FastifyRequest, reply: FastifyReply, s: Services, node: NodeRow) => Promise<unknown> = serveUpload;
-export function setUploadServer(fn: typeof uploadServer) {
-  uploadServer = fn;
-}
-
 const plugin: RoutePlugin = async (app, { services: s }) => {
   const handler = async (req: FastifyRequest, reply: FastifyReply) => {
     const site = req.site;
@@ -44,7 +37,7 @@ const plugin: RoutePlugin = async (app, { services: s }) => {
     const caller = { actor: req.actor };
     const resource = resourceOf(found.node);
     authorize(caller, resource, 'view');
-    if (found.kind === 'upload') return uploadServer(req, reply, s, found.node);
+    if (found.kind === 'upload') return serveUpload(req, reply, s, found.node);
     const node = found.node;
 
     // Cookies for the page's script: edit controls for whoever may save; never `false` (some editors

@@ -14,8 +14,6 @@ import { authorize, resourceOf } from '../../access/authorize.ts';
 import { childPathOf, findByPath, getNode } from '../../nodes/tree.ts';
 import { storeUpload } from '../../uploads/upload.ts';
 import { documentHostUrl, nodeUrlPath } from '../urls.ts';
-import { setUploadServer } from './documents.ts';
-import { serveUpload } from '../../uploads/serve.ts';
 
 const MAX_UPLOAD = Math.max(...Object.values(limits.uploadSize));
 
@@ -43,7 +41,6 @@ async function targetFolder(s: Services, req: FastifyRequest, parentIdField: unk
 }
 
 const plugin: RoutePlugin = async (app, { services: s }) => {
-  setUploadServer(serveUpload); // TEMP until documents.ts calls serveUpload directly
   await app.register(multipart, { limits: { fileSize: MAX_UPLOAD, files: 1, fields: 10, fieldSize: 1024 } });
 
   app.post('/_/upload', { bodyLimit: limits.body.jsonSyncAndUpload }, async (req, reply) => {
