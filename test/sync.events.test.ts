@@ -142,3 +142,18 @@ test('sync API changes are published once each, with the key as the writer', asy
   );
   rec.stop();
 });
+
+test('browser uploads reach the account channel too', async () => {
+  const c = kiln.client();
+  const me = await signedIn(kiln, c);
+  const rec = await recorder(me.id);
+  const res = await c.post('/_/upload', { fileName: 'note.txt', fileBody: Buffer.from('hello').toString('base64') });
+  assert.equal(res.status, 200, res.text);
+  const ev = await rec.take(1);
+  rec.stop();
+  assert.equal(ev.length, 1);
+  assert.ok(ev[0].type === 'node-saved');
+  assert.equal(ev[0].nodeType, 'upload');
+  assert.equal(ev[0].path, 'note.txt');
+  assert.equal(ev[0].checksum, checksum('hello'));
+});

@@ -7,6 +7,22 @@ import { nodeNameProblem } from '../core/names.ts';
 import { checksum } from '../core/checksum.ts';
 import { isUniqueViolation } from '../store/db.ts';
 import { contentTypeFor } from './content-types.ts';
+import { channels } from '../events/bus.ts';
+
+/** The change event for an upload's new bytes (the owner's sync streams hear every change). */
+function publishSaved(s: Services, n: { id: number; owner_id: number; path: string; name: string; checksum: string | null; modified_at: string; size: number }) {
+  return s.events
+    .publish(channels.account(n.owner_id), {
+      type: 'node-saved',
+      nodeId: n.id,
+      nodeType: 'upload',
+      path: n.path ? `${n.path}/${n.name}` : n.name,
+      checksum: n.checksum,
+      modifiedAt: n.modified_at,
+      size: n.size,
+    })
+    .catch((err) => console.error('publishing an upload event failed:', err));
+}
 
 export interface UploadInput {
   ownerId: number;
@@ -42,7 +58,7 @@ export async function storeUpload(s: Services, input: UploadInput) {
   for (let n = 0; n < 100; n++) {
     const name = candidateName(input.fileName, n);
     try {
-      return await s.database.db
+      const row = await s.database.db
         .insertInto('nodes')
         .values({
           owner_id: input.ownerId,
@@ -68,6 +84,8 @@ export async function storeUpload(s: Services, input: UploadInput) {
         })
         .returningAll()
         .executeTakeFirstOrThrow();
+      await publishSaved(s, row);
+      return row;
     } catch (e) {
       if (!isUniqueViolation(e)) throw e;
     }
@@ -80,11 +98,13 @@ export async function replaceUpload(s: Services, nodeId: number, plan: Plan, byt
   assertUploadSize(plan, bytes.length);
   const sha = await s.blobs.put(bytes);
   const sum = checksum(bytes);
-  await s.database.db
+  const row = await s.database.db
     .updateTable('nodes')
     .set({ blob_sha256: sha, checksum: sum, size: bytes.length, modified_at: s.clock.now().toISOString(), saved_by_account_id: by })
     .where('id', '=', nodeId)
     .where('type', '=', 'upload')
-    .execute();
+    .returning(['id', 'owner_id', 'path', 'name', 'checksum', 'modified_at', 'size'])
+    .executeTakeFirst();
+  if (row) await publishSaved(s, row);
   return { checksum: sum, size: bytes.length };
 }
