@@ -181,9 +181,27 @@ interface Figures {
   p50: number;
   mbps: number;
   requests: number;
+  /** Server CPU time (user + system, all its processes) per request, in microseconds: steadier than
+   *  requests/s on a machine shared with other work. NaN where /proc is missing. */
+  cpuUsPerReq: number;
 }
 
-export async function load(port: number, host: string, seconds: number): Promise<Figures> {
+/** CPU seconds used so far by a process and its children processes (nginx workers), from /proc. */
+function cpuSeconds(pid: number): number {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    let total = (Number(f[11]) + Number(f[12])) / 100; // utime + stime, in clock ticks of 1/100 s
+    const children = readFileSync(`/proc/${pid}/task/${pid}/children`, 'utf8').trim();
+    for (const c of children ? children.split(' ') : []) total += cpuSeconds(Number(c));
+    return total;
+  } catch {
+    return NaN;
+  }
+}
+
+export async function load(port: number, host: string, seconds: number, serverPid?: number): Promise<Figures> {
+  const cpu0 = serverPid ? cpuSeconds(serverPid) : NaN;
   const r = await autocannon({
     url: `http://127.0.0.1:${port}/${DOC_NAME}`,
     headers: { host },
@@ -191,10 +209,20 @@ export async function load(port: number, host: string, seconds: number): Promise
     duration: seconds,
   });
   if (r.errors || r.timeouts || r.non2xx) throw new Error(`${host}: ${r.errors} errors, ${r.timeouts} timeouts, ${r.non2xx} non-2xx answers`);
-  return { rps: r.requests.average, p99: r.latency.p99, p50: r.latency.p50, mbps: r.throughput.average / 1e6, requests: r.requests.total };
+  const cpu = serverPid ? cpuSeconds(serverPid) - cpu0 : NaN;
+  return {
+    rps: r.requests.average,
+    p99: r.latency.p99,
+    p50: r.latency.p50,
+    mbps: r.throughput.average / 1e6,
+    requests: r.requests.total,
+    cpuUsPerReq: (cpu / r.requests.total) * 1e6,
+  };
 }
 
-const fmt = (f: Figures) => `${f.rps.toFixed(0).padStart(7)} req/s   p50 ${String(f.p50).padStart(4)} ms   p99 ${String(f.p99).padStart(4)} ms   ${f.mbps.toFixed(0).padStart(5)} MB/s`;
+const fmt = (f: Figures) =>
+  `${f.rps.toFixed(0).padStart(7)} req/s   p50 ${String(f.p50).padStart(4)} ms   p99 ${String(f.p99).padStart(4)} ms   ${f.mbps.toFixed(0).padStart(5)} MB/s` +
+  `   server CPU ${f.cpuUsPerReq.toFixed(0).padStart(4)} µs/req`;
 
 async function main() {
   const dir = mkdtempSync(path.join(os.tmpdir(), 'kiln-bench-http-'));
@@ -209,14 +237,14 @@ async function main() {
         `nginx ${NGINX_WORKERS} worker(s), Kiln one process; ${os.cpus().length} cores`,
     );
     const targets = [
-      { name: 'kiln ', port: kiln.port, host: DOC_HOST, runs: [] as Figures[] },
-      { name: 'nginx', port: nginx.port, host: `127.0.0.1:${nginx.port}`, runs: [] as Figures[] },
+      { name: 'kiln ', port: kiln.port, pid: kiln.child.pid, host: DOC_HOST, runs: [] as Figures[] },
+      { name: 'nginx', port: nginx.port, pid: nginx.child.pid, host: `127.0.0.1:${nginx.port}`, runs: [] as Figures[] },
     ];
-    for (const t of targets) await load(t.port, t.host, WARMUP);
+    for (const t of targets) await load(t.port, t.host, WARMUP, t.pid);
     const ratios: number[] = [];
     for (let round = 1; round <= ROUNDS; round++) {
       for (const t of targets) {
-        const f = await load(t.port, t.host, SECONDS);
+        const f = await load(t.port, t.host, SECONDS, t.pid);
         t.runs.push(f);
         console.log(`  round ${round} ${t.name} ${fmt(f)}`);
       }
@@ -233,6 +261,7 @@ async function main() {
       p50: median(runs.map((r) => r.p50)),
       p99: median(runs.map((r) => r.p99)),
       mbps: median(runs.map((r) => r.mbps)),
+      cpuUsPerReq: median(runs.map((r) => r.cpuUsPerReq)),
       requests: runs.reduce((a, r) => a + r.requests, 0),
     });
     const [k, n] = targets.map((t) => summary(t.runs));
@@ -242,6 +271,10 @@ async function main() {
     console.log(
       `ratio  kiln/nginx requests/s ${ratio.toFixed(2)} (median of rounds ${ratios.map((r) => r.toFixed(2)).join(', ')}; goal ≥ ${GOAL}: ${ratio >= GOAL ? 'met' : 'NOT met'}); ` +
         `p99 ${k.p99} ms vs ${n.p99} ms`,
+    );
+    console.log(
+      `cpu    server CPU per request: kiln ${k.cpuUsPerReq.toFixed(0)} µs, nginx ${n.cpuUsPerReq.toFixed(0)} µs ` +
+        `(nginx/kiln ${(n.cpuUsPerReq / k.cpuUsPerReq).toFixed(2)}: the requests/s ratio when each server is CPU-bound)`,
     );
   } finally {
     await nginx?.stop();
