@@ -10,6 +10,7 @@ import { buildApp } from './http/app.ts';
 import { FilesystemBlobStore } from './blobs/filesystem.ts';
 import { StylesheetCompiler } from './stylesheet/compiler.ts';
 import { MemoryEventBus } from './events/memory.ts';
+import { OutboxMailer, SmtpMailer } from './mail/mailer.ts';
 import { RedisEventBus, namespaceFor } from './events/redis.ts';
 import { MemoryDataCache, RedisDataCache, TieredDataCache } from './data/cache.ts';
 import path from 'node:path';
@@ -24,6 +25,7 @@ export async function createServices(config: Config, clock: Clock = systemClock)
     loginLimiter: new MemoryRateLimiter(limits.loginAttempts.max, limits.loginAttempts.windowMs, now),
     blobs: new FilesystemBlobStore(path.join(config.dataDir, 'blobs')),
     stylesheets: new StylesheetCompiler(database.db, clock),
+    mailer: config.smtpUrl ? new SmtpMailer(config.smtpUrl, config.mailFrom) : new OutboxMailer(path.join(config.dataDir, 'outbox'), config.mailFrom, config.logLevel === 'silent' ? () => {} : undefined),
     events: config.redisUrl ? new RedisEventBus(config.redisUrl, namespaceFor(config)) : new MemoryEventBus(),
     dataCache: config.redisUrl ? new TieredDataCache(new RedisDataCache(config.redisUrl, namespaceFor(config))) : new MemoryDataCache(),
   };

@@ -6,6 +6,7 @@ import type { RateLimiter } from './core/rate-limiter.ts';
 import type { BlobStore } from './blobs/store.ts';
 import type { StylesheetCompiler } from './stylesheet/compiler.ts';
 import type { EventBus } from './events/bus.ts';
+import type { Mailer } from './mail/mailer.ts';
 import type { DataCache } from './data/cache.ts';
 
 export interface Services {
@@ -20,6 +21,8 @@ export interface Services {
   stylesheets: StylesheetCompiler;
   /** Change events for sync streams and live-sync lanes. */
   events: EventBus;
+  /** Outgoing mail: SMTP when configured, else files in DATA_DIR/outbox. */
+  mailer: Mailer;
   /** Answers of the public data API (`/_/api`, `?data=`); in Redis when REDIS_URL is set. */
   dataCache: DataCache;
 }
