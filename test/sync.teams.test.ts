@@ -119,6 +119,17 @@ test('an editor (without a plan of their own) writes the team\'s files: create w
   assert.equal((await api.download(doc.id)).content, '<p>1</p>');
   assert.equal((await api.list()).nodes.length, 2);
 
+  // Creating a name the team already has never overwrites it blindly.
+  const body = (content: string) => ({ type: 'site', name: doc.name, parentId: 0, content });
+  const blind = await api.raw('POST', '/nodes', { body: body('<p>other</p>') });
+  assert.equal(blind.status, 409);
+  assert.equal(blind.json.code, 'name-conflict');
+  assert.match(blind.json.msg, /already taken/);
+  const same = await api.raw('POST', '/nodes', { body: body('<p>1</p>') });
+  assert.equal(same.status, 200);
+  assert.equal(same.json.node.id, doc.id);
+  assert.equal((await api.download(doc.id)).content, '<p>1</p>');
+
   const put = await api.upload(doc.id, '<p>2</p>', { ifMatch: doc.etag! });
   assert.equal(put.etag, checksum('<p>2</p>'));
   const stale = await api.raw('PUT', `/nodes/${doc.id}/content`, { body: { content: '<p>3</p>' }, headers: { 'if-match': `"${doc.etag}"` } });

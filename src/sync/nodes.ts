@@ -489,7 +489,11 @@ async function createOnce(
       throw new KilnError(412, `"${reuse.name}" already exists${reuse.path ? ` in "${reuse.path}"` : ''}.`, 'conflict', { etag: reuse.checksum });
     }
     if (bytes && type !== 'folder') {
-      assertConditional(scope, input.ifMatch.kind !== 'none', 'If-Match with the etag your copy is based on');
+      // A team's file is never overwritten blindly: a create that names one with other bytes and no
+      // If-Match is a name conflict (the engine records it; nothing is lost). Same bytes: a no-op.
+      if (scope.account.kind === 'team' && input.ifMatch.kind === 'none' && checksumOf(bytes) !== reuse.checksum) {
+        throw nameTaken(reuse.name, ' in this team by a file with other content (send If-Match to replace it)');
+      }
       if (type === 'site') await writeDocument(s, scope, reuse, bytes, input.ifMatch);
       else await writeUpload(s, scope, reuse, bytes, input.ifMatch);
     }
