@@ -20,7 +20,7 @@ import path from 'node:path';
 import { randomBytes } from 'node:crypto';
 import pg from 'pg';
 import { Redis } from 'ioredis';
-import { spawnKiln, type ChildKiln } from '../test/support/child.ts';
+import { freePort, spawnKiln, type ChildKiln } from '../test/support/child.ts';
 import { Client } from '../test/support/client.ts';
 import { newPerson } from '../test/support/people.ts';
 import { loadConfig } from '../src/config.ts';
@@ -136,7 +136,10 @@ class Streams {
     const docHost = `${f.username}.${ROOT}`;
     const lane = `GET /_/sync?document-url=${encodeURIComponent(`http://${docHost}/${DOC}`)}&lane=saved HTTP/1.1\r\nHost: ${docHost}\r\nAccept: text/event-stream\r\n\r\n`;
     const sync = `GET /_/sync/stream HTTP/1.1\r\nHost: ${ROOT}\r\nX-API-Key: ${f.key}\r\nAccept: text/event-stream\r\n\r\n`;
-    const requests = Array.from({ length: count }, (_, i) => (i < syncCount ? sync : lane));
+    await this.openRequests(port, Array.from({ length: count }, (_, i) => (i < syncCount ? sync : lane)));
+  }
+
+  async openRequests(port: number, requests: string[]) {
     const n = Math.max(1, Number(process.env.BENCH_READERS ?? 2));
     this.readers = Array.from({ length: n }, () => new Reader());
     const opened = await Promise.all(this.readers.map((r, i) => r.ask({ kind: 'open', port, requests: requests.filter((_, j) => j % n === i) }, 'opened')));
@@ -175,7 +178,7 @@ function saver(port: number, f: Fixture) {
 
 const pct = (sorted: number[], p: number) => sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil((p / 100) * sorted.length) - 1))];
 
-async function measure(label: string, streams: Streams, save: (round: number) => () => Promise<number>, goalP99: number, serverPid: number) {
+async function measure(label: string, what: string, streams: Streams, save: (round: number) => () => Promise<number>, goalP99: number, serverPid: number) {
   // Warm-up rounds (JIT, caches) are not counted.
   for (let r = 1; r <= 3; r++) await streams.round(r, save(r));
   const all: number[] = [];
@@ -193,11 +196,11 @@ async function measure(label: string, streams: Streams, save: (round: number) =>
   const p50 = pct(all, 50);
   const p99 = pct(all, 99);
   console.log(`\n${label}`);
-  console.log(`  streams open            ${streams.count} (${SYNC_STREAMS} sync streams, ${streams.count - SYNC_STREAMS} saved lanes)`);
+  console.log(`  streams open            ${streams.count} (${what})`);
   console.log(`  deliveries measured     ${all.length} (${ROUNDS} saves × ${streams.count} streams), missing ${missing}`);
   console.log(`  save → delivery  min    ${all[0].toFixed(1)} ms`);
   console.log(`  save → delivery  p50    ${p50.toFixed(1)} ms`);
-  console.log(`  save → delivery  p99    ${p99.toFixed(1)} ms   (goal ≤ ${goalP99} ms: ${p99 <= goalP99 ? 'met' : 'NOT met'})`);
+  console.log(`  save → delivery  p99    ${p99.toFixed(1)} ms${Number.isFinite(goalP99) ? `   (goal ≤ ${goalP99} ms: ${p99 <= goalP99 ? 'met' : 'NOT met'})` : ''}`);
   console.log(`  save → delivery  max    ${all[all.length - 1].toFixed(1)} ms`);
   console.log(`  save answer      p50    ${pct(saves, 50).toFixed(1)} ms`);
   console.log(`  server memory (RSS)     ${rssMb(serverPid)} MB with the streams open`);
@@ -226,11 +229,48 @@ async function oneProcess() {
     const t = performance.now();
     await streams.open(kiln.port, f, STREAMS, SYNC_STREAMS);
     console.log(`opened ${STREAMS} streams on one process in ${((performance.now() - t) / 1000).toFixed(1)} s`);
-    return await measure('One process (SQLite, in-process bus)', streams, saver(kiln.port, f), 100, kiln.child.pid!);
+    return await measure('One process (SQLite, in-process bus)', `${SYNC_STREAMS} sync streams, ${STREAMS - SYNC_STREAMS} saved lanes`, streams, saver(kiln.port, f), 100, kiln.child.pid!);
   } finally {
     streams.close();
     await kiln?.kill();
     rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+// The floor: a bare Node HTTP server (no Kiln, no database) that writes one ~2 KB frame to each of
+// the same number of open streams when asked. Measured the same way, at the same time, on the same
+// machine: what is left above it is Kiln's own cost.
+const FLOOR_SERVER = `
+const http = require('node:http');
+const streams = new Set();
+const body = (m) => Buffer.from('id: 1\\ndata: ' + JSON.stringify({ html: ${JSON.stringify(documentFor(0))}.replace('round-0-mark', m), sender: 'floor', seq: 1 }) + '\\n\\n');
+http.createServer((req, res) => {
+  if (req.url.startsWith('/fire')) {
+    const frame = body(new URL(req.url, 'http://x').searchParams.get('m'));
+    for (const s of streams) s.write(frame);
+    return res.end('ok');
+  }
+  res.socket.setNoDelay(true);
+  res.writeHead(200, { 'Content-Type': 'text/event-stream', 'Cache-Control': 'no-cache' });
+  res.write(': connected\\n\\n');
+  streams.add(res);
+  res.on('close', () => streams.delete(res));
+}).listen(Number(process.env.PORT), '127.0.0.1', () => process.send('ready'));
+`;
+
+async function floor() {
+  const port = await freePort();
+  const child = spawn(process.execPath, ['-e', FLOOR_SERVER], { env: { ...process.env, PORT: String(port) }, stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
+  const streams = new Streams();
+  try {
+    await new Promise((resolve) => child.once('message', resolve));
+    await streams.openRequests(port, Array.from({ length: STREAMS }, () => `GET /stream HTTP/1.1\r\nHost: floor\r\n\r\n`));
+    const c = new Client(port, 'floor');
+    const fire = (round: number) => async () => (await c.get(`/fire?m=round-${round}-mark`)).status;
+    return await measure('Floor: a bare Node server writing the same frame to the same number of streams', 'plain SSE responses', streams, fire, Infinity, child.pid!);
+  } finally {
+    streams.close();
+    child.kill();
   }
 }
 
@@ -277,7 +317,7 @@ async function twoProcesses() {
     const t = performance.now();
     await streams.open(b.port, f, STREAMS, SYNC_STREAMS);
     console.log(`\nopened ${STREAMS} streams on process B in ${((performance.now() - t) / 1000).toFixed(1)} s; saves go through process A`);
-    return await measure('Two processes (PostgreSQL + Redis): saves through A, streams on B', streams, saver(a.port, f), 150, b.child.pid!);
+    return await measure('Two processes (PostgreSQL + Redis): saves through A, streams on B', `${SYNC_STREAMS} sync streams, ${STREAMS - SYNC_STREAMS} saved lanes`, streams, saver(a.port, f), 150, b.child.pid!);
   } finally {
     streams.close();
     await Promise.all(kilns.map((k) => k.kill()));
@@ -289,11 +329,16 @@ async function twoProcesses() {
   }
 }
 
+const load = () => os.loadavg().map((l) => l.toFixed(1)).join(' ');
+console.log(`machine: ${os.cpus().length} cores, load average ${load()} (other work on the machine lengthens the tail)`);
+const base = await floor();
 const one = await oneProcess();
 const two = await twoProcesses();
 console.log('\nSummary');
+console.log(`  floor (bare Node, no Kiln): p50 ${base.p50.toFixed(1)} ms, p99 ${base.p99.toFixed(1)} ms`);
 console.log(`  one process:   p50 ${one.p50.toFixed(1)} ms, p99 ${one.p99.toFixed(1)} ms (goal ≤ 100 ms)`);
 if (two) console.log(`  two processes: p50 ${two.p50.toFixed(1)} ms, p99 ${two.p99.toFixed(1)} ms (goal ≤ 150 ms)`);
+console.log(`  load average at the end: ${load()}`);
 if (one.missing || two?.missing) {
   console.error('some deliveries never arrived');
   process.exit(1);
