@@ -7,6 +7,7 @@ import type { DB, Db } from './schema.ts';
 import { up001 } from './migrations/001_initial.ts';
 import { up002 } from './migrations/002_stylesheets.ts';
 import { up003 } from './migrations/003_index_names.ts';
+import { up004Billing } from './migrations/004_billing.ts';
 
 /** The two column types that differ between the databases. */
 export interface ColumnTypes {
@@ -21,6 +22,7 @@ function migrations(t: ColumnTypes): Record<string, Migration> {
     '001_initial': { up: up001(t) },
     '002_stylesheets': { up: up002(t) },
     '003_index_names': { up: up003(t) },
+    '004_billing': { up: up004Billing(t) },
   };
 }
 

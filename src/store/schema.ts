@@ -19,6 +19,9 @@ export interface AccountsTable {
   has_active_subscription: Flag;
   plan_started_at: string | null;
   created_at: string;
+  /** Payments (migration 004): the Stripe customer and subscription of the paid plan. */
+  stripe_customer_id: string | null;
+  stripe_subscription_id: string | null;
 }
 
 export interface PeopleTable {
