@@ -15,7 +15,8 @@ export type Action =
   | 'upload' // add files
   | 'manage' // create, rename, move, delete, change visibility (dashboard)
   | 'dashboard'
-  | 'setup'; // first-run superadmin creation
+  | 'setup' // first-run superadmin creation
+  | 'signup'; // become an app user of a multi-tenant app (and get an instance)
 
 /** Names of the checks in checks.ts. */
 export type Check =
@@ -62,6 +63,9 @@ export const ACCESS_TABLE: Record<string, Check> = {
   'dev:main_app:manage': 'signed_in',
   [`dev:${DOCUMENTS}+folder+upload:manage`]: 'owner',
   'no_auth:*:upload+manage': 'login',
+
+  // Multi-tenant apps: anyone who can see the app may sign up on it (other documents take no signups).
+  '*:multi_tenant:signup': 'visible',
 
   // The dashboard and first-run setup.
   'dev+app_user:main_app:dashboard': 'signed_in',

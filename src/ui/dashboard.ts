@@ -36,6 +36,11 @@ export function nodeHref(node: Pick<NodeRow, 'path' | 'name'>): string {
   return '/' + segments.map(encodeURIComponent).join('/');
 }
 
+/** Where visitors sign up on an app: `<host>/_/app/signup?app=<path>` (see src/http/routes/apps.ts). */
+export function appSignupUrl(hostUrl: string, node: Pick<NodeRow, 'path' | 'name'>): string {
+  return `${hostUrl}/_/app/signup?app=${encodeURIComponent(childPathOf(node))}`;
+}
+
 interface Tree {
   byParent: Map<number, NodeRow[]>;
   folders: NodeRow[];
@@ -78,7 +83,12 @@ function actions(tree: Tree, n: NodeRow): Html {
   data-confirm="${`Delete the folder "${n.name}" and the ${below} item${below === 1 ? '' : 's'} inside it? This cannot be undone.`}">Delete…</a>`
       : html`<form method="post" action="${base}/delete" data-confirm="${`Delete the ${what} "${n.name}"? This cannot be undone.`}">
   <button class="secondary danger" type="submit">Delete</button></form>`;
-  return html`<details><summary>Rename</summary>
+  const app =
+    n.type === 'site' && n.source_node_id === null
+      ? html`<form method="post" action="${base}/app"><input type="hidden" name="enableSignups" value="${n.enable_signups ? '0' : '1'}">
+  <button class="secondary" type="submit" title="${n.enable_signups ? 'Visitors can sign up and get their own copy. Click to stop new signups (existing copies stay).' : 'Let visitors sign up and get their own copy of this document.'}">${n.enable_signups ? 'Stop signups' : 'Make it an app'}</button></form>`
+      : '';
+  return html`${app}<details><summary>Rename</summary>
   <form method="post" action="${base}/rename"><input name="name" value="${n.name}" required maxlength="${limits.nameLength}" aria-label="New name">
   <button type="submit">Rename</button></form></details>
 <details><summary>Move</summary>
@@ -100,7 +110,12 @@ function row(tree: Tree, n: NodeRow, depth: number, hostUrl: string): Html {
       : html`<form method="post" action="/_/dashboard/nodes/${n.id}/visibility">
   <input type="hidden" name="visibility" value="${n.visibility === 'public' ? 'private' : 'public'}">
   <button class="secondary vis" type="submit" title="${n.visibility === 'public' ? 'Anyone can open it. Click to make it private.' : 'Only you can open it. Click to make it public.'}">${n.visibility === 'public' ? 'Public' : 'Private'}</button></form>`;
-  const kind = n.type === 'upload' ? html` <small class="kind">file</small>` : '';
+  const kind =
+    n.type === 'upload'
+      ? html` <small class="kind">file</small>`
+      : n.enable_signups
+        ? html` <small class="kind">app · <a href="${appSignupUrl(hostUrl, n)}" target="_blank" rel="noopener">signup page</a></small>`
+        : '';
   return html`<tr data-node-id="${n.id}" data-type="${n.type}"><td ${indent}>${label}${kind}</td><td class="num">${size}</td>
 <td class="muted nowrap">${formatTime(n.modified_at)}</td><td>${visibility}</td><td><div class="actions">${actions(tree, n)}</div></td></tr>`;
 }

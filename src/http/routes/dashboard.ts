@@ -8,6 +8,7 @@
 //   POST /_/dashboard/nodes/:id/move        {parentId (0 = top level), name?}
 //   POST /_/dashboard/nodes/:id/delete      {cascade?: true|'1'} — a non-empty folder without it: 400
 //   POST /_/dashboard/nodes/:id/visibility  {visibility: 'public'|'private'}
+//   POST /_/dashboard/nodes/:id/app         {enableSignups: true|false} — a document becomes a multi-tenant app
 //   GET  /_/dashboard/nodes/:id/delete      confirmation page for deleting a non-empty folder (no script)
 //
 // AJAX answers: JSON {msg, msgType, html, node?} where `html` is the pre-rendered node list (errors:
@@ -25,7 +26,8 @@ import { wantsHtml, withMessage } from '../answers.ts';
 import { documentHostUrl } from '../urls.ts';
 import type { Actor } from '../context.ts';
 import { createNode, createPath, deleteNode, getNode, listTree, moveNode, renameNode, setVisibility, type NodeRow } from '../../nodes/tree.ts';
-import { confirmDeletePage, dashboardPage, nodeListHtml } from '../../ui/dashboard.ts';
+import { appSignupUrl, confirmDeletePage, dashboardPage, nodeListHtml } from '../../ui/dashboard.ts';
+import { setEnableSignups } from '../../apps/apps.ts';
 
 const DASHBOARD = '/_/dashboard';
 const TYPE_WORD: Record<NodeRow['type'], string> = { site: 'Document', folder: 'Folder', upload: 'File' };
@@ -43,6 +45,7 @@ const bodies = {
   move: z.object({ parentId: id, name: z.string().max(limits.nameLength * 2).optional() }),
   delete: z.object({ cascade: flag.default(false) }),
   visibility: z.object({ visibility: z.enum(['public', 'private']) }),
+  app: z.object({ enableSignups: flag }),
 };
 
 function parse<T extends z.ZodType>(schema: T, body: unknown): z.infer<T> {
@@ -194,6 +197,18 @@ const plugin: RoutePlugin = async (app, { services: s }) => {
     }),
   );
 
+  app.post(`${DASHBOARD}/nodes/:id/app`, (req, reply) =>
+    operate(req, reply, async (actor) => {
+      const b = parse(bodies.app, req.body);
+      const node = await managedNode(req);
+      const changed = await setEnableSignups(s, actor.accountId, node.id, b.enableSignups);
+      const msg = changed.enable_signups
+        ? `"${changed.name}" is an app: visitors sign up at ${appSignupUrl(documentHostUrl(s.config, actor.username), changed)} and get their own copy.`
+        : `"${changed.name}" no longer takes signups; the copies already made stay with their owners.`;
+      return { msg, node: changed };
+    }),
+  );
+
   app.get(`${DASHBOARD}/nodes/:id/delete`, async (req, reply) => {
     mainOnly(req);
     authorize({ actor: req.actor }, null, 'manage');
@@ -216,6 +231,8 @@ export function publicNode(n: NodeRow) {
     size: n.size,
     checksum: n.checksum,
     visibility: n.visibility,
+    enableSignups: n.enable_signups === 1,
+    sourceNodeId: n.source_node_id,
     modifiedAt: n.modified_at,
     createdAt: n.created_at,
   };

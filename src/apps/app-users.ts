@@ -1,0 +1,197 @@
+// App users: people who sign up on a multi-tenant app. Use cases only — no HTTP here.
+//
+// - Signing up creates an `app_user` account (`signup_app_id` = the app; the username is chosen or
+//   generated, validated like any username since it names a host), then its instance, then mails a
+//   confirmation link. Saving the instance needs the confirmed email (access table: confirmed_owner).
+// - Confirming marks `people.email_confirmed = 1`; the token is single use and expires (7 days).
+// - Password reset: a request mails a single-use link (1 hour) when a person has that email and says
+//   nothing either way; setting the new password also confirms the email (the link proved the
+//   mailbox) and ends every other session of the account.
+import type { Services } from '../services.ts';
+import type { NodeRow } from '../nodes/tree.ts';
+import { KilnError, badRequest } from '../errors.ts';
+import { randomHex } from '../clock.ts';
+import { sha256 } from '../core/checksum.ts';
+import { emailProblem } from '../core/names.ts';
+import { createPerson, type CreatedPerson } from '../accounts/people.ts';
+import { createEmailToken, findEmailToken } from '../accounts/email-tokens.ts';
+import { hashPassword, passwordProblem } from '../accounts/passwords.ts';
+import { createInstance } from './instances.ts';
+
+/** Where links in mails point: the app's host (`http://alice.kiln.localhost:8080`) and the app's name. */
+export interface AppLinks {
+  hostUrl: string;
+  appName: string;
+  /** The app's path on its host, carried in links back to the app's pages. */
+  appPath: string;
+}
+
+export interface SignUpInput {
+  app: NodeRow;
+  email: string;
+  password: string;
+  /** Chosen username; generated from the app's name when absent. */
+  username?: string;
+  links: AppLinks;
+}
+
+const GENERATED_USERNAME_TRIES = 5;
+
+/** `todo.html` → `todo-3f9a1c07`: the app's name as a host label plus 8 random hex digits. */
+export function generatedUsername(appName: string): string {
+  const slug = appName
+    .replace(/\.(html|htmlclay)$/i, '')
+    .toLowerCase()
+    .replace(/[^a-z0-9]+/g, '-')
+    .replace(/^-+|-+$/g, '')
+    .slice(0, 20)
+    .replace(/-+$/, '');
+  return `${slug || 'user'}-${randomHex(4)}`;
+}
+
+/** Creates the app user, its instance, and mails the confirmation link. 400 for invalid input,
+ *  409 when the email (or a chosen username) is taken. */
+export async function signUpOnApp(s: Services, input: SignUpInput): Promise<{ person: CreatedPerson; instance: NodeRow }> {
+  const base = {
+    email: input.email,
+    password: input.password,
+    accountType: 'app_user' as const,
+    plan: 'free' as const,
+    emailConfirmed: false,
+    signupAppId: input.app.id,
+  };
+  let person: CreatedPerson | undefined;
+  if (input.username) {
+    person = await createPerson(s, { ...base, username: input.username });
+  } else {
+    for (let i = 0; !person; i++) {
+      try {
+        person = await createPerson(s, { ...base, username: generatedUsername(input.app.name) });
+      } catch (err) {
+        // A generated name that happens to exist: draw another.
+        if (!(err instanceof KilnError && err.code === 'username-taken') || i + 1 >= GENERATED_USERNAME_TRIES) throw err;
+      }
+    }
+  }
+  const instance = await createInstance(s, person.id, input.app.id);
+  await sendConfirmation(s, { accountId: person.id, email: person.email }, input.links).catch((err) =>
+    console.error('sending a confirmation mail failed:', err),
+  );
+  return { person, instance };
+}
+
+/** Mails a fresh confirmation link for the account's email. */
+export async function sendConfirmation(s: Services, who: { accountId: number; email: string }, links: AppLinks): Promise<void> {
+  const token = await createEmailToken(s, { accountId: who.accountId, email: who.email, purpose: 'confirm' });
+  await s.mailer.send({
+    to: who.email,
+    subject: `Confirm your email for ${links.appName}`,
+    text: [
+      `Confirm your email address to start saving your copy of ${links.appName}:`,
+      '',
+      `${links.hostUrl}/_/app/confirm/${token}`,
+      '',
+      'The link works for 7 days. If you did not sign up, ignore this message.',
+    ].join('\n'),
+  });
+}
+
+const INVALID_LINK = 'This link is invalid or has expired.';
+
+/** Marks the email behind a confirmation token confirmed. Returns the account id; a link that was
+ *  already used for this (now confirmed) email answers the same way. 400 `invalid-token` otherwise. */
+export async function confirmEmail(s: Services, token: string): Promise<{ accountId: number }> {
+  const { db } = s.database;
+  const row = await findEmailToken(s, token, 'confirm');
+  if (row && row.account_id !== null) {
+    const accountId = row.account_id;
+    const done = await db.transaction().execute(async (trx) => {
+      const used = await trx
+        .updateTable('email_tokens')
+        .set({ used_at: s.clock.now().toISOString() })
+        .where('id', '=', row.id)
+        .where('used_at', 'is', null)
+        .executeTakeFirst();
+      if (Number(used.numUpdatedRows) !== 1) return false;
+      const r = await trx.updateTable('people').set({ email_confirmed: 1 }).where('account_id', '=', accountId).where('email', '=', row.email).executeTakeFirst();
+      return Number(r.numUpdatedRows) === 1;
+    });
+    if (done) return { accountId };
+  }
+  // Opened twice (a second click, a mail scanner that followed the link first): fine once confirmed.
+  if (token && token.length <= 200) {
+    const used = await db
+      .selectFrom('email_tokens')
+      .innerJoin('people', 'people.account_id', 'email_tokens.account_id')
+      .select(['people.account_id', 'people.email_confirmed'])
+      .where('email_tokens.token_hash', '=', sha256(token))
+      .where('email_tokens.purpose', '=', 'confirm')
+      .whereRef('people.email', '=', 'email_tokens.email')
+      .executeTakeFirst();
+    if (used?.email_confirmed === 1) return { accountId: used.account_id };
+  }
+  throw badRequest(INVALID_LINK, 'invalid-token');
+}
+
+/** Mails a reset link when a person with a password uses this email; does nothing otherwise. Callers
+ *  answer the same in both cases and should not wait for this (its time would tell the difference). */
+export async function requestPasswordReset(s: Services, email: string, links: AppLinks): Promise<void> {
+  const address = email.trim().toLowerCase();
+  const person = await s.database.db
+    .selectFrom('people')
+    .select(['account_id', 'email', 'password_hash'])
+    .where('email', '=', address)
+    .executeTakeFirst();
+  if (!person || person.password_hash === null) return;
+  const token = await createEmailToken(s, { accountId: person.account_id, email: person.email, purpose: 'reset' });
+  await s.mailer.send({
+    to: person.email,
+    subject: `Reset your password for ${links.appName}`,
+    text: [
+      `Someone asked to reset the password of your account on ${links.appName}. Choose a new password here:`,
+      '',
+      `${links.hostUrl}/_/app/reset/${token}?app=${encodeURIComponent(links.appPath)}`,
+      '',
+      'The link works once, for one hour. If you did not ask for it, ignore this message: your password stays as it is.',
+    ].join('\n'),
+  });
+}
+
+/** 400 when the address cannot be an email (says nothing about whether an account uses it). */
+export function assertEmailShape(email: string): void {
+  const problem = emailProblem(email.trim().toLowerCase());
+  if (problem) throw badRequest(problem, 'invalid');
+}
+
+/** True when the reset token is usable (for showing the form). */
+export async function resetTokenValid(s: Services, token: string): Promise<boolean> {
+  return (await findEmailToken(s, token, 'reset')) !== undefined;
+}
+
+/** Sets a new password through a reset token (single use), confirms the email and ends every other
+ *  session of the account. Returns the account id. 400 for a refused password or an invalid link. */
+export async function resetPassword(s: Services, token: string, password: string): Promise<{ accountId: number }> {
+  const problem = passwordProblem(password);
+  if (problem) throw badRequest(problem, 'invalid');
+  const row = await findEmailToken(s, token, 'reset');
+  if (!row || row.account_id === null) throw badRequest(INVALID_LINK, 'invalid-token');
+  const accountId = row.account_id;
+  const hash = await hashPassword(password);
+  const now = s.clock.now().toISOString();
+  const ok = await s.database.db.transaction().execute(async (trx) => {
+    const used = await trx.updateTable('email_tokens').set({ used_at: now }).where('id', '=', row.id).where('used_at', 'is', null).executeTakeFirst();
+    if (Number(used.numUpdatedRows) !== 1) return false;
+    const r = await trx
+      .updateTable('people')
+      .set({ password_hash: hash, email_confirmed: 1 })
+      .where('account_id', '=', accountId)
+      .where('email', '=', row.email)
+      .executeTakeFirst();
+    if (Number(r.numUpdatedRows) !== 1) return false;
+    await trx.updateTable('sessions').set({ revoked_at: now }).where('account_id', '=', accountId).where('revoked_at', 'is', null).execute();
+    return true;
+  });
+  if (!ok) throw badRequest(INVALID_LINK, 'invalid-token');
+  return { accountId };
+}
+

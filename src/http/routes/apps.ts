@@ -1,0 +1,374 @@
+// Multi-tenant app pages, on the app's host (the app owner's document host, or its custom domain).
+// `app` names the app by its path on that host (`todo.html`, `tools/todo.html`), in the query for
+// GETs and in the body (or query) for POSTs. GET serves the form, POST processes it (form-encoded or
+// JSON). Browsers get a 302 (back to the form with msg/msgType on a refusal); AJAX gets JSON.
+//
+//   GET  /_/app/signup?app=<path>   sign-up form
+//   POST /_/app/signup              {app, email, password, username?} → an app_user account (username
+//                                   generated when empty) with its own instance of the app; signed in;
+//                                   a confirmation link mailed; 302 to the instance (AJAX: 201 JSON)
+//   GET  /_/app/login?app=<path>    sign-in form
+//   POST /_/app/login               {app, email (or username), password} → 302 to the caller's instance
+//                                   of the app (an app user without one gets one), a developer to the app
+//   GET  /_/app/reset?app=<path>    form asking for a reset link
+//   POST /_/app/reset               {app, email} → the same answer whether or not an account uses the
+//                                   email; if one does, a single-use link (1 hour) is mailed
+//   GET  /_/app/reset/<token>       new-password form (400 page when the link is invalid or expired)
+//   POST /_/app/reset/<token>       {password} → password set, email confirmed, other sessions ended,
+//                                   signed in, 302 to the instance
+//   GET  /_/app/confirm/<token>     confirms the email (`people.email_confirmed = 1`); a page linking
+//                                   to the instance (AJAX: JSON)
+//   POST /_/app/confirm             signed in with an unconfirmed email: mails a new link {app}
+//
+// Instances live on the app user's own host: `<appuser>.<root>/<instance name>`. The session cookie
+// covers the root domain, so signing in on the app's host signs the visitor in there too.
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import type { RoutePlugin } from './index.ts';
+import type { Services } from '../../services.ts';
+import type { NodeRow } from '../../nodes/tree.ts';
+import { KilnError, badRequest, notFound, tooMany, unauthorized } from '../../errors.ts';
+import { limits } from '../../limits.ts';
+import { authorize, resourceOf } from '../../access/authorize.ts';
+import { checkCredentials } from '../../accounts/login.ts';
+import { childPathOf } from '../../nodes/tree.ts';
+import { appAt } from '../../apps/apps.ts';
+import { createInstance, findInstance } from '../../apps/instances.ts';
+import {
+  assertEmailShape,
+  confirmEmail,
+  requestPasswordReset,
+  resetPassword,
+  resetTokenValid,
+  sendConfirmation,
+  signUpOnApp,
+  type AppLinks,
+} from '../../apps/app-users.ts';
+import { refuseCrossSite, signIn } from './auth.ts';
+import { documentHostUrl, nodeUrlPath } from '../urls.ts';
+import { wantsHtml, withMessage } from '../answers.ts';
+import {
+  appHref,
+  appLoginPage,
+  appNoticePage,
+  appPageUrl,
+  appResetPage,
+  appResetRequestPage,
+  appSignupPage,
+  type AppRef,
+  type Msg,
+} from '../../ui/apps.ts';
+
+type Fields = Record<string, unknown>;
+const MAX_MSG = 500;
+
+function bodyOf(req: FastifyRequest): Fields {
+  const b = req.body;
+  return b && typeof b === 'object' && !Array.isArray(b) && !Buffer.isBuffer(b) ? (b as Fields) : {};
+}
+const queryOf = (req: FastifyRequest) => (req.query ?? {}) as Fields;
+
+/** A bounded text field, or undefined when absent or empty. Non-text and oversized values are 400. */
+function field(fields: Fields, name: string, label: string, max: number): string | undefined {
+  const v = fields[name];
+  if (v === undefined || v === null || v === '') return undefined;
+  if (typeof v !== 'string') throw badRequest(`${label} must be text.`, 'invalid');
+  if (v.length > max) throw badRequest(`${label} must be at most ${max} characters.`, 'too-long');
+  return v;
+}
+
+function queryMsg(req: FastifyRequest): Msg | undefined {
+  const { msg, msgType } = queryOf(req);
+  if (typeof msg !== 'string' || !msg) return undefined;
+  return { text: msg.slice(0, MAX_MSG), type: msgType === 'error' ? 'error' : 'success' };
+}
+
+function sendPage(reply: FastifyReply, body: string, status = 200) {
+  return reply.code(status).header('cache-control', 'no-store').header('referrer-policy', 'no-referrer').type('text/html; charset=utf-8').send(body);
+}
+
+/** The `app` path from the body or the query (undefined when neither has one). */
+function appPathOf(req: FastifyRequest): string | undefined {
+  return field(bodyOf(req), 'app', 'App', limits.pathLength) ?? field(queryOf(req), 'app', 'App', limits.pathLength);
+}
+
+const refOf = (app: NodeRow): AppRef => ({ name: app.name, path: childPathOf(app) });
+
+type Handler = (req: FastifyRequest, reply: FastifyReply) => Promise<unknown>;
+
+/** Browser form posts come back to their form with the refusal (429: a page); the rest goes to the
+ *  app's error handler (JSON for AJAX, an error page for browsers). */
+function formPost(back: (req: FastifyRequest) => string, render: (req: FastifyRequest, msg: Msg) => string, handler: Handler): Handler {
+  return async (req, reply) => {
+    try {
+      return await handler(req, reply);
+    } catch (err) {
+      if (!(err instanceof KilnError) || !wantsHtml(req)) throw err;
+      if (err.status === 429) {
+        reply.header('Retry-After', String(err.extra?.retryAfter ?? 60));
+        return sendPage(reply, render(req, { text: err.message, type: 'error' }), 429);
+      }
+      if (err.status === 400 || err.status === 401 || err.status === 409) return reply.redirect(withMessage(back(req), err.message, 'error'), 302);
+      throw err;
+    }
+  };
+}
+
+const plugin: RoutePlugin = async (app, { services: s }) => {
+  const { db } = s.database;
+
+  /** App pages answer on document hosts only (an app is always some account's document). */
+  function appHostOnly(req: FastifyRequest): number {
+    if (req.site.kind === 'main') throw notFound('App pages are on the app’s own host.');
+    return req.site.accountId;
+  }
+
+  /** The app named by the request: `signup` needs signups on; the others any visible document. */
+  async function appOf(req: FastifyRequest, action: 'signup' | 'view'): Promise<NodeRow> {
+    const accountId = appHostOnly(req);
+    const path = appPathOf(req);
+    if (!path) throw notFound('Which app? Add ?app=<the app’s path> to the address.');
+    const node = await appAt(s, accountId, path, { signupsOnly: action === 'signup' });
+    authorize({ actor: req.actor }, resourceOf(node), action);
+    return node;
+  }
+
+  /** The app when one is named and visible, else undefined (pages that work without one). */
+  async function optionalApp(req: FastifyRequest): Promise<NodeRow | undefined> {
+    if (!appPathOf(req)) return undefined;
+    try {
+      return await appOf(req, 'view');
+    } catch (err) {
+      if (err instanceof KilnError && err.status === 404) return undefined;
+      throw err;
+    }
+  }
+
+  /** The base URL of this request's host, built from configuration (never from a spoofable header
+   *  on Kiln's own hosts; a custom domain was matched against the active domains). */
+  function hostUrl(req: FastifyRequest): string {
+    if (req.site.kind === 'account') return documentHostUrl(s.config, req.site.username);
+    return `${req.protocol}://${req.headers.host}`;
+  }
+
+  function linksFor(req: FastifyRequest, app: NodeRow): AppLinks {
+    return { hostUrl: hostUrl(req), appName: app.name, appPath: childPathOf(app) };
+  }
+
+  const instanceUrl = (username: string, instance: NodeRow) => documentHostUrl(s.config, username) + nodeUrlPath(instance);
+
+  /** Where a signed-in person goes for this app: their instance (an app user without one gets one
+   *  while the app takes signups), else the app itself. */
+  async function destination(req: FastifyRequest, accountId: number, username: string, app: NodeRow): Promise<string> {
+    let instance = await findInstance(s, accountId, app.id);
+    if (!instance && app.enable_signups === 1) {
+      const person = await db.selectFrom('people').select('account_type').where('account_id', '=', accountId).executeTakeFirst();
+      if (person?.account_type === 'app_user') instance = await createInstance(s, accountId, app.id, { reuseExisting: true });
+    }
+    return instance ? instanceUrl(username, instance) : hostUrl(req) + appHref(refOf(app));
+  }
+
+  /** The account's username and its instance of the app it signed up on (for pages after a link). */
+  async function ownInstanceUrl(accountId: number): Promise<string | undefined> {
+    const person = await db
+      .selectFrom('people')
+      .innerJoin('accounts', 'accounts.id', 'people.account_id')
+      .select(['accounts.username', 'people.signup_app_id'])
+      .where('people.account_id', '=', accountId)
+      .executeTakeFirst();
+    if (!person?.signup_app_id) return undefined;
+    const instance = await findInstance(s, accountId, person.signup_app_id);
+    return instance ? instanceUrl(person.username, instance) : undefined;
+  }
+
+  // ------------------------------------------------------------ sign up
+
+  app.get('/_/app/signup', async (req, reply) => {
+    const node = await appOf(req, 'signup');
+    const ref = refOf(node);
+    let signedIn: { username: string; instanceUrl?: string } | undefined;
+    if (req.actor) {
+      const instance = await findInstance(s, req.actor.accountId, node.id);
+      signedIn = { username: req.actor.username, instanceUrl: instance ? instanceUrl(req.actor.username, instance) : undefined };
+    }
+    return sendPage(reply, appSignupPage({ app: ref, msg: queryMsg(req), signedIn }));
+  });
+
+  app.post(
+    '/_/app/signup',
+    formPost(
+      (req) => `/_/app/signup?app=${encodeURIComponent(appPathOf(req) ?? '')}`,
+      (req, msg) => appSignupPage({ app: { name: appPathOf(req) ?? '', path: appPathOf(req) ?? '' }, msg }),
+      async (req, reply) => {
+        await refuseCrossSite(req, s);
+        const node = await appOf(req, 'signup');
+        const body = bodyOf(req);
+        const email = field(body, 'email', 'Email', limits.emailLength);
+        const password = field(body, 'password', 'Password', limits.password.maxLength);
+        const username = field(body, 'username', 'Username', limits.usernameLength.max)?.trim();
+        if (!email) throw badRequest('Email is required.', 'missing-field');
+        if (!password) throw badRequest('Password is required.', 'missing-field');
+        const { person, instance } = await signUpOnApp(s, { app: node, email, password, username: username || undefined, links: linksFor(req, node) });
+        await signIn(req, reply, s, person.id);
+        const url = instanceUrl(person.username, instance);
+        if (wantsHtml(req)) return reply.redirect(url, 302);
+        return reply.code(201).send({
+          msg: `Welcome, ${person.username}. Your copy is ${instance.name}; confirm your email (we sent a link) to save it.`,
+          msgType: 'success',
+          username: person.username,
+          emailConfirmed: false,
+          instance: { id: instance.id, name: instance.name, url, sourceNodeId: node.id },
+        });
+      },
+    ),
+  );
+
+  // ------------------------------------------------------------ sign in
+
+  app.get('/_/app/login', async (req, reply) => {
+    const node = await appOf(req, 'view');
+    return sendPage(reply, appLoginPage({ app: refOf(node), msg: queryMsg(req) }));
+  });
+
+  app.post(
+    '/_/app/login',
+    formPost(
+      (req) => `/_/app/login?app=${encodeURIComponent(appPathOf(req) ?? '')}`,
+      (req, msg) => appLoginPage({ app: { name: appPathOf(req) ?? '', path: appPathOf(req) ?? '' }, msg }),
+      async (req, reply) => {
+        await refuseCrossSite(req, s);
+        const node = await appOf(req, 'view');
+        const body = bodyOf(req);
+        const identifier = field(body, 'email', 'Email', limits.emailLength) ?? field(body, 'username', 'Username', limits.usernameLength.max);
+        const password = field(body, 'password', 'Password', limits.password.maxLength);
+        if (!identifier) throw badRequest('Enter your email or username.', 'missing-field');
+        if (!password) throw badRequest('Enter your password.', 'missing-field');
+        // The same counter as the main sign-in page: one budget per address and email.
+        const key = `${req.ip}|${identifier.trim().toLowerCase()}`;
+        const hit = await s.loginLimiter.hit(key);
+        if (!hit.allowed) {
+          const minutes = Math.ceil(hit.retryAfter / 60);
+          throw tooMany(`Too many sign-in attempts. Try again in ${minutes} minute${minutes === 1 ? '' : 's'}.`, hit.retryAfter);
+        }
+        const who = await checkCredentials(db, identifier, password);
+        if (!who) throw unauthorized('Wrong email or password.', 'bad-credentials');
+        await s.loginLimiter.reset(key);
+        await signIn(req, reply, s, who.accountId);
+        const url = await destination(req, who.accountId, who.username, node);
+        if (wantsHtml(req)) return reply.redirect(url, 302);
+        return reply.send({ msg: `Signed in as ${who.username}.`, msgType: 'success', username: who.username, url });
+      },
+    ),
+  );
+
+  // ------------------------------------------------------------ password reset
+
+  const RESET_SENT = 'If an account uses that email, we sent it a link to choose a new password. The link works for one hour.';
+
+  app.get('/_/app/reset', async (req, reply) => {
+    const node = await appOf(req, 'view');
+    return sendPage(reply, appResetRequestPage({ app: refOf(node), msg: queryMsg(req) }));
+  });
+
+  app.post(
+    '/_/app/reset',
+    formPost(
+      (req) => `/_/app/reset?app=${encodeURIComponent(appPathOf(req) ?? '')}`,
+      (req, msg) => appResetRequestPage({ app: { name: appPathOf(req) ?? '', path: appPathOf(req) ?? '' }, msg }),
+      async (req, reply) => {
+        await refuseCrossSite(req, s);
+        const node = await appOf(req, 'view');
+        const email = field(bodyOf(req), 'email', 'Email', limits.emailLength);
+        if (!email) throw badRequest('Email is required.', 'missing-field');
+        assertEmailShape(email);
+        // Not awaited: how long the lookup and the mail take must not tell whether the account exists.
+        void requestPasswordReset(s, email, linksFor(req, node)).catch((err) => req.log.error(err, 'password reset mail failed'));
+        if (wantsHtml(req)) return reply.redirect(withMessage(appPageUrl('login', refOf(node)), RESET_SENT, 'success'), 302);
+        return reply.send({ msg: RESET_SENT, msgType: 'success' });
+      },
+    ),
+  );
+
+  const tokenOf = (req: FastifyRequest) => {
+    const t = (req.params as { token: string }).token;
+    if (!/^[A-Za-z0-9_-]{10,200}$/.test(t)) throw badRequest('This link is invalid or has expired.', 'invalid-token');
+    return t;
+  };
+
+  app.get('/_/app/reset/:token', async (req, reply) => {
+    appHostOnly(req);
+    const node = await optionalApp(req);
+    const ref = node ? refOf(node) : undefined;
+    let token = '';
+    try {
+      token = tokenOf(req);
+    } catch {
+      // falls through to the invalid-link page
+    }
+    if (!token || !(await resetTokenValid(s, token))) {
+      const again = ref ? { href: appPageUrl('reset', ref), label: 'Ask for a new link' } : undefined;
+      if (!wantsHtml(req)) throw badRequest('This link is invalid or has expired.', 'invalid-token');
+      return sendPage(reply, appNoticePage({ title: 'Link expired', text: 'This link is invalid, was already used, or has expired.', app: ref, link: again }), 400);
+    }
+    return sendPage(reply, appResetPage({ app: ref, token, msg: queryMsg(req) }));
+  });
+
+  app.post(
+    '/_/app/reset/:token',
+    formPost(
+      (req) => `/_/app/reset/${encodeURIComponent((req.params as { token: string }).token)}${appPathOf(req) ? `?app=${encodeURIComponent(appPathOf(req)!)}` : ''}`,
+      (req, msg) => appResetPage({ token: (req.params as { token: string }).token, msg }),
+      async (req, reply) => {
+        appHostOnly(req);
+        await refuseCrossSite(req, s);
+        const token = tokenOf(req);
+        const password = field(bodyOf(req), 'password', 'Password', limits.password.maxLength);
+        if (!password) throw badRequest('Password is required.', 'missing-field');
+        const { accountId } = await resetPassword(s, token, password);
+        await signIn(req, reply, s, accountId);
+        const node = await optionalApp(req);
+        const account = await db.selectFrom('accounts').select('username').where('id', '=', accountId).executeTakeFirstOrThrow();
+        const url = node ? await destination(req, accountId, account.username, node) : ((await ownInstanceUrl(accountId)) ?? hostUrl(req) + '/');
+        const msg = 'Your password is changed and you are signed in.';
+        if (wantsHtml(req)) return reply.redirect(url, 302);
+        return reply.send({ msg, msgType: 'success', username: account.username, url });
+      },
+    ),
+  );
+
+  // ------------------------------------------------------------ email confirmation
+
+  app.get('/_/app/confirm/:token', async (req, reply) => {
+    appHostOnly(req);
+    const token = tokenOf(req);
+    let accountId: number;
+    try {
+      ({ accountId } = await confirmEmail(s, token));
+    } catch (err) {
+      if (!(err instanceof KilnError) || !wantsHtml(req)) throw err;
+      return sendPage(reply, appNoticePage({ title: 'Link expired', text: err.message }), err.status);
+    }
+    const url = await ownInstanceUrl(accountId);
+    const msg = 'Your email is confirmed. You can now save your copy.';
+    if (!wantsHtml(req)) return reply.send({ msg, msgType: 'success', ...(url ? { url } : {}) });
+    return sendPage(reply, appNoticePage({ title: 'Email confirmed', text: msg, link: url ? { href: url, label: 'Open your copy' } : undefined }));
+  });
+
+  app.post(
+    '/_/app/confirm',
+    formPost(
+      (req) => `/_/app/login?app=${encodeURIComponent(appPathOf(req) ?? '')}`,
+      (req, msg) => appLoginPage({ app: { name: appPathOf(req) ?? '', path: appPathOf(req) ?? '' }, msg }),
+      async (req, reply) => {
+        await refuseCrossSite(req, s);
+        const node = await appOf(req, 'view');
+        if (!req.actor) throw unauthorized();
+        const msg = req.actor.emailConfirmed ? 'Your email is already confirmed.' : `We sent a new confirmation link to ${req.actor.email}.`;
+        if (!req.actor.emailConfirmed) await sendConfirmation(s, { accountId: req.actor.accountId, email: req.actor.email }, linksFor(req, node));
+        if (wantsHtml(req)) return sendPage(reply, appNoticePage({ title: 'Confirm your email', text: msg, app: refOf(node) }));
+        return reply.send({ msg, msgType: 'success' });
+      },
+    ),
+  );
+};
+
+export default plugin;
