@@ -75,7 +75,14 @@ export interface LaneEvent {
   identityMap?: unknown;
 }
 
-export type KilnEvent = NodeEvent | LaneEvent;
+/** Share access to a document was revoked (sharing disabled or the token regenerated): streams
+ *  opened on the strength of a share token close. Shown by no view. */
+export interface ShareRevokedEvent {
+  type: 'share-revoked';
+  nodeId: number;
+}
+
+export type KilnEvent = NodeEvent | LaneEvent | ShareRevokedEvent;
 
 /** How long and how much each channel's replay log keeps. */
 export const replayLog = {

@@ -3,7 +3,7 @@
 // lane) and the same bytes go to every stream with that view. Keep-alives run on a wheel: one timer
 // for all streams, each stream pinged once per period, spread over the period.
 import type { Services } from '../services.ts';
-import type { EventBus, KilnEvent } from '../events/bus.ts';
+import type { EventBus, KilnEvent, Replay } from '../events/bus.ts';
 import { limits } from '../limits.ts';
 import { SseStream } from './stream.ts';
 
@@ -21,11 +21,14 @@ export interface AttachOptions {
   /** When the replay log no longer covers what the client missed: one frame that brings it up to
    *  date (the saved lane sends the stored document), given the channel's newest id. */
   onGap?: (lastId: number) => Promise<{ id: number; frame: Buffer } | null>;
+  /** Ends the stream when a live event says so (e.g. a share guest's stream on `share-revoked`). */
+  closeOn?: (event: KilnEvent) => boolean;
 }
 
 interface Member {
   stream: SseStream;
   view: View;
+  closeOn?: (event: KilnEvent) => boolean;
 }
 
 interface Channel {
@@ -41,6 +44,7 @@ export class StreamHub {
   private slot = 0;
   private timer: NodeJS.Timeout | null = null;
   private closing = false;
+  private replays = new Map<string, Promise<Replay>>();
 
   constructor(
     private readonly bus: EventBus,
@@ -55,7 +59,7 @@ export class StreamHub {
       stream.close();
       return;
     }
-    const member: Member = { stream, view: opts.view };
+    const member: Member = { stream, view: opts.view, closeOn: opts.closeOn };
     this.join(channel, member);
     stream.onClose(() => {
       this.leave(channel, member);
@@ -78,7 +82,7 @@ export class StreamHub {
   private async replay(channel: string, stream: SseStream, opts: AttachOptions) {
     const after = opts.lastEventId!;
     try {
-      const missed = await this.bus.replay(channel, after);
+      const missed = await this.replayOnce(channel, after);
       // An id from the future (not one this channel gave out) would silence the stream: ignore it.
       if (after > Math.max(missed.lastId, Date.now() * 1000)) return;
       stream.cursor = after;
@@ -93,6 +97,18 @@ export class StreamHub {
     } catch (err) {
       console.error(`replaying ${channel} failed:`, err);
     }
+  }
+
+  /** Concurrent replays of the same channel from the same id (a reconnect storm after a restart:
+   *  every client resumes from the same last event) share one read. */
+  private replayOnce(channel: string, after: number): Promise<Replay> {
+    const key = `${after} ${channel}`;
+    let p = this.replays.get(key);
+    if (!p) {
+      p = this.bus.replay(channel, after).finally(() => this.replays.delete(key));
+      this.replays.set(key, p);
+    }
+    return p;
   }
 
   private join(channel: string, member: Member) {
@@ -118,6 +134,10 @@ export class StreamHub {
   private deliver(ch: Channel, event: KilnEvent, id: number) {
     const frames = new Map<View, Buffer | null>();
     for (const m of ch.members) {
+      if (m.closeOn?.(event)) {
+        m.stream.close();
+        continue;
+      }
       let frame = frames.get(m.view);
       if (frame === undefined) {
         frame = m.view(event, id);

@@ -5,6 +5,8 @@
 //                     read location.pathname), or 404 when there is none. Private documents: 404 to all
 //                     but their owner. Sets `isAdminOfCurrentResource=true` for whoever may save the
 //                     document (else removes it) and `currentResource=<name without extension>`.
+//                     `?token=<share token>` (valid, sharing on): sets `share_<sitename>` and 302s to the
+//                     URL without it; that cookie makes its holder a share guest (src/sharing/share.ts).
 //   Paths under `/_/` that no other route took: 404.
 // On the main app: GET `/` is the home page (auth routes' `mainHome`); anything else 404.
 //
@@ -21,6 +23,7 @@ import { ADMIN_COOKIE, RESOURCE_COOKIE } from '../cookies.ts';
 import { mainHome } from './auth.ts';
 import { serveUpload } from '../../uploads/serve.ts';
 import { answerDataQuery, wantsData } from './data-api.ts';
+import { isShareGuest, isValidShareToken, setShareCookie, tokenParamOf, TOKEN_PARAM } from '../../sharing/share.ts';
 
 const plugin: RoutePlugin = async (app, { services: s }) => {
   const handler = async (req: FastifyRequest, reply: FastifyReply) => {
@@ -34,16 +37,22 @@ const plugin: RoutePlugin = async (app, { services: s }) => {
     if (pathname.startsWith('/_/')) throw notFound();
     const found = await resolveDocumentPath(s, site.accountId, pathname);
     if (!found) throw notFound();
-    const caller = { actor: req.actor };
+    if (found.kind === 'document' && tokenParamOf(req) !== undefined) {
+      const shared = shareLinkVisit(req, reply, s, found.node);
+      if (shared) return shared;
+    }
+    // A share guest (valid `share_<sitename>` cookie) may open the document even when it is private.
+    const shareGuest = found.kind === 'document' && isShareGuest(req, found.node);
+    const caller = { actor: req.actor, shareGuest };
     const resource = resourceOf(found.node);
-    authorize(caller, resource, 'view');
+    if (!shareGuest) authorize(caller, resource, 'view');
     if (found.kind === 'upload') return serveUpload(req, reply, s, found.node);
     const node = found.node;
 
     // Cookies for the page's script: edit controls for whoever may save; never `false` (some editors
     // treat any value as "editable"), so a non-owner's stale cookie is removed instead.
     const cookieOpts = { path: '/', httpOnly: false, sameSite: 'lax' as const, secure: s.config.secure };
-    if (req.actor && allows(caller, resource, 'save')) reply.setCookie(ADMIN_COOKIE, 'true', cookieOpts);
+    if ((req.actor || shareGuest) && allows(caller, resource, 'save')) reply.setCookie(ADMIN_COOKIE, 'true', cookieOpts);
     else if (req.cookies[ADMIN_COOKIE] !== undefined) reply.clearCookie(ADMIN_COOKIE, { path: '/' });
     const resourceName = resourceNameOf(node);
     if (req.cookies[RESOURCE_COOKIE] !== resourceName) reply.setCookie(RESOURCE_COOKIE, resourceName, cookieOpts);
@@ -57,6 +66,21 @@ const plugin: RoutePlugin = async (app, { services: s }) => {
     if (!content) throw notFound();
     return reply.code(200).header('content-type', 'text/html; charset=utf-8').header('etag', `"${content.checksum}"`).send(content.bytes);
   };
+  /** `?token=<share token>`: a valid token sets the share cookie and sends the browser to the same
+   *  URL without the token (so it leaves the address bar and Referer); an invalid or disabled one is
+   *  ignored (the document answers as it would without it). */
+  function shareLinkVisit(req: FastifyRequest, reply: FastifyReply, s: Services, node: NodeRow) {
+    const token = tokenParamOf(req)!;
+    if (!isValidShareToken(node, token)) return null;
+    setShareCookie(reply, s.config, node, token);
+    const q = req.url.indexOf('?');
+    // One leading slash: `//host/…` would leave this site.
+    const path = (q === -1 ? req.url : req.url.slice(0, q)).replace(/^\/+/, '/');
+    const params = new URLSearchParams(q === -1 ? '' : req.url.slice(q + 1));
+    params.delete(TOKEN_PARAM);
+    const rest = params.toString();
+    return reply.header('cache-control', 'no-store').header('referrer-policy', 'no-referrer').redirect(rest ? `${path}?${rest}` : path, 302);
+  }
   app.get('/', handler);
   app.get('/*', handler);
 };

@@ -8,6 +8,7 @@ import { authorize, resourceOf } from '../../access/authorize.ts';
 import { findByPath } from '../../nodes/tree.ts';
 import { editorPage } from '../../ui/editor.ts';
 import { nodeUrlPath } from '../urls.ts';
+import { shareGuestFor } from '../../sharing/share.ts';
 import { EDITABLE_EXTENSIONS, extensionOf } from '../../uploads/content-types.ts';
 
 const plugin: RoutePlugin = async (app, { services: s }) => {
@@ -16,7 +17,8 @@ const plugin: RoutePlugin = async (app, { services: s }) => {
     const path = String((req.query as { path?: string }).path ?? 'index.html');
     const node = await findByPath(s, req.site.accountId, path);
     if (!node || node.type !== 'site') throw notFound('No such document.');
-    authorize({ actor: req.actor }, resourceOf(node), 'edit');
+    // A share guest is an app user here: 403, not a sign-in page.
+    authorize({ actor: req.actor, shareGuest: await shareGuestFor(s, req, node) }, resourceOf(node), 'edit');
     const row = await s.database.db.selectFrom('node_contents').select('html').where('node_id', '=', node.id).executeTakeFirstOrThrow();
     const content = Buffer.from(row.html).toString('utf8');
     return sendEditor(req, reply, node.name, content, node.checksum ?? '', `${req.protocol}://${req.headers.host}${nodeUrlPath(node)}`);

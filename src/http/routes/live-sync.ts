@@ -7,6 +7,8 @@
 // HTML after each accepted save (published by the save pipeline), open on public documents. A snapshot
 // is broadcast on `live` only and writes nothing. Frames are unnamed `{html, sender, seq}` with
 // `id: <seq>`; `seq` grows per document across processes and restarts; Last-Event-ID replays.
+// A stream opened only by a share token closes when the owner disables sharing or regenerates the
+// token (`share-revoked` on the document's channel, heard by every process).
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { RoutePlugin } from './index.ts';
 import type { Services } from '../../services.ts';
@@ -23,6 +25,7 @@ import { hubFor } from '../../sse/hub.ts';
 import { SseStream, eventFrame } from '../../sse/stream.ts';
 import { liveLaneView, savedLaneView } from '../../sse/views.ts';
 import { lastEventIdOf } from '../../sse/last-event-id.ts';
+import { isShareGuest, stillShareGuest } from '../../sharing/share.ts';
 
 type Lane = 'live' | 'saved';
 
@@ -36,14 +39,20 @@ const plugin: RoutePlugin = async (app, { services: s }) => {
     if (!url) throw badRequest('The document-url parameter is required.', 'missing-document-url');
     const lane: Lane = first(q.lane) === 'saved' ? 'saved' : 'live';
     const node = await documentOf(s, req, url);
-    checkLane(callerOf(req, node), node, lane);
+    const caller = callerOf(req, node);
+    checkLane(caller, node, lane);
+    // Open only on the strength of a share token: the stream ends when the grant is revoked.
+    const viaShare = !!caller.shareGuest && !passes({ actor: req.actor }, node, lane);
     reply.hijack();
     const sse = new SseStream(reply.raw);
     await hub.attach(channels.document(node.id), sse, {
       view: lane === 'live' ? liveLaneView : savedLaneView,
       lastEventId: lastEventIdOf(req),
       onGap: lane === 'saved' ? (lastId) => storedDocumentFrame(s, node.id, lastId) : undefined,
+      closeOn: viaShare ? (e) => e.type === 'share-revoked' : undefined,
     });
+    // A revocation committed between the check above and the subscription was not heard: look again.
+    if (viaShare && !sse.closed && !(await stillShareGuest(s, req, node.id))) sse.close();
   };
   app.get('/_/sync', stream);
   app.get('/_/live-sync/stream', stream);
@@ -84,14 +93,19 @@ async function documentOf(s: Services, req: FastifyRequest, pageUrl: string): Pr
   return node;
 }
 
+/** A valid share token (`share_<sitename>` cookie) makes the caller a share guest: both lanes then
+ *  open even on a private document. */
 function callerOf(req: FastifyRequest, node: NodeRow): Caller {
   return { actor: req.actor, shareGuest: isShareGuest(req, node) };
 }
 
-/** Share tokens (`?token=` / `share_<site>` cookie) are not issued yet; when they are, a valid one for
- *  this document makes the caller a share guest: both lanes then open even on a private document. */
-function isShareGuest(_req: FastifyRequest, _node: NodeRow): boolean {
-  return false;
+function passes(caller: Caller, node: NodeRow, lane: Lane): boolean {
+  try {
+    checkLane(caller, node, lane);
+    return true;
+  } catch {
+    return false;
+  }
 }
 
 /** `saved`: whoever may view the document (a private one answers 404, like a missing one). `live`:

@@ -5,6 +5,7 @@ import { documentPathOf, documentUrlHeader } from '../../save/document-url.ts';
 import { findByPath } from '../../nodes/tree.ts';
 import { resourceOf, authorize } from '../../access/authorize.ts';
 import { limits } from '../../limits.ts';
+import { shareGuestFor } from '../../sharing/share.ts';
 
 const plugin: RoutePlugin = async (app, { services: s }) => {
   app.get('/_/meta', async (req, reply) => {
@@ -18,7 +19,7 @@ const plugin: RoutePlugin = async (app, { services: s }) => {
         if (node && node.type === 'site') {
           let writable = true;
           try {
-            authorize({ actor: req.actor }, resourceOf(node), 'save');
+            authorize({ actor: req.actor, shareGuest: await shareGuestFor(s, req, node) }, resourceOf(node), 'save');
           } catch {
             writable = false;
           }

@@ -13,6 +13,7 @@ import { conflictError, saveDocument } from '../../save/pipeline.ts';
 import { authorize, resourceOf } from '../../access/authorize.ts';
 import { findByPath } from '../../nodes/tree.ts';
 import { parseIfMatch } from '../conditional.ts';
+import { shareGuestFor } from '../../sharing/share.ts';
 
 const plugin: RoutePlugin = async (app, { services: s }) => {
   app.post('/_/save', { bodyLimit: limits.body.text }, async (req, reply) => {
@@ -31,7 +32,7 @@ const plugin: RoutePlugin = async (app, { services: s }) => {
     if (req.site.kind === 'main') throw notFound('Documents are saved on their own host.');
     const node = await findByPath(s, req.site.accountId, path);
     if (!node || node.type !== 'site') throw notFound('No such document.');
-    authorize({ actor: req.actor }, resourceOf(node), 'save');
+    authorize({ actor: req.actor, shareGuest: await shareGuestFor(s, req, node) }, resourceOf(node), 'save');
     if (!hasRootHtml(body.toString('utf8'))) {
       throw new KilnError(422, 'The document needs a root <html> element.', 'invalid-document');
     }

@@ -11,6 +11,7 @@ import { saveDocument } from '../../save/pipeline.ts';
 import { assertSameOrigin } from '../origin.ts';
 import { done, wantsHtml } from '../answers.ts';
 import { nodeUrlPath } from '../urls.ts';
+import { shareGuestFor } from '../../sharing/share.ts';
 import { versionsPage, versionPage, diffPage, restorePage } from '../../ui/versions.ts';
 
 /** The document whose versions are asked for, checked for the caller. */
@@ -18,7 +19,7 @@ async function documentFor(s: Services, req: FastifyRequest, nodeId: number | nu
   if (req.site.kind === 'main') throw notFound('Versions are on the document’s own host.');
   const node = nodeId !== null ? await getNode(s, nodeId) : await findByPath(s, req.site.accountId, path ?? 'index.html');
   if (!node || node.type !== 'site' || node.owner_id !== req.site.accountId) throw notFound('No such document.');
-  authorize({ actor: req.actor }, resourceOf(node), 'versions');
+  authorize({ actor: req.actor, shareGuest: await shareGuestFor(s, req, node) }, resourceOf(node), 'versions');
   return node;
 }
 

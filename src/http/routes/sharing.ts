@@ -1,0 +1,118 @@
+// Share tokens of a document, for its owner (developers, main app). Bodies may be JSON or form-encoded.
+//
+//   GET  /_/dashboard/nodes/:id/sharing              page; JSON {msg, msgType, shareEnabled} for programs
+//   POST /_/dashboard/nodes/:id/sharing              {enabled: true|false}: turning it on makes a new link
+//   POST /_/dashboard/nodes/:id/sharing/regenerate   a new link; the old one (and its cookies) stop at once
+//
+// AJAX answers: JSON {msg, msgType, shareEnabled, shareUrl?}; `shareUrl` only when a link was just made
+// (only a hash of the token is kept, so it cannot be shown again). Browser form posts that make a link
+// get the page itself showing it once; turning sharing off redirects back to the page.
+// Regeneration is a sensitive operation: its route carries `config.sensitive` so a limiter can find it.
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import type { RoutePlugin } from './index.ts';
+import type { Actor } from '../context.ts';
+import { KilnError, badRequest, notFound } from '../../errors.ts';
+import { authorize, resourceOf } from '../../access/authorize.ts';
+import { assertSameOrigin } from '../origin.ts';
+import { wantsHtml, withMessage } from '../answers.ts';
+import { getNode, type NodeRow } from '../../nodes/tree.ts';
+import { regenerateShareToken, setSharing, type ShareState } from '../../sharing/share.ts';
+import { sharingPage } from '../../ui/sharing.ts';
+
+export const SHARING_PATH = '/_/dashboard/nodes/:id/sharing';
+/** The regeneration route (strict-limiter material). */
+export const SHARE_REGENERATE_PATH = `${SHARING_PATH}/regenerate`;
+
+const plugin: RoutePlugin = async (app, { services: s }) => {
+  /** The document, for a signed-in developer who may manage it (strangers 401, others 400/403/404). */
+  async function ownedDocument(req: FastifyRequest, write: boolean): Promise<{ actor: Actor; node: NodeRow }> {
+    if (req.site.kind !== 'main') throw notFound();
+    if (write) assertSameOrigin(req);
+    authorize({ actor: req.actor }, null, 'manage');
+    const raw = (req.params as { id: string }).id;
+    const node = /^\d{1,15}$/.test(raw) ? await getNode(s, Number(raw)) : undefined;
+    if (!node) throw notFound('No such document.');
+    authorize({ actor: req.actor }, resourceOf(node), 'manage');
+    if (node.type !== 'site') throw badRequest('Only documents can be shared.', 'not-a-document');
+    return { actor: req.actor!, node };
+  }
+
+  function pathOf(node: NodeRow) {
+    return SHARING_PATH.replace(':id', String(node.id));
+  }
+
+  function answer(req: FastifyRequest, reply: FastifyReply, actor: Actor, msg: string, state: ShareState) {
+    reply.header('cache-control', 'no-store');
+    if (!wantsHtml(req)) {
+      return reply.send({ msg, msgType: 'success', shareEnabled: state.shareEnabled, ...(state.shareUrl ? { shareUrl: state.shareUrl } : {}) });
+    }
+    // A link cannot travel in a redirect URL: the page itself shows it once.
+    if (state.shareUrl) {
+      return reply.type('text/html; charset=utf-8').send(
+        sharingPage({ username: actor.username, nodeId: state.node.id, name: state.node.name, shareEnabled: true, shareUrl: state.shareUrl, msg: { text: msg, type: 'success' } }),
+      );
+    }
+    return reply.redirect(withMessage(pathOf(state.node), msg, 'success'), 302);
+  }
+
+  /** Browser form posts come back to the page with a refusal; everything else meets the error handler. */
+  async function operate(req: FastifyRequest, reply: FastifyReply, op: () => Promise<unknown>) {
+    try {
+      return await op();
+    } catch (err) {
+      if (wantsHtml(req) && err instanceof KilnError && err.status !== 401 && req.site.kind === 'main') {
+        const raw = (req.params as { id?: string }).id ?? '';
+        const back = /^\d{1,15}$/.test(raw) && err.status !== 404 ? SHARING_PATH.replace(':id', raw) : '/_/dashboard';
+        return reply.redirect(withMessage(back, err.message, 'error'), 302);
+      }
+      throw err;
+    }
+  }
+
+  app.get(SHARING_PATH, async (req, reply) => {
+    const { actor, node } = await ownedDocument(req, false);
+    const shareEnabled = node.share_enabled === 1 && !!node.share_token;
+    reply.header('cache-control', 'no-store');
+    if (!wantsHtml(req)) return reply.send({ msg: '', msgType: 'success', shareEnabled });
+    const q = req.query as Record<string, unknown>;
+    const msg = typeof q.msg === 'string' && q.msg ? { text: q.msg.slice(0, 500), type: q.msgType === 'error' ? 'error' : 'success' } : undefined;
+    return reply.type('text/html; charset=utf-8').send(sharingPage({ username: actor.username, nodeId: node.id, name: node.name, shareEnabled, msg }));
+  });
+
+  app.post(SHARING_PATH, (req, reply) =>
+    operate(req, reply, async () => {
+      const { actor, node } = await ownedDocument(req, true);
+      const enabled = flagOf((req.body as Record<string, unknown> | undefined)?.enabled);
+      const was = node.share_enabled === 1 && !!node.share_token;
+      const state = await setSharing(s, node, enabled);
+      const msg = enabled
+        ? was
+          ? `Sharing of "${node.name}" is already on. Make a new link if you need one.`
+          : `Sharing of "${node.name}" is on. Copy the link now: it is shown only once.`
+        : was
+          ? `Sharing of "${node.name}" is off: the link no longer works.`
+          : `Sharing of "${node.name}" was already off.`;
+      return answer(req, reply, actor, msg, state);
+    }),
+  );
+
+  app.post(SHARE_REGENERATE_PATH, { config: { sensitive: 'share-token-regeneration' } }, (req, reply) =>
+    operate(req, reply, async () => {
+      const { actor, node } = await ownedDocument(req, true);
+      const state = await regenerateShareToken(s, node);
+      return answer(req, reply, actor, `New share link for "${node.name}": the old one no longer works. Copy it now: it is shown only once.`, state);
+    }),
+  );
+};
+
+function flagOf(v: unknown): boolean {
+  if (v === true || v === false) return v;
+  if (typeof v === 'string') {
+    const t = v.trim().toLowerCase();
+    if (['1', 'true', 'on', 'yes'].includes(t)) return true;
+    if (['0', 'false', 'off', 'no', ''].includes(t)) return false;
+  }
+  throw badRequest('Send enabled: true or false.', 'invalid');
+}
+
+export default plugin;

@@ -1,0 +1,171 @@
+// Share tokens: the owner of a document hands out a link `…/<document>?token=<share token>`; whoever
+// opens it while sharing is on becomes a share guest of that one document (the access table's
+// `owner_or_guest`): nobody signed in is raised to `app_user`, a developer stays a developer, and the
+// guest may view (even a private document), save and use the live lane, never edit code or see versions.
+//
+// - The token is 32 random bytes, base64url (43 characters). Only its SHA-256 is stored (in
+//   `nodes.share_token`), like sessions and sync keys: the link is shown when it is made (enabling
+//   sharing, or regenerating) and cannot be shown again.
+// - `?token=` sets the cookie `share_<sitename>` (host-only, httpOnly, SameSite=lax, Secure when
+//   BASE_URL is https, one year) holding the token; every later request proves the grant with it.
+// - Disabling sharing or regenerating clears or replaces the stored hash in one UPDATE, so every old
+//   cookie stops working on its next request; a `share-revoked` event on the document's channel
+//   closes streams that were opened on a share grant (in every process).
+import { timingSafeEqual } from 'node:crypto';
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import type { Services } from '../services.ts';
+import type { Config } from '../config.ts';
+import type { NodeRow } from '../nodes/tree.ts';
+import { getNode } from '../nodes/tree.ts';
+import { randomToken } from '../clock.ts';
+import { sha256 } from '../core/checksum.ts';
+import { limits } from '../limits.ts';
+import { channels } from '../events/bus.ts';
+import { badRequest, notFound } from '../errors.ts';
+import { documentHostUrl, nodeUrlPath } from '../http/urls.ts';
+
+/** Random bytes in a share token. */
+export const SHARE_TOKEN_BYTES = 32;
+/** base64url of 32 bytes. Anything else presented is not even hashed. */
+const TOKEN_SHAPE = /^[A-Za-z0-9_-]{43}$/;
+/** The query parameter of a share link. */
+export const TOKEN_PARAM = 'token';
+
+// ------------------------------------------------------------------ checking a grant
+
+/** The cookie that carries a document's share token: `share_<sitename>`, where sitename is the
+ *  document's name without extension (lowercased; characters a cookie name cannot hold become `_`).
+ *  Index documents in folders (whose names repeat within an account) carry their folder path too. */
+export function shareCookieName(node: Pick<NodeRow, 'name' | 'path'>): string {
+  let site = node.name.replace(/\.(html|htmlclay)$/i, '');
+  if (node.path && site.toLowerCase() === 'index') site = `${node.path}/${site}`;
+  const safe = site.toLowerCase().replace(/[^a-z0-9_-]/g, '_').slice(0, 100);
+  return `share_${safe}`;
+}
+
+/** True when `token` is the document's share token and sharing is on. Compares SHA-256 digests in
+ *  constant time. */
+export function isValidShareToken(node: Pick<NodeRow, 'share_enabled' | 'share_token'>, token: unknown): boolean {
+  if (node.share_enabled !== 1 || !node.share_token || typeof token !== 'string' || !TOKEN_SHAPE.test(token)) return false;
+  const presented = Buffer.from(sha256(token), 'hex');
+  const stored = Buffer.from(node.share_token, 'hex');
+  return stored.length === presented.length && timingSafeEqual(stored, presented);
+}
+
+/** The `?token=` of this request, if any. */
+export function tokenParamOf(req: FastifyRequest): string | undefined {
+  const v = (req.query as Record<string, unknown> | undefined)?.[TOKEN_PARAM];
+  const first = Array.isArray(v) ? v[0] : v;
+  return typeof first === 'string' && first !== '' ? first : undefined;
+}
+
+/** True when this request holds a valid share grant for the document: its `share_<sitename>` cookie,
+ *  or a `?token=` on the request itself. Sync: the node row (read fresh by the route) holds all it
+ *  needs, so the hot document path costs nothing when no share cookie is sent. */
+export function isShareGuest(req: FastifyRequest, node: NodeRow): boolean {
+  if (node.type !== 'site' || node.share_enabled !== 1 || !node.share_token) return false;
+  const cookie = req.cookies?.[shareCookieName(node)];
+  if (cookie !== undefined && isValidShareToken(node, cookie)) return true;
+  const param = tokenParamOf(req);
+  return param !== undefined && isValidShareToken(node, param);
+}
+
+/** The one question every route that builds a Caller for a document asks:
+ *  `{ actor: req.actor, shareGuest: await shareGuestFor(s, req, node) }`. */
+export async function shareGuestFor(_s: Services, req: FastifyRequest, node: NodeRow): Promise<boolean> {
+  return isShareGuest(req, node);
+}
+
+/** Sets `share_<sitename>` on this host (host-only: a custom domain or one document host). */
+export function setShareCookie(reply: FastifyReply, config: Config, node: NodeRow, token: string) {
+  reply.setCookie(shareCookieName(node), token, {
+    path: '/',
+    httpOnly: true,
+    secure: config.secure,
+    sameSite: 'lax',
+    maxAge: Math.floor(limits.shareCookieMaxAgeMs / 1000),
+  });
+}
+
+/** True while the document still grants this request share access: for streams, re-read after they
+ *  subscribed (a revocation committed before then would otherwise go unseen). */
+export async function stillShareGuest(s: Services, req: FastifyRequest, nodeId: number): Promise<boolean> {
+  const fresh = await getNode(s, nodeId);
+  return !!fresh && isShareGuest(req, fresh);
+}
+
+// ------------------------------------------------------------------ the owner's operations
+
+export interface ShareState {
+  shareEnabled: boolean;
+  /** Only when a token was just made: the link cannot be shown again. */
+  shareUrl?: string;
+  node: NodeRow;
+}
+
+/** A share link of a document (on its owner's document host). */
+export function shareUrlOf(config: Config, ownerUsername: string, node: Pick<NodeRow, 'path' | 'name'>, token: string): string {
+  return `${documentHostUrl(config, ownerUsername)}${nodeUrlPath(node)}?${TOKEN_PARAM}=${token}`;
+}
+
+/** Turns sharing on or off. Turning it on makes a new token (an old link never comes back);
+ *  turning it off forgets the token and closes share guests' streams. Callers authorize `manage`. */
+export async function setSharing(s: Services, node: NodeRow, enabled: boolean): Promise<ShareState> {
+  assertShareable(node);
+  if (enabled) {
+    if (node.share_enabled === 1 && node.share_token) return { shareEnabled: true, node };
+    return issueToken(s, node);
+  }
+  const { db } = s.database;
+  const changed = await db
+    .updateTable('nodes')
+    .set({ share_enabled: 0, share_token: null })
+    .where('id', '=', node.id)
+    .where('share_enabled', '=', 1)
+    .returningAll()
+    .executeTakeFirst();
+  if (changed) await publishRevocation(s, node.id);
+  return { shareEnabled: false, node: changed ?? (await reread(s, node.id)) };
+}
+
+/** A new token: the old link (and every cookie made from it) stops working at once. Turns sharing on. */
+export async function regenerateShareToken(s: Services, node: NodeRow): Promise<ShareState> {
+  assertShareable(node);
+  return issueToken(s, node);
+}
+
+async function issueToken(s: Services, node: NodeRow): Promise<ShareState> {
+  const token = randomToken(SHARE_TOKEN_BYTES);
+  const { db } = s.database;
+  const updated = await db
+    .updateTable('nodes')
+    .set({ share_enabled: 1, share_token: sha256(token) })
+    .where('id', '=', node.id)
+    .returningAll()
+    .executeTakeFirst();
+  if (!updated) throw notFound('No such document.');
+  // Whatever token was there before no longer works: its guests' streams close (a no-op when none).
+  await publishRevocation(s, node.id);
+  const owner = await db.selectFrom('accounts').select('username').where('id', '=', updated.owner_id).executeTakeFirstOrThrow();
+  return { shareEnabled: true, shareUrl: shareUrlOf(s.config, owner.username, updated, token), node: updated };
+}
+
+function assertShareable(node: NodeRow) {
+  if (node.type !== 'site') throw badRequest('Only documents can be shared.', 'not-a-document');
+}
+
+async function reread(s: Services, nodeId: number): Promise<NodeRow> {
+  const n = await getNode(s, nodeId);
+  if (!n) throw notFound('No such document.');
+  return n;
+}
+
+/** Tells every process that share grants of this document are gone. A failed publish is logged,
+ *  not thrown: the state change has committed and every new request is already refused. */
+async function publishRevocation(s: Services, nodeId: number) {
+  try {
+    await s.events.publish(channels.document(nodeId), { type: 'share-revoked', nodeId });
+  } catch (err) {
+    console.error(`publishing share revocation of node ${nodeId} failed:`, err);
+  }
+}

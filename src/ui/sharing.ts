@@ -1,0 +1,50 @@
+// The sharing page of one document: turn sharing on or off, regenerate the link. Plain forms, no script.
+import { html, raw } from './html.ts';
+import { page } from './pages.ts';
+
+export interface SharingView {
+  username: string;
+  nodeId: number;
+  name: string;
+  shareEnabled: boolean;
+  /** A link made by this request: shown once (only a hash of its token is kept). */
+  shareUrl?: string;
+  msg?: { text: string; type: string };
+}
+
+const STYLE = `
+.newlink{background:#fffbeb;border:1px solid #f59e0b;border-radius:10px;padding:1rem 1.25rem;margin:1rem 0}
+.newlink input{font-family:ui-monospace,monospace;margin:.5rem 0}.row{display:flex;gap:.75rem;flex-wrap:wrap;align-items:center}
+.row form{margin:0}.state{font-weight:600}.state.on{color:#065f46}.state.off{color:var(--muted)}
+`;
+
+export function sharingPage(v: SharingView): string {
+  const base = `/_/dashboard/nodes/${v.nodeId}/sharing`;
+  return page({
+    title: `Share ${v.name}`,
+    username: v.username,
+    msg: v.msg,
+    body: html`<h1>Share "${v.name}"</h1>
+<p class="muted">Whoever opens the share link may view this document (even when it is private), save it and follow its
+live edits, until you turn sharing off or make a new link. They cannot open the code editor or see versions.</p>
+<p>Sharing is <span class="state ${v.shareEnabled ? 'on' : 'off'}" id="share-state">${v.shareEnabled ? 'on' : 'off'}</span>.</p>
+${
+  v.shareUrl
+    ? html`<div class="newlink" role="status"><strong>The share link</strong> — copy it now; it is shown only once.
+<input id="share-url" readonly value="${v.shareUrl}" onfocus="this.select()"><small>Lost it? Make a new link: the old one stops working.</small></div>`
+    : ''
+}
+<div class="row">
+<form method="post" action="${base}"><input type="hidden" name="enabled" value="${v.shareEnabled ? 'false' : 'true'}">
+<button type="submit"${v.shareEnabled ? raw(' class="secondary"') : ''}>${v.shareEnabled ? 'Turn sharing off' : 'Turn sharing on'}</button></form>
+${
+  v.shareEnabled
+    ? html`<form method="post" action="${base}/regenerate" onsubmit="return confirm('Make a new link? The current link stops working at once.')">
+<button class="secondary" type="submit">Make a new link</button></form>`
+    : ''
+}
+</div>
+<p><a href="/_/dashboard">Back to the dashboard</a></p>`,
+    scripts: html`<style>${raw(STYLE)}</style>`,
+  });
+}
