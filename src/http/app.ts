@@ -1,5 +1,6 @@
 // Builds the Fastify application: hosts → auth → routes, one error handler.
 import Fastify, { type FastifyInstance, type FastifyError, type FastifyReply } from 'fastify';
+import querystring from 'node:querystring';
 import cookie from '@fastify/cookie';
 import formbody from '@fastify/formbody';
 import type { Services } from '../services.ts';
@@ -8,6 +9,7 @@ import { isUniqueViolation } from '../store/db.ts';
 import { limits } from '../limits.ts';
 import { registerHosts } from './hosts.ts';
 import { registerAuth } from './auth.ts';
+import { registerRateLimits } from '../ratelimit/http.ts';
 import { wantsHtml, withMessage } from './answers.ts';
 import { errorPage } from '../ui/pages.ts';
 import { routes } from './routes/index.ts';
@@ -19,7 +21,8 @@ export async function buildApp(s: Services): Promise<FastifyInstance> {
     trustProxy: s.config.trustProxy,
     bodyLimit: limits.body.json,
     // Document paths are case-sensitive and may be long; keep the router strict.
-    routerOptions: { ignoreTrailingSlash: false, maxParamLength: limits.pathLength },
+    // node:querystring is several times faster than the default parser on long `?data=` rules.
+    routerOptions: { ignoreTrailingSlash: false, maxParamLength: limits.pathLength, querystringParser: (q: string) => querystring.parse(q) },
     // Malformed URLs (bad percent-escapes) are refused before any hook runs: answer in Kiln's shape too.
     frameworkErrors: (err, req, anyReply) => {
       const reply = anyReply as unknown as FastifyReply;
@@ -38,6 +41,7 @@ export async function buildApp(s: Services): Promise<FastifyInstance> {
 
   registerHosts(app, s);
   registerAuth(app, s);
+  registerRateLimits(app, s);
 
   app.setErrorHandler((err: FastifyError | KilnError, req, reply) => {
     let status: number;
