@@ -84,12 +84,16 @@ export async function createInstance(s: Services, ownerId: number, appId: number
             .executeTakeFirst();
           if (existing) return { node: existing, bytes: Buffer.alloc(0), fresh: false, n: -1 };
         }
-        const app = await trx
+        let appQuery = trx
           .selectFrom('nodes')
           .innerJoin('node_contents', 'node_contents.node_id', 'nodes.id')
           .select(['nodes.id', 'nodes.name', 'nodes.type', 'node_contents.html'])
-          .where('nodes.id', '=', appId)
-          .executeTakeFirst();
+          .where('nodes.id', '=', appId);
+        // PostgreSQL: copies of one app are named one at a time (they queue on the app's row), so
+        // concurrent signups rarely race for a name; the unique index settles any race that remains.
+        // (SQLite runs one write transaction at a time.)
+        if (s.database.dialect === 'postgres') appQuery = appQuery.forUpdate('nodes');
+        const app = await appQuery.executeTakeFirst();
         if (!app || app.type !== 'site') throw notFound('No such app.');
         const n = await firstFreeNumber(trx, ownerId, app.name, taken);
         tried = n;

@@ -1,0 +1,366 @@
+// Multi-tenant apps over HTTP: the owner turns a document into an app from the dashboard; visitors
+// sign up on the app's host and become app users with their own instance (an independent copy named
+// `<app>-1.html`, `<app>-2.html` …); an app user saves its instance only once its email is confirmed
+// (through the mailed link) and never opens the code editor; password reset by mail; duplicate email 409;
+// concurrent signups get distinct names.
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { startKiln, type TestKiln } from './support/kiln.ts';
+import { signedIn, newPerson } from './support/people.ts';
+import type { Client } from './support/client.ts';
+import type { OutboxMailer } from '../src/mail/mailer.ts';
+import { createNode } from '../src/nodes/tree.ts';
+import { createPerson } from '../src/accounts/people.ts';
+import { createInstance, instanceName } from '../src/apps/instances.ts';
+
+let kiln: TestKiln;
+before(async () => (kiln = await startKiln()));
+after(() => kiln.stop());
+
+const APP_V1 = '<!doctype html>\n<html><head><title>Todo</title></head><body><ul id="items"><li>from the app</li></ul></body></html>\n';
+const APP_V2 = '<!doctype html>\n<html><head><title>Todo 2</title></head><body><ul id="items"><li>the app, edited</li></ul></body></html>\n';
+
+const outbox = () => kiln.services.mailer as OutboxMailer;
+let seq = 0;
+const email = (tag: string) => `${tag}${++seq}.${process.pid}@example.com`;
+const PASSWORD = 'Appuser-pw-9-kiln';
+
+/** A developer with a document turned into an app through the dashboard (AJAX). */
+async function ownerWithApp(name: string, html = APP_V1) {
+  const main = kiln.client();
+  const owner = await signedIn(kiln, main);
+  const created = await main.post('/_/dashboard/nodes', { type: 'site', name, html }, { headers: { 'x-requested-with': 'fetch' } });
+  assert.equal(created.status, 201, created.text);
+  const id = created.json.node.id as number;
+  const on = await main.post(`/_/dashboard/nodes/${id}/app`, { enableSignups: true }, { headers: { 'x-requested-with': 'fetch' } });
+  assert.equal(on.status, 200, on.text);
+  assert.equal(on.json.node.enableSignups, true);
+  const host = kiln.hostOf(owner.username);
+  return { owner, main, id, host, ownerDoc: main.on(host), url: `http://${host}/${name}` };
+}
+
+/** A fresh visitor (own cookie jar) signing up on the app's host by AJAX. */
+async function signUp(appHost: string, app: string, fields: Record<string, string> = {}) {
+  const visitor = kiln.client(appHost);
+  const res = await visitor.post('/_/app/signup', { app, email: email('v'), password: PASSWORD, ...fields }, { headers: { 'x-requested-with': 'fetch' } });
+  return { visitor, res };
+}
+
+function save(c: Client, url: string, body: string) {
+  return c.post('/_/save', body, {
+    headers: { 'content-type': 'text/plain;charset=UTF-8', 'document-url': url, origin: new URL(url).origin, 'sec-fetch-site': 'same-origin' },
+  });
+}
+
+/** The first link in the newest mail to `to` whose link contains `part`; waits (bounded) for mail
+ *  sent after the answer (password reset mails go out in the background). */
+async function linkFor(to: string, part: string): Promise<string> {
+  for (let i = 0; i < 100; i++) {
+    const mails = (await outbox().messages()).filter((m) => m.to === to && m.text.includes(part));
+    if (mails.length) return /https?:\/\/\S+/.exec(mails[mails.length - 1].text)![0];
+    await new Promise((r) => setTimeout(r, 20));
+  }
+  throw new Error(`no mail to ${to} with ${part}`);
+}
+
+const pathOf = (url: string) => {
+  const u = new URL(url);
+  return u.pathname + u.search;
+};
+
+test('instance names: the app keeps <app>.html, instances take -1, -2 … skipping names taken anywhere', async () => {
+  assert.equal(instanceName('todo.html', 0), 'todo.html');
+  assert.equal(instanceName('todo.html', 1), 'todo-1.html');
+  assert.equal(instanceName('Notes.htmlclay', 12), 'Notes-12.htmlclay');
+  assert.equal(instanceName('a'.repeat(250) + '.html', 3).length, 255);
+
+  const { host, owner } = await ownerWithApp('todo.html');
+  const first = await signUp(host, 'todo.html');
+  assert.equal(first.res.status, 201, first.res.text);
+  assert.equal(first.res.json.instance.name, 'todo-1.html');
+  const second = await signUp(host, 'todo.html');
+  assert.equal(second.res.json.instance.name, 'todo-2.html');
+  // Another account's document already holds the next name: it is skipped.
+  const other = await createPerson(kiln.services, newPerson());
+  await createNode(kiln.services, other.id, { ownerId: other.id, parentId: 0, type: 'site', name: 'todo-3.html' });
+  const third = await signUp(host, 'todo.html');
+  assert.equal(third.res.json.instance.name, 'todo-4.html');
+
+  // The instance is the app user's own document, on the app user's host, with the app's HTML.
+  const { username, instance } = first.res.json;
+  assert.equal(instance.url, `http://${kiln.hostOf(username)}/todo-1.html`);
+  assert.equal(instance.sourceNodeId, first.res.json.instance.sourceNodeId);
+  const served = await first.visitor.on(kiln.hostOf(username)).get('/todo-1.html');
+  assert.equal(served.status, 200);
+  assert.equal(served.text, APP_V1);
+  const row = await kiln.services.database.db
+    .selectFrom('nodes')
+    .innerJoin('people', 'people.account_id', 'nodes.owner_id')
+    .select(['nodes.type', 'nodes.source_node_id', 'nodes.enable_signups', 'people.account_type', 'people.signup_app_id', 'people.email_confirmed'])
+    .where('nodes.id', '=', instance.id)
+    .executeTakeFirstOrThrow();
+  const app = await kiln.services.database.db.selectFrom('nodes').select('id').where('name_key', '=', 'todo.html').executeTakeFirstOrThrow();
+  assert.deepEqual(row, { type: 'site', source_node_id: app.id, enable_signups: 0, account_type: 'app_user', signup_app_id: app.id, email_confirmed: 0 });
+  // The first version of the copy is recorded as an instance copy.
+  const v = await kiln.services.database.db.selectFrom('versions').select(['backup_number', 'saved_by_kind']).where('node_id', '=', instance.id).execute();
+  assert.deepEqual(v, [{ backup_number: 1, saved_by_kind: 'instance' }]);
+  // The app's owner is untouched by all of this.
+  assert.notEqual(username, owner.username);
+});
+
+test('an index.html app: its first instance is the app user’s own index.html (index names are per account)', async () => {
+  const { host } = await ownerWithApp('index.html');
+  const a = await signUp(host, '/index.html');
+  assert.equal(a.res.status, 201, a.res.text);
+  assert.equal(a.res.json.instance.name, 'index.html');
+  const home = await a.visitor.on(kiln.hostOf(a.res.json.username)).get('/');
+  assert.equal(home.text, APP_V1);
+});
+
+test('editing the app changes no existing instance; a later signup copies the app as it is then', async () => {
+  const { host, ownerDoc, url } = await ownerWithApp('edit-app.html');
+  const before = await signUp(host, 'edit-app.html');
+  const saved = await save(ownerDoc, url, APP_V2);
+  assert.equal(saved.status, 200, saved.text);
+  assert.equal((await ownerDoc.get('/edit-app.html')).text, APP_V2);
+  const instanceHost = kiln.hostOf(before.res.json.username);
+  assert.equal((await kiln.client(instanceHost).get(`/${before.res.json.instance.name}`)).text, APP_V1);
+  const later = await signUp(host, 'edit-app.html');
+  assert.equal((await kiln.client(kiln.hostOf(later.res.json.username)).get(`/${later.res.json.instance.name}`)).text, APP_V2);
+});
+
+test('an app user saves its instance only after confirming its email, and never opens the code editor', async () => {
+  const { host, ownerDoc } = await ownerWithApp('confirm-app.html');
+  const addr = email('c');
+  const visitor = kiln.client(host);
+  const res = await visitor.post('/_/app/signup', { app: 'confirm-app.html', email: addr, password: PASSWORD }, { headers: { 'x-requested-with': 'fetch' } });
+  assert.equal(res.status, 201, res.text);
+  const mine = visitor.on(kiln.hostOf(res.json.username));
+  const url = res.json.instance.url as string;
+
+  // Signed in right away (the cookie covers every document host) but not confirmed yet.
+  const page = await mine.get(`/${res.json.instance.name}`);
+  assert.equal(page.status, 200);
+  assert.equal(visitor.jar.get('isAdminOfCurrentResource', kiln.hostOf(res.json.username)), undefined);
+  const early = await save(mine, url, '<html><body>too early</body></html>');
+  assert.equal(early.status, 403, early.text);
+  assert.equal(early.json.code, 'email-unconfirmed');
+
+  const editor = await mine.get(`/_/edit?path=${res.json.instance.name}`);
+  assert.equal(editor.status, 403);
+
+  // The mailed link is on the app's host; opening it confirms.
+  const link = await linkFor(addr, '/_/app/confirm/');
+  assert.equal(new URL(link).host, host);
+  const confirmed = await kiln.client(host).page(pathOf(link));
+  assert.equal(confirmed.status, 200, confirmed.text);
+  assert.match(confirmed.text, /Email confirmed/);
+  assert.ok(confirmed.text.includes(`href="${url}"`), 'links to the instance');
+  // Opening it a second time (a mail scanner came first) still says confirmed.
+  const again = await kiln.client(host).get(pathOf(link));
+  assert.equal(again.status, 200, again.text);
+  const person = await kiln.services.database.db.selectFrom('people').select('email_confirmed').where('email', '=', addr).executeTakeFirstOrThrow();
+  assert.equal(person.email_confirmed, 1);
+
+  const ok = await save(mine, url, '<html><body>my own list</body></html>');
+  assert.equal(ok.status, 200, ok.text);
+  assert.equal((await mine.get(`/${res.json.instance.name}`)).text, '<html><body>my own list</body></html>');
+  assert.equal((await mine.get(`/_/edit?path=${res.json.instance.name}`)).status, 403, 'still no code editor');
+  // The app and other people's documents stay out of reach.
+  const appSave = await save(visitor, `http://${host}/confirm-app.html`, '<html><body>defaced</body></html>');
+  assert.ok(appSave.status >= 400, appSave.text);
+  assert.equal((await ownerDoc.get('/confirm-app.html')).text, APP_V1);
+  // An invalid link is refused with a page, not a confirmation.
+  const bad = await kiln.client(host).page('/_/app/confirm/' + 'x'.repeat(43));
+  assert.equal(bad.status, 400);
+});
+
+test('a signed-in app user may ask for a new confirmation link', async () => {
+  const { host } = await ownerWithApp('resend-app.html');
+  const addr = email('r');
+  const visitor = kiln.client(host);
+  const res = await visitor.post('/_/app/signup', { app: 'resend-app.html', email: addr, password: PASSWORD }, { headers: { 'x-requested-with': 'fetch' } });
+  assert.equal(res.status, 201);
+  const first = await linkFor(addr, '/_/app/confirm/');
+  const resent = await visitor.post('/_/app/confirm', { app: 'resend-app.html' }, { headers: { 'x-requested-with': 'fetch' } });
+  assert.equal(resent.status, 200, resent.text);
+  const second = await linkFor(addr, '/_/app/confirm/');
+  assert.notEqual(first, second);
+  assert.equal((await kiln.client(host).get(pathOf(second))).status, 200);
+});
+
+test('password reset: same answer for known and unknown emails; the mailed link works once and ends old sessions', async () => {
+  const { host } = await ownerWithApp('reset-app.html');
+  const addr = email('p');
+  const visitor = kiln.client(host);
+  const res = await visitor.post('/_/app/signup', { app: 'reset-app.html', email: addr, password: PASSWORD }, { headers: { 'x-requested-with': 'fetch' } });
+  assert.equal(res.status, 201);
+  const username = res.json.username as string;
+
+  const ask = (who: string) => kiln.client(host).post('/_/app/reset', { app: 'reset-app.html', email: who }, { headers: { 'x-requested-with': 'fetch' } });
+  const known = await ask(addr);
+  const unknown = await ask(`nobody${seq}@example.com`);
+  assert.equal(known.status, 200);
+  assert.equal(unknown.status, known.status);
+  assert.deepEqual(unknown.json, known.json);
+  assert.equal((await ask('not an email')).status, 400);
+
+  const link = await linkFor(addr, '/_/app/reset/');
+  assert.equal(new URL(link).host, host);
+  const form = await kiln.client(host).page(pathOf(link));
+  assert.equal(form.status, 200);
+  assert.match(form.text, /Choose a new password/);
+
+  const stranger = kiln.client(host);
+  const weak = await stranger.post(new URL(link).pathname, { password: 'password' }, { headers: { 'x-requested-with': 'fetch' } });
+  assert.equal(weak.status, 400, 'a common password is refused and the link stays usable');
+  const NEW = 'Brand-new-pw-77-kiln';
+  const done = await stranger.post(new URL(link).pathname + new URL(link).search, { password: NEW }, { headers: { 'x-requested-with': 'fetch' } });
+  assert.equal(done.status, 200, done.text);
+  assert.equal(done.json.url, res.json.instance.url, 'sent to the instance');
+  assert.equal((await stranger.post(new URL(link).pathname, { password: 'Another-pw-88-kiln' }, { headers: { 'x-requested-with': 'fetch' } })).status, 400, 'single use');
+  assert.equal((await kiln.client(host).get(new URL(link).pathname)).status, 400, 'the form is gone too');
+
+  // The old session ended; the old password no longer works; the new one does, and the reset confirmed the email.
+  const mine = visitor.on(kiln.hostOf(username));
+  assert.equal((await save(mine, res.json.instance.url, '<html><body>x</body></html>')).status, 401);
+  const login = (password: string) =>
+    kiln.client(host).post('/_/app/login', { app: 'reset-app.html', email: addr, password }, { headers: { 'x-requested-with': 'fetch' } });
+  assert.equal((await login(PASSWORD)).status, 401);
+  const fresh = kiln.client(host);
+  const signedInAgain = await fresh.post('/_/app/login', { app: 'reset-app.html', email: username, password: NEW }, { headers: { 'x-requested-with': 'fetch' } });
+  assert.equal(signedInAgain.status, 200, signedInAgain.text);
+  assert.equal(signedInAgain.json.url, res.json.instance.url);
+  const saved = await save(fresh.on(kiln.hostOf(username)), res.json.instance.url, '<html><body>after reset</body></html>');
+  assert.equal(saved.status, 200, saved.text);
+});
+
+test('signup refusals: duplicate email 409, taken or invalid username, missing fields, apps only, main host 404', async () => {
+  const { host, id, main } = await ownerWithApp('refuse-app.html');
+  const addr = email('d');
+  const first = await signUp(host, 'refuse-app.html', { email: addr, username: `chosen${process.pid}` });
+  assert.equal(first.res.status, 201, first.res.text);
+  assert.equal(first.res.json.username, `chosen${process.pid}`);
+  const dup = await signUp(host, 'refuse-app.html', { email: addr.toUpperCase() });
+  assert.equal(dup.res.status, 409);
+  assert.equal(dup.res.json.code, 'email-taken');
+  const takenName = await signUp(host, 'refuse-app.html', { username: `chosen${process.pid}` });
+  assert.equal(takenName.res.status, 409);
+  assert.equal(takenName.res.json.code, 'username-taken');
+  assert.equal((await signUp(host, 'refuse-app.html', { username: 'admin' })).res.status, 400, 'reserved: it would name a host');
+  assert.equal((await signUp(host, 'refuse-app.html', { username: 'Bad_Name' })).res.status, 400);
+  assert.equal((await signUp(host, 'refuse-app.html', { password: 'short' })).res.status, 400);
+  assert.equal((await signUp(host, 'refuse-app.html', { email: '' })).res.status, 400);
+  // The app user count did not move with the refusals.
+  const n = await kiln.services.database.db.selectFrom('nodes').select('id').where('source_node_id', '=', id).execute();
+  assert.equal(n.length, 1);
+
+  // A document that is not an app, a missing one, the main host: 404. Signups off: 404, copies stay.
+  const plain = await main.post('/_/dashboard/nodes', { type: 'site', name: 'plain-doc.html' }, { headers: { 'x-requested-with': 'fetch' } });
+  assert.equal(plain.status, 201);
+  assert.equal((await signUp(host, 'plain-doc.html')).res.status, 404);
+  assert.equal((await signUp(host, 'nope.html')).res.status, 404);
+  assert.equal((await kiln.client().post('/_/app/signup', { app: 'refuse-app.html', email: email('m'), password: PASSWORD })).status, 404);
+  const off = await main.post(`/_/dashboard/nodes/${id}/app`, { enableSignups: false }, { headers: { 'x-requested-with': 'fetch' } });
+  assert.equal(off.status, 200);
+  assert.equal(off.json.node.enableSignups, false);
+  assert.equal((await signUp(host, 'refuse-app.html')).res.status, 404);
+  assert.equal((await kiln.client(host).page('/_/app/signup?app=refuse-app.html')).status, 404);
+  assert.equal((await kiln.client(kiln.hostOf(first.res.json.username)).get(`/${first.res.json.instance.name}`)).status, 200);
+});
+
+test('a private app takes no signups from strangers (it answers like a missing one)', async () => {
+  const { host, id, main } = await ownerWithApp('private-app.html');
+  const vis = await main.post(`/_/dashboard/nodes/${id}/visibility`, { visibility: 'private' }, { headers: { 'x-requested-with': 'fetch' } });
+  assert.equal(vis.status, 200);
+  assert.equal((await signUp(host, 'private-app.html')).res.status, 404);
+});
+
+test('only the owner turns a document into an app; app users and strangers cannot', async () => {
+  const { id, host } = await ownerWithApp('owned-app.html');
+  const otherDev = kiln.client();
+  await signedIn(kiln, otherDev);
+  const r = await otherDev.post(`/_/dashboard/nodes/${id}/app`, { enableSignups: false }, { headers: { 'x-requested-with': 'fetch' } });
+  assert.equal(r.status, 400);
+  assert.equal(r.json.code, 'not-owner');
+  const appUser = await signUp(host, 'owned-app.html');
+  const main = appUser.visitor.on(kiln.config.rootDomain);
+  assert.equal((await main.post(`/_/dashboard/nodes/${id}/app`, { enableSignups: false }, { headers: { 'x-requested-with': 'fetch' } })).status, 403);
+  // Nor can an app user make its instance an app.
+  assert.equal(
+    (await main.post(`/_/dashboard/nodes/${appUser.res.json.instance.id}/app`, { enableSignups: true }, { headers: { 'x-requested-with': 'fetch' } })).status,
+    403,
+  );
+  assert.equal((await kiln.client().post(`/_/dashboard/nodes/${id}/app`, { enableSignups: false }, { headers: { 'x-requested-with': 'fetch' } })).status, 401);
+  // The toggle answers with the refreshed node list, like every dashboard operation.
+  const ownerMain = kiln.client();
+  const dev = await signedIn(kiln, ownerMain);
+  const doc = await ownerMain.post('/_/dashboard/nodes', { type: 'site', name: 'toggle-me.html' }, { headers: { 'x-requested-with': 'fetch' } });
+  const on = await ownerMain.post(`/_/dashboard/nodes/${doc.json.node.id}/app`, { enableSignups: '1' }, { headers: { 'x-requested-with': 'fetch' } });
+  assert.equal(on.status, 200);
+  assert.match(on.json.html, /Stop signups/);
+  assert.ok(on.json.html.includes(`/_/app/signup?app=toggle-me.html`));
+  assert.ok(on.json.msg.includes(`http://${kiln.hostOf(dev.username)}/_/app/signup?app=toggle-me.html`));
+  // A browser form post comes back to the dashboard.
+  const form = await ownerMain.post(`/_/dashboard/nodes/${doc.json.node.id}/app`, { enableSignups: '0' }, { form: true, headers: { accept: 'text/html' } });
+  assert.equal(form.status, 302);
+  assert.match(form.headers.location!, /^\/_\/dashboard\?msg=/);
+  const page = await ownerMain.page('/_/dashboard');
+  assert.match(page.text, /Make it an app/);
+});
+
+test('browser forms: signup redirects to the instance; a refusal comes back to the form with the message', async () => {
+  const { host } = await ownerWithApp('forms-app.html');
+  const visitor = kiln.client(host);
+  const form = await visitor.page('/_/app/signup?app=forms-app.html');
+  assert.equal(form.status, 200);
+  assert.match(form.text, /name="app" value="forms-app.html"/);
+  const posted = await visitor.post('/_/app/signup', { app: 'forms-app.html', email: email('f'), password: PASSWORD }, { form: true, headers: { accept: 'text/html' } });
+  assert.equal(posted.status, 302, posted.text);
+  const location = posted.headers.location!;
+  assert.match(location, new RegExp(`^http://[a-z0-9-]+\\.${kiln.config.rootDomain.replace(/[.]/g, '\\.')}/forms-app-1\\.html$`));
+  const instance = await visitor.on(new URL(location).host).page(new URL(location).pathname);
+  assert.equal(instance.status, 200);
+  assert.equal(instance.text, APP_V1);
+
+  const refused = await kiln.client(host).post('/_/app/signup', { app: 'forms-app.html', email: 'bad', password: PASSWORD }, { form: true, headers: { accept: 'text/html' } });
+  assert.equal(refused.status, 302);
+  const back = new URL(refused.headers.location!, 'http://x');
+  assert.equal(back.pathname, '/_/app/signup');
+  assert.equal(back.searchParams.get('app'), 'forms-app.html');
+  assert.equal(back.searchParams.get('msgType'), 'error');
+
+  // Sign in by form: to the caller's instance.
+  const login = await kiln.client(host).page('/_/app/login?app=forms-app.html');
+  assert.equal(login.status, 200);
+  assert.match(login.text, /Forgot your password/);
+  const reset = await kiln.client(host).page('/_/app/reset?app=forms-app.html');
+  assert.equal(reset.status, 200);
+  // Cross-site form posts are refused.
+  const cross = await kiln.client(host).post('/_/app/signup', { app: 'forms-app.html', email: email('x'), password: PASSWORD }, { form: true, headers: { origin: 'http://evil.example' } });
+  assert.equal(cross.status, 403);
+});
+
+test('concurrent signups on one app get distinct instance names', async () => {
+  const { host } = await ownerWithApp('rush.html');
+  const N = 8;
+  const results = await Promise.all(Array.from({ length: N }, () => signUp(host, 'rush.html')));
+  for (const r of results) assert.equal(r.res.status, 201, r.res.text);
+  const names = results.map((r) => r.res.json.instance.name as string).sort((a, b) => a.localeCompare(b, 'en', { numeric: true }));
+  assert.deepEqual(names, Array.from({ length: N }, (_, i) => `rush-${i + 1}.html`));
+  // Each is served, on its own owner's host.
+  for (const r of results) assert.equal((await kiln.client(kiln.hostOf(r.res.json.username)).get(`/${r.res.json.instance.name}`)).text, APP_V1);
+});
+
+test('concurrent instance copies (no password hashing between them) still get distinct names', async () => {
+  const { id } = await ownerWithApp('burst.html');
+  const people = await Promise.all(Array.from({ length: 10 }, () => createPerson(kiln.services, newPerson({ accountType: 'app_user', emailConfirmed: false }))));
+  const made = await Promise.all(people.map((p) => createInstance(kiln.services, p.id, id)));
+  assert.deepEqual(
+    made.map((n) => n.name).sort((a, b) => a.localeCompare(b, 'en', { numeric: true })),
+    Array.from({ length: 10 }, (_, i) => `burst-${i + 1}.html`),
+  );
+  // A second sign-in of the same person reuses its instance instead of making another.
+  const again = await Promise.all([createInstance(kiln.services, people[0].id, id, { reuseExisting: true }), createInstance(kiln.services, people[0].id, id, { reuseExisting: true })]);
+  assert.deepEqual(again.map((n) => n.id), [made[0].id, made[0].id]);
+});
