@@ -3,6 +3,7 @@ import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { Services } from '../services.ts';
 import type { HostInfo } from './context.ts';
 import { notFound } from '../errors.ts';
+import { TtlCache } from '../core/ttl-cache.ts';
 
 /** Names that reach the main app without DNS set-up (command-line clients, the desktop sync tool). */
 const LOOPBACK = new Set(['localhost', '127.0.0.1', '[::1]', '::1']);
@@ -13,9 +14,14 @@ export function hostnameOf(req: FastifyRequest): string {
   return raw.startsWith('[') ? raw.slice(0, raw.indexOf(']') + 1) : raw.replace(/:\d+$/, '');
 }
 
+/** Found hosts are remembered for a few seconds (every document GET needs one); unknown hosts are
+ *  never cached, so a new account or an activated domain serves at once. */
+const HOST_CACHE_MS = 5_000;
+
 export function registerHosts(app: FastifyInstance, s: Services) {
   const root = s.config.rootHostname;
   const suffix = '.' + root;
+  const known = new TtlCache<HostInfo>(HOST_CACHE_MS, 10_000);
   app.decorateRequest('site', null as never);
   app.addHook('onRequest', async (req) => {
     const name = hostnameOf(req);
@@ -23,6 +29,16 @@ export function registerHosts(app: FastifyInstance, s: Services) {
       req.site = { kind: 'main' };
       return;
     }
+    const cached = known.get(name);
+    if (cached) {
+      req.site = cached;
+      return;
+    }
+    req.site = await lookupHost(name);
+    known.set(name, req.site);
+  });
+
+  async function lookupHost(name: string): Promise<HostInfo> {
     const { db } = s.database;
     if (name.endsWith(suffix)) {
       const label = name.slice(0, -suffix.length);
@@ -30,8 +46,7 @@ export function registerHosts(app: FastifyInstance, s: Services) {
         ? undefined
         : await db.selectFrom('accounts').select(['id', 'username']).where('username', '=', label).executeTakeFirst();
       if (!account) throw notFound('No such site.');
-      req.site = { kind: 'account', accountId: account.id, username: account.username };
-      return;
+      return { kind: 'account', accountId: account.id, username: account.username };
     }
     const domain = await db
       .selectFrom('domains')
@@ -41,6 +56,6 @@ export function registerHosts(app: FastifyInstance, s: Services) {
       .where('domains.status', '=', 'active')
       .executeTakeFirst();
     if (!domain) throw notFound('Unknown host.');
-    req.site = { kind: 'domain', accountId: domain.id, username: domain.username, domain: domain.domain };
-  });
+    return { kind: 'domain', accountId: domain.id, username: domain.username, domain: domain.domain };
+  }
 }
