@@ -9,7 +9,7 @@
 // - a folder: a digest of its own id, parent, path and name and of the versions of its children, in id
 //   order (a Merkle tree), so it changes whenever anything under it does — a file saved, added,
 //   removed, renamed or moved in or out at any depth — as the desktop engine expects.
-// The wire form is `sv` + 14 base-36 characters (a 64-bit digest), e.g. `sv0k3x…`. The digest is a
+// The wire form is `sv` + 16 hex characters (a 64-bit digest), e.g. `sv3f0c…`. The digest is a
 // fast non-cryptographic one (two multiply-xor lanes): it guards against accidental staleness, not
 // against an adversary — a key holder may change the node anyway. Listing 10,000 nodes digests them
 // all, so it must cost microseconds, not a SHA per node.
@@ -29,32 +29,58 @@ export function versioned(n: { id: number; parent_id: number; type: VersionedNod
   return { id: n.id, parentId: n.parent_id, type: n.type, path: n.path, name: n.name, checksum: n.checksum };
 }
 
-/** A 64-bit digest of several strings (each followed by a separator), without joining them. */
-function digest(parts: ReadonlyArray<string | number>): string {
-  let h1 = 0x9e3779b9;
-  let h2 = 0x85ebca6b;
-  for (const part of parts) {
-    const text = typeof part === 'number' ? String(part) : part;
-    for (let i = 0; i < text.length; i++) {
-      const c = text.charCodeAt(i);
-      h1 = Math.imul(h1 ^ c, 0x9e3779b1);
-      h2 = Math.imul(h2 ^ c, 0x5f356495);
-    }
-    h1 = Math.imul(h1 ^ 0x7c, 0x9e3779b1);
-    h2 = Math.imul(h2 ^ 0x7c, 0x5f356495);
+// The digest's two 32-bit lanes live here while one digest is computed (no allocation per field).
+let h1 = 0;
+let h2 = 0;
+
+function start() {
+  h1 = 0x9e3779b9;
+  h2 = 0x85ebca6b;
+}
+function mixString(text: string) {
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    h1 = Math.imul(h1 ^ c, 0x9e3779b1);
+    h2 = Math.imul(h2 ^ c, 0x5f356495);
   }
+  mixNumber(0x7c); // a separator, so ("ab","c") and ("a","bc") differ
+}
+function mixNumber(n: number) {
+  h1 = Math.imul(h1 ^ (n | 0), 0x9e3779b1);
+  h2 = Math.imul(h2 ^ ((n / 0x100000000) | 0), 0x5f356495);
+  h1 = Math.imul(h1 ^ (h1 >>> 15), 0x85ebca6b);
+  h2 = Math.imul(h2 ^ (h2 >>> 15), 0xc2b2ae35);
+}
+const HEX: string[] = Array.from({ length: 256 }, (_, i) => i.toString(16).padStart(2, '0'));
+function finish(): string {
   // Final avalanche, each lane folding in the other.
-  h1 = Math.imul(h1 ^ (h1 >>> 16), 0x85ebca6b) ^ Math.imul(h2 ^ (h2 >>> 13), 0xc2b2ae35);
-  h2 = Math.imul(h2 ^ (h2 >>> 16), 0x85ebca6b) ^ Math.imul(h1 ^ (h1 >>> 13), 0xc2b2ae35);
-  h1 ^= h1 >>> 16;
-  h2 ^= h2 >>> 16;
-  return 'sv' + (h1 >>> 0).toString(36).padStart(7, '0') + (h2 >>> 0).toString(36).padStart(7, '0');
+  let a = Math.imul(h1 ^ (h1 >>> 16), 0x85ebca6b) ^ Math.imul(h2 ^ (h2 >>> 13), 0xc2b2ae35);
+  let b = Math.imul(h2 ^ (h2 >>> 16), 0x85ebca6b) ^ Math.imul(a ^ (a >>> 13), 0xc2b2ae35);
+  a ^= a >>> 16;
+  b ^= b >>> 16;
+  return (
+    'sv' +
+    HEX[(a >>> 24) & 255] + HEX[(a >>> 16) & 255] + HEX[(a >>> 8) & 255] + HEX[a & 255] +
+    HEX[(b >>> 24) & 255] + HEX[(b >>> 16) & 255] + HEX[(b >>> 8) & 255] + HEX[b & 255]
+  );
+}
+
+/** The fields every version starts with. */
+function mixOwn(n: VersionedNode) {
+  mixString(n.type);
+  mixNumber(n.id);
+  mixNumber(n.parentId);
+  mixString(n.path);
+  mixString(n.name);
 }
 
 
 /** The version of a document or upload. */
 export function fileVersion(n: VersionedNode): string {
-  return digest([n.type, n.id, n.parentId, n.path, n.name, n.checksum ?? '']);
+  start();
+  mixOwn(n);
+  mixString(n.checksum ?? '');
+  return finish();
 }
 
 /** Versions of every node of one account's tree (the rows must be the whole tree). One pass:
@@ -90,10 +116,11 @@ export function analyzeTree<T extends VersionedNode>(rows: readonly T[]): { vers
         continue;
       }
       stack.pop();
-      const n = top.node;
-      const parts: Array<string | number> = [n.type, n.id, n.parentId, n.path, n.name];
-      for (const k of kids.slice().sort((a, b) => a.id - b.id)) parts.push(out.get(k.id) ?? '');
-      out.set(n.id, digest(parts));
+      const sorted = kids.length > 1 ? kids.slice().sort((a, b) => a.id - b.id) : kids;
+      start();
+      mixOwn(top.node);
+      for (const k of sorted) mixString(out.get(k.id) ?? '');
+      out.set(top.node.id, finish());
     }
     return out.get(f.id)!;
   };
