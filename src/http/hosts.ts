@@ -17,11 +17,19 @@ export function hostnameOf(req: FastifyRequest): string {
 /** Found hosts are remembered for a few seconds (every document GET needs one); unknown hosts are
  *  never cached, so a new account or an activated domain serves at once. */
 const HOST_CACHE_MS = 5_000;
+const hostCaches = new WeakMap<Services, TtlCache<HostInfo>>();
+
+/** Forgets a remembered host in this process (a custom domain that stopped being active is no longer
+ *  served here at once; other processes forget it within HOST_CACHE_MS). */
+export function forgetHost(s: Services, name: string): void {
+  hostCaches.get(s)?.delete(name);
+}
 
 export function registerHosts(app: FastifyInstance, s: Services) {
   const root = s.config.rootHostname;
   const suffix = '.' + root;
   const known = new TtlCache<HostInfo>(HOST_CACHE_MS, 10_000);
+  hostCaches.set(s, known);
   app.decorateRequest('site', null as never);
   app.addHook('onRequest', async (req) => {
     const name = hostnameOf(req);

@@ -88,7 +88,11 @@ function actions(tree: Tree, n: NodeRow): Html {
       ? html`<form method="post" action="${base}/app"><input type="hidden" name="enableSignups" value="${n.enable_signups ? '0' : '1'}">
   <button class="secondary" type="submit" title="${n.enable_signups ? 'Visitors can sign up and get their own copy. Click to stop new signups (existing copies stay).' : 'Let visitors sign up and get their own copy of this document.'}">${n.enable_signups ? 'Stop signups' : 'Make it an app'}</button></form>`
       : '';
-  return html`${app}<details><summary>Rename</summary>
+  const share =
+    n.type === 'site'
+      ? html`<a class="button secondary" href="${base}/sharing" title="${n.share_enabled ? 'Anyone with the share link may view and save it. Manage the link.' : 'Share a link that lets others view and save it.'}">${n.share_enabled ? 'Shared' : 'Share'}</a>`
+      : '';
+  return html`${app}${share}<details><summary>Rename</summary>
   <form method="post" action="${base}/rename"><input name="name" value="${n.name}" required maxlength="${limits.nameLength}" aria-label="New name">
   <button type="submit">Rename</button></form></details>
 <details><summary>Move</summary>

@@ -31,7 +31,7 @@ export function page(o: PageOpts): string {
 <title>${o.title} · Kiln</title><style>${raw(STYLE)}</style></head>
 <body><header><a class="brand" href="/">Kiln</a><nav>${
     o.username
-      ? html`<a href="/_/dashboard">Dashboard</a><a href="/_/dashboard/keys">Sync keys</a><a href="/_/dashboard/teams">Teams</a><span class="muted">${o.username}</span><form method="post" action="/_/logout" style="margin:0"><button class="link" type="submit">Sign out</button></form>`
+      ? html`<a href="/_/dashboard">Dashboard</a><a href="/_/dashboard/keys">Sync keys</a><a href="/_/dashboard/teams">Teams</a><a href="/_/dashboard/domains">Domains</a><span class="muted">${o.username}</span><form method="post" action="/_/logout" style="margin:0"><button class="link" type="submit">Sign out</button></form>`
       : html`<a href="/_/login">Sign in</a><a href="/_/signup">Sign up</a>`
   }</nav></header>
 <main>${o.msg ? html`<div class="msg ${o.msg.type === 'error' ? 'error' : 'success'}" role="status">${o.msg.text}</div>` : ''}${o.body}</main>

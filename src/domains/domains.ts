@@ -1,0 +1,149 @@
+// Custom domains: an account's documents served at a domain of its own (`docs.example.com/` serves the
+// account's index.html, `docs.example.com/app.html` its app.html, like `<username>.<root>`).
+//
+// States (the spec's table, plus the parts it leaves open; the provider's webhook drives them,
+// src/domains/webhook.ts):
+//
+//   (none)     ──add──────────────▶ pending     DNS instructions issued: a CNAME to the root domain and a
+//                                               TXT verification value
+//   pending    ──dns.verifying────▶ verifying   the provider started checking DNS
+//   failed     ──dns.verifying────▶ verifying
+//   pending    ──dns.verified─────▶ active      sslStatus `pending`: SSL is being provisioned
+//   verifying  ──dns.verified─────▶ active
+//   failed     ──dns.verified─────▶ active
+//   pending    ──dns.failed───────▶ failed      DNS does not (or no longer) point here
+//   verifying  ──dns.failed───────▶ failed
+//   active     ──dns.failed───────▶ failed      no longer served
+//   active     ──ssl.issued───────▶ active      sslStatus `issued`
+//   active     ──ssl.failed───────▶ active      sslStatus `failed`
+//   any        ──remove───────────▶ (none)      the owner removes it; no longer served
+//
+// Only `active` domains are served (src/http/hosts.ts) and answered 200 by Caddy's `ask` endpoint.
+import { randomHex } from '../clock.ts';
+import type { Services } from '../services.ts';
+import type { DomainsTable } from '../store/schema.ts';
+import type { Selectable } from 'kysely';
+import { badRequest, conflict, notFound } from '../errors.ts';
+import { isUniqueViolation } from '../store/db.ts';
+import { checkHostname } from './hostname.ts';
+
+export type DomainRow = Selectable<DomainsTable>;
+export type DomainStatus = DomainsTable['status'];
+
+export interface DnsRecord {
+  type: 'CNAME' | 'TXT';
+  name: string;
+  value: string;
+}
+
+export interface DnsInstructions {
+  /** Points the domain at Kiln (use ALIAS/ANAME, or the root domain's A/AAAA records, at a zone apex). */
+  cname: DnsRecord;
+  /** Proves control of the domain to the provider that verifies it. */
+  txt: DnsRecord;
+}
+
+/** A domain as the dashboard and API clients see it. */
+export interface DomainInfo {
+  id: number;
+  domain: string;
+  status: DomainStatus;
+  sslStatus: string | null;
+  providerId: string | null;
+  dns: DnsInstructions;
+  createdAt: string;
+}
+
+/** Name of the TXT record that carries the verification value. */
+export const TXT_PREFIX = '_kiln-verification';
+
+export function publicDomain(row: DomainRow): DomainInfo {
+  let dns: DnsInstructions;
+  try {
+    dns = JSON.parse(row.dns_instructions) as DnsInstructions;
+  } catch {
+    dns = { cname: { type: 'CNAME', name: row.domain, value: '' }, txt: { type: 'TXT', name: `${TXT_PREFIX}.${row.domain}`, value: '' } };
+  }
+  return {
+    id: row.id,
+    domain: row.domain,
+    status: row.status,
+    sslStatus: row.ssl_status,
+    providerId: row.provider_id,
+    dns,
+    createdAt: row.created_at,
+  };
+}
+
+export function dnsInstructionsFor(domain: string, rootHostname: string): DnsInstructions {
+  return {
+    cname: { type: 'CNAME', name: domain, value: rootHostname },
+    txt: { type: 'TXT', name: `${TXT_PREFIX}.${domain}`, value: `kiln-verification=${randomHex(16)}` },
+  };
+}
+
+/** Adds a domain to an account: `pending`, with its DNS instructions. 400 for an invalid name,
+ *  409 when any account already has it. */
+export async function addDomain(s: Services, accountId: number, input: unknown): Promise<DomainInfo> {
+  const checked = checkHostname(input, s.config.rootHostname);
+  if (!checked.ok) throw badRequest(checked.problem, 'invalid-domain');
+  const { db } = s.database;
+  const dns = dnsInstructionsFor(checked.domain, s.config.rootHostname);
+  try {
+    const row = await db
+      .insertInto('domains')
+      .values({
+        account_id: accountId,
+        domain: checked.domain,
+        status: 'pending',
+        ssl_status: null,
+        provider_id: null,
+        dns_instructions: JSON.stringify(dns),
+        created_at: s.clock.now().toISOString(),
+      })
+      .returningAll()
+      .executeTakeFirstOrThrow();
+    return publicDomain(row);
+  } catch (err) {
+    if (isUniqueViolation(err)) throw conflict(`The domain ${checked.domain} is already added.`, 'domain-taken');
+    throw err;
+  }
+}
+
+export async function listDomains(s: Services, accountId: number): Promise<DomainInfo[]> {
+  const rows = await s.database.db.selectFrom('domains').selectAll().where('account_id', '=', accountId).orderBy('domain').execute();
+  return rows.map(publicDomain);
+}
+
+export async function countDomains(s: Services, accountId: number): Promise<number> {
+  const r = await s.database.db.selectFrom('domains').select((eb) => eb.fn.countAll<number>().as('n')).where('account_id', '=', accountId).executeTakeFirst();
+  return Number(r?.n ?? 0);
+}
+
+/** Removes one of the account's domains (it stops being served at once). */
+export async function removeDomain(s: Services, accountId: number, id: number): Promise<DomainInfo> {
+  const row = await s.database.db.deleteFrom('domains').where('id', '=', id).where('account_id', '=', accountId).returningAll().executeTakeFirst();
+  if (!row) throw notFound('No such domain.');
+  return publicDomain(row);
+}
+
+/** A domain name as a provider or Caddy sends it: lowercase, no trailing dot, no port. */
+export function normalizeDomain(name: string): string {
+  return name.trim().toLowerCase().replace(/\.$/, '').replace(/:\d+$/, '');
+}
+
+/** Whether Kiln serves this host name, for Caddy's on-demand TLS `ask`: an active custom domain, the
+ *  root domain, or the document host of an existing account. */
+export async function isServedHost(s: Services, name: string): Promise<boolean> {
+  const host = normalizeDomain(name);
+  if (!host || host.length > 253) return false;
+  const root = s.config.rootHostname;
+  const { db } = s.database;
+  if (host === root) return true;
+  if (host.endsWith('.' + root)) {
+    const label = host.slice(0, -root.length - 1);
+    if (label.includes('.')) return false;
+    return !!(await db.selectFrom('accounts').select('id').where('username', '=', label).executeTakeFirst());
+  }
+  return !!(await db.selectFrom('domains').select('id').where('domain', '=', host).where('status', '=', 'active').executeTakeFirst());
+}

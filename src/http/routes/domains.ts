@@ -1,0 +1,124 @@
+// Custom domains (src/domains/). Management is for signed-in developers on the main app; bodies may be
+// JSON or form-encoded; every management call counts against `limits.domainCalls` (10 a minute per
+// user; beyond it 429 with Retry-After).
+//
+//   GET  /_/dashboard/domains              page; JSON {msg, msgType, domains} for programs
+//   POST /_/dashboard/domains              {domain} → 201 {msg, msgType, domain} (`pending`, with `dns`:
+//                                          a CNAME to the root domain and a TXT verification value);
+//                                          400 invalid name, 409 already added (by anyone)
+//   POST /_/dashboard/domains/:id/delete   → {msg, msgType, domain}
+//
+//   POST /_/webhooks/domains               the domain provider's events, HMAC-signed (src/domains/webhook.ts)
+//   GET  /_/domains/ask?domain=<host>      Caddy's on-demand TLS `ask`: 200 for a host Kiln serves (an
+//                                          active custom domain, the root domain, an account's document
+//                                          host), 404 otherwise
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import type { RoutePlugin } from './index.ts';
+import type { Actor } from '../context.ts';
+import { KilnError, badRequest, notFound } from '../../errors.ts';
+import { authorize } from '../../access/authorize.ts';
+import { assertSameOrigin } from '../origin.ts';
+import { wantsHtml, withMessage } from '../answers.ts';
+import { addDomain, isServedHost, listDomains, removeDomain } from '../../domains/domains.ts';
+import { countDomainCall } from '../../domains/limiter.ts';
+import { DOMAIN_WEBHOOK_PATH, SIGNATURE_HEADER, applyDomainEvent, parseDomainEvent, verifyDomainSignature } from '../../domains/webhook.ts';
+import { domainsPage } from '../../ui/domains.ts';
+import { forgetHost } from '../hosts.ts';
+
+const DOMAINS = '/_/dashboard/domains';
+/** Webhook bodies are small JSON objects. */
+const WEBHOOK_BODY_LIMIT = 64 * 1024;
+
+const plugin: RoutePlugin = async (app, { services: s }) => {
+  /** A signed-in developer on the main app (strangers 401, app users 403); the call is counted. */
+  async function manager(req: FastifyRequest, write: boolean): Promise<Actor> {
+    if (req.site.kind !== 'main') throw notFound();
+    if (write) assertSameOrigin(req);
+    authorize({ actor: req.actor }, null, 'manage');
+    await countDomainCall(s, req.actor!.accountId);
+    return req.actor!;
+  }
+
+  async function operate(req: FastifyRequest, reply: FastifyReply, op: (actor: Actor) => Promise<{ msg: string; status?: number; extra: Record<string, unknown> }>) {
+    let result: { msg: string; status?: number; extra: Record<string, unknown> };
+    try {
+      result = await op(await manager(req, true));
+    } catch (err) {
+      // Browser form posts come back to the page with the refusal (sign-in and 429 keep their answers).
+      if (wantsHtml(req) && err instanceof KilnError && err.status !== 401 && err.status !== 429 && req.site.kind === 'main') {
+        return reply.redirect(withMessage(DOMAINS, err.message, 'error'), 302);
+      }
+      throw err;
+    }
+    if (wantsHtml(req)) return reply.redirect(withMessage(DOMAINS, result.msg, 'success'), 302);
+    return reply.code(result.status ?? 200).send({ msg: result.msg, msgType: 'success', ...result.extra });
+  }
+
+  app.get(DOMAINS, async (req, reply) => {
+    const actor = await manager(req, false);
+    const domains = await listDomains(s, actor.accountId);
+    reply.header('cache-control', 'no-store');
+    if (!wantsHtml(req)) return reply.send({ msg: '', msgType: 'success', domains });
+    const q = req.query as Record<string, unknown>;
+    const msg = typeof q.msg === 'string' && q.msg ? { text: q.msg.slice(0, 500), type: q.msgType === 'error' ? 'error' : 'success' } : undefined;
+    return reply.type('text/html; charset=utf-8').send(domainsPage({ username: actor.username, domains, rootHostname: s.config.rootHostname, msg }));
+  });
+
+  app.post(DOMAINS, (req, reply) =>
+    operate(req, reply, async (actor) => {
+      const domain = await addDomain(s, actor.accountId, (req.body as Record<string, unknown> | undefined)?.domain);
+      return {
+        msg: `Added ${domain.domain}. Point it at ${domain.dns.cname.value} (CNAME) and add the TXT record ${domain.dns.txt.name}; it is served once DNS is verified.`,
+        status: 201,
+        extra: { domain },
+      };
+    }),
+  );
+
+  app.post(`${DOMAINS}/:id/delete`, (req, reply) =>
+    operate(req, reply, async (actor) => {
+      const raw = (req.params as { id: string }).id;
+      if (!/^\d{1,15}$/.test(raw)) throw notFound('No such domain.');
+      const domain = await removeDomain(s, actor.accountId, Number(raw));
+      forgetHost(s, domain.domain);
+      return { msg: `Removed ${domain.domain}: your documents are no longer served there.`, extra: { domain } };
+    }),
+  );
+
+  app.get('/_/domains/ask', async (req, reply) => {
+    if (req.site.kind !== 'main') throw notFound();
+    const name = (req.query as Record<string, unknown>).domain;
+    if (typeof name !== 'string' || name === '') throw badRequest('The domain parameter is required.', 'missing-domain');
+    reply.header('cache-control', 'no-store');
+    if (!(await isServedHost(s, name))) throw notFound('Kiln does not serve that domain.');
+    return reply.send({ msg: 'Kiln serves this domain.', msgType: 'success' });
+  });
+
+  // The webhook needs the exact body bytes for its signature: its own parser, in its own context.
+  await app.register(async (hook) => {
+    hook.removeAllContentTypeParsers();
+    hook.addContentTypeParser('*', { parseAs: 'buffer', bodyLimit: WEBHOOK_BODY_LIMIT }, (_req, body, done) => done(null, body));
+    hook.post(DOMAIN_WEBHOOK_PATH, { bodyLimit: WEBHOOK_BODY_LIMIT }, async (req, reply) => {
+      if (req.site.kind !== 'main') throw notFound();
+      const secret = s.config.domainWebhookSecret;
+      if (!secret) throw new KilnError(503, 'The domain webhook is not configured (DOMAIN_WEBHOOK_SECRET).', 'webhook-not-configured');
+      const body = Buffer.isBuffer(req.body) ? req.body : Buffer.alloc(0);
+      const header = req.headers[SIGNATURE_HEADER];
+      if (header === undefined) throw new KilnError(401, `The ${SIGNATURE_HEADER} header is required.`, 'signature-missing');
+      if (!verifyDomainSignature(secret, body, header)) throw new KilnError(401, 'The signature does not match the body.', 'signature-invalid');
+      const event = parseDomainEvent(body);
+      const applied = await applyDomainEvent(s, event);
+      // Served only while active: a domain that stopped being active is forgotten by the host cache.
+      if (applied.domain.status !== 'active') forgetHost(s, applied.domain.domain);
+      const msg =
+        applied.outcome === 'duplicate'
+          ? `Event ${event.id} was already received.`
+          : applied.outcome === 'unchanged'
+            ? `${applied.domain.domain} was already ${applied.domain.status}.`
+            : `${applied.domain.domain}: ${event.type} applied.`;
+      return reply.send({ msg, msgType: 'success', outcome: applied.outcome, domain: applied.domain });
+    });
+  });
+};
+
+export default plugin;
