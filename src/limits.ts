@@ -5,6 +5,46 @@ const MB = 1024 * 1024;
 export const MINUTE = 60_000;
 export const DAY = 24 * 60 * MINUTE;
 
+/** An allowance that grows with months active: min(cap, base + perMonth × whole months active). */
+export interface Growth {
+  base: number;
+  perMonth: number;
+  cap: number;
+}
+
+/** The numbers of each plan tier (the rules that use them: src/billing/plans.ts).
+ *  Prices are in currency units (monthly / annual); a Stripe checkout for one of these amounts
+ *  buys that tier when its metadata does not name the plan. */
+export const planLimits = {
+  free: {
+    sites: 10,
+    uploadSize: 10 * MB,
+    price: null,
+    subdomains: { base: 1, perMonth: 0, cap: 1 },
+    customDomains: { base: 0, perMonth: 0, cap: 0 },
+    apps: { base: 1, perMonth: 0, cap: 1 },
+  },
+  personal: {
+    sites: 2000,
+    uploadSize: 20 * MB,
+    price: { monthly: 6, annual: 48 },
+    subdomains: { base: 1, perMonth: 1, cap: 5 },
+    customDomains: { base: 1, perMonth: 1, cap: 3 },
+    apps: { base: 2, perMonth: 1, cap: 10 },
+  },
+  maker: {
+    sites: 2000,
+    uploadSize: 100 * MB,
+    price: { monthly: 15, annual: 120 },
+    subdomains: { base: 3, perMonth: 1, cap: 20 },
+    customDomains: { base: 2, perMonth: 1, cap: 10 },
+    apps: { base: 5, perMonth: 1, cap: 50 },
+  },
+} as const satisfies Record<
+  Plan,
+  { sites: number; uploadSize: number; price: { monthly: number; annual: number } | null; subdomains: Growth; customDomains: Growth; apps: Growth }
+>;
+
 export const limits = {
   /** PUT /_/sync/nodes/<id>/content and every document save. */
   documentSize: 5 * MB,
@@ -16,16 +56,18 @@ export const limits = {
     text: 5 * MB,
     form: 2 * MB,
   },
-  uploadSize: { free: 10 * MB, personal: 20 * MB, maker: 100 * MB } satisfies Record<Plan, number>,
+  uploadSize: { free: planLimits.free.uploadSize, personal: planLimits.personal.uploadSize, maker: planLimits.maker.uploadSize } satisfies Record<Plan, number>,
   /** Sites per account. Paid plans are configured at 2000 and reported as unlimited. */
-  sites: { free: 10, personal: 2000, maker: 2000 } satisfies Record<Plan, number>,
+  sites: { free: planLimits.free.sites, personal: planLimits.personal.sites, maker: planLimits.maker.sites } satisfies Record<Plan, number>,
   folderDepth: 5,
   nameLength: 255,
   pathLength: 1024,
   syncKeyLifetimeMs: 365 * DAY,
   loginTokenLifetimeMs: 30 * DAY,
   loginAttempts: { max: 20, windowMs: 15 * MINUTE },
+  /** Account pages and anonymous `/_/` writes, per client address (src/ratelimit/http.ts says which routes). */
   generalLimiter: { max: 100, windowMs: 15 * MINUTE },
+  /** Signup, password reset, sync-key generation, share-token regeneration. */
   strictLimiter: { max: 5, windowMs: 60 * MINUTE },
   domainCalls: { max: 10, windowMs: MINUTE },
   dataCacheMs: 5 * MINUTE,
@@ -36,6 +78,8 @@ export const limits = {
   shareCookieMaxAgeMs: 365 * DAY,
 } as const;
 
+/** Paid tiers report their site count as unlimited (src/billing/plans.ts `siteLimit` also knows superadmins
+ *  and lapsed subscriptions). */
 export function isUnlimitedSites(plan: Plan): boolean {
-  return plan !== 'free';
+  return planLimits[plan].price !== null;
 }

@@ -4,7 +4,7 @@ import type { Config } from './config.ts';
 import type { Services } from './services.ts';
 import { openDatabase } from './store/db.ts';
 import { systemClock, type Clock } from './clock.ts';
-import { MemoryRateLimiter } from './core/rate-limiter.ts';
+import { createLimiterFactory } from './ratelimit/limiters.ts';
 import { limits } from './limits.ts';
 import { buildApp } from './http/app.ts';
 import { FilesystemBlobStore } from './blobs/filesystem.ts';
@@ -17,12 +17,15 @@ import path from 'node:path';
 
 export async function createServices(config: Config, clock: Clock = systemClock): Promise<Services> {
   const database = await openDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir });
-  const now = () => clock.now().getTime();
+  const limiters = createLimiterFactory(config, clock);
   return {
     config,
     database,
     clock,
-    loginLimiter: new MemoryRateLimiter(limits.loginAttempts.max, limits.loginAttempts.windowMs, now),
+    limiters,
+    loginLimiter: limiters.create('login', limits.loginAttempts.max, limits.loginAttempts.windowMs),
+    generalLimiter: limiters.create('general', limits.generalLimiter.max, limits.generalLimiter.windowMs),
+    strictLimiter: limiters.create('strict', limits.strictLimiter.max, limits.strictLimiter.windowMs),
     blobs: new FilesystemBlobStore(path.join(config.dataDir, 'blobs')),
     stylesheets: new StylesheetCompiler(database.db, clock),
     mailer: config.smtpUrl ? new SmtpMailer(config.smtpUrl, config.mailFrom) : new OutboxMailer(path.join(config.dataDir, 'outbox'), config.mailFrom, config.logLevel === 'silent' ? () => {} : undefined),
@@ -35,6 +38,7 @@ export async function closeServices(s: Services) {
   await s.stylesheets.idle();
   await s.events.close();
   await s.dataCache.close();
+  await s.limiters.close();
   await s.database.close();
 }
 

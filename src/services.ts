@@ -8,13 +8,20 @@ import type { StylesheetCompiler } from './stylesheet/compiler.ts';
 import type { EventBus } from './events/bus.ts';
 import type { Mailer } from './mail/mailer.ts';
 import type { DataCache } from './data/cache.ts';
+import type { LimiterFactory } from './ratelimit/limiters.ts';
 
 export interface Services {
   config: Config;
   database: Database;
   clock: Clock;
+  /** Rate-limit counters: memory, or Redis when REDIS_URL is set (shared by every process). */
+  limiters: LimiterFactory;
   /** Login attempts (address + email). */
   loginLimiter: RateLimiter;
+  /** 100 requests / 15 min per client address on the routes src/ratelimit/http.ts lists. */
+  generalLimiter: RateLimiter;
+  /** 5 attempts / hour: signup, password reset, sync-key generation, share-token regeneration. */
+  strictLimiter: RateLimiter;
   /** Upload bytes, content-addressed. */
   blobs: BlobStore;
   /** Utility stylesheets compiled after saves. */

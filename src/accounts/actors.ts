@@ -2,6 +2,7 @@
 import type { Db } from '../store/schema.ts';
 import type { Actor } from '../http/context.ts';
 import { sha256 } from '../core/checksum.ts';
+import { effectivePlan } from '../billing/plans.ts';
 
 export async function actorForAccount(db: Db, accountId: number, writer: string): Promise<Actor | null> {
   const row = await db
@@ -27,7 +28,8 @@ export async function actorForAccount(db: Db, accountId: number, writer: string)
     accountType: row.account_type,
     isSuperadmin: row.is_superadmin === 1,
     emailConfirmed: row.email_confirmed === 1,
-    plan: row.plan,
+    // The tier whose limits apply: a paid tier whose subscription ended counts as free (src/billing/plans.ts).
+    plan: effectivePlan({ plan: row.plan, hasActiveSubscription: row.has_active_subscription === 1 }),
     hasActiveSubscription: row.has_active_subscription === 1,
     writer,
   };

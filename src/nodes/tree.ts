@@ -18,7 +18,8 @@ import type { Services } from '../services.ts';
 import type { DB, NodesTable } from '../store/schema.ts';
 import { KilnError, badRequest, conflict, forbidden, notFound } from '../errors.ts';
 import { isUniqueViolation } from '../store/db.ts';
-import { limits, isUnlimitedSites } from '../limits.ts';
+import { limits } from '../limits.ts';
+import { assertSiteQuota } from '../billing/plans.ts';
 import { isDocumentName, isGlobalDocumentName, nodeNameProblem, splitPath } from '../core/names.ts';
 import { afterContentChange, writeVersionAndContent } from '../save/pipeline.ts';
 import { channels, type NodeEvent } from '../events/bus.ts';
@@ -420,34 +421,6 @@ async function assertNameFree(
     `You already have a document named "${site.name}"${site.path ? ` in "${site.path}"` : ''}. Document names are unique across all your folders.`,
     'name-taken',
   );
-}
-
-/** 403 `quota-exceeded` when the owner has as many sites as its plan allows (superadmins: no limit). */
-async function assertSiteQuota(s: Services, trx: Transaction<DB>, ownerId: number) {
-  let q = trx
-    .selectFrom('accounts')
-    .leftJoin('people', 'people.account_id', 'accounts.id')
-    .select(['accounts.plan', 'people.is_superadmin'])
-    .where('accounts.id', '=', ownerId);
-  // PostgreSQL: creates for one account wait for each other here, so two cannot both pass the count.
-  // (SQLite runs one write transaction at a time.)
-  if (s.database.dialect === 'postgres') q = q.forUpdate('accounts');
-  const owner = await q.executeTakeFirst();
-  if (!owner) throw notFound('No such account.');
-  if (owner.is_superadmin === 1) return;
-  const max = limits.sites[owner.plan];
-  const row = await trx
-    .selectFrom('nodes')
-    .select((eb) => eb.fn.countAll<number>().as('n'))
-    .where('owner_id', '=', ownerId)
-    .where('type', '=', 'site')
-    .executeTakeFirstOrThrow();
-  const count = Number(row.n);
-  if (count < max) return;
-  const msg = isUnlimitedSites(owner.plan)
-    ? `This account has reached the ceiling of ${max} documents. Delete documents you no longer need, or ask the administrator of this Kiln to raise it.`
-    : `The free plan allows ${max} documents and this account has ${count}. Upgrade to Personal or Maker for unlimited documents, or delete one first.`;
-  throw new KilnError(403, msg, 'quota-exceeded', { limit: 'sites', max, plan: owner.plan });
 }
 
 /** Every node below a folder (any depth), from the owner's rows. */

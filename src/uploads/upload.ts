@@ -1,8 +1,8 @@
 // Storing an upload: bytes into the blob store (durable first), then the node row that points at them.
 import type { Services } from '../services.ts';
 import type { Plan } from '../store/schema.ts';
-import { badRequest, tooLarge } from '../errors.ts';
-import { limits } from '../limits.ts';
+import { badRequest } from '../errors.ts';
+import { assertUploadSize as planUploadSize } from '../billing/plans.ts';
 import { nodeNameProblem } from '../core/names.ts';
 import { checksum } from '../core/checksum.ts';
 import { isUniqueViolation } from '../store/db.ts';
@@ -34,12 +34,8 @@ export interface UploadInput {
   bytes: Buffer;
 }
 
-export function assertUploadSize(plan: Plan, size: number) {
-  const max = limits.uploadSize[plan];
-  if (size > max) {
-    throw tooLarge(`Files are limited to ${max / 1024 / 1024} MB on the ${plan} plan; upgrade your plan to upload larger files.`);
-  }
-}
+/** 413 `quota-exceeded` over the plan's per-file size (the rule and its message: src/billing/plans.ts). */
+export const assertUploadSize = planUploadSize;
 
 /** `photo.png`, `photo-1.png`, `photo-2.png` … */
 function candidateName(name: string, n: number): string {

@@ -1,6 +1,7 @@
 // An HTTP client for tests: real requests to 127.0.0.1 with any Host header, and a cookie jar
 // that, like a browser, sends cookies set for a domain to that domain and its subdomains.
 import http from 'node:http';
+import { randomBytes } from 'node:crypto';
 
 export interface Res {
   status: number;
@@ -61,17 +62,28 @@ export interface ReqOpts {
   host?: string;
 }
 
+/** A loopback address of its own for each client (all of 127.0.0.0/8 reaches the server), so that
+ *  per-address rate limits see each test client as a different visitor, as browsers on different
+ *  machines would be. */
+function loopbackAddress(): string {
+  const b = randomBytes(3);
+  return `127.${b[0]}.${b[1]}.${Math.max(2, b[2] % 255)}`;
+}
+
 export class Client {
   jar = new CookieJar();
+  /** The address this client connects from (`req.ip` on the server). */
+  address = loopbackAddress();
   constructor(
     readonly port: number,
     public host: string,
   ) {}
 
-  /** A client for another host sharing this one's cookies (like one browser). */
+  /** A client for another host sharing this one's cookies and address (like one browser). */
   on(host: string): Client {
     const c = new Client(this.port, host);
     c.jar = this.jar;
+    c.address = this.address;
     return c;
   }
 
@@ -92,7 +104,7 @@ export class Client {
     const cookie = this.jar.header(host);
     if (cookie && !headers.cookie) headers.cookie = cookie;
     return new Promise((resolve, reject) => {
-      const req = http.request({ host: '127.0.0.1', port: this.port, method, path, headers }, (res) => {
+      const req = http.request({ host: '127.0.0.1', localAddress: this.address, port: this.port, method, path, headers }, (res) => {
         const chunks: Buffer[] = [];
         res.on('data', (c) => chunks.push(c));
         res.on('end', () => {

@@ -7,6 +7,7 @@ import type { RoutePlugin } from './index.ts';
 import type { Services } from '../../services.ts';
 import { KilnError, badRequest, forbidden, notFound, tooMany, unauthorized } from '../../errors.ts';
 import { limits } from '../../limits.ts';
+import { strictAttempt } from '../../ratelimit/http.ts';
 import { authorize } from '../../access/authorize.ts';
 import { checkCredentials } from '../../accounts/login.ts';
 import { countAccounts, createFirstSuperadmin, createPerson, SETUP_DONE_MSG } from '../../accounts/people.ts';
@@ -203,6 +204,7 @@ const plugin: RoutePlugin = async (app, { services: s }) => {
     '/_/signup',
     formPost('/_/signup', renderSignup, async (req, reply) => {
       await refuseCrossSite(req, s);
+      await strictAttempt(s, req, reply, 'signup');
       const input = newAccountFields(req);
       const person = await createPerson(s, { ...input, plan: 'free', accountType: 'dev' });
       await signIn(req, reply, s, person.id);

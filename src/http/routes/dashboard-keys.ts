@@ -21,6 +21,7 @@ import { wantsHtml, withMessage } from '../answers.ts';
 import { generateSyncKey, listSyncKeys, revokeSyncKey } from '../../sync/keys.ts';
 import { createTeam, membersOf, planIncludesSync, removeMember, setMember, teamsOf, TEAM_ROLES } from '../../teams/teams.ts';
 import { keysPage, teamsPage } from '../../ui/keys.ts';
+import { strictAttempt } from '../../ratelimit/http.ts';
 
 const KEYS = '/_/dashboard/keys';
 const TEAMS = '/_/dashboard/teams';
@@ -82,9 +83,10 @@ const plugin: RoutePlugin = async (app, { services: s }) => {
     let made: Awaited<ReturnType<typeof generateSyncKey>>;
     try {
       actor = developer(req, true);
+      await strictAttempt(s, req, reply, 'sync-key');
       made = await generateSyncKey(s, actor.accountId);
     } catch (err) {
-      if (wantsHtml(req) && err instanceof KilnError && err.status !== 401 && req.site.kind === 'main') {
+      if (wantsHtml(req) && err instanceof KilnError && err.status !== 401 && err.status !== 429 && req.site.kind === 'main') {
         return reply.redirect(withMessage(KEYS, err.message, 'error'), 302);
       }
       throw err;

@@ -1,0 +1,111 @@
+// Rate limits on HTTP routes. Numbers: src/limits.ts. Counters: src/ratelimit/limiters.ts (memory or Redis).
+//
+// General limiter — 100 requests per 15 minutes per client address (`req.ip`; set TRUST_PROXY behind a
+// reverse proxy, or every visitor shares the proxy's address). It guards the routes a stranger can use
+// to probe accounts or make the server work, and none that an editor or a sync tool calls in bulk:
+//   - every request (any method, any host) to the account pages: the first path segment after `/_/`
+//     starts with login, signup, setup, logout, welcome, reset, forgot, password, confirm or verify,
+//     and the same under `/_/app/` (a multi-tenant app's sign-up, login, reset and confirm pages);
+//     `ACCOUNT_PAGE`;
+//   - every anonymous write to `/_/…` (POST/PUT/PATCH/DELETE without a session cookie), except
+//     requests that carry a sync key (`X-API-Key`: the sync API is key-authenticated and a desktop
+//     client makes thousands of calls), requests that carry a share cookie (`share_*`: share guests
+//     save and send live snapshots like owners do) and the provider webhooks (`/_/webhooks/…`: signed,
+//     and sent from the provider's few addresses).
+//   Not limited: document and upload GETs, the public data API, live/sync streams, signed-in saves,
+//   uploads and dashboard work (those are bounded by plan quotas per account).
+//
+// Strict limiter — 5 attempts per hour per operation: `strictLimit(s, operation)` as a route
+// `preHandler`. Signup and password reset count per client address; sync-key generation and
+// share-token regeneration count per signed-in account (falling back to the address).
+//
+// Every limited answer carries `RateLimit-Limit`, `RateLimit-Remaining`, `RateLimit-Reset` (seconds) and
+// `RateLimit-Policy` (`<max>;w=<seconds>`); when a route has both limiters, the strict one's numbers are
+// sent. Beyond a limit: 429 `rate-limited` with `Retry-After` (JSON {msg, msgType, code, retryAfter},
+// or an error page for browsers).
+import type { FastifyInstance, FastifyReply, FastifyRequest, preHandlerAsyncHookHandler } from 'fastify';
+import type { Services } from '../services.ts';
+import type { LimitResult, RateLimiter } from '../core/rate-limiter.ts';
+import { tooMany } from '../errors.ts';
+import { limits } from '../limits.ts';
+
+/** Paths of the account pages (sign-in, sign-up, setup, welcome, password reset, email confirmation). */
+export const ACCOUNT_PAGE = /^\/_\/(app\/)?(login|signup|setup|logout|welcome|reset|forgot|password|confirm|verify)[a-z-]*(\/|\?|$)/;
+
+const READS = new Set(['GET', 'HEAD', 'OPTIONS']);
+
+/** True when the general limiter counts this request (see the head of this file). */
+export function generalLimitApplies(req: FastifyRequest): boolean {
+  const url = req.url;
+  if (!url.startsWith('/_/')) return false;
+  if (ACCOUNT_PAGE.test(url)) return true;
+  if (READS.has(req.method)) return false;
+  if (req.actor) return false;
+  if (url.startsWith('/_/webhooks/')) return false;
+  if (req.headers['x-api-key'] !== undefined) return false;
+  for (const name of Object.keys(req.cookies ?? {})) if (name.startsWith('share_')) return false;
+  return true;
+}
+
+/** The `RateLimit-*` headers of one counted request. */
+export function setRateLimitHeaders(reply: FastifyReply, r: LimitResult, windowMs: number): void {
+  reply.header('RateLimit-Limit', String(r.limit));
+  reply.header('RateLimit-Remaining', String(r.remaining));
+  reply.header('RateLimit-Reset', String(r.retryAfter));
+  reply.header('RateLimit-Policy', `${r.limit};w=${Math.round(windowMs / 1000)}`);
+}
+
+function inWords(seconds: number): string {
+  if (seconds < 90) return `${seconds} second${seconds === 1 ? '' : 's'}`;
+  const minutes = Math.ceil(seconds / 60);
+  return `${minutes} minute${minutes === 1 ? '' : 's'}`;
+}
+
+function windowWords(ms: number): string {
+  return ms % (60 * 60_000) === 0 ? (ms === 60 * 60_000 ? 'hour' : `${ms / 3_600_000} hours`) : `${Math.round(ms / 60_000)} minutes`;
+}
+
+/** Counts one hit on `limiter` for `key`, sets the headers, and throws 429 when the limit is passed. */
+async function enforce(reply: FastifyReply, limiter: RateLimiter, key: string, windowMs: number, what: string): Promise<void> {
+  const r = await limiter.hit(key);
+  setRateLimitHeaders(reply, r, windowMs);
+  if (r.allowed) return;
+  throw tooMany(`Too many ${what}: at most ${r.limit} per ${windowWords(windowMs)}. Try again in ${inWords(r.retryAfter)}.`, r.retryAfter);
+}
+
+/** Wires the general limiter into the app (after hosts and auth, which it reads). */
+export function registerRateLimits(app: FastifyInstance, s: Services): void {
+  const { windowMs } = limits.generalLimiter;
+  app.addHook('onRequest', async (req, reply) => {
+    if (!generalLimitApplies(req)) return;
+    await enforce(reply, s.generalLimiter, `ip:${req.ip}`, windowMs, 'requests from your address');
+  });
+}
+
+/** The sensitive operations the strict limiter counts, each in its own bucket. */
+export type StrictOperation = 'signup' | 'password-reset' | 'sync-key' | 'share-token';
+
+const STRICT_WORDS: Record<StrictOperation, string> = {
+  signup: 'sign-up attempts',
+  'password-reset': 'password reset requests',
+  'sync-key': 'sync keys generated',
+  'share-token': 'share-token regenerations',
+};
+
+const BY_ADDRESS: ReadonlySet<StrictOperation> = new Set(['signup', 'password-reset']);
+
+/** A route `preHandler` that allows 5 `operation`s per hour (per address for signup and password
+ *  reset, per signed-in account otherwise), answering 429 with `Retry-After` beyond that:
+ *  `app.post('/_/…', { preHandler: strictLimit(s, 'share-token') }, handler)`. */
+export function strictLimit(s: Services, operation: StrictOperation): preHandlerAsyncHookHandler {
+  return async function strictLimitHook(req: FastifyRequest, reply: FastifyReply) {
+    await strictAttempt(s, req, reply, operation);
+  };
+}
+
+/** The same count from inside a handler (e.g. after cheap refusals such as a cross-site check, or
+ *  inside a wrapper that renders its own 429 page): throws 429 `rate-limited` beyond the limit. */
+export async function strictAttempt(s: Services, req: FastifyRequest, reply: FastifyReply, operation: StrictOperation): Promise<void> {
+  const who = !BY_ADDRESS.has(operation) && req.actor ? `account:${req.actor.accountId}` : `ip:${req.ip}`;
+  await enforce(reply, s.strictLimiter, `${operation}:${who}`, limits.strictLimiter.windowMs, STRICT_WORDS[operation]);
+}

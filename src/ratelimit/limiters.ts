@@ -1,0 +1,114 @@
+// Rate-limit counters, chosen once per process: in memory by default, in Redis when REDIS_URL is set,
+// so that every Kiln process behind one load balancer counts into the same windows.
+//
+// Fixed windows. In Redis one Lua script does INCR and, for the first hit of a window, PEXPIRE, and
+// returns the count with the time left (atomic: concurrent hits from several processes are counted
+// exactly; the window is Redis's clock). If Redis cannot be reached within a second the hit is allowed
+// (fail open: an outage of the counter store does not lock everyone out) and the error is logged.
+import { Redis } from 'ioredis';
+import type { Config } from '../config.ts';
+import type { Clock } from '../clock.ts';
+import { MemoryRateLimiter, type LimitResult, type RateLimiter } from '../core/rate-limiter.ts';
+import { namespaceFor } from '../events/redis.ts';
+
+export interface LimiterFactory {
+  readonly kind: 'memory' | 'redis';
+  /** A limiter of `max` hits per `windowMs` for each key; `name` keeps its keys apart from other limiters'. */
+  create(name: string, max: number, windowMs: number): RateLimiter;
+  close(): Promise<void>;
+}
+
+export function createLimiterFactory(config: Pick<Config, 'redisUrl' | 'databaseUrl' | 'dataDir'>, clock: Clock): LimiterFactory {
+  if (config.redisUrl) return new RedisLimiterFactory(config.redisUrl, namespaceFor(config));
+  const now = () => clock.now().getTime();
+  return {
+    kind: 'memory',
+    create: (_name, max, windowMs) => new MemoryRateLimiter(max, windowMs, now),
+    close: async () => {},
+  };
+}
+
+const HIT = `
+local n = redis.call('INCR', KEYS[1])
+if n == 1 then redis.call('PEXPIRE', KEYS[1], ARGV[1]) end
+local ttl = redis.call('PTTL', KEYS[1])
+if ttl < 0 then
+  redis.call('PEXPIRE', KEYS[1], ARGV[1])
+  ttl = tonumber(ARGV[1])
+end
+return {n, ttl}
+`;
+
+const REDIS_TIMEOUT_MS = 1000;
+
+class RedisLimiterFactory implements LimiterFactory {
+  readonly kind = 'redis' as const;
+  private readonly redis: Redis;
+  private closed = false;
+  private lastErrorLog = 0;
+
+  constructor(
+    url: string,
+    private readonly namespace: string,
+  ) {
+    this.redis = new Redis(url, {
+      lazyConnect: true,
+      enableAutoPipelining: true,
+      maxRetriesPerRequest: 1,
+      retryStrategy: (n: number) => Math.min(100 * n, 2000),
+      connectionName: `kiln-ratelimit-${process.pid}`,
+    });
+    this.redis.on('error', (err: Error) => this.logError(err));
+  }
+
+  create(name: string, max: number, windowMs: number): RateLimiter {
+    const prefix = `${this.namespace}rl:${name}:`;
+    return {
+      hit: async (key: string): Promise<LimitResult> => {
+        const r = (await this.soft(this.redis.eval(HIT, 1, prefix + key, String(windowMs)))) as [number, number] | undefined;
+        if (!r) return { allowed: true, remaining: max - 1, retryAfter: Math.ceil(windowMs / 1000), limit: max };
+        const [count, ttl] = [Number(r[0]), Number(r[1])];
+        return {
+          allowed: count <= max,
+          remaining: Math.max(0, max - count),
+          retryAfter: Math.max(1, Math.ceil(ttl / 1000)),
+          limit: max,
+        };
+      },
+      reset: async (key: string) => {
+        await this.soft(this.redis.del(prefix + key));
+      },
+    };
+  }
+
+  async close(): Promise<void> {
+    this.closed = true;
+    const c = this.redis;
+    if (c.status === 'ready') await c.quit().catch(() => c.disconnect());
+    else c.disconnect();
+  }
+
+  /** The call's result, or undefined when it fails or takes longer than REDIS_TIMEOUT_MS. */
+  private async soft<T>(p: Promise<T>): Promise<T | undefined> {
+    let timer: NodeJS.Timeout | undefined;
+    const timeout = new Promise<undefined>((resolve) => {
+      timer = setTimeout(() => resolve(undefined), REDIS_TIMEOUT_MS);
+    });
+    try {
+      return await Promise.race([p, timeout]);
+    } catch (err) {
+      this.logError(err as Error);
+      return undefined;
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+
+  private logError(err: Error) {
+    if (this.closed) return;
+    const t = Date.now();
+    if (t - this.lastErrorLog < 5000) return;
+    this.lastErrorLog = t;
+    console.error(`Rate limits: Redis unavailable, requests are let through (${err.message})`);
+  }
+}
