@@ -30,7 +30,7 @@ small,.muted{color:var(--muted)}footer{margin-top:2rem;font-size:.85rem;color:va
 function frame(o: { title: string; app?: AppRef; msg?: Msg; body: Html }): string {
   return html`<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width,initial-scale=1">
-<meta name="referrer" content="no-referrer">
+<meta name="referrer" content="same-origin">
 <title>${o.title}${o.app ? ` · ${o.app.name}` : ''}</title><style>${raw(STYLE)}</style></head>
 <body><main>
 ${o.msg ? html`<div class="msg ${o.msg.type === 'error' ? 'error' : 'success'}" role="status">${o.msg.text}</div>` : ''}${o.body}

@@ -83,7 +83,7 @@ function queryMsg(req: FastifyRequest): Msg | undefined {
 }
 
 function sendPage(reply: FastifyReply, body: string, status = 200) {
-  return reply.code(status).header('cache-control', 'no-store').header('referrer-policy', 'no-referrer').type('text/html; charset=utf-8').send(body);
+  return reply.code(status).header('cache-control', 'no-store').header('referrer-policy', 'same-origin').type('text/html; charset=utf-8').send(body);
 }
 
 /** The `app` path from the body or the query (undefined when neither has one). */
