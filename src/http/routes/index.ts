@@ -19,8 +19,9 @@ import dataApi from './data-api.ts';
 import sharing from './sharing.ts';
 import domains from './domains.ts';
 import apps from './apps.ts';
+import billing from './billing.ts';
 
 export type RoutePlugin = FastifyPluginAsync<{ services: Services }>;
 
 /** `documents` registers the catch-all for document hosts, so it comes last. */
-export const routes: RoutePlugin[] = [auth, dashboard, dashboardKeys, save, uploads, meta, versions, editor, stylesheets, assets, syncApi, syncStream, liveSync, dataApi, apps, sharing, domains, documents];
+export const routes: RoutePlugin[] = [auth, dashboard, dashboardKeys, save, uploads, meta, versions, editor, stylesheets, assets, syncApi, syncStream, liveSync, dataApi, apps, sharing, domains, billing, documents];

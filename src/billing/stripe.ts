@@ -1,0 +1,295 @@
+// Stripe webhooks: signature check, replay protection, and what each event changes.
+//
+// POST /_/webhooks/stripe (src/http/routes/billing.ts) hands the raw body and the `Stripe-Signature`
+// header to `receiveStripeWebhook`. The signature is checked with the `stripe` package against
+// STRIPE_WEBHOOK_SECRET (no secret configured, no header, or a wrong signature: refused, nothing changes).
+//
+// Replays: the event id is inserted into `webhook_events` first, in the same transaction as the
+// event's changes; a second delivery of the same id (sequential or concurrent) hits the primary key and
+// changes nothing. Mail goes out after the commit; if sending fails, the event row is removed and the
+// answer is 500, so Stripe delivers it again (the purchase is then found by its email and a new link
+// is mailed).
+//
+// Events:
+//   checkout.session.completed (and checkout.session.async_payment_succeeded; a completed session
+//   whose payment_status is `unpaid` waits for the latter) — a purchase:
+//     - email: customer_details.email, else customer_email;
+//     - plan: metadata.plan ('personal' | 'maker'), else the amount paid (amount_total in minor units:
+//       600 / 4800 → Personal, 1500 / 12000 → Maker, the monthly / annual prices in limits.ts), else
+//       Personal (the buyer paid for a plan; an administrator can change it with `kiln`);
+//     - no account with that email: a new developer Person with has_active_subscription, the plan,
+//       plan_started_at now, the Stripe customer and subscription ids, no password, and a placeholder
+//       username `pending--<16 hex>` (a double hyphen, which no username may contain, so nobody can
+//       choose or type it); a one-time token (purpose `checkout`, 30 days) is mailed with a link to
+//       /_/welcome/<token>, where the buyer chooses the real username and a password;
+//     - an account still waiting for its welcome: updated, and a new link is mailed;
+//     - an existing account: upgraded in place (plan, subscription flag, Stripe ids; months active
+//       keep counting if it was already subscribed), and told so by mail.
+//   customer.subscription.updated — status active / trialing / past_due: the flag is set (and the plan
+//     follows the subscription's metadata or price); any other status (canceled, unpaid, paused,
+//     incomplete_expired …): the flag is cleared.
+//   customer.subscription.deleted — the flag is cleared.
+//   The account is found by the stored subscription id, else the customer id, else metadata.email.
+//   An event about a subscription other than the one the account holds changes nothing.
+//   Other event types are acknowledged (200) and ignored.
+import Stripe from 'stripe';
+import type { Transaction } from 'kysely';
+import type { Services } from '../services.ts';
+import type { DB, Plan } from '../store/schema.ts';
+import type { Mail } from '../mail/mailer.ts';
+import { KilnError, badRequest } from '../errors.ts';
+import { isUniqueViolation } from '../store/db.ts';
+import { randomHex } from '../clock.ts';
+import { planLimits } from '../limits.ts';
+import { createEmailToken } from '../accounts/email-tokens.ts';
+import { PAID_PLANS, PLAN_NAMES } from './plans.ts';
+
+/** Usernames of accounts bought but not yet welcomed. `--` is refused by usernameProblem, so no one can pick one. */
+export const PENDING_PREFIX = 'pending--';
+export const isPendingUsername = (username: string) => username.startsWith(PENDING_PREFIX);
+
+const PROVIDER = 'stripe';
+const ACTIVE_STATUSES = new Set(['active', 'trialing', 'past_due']);
+
+let stripeClient: Stripe | undefined;
+/** The `stripe` package's webhook helpers (no API calls are made, so no real API key is needed). */
+function stripe(s: Services): Stripe {
+  stripeClient ??= new Stripe(s.config.stripeSecretKey ?? 'sk_unused_for_webhook_verification');
+  return stripeClient;
+}
+
+/** A verified event, or a 400 naming what is wrong. */
+export function verifyStripeEvent(s: Services, rawBody: Buffer, signature: string | string[] | undefined): Stripe.Event {
+  const secret = s.config.stripeWebhookSecret;
+  if (!secret) throw badRequest('Payments are not configured on this Kiln (STRIPE_WEBHOOK_SECRET is not set).', 'webhook-not-configured');
+  const header = Array.isArray(signature) ? signature[0] : signature;
+  if (!header) throw badRequest('Missing Stripe-Signature header.', 'missing-signature');
+  try {
+    return stripe(s).webhooks.constructEvent(rawBody, header, secret);
+  } catch {
+    throw badRequest('The Stripe signature does not match this body.', 'invalid-signature');
+  }
+}
+
+export interface WebhookOutcome {
+  eventId: string;
+  type: string;
+  /** True when this event id was already handled: nothing changed. */
+  duplicate: boolean;
+  /** What was done, for the answer and the log. */
+  action: string;
+  accountId?: number;
+}
+
+interface Effects {
+  action: string;
+  accountId?: number;
+  /** Sent after the commit. */
+  mail?: (s: Services) => Promise<Mail>;
+}
+
+/** Verifies and applies one webhook delivery. */
+export async function receiveStripeWebhook(s: Services, rawBody: Buffer, signature: string | string[] | undefined): Promise<WebhookOutcome> {
+  const event = verifyStripeEvent(s, rawBody, signature);
+  const { db } = s.database;
+  let effects: Effects;
+  try {
+    effects = await db.transaction().execute(async (trx) => {
+      await trx.insertInto('webhook_events').values({ provider: PROVIDER, event_id: event.id, received_at: s.clock.now().toISOString() }).execute();
+      return applyEvent(s, trx, event);
+    });
+  } catch (err) {
+    if (isUniqueViolation(err)) {
+      return { eventId: event.id, type: event.type, duplicate: true, action: 'already handled' };
+    }
+    throw err;
+  }
+  if (effects.mail) {
+    try {
+      await s.mailer.send(await effects.mail(s));
+    } catch (err) {
+      // Let Stripe deliver the event again: the purchase is found by its email and mailed anew.
+      await db.deleteFrom('webhook_events').where('provider', '=', PROVIDER).where('event_id', '=', event.id).execute();
+      console.error(`Stripe event ${event.id}: mail failed, event left for redelivery:`, (err as Error).message);
+      throw new KilnError(500, 'The confirmation mail could not be sent; deliver the event again later.', 'mail-failed');
+    }
+  }
+  return { eventId: event.id, type: event.type, duplicate: false, action: effects.action, accountId: effects.accountId };
+}
+
+async function applyEvent(s: Services, trx: Transaction<DB>, event: Stripe.Event): Promise<Effects> {
+  switch (event.type) {
+    case 'checkout.session.completed':
+    case 'checkout.session.async_payment_succeeded': {
+      const session = event.data.object as Stripe.Checkout.Session;
+      if (event.type === 'checkout.session.completed' && session.payment_status === 'unpaid') {
+        return { action: 'waiting for the payment to succeed' };
+      }
+      return completeCheckout(s, trx, session);
+    }
+    case 'customer.subscription.updated':
+    case 'customer.subscription.deleted': {
+      const sub = event.data.object as Stripe.Subscription;
+      const active = event.type === 'customer.subscription.updated' && ACTIVE_STATUSES.has(sub.status);
+      return applySubscription(s, trx, sub, active);
+    }
+    default:
+      return { action: 'ignored' };
+  }
+}
+
+// ---------------------------------------------------------------- plan of a purchase
+
+const paidPlan = (v: unknown): Plan | null => (typeof v === 'string' && (PAID_PLANS as readonly string[]).includes(v.trim().toLowerCase()) ? (v.trim().toLowerCase() as Plan) : null);
+
+/** The tier an amount (in minor units, or whole units for zero-decimal currencies) pays for, or null. */
+export function planForAmount(amount: number | null | undefined): Plan | null {
+  if (typeof amount !== 'number' || amount <= 0) return null;
+  for (const p of PAID_PLANS) {
+    const price = planLimits[p].price;
+    if ([price.monthly, price.annual].some((units) => amount === units * 100 || amount === units)) return p;
+  }
+  return null;
+}
+
+/** metadata.plan, else the amount paid, else Personal. */
+export function planOfCheckout(session: Pick<Stripe.Checkout.Session, 'metadata' | 'amount_total'>): Plan {
+  return paidPlan(session.metadata?.plan) ?? planForAmount(session.amount_total) ?? 'personal';
+}
+
+/** The subscription's tier (metadata.plan, the price's metadata.plan or lookup_key, or its amount), or null. */
+export function planOfSubscription(sub: Stripe.Subscription): Plan | null {
+  const fromMeta = paidPlan(sub.metadata?.plan);
+  if (fromMeta) return fromMeta;
+  for (const item of sub.items?.data ?? []) {
+    const price = item.price;
+    const p = paidPlan(price?.metadata?.plan) ?? paidPlan(price?.lookup_key?.split(/[_-]/)[0]) ?? planForAmount(price?.unit_amount);
+    if (p) return p;
+  }
+  return null;
+}
+
+const idOf = (v: string | { id: string } | null | undefined): string | null => (typeof v === 'string' ? v : (v?.id ?? null));
+
+// ---------------------------------------------------------------- checkout
+
+async function completeCheckout(s: Services, trx: Transaction<DB>, session: Stripe.Checkout.Session): Promise<Effects> {
+  const email = (session.customer_details?.email ?? session.customer_email ?? '').trim().toLowerCase();
+  if (!email) return { action: 'ignored: the session has no email' };
+  const plan = planOfCheckout(session);
+  const customer = idOf(session.customer);
+  const subscription = idOf(session.subscription);
+  const now = s.clock.now().toISOString();
+
+  const existing = await trx
+    .selectFrom('people')
+    .innerJoin('accounts', 'accounts.id', 'people.account_id')
+    .select(['accounts.id', 'accounts.username', 'accounts.plan', 'accounts.has_active_subscription', 'accounts.plan_started_at', 'people.password_hash'])
+    .where('people.email', '=', email)
+    .executeTakeFirst();
+
+  if (!existing) {
+    const account = await trx
+      .insertInto('accounts')
+      .values({
+        kind: 'person',
+        username: PENDING_PREFIX + randomHex(8),
+        plan,
+        has_active_subscription: 1,
+        plan_started_at: now,
+        created_at: now,
+        stripe_customer_id: customer,
+        stripe_subscription_id: subscription,
+      })
+      .returning('id')
+      .executeTakeFirstOrThrow();
+    await trx
+      .insertInto('people')
+      .values({ account_id: account.id, email, password_hash: null, account_type: 'dev', is_superadmin: 0, email_confirmed: 0, signup_app_id: null })
+      .execute();
+    return { action: 'person created', accountId: account.id, mail: (s) => welcomeMail(s, account.id, email, plan) };
+  }
+
+  const stillActive = existing.has_active_subscription === 1 && existing.plan !== 'free';
+  await trx
+    .updateTable('accounts')
+    .set({
+      plan,
+      has_active_subscription: 1,
+      plan_started_at: stillActive && existing.plan_started_at ? existing.plan_started_at : now,
+      ...(customer ? { stripe_customer_id: customer } : {}),
+      ...(subscription ? { stripe_subscription_id: subscription } : {}),
+    })
+    .where('id', '=', existing.id)
+    .execute();
+  if (isPendingUsername(existing.username) || existing.password_hash === null) {
+    return { action: 'pending person updated', accountId: existing.id, mail: (s) => welcomeMail(s, existing.id, email, plan) };
+  }
+  // A person who already has an account (an app user who buys becomes a developer).
+  await trx.updateTable('people').set({ account_type: 'dev' }).where('account_id', '=', existing.id).execute();
+  return {
+    action: 'account upgraded',
+    accountId: existing.id,
+    mail: async (s) => ({
+      to: email,
+      subject: `Your Kiln ${PLAN_NAMES[plan]} plan is active`,
+      text: [`Thank you! The ${PLAN_NAMES[plan]} plan is now active on your account ${existing.username}.`, '', `${s.config.baseUrl}/_/billing`].join('\n'),
+    }),
+  };
+}
+
+async function welcomeMail(s: Services, accountId: number, email: string, plan: Plan): Promise<Mail> {
+  const token = await createEmailToken(s, { accountId, email, purpose: 'checkout' });
+  return {
+    to: email,
+    subject: `Welcome to Kiln ${PLAN_NAMES[plan]}: choose your username`,
+    text: [
+      `Thank you for buying the Kiln ${PLAN_NAMES[plan]} plan. Choose your username and password to start:`,
+      '',
+      `${s.config.baseUrl}/_/welcome/${token}`,
+      '',
+      'The link works once, for 30 days. Your documents will live at <username>.' + s.config.rootDomain + '.',
+    ].join('\n'),
+  };
+}
+
+// ---------------------------------------------------------------- subscriptions
+
+async function applySubscription(s: Services, trx: Transaction<DB>, sub: Stripe.Subscription, active: boolean): Promise<Effects> {
+  const customer = idOf(sub.customer);
+  const base = trx.selectFrom('accounts').select(['id', 'plan', 'has_active_subscription', 'plan_started_at', 'stripe_subscription_id']);
+  let account = await base.where('stripe_subscription_id', '=', sub.id).executeTakeFirst();
+  if (!account && customer) account = await base.where('stripe_customer_id', '=', customer).executeTakeFirst();
+  const metaEmail = sub.metadata?.email?.trim().toLowerCase();
+  if (!account && metaEmail) {
+    const person = await trx.selectFrom('people').select('account_id').where('email', '=', metaEmail).executeTakeFirst();
+    if (person) account = await base.where('id', '=', person.account_id).executeTakeFirst();
+  }
+  if (!account) return { action: 'ignored: no account for this subscription' };
+  if (account.stripe_subscription_id && account.stripe_subscription_id !== sub.id) {
+    return { action: 'ignored: the account holds another subscription', accountId: account.id };
+  }
+  const now = s.clock.now().toISOString();
+  if (!active) {
+    await trx
+      .updateTable('accounts')
+      .set({ has_active_subscription: 0, plan_started_at: null, stripe_subscription_id: sub.id })
+      .where('id', '=', account.id)
+      .execute();
+    return { action: 'subscription ended', accountId: account.id };
+  }
+  const plan = planOfSubscription(sub) ?? (account.plan !== 'free' ? account.plan : 'personal');
+  const wasActive = account.has_active_subscription === 1 && account.plan !== 'free';
+  await trx
+    .updateTable('accounts')
+    .set({
+      plan,
+      has_active_subscription: 1,
+      plan_started_at: wasActive && account.plan_started_at ? account.plan_started_at : now,
+      stripe_subscription_id: sub.id,
+      ...(customer ? { stripe_customer_id: customer } : {}),
+    })
+    .where('id', '=', account.id)
+    .execute();
+  return { action: 'subscription active', accountId: account.id };
+}

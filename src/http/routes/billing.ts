@@ -1,0 +1,101 @@
+// Payments and plans (main app):
+//
+//   POST /_/webhooks/stripe     Stripe webhook: raw body, `Stripe-Signature` checked (src/billing/stripe.ts).
+//                               200 {received, duplicate, type, action}; 400 missing-signature /
+//                               invalid-signature / webhook-not-configured (nothing changes).
+//   GET  /_/welcome/:token      a buyer's form: choose username and password (404 page when the link is gone)
+//   POST /_/welcome/:token      {username, password} (form or JSON): sets them, signs in; browsers go to the
+//                               dashboard, programs get 200 {msg, msgType, username}. 400 / 409 / 404.
+//   GET  /_/billing             the signed-in account's plan, usage and allowances (page, or JSON {plan: …})
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import type { RoutePlugin } from './index.ts';
+import { KilnError, badRequest, notFound } from '../../errors.ts';
+import { limits } from '../../limits.ts';
+import { authorize } from '../../access/authorize.ts';
+import { wantsHtml, withMessage } from '../answers.ts';
+import { refuseCrossSite, signIn } from './auth.ts';
+import { receiveStripeWebhook } from '../../billing/stripe.ts';
+import { findWelcome, finishWelcome } from '../../billing/welcome.ts';
+import { planSummary } from '../../billing/plans.ts';
+import { billingPage, welcomePage } from '../../billing/pages.ts';
+import { errorPage } from '../../ui/pages.ts';
+
+function sendPage(reply: FastifyReply, body: string, status = 200) {
+  return reply.code(status).header('cache-control', 'no-store').type('text/html; charset=utf-8').send(body);
+}
+
+function queryMsg(req: FastifyRequest): { text: string; type: string } | undefined {
+  const q = (req.query ?? {}) as Record<string, unknown>;
+  if (typeof q.msg !== 'string' || !q.msg) return undefined;
+  return { text: q.msg.slice(0, 500), type: q.msgType === 'error' ? 'error' : 'success' };
+}
+
+function textField(req: FastifyRequest, name: string, label: string, max: number): string {
+  const b = req.body;
+  const v = b && typeof b === 'object' && !Buffer.isBuffer(b) ? (b as Record<string, unknown>)[name] : undefined;
+  if (v === undefined || v === null || v === '') throw badRequest(`${label} is required.`, 'missing-field');
+  if (typeof v !== 'string') throw badRequest(`${label} must be text.`, 'invalid');
+  if (v.length > max) throw badRequest(`${label} must be at most ${max} characters.`, 'too-long');
+  return v;
+}
+
+const tokenOf = (req: FastifyRequest) => (req.params as { token: string }).token;
+
+const plugin: RoutePlugin = async (app, { services: s }) => {
+  // The webhook needs the exact bytes Stripe signed: its own parsers, in a scope of its own.
+  await app.register(async (hook) => {
+    hook.removeAllContentTypeParsers();
+    hook.addContentTypeParser('*', { parseAs: 'buffer', bodyLimit: limits.body.json }, (_req, body, done) => done(null, body));
+    hook.post('/_/webhooks/stripe', async (req, reply) => {
+      if (req.site.kind !== 'main') throw notFound();
+      const raw = Buffer.isBuffer(req.body) ? req.body : Buffer.alloc(0);
+      const outcome = await receiveStripeWebhook(s, raw, req.headers['stripe-signature']);
+      if (!outcome.duplicate) req.log.info({ stripeEvent: outcome.eventId, type: outcome.type, action: outcome.action }, 'stripe webhook');
+      return reply.code(200).send({ received: true, duplicate: outcome.duplicate, type: outcome.type, action: outcome.action });
+    });
+  });
+
+  app.get('/_/welcome/:token', async (req, reply) => {
+    if (req.site.kind !== 'main') throw notFound();
+    try {
+      const w = await findWelcome(s, tokenOf(req));
+      return sendPage(reply, welcomePage({ token: tokenOf(req), email: w.email, msg: queryMsg(req) }));
+    } catch (err) {
+      if (err instanceof KilnError && err.status === 404 && wantsHtml(req)) return sendPage(reply, errorPage(404, err.message), 404);
+      throw err;
+    }
+  });
+
+  app.post('/_/welcome/:token', async (req, reply) => {
+    if (req.site.kind !== 'main') throw notFound();
+    const back = `/_/welcome/${encodeURIComponent(tokenOf(req))}`;
+    try {
+      await refuseCrossSite(req, s);
+      const username = textField(req, 'username', 'Username', limits.usernameLength.max);
+      const password = textField(req, 'password', 'Password', limits.password.maxLength);
+      const done = await finishWelcome(s, tokenOf(req), { username, password });
+      await signIn(req, reply, s, done.accountId);
+      const msg = `Welcome, ${done.username}. Your documents live at ${done.username}.${s.config.rootDomain}.`;
+      if (wantsHtml(req)) return reply.redirect(withMessage('/_/dashboard', msg, 'success'), 302);
+      return reply.send({ msg, msgType: 'success', username: done.username });
+    } catch (err) {
+      if (err instanceof KilnError && wantsHtml(req) && (err.status === 400 || err.status === 409)) {
+        return reply.redirect(withMessage(back, err.message, 'error'), 302);
+      }
+      if (err instanceof KilnError && err.status === 404 && wantsHtml(req)) return sendPage(reply, errorPage(404, err.message), 404);
+      throw err;
+    }
+  });
+
+  app.get('/_/billing', async (req, reply) => {
+    if (req.site.kind !== 'main') throw notFound();
+    authorize({ actor: req.actor }, null, 'manage');
+    const actor = req.actor!;
+    const summary = await planSummary(s, actor.accountId);
+    reply.header('cache-control', 'no-store');
+    if (!wantsHtml(req)) return reply.send({ msg: '', msgType: 'success', plan: summary });
+    return sendPage(reply, billingPage({ username: actor.username, summary, msg: queryMsg(req) }));
+  });
+};
+
+export default plugin;
