@@ -12,7 +12,7 @@ import { checkHostname } from '../src/domains/hostname.ts';
 
 const SECRET = 'test-domain-webhook-secret';
 let kiln: TestKiln;
-/** The server's clock runs this far ahead of the wall clock (to let rate-limit windows pass). */
+/** The server's clock runs this far ahead of the wall clock (to let in-memory rate-limit windows pass). */
 let offsetMs = 0;
 before(async () => {
   kiln = await startKiln({ env: { DOMAIN_WEBHOOK_SECRET: SECRET }, clock: { now: () => new Date(Date.now() + offsetMs) } });
@@ -78,14 +78,18 @@ test('adding a domain: 201 pending with DNS instructions (CNAME to the root doma
   assert.equal(taken.json.code, 'domain-taken');
   assert.equal((await main.post('/_/dashboard/domains', { domain: name })).status, 409);
 
-  for (const bad of ['', 'localhost', 'nodots', 'https://x.example.com', 'x.example.com/path', 'x.example.com:8443', '-x.example.com', 'x..example.com', '1.2.3.4', `a.${kiln.config.rootHostname}`, `${'a'.repeat(64)}.example.com`]) {
+  // Invalid names: 400 through HTTP (a few: each call counts against the per-minute limit), the rest
+  // straight through the same check.
+  for (const bad of ['https://x.example.com', 'nodots', `a.${kiln.config.rootHostname}`, '1.2.3.4']) {
     const r = await other.main.post('/_/dashboard/domains', { domain: bad });
     assert.equal(r.status, 400, `${bad}: ${r.text}`);
     assert.equal(r.json.code, 'invalid-domain');
-    offsetMs += 61_000; // stay under the per-minute limit
   }
-  const idn = checkHostname('bücher.example', 'kiln.localhost');
-  assert.deepEqual(idn, { ok: true, domain: 'xn--bcher-kva.example' });
+  for (const bad of ['', 'localhost', 'x.localhost', 'x.example.com/path', 'x.example.com:8443', 'me@x.example.com', '-x.example.com', 'x-.example.com', 'x..example.com', 'x_y.example.com', `${'a'.repeat(64)}.example.com`, `${'a.'.repeat(127)}com`]) {
+    assert.equal(checkHostname(bad, kiln.config.rootHostname).ok, false, bad);
+  }
+  assert.deepEqual(checkHostname('bücher.example', 'kiln.localhost'), { ok: true, domain: 'xn--bcher-kva.example' });
+  assert.deepEqual(checkHostname('xn--bcher-kva.example', 'kiln.localhost'), { ok: true, domain: 'xn--bcher-kva.example' });
 
   // Strangers and app users may not manage domains.
   assert.equal((await kiln.client().post('/_/dashboard/domains', { domain: uniqueDomain() })).status, 401);
@@ -261,15 +265,17 @@ test('signing in on an active custom domain sets auth_token SameSite=None, Secur
   assert.equal((await kiln.client(pending).post('/_/login', { email: me.email, password: me.password })).status, 404);
 });
 
-test('domain management is limited to 10 calls a minute per user: the 11th answers 429 with Retry-After; other users are not affected; the next minute it works again', async () => {
-  offsetMs += 61_000;
+test('domain management is limited to 10 calls a minute per user: the 11th answers 429 with Retry-After; other users are not affected', async () => {
   const a = await dev();
   const b = await dev();
   await addDomain(a.main, uniqueDomain());
-  for (let i = 2; i <= 10; i++) {
+  for (let i = 2; i <= 9; i++) {
     const r = await a.main.get('/_/dashboard/domains');
     assert.equal(r.status, 200, `call ${i}`);
   }
+  const tenth = await a.main.get('/_/dashboard/domains');
+  assert.equal(tenth.headers['ratelimit-limit'], '10');
+  assert.equal(tenth.headers['ratelimit-remaining'], '0');
   const eleventh = await a.main.post('/_/dashboard/domains', { domain: uniqueDomain() });
   assert.equal(eleventh.status, 429);
   assert.equal(eleventh.json.code, 'rate-limited');
@@ -277,6 +283,10 @@ test('domain management is limited to 10 calls a minute per user: the 11th answe
   assert.ok(retry >= 1 && retry <= 60, `Retry-After ${eleventh.headers['retry-after']}`);
   assert.equal((await a.main.get('/_/dashboard/domains')).status, 429);
   assert.equal((await b.main.get('/_/dashboard/domains')).status, 200, 'per user');
-  offsetMs += 61_000;
-  assert.equal((await a.main.get('/_/dashboard/domains')).status, 200);
+  // In memory the window follows the server's clock: a minute later the calls are allowed again.
+  // (Redis keeps the window on its own clock; the shared count itself is tested by the limiter's tests.)
+  if (kiln.services.limiters.kind === 'memory') {
+    offsetMs += 61_000;
+    assert.equal((await a.main.get('/_/dashboard/domains')).status, 200);
+  }
 });

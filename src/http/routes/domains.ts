@@ -31,18 +31,18 @@ const WEBHOOK_BODY_LIMIT = 64 * 1024;
 
 const plugin: RoutePlugin = async (app, { services: s }) => {
   /** A signed-in developer on the main app (strangers 401, app users 403); the call is counted. */
-  async function manager(req: FastifyRequest, write: boolean): Promise<Actor> {
+  async function manager(req: FastifyRequest, reply: FastifyReply, write: boolean): Promise<Actor> {
     if (req.site.kind !== 'main') throw notFound();
     if (write) assertSameOrigin(req);
     authorize({ actor: req.actor }, null, 'manage');
-    await countDomainCall(s, req.actor!.accountId);
+    await countDomainCall(s, reply, req.actor!.accountId);
     return req.actor!;
   }
 
   async function operate(req: FastifyRequest, reply: FastifyReply, op: (actor: Actor) => Promise<{ msg: string; status?: number; extra: Record<string, unknown> }>) {
     let result: { msg: string; status?: number; extra: Record<string, unknown> };
     try {
-      result = await op(await manager(req, true));
+      result = await op(await manager(req, reply, true));
     } catch (err) {
       // Browser form posts come back to the page with the refusal (sign-in and 429 keep their answers).
       if (wantsHtml(req) && err instanceof KilnError && err.status !== 401 && err.status !== 429 && req.site.kind === 'main') {
@@ -55,7 +55,7 @@ const plugin: RoutePlugin = async (app, { services: s }) => {
   }
 
   app.get(DOMAINS, async (req, reply) => {
-    const actor = await manager(req, false);
+    const actor = await manager(req, reply, false);
     const domains = await listDomains(s, actor.accountId);
     reply.header('cache-control', 'no-store');
     if (!wantsHtml(req)) return reply.send({ msg: '', msgType: 'success', domains });
