@@ -364,3 +364,17 @@ test('concurrent instance copies (no password hashing between them) still get di
   const again = await Promise.all([createInstance(kiln.services, people[0].id, id, { reuseExisting: true }), createInstance(kiln.services, people[0].id, id, { reuseExisting: true })]);
   assert.deepEqual(again.map((n) => n.id), [made[0].id, made[0].id]);
 });
+
+test('sign-ups and reset requests on an app count against the strict limiter: the sixth in an hour from one address is 429', async () => {
+  const { host } = await ownerWithApp('limited-app.html');
+  const visitor = kiln.client(host);
+  const ajax = { headers: { 'x-requested-with': 'fetch' } };
+  for (let i = 0; i < 5; i++) assert.equal((await visitor.post('/_/app/signup', { app: 'limited-app.html', email: 'nope', password: PASSWORD }, ajax)).status, 400);
+  const sixth = await visitor.post('/_/app/signup', { app: 'limited-app.html', email: email('l'), password: PASSWORD }, ajax);
+  assert.equal(sixth.status, 429);
+  assert.ok(Number(sixth.headers['retry-after']) > 0);
+  for (let i = 0; i < 5; i++) assert.equal((await visitor.post('/_/app/reset', { app: 'limited-app.html', email: `x${i}@example.com` }, ajax)).status, 200);
+  assert.equal((await visitor.post('/_/app/reset', { app: 'limited-app.html', email: 'y@example.com' }, ajax)).status, 429);
+  // Another address is not held back.
+  assert.equal((await signUp(host, 'limited-app.html')).res.status, 201);
+});

@@ -20,6 +20,9 @@
 //                                   to the instance (AJAX: JSON)
 //   POST /_/app/confirm             signed in with an unconfirmed email: mails a new link {app}
 //
+// Rate limits: the general limiter counts every request to these pages (src/ratelimit/http.ts);
+// the strict limiter (5 per hour per address) counts sign-ups and reset requests.
+//
 // Instances live on the app user's own host: `<appuser>.<root>/<instance name>`. The session cookie
 // covers the root domain, so signing in on the app's host signs the visitor in there too.
 import type { FastifyReply, FastifyRequest } from 'fastify';
@@ -44,6 +47,7 @@ import {
   type AppLinks,
 } from '../../apps/app-users.ts';
 import { refuseCrossSite, signIn } from './auth.ts';
+import { strictAttempt } from '../../ratelimit/http.ts';
 import { documentHostUrl, nodeUrlPath } from '../urls.ts';
 import { wantsHtml, withMessage } from '../answers.ts';
 import {
@@ -200,6 +204,7 @@ const plugin: RoutePlugin = async (app, { services: s }) => {
       (req, msg) => appSignupPage({ app: { name: appPathOf(req) ?? '', path: appPathOf(req) ?? '' }, msg }),
       async (req, reply) => {
         await refuseCrossSite(req, s);
+        await strictAttempt(s, req, reply, 'signup');
         const node = await appOf(req, 'signup');
         const body = bodyOf(req);
         const email = field(body, 'email', 'Email', limits.emailLength);
@@ -276,6 +281,7 @@ const plugin: RoutePlugin = async (app, { services: s }) => {
       (req, msg) => appResetRequestPage({ app: { name: appPathOf(req) ?? '', path: appPathOf(req) ?? '' }, msg }),
       async (req, reply) => {
         await refuseCrossSite(req, s);
+        await strictAttempt(s, req, reply, 'password-reset');
         const node = await appOf(req, 'view');
         const email = field(bodyOf(req), 'email', 'Email', limits.emailLength);
         if (!email) throw badRequest('Email is required.', 'missing-field');
