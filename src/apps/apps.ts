@@ -4,6 +4,7 @@ import type { Services } from '../services.ts';
 import type { NodeRow } from '../nodes/tree.ts';
 import { badRequest, notFound } from '../errors.ts';
 import { findByPath } from '../nodes/tree.ts';
+import { assertCanEnableApp } from '../billing/plans.ts';
 
 /** Turns signups on or off for a document the actor owns. Only documents can be apps, and an
  *  instance (an app user's copy) cannot become one. Existing instances are untouched either way.
@@ -16,6 +17,8 @@ export async function setEnableSignups(s: Services, actorId: number, nodeId: num
   if (node.source_node_id !== null) throw badRequest('An instance of an app cannot itself take signups.', 'is-instance');
   const value = enable ? 1 : 0;
   if (node.enable_signups === value) return node;
+  // The plan's multi-tenant app allowance (grows with months active; src/billing/plans.ts).
+  if (enable) await assertCanEnableApp(s, actorId, node.id);
   return db.updateTable('nodes').set({ enable_signups: value }).where('id', '=', node.id).returningAll().executeTakeFirstOrThrow();
 }
 

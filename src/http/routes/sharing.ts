@@ -17,6 +17,7 @@ import { assertSameOrigin } from '../origin.ts';
 import { wantsHtml, withMessage } from '../answers.ts';
 import { getNode, type NodeRow } from '../../nodes/tree.ts';
 import { regenerateShareToken, setSharing, type ShareState } from '../../sharing/share.ts';
+import { strictAttempt } from '../../ratelimit/http.ts';
 import { sharingPage } from '../../ui/sharing.ts';
 
 export const SHARING_PATH = '/_/dashboard/nodes/:id/sharing';
@@ -60,7 +61,7 @@ const plugin: RoutePlugin = async (app, { services: s }) => {
     try {
       return await op();
     } catch (err) {
-      if (wantsHtml(req) && err instanceof KilnError && err.status !== 401 && req.site.kind === 'main') {
+      if (wantsHtml(req) && err instanceof KilnError && err.status !== 401 && err.status !== 429 && req.site.kind === 'main') {
         const raw = (req.params as { id?: string }).id ?? '';
         const back = /^\d{1,15}$/.test(raw) && err.status !== 404 ? SHARING_PATH.replace(':id', raw) : '/_/dashboard';
         return reply.redirect(withMessage(back, err.message, 'error'), 302);
@@ -99,6 +100,7 @@ const plugin: RoutePlugin = async (app, { services: s }) => {
   app.post(SHARE_REGENERATE_PATH, { config: { sensitive: 'share-token-regeneration' } }, (req, reply) =>
     operate(req, reply, async () => {
       const { actor, node } = await ownedDocument(req, true);
+      await strictAttempt(s, req, reply, 'share-token');
       const state = await regenerateShareToken(s, node);
       return answer(req, reply, actor, `New share link for "${node.name}": the old one no longer works. Copy it now: it is shown only once.`, state);
     }),
