@@ -225,6 +225,25 @@ test('webhook signatures: missing or wrong → 401 and no change; a replayed eve
   }
 });
 
+test('the plan’s custom-domain allowance: none on the free plan (402), Maker starts with 2 (the third: 403 quota-exceeded); removing one makes room', async () => {
+  const free = kiln.client();
+  await signedIn(kiln, free);
+  const r = await free.post('/_/dashboard/domains', { domain: uniqueDomain() });
+  assert.equal(r.status, 402, r.text);
+  assert.equal(r.json.code, 'payment-required');
+  assert.equal(r.json.limit, 'customDomains');
+
+  const { main } = await dev();
+  const first = await addDomain(main, uniqueDomain());
+  await addDomain(main, uniqueDomain());
+  const third = await main.post('/_/dashboard/domains', { domain: uniqueDomain() });
+  assert.equal(third.status, 403, third.text);
+  assert.equal(third.json.code, 'quota-exceeded');
+  assert.match(third.json.msg, /custom domains/);
+  assert.equal((await main.post(`/_/dashboard/domains/${first.id}/delete`)).status, 200);
+  await addDomain(main, uniqueDomain());
+});
+
 test('ask endpoint: 200 for the root domain and existing document hosts, 404 for unknown hosts, 400 without a domain', async () => {
   const { me } = await dev();
   const c = kiln.client('127.0.0.1:8080');

@@ -26,6 +26,7 @@ import type { Selectable } from 'kysely';
 import { badRequest, conflict, notFound } from '../errors.ts';
 import { isUniqueViolation } from '../store/db.ts';
 import { checkHostname } from './hostname.ts';
+import { assertAllowance, loadPlanAccount } from '../billing/plans.ts';
 
 export type DomainRow = Selectable<DomainsTable>;
 export type DomainStatus = DomainsTable['status'];
@@ -83,26 +84,34 @@ export function dnsInstructionsFor(domain: string, rootHostname: string): DnsIns
 }
 
 /** Adds a domain to an account: `pending`, with its DNS instructions. 400 for an invalid name,
- *  409 when any account already has it. */
+ *  409 when any account already has it, 402/403 beyond the plan's custom-domain allowance. */
 export async function addDomain(s: Services, accountId: number, input: unknown): Promise<DomainInfo> {
   const checked = checkHostname(input, s.config.rootHostname);
   if (!checked.ok) throw badRequest(checked.problem, 'invalid-domain');
   const { db } = s.database;
   const dns = dnsInstructionsFor(checked.domain, s.config.rootHostname);
+  const now = s.clock.now();
   try {
-    const row = await db
-      .insertInto('domains')
-      .values({
-        account_id: accountId,
-        domain: checked.domain,
-        status: 'pending',
-        ssl_status: null,
-        provider_id: null,
-        dns_instructions: JSON.stringify(dns),
-        created_at: s.clock.now().toISOString(),
-      })
-      .returningAll()
-      .executeTakeFirstOrThrow();
+    const row = await db.transaction().execute(async (trx) => {
+      // The plan's custom-domain allowance (src/billing/plans.ts): counted under a row lock on
+      // PostgreSQL, so two adds at once cannot both take the last place.
+      const account = await loadPlanAccount(s, trx, accountId, true);
+      const used = await trx.selectFrom('domains').select((eb) => eb.fn.countAll<number>().as('n')).where('account_id', '=', accountId).executeTakeFirstOrThrow();
+      assertAllowance(account, 'customDomains', Number(used.n), now);
+      return trx
+        .insertInto('domains')
+        .values({
+          account_id: accountId,
+          domain: checked.domain,
+          status: 'pending',
+          ssl_status: null,
+          provider_id: null,
+          dns_instructions: JSON.stringify(dns),
+          created_at: now.toISOString(),
+        })
+        .returningAll()
+        .executeTakeFirstOrThrow();
+    });
     return publicDomain(row);
   } catch (err) {
     if (isUniqueViolation(err)) throw conflict(`The domain ${checked.domain} is already added.`, 'domain-taken');
