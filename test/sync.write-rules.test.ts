@@ -270,3 +270,18 @@ test('structure preconditions: a current expectedVersion passes; a stale one is 
   const del = await api.raw('DELETE', `/nodes/${f.id}?cascade=true&expectedVersion=${encodeURIComponent(folderNow)}`);
   assert.equal(del.status, 200, del.text);
 });
+
+test('every account syncs its own index.html (index names are not global); other names stay global (409)', async () => {
+  const a = await keyHolder(kiln);
+  const b = await keyHolder(kiln);
+  const first = await a.api.raw('POST', '/nodes', { body: { type: 'site', name: 'index.html', parentId: 0, content: '<html>a</html>' } });
+  assert.ok([200, 201].includes(first.status), first.text);
+  const second = await b.api.raw('POST', '/nodes', { body: { type: 'site', name: 'index.html', parentId: 0, content: '<html>b</html>' } });
+  assert.ok([200, 201].includes(second.status), second.text);
+  assert.notEqual(first.json.node.id, second.json.node.id);
+  const shared = `global-${a.person.username}.html`;
+  assert.ok([200, 201].includes((await a.api.raw('POST', '/nodes', { body: { type: 'site', name: shared, parentId: 0, content: '<p>a</p>' } })).status));
+  const taken = await b.api.raw('POST', '/nodes', { body: { type: 'site', name: shared, parentId: 0, content: '<p>b</p>' } });
+  assert.equal(taken.status, 409);
+  assert.match(taken.json.msg, /already taken/);
+});

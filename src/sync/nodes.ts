@@ -13,7 +13,7 @@ import type { DB, NodeType } from '../store/schema.ts';
 import { KilnError, badRequest } from '../errors.ts';
 import { limits } from '../limits.ts';
 import { checksum as checksumOf } from '../core/checksum.ts';
-import { nodeNameProblem } from '../core/names.ts';
+import { isGlobalDocumentName, nodeNameProblem } from '../core/names.ts';
 import { channels } from '../events/bus.ts';
 import { conflictError, saveDocument, type SavedBy } from '../save/pipeline.ts';
 import { childPathOf, createNode, deleteNode, getNode, moveNode, renameNode, type ChangeOptions, type NodeRow } from '../nodes/tree.ts';
@@ -469,12 +469,11 @@ async function createOnce(
 
   // Rule 3: the leaf name.
   let reuse: NodeRow | undefined;
-  if (type === 'site') {
+  if (type === 'site' && isGlobalDocumentName(leaf)) {
     const site = await s.database.db
       .selectFrom('nodes')
       .selectAll()
       .where('name_key', '=', leaf.toLowerCase())
-      // The literal lets both databases use the partial unique index on site names.
       .where(sql.ref('type'), '=', sql.lit('site'))
       .executeTakeFirst();
     if (site && site.owner_id !== scope.account.id) throw nameTaken(leaf, ' by another account; document names are unique across this Kiln');
