@@ -331,3 +331,22 @@ test('only the owner manages sharing: strangers 401, other people 400, folders 4
   assert.equal(off.status, 302);
   assert.match(off.headers.location!, new RegExp(`^/_/dashboard/nodes/${o.id}/sharing\\?msg=`));
 });
+
+test('regenerating is a sensitive operation: the 6th regeneration within an hour answers 429 with Retry-After, and the link in force stays the last one made', async () => {
+  const o = await ownerWithDocument();
+  let last = '';
+  for (let i = 1; i <= 5; i++) {
+    const r = await o.main.post(`/_/dashboard/nodes/${o.id}/sharing/regenerate`);
+    assert.equal(r.status, 200, `regeneration ${i}: ${r.text}`);
+    last = r.json.shareUrl;
+  }
+  const sixth = await o.main.post(`/_/dashboard/nodes/${o.id}/sharing/regenerate`);
+  assert.equal(sixth.status, 429);
+  assert.equal(sixth.json.code, 'rate-limited');
+  assert.ok(Number(sixth.headers['retry-after']) > 0);
+  const guest = kiln.client(o.host);
+  const { then } = await openShareLink(guest, last);
+  assert.equal(then!.status, 200, 'the refused regeneration changed nothing');
+  // Turning sharing off is never limited: revoking must always be possible.
+  assert.equal((await setSharing(o.main, o.id, false)).shareEnabled, false);
+});

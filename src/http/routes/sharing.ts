@@ -7,7 +7,8 @@
 // AJAX answers: JSON {msg, msgType, shareEnabled, shareUrl?}; `shareUrl` only when a link was just made
 // (only a hash of the token is kept, so it cannot be shown again). Browser form posts that make a link
 // get the page itself showing it once; turning sharing off redirects back to the page.
-// Regeneration is a sensitive operation: its route carries `config.sensitive` so a limiter can find it.
+// Regeneration is a sensitive operation: it counts on the strict limiter (5 an hour per account) once
+// the request has passed the cheap refusals.
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { RoutePlugin } from './index.ts';
 import type { Actor } from '../context.ts';
@@ -21,7 +22,6 @@ import { strictAttempt } from '../../ratelimit/http.ts';
 import { sharingPage } from '../../ui/sharing.ts';
 
 export const SHARING_PATH = '/_/dashboard/nodes/:id/sharing';
-/** The regeneration route (strict-limiter material). */
 export const SHARE_REGENERATE_PATH = `${SHARING_PATH}/regenerate`;
 
 const plugin: RoutePlugin = async (app, { services: s }) => {
@@ -97,7 +97,7 @@ const plugin: RoutePlugin = async (app, { services: s }) => {
     }),
   );
 
-  app.post(SHARE_REGENERATE_PATH, { config: { sensitive: 'share-token-regeneration' } }, (req, reply) =>
+  app.post(SHARE_REGENERATE_PATH, (req, reply) =>
     operate(req, reply, async () => {
       const { actor, node } = await ownedDocument(req, true);
       await strictAttempt(s, req, reply, 'share-token');
