@@ -113,7 +113,7 @@ export async function createFirstSuperadmin(s: Services, input: Pick<NewPerson, 
   const passwordHash = await hashPassword(input.password);
   try {
     const id = await s.database.db.transaction().execute(async (trx) => {
-      if (s.database.dialect === 'postgres') await sql`LOCK TABLE accounts IN SHARE ROW EXCLUSIVE MODE`.execute(trx);
+      await s.database.lock.table(trx, 'accounts');
       const n = await trx.selectFrom('accounts').select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow();
       if (Number(n.n) > 0) throw conflict(SETUP_DONE_MSG, 'already-set-up');
       return insertPerson(s, trx, v, full, passwordHash);

@@ -68,10 +68,8 @@ export async function createInstance(s: Services, ownerId: number, appId: number
     let tried = -1;
     try {
       made = await s.database.db.transaction().execute(async (trx) => {
-        if (s.database.dialect === 'postgres') {
-          // Instances of one account are made one at a time (a reused instance is never doubled).
-          await trx.selectFrom('accounts').select('id').where('id', '=', ownerId).forUpdate().execute();
-        }
+        // Instances of one account are made one at a time (a reused instance is never doubled).
+        await s.database.lock.row(trx, 'accounts', ownerId);
         if (opts.reuseExisting) {
           const existing = await trx
             .selectFrom('nodes')
@@ -84,16 +82,15 @@ export async function createInstance(s: Services, ownerId: number, appId: number
             .executeTakeFirst();
           if (existing) return { node: existing, bytes: Buffer.alloc(0), fresh: false, n: -1 };
         }
-        let appQuery = trx
+        // Copies of one app are named one at a time (they queue on the app's row), so concurrent
+        // signups rarely race for a name; the unique index settles any race that remains.
+        await s.database.lock.row(trx, 'nodes', appId);
+        const app = await trx
           .selectFrom('nodes')
           .innerJoin('node_contents', 'node_contents.node_id', 'nodes.id')
           .select(['nodes.id', 'nodes.name', 'nodes.type', 'node_contents.html'])
-          .where('nodes.id', '=', appId);
-        // PostgreSQL: copies of one app are named one at a time (they queue on the app's row), so
-        // concurrent signups rarely race for a name; the unique index settles any race that remains.
-        // (SQLite runs one write transaction at a time.)
-        if (s.database.dialect === 'postgres') appQuery = appQuery.forUpdate('nodes');
-        const app = await appQuery.executeTakeFirst();
+          .where('nodes.id', '=', appId)
+          .executeTakeFirst();
         if (!app || app.type !== 'site') throw notFound('No such app.');
         const n = await firstFreeNumber(trx, ownerId, app.name, taken);
         tried = n;

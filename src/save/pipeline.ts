@@ -173,7 +173,7 @@ async function saveNow(s: Services, input: SaveInput): Promise<{ result: SaveRes
   return s.database.db.transaction().execute(async (trx) => {
     // Several processes on PostgreSQL: saves of one document queue on its row lock, so the checksum
     // compare below sees the previous winner's commit (one 200, the rest 412).
-    if (s.database.dialect === 'postgres') await trx.selectFrom('nodes').select('id').where('id', '=', input.nodeId).forUpdate().execute();
+    await s.database.lock.row(trx, 'nodes', input.nodeId);
     const node = await trx
       .selectFrom('nodes')
       .leftJoin('node_contents', 'node_contents.node_id', 'nodes.id')

@@ -2,7 +2,7 @@
 // and brings its schema up to date. Everything above this file speaks Kysely only.
 import fs from 'node:fs';
 import path from 'node:path';
-import { Kysely, type ColumnDefinitionBuilder, Migrator, PostgresDialect, SqliteDialect, type Migration, type MigrationProvider } from 'kysely';
+import { Kysely, sql, type Transaction, type ColumnDefinitionBuilder, Migrator, PostgresDialect, SqliteDialect, type Migration, type MigrationProvider } from 'kysely';
 import type { DB, Db } from './schema.ts';
 import { up001 } from './migrations/001_initial.ts';
 import { up002 } from './migrations/002_stylesheets.ts';
@@ -29,8 +29,28 @@ function migrations(t: ColumnTypes): Record<string, Migration> {
 export interface Database {
   db: Db;
   dialect: 'sqlite' | 'postgres';
+  /** Write locks held until the transaction ends, chosen with the database. */
+  lock: Locks;
   close(): Promise<void>;
 }
+
+/** Makes concurrent writers of the same rows queue inside their transactions. PostgreSQL takes row or
+ *  table locks; SQLite needs none (Kysely runs its transactions one at a time on one connection). */
+export interface Locks {
+  row(trx: Transaction<DB>, table: 'nodes' | 'accounts', id: number): Promise<void>;
+  /** Blocks concurrent inserts into the table (first-run setup). */
+  table(trx: Transaction<DB>, table: 'accounts'): Promise<void>;
+}
+
+const postgresLocks: Locks = {
+  row: async (trx, table, id) => {
+    await trx.selectFrom(table).select('id').where('id', '=', id).forUpdate().execute();
+  },
+  table: async (trx, table) => {
+    await sql`LOCK TABLE ${sql.table(table)} IN SHARE ROW EXCLUSIVE MODE`.execute(trx);
+  },
+};
+const sqliteLocks: Locks = { row: async () => {}, table: async () => {} };
 
 export async function openDatabase(opts: { databaseUrl?: string; dataDir: string }): Promise<Database> {
   let db: Db;
@@ -70,7 +90,7 @@ export async function openDatabase(opts: { databaseUrl?: string; dataDir: string
     const failed = results?.find((r) => r.status === 'Error')?.migrationName;
     throw new Error(`Database migration ${failed ?? ''} failed: ${(error as Error).message ?? error}`);
   }
-  return { db, dialect, close: () => db.destroy() };
+  return { db, dialect, lock: dialect === 'postgres' ? postgresLocks : sqliteLocks, close: () => db.destroy() };
 }
 
 /** Kysely prepares every query anew; SQLite statements are reusable, and Kysely's SQLite driver runs

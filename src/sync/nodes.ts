@@ -242,8 +242,8 @@ function contentBytes(content: unknown, type: NodeType): Buffer {
 function expectVersion(s: Services, expected: string | null, ifMatch: Precondition): ChangeOptions['expect'] {
   if (expected === null && ifMatch.kind !== 'tag') return undefined;
   return async (trx, node) => {
-    // PostgreSQL: hold the node while deciding, so two conditional changes cannot both pass.
-    if (s.database.dialect === 'postgres') await trx.selectFrom('nodes').select('id').where('id', '=', node.id).forUpdate().execute();
+    // Hold the node while deciding, so two conditional changes cannot both pass.
+    await s.database.lock.row(trx, 'nodes', node.id);
     const current = await versionOf(trx, node);
     if (expected !== null && expected !== current) {
       throw new KilnError(409, `"${node.name}" changed on the server since you last listed it; refresh it and try again.`, 'node-changed', {
