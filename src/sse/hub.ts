@@ -3,7 +3,7 @@
 // lane) and the same bytes go to every stream with that view. Keep-alives run on a wheel: one timer
 // for all streams, each stream pinged once per period, spread over the period.
 import type { Services } from '../services.ts';
-import type { EventBus, KilnEvent } from '../events/bus.ts';
+import type { EventBus, KilnEvent, Replay } from '../events/bus.ts';
 import { limits } from '../limits.ts';
 import { SseStream } from './stream.ts';
 
@@ -44,6 +44,7 @@ export class StreamHub {
   private slot = 0;
   private timer: NodeJS.Timeout | null = null;
   private closing = false;
+  private replays = new Map<string, Promise<Replay>>();
 
   constructor(
     private readonly bus: EventBus,
@@ -81,7 +82,7 @@ export class StreamHub {
   private async replay(channel: string, stream: SseStream, opts: AttachOptions) {
     const after = opts.lastEventId!;
     try {
-      const missed = await this.bus.replay(channel, after);
+      const missed = await this.replayOnce(channel, after);
       // An id from the future (not one this channel gave out) would silence the stream: ignore it.
       if (after > Math.max(missed.lastId, Date.now() * 1000)) return;
       stream.cursor = after;
@@ -96,6 +97,18 @@ export class StreamHub {
     } catch (err) {
       console.error(`replaying ${channel} failed:`, err);
     }
+  }
+
+  /** Concurrent replays of the same channel from the same id (a reconnect storm after a restart:
+   *  every client resumes from the same last event) share one read. */
+  private replayOnce(channel: string, after: number): Promise<Replay> {
+    const key = `${after} ${channel}`;
+    let p = this.replays.get(key);
+    if (!p) {
+      p = this.bus.replay(channel, after).finally(() => this.replays.delete(key));
+      this.replays.set(key, p);
+    }
+    return p;
   }
 
   private join(channel: string, member: Member) {
