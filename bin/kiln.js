@@ -1,5 +1,26 @@
 #!/usr/bin/env node
-// The `kiln` command: TypeScript sources run through tsx, so a checkout needs no build step.
-import { register } from 'tsx/esm/api';
-register();
-await import('../src/cli.ts');
+// The `kiln` command. Runs dist/kiln.mjs (built by `npm run build`) while it is newer than every file
+// in src/; otherwise runs the TypeScript sources through tsx, so an edited checkout is never stale.
+import fs from 'node:fs';
+import path from 'node:path';
+import { fileURLToPath, pathToFileURL } from 'node:url';
+
+const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
+const bundle = path.join(root, 'dist', 'kiln.mjs');
+
+function newestSource(dir) {
+  let newest = 0;
+  for (const entry of fs.readdirSync(dir, { withFileTypes: true })) {
+    const p = path.join(dir, entry.name);
+    newest = Math.max(newest, entry.isDirectory() ? newestSource(p) : fs.statSync(p).mtimeMs);
+  }
+  return newest;
+}
+
+if (fs.existsSync(bundle) && fs.statSync(bundle).mtimeMs >= newestSource(path.join(root, 'src'))) {
+  await import(pathToFileURL(bundle).href);
+} else {
+  const { register } = await import('tsx/esm/api');
+  register();
+  await import('../src/cli.ts');
+}

@@ -6,10 +6,12 @@ cd "$(dirname "$0")/.."
 files=("$@")
 if [ ${#files[@]} -eq 0 ]; then mapfile -t files < <(find test -name '*.test.ts' | sort); fi
 npx tsc -p .
+# Child-process tests run bin/kiln.js, which uses the dist/ bundle only when it is fresh: build it.
+npm run --silent build
 status=0
 run() {
   echo "== storage: $1"
-  KILN_TEST_STORAGE=$1 node --import tsx --test --test-concurrency=2 --test-timeout=300000 "${files[@]}" || status=1
+  KILN_TEST_STORAGE=$1 node --import tsx --test --test-concurrency=2 --test-timeout=600000 "${files[@]}" || status=1
 }
 if [ "${KILN_TEST_ONLY:-sqlite}" != postgres ]; then run sqlite; fi
 if [ "${KILN_TEST_ONLY:-postgres}" != sqlite ]; then

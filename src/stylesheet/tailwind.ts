@@ -1,8 +1,7 @@
 // The utility stylesheet: a document that links `/tailwindcss/<name>.css` gets Tailwind CSS v4
 // compiled from the classes it uses. Pure helpers here; compile() is the only call into Tailwind.
 import { compile } from '@tailwindcss/node';
-import path from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { ROOT } from '../paths.ts';
 
 /** The href a document uses to link its utility stylesheet (the reference service's convention). */
 export const STYLESHEET_PREFIX = '/tailwindcss/';
@@ -22,7 +21,8 @@ export function candidates(html: string): string[] {
   return [...out];
 }
 
-const BASE = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
+/** Tailwind resolves `@import "tailwindcss"` from the package root. */
+const BASE = ROOT;
 
 /** Compiles the stylesheet for one document's HTML. A fresh compiler each time: builds accumulate. */
 export async function compileUtilityCss(html: string): Promise<string> {

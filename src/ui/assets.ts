@@ -1,9 +1,8 @@
 // Front-end assets Kiln serves itself (no CDN): the editor bundle and the hyperclayjs browser library.
 import fs from 'node:fs';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { ROOT } from '../paths.ts';
 
-const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 const EDITOR_BUNDLE = path.join(ROOT, 'dist', 'editor.js');
 
 export async function buildEditor(): Promise<void> {
