@@ -128,16 +128,17 @@ export function assertUploadSize(plan: Plan, size: number): void {
 
 type Reader = Kysely<DB> | Transaction<DB>;
 
-/** Reads the plan fields of an account (person or team). `lock`: PostgreSQL row lock, so that checks
- *  made in one transaction (count, then insert) cannot both pass for one account. */
+/** Reads the plan fields of an account (person or team). `lock` (with a transaction): a write lock on
+ *  the account row (src/store/db.ts `lock`), so that checks made in one transaction (count, then insert)
+ *  cannot both pass for one account. */
 export async function loadPlanAccount(s: Services, db: Reader, accountId: number, lock = false): Promise<PlanAccount> {
-  let q = db
+  if (lock && db.isTransaction) await s.database.lock.row(db as Transaction<DB>, 'accounts', accountId);
+  const row = await db
     .selectFrom('accounts')
     .leftJoin('people', 'people.account_id', 'accounts.id')
     .select(['accounts.plan', 'accounts.has_active_subscription', 'accounts.plan_started_at', 'people.is_superadmin'])
-    .where('accounts.id', '=', accountId);
-  if (lock && s.database.dialect === 'postgres') q = q.forUpdate('accounts');
-  const row = await q.executeTakeFirst();
+    .where('accounts.id', '=', accountId)
+    .executeTakeFirst();
   if (!row) throw notFound('No such account.');
   return {
     plan: row.plan,
