@@ -1,5 +1,7 @@
 // Checking credentials. An unknown email or username costs the same scrypt work as a wrong password.
 import type { Db } from '../store/schema.ts';
+import type { Services } from '../services.ts';
+import { tooMany, unauthorized } from '../errors.ts';
 import { verifyPassword } from './passwords.ts';
 
 export interface LoginTarget {
@@ -19,4 +21,19 @@ export async function checkCredentials(db: Db, identifier: string, password: str
     .executeTakeFirst();
   const ok = await verifyPassword(password, row?.password_hash ?? null);
   return ok && row ? { accountId: row.id, username: row.username } : null;
+}
+
+/** A password sign-in attempt: counted by the login limiter (client address + identifier; 429 beyond
+ *  it), checked, and the counter reset on success. Throws 401 for wrong credentials. */
+export async function passwordLogin(s: Services, ip: string, identifier: string, password: string): Promise<LoginTarget> {
+  const key = `${ip}|${identifier.trim().toLowerCase()}`;
+  const hit = await s.loginLimiter.hit(key);
+  if (!hit.allowed) {
+    const minutes = Math.ceil(hit.retryAfter / 60);
+    throw tooMany(`Too many sign-in attempts. Try again in ${minutes} minute${minutes === 1 ? '' : 's'}.`, hit.retryAfter);
+  }
+  const who = await checkCredentials(s.database.db, identifier, password);
+  if (!who) throw unauthorized('Wrong email or password.', 'bad-credentials');
+  await s.loginLimiter.reset(key);
+  return who;
 }

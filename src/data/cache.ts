@@ -10,7 +10,7 @@
 //   store's own bound. Fails soft: a slow or unreachable Redis is a miss, never an error.
 // - TieredDataCache: a small MemoryDataCache in front of another cache (Redis), so that hot answers cost
 //   no round trip; safe because a key's answer never changes.
-import { Redis } from 'ioredis';
+import { SoftRedis } from '../redis/soft-client.ts';
 
 export interface CachedAnswer {
   /** HTTP status of the answer (200, or a 400/413 failure). */
@@ -106,27 +106,18 @@ const REDIS_TIMEOUT_MS = 250;
 const REDIS_MAX_ENTRY_CHARS = 1024 * 1024;
 
 export class RedisDataCache implements DataCache {
-  private readonly redis: Redis;
-  private closed = false;
-  private lastErrorLog = 0;
+  private readonly client: SoftRedis;
 
   constructor(
     url: string,
     /** Key prefix of this deployment (src/events/redis.ts namespaceFor). */
     private readonly namespace: string,
   ) {
-    this.redis = new Redis(url, {
-      lazyConnect: true,
-      enableAutoPipelining: true,
-      maxRetriesPerRequest: 1,
-      retryStrategy: (n: number) => Math.min(100 * n, 2000),
-      connectionName: `kiln-data-cache-${process.pid}`,
-    });
-    this.redis.on('error', (err: Error) => this.logError(err));
+    this.client = new SoftRedis(url, 'data-cache', REDIS_TIMEOUT_MS);
   }
 
   async get(key: string, now: number): Promise<CachedAnswer | undefined> {
-    const raw = await this.soft(this.redis.get(this.namespace + 'data:' + key));
+    const raw = await this.client.call(this.client.redis.get(this.namespace + 'data:' + key));
     if (typeof raw !== 'string') return undefined;
     const answer = decode(raw);
     return answer && fresh(answer, now) ? answer : undefined;
@@ -135,38 +126,11 @@ export class RedisDataCache implements DataCache {
   async set(key: string, answer: CachedAnswer): Promise<void> {
     if (answer.body.length > REDIS_MAX_ENTRY_CHARS) return;
     // The store's own bound is real time; the entry's createdAt bounds it by the injected clock too.
-    await this.soft(this.redis.set(this.namespace + 'data:' + key, encode(answer), 'PX', Math.max(1, answer.ttlMs)));
+    await this.client.call(this.client.redis.set(this.namespace + 'data:' + key, encode(answer), 'PX', Math.max(1, answer.ttlMs)));
   }
 
-  async close(): Promise<void> {
-    this.closed = true;
-    const c = this.redis;
-    if (c.status === 'ready') await c.quit().catch(() => c.disconnect());
-    else c.disconnect();
-  }
-
-  /** The call's result, or undefined when it fails or takes longer than REDIS_TIMEOUT_MS. */
-  private async soft<T>(p: Promise<T>): Promise<T | undefined> {
-    let timer: NodeJS.Timeout | undefined;
-    const timeout = new Promise<undefined>((resolve) => {
-      timer = setTimeout(() => resolve(undefined), REDIS_TIMEOUT_MS);
-    });
-    try {
-      return await Promise.race([p, timeout]);
-    } catch (err) {
-      this.logError(err as Error);
-      return undefined;
-    } finally {
-      clearTimeout(timer);
-    }
-  }
-
-  private logError(err: Error) {
-    if (this.closed) return;
-    const t = Date.now();
-    if (t - this.lastErrorLog < 5000) return;
-    this.lastErrorLog = t;
-    console.error(`data cache (Redis): ${err.message}`);
+  close(): Promise<void> {
+    return this.client.close();
   }
 }
 

@@ -5,7 +5,7 @@
 // returns the count with the time left (atomic: concurrent hits from several processes are counted
 // exactly; the window is Redis's clock). If Redis cannot be reached within a second the hit is allowed
 // (fail open: an outage of the counter store does not lock everyone out) and the error is logged.
-import { Redis } from 'ioredis';
+import { SoftRedis } from '../redis/soft-client.ts';
 import type { Config } from '../config.ts';
 import type { Clock } from '../clock.ts';
 import { MemoryRateLimiter, type LimitResult, type RateLimiter } from '../core/rate-limiter.ts';
@@ -43,29 +43,21 @@ const REDIS_TIMEOUT_MS = 1000;
 
 class RedisLimiterFactory implements LimiterFactory {
   readonly kind = 'redis' as const;
-  private readonly redis: Redis;
-  private closed = false;
-  private lastErrorLog = 0;
+  private readonly client: SoftRedis;
 
   constructor(
     url: string,
     private readonly namespace: string,
   ) {
-    this.redis = new Redis(url, {
-      lazyConnect: true,
-      enableAutoPipelining: true,
-      maxRetriesPerRequest: 1,
-      retryStrategy: (n: number) => Math.min(100 * n, 2000),
-      connectionName: `kiln-ratelimit-${process.pid}`,
-    });
-    this.redis.on('error', (err: Error) => this.logError(err));
+    // When Redis does not answer in time, requests are let through (counted as allowed).
+    this.client = new SoftRedis(url, 'rate-limits', REDIS_TIMEOUT_MS);
   }
 
   create(name: string, max: number, windowMs: number): RateLimiter {
     const prefix = `${this.namespace}rl:${name}:`;
     return {
       hit: async (key: string): Promise<LimitResult> => {
-        const r = (await this.soft(this.redis.eval(HIT, 1, prefix + key, String(windowMs)))) as [number, number] | undefined;
+        const r = (await this.client.call(this.client.redis.eval(HIT, 1, prefix + key, String(windowMs)))) as [number, number] | undefined;
         if (!r) return { allowed: true, remaining: max - 1, retryAfter: Math.ceil(windowMs / 1000), limit: max };
         const [count, ttl] = [Number(r[0]), Number(r[1])];
         return {
@@ -76,39 +68,12 @@ class RedisLimiterFactory implements LimiterFactory {
         };
       },
       reset: async (key: string) => {
-        await this.soft(this.redis.del(prefix + key));
+        await this.client.call(this.client.redis.del(prefix + key));
       },
     };
   }
 
-  async close(): Promise<void> {
-    this.closed = true;
-    const c = this.redis;
-    if (c.status === 'ready') await c.quit().catch(() => c.disconnect());
-    else c.disconnect();
-  }
-
-  /** The call's result, or undefined when it fails or takes longer than REDIS_TIMEOUT_MS. */
-  private async soft<T>(p: Promise<T>): Promise<T | undefined> {
-    let timer: NodeJS.Timeout | undefined;
-    const timeout = new Promise<undefined>((resolve) => {
-      timer = setTimeout(() => resolve(undefined), REDIS_TIMEOUT_MS);
-    });
-    try {
-      return await Promise.race([p, timeout]);
-    } catch (err) {
-      this.logError(err as Error);
-      return undefined;
-    } finally {
-      clearTimeout(timer);
-    }
-  }
-
-  private logError(err: Error) {
-    if (this.closed) return;
-    const t = Date.now();
-    if (t - this.lastErrorLog < 5000) return;
-    this.lastErrorLog = t;
-    console.error(`Rate limits: Redis unavailable, requests are let through (${err.message})`);
+  close(): Promise<void> {
+    return this.client.close();
   }
 }

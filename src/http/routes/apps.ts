@@ -29,10 +29,10 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { RoutePlugin } from './index.ts';
 import type { Services } from '../../services.ts';
 import type { NodeRow } from '../../nodes/tree.ts';
-import { KilnError, badRequest, notFound, tooMany, unauthorized } from '../../errors.ts';
+import { KilnError, badRequest, notFound, unauthorized } from '../../errors.ts';
 import { limits } from '../../limits.ts';
 import { authorize, resourceOf } from '../../access/authorize.ts';
-import { checkCredentials } from '../../accounts/login.ts';
+import { passwordLogin } from '../../accounts/login.ts';
 import { childPathOf } from '../../nodes/tree.ts';
 import { appAt } from '../../apps/apps.ts';
 import { createInstance, findInstance } from '../../apps/instances.ts';
@@ -248,15 +248,7 @@ const plugin: RoutePlugin = async (app, { services: s }) => {
         if (!identifier) throw badRequest('Enter your email or username.', 'missing-field');
         if (!password) throw badRequest('Enter your password.', 'missing-field');
         // The same counter as the main sign-in page: one budget per address and email.
-        const key = `${req.ip}|${identifier.trim().toLowerCase()}`;
-        const hit = await s.loginLimiter.hit(key);
-        if (!hit.allowed) {
-          const minutes = Math.ceil(hit.retryAfter / 60);
-          throw tooMany(`Too many sign-in attempts. Try again in ${minutes} minute${minutes === 1 ? '' : 's'}.`, hit.retryAfter);
-        }
-        const who = await checkCredentials(db, identifier, password);
-        if (!who) throw unauthorized('Wrong email or password.', 'bad-credentials');
-        await s.loginLimiter.reset(key);
+        const who = await passwordLogin(s, req.ip, identifier, password);
         await signIn(req, reply, s, who.accountId);
         const url = await destination(req, who.accountId, who.username, node);
         if (wantsHtml(req)) return reply.redirect(url, 302);

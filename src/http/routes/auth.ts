@@ -5,11 +5,11 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { RoutePlugin } from './index.ts';
 import type { Services } from '../../services.ts';
-import { KilnError, badRequest, forbidden, notFound, tooMany, unauthorized } from '../../errors.ts';
+import { KilnError, badRequest, forbidden, notFound } from '../../errors.ts';
 import { limits } from '../../limits.ts';
 import { strictAttempt } from '../../ratelimit/http.ts';
 import { authorize } from '../../access/authorize.ts';
-import { checkCredentials } from '../../accounts/login.ts';
+import { passwordLogin } from '../../accounts/login.ts';
 import { countAccounts, createFirstSuperadmin, createPerson, SETUP_DONE_MSG } from '../../accounts/people.ts';
 import { createSession, revokeSession } from '../../accounts/sessions.ts';
 import { AUTH_COOKIE, clearSessionCookies, setAuthCookie } from '../cookies.ts';
@@ -179,15 +179,7 @@ const plugin: RoutePlugin = async (app, { services: s }) => {
       if (!identifier) throw badRequest('Enter your email or username.', 'missing-field');
       if (!password) throw badRequest('Enter your password.', 'missing-field');
 
-      const key = `${req.ip}|${identifier.trim().toLowerCase()}`;
-      const hit = await s.loginLimiter.hit(key);
-      if (!hit.allowed) {
-        const minutes = Math.ceil(hit.retryAfter / 60);
-        throw tooMany(`Too many sign-in attempts. Try again in ${minutes} minute${minutes === 1 ? '' : 's'}.`, hit.retryAfter);
-      }
-      const who = await checkCredentials(db, identifier, password);
-      if (!who) throw unauthorized('Wrong email or password.', 'bad-credentials');
-      await s.loginLimiter.reset(key);
+      const who = await passwordLogin(s, req.ip, identifier, password);
       await signIn(req, reply, s, who.accountId);
       if (wantsHtml(req)) return reply.redirect(returnOf(req) ?? afterSignIn(req, s), 302);
       return done(req, reply, `Signed in as ${who.username}.`, { extra: { username: who.username } });

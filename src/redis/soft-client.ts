@@ -1,0 +1,57 @@
+// A Redis connection for things that must never hold up a request when Redis is slow or down
+// (the data cache, rate-limit counters): every call either answers within its time limit or counts as
+// "no answer", and connection errors are logged at most every 5 s.
+import { Redis } from 'ioredis';
+
+export class SoftRedis {
+  readonly redis: Redis;
+  private closed = false;
+  private lastErrorLog = 0;
+
+  constructor(
+    url: string,
+    /** Names the connection in Redis and the log lines. */
+    private readonly label: string,
+    private readonly timeoutMs: number,
+  ) {
+    this.redis = new Redis(url, {
+      lazyConnect: true,
+      enableAutoPipelining: true,
+      maxRetriesPerRequest: 1,
+      retryStrategy: (n: number) => Math.min(100 * n, 2000),
+      connectionName: `kiln-${label}-${process.pid}`,
+    });
+    this.redis.on('error', (err: Error) => this.logError(err));
+  }
+
+  /** The call's result, or undefined when it fails or takes longer than the time limit. */
+  async call<T>(p: Promise<T>): Promise<T | undefined> {
+    let timer: NodeJS.Timeout | undefined;
+    const timeout = new Promise<undefined>((resolve) => {
+      timer = setTimeout(() => resolve(undefined), this.timeoutMs);
+    });
+    try {
+      return await Promise.race([p, timeout]);
+    } catch (err) {
+      this.logError(err as Error);
+      return undefined;
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+
+  async close(): Promise<void> {
+    this.closed = true;
+    const c = this.redis;
+    if (c.status === 'ready') await c.quit().catch(() => c.disconnect());
+    else c.disconnect();
+  }
+
+  private logError(err: Error) {
+    if (this.closed) return;
+    const t = Date.now();
+    if (t - this.lastErrorLog < 5000) return;
+    this.lastErrorLog = t;
+    console.error(`${this.label} (Redis unavailable, going on without it): ${err.message}`);
+  }
+}
