@@ -21,6 +21,7 @@ import { isUniqueViolation } from '../store/db.ts';
 import { limits } from '../limits.ts';
 import { isGlobalDocumentName, nodeNameProblem } from '../core/names.ts';
 import { afterContentChange, writeVersionAndContent } from '../save/pipeline.ts';
+import { newNodeRow } from '../nodes/rows.ts';
 
 const EXT = /\.(html|htmlclay)$/i;
 /** Names probed per query while looking for the first free one. */
@@ -100,28 +101,7 @@ export async function createInstance(s: Services, ownerId: number, appId: number
         const now = s.clock.now().toISOString();
         const node = await trx
           .insertInto('nodes')
-          .values({
-            owner_id: ownerId,
-            parent_id: 0,
-            type: 'site',
-            name,
-            name_key: name.toLowerCase(),
-            path: '',
-            visibility: 'public',
-            enable_signups: 0,
-            share_token: null,
-            share_enabled: 0,
-            source_node_id: app.id,
-            checksum: null,
-            size: 0,
-            content_type: null,
-            blob_sha256: null,
-            created_at: now,
-            modified_at: now,
-            last_synced_at: null,
-            saved_by_account_id: null,
-            saved_by_writer: null,
-          })
+          .values(newNodeRow({ ownerId, parentId: 0, type: 'site', name, path: '', now }, { source_node_id: app.id }))
           .returningAll()
           .executeTakeFirstOrThrow();
         const written = await writeVersionAndContent(trx, node.id, bytes, null, { kind: 'instance', accountId: ownerId, writer: null }, now);

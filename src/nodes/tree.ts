@@ -24,6 +24,7 @@ import { isDocumentName, isGlobalDocumentName, nodeNameProblem, splitPath } from
 import { afterContentChange, writeVersionAndContent } from '../save/pipeline.ts';
 import { channels, type NodeEvent } from '../events/bus.ts';
 import { defaultDocument } from './default-document.ts';
+import { newNodeRow } from './rows.ts';
 
 export type NodeRow = Selectable<NodesTable>;
 export type Visibility = NodesTable['visibility'];
@@ -185,28 +186,7 @@ async function createIn(
   if (input.type === 'site') await assertSiteQuota(s, trx, input.ownerId);
   const node = await trx
     .insertInto('nodes')
-    .values({
-      owner_id: input.ownerId,
-      parent_id: parent?.id ?? 0,
-      type: input.type,
-      name,
-      name_key: name.toLowerCase(),
-      path,
-      visibility: 'public',
-      enable_signups: 0,
-      share_token: null,
-      share_enabled: 0,
-      source_node_id: null,
-      checksum: null,
-      size: 0,
-      content_type: null,
-      blob_sha256: null,
-      created_at: now,
-      modified_at: now,
-      last_synced_at: null,
-      saved_by_account_id: null,
-      saved_by_writer: null,
-    })
+    .values(newNodeRow({ ownerId: input.ownerId, parentId: parent?.id ?? 0, type: input.type, name, path, now }))
     .returningAll()
     .executeTakeFirstOrThrow();
   if (input.type !== 'site') {

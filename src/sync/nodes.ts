@@ -23,6 +23,7 @@ import { contentTypeFor } from '../uploads/content-types.ts';
 import { isUniqueViolation } from '../store/db.ts';
 import { assertCanWrite, type SyncScope } from './scope.ts';
 import { analyzeTree, fileVersion, structureVersions, versioned } from './structure.ts';
+import { newNodeRow } from '../nodes/rows.ts';
 
 // ------------------------------------------------------------------ wire shapes
 
@@ -527,28 +528,20 @@ async function insertUpload(s: Services, scope: SyncScope, parentId: number, par
   try {
     return await s.database.db
       .insertInto('nodes')
-      .values({
-        owner_id: scope.account.id,
-        parent_id: parentId,
-        type: 'upload',
-        name,
-        name_key: name.toLowerCase(),
-        path: parentPath,
-        visibility: 'public',
-        enable_signups: 0,
-        share_token: null,
-        share_enabled: 0,
-        source_node_id: null,
-        checksum: checksumOf(bytes),
-        size: bytes.length,
-        content_type: contentTypeFor(name),
-        blob_sha256: sha,
-        created_at: now,
-        modified_at: now,
-        last_synced_at: now,
-        saved_by_account_id: scope.actor.accountId,
-        saved_by_writer: scope.actor.writer,
-      })
+      .values(
+        newNodeRow(
+          { ownerId: scope.account.id, parentId, type: 'upload', name, path: parentPath, now },
+          {
+            checksum: checksumOf(bytes),
+            size: bytes.length,
+            content_type: contentTypeFor(name),
+            blob_sha256: sha,
+            last_synced_at: now,
+            saved_by_account_id: scope.actor.accountId,
+            saved_by_writer: scope.actor.writer,
+          },
+        ),
+      )
       .returningAll()
       .executeTakeFirstOrThrow();
   } catch (err) {

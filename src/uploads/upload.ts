@@ -8,6 +8,7 @@ import { checksum } from '../core/checksum.ts';
 import { isUniqueViolation } from '../store/db.ts';
 import { contentTypeFor } from './content-types.ts';
 import { channels } from '../events/bus.ts';
+import { newNodeRow } from '../nodes/rows.ts';
 
 /** The change event for an upload's new bytes (the owner's sync streams hear every change). */
 function publishSaved(s: Services, n: { id: number; owner_id: number; path: string; name: string; checksum: string | null; modified_at: string; size: number }) {
@@ -56,28 +57,12 @@ export async function storeUpload(s: Services, input: UploadInput) {
     try {
       const row = await s.database.db
         .insertInto('nodes')
-        .values({
-          owner_id: input.ownerId,
-          parent_id: input.parentId,
-          type: 'upload',
-          name,
-          name_key: name.toLowerCase(),
-          path: input.parentPath,
-          visibility: 'public',
-          enable_signups: 0,
-          share_token: null,
-          share_enabled: 0,
-          source_node_id: null,
-          checksum: checksum(input.bytes),
-          size: input.bytes.length,
-          content_type: contentTypeFor(name),
-          blob_sha256: sha,
-          created_at: now,
-          modified_at: now,
-          last_synced_at: null,
-          saved_by_account_id: input.ownerId,
-          saved_by_writer: null,
-        })
+        .values(
+          newNodeRow(
+            { ownerId: input.ownerId, parentId: input.parentId, type: 'upload', name, path: input.parentPath, now },
+            { checksum: checksum(input.bytes), size: input.bytes.length, content_type: contentTypeFor(name), blob_sha256: sha, saved_by_account_id: input.ownerId },
+          ),
+        )
         .returningAll()
         .executeTakeFirstOrThrow();
       await publishSaved(s, row);
