@@ -4,10 +4,8 @@
 import { html, raw, type Html } from './html.ts';
 import { limits } from '../limits.ts';
 
-export interface Msg {
-  text: string;
-  type: string;
-}
+export type { Msg } from './pages.ts';
+import type { Msg } from './pages.ts';
 
 export interface AppRef {
   /** The app's file name, shown as its title (`todo.html`). */

@@ -3,10 +3,8 @@ import { html } from './html.ts';
 import { page } from './pages.ts';
 import { limits } from '../limits.ts';
 
-export interface Msg {
-  text: string;
-  type: string;
-}
+export type { Msg } from './pages.ts';
+import type { Msg } from './pages.ts';
 
 interface Common {
   msg?: Msg;

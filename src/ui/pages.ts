@@ -16,12 +16,18 @@ table{width:100%;border-collapse:collapse;background:#fff}th,td{text-align:left;
 td.num{text-align:right;color:var(--muted)}small,.muted{color:var(--muted)}
 `;
 
+/** A message shown at the top of a page (from a redirect's msg/msgType). */
+export interface Msg {
+  text: string;
+  type: string;
+}
+
 export interface PageOpts {
   title: string;
   body: Html;
   /** Shown in the header when someone is signed in. */
   username?: string;
-  msg?: { text: string; type: string };
+  msg?: Msg;
   scripts?: Html;
 }
 

@@ -50,6 +50,7 @@ import { refuseCrossSite, signIn } from './auth.ts';
 import { strictAttempt } from '../../ratelimit/http.ts';
 import { documentHostUrl, nodeUrlPath } from '../urls.ts';
 import { wantsHtml, withMessage } from '../answers.ts';
+import { bodyOf, field, formPost as formPostTo, queryMsg, queryOf, sendPage as sendFormPage } from '../forms.ts';
 import {
   appHref,
   appLoginPage,
@@ -62,32 +63,10 @@ import {
   type Msg,
 } from '../../ui/apps.ts';
 
-type Fields = Record<string, unknown>;
-const MAX_MSG = 500;
-
-function bodyOf(req: FastifyRequest): Fields {
-  const b = req.body;
-  return b && typeof b === 'object' && !Array.isArray(b) && !Buffer.isBuffer(b) ? (b as Fields) : {};
-}
-const queryOf = (req: FastifyRequest) => (req.query ?? {}) as Fields;
-
-/** A bounded text field, or undefined when absent or empty. Non-text and oversized values are 400. */
-function field(fields: Fields, name: string, label: string, max: number): string | undefined {
-  const v = fields[name];
-  if (v === undefined || v === null || v === '') return undefined;
-  if (typeof v !== 'string') throw badRequest(`${label} must be text.`, 'invalid');
-  if (v.length > max) throw badRequest(`${label} must be at most ${max} characters.`, 'too-long');
-  return v;
-}
-
-function queryMsg(req: FastifyRequest): Msg | undefined {
-  const { msg, msgType } = queryOf(req);
-  if (typeof msg !== 'string' || !msg) return undefined;
-  return { text: msg.slice(0, MAX_MSG), type: msgType === 'error' ? 'error' : 'success' };
-}
-
+/** App pages send `Referrer-Policy: same-origin`: with no-referrer Chromium posts their forms with
+ *  `Origin: null`, which the cross-site check refuses. */
 function sendPage(reply: FastifyReply, body: string, status = 200) {
-  return reply.code(status).header('cache-control', 'no-store').header('referrer-policy', 'same-origin').type('text/html; charset=utf-8').send(body);
+  return sendFormPage(reply.header('referrer-policy', 'same-origin'), body, status);
 }
 
 /** The `app` path from the body or the query (undefined when neither has one). */
@@ -95,27 +74,11 @@ function appPathOf(req: FastifyRequest): string | undefined {
   return field(bodyOf(req), 'app', 'App', limits.pathLength) ?? field(queryOf(req), 'app', 'App', limits.pathLength);
 }
 
+/** App form posts go back to their form; a 429 page carries the app pages' referrer policy. */
+const formPost = (back: (req: FastifyRequest) => string, render: Parameters<typeof formPostTo>[1], handler: Parameters<typeof formPostTo>[2]) =>
+  formPostTo(back, render, handler, { sendPage });
+
 const refOf = (app: NodeRow): AppRef => ({ name: app.name, path: childPathOf(app) });
-
-type Handler = (req: FastifyRequest, reply: FastifyReply) => Promise<unknown>;
-
-/** Browser form posts come back to their form with the refusal (429: a page); the rest goes to the
- *  app's error handler (JSON for AJAX, an error page for browsers). */
-function formPost(back: (req: FastifyRequest) => string, render: (req: FastifyRequest, msg: Msg) => string, handler: Handler): Handler {
-  return async (req, reply) => {
-    try {
-      return await handler(req, reply);
-    } catch (err) {
-      if (!(err instanceof KilnError) || !wantsHtml(req)) throw err;
-      if (err.status === 429) {
-        reply.header('Retry-After', String(err.extra?.retryAfter ?? 60));
-        return sendPage(reply, render(req, { text: err.message, type: 'error' }), 429);
-      }
-      if (err.status === 400 || err.status === 401 || err.status === 409) return reply.redirect(withMessage(back(req), err.message, 'error'), 302);
-      throw err;
-    }
-  };
-}
 
 const plugin: RoutePlugin = async (app, { services: s }) => {
   const { db } = s.database;

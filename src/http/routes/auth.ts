@@ -15,11 +15,11 @@ import { createSession, revokeSession } from '../../accounts/sessions.ts';
 import { AUTH_COOKIE, clearSessionCookies, setAuthCookie } from '../cookies.ts';
 import { hostnameOf } from '../hosts.ts';
 import { done, safeReturn, wantsHtml, withMessage } from '../answers.ts';
+import { bodyOf, field, formPost as formPostTo, queryMsg, queryOf, sendPage } from '../forms.ts';
 import { landingPage, loginPage, logoutPage, setupPage, signupPage, type Msg } from '../../ui/auth-pages.ts';
 
 const LOOPBACK = new Set(['localhost', '127.0.0.1', '[::1]', '::1']);
 const MAX_RETURN = 2048;
-const MAX_MSG = 500;
 
 // ---------------------------------------------------------------- helpers other routes may use
 
@@ -73,36 +73,6 @@ async function isSetUp(s: Services): Promise<boolean> {
   return true;
 }
 
-function sendPage(reply: FastifyReply, body: string, status = 200) {
-  return reply.code(status).header('cache-control', 'no-store').type('text/html; charset=utf-8').send(body);
-}
-
-type Fields = Record<string, unknown>;
-
-function bodyOf(req: FastifyRequest): Fields {
-  const b = req.body;
-  return b && typeof b === 'object' && !Array.isArray(b) && !Buffer.isBuffer(b) ? (b as Fields) : {};
-}
-
-/** A bounded text field, or undefined when absent or empty. Non-text values and oversized ones are 400. */
-function field(body: Fields, name: string, label: string, max: number): string | undefined {
-  const v = body[name];
-  if (v === undefined || v === null || v === '') return undefined;
-  if (typeof v !== 'string') throw badRequest(`${label} must be text.`, 'invalid');
-  if (v.length > max) throw badRequest(`${label} must be at most ${max} characters.`, 'too-long');
-  return v;
-}
-
-function queryOf(req: FastifyRequest): Fields {
-  return (req.query ?? {}) as Fields;
-}
-
-function queryMsg(req: FastifyRequest): Msg | undefined {
-  const { msg, msgType } = queryOf(req);
-  if (typeof msg !== 'string' || !msg) return undefined;
-  return { text: msg.slice(0, MAX_MSG), type: msgType === 'error' ? 'error' : 'success' };
-}
-
 /** The local `return` target from the body or the query, or undefined. */
 function returnOf(req: FastifyRequest): string | undefined {
   const candidates = [bodyOf(req).return, queryOf(req).return];
@@ -121,29 +91,6 @@ function afterSignIn(req: FastifyRequest, s: Services): string {
   // The session cookie covers the root domain and its subdomains, so the main app's dashboard is signed in too.
   if (req.site.kind === 'account') return `${s.config.baseUrl}/_/dashboard`;
   return '/';
-}
-
-type Handler = (req: FastifyRequest, reply: FastifyReply) => Promise<unknown>;
-
-/** Wraps a form POST: browsers get refusals as a redirect back to the form (or a page for 429);
- *  everything else reaches the app's error handler (JSON for AJAX). */
-function formPost(formPath: string | ((status: number) => string), render: (req: FastifyRequest, msg: Msg) => string, handler: Handler): Handler {
-  return async (req, reply) => {
-    try {
-      return await handler(req, reply);
-    } catch (err) {
-      if (!(err instanceof KilnError) || !wantsHtml(req)) throw err;
-      if (err.status === 429) {
-        reply.header('Retry-After', String(err.extra?.retryAfter ?? 60));
-        return sendPage(reply, render(req, { text: err.message, type: 'error' }), 429);
-      }
-      if (err.status === 400 || err.status === 401 || err.status === 409) {
-        const path = typeof formPath === 'function' ? formPath(err.status) : formPath;
-        return reply.redirect(withMessage(path, err.message, 'error', returnOf(req)), 302);
-      }
-      throw err;
-    }
-  };
 }
 
 const EMAIL_MAX = limits.emailLength;
@@ -167,6 +114,9 @@ const plugin: RoutePlugin = async (app, { services: s }) => {
   const { db } = s.database;
 
   // Sign in.
+  /** Form posts go back to their form, keeping the `return` target. */
+  const formPost = (formPath: string | ((status: number) => string), render: Parameters<typeof formPostTo>[1], handler: Parameters<typeof formPostTo>[2]) =>
+    formPostTo((_req, status) => (typeof formPath === 'function' ? formPath(status) : formPath), render, handler, { returnTo: returnOf });
   const renderLogin = (req: FastifyRequest, msg?: Msg) => loginPage({ msg, returnTo: returnOf(req), username: req.actor?.username });
   app.get('/_/login', async (req, reply) => sendPage(reply, renderLogin(req, queryMsg(req))));
   app.post(
