@@ -4,7 +4,7 @@
 // (hyperclayjs `savePage`); the owner still sees the app unchanged.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { hasChromium, startBrowserKiln, type BrowserKiln } from './support/browser.ts';
+import { appendAndSave, hasChromium, startBrowserKiln, type BrowserKiln } from './support/browser.ts';
 import { createPerson } from '../src/accounts/people.ts';
 import { createSession } from '../src/accounts/sessions.ts';
 import { createNode } from '../src/nodes/tree.ts';
@@ -27,14 +27,6 @@ before(async () => {
 after(() => bk?.stop());
 
 /** Calls hyperclay.savePage(), waiting out an autosave that may already be in flight. */
-async function saveNow(page: import('playwright-core').Page): Promise<{ msg: string; msgType: string }> {
-  for (let i = 0; i < 50; i++) {
-    const r = await page.evaluate(() => (window as any).hyperclay.savePage());
-    if (!(r.msgType === 'skipped' && /in progress/.test(r.msg))) return r;
-    await page.waitForTimeout(100);
-  }
-  throw new Error('a save stayed in progress');
-}
 
 test('a visitor signs up on an app, confirms by the mailed link, edits and saves its own copy; the app stays as it was', { skip: !hasChromium && 'Debian chromium is not installed (.ci/run installs it)', timeout: 180_000 }, async () => {
   const s = bk.kiln.services;
@@ -84,28 +76,9 @@ test('a visitor signs up on an app, confirms by the mailed link, edits and saves
   assert.equal(await page.evaluate(() => document.cookie.includes('isAdminOfCurrentResource=true')), true);
   await page.waitForFunction(() => typeof (window as any).hyperclay?.savePage === 'function', null, { timeout: 20_000 });
 
-  // Edit and save until the stored instance has the edit (an edit made before the library captured
-  // its baseline reads as "no changes"; an autosave may land it first — both are fine).
   const mine = bk.kiln.client(instanceUrl.host);
-  let served = await mine.get(instanceUrl.pathname);
-  for (let i = 0; i < 20 && !served.text.includes('<li id="mine">only in my copy</li>'); i++) {
-    await page.evaluate((n) => {
-      if (!document.getElementById('mine')) {
-        const li = document.createElement('li');
-        li.id = 'mine';
-        li.textContent = 'only in my copy';
-        document.getElementById('items')!.appendChild(li);
-      }
-      document.getElementById('items')!.dataset.rev = String(n);
-    }, i);
-    const result = await saveNow(page);
-    assert.notEqual(result.msgType, 'error', JSON.stringify(result));
-    for (let j = 0; j < 20 && !served.text.includes('<li id="mine">only in my copy</li>'); j++) {
-      await page.waitForTimeout(50);
-      served = await mine.get(instanceUrl.pathname);
-    }
-  }
-  assert.match(served.text, /<li id="mine">only in my copy<\/li>/);
+  const served = await appendAndSave(page, async () => (await mine.get(instanceUrl.pathname)).text, 'mine', 'only in my copy');
+  assert.match(served, /<li id="mine">only in my copy<\/li>/);
   await page.reload();
   assert.equal(await page.locator('#items li').count(), 2);
 

@@ -3,7 +3,7 @@
 // without the owner's cookie cannot save, even with ?editmode=true.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { hasChromium, startBrowserKiln, type BrowserKiln } from './support/browser.ts';
+import { appendAndSave, hasChromium, saveNow, startBrowserKiln, type BrowserKiln } from './support/browser.ts';
 import { createPerson } from '../src/accounts/people.ts';
 import { createSession } from '../src/accounts/sessions.ts';
 import { createNode } from '../src/nodes/tree.ts';
@@ -20,15 +20,6 @@ const DOC = `<!DOCTYPE html>
 
 let bk: BrowserKiln;
 
-/** Calls hyperclay.savePage(), waiting out an autosave that may already be in flight. */
-async function saveNow(page: import('playwright-core').Page): Promise<{ msg: string; msgType: string }> {
-  for (let i = 0; i < 50; i++) {
-    const r = await page.evaluate(() => (window as any).hyperclay.savePage());
-    if (!(r.msgType === 'skipped' && /in progress/.test(r.msg))) return r;
-    await page.waitForTimeout(100);
-  }
-  throw new Error('a save stayed in progress');
-}
 before(async () => {
   if (hasChromium) bk = await startBrowserKiln();
 });
@@ -47,28 +38,9 @@ test('the owner edits a hyperclayjs document in Chromium and it saves itself; st
   await page.goto(url);
   assert.equal(await page.evaluate(() => document.cookie.includes('isAdminOfCurrentResource=true')), true);
   await page.waitForFunction(() => typeof (window as any).hyperclay?.savePage === 'function', null, { timeout: 20_000 });
-  // Edit and save until the stored document has the edit (an edit made before the library captured
-  // its baseline reads as "no changes"; an autosave may land it first — both are fine).
   const docClient = bk.kiln.client(`${person.username}.${bk.kiln.config.rootDomain}`);
-  let served = await docClient.get('/browser-todo.html');
-  for (let i = 0; i < 20 && !served.text.includes('<li id="added">added in the browser</li>'); i++) {
-    await page.evaluate((n) => {
-      if (!document.getElementById('added')) {
-        const li = document.createElement('li');
-        li.id = 'added';
-        li.textContent = 'added in the browser';
-        document.getElementById('items')!.appendChild(li);
-      }
-      document.getElementById('items')!.dataset.rev = String(n);
-    }, i);
-    const result = await saveNow(page);
-    assert.notEqual(result.msgType, 'error', JSON.stringify(result));
-    for (let j = 0; j < 20 && !served.text.includes('<li id="added">added in the browser</li>'); j++) {
-      await page.waitForTimeout(50);
-      served = await docClient.get('/browser-todo.html');
-    }
-  }
-  assert.match(served.text, /<li id="added">added in the browser<\/li>/);
+  const served = await appendAndSave(page, async () => (await docClient.get('/browser-todo.html')).text, 'added', 'added in the browser');
+  assert.match(served, /<li id="added">added in the browser<\/li>/);
   await page.reload();
   assert.equal(await page.locator('#items li').count(), 2);
 

@@ -73,3 +73,43 @@ export async function startBrowserKiln(opts: { env?: Record<string, string> } = 
     },
   };
 }
+
+/** Calls hyperclay.savePage(), waiting out an autosave that may already be in flight. */
+export async function saveNow(page: import('playwright-core').Page): Promise<{ msg: string; msgType: string }> {
+  for (let i = 0; i < 50; i++) {
+    const r = await page.evaluate(() => (window as any).hyperclay.savePage());
+    if (!(r.msgType === 'skipped' && /in progress/.test(r.msg))) return r;
+    await page.waitForTimeout(100);
+  }
+  throw new Error('a save stayed in progress');
+}
+
+/** Appends `<li id="<id>"><text></li>` to `#items` in the page and saves through hyperclayjs until
+ *  `stored()` (the document as Kiln serves it) has the item; returns the last stored text. An edit
+ *  made before the library captured its baseline reads as "no changes", and an autosave may land it
+ *  first: both are fine. Throws when a save answers with an error. */
+export async function appendAndSave(page: import('playwright-core').Page, stored: () => Promise<string>, id: string, text: string): Promise<string> {
+  const item = `<li id="${id}">${text}</li>`;
+  let served = await stored();
+  for (let i = 0; i < 20 && !served.includes(item); i++) {
+    await page.evaluate(
+      ([n, id, text]) => {
+        if (!document.getElementById(id)) {
+          const li = document.createElement('li');
+          li.id = id;
+          li.textContent = text;
+          document.getElementById('items')!.appendChild(li);
+        }
+        document.getElementById('items')!.dataset.rev = n;
+      },
+      [String(i), id, text],
+    );
+    const result = await saveNow(page);
+    if (result.msgType === 'error') throw new Error(`save failed: ${JSON.stringify(result)}`);
+    for (let j = 0; j < 20 && !served.includes(item); j++) {
+      await page.waitForTimeout(50);
+      served = await stored();
+    }
+  }
+  return served;
+}
