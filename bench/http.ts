@@ -74,7 +74,8 @@ export async function startKilnWithDocument(dataDir: string, bytes: Buffer): Pro
 async function createDocument(main: Client, name: string, bytes: Buffer) {
   const created = await main.post('/_/dashboard/nodes', { type: 'site', name }, { headers: { accept: 'application/json' } });
   if (created.status !== 201) throw new Error(`create failed: ${created.status} ${created.text}`);
-  const doc = main.on(DOC_HOST);
+  // The main app's session reaches the document host through the session handshake.
+  const doc = await main.enter(DOC_HOST);
   const saved = await doc.post('/_/save', bytes, {
     headers: { 'content-type': 'text/plain;charset=UTF-8', 'document-url': `http://${DOC_HOST}/${name}` },
   });

@@ -4,9 +4,13 @@
 // Builds a ~110 KB document with a 30-rule `api` tag (a dozen scalar rules, :nth-of-type selectors, a 600-item
 // list shape) and runs, in this process, on the same inputs: Kiln's engine (parse + extract), Kiln on a cached
 // parsed document (extract only), and the reference engine (hyper-html-api over cheerio, parse + extract).
+// Then the path the data API takes: the extraction pool (src/data/pool.ts, worker threads), its throughput with
+// every task a new document (parse + extract) and with the document parsed already, against the reference.
+import os from 'node:os';
 import { performance } from 'node:perf_hooks';
 import { clearRulesCaches, extractApi, parseDocument } from '../src/rules/index.ts';
 import { loadReference } from '../test/rules.reference.ts';
+import { ExtractionPool } from '../src/data/pool.ts';
 
 export const BENCH_RULES = {
   title: 'head title',
@@ -170,6 +174,77 @@ async function main(): Promise<void> {
   console.log(`ratio kiln/reference, parse included: ${ratio(kiln, 'times')}x wall, ${ratio(kiln, 'cpu')}x cpu (goal >= 10x)`);
   console.log(`ratio kiln/reference, parse + compile, no caches: ${ratio(kilnCold, 'times')}x wall, ${ratio(kilnCold, 'cpu')}x cpu`);
   console.log(`ratio kiln on a cached parsed document/reference: ${ratio(kilnCached, 'times')}x wall, ${ratio(kilnCached, 'cpu')}x cpu`);
+
+  // The pool: what the data API runs. Throughput over `seconds`, twice as many tasks in flight as threads.
+  const pool = new ExtractionPool();
+  try {
+    const bytes = Buffer.from(html);
+    const rules = { kind: 'api' as const };
+    // A fresh thread is slow for its first extractions (compilation): warm up, then check the answer.
+    for (let i = 0; i < 20; i++) await pool.run({ checksum: `warm${i}`, bytes, rules });
+    const check = await pool.run({ checksum: 'warm0', bytes, rules });
+    if (!check.result.ok || JSON.stringify(check.result.data) !== JSON.stringify(kilnOut.data)) {
+      throw new Error(`the pool answers differently: ${JSON.stringify(check.result).slice(0, 300)}`);
+    }
+    // One task in flight, taking turns with the reference as the engines above do (medians per call: the pool's
+    // wall time includes handing the bytes to the thread and the answer back; CPU is the process's, the main
+    // thread only waits). Then throughput with twice as many tasks in flight as threads.
+    const perTask = async (name: string, checksumOf: (i: number) => string) => {
+      const times: number[] = [];
+      const cpu: number[] = [];
+      const refTimes: number[] = [];
+      const refCpu: number[] = [];
+      let n = 0;
+      let tooExpensive = 0;
+      const until = performance.now() + seconds * 1000 * 2;
+      while (performance.now() < until) {
+        let c = process.cpuUsage();
+        let t = performance.now();
+        ref.extractApi(html);
+        refTimes.push(performance.now() - t);
+        let used = process.cpuUsage(c);
+        refCpu.push((used.user + used.system) / 1000);
+        const roundEnd = performance.now() + 200;
+        do {
+          c = process.cpuUsage();
+          t = performance.now();
+          const r = await pool.run({ checksum: checksumOf(n++), bytes, rules });
+          times.push(performance.now() - t);
+          used = process.cpuUsage(c);
+          cpu.push((used.user + used.system) / 1000);
+          if (!r.result.ok) tooExpensive++;
+        } while (performance.now() < roundEnd);
+      }
+      const wallRatio = median(refTimes) / median(times);
+      const cpuRatio = median(refCpu) / median(cpu);
+      console.log(
+        `${name.padEnd(56)} ${(1000 / median(times)).toFixed(1).padStart(9)} ${median(times).toFixed(3).padStart(9)} ${median(cpu).toFixed(3).padStart(9)} ${times.length}` +
+          `   vs reference ${median(refTimes).toFixed(1)} ms: ${wallRatio.toFixed(1)}x wall, ${cpuRatio.toFixed(1)}x cpu` +
+          `${tooExpensive ? ` (${tooExpensive} too-expensive: busy machine)` : ''}`,
+      );
+      return { wallRatio, cpuRatio };
+    };
+    const throughput = async (checksumOf: (i: number) => string) => {
+      let n = 0;
+      const until = performance.now() + seconds * 1000;
+      const t0 = performance.now();
+      await Promise.all(
+        Array.from({ length: 2 * pool.threads }, async () => {
+          while (performance.now() < until) await pool.run({ checksum: checksumOf(n++), bytes, rules });
+        }),
+      );
+      return n / ((performance.now() - t0) / 1000);
+    };
+    console.log(`pool: ${pool.threads} thread(s) of ${os.availableParallelism()} cores (the document's bytes copied to the thread per task):`);
+    const cold = await perTask('pool: parse + extract (a new document every task)', (i) => `new${i}`);
+    await perTask('pool: extract on a document the thread has parsed', () => 'same');
+    console.log(`ratio pool/reference, parse included: ${cold.wallRatio.toFixed(1)}x wall, ${cold.cpuRatio.toFixed(1)}x cpu (goal >= 10x)`);
+    const coldRate = await throughput((i) => `again${i}`);
+    const hotRate = await throughput(() => 'same');
+    console.log(`pool throughput, ${2 * pool.threads} tasks in flight: ${coldRate.toFixed(1)} per s parse + extract, ${hotRate.toFixed(1)} per s on a parsed document`);
+  } finally {
+    await pool.close();
+  }
 }
 
 if (import.meta.url === `file://${process.argv[1]}`) await main();

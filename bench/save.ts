@@ -8,7 +8,7 @@ import path from 'node:path';
 import { loadConfig } from '../src/config.ts';
 import { startServer } from '../src/server.ts';
 import { createPerson } from '../src/accounts/people.ts';
-import { createSession } from '../src/accounts/sessions.ts';
+import { sessionsFor } from '../test/support/people.ts';
 import { createNode } from '../src/nodes/tree.ts';
 import { versionContent } from '../src/save/history.ts';
 
@@ -19,7 +19,7 @@ const dataDir = mkdtempSync(path.join(os.tmpdir(), 'kiln-bench-save-'));
 const running = await startServer(loadConfig({ PORT: '0', HOST: '127.0.0.1', DATA_DIR: dataDir, LOG_LEVEL: 'silent' }));
 const s = running.services;
 const person = await createPerson(s, { email: 'bench@example.com', username: 'bench', password: 'bench-password-x9-long', plan: 'maker' });
-const { token } = await createSession(s.database.db, person.id, new Date());
+const token = (await sessionsFor(s.database.db, s.config, person.id, person.username)).host;
 const rows = Array.from({ length: 1300 }, (_, i) => `    <li class="item" data-id="${i}"><span>Item number ${i}</span> <em>pending</em></li>\n`).join('');
 let doc = `<!DOCTYPE html>\n<html>\n<head><title>Bench</title></head>\n<body>\n  <ul>\n${rows}  </ul>\n</body>\n</html>\n`;
 const node = await createNode(s, person.id, { ownerId: person.id, parentId: 0, type: 'site', name: 'bench.html', html: doc });
@@ -30,7 +30,7 @@ const agent = new http.Agent({ keepAlive: true, maxSockets: CONCURRENCY });
 function post(body: string): Promise<number> {
   return new Promise((resolve, reject) => {
     const req = http.request(
-      { host: '127.0.0.1', port, method: 'POST', path: '/_/save', agent, headers: { host, cookie: `auth_token=${token}`, 'content-type': 'text/plain;charset=UTF-8', 'document-url': `http://${host}/bench.html` } },
+      { host: '127.0.0.1', port, method: 'POST', path: '/_/save', agent, headers: { host, cookie: `__Host-auth_token=${token}`, 'content-type': 'text/plain;charset=UTF-8', 'document-url': `http://${host}/bench.html` } },
       (res) => {
         res.resume();
         res.on('end', () => resolve(res.statusCode!));

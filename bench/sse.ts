@@ -22,11 +22,10 @@ import pg from 'pg';
 import { Redis } from 'ioredis';
 import { freePort, spawnKiln, type ChildKiln } from '../test/support/child.ts';
 import { Client } from '../test/support/client.ts';
-import { newPerson } from '../test/support/people.ts';
+import { newPerson, sessionsFor } from '../test/support/people.ts';
 import { loadConfig } from '../src/config.ts';
 import { createServices, closeServices } from '../src/server.ts';
 import { createPerson } from '../src/accounts/people.ts';
-import { createSession } from '../src/accounts/sessions.ts';
 import { createSyncKey } from '../src/sync/keys.ts';
 import { createNode } from '../src/nodes/tree.ts';
 
@@ -49,7 +48,7 @@ async function fixture(env: Record<string, string>): Promise<Fixture> {
   const s = await createServices(loadConfig(env));
   try {
     const person = await createPerson(s, newPerson({ plan: 'personal' }));
-    const { token } = await createSession(s.database.db, person.id, new Date());
+    const token = (await sessionsFor(s.database.db, s.config, person.id, person.username)).host;
     const { key } = await createSyncKey(s, person.id);
     await createNode(s, person.id, { ownerId: person.id, parentId: 0, type: 'site', name: DOC, html: documentFor(0) });
     return { username: person.username, token, key };
@@ -169,7 +168,7 @@ class Streams {
 function saver(port: number, f: Fixture) {
   const host = `${f.username}.${ROOT}`;
   const c = new Client(port, host);
-  c.jar.store(ROOT, `auth_token=${f.token}; Domain=kiln.localhost; Path=/`);
+  c.jar.store(host, `__Host-auth_token=${f.token}; Path=/`);
   return (round: number) => async () =>
     (await c.post('/_/save', documentFor(round), { headers: { 'content-type': 'text/plain;charset=UTF-8', 'document-url': `http://${host}/${DOC}` } })).status;
 }
@@ -220,7 +219,8 @@ function rssMb(pid: number): string {
 
 async function oneProcess() {
   const dir = mkdtempSync(path.join(os.tmpdir(), 'kiln-bench-sse-'));
-  const env = { DATA_DIR: dir, ROOT_DOMAIN: ROOT, LOG_LEVEL: 'silent' };
+  // Every bench stream comes from loopback: lift the per-address cap on open streams.
+  const env = { DATA_DIR: dir, ROOT_DOMAIN: ROOT, LOG_LEVEL: 'silent', MAX_STREAMS_PER_ADDRESS: String(STREAMS + 100) };
   let kiln: ChildKiln | undefined;
   const streams = new Streams();
   try {
@@ -307,7 +307,7 @@ async function twoProcesses() {
   await admin.end();
   const dbUrl = PG_URL.replace(/\/[^/]*$/, `/${name}`);
   const dirs = [0, 1, 2].map(() => mkdtempSync(path.join(os.tmpdir(), 'kiln-bench-sse-')));
-  const env = (dir: string) => ({ DATA_DIR: dir, DATABASE_URL: dbUrl, REDIS_URL, ROOT_DOMAIN: ROOT, LOG_LEVEL: 'silent' });
+  const env = (dir: string) => ({ DATA_DIR: dir, DATABASE_URL: dbUrl, REDIS_URL, ROOT_DOMAIN: ROOT, LOG_LEVEL: 'silent', MAX_STREAMS_PER_ADDRESS: String(STREAMS + 100) });
   const kilns: ChildKiln[] = [];
   const streams = new Streams();
   try {

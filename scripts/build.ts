@@ -2,7 +2,9 @@
 //  - dist/editor.js: the code editor (CodeMirror 6) for browsers;
 //  - dist/kiln.mjs: the server and CLI as one module, so `kiln` starts in about a second instead of
 //    compiling every TypeScript file through tsx at each start. bin/kiln.js uses it only while it is
-//    newer than every source file.
+//    newer than every source file;
+//  - dist/extract-worker.mjs: the data API's extraction thread (src/data/extract-worker.ts), which the pool in
+//    dist/kiln.mjs starts from the same folder.
 import path from 'node:path';
 import * as esbuild from 'esbuild';
 import { buildEditor } from '../src/ui/assets.ts';
@@ -10,15 +12,20 @@ import { ROOT } from '../src/paths.ts';
 
 await Promise.all([
   buildEditor(),
-  esbuild.build({
-    entryPoints: [path.join(ROOT, 'src/cli.ts')],
-    bundle: true,
-    platform: 'node',
-    format: 'esm',
-    target: 'node20',
-    packages: 'external',
-    outfile: path.join(ROOT, 'dist/kiln.mjs'),
-    logLevel: 'warning',
-  }),
+  ...[
+    ['src/cli.ts', 'dist/kiln.mjs'],
+    ['src/data/extract-worker.ts', 'dist/extract-worker.mjs'],
+  ].map(([entry, out]) =>
+    esbuild.build({
+      entryPoints: [path.join(ROOT, entry)],
+      bundle: true,
+      platform: 'node',
+      format: 'esm',
+      target: 'node20',
+      packages: 'external',
+      outfile: path.join(ROOT, out),
+      logLevel: 'warning',
+    }),
+  ),
 ]);
-console.log('built dist/editor.js and dist/kiln.mjs');
+console.log('built dist/editor.js, dist/kiln.mjs and dist/extract-worker.mjs');

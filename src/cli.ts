@@ -20,7 +20,7 @@ Usage:
   kiln --help                  this text
 
 Environment:
-${ENV_HELP.map(([k, v]) => `  ${k.padEnd(22)}${v}`).join('\n')}
+${ENV_HELP.map(([k, v]) => `  ${k.padEnd(25)}${v}`).join('\n')}
 `;
 
 async function main(argv: string[]) {

@@ -1,6 +1,7 @@
 // Configuration comes from the environment only, validated once at start.
 import { z } from 'zod';
 import path from 'node:path';
+import { limits } from './limits.ts';
 
 const bool = z
   .enum(['1', '0', 'true', 'false', 'yes', 'no'])
@@ -9,7 +10,7 @@ const bool = z
 /** Every variable Kiln reads, with its help text. `kiln --help` prints this table. */
 export const ENV_HELP: Array<[string, string]> = [
   ['PORT', 'TCP port to listen on (default 8080)'],
-  ['HOST', 'address to bind (default 0.0.0.0)'],
+  ['HOST', 'address to bind (default 127.0.0.1: this machine only; 0.0.0.0 listens on every interface)'],
   ['ROOT_DOMAIN', 'main app host; documents live at <username>.ROOT_DOMAIN (default kiln.localhost:8080)'],
   ['BASE_URL', 'public address of the main app (default http://ROOT_DOMAIN)'],
   ['DATA_DIR', 'folder for the SQLite database, blobs and the mail outbox (default ./data)'],
@@ -22,11 +23,14 @@ export const ENV_HELP: Array<[string, string]> = [
   ['DOMAIN_WEBHOOK_SECRET', 'shared secret for the custom-domain provider webhook HMAC'],
   ['TRUST_PROXY', 'true when behind a reverse proxy that sets X-Forwarded-* (default false)'],
   ['LOG_LEVEL', 'fatal, error, warn, info, debug, trace or silent (default info)'],
+  ['MAX_STREAMS_PER_ADDRESS', `live streams one client address may hold open in one process; more answer 429 (default ${limits.streamsPerAddress})`],
+  ['HEADERS_TIMEOUT_MS', `time a client has to send a request's headers (default ${limits.serverTimeouts.headersMs})`],
+  ['REQUEST_TIMEOUT_MS', `time a client has to send a whole request, body included (default ${limits.serverTimeouts.requestMs}); never cuts answers such as live streams`],
 ];
 
 const schema = z.object({
   PORT: z.coerce.number().int().min(0).max(65535).default(8080),
-  HOST: z.string().min(1).default('0.0.0.0'),
+  HOST: z.string().min(1).default('127.0.0.1'),
   ROOT_DOMAIN: z
     .string()
     .regex(/^[a-z0-9.-]+(:\d{1,5})?$/, 'must be a lowercase host name with an optional :port')
@@ -45,6 +49,9 @@ const schema = z.object({
   DOMAIN_WEBHOOK_SECRET: z.string().optional(),
   TRUST_PROXY: bool.default(false),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
+  MAX_STREAMS_PER_ADDRESS: z.coerce.number().int().min(1).max(10_000_000).default(limits.streamsPerAddress),
+  HEADERS_TIMEOUT_MS: z.coerce.number().int().min(100).max(3_600_000).default(limits.serverTimeouts.headersMs),
+  REQUEST_TIMEOUT_MS: z.coerce.number().int().min(100).max(24 * 3_600_000).default(limits.serverTimeouts.requestMs),
 });
 
 export interface Config {
@@ -67,6 +74,11 @@ export interface Config {
   domainWebhookSecret?: string;
   trustProxy: boolean;
   logLevel: string;
+  /** Event streams one client address may hold open in this process. */
+  maxStreamsPerAddress: number;
+  /** Time to receive a request's headers, and a whole request (ms). */
+  headersTimeoutMs: number;
+  requestTimeoutMs: number;
 }
 
 export class ConfigError extends Error {}
@@ -101,5 +113,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     domainWebhookSecret: c.DOMAIN_WEBHOOK_SECRET,
     trustProxy: c.TRUST_PROXY,
     logLevel: c.LOG_LEVEL,
+    maxStreamsPerAddress: c.MAX_STREAMS_PER_ADDRESS,
+    headersTimeoutMs: c.HEADERS_TIMEOUT_MS,
+    // Node requires the request timeout to be at least the headers timeout.
+    requestTimeoutMs: Math.max(c.REQUEST_TIMEOUT_MS, c.HEADERS_TIMEOUT_MS),
   };
 }

@@ -64,6 +64,8 @@ export const limits = {
   pathLength: 1024,
   syncKeyLifetimeMs: 365 * DAY,
   loginTokenLifetimeMs: 30 * DAY,
+  /** A grant that carries a login to one document host: single use, this long. */
+  sessionGrantMs: MINUTE,
   loginAttempts: { max: 20, windowMs: 15 * MINUTE },
   /** Account pages and anonymous `/_/` writes, per client address (src/ratelimit/http.ts says which routes). */
   generalLimiter: { max: 100, windowMs: 15 * MINUTE },
@@ -72,10 +74,22 @@ export const limits = {
   domainCalls: { max: 10, windowMs: MINUTE },
   dataCacheMs: 5 * MINUTE,
   liveKeepAliveMs: 30_000,
+  /** Event streams (live sync, sync stream) one client address may hold open in one process
+   *  (default of MAX_STREAMS_PER_ADDRESS). */
+  streamsPerAddress: 100,
+  /** Node HTTP server timeouts (defaults; HEADERS_TIMEOUT_MS and REQUEST_TIMEOUT_MS override them):
+   *  a request's headers must arrive within `headersMs`, its whole body within `requestMs` (a 150 MB
+   *  upload on a slow link). They bound receiving requests only, never answers: an SSE stream stays
+   *  open. An idle keep-alive connection closes after `keepAliveMs` (longer than common proxies' 60 s). */
+  serverTimeouts: { headersMs: 30_000, requestMs: 10 * MINUTE, keepAliveMs: 72_000 },
   password: { minLength: 8, maxLength: 1024, commonListSize: 100_000 },
   usernameLength: { min: 2, max: 40 },
   emailLength: 254,
   shareCookieMaxAgeMs: 365 * DAY,
+  /** PostgreSQL: how long to wait for a connection, and for one query, before answering 503. */
+  database: { connectMs: 5_000, queryMs: 30_000 },
+  /** Retry-After of a 503 while storage is unreachable, seconds. */
+  storageRetryAfterSeconds: 2,
 } as const;
 
 /** Paid tiers report their site count as unlimited (src/billing/plans.ts `siteLimit` also knows superadmins

@@ -3,6 +3,7 @@ import type { FastifyInstance } from 'fastify';
 import type { Config } from './config.ts';
 import type { Services } from './services.ts';
 import { openDatabase } from './store/db.ts';
+import { loadInstanceSecret } from './store/instance-secret.ts';
 import { systemClock, type Clock } from './clock.ts';
 import { createLimiterFactory } from './ratelimit/limiters.ts';
 import { limits } from './limits.ts';
@@ -13,24 +14,30 @@ import { MemoryEventBus } from './events/memory.ts';
 import { OutboxMailer, SmtpMailer } from './mail/mailer.ts';
 import { RedisEventBus, namespaceFor } from './events/redis.ts';
 import { MemoryDataCache, RedisDataCache, TieredDataCache } from './data/cache.ts';
+import { ExtractionPool } from './data/pool.ts';
 import path from 'node:path';
 
 export async function createServices(config: Config, clock: Clock = systemClock): Promise<Services> {
   const database = await openDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir });
   const limiters = createLimiterFactory(config, clock);
+  const secret = await loadInstanceSecret(database.db);
+  const blobs = new FilesystemBlobStore(path.join(config.dataDir, 'blobs'));
+  void blobs.sweepTemporary().catch((err) => console.error('sweeping temporary blob files failed:', err));
   return {
     config,
     database,
+    secret,
     clock,
     limiters,
     loginLimiter: limiters.create('login', limits.loginAttempts.max, limits.loginAttempts.windowMs),
     generalLimiter: limiters.create('general', limits.generalLimiter.max, limits.generalLimiter.windowMs),
     strictLimiter: limiters.create('strict', limits.strictLimiter.max, limits.strictLimiter.windowMs),
-    blobs: new FilesystemBlobStore(path.join(config.dataDir, 'blobs')),
+    blobs,
     stylesheets: new StylesheetCompiler(database.db, clock),
     mailer: config.smtpUrl ? new SmtpMailer(config.smtpUrl, config.mailFrom) : new OutboxMailer(path.join(config.dataDir, 'outbox'), config.mailFrom, config.logLevel === 'silent' ? () => {} : undefined),
     events: config.redisUrl ? new RedisEventBus(config.redisUrl, namespaceFor(config)) : new MemoryEventBus(),
     dataCache: config.redisUrl ? new TieredDataCache(new RedisDataCache(config.redisUrl, namespaceFor(config))) : new MemoryDataCache(),
+    extractions: new ExtractionPool(),
   };
 }
 
@@ -38,6 +45,7 @@ export async function closeServices(s: Services) {
   await s.stylesheets.idle();
   await s.events.close();
   await s.dataCache.close();
+  await s.extractions.close();
   await s.limiters.close();
   await s.database.close();
 }

@@ -8,11 +8,14 @@ import type { StylesheetCompiler } from './stylesheet/compiler.ts';
 import type { EventBus } from './events/bus.ts';
 import type { Mailer } from './mail/mailer.ts';
 import type { DataCache } from './data/cache.ts';
+import type { ExtractionPool } from './data/pool.ts';
 import type { LimiterFactory } from './ratelimit/limiters.ts';
 
 export interface Services {
   config: Config;
   database: Database;
+  /** 32 bytes shared by every process of this Kiln (src/store/instance-secret.ts): signs messages and hints. */
+  secret: Buffer;
   clock: Clock;
   /** Rate-limit counters: memory, or Redis when REDIS_URL is set (shared by every process). */
   limiters: LimiterFactory;
@@ -32,4 +35,6 @@ export interface Services {
   mailer: Mailer;
   /** Answers of the public data API (`/_/api`, `?data=`); in Redis when REDIS_URL is set. */
   dataCache: DataCache;
+  /** Worker threads that parse documents and run data API rules off the main thread (started on first use). */
+  extractions: ExtractionPool;
 }

@@ -39,9 +39,9 @@ test('a private document answers 404 to strangers and visitors (like a missing o
   assert.equal(mine.status, 200);
   assert.equal(mine.text, '<html>secret</html>');
   assert.equal(mine.headers['cache-control'], 'private, no-cache');
-  // A superadmin may look (the admin view rule).
+  // A superadmin's session is the main app's and their own host's: on this host they are a visitor.
   const admin = await dev({ isSuperadmin: true });
-  assert.equal((await admin.main.on(hostName).get('/secret.html')).status, 200);
+  assert.equal((await admin.main.on(hostName).get('/secret.html')).status, 404);
   // Public again: everyone sees it.
   await owner.main.post(`/_/dashboard/nodes/${id}/visibility`, { visibility: 'public' });
   assert.equal((await visitor.get('/secret.html')).status, 200);

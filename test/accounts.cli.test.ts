@@ -133,3 +133,24 @@ test('kiln user add refuses bad input with a non-zero exit and the rule', async 
     assert.match(run.stderr, message, args.join(' '));
   }
 });
+
+test('kiln listens on 127.0.0.1 unless HOST is set', async () => {
+  const { loadConfig } = await import('../src/config.ts');
+  const { startServer } = await import('../src/server.ts');
+  assert.equal(loadConfig({}).host, '127.0.0.1');
+  assert.equal(loadConfig({ HOST: '0.0.0.0' }).host, '0.0.0.0');
+  const run = await kilnCmd(['--help'], {});
+  assert.match(run.stdout, /^\s+HOST\s+address to bind \(default 127\.0\.0\.1/m);
+  // A server started without HOST answers on loopback only.
+  const dir = mkdtempSync(path.join(os.tmpdir(), 'kiln-host-'));
+  const running = await startServer(loadConfig({ PORT: '0', DATA_DIR: dir, LOG_LEVEL: 'silent', ...(pgdb ? { DATABASE_URL: pgdb.url } : {}) }));
+  try {
+    const address = running.app.server.address() as { address: string; port: number };
+    assert.equal(address.address, '127.0.0.1');
+    const res = await fetch(`http://127.0.0.1:${address.port}/_/login`, { headers: { host: 'kiln.localhost:8080' } });
+    assert.equal(res.status, 200);
+  } finally {
+    await running.close();
+    rmSync(dir, { recursive: true, force: true });
+  }
+});

@@ -76,6 +76,16 @@ test('setup refuses cross-site posts with 403', async () => {
   assert.equal((await superadmins()).length, 0);
 });
 
+test('setup refuses a bad return target with 400 before creating anything', async () => {
+  const p = newPerson();
+  for (const evil of ['/%0d%0aSet-Cookie:%20x=1', '/%09/evil.example', '%2f%2fevil.example']) {
+    const res = await kiln.client().post(`/_/setup?return=${evil}`, { email: p.email, username: p.username, password: p.password });
+    assert.equal(res.status, 400, evil);
+    assert.equal(res.json.code, 'invalid-return');
+    assert.equal((await superadmins()).length, 0);
+  }
+});
+
 test('setup re-checks inside its transaction: an account committed meanwhile makes it answer 409', async () => {
   const { db, dialect } = kiln.services.database;
   const p = newPerson();
@@ -116,7 +126,7 @@ test('four simultaneous setup POSTs create exactly one superadmin; the others an
   assert.deepEqual(results.map((r) => r.status).sort(), [201, 409, 409, 409]);
   const winner = results.find((r) => r.status === 201)!;
   assert.equal(winner.json.msgType, 'success');
-  assert.ok(winner.setCookies.some((c) => c.startsWith('auth_token=')), 'the first superadmin is signed in');
+  assert.ok(winner.setCookies.some((c) => c.startsWith('__Host-auth_token=')), 'the first superadmin is signed in');
   for (const loser of results.filter((r) => r.status === 409)) {
     assert.equal(loser.json.msgType, 'error');
     assert.match(loser.json.msg, /already set up/);
@@ -165,7 +175,7 @@ test('the signup page is open once set up; / shows a landing page to strangers a
   const client = kiln.client();
   const res = await client.post('/_/signup', { email: p.email, username: p.username, password: p.password });
   assert.equal(res.status, 201);
-  const signedIn = await home(`auth_token=${client.jar.get('auth_token', kiln.config.rootDomain)}`);
+  const signedIn = await home(`__Host-auth_token=${client.jar.get('__Host-auth_token', kiln.config.rootDomain)}`);
   assert.equal(signedIn.statusCode, 302);
   assert.equal(signedIn.headers.location, '/_/dashboard');
 });

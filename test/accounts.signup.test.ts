@@ -3,6 +3,7 @@ import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { startKiln, type TestKiln } from './support/kiln.ts';
 import { newPerson, signedIn } from './support/people.ts';
+import { withMessage } from '../src/http/messages.ts';
 
 let kiln: TestKiln;
 before(async () => {
@@ -23,16 +24,17 @@ async function row(username: string) {
     .executeTakeFirst();
 }
 
-test('GET /_/signup serves the form on the main app and on document hosts', async () => {
-  const res = await kiln.client().page('/_/signup?msg=Hi%20there&msgType=success');
+test('GET /_/signup serves the form on the main app; document hosts send browsers there', async () => {
+  const res = await kiln.client().page(withMessage(kiln.services.secret, '/_/signup', 'Hi there', 'success'));
   assert.equal(res.status, 200);
   assert.match(res.text, /<form class="card" method="post" action="\/_\/signup">/);
   for (const name of ['email', 'username', 'password']) assert.match(res.text, new RegExp(`name="${name}"`));
   assert.match(res.text, /class="msg success"[^>]*>Hi there</);
+  // On a document host: to the main app's form (no password is typed on an account's host).
   const owner = await signedIn(kiln, kiln.client());
   const onDoc = await kiln.client(kiln.hostOf(owner.username)).page('/_/signup');
-  assert.equal(onDoc.status, 200);
-  assert.match(onDoc.text, /action="\/_\/signup"/);
+  assert.equal(onDoc.status, 302);
+  assert.ok(onDoc.headers.location!.startsWith(`${kiln.config.baseUrl}/_/signup?return=`));
 });
 
 test('JSON signup creates a free dev account, signs it in, and the password then works for login', async () => {
@@ -42,10 +44,10 @@ test('JSON signup creates a free dev account, signs it in, and the password then
   assert.equal(res.status, 201);
   assert.equal(res.json.msgType, 'success');
   assert.equal(res.json.username, p.username);
-  const cookie = res.setCookies.find((c) => c.startsWith('auth_token='));
+  const cookie = res.setCookies.find((c) => c.startsWith('__Host-auth_token=') && !/Max-Age=0/i.test(c));
   assert.ok(cookie);
   assert.match(cookie!, /HttpOnly/i);
-  assert.match(cookie!, /Domain=kiln\.localhost/i);
+  assert.doesNotMatch(cookie!, /Domain=/i, 'host-only');
   const page = await client.page('/_/login');
   assert.match(page.text, new RegExp(`signed in as <strong>${p.username}</strong>`));
 
@@ -65,7 +67,7 @@ test('browser signup redirects to the dashboard (or a safe return) with the sess
   let res = await kiln.client().post('/_/signup', { email: p.email, username: p.username, password: p.password }, { form: true, headers: HTML });
   assert.equal(res.status, 302);
   assert.equal(res.headers.location, '/_/dashboard');
-  assert.ok(res.setCookies.some((c) => c.startsWith('auth_token=')));
+  assert.ok(res.setCookies.some((c) => c.startsWith('__Host-auth_token=')));
   p = newPerson();
   res = await kiln.client().post('/_/signup', { email: p.email, username: p.username, password: p.password, return: '/app.html' }, { form: true, headers: HTML });
   assert.equal(res.headers.location, '/app.html');
@@ -90,7 +92,7 @@ test('validation errors answer 400 with a message naming the rule', async () => 
     assert.equal(res.status, 400, JSON.stringify(over));
     assert.equal(res.json.msgType, 'error');
     assert.match(res.json.msg, message, JSON.stringify(over));
-    assert.equal(res.setCookies.find((c) => c.startsWith('auth_token=')), undefined);
+    assert.equal(res.setCookies.find((c) => c.startsWith('__Host-auth_token=')), undefined);
   }
 });
 

@@ -46,6 +46,16 @@ async function signUp(appHost: string, app: string, fields: Record<string, strin
   return { visitor, res };
 }
 
+/** Follows a sign-in handoff (`signInUrl`, or a browser's redirect) to the app user's own host, as a
+ *  browser would: returns a client for that host holding the new host session. */
+async function follow(visitor: Client, signInUrl: string): Promise<Client> {
+  const u = new URL(signInUrl);
+  const mine = visitor.on(u.host);
+  const res = await mine.page(u.pathname + u.search);
+  assert.equal(res.status, 302, res.text);
+  return mine;
+}
+
 function save(c: Client, url: string, body: string) {
   return c.post('/_/save', body, {
     headers: { 'content-type': 'text/plain;charset=UTF-8', 'document-url': url, origin: new URL(url).origin, 'sec-fetch-site': 'same-origin' },
@@ -135,10 +145,11 @@ test('an app user saves its instance only after confirming its email, and never 
   const visitor = kiln.client(host);
   const res = await visitor.post('/_/app/signup', { app: 'confirm-app.html', email: addr, password: PASSWORD }, { headers: { 'x-requested-with': 'fetch' } });
   assert.equal(res.status, 201, res.text);
-  const mine = visitor.on(kiln.hostOf(res.json.username));
+  const mine = await follow(visitor, res.json.signInUrl);
+  assert.equal(new URL(res.json.signInUrl).host, kiln.hostOf(res.json.username), 'the session is for the app user’s own host');
   const url = res.json.instance.url as string;
 
-  // Signed in right away (the cookie covers every document host) but not confirmed yet.
+  // Signed in right away on their own host (through the handoff) but not confirmed yet.
   const page = await mine.get(`/${res.json.instance.name}`);
   assert.equal(page.status, 200);
   assert.equal(visitor.jar.get('isAdminOfCurrentResource', kiln.hostOf(res.json.username)), undefined);
@@ -182,7 +193,9 @@ test('a signed-in app user may ask for a new confirmation link', async () => {
   const res = await visitor.post('/_/app/signup', { app: 'resend-app.html', email: addr, password: PASSWORD }, { headers: { 'x-requested-with': 'fetch' } });
   assert.equal(res.status, 201);
   const first = await linkFor(addr, '/_/app/confirm/');
-  const resent = await visitor.post('/_/app/confirm', { app: 'resend-app.html' }, { headers: { 'x-requested-with': 'fetch' } });
+  // Asked on their own host, where they are signed in; the link still points at the app's host.
+  const mine = await follow(visitor, res.json.signInUrl);
+  const resent = await mine.post('/_/app/confirm', {}, { headers: { 'x-requested-with': 'fetch' } });
   assert.equal(resent.status, 200, resent.text);
   const second = await linkFor(addr, '/_/app/confirm/');
   assert.notEqual(first, second);
@@ -196,6 +209,7 @@ test('password reset: same answer for known and unknown emails; the mailed link 
   const res = await visitor.post('/_/app/signup', { app: 'reset-app.html', email: addr, password: PASSWORD }, { headers: { 'x-requested-with': 'fetch' } });
   assert.equal(res.status, 201);
   const username = res.json.username as string;
+  const mine = await follow(visitor, res.json.signInUrl);
 
   const ask = (who: string) => kiln.client(host).post('/_/app/reset', { app: 'reset-app.html', email: who }, { headers: { 'x-requested-with': 'fetch' } });
   const known = await ask(addr);
@@ -222,7 +236,6 @@ test('password reset: same answer for known and unknown emails; the mailed link 
   assert.equal((await kiln.client(host).get(new URL(link).pathname)).status, 400, 'the form is gone too');
 
   // The old session ended; the old password no longer works; the new one does, and the reset confirmed the email.
-  const mine = visitor.on(kiln.hostOf(username));
   assert.equal((await save(mine, res.json.instance.url, '<html><body>x</body></html>')).status, 401);
   const login = (password: string) =>
     kiln.client(host).post('/_/app/login', { app: 'reset-app.html', email: addr, password }, { headers: { 'x-requested-with': 'fetch' } });
@@ -231,7 +244,7 @@ test('password reset: same answer for known and unknown emails; the mailed link 
   const signedInAgain = await fresh.post('/_/app/login', { app: 'reset-app.html', email: username, password: NEW }, { headers: { 'x-requested-with': 'fetch' } });
   assert.equal(signedInAgain.status, 200, signedInAgain.text);
   assert.equal(signedInAgain.json.url, res.json.instance.url);
-  const saved = await save(fresh.on(kiln.hostOf(username)), res.json.instance.url, '<html><body>after reset</body></html>');
+  const saved = await save(await follow(fresh, signedInAgain.json.signInUrl), res.json.instance.url, '<html><body>after reset</body></html>');
   assert.equal(saved.status, 200, saved.text);
 });
 
@@ -283,8 +296,11 @@ test('only the owner turns a document into an app; app users and strangers canno
   const r = await otherDev.post(`/_/dashboard/nodes/${id}/app`, { enableSignups: false }, { headers: { 'x-requested-with': 'fetch' } });
   assert.equal(r.status, 400);
   assert.equal(r.json.code, 'not-owner');
-  const appUser = await signUp(host, 'owned-app.html');
-  const main = appUser.visitor.on(kiln.config.rootDomain);
+  const appUserEmail = email('o');
+  const appUser = await signUp(host, 'owned-app.html', { email: appUserEmail });
+  // An app user signed in on the main app.
+  const main = kiln.client();
+  assert.equal((await main.post('/_/login', { email: appUserEmail, password: PASSWORD })).status, 200);
   assert.equal((await main.post(`/_/dashboard/nodes/${id}/app`, { enableSignups: false }, { headers: { 'x-requested-with': 'fetch' } })).status, 403);
   // Nor can an app user make its instance an app.
   assert.equal(
@@ -317,9 +333,13 @@ test('browser forms: signup redirects to the instance; a refusal comes back to t
   assert.match(form.text, /name="app" value="forms-app.html"/);
   const posted = await visitor.post('/_/app/signup', { app: 'forms-app.html', email: email('f'), password: PASSWORD }, { form: true, headers: { accept: 'text/html' } });
   assert.equal(posted.status, 302, posted.text);
-  const location = posted.headers.location!;
-  assert.match(location, new RegExp(`^http://[a-z0-9-]+\\.${kiln.config.rootDomain.replace(/[.]/g, '\\.')}/forms-app-1\\.html$`));
-  const instance = await visitor.on(new URL(location).host).page(new URL(location).pathname);
+  // Through the session handoff on the app user's own host, to the instance.
+  const location = new URL(posted.headers.location!);
+  assert.match(location.host, new RegExp(`^[a-z0-9-]+\\.${kiln.config.rootDomain.replace(/[.]/g, '\\.')}$`));
+  assert.equal(location.pathname, '/_/session');
+  assert.equal(location.searchParams.get('return'), '/forms-app-1.html');
+  const mine = await follow(visitor, location.href);
+  const instance = await mine.page('/forms-app-1.html');
   assert.equal(instance.status, 200);
   assert.equal(instance.text, APP_V1);
 
@@ -377,4 +397,43 @@ test('sign-ups and reset requests on an app count against the strict limiter: th
   assert.equal((await visitor.post('/_/app/reset', { app: 'limited-app.html', email: 'y@example.com' }, ajax)).status, 429);
   // Another address is not held back.
   assert.equal((await signUp(host, 'limited-app.html')).res.status, 201);
+});
+
+test('app password resets mail only users of that app, with links on the app host; developers and other apps get the same answer and no mail', async () => {
+  const { host, owner, main } = await ownerWithApp('only-mine.html');
+  const other = await ownerWithApp('elsewhere.html');
+  const theirs = await signUp(other.host, 'elsewhere.html');
+  assert.equal(theirs.res.status, 201, theirs.res.text);
+  const mine = await signUp(host, 'only-mine.html');
+  assert.equal(mine.res.status, 201, mine.res.text);
+  const myEmail = (await kiln.services.database.db.selectFrom('people').innerJoin('accounts', 'accounts.id', 'people.account_id').select('email').where('accounts.username', '=', mine.res.json.username).executeTakeFirstOrThrow()).email;
+  const otherEmail = (await kiln.services.database.db.selectFrom('people').innerJoin('accounts', 'accounts.id', 'people.account_id').select('email').where('accounts.username', '=', theirs.res.json.username).executeTakeFirstOrThrow()).email;
+  const developer = await signedIn(kiln, kiln.client()); // a developer with a password
+
+  const ask = (who: string) => kiln.client(host).post('/_/app/reset', { app: 'only-mine.html', email: who }, { headers: { 'x-requested-with': 'fetch', 'x-forwarded-host': 'evil.example' } });
+  const answers = [await ask(owner.email), await ask(developer.email), await ask(otherEmail), await ask(myEmail)];
+  for (const a of answers) assert.deepEqual([a.status, a.json], [answers[3].status, answers[3].json]);
+  const link = await linkFor(myEmail, '/_/app/reset/');
+  assert.equal(new URL(link).host, host, 'the link is on the app host');
+  await new Promise((r) => setTimeout(r, 300));
+  const resets = (await outbox().messages()).filter((m) => m.text.includes('/_/app/reset/'));
+  for (const who of [owner.email, developer.email, otherEmail]) assert.equal(resets.filter((m) => m.to === who).length, 0, `no reset mail to ${who}`);
+
+  // A developer signed in on the app's host gets no confirmation link there either.
+  const dev = kiln.client(host);
+  dev.jar = main.jar;
+  const confirm = await dev.post('/_/app/confirm', { app: 'only-mine.html' }, { headers: { 'x-requested-with': 'fetch' } });
+  assert.notEqual(confirm.status, 200);
+});
+
+test('app form posts accept the app host\'s own origin, never another account\'s host', async () => {
+  const { host } = await ownerWithApp('origin-app.html');
+  const other = await ownerWithApp('other-origin-app.html');
+  const post = (origin: string) =>
+    kiln.client(host).post('/_/app/signup', { app: 'origin-app.html', email: email('o'), password: PASSWORD }, { headers: { 'x-requested-with': 'fetch', origin } });
+  const refused = await post(`http://${other.host}`);
+  assert.equal(refused.status, 403, refused.text);
+  assert.equal(refused.json.code, 'cross-site');
+  assert.equal((await post('http://evil.example')).status, 403);
+  assert.equal((await post(`http://${host}`)).status, 201);
 });

@@ -117,7 +117,7 @@ test('the welcome link: GET shows the form; bad input keeps the link; POST sets 
   res = await browser.post(path, { username, password: 'Fine-password-123' }, { form: true, headers: HTML });
   assert.equal(res.status, 302);
   assert.equal(new URL(res.headers.location!, 'http://x').pathname, '/_/dashboard');
-  assert.ok(browser.jar.get('auth_token', kiln.config.rootDomain), 'signed in');
+  assert.ok(browser.jar.get('__Host-auth_token', kiln.config.rootDomain), 'signed in');
   const dash = await browser.page('/_/dashboard');
   assert.equal(dash.status, 200);
   assert.ok(dash.text.includes(username));
@@ -319,4 +319,23 @@ test('subscription events find the account by customer id; another subscription 
   res = await deliver(kiln, { id: newId('evt'), object: 'event', type: 'invoice.paid', data: { object: { id: newId('in'), object: 'invoice' } } });
   assert.equal(res.status, 200);
   assert.equal(res.json.action, 'ignored');
+});
+
+test('a checkout by another Stripe customer never takes over an account that already has an active subscription', async () => {
+  const buyer = await boughtAndWelcomed('maker');
+  const before = (await personByEmail(buyer.address))!;
+  const stranger = checkoutEvent({ email: buyer.address, plan: 'personal' });
+  const res = await deliver(kiln, stranger);
+  assert.equal(res.status, 200, res.text);
+  assert.match(res.json.action, /^ignored/);
+  assert.deepEqual(await personByEmail(buyer.address), before, 'nothing changed on the account');
+  // The stranger's subscription events then cannot end the account's plan.
+  await deliver(kiln, subscriptionEvent('customer.subscription.deleted', { subscription: stranger.data.object.subscription, customer: stranger.data.object.customer, status: 'canceled' }));
+  assert.equal((await personByEmail(buyer.address))!.has_active_subscription, 1);
+  const mails = await mailsTo(kiln, buyer.address);
+  assert.match(mails.at(-1)!.subject, /not applied/);
+  // The same customer buying again (e.g. another tier) still upgrades in place.
+  const again = await deliver(kiln, checkoutEvent({ email: buyer.address, plan: 'personal', customer: buyer.customer, subscription: buyer.subscription }));
+  assert.equal(again.json.action, 'account upgraded');
+  assert.equal((await personByEmail(buyer.address))!.plan, 'personal');
 });

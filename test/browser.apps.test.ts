@@ -6,10 +6,9 @@ import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { appendAndSave, hasChromium, startBrowserKiln, type BrowserKiln } from './support/browser.ts';
 import { createPerson } from '../src/accounts/people.ts';
-import { createSession } from '../src/accounts/sessions.ts';
 import { createNode } from '../src/nodes/tree.ts';
 import type { OutboxMailer } from '../src/mail/mailer.ts';
-import { newPerson } from './support/people.ts';
+import { newPerson, sessionsFor, browserCookies } from './support/people.ts';
 
 const APP = `<!DOCTYPE html>
 <html lang="en">
@@ -33,11 +32,11 @@ test('a visitor signs up on an app, confirms by the mailed link, edits and saves
   const root = bk.kiln.config.rootDomain;
   const owner = await createPerson(s, newPerson());
   await createNode(s, owner.id, { ownerId: owner.id, parentId: 0, type: 'site', name: 'shared-todo.html', html: APP });
-  const { token } = await createSession(s.database.db, owner.id, new Date());
+  const sessions = await sessionsFor(s.database.db, bk.kiln.config, owner.id, owner.username);
 
   // The owner turns the document into an app on the dashboard (the form posts by fetch and swaps the list).
   const ownerCtx = await bk.newContext();
-  await ownerCtx.addCookies([{ name: 'auth_token', value: token, domain: '.' + bk.kiln.config.rootHostname, path: '/', httpOnly: true, sameSite: 'Lax' }]);
+  await ownerCtx.addCookies(browserCookies(bk.kiln.config, sessions));
   const dash = await ownerCtx.newPage();
   await dash.goto(bk.mainUrl('/_/dashboard'));
   const row = dash.locator('tr', { hasText: 'shared-todo.html' });

@@ -67,11 +67,11 @@ test('setup, sign in, create a document, open it on its host as its owner, sign 
   await page.getByLabel('Password').fill(person.password);
   await Promise.all([page.waitForURL((u) => u.pathname === '/_/dashboard'), page.getByRole('button', { name: 'Sign in' }).click()]);
   const cookies = await context.cookies();
-  const auth = cookies.find((c) => c.name === 'auth_token');
-  assert.ok(auth, 'signed in: auth_token is set');
-  assert.equal(auth.domain.replace(/^\./, ''), 'kiln.localhost', 'auth_token covers kiln.localhost and its subdomains');
+  const auth = cookies.find((c) => c.name === '__Host-auth_token');
+  assert.ok(auth, 'signed in: __Host-auth_token is set');
+  assert.equal(auth.domain, 'kiln.localhost', '__Host-auth_token is host-only: the main app alone (no leading dot)');
   assert.equal(auth.httpOnly, true);
-  assert.equal((await pageCookies(page)).auth_token, undefined, 'page script cannot read auth_token');
+  assert.equal((await pageCookies(page))['__Host-auth_token'], undefined, 'page script cannot read __Host-auth_token');
 
   // Create a document from the dashboard: the form posts with fetch and the list is swapped in place.
   await page.getByLabel('New document').fill('hello.html');
@@ -82,7 +82,8 @@ test('setup, sign in, create a document, open it on its host as its owner, sign 
   assert.match((await page.locator('#flash').textContent()) ?? '', /hello\.html/);
   assert.equal(await link.getAttribute('href'), b.docUrl(person.username, '/hello.html'));
 
-  // Open it on its document host, in a new tab of the same browser.
+  // Open it on its document host, in a new tab of the same browser: the host has no session yet, so the
+  // browser is bounced once through the main app and comes back with one of its own.
   const [doc] = await Promise.all([context.waitForEvent('page'), link.click()]);
   await doc.waitForLoadState('load');
   assert.equal(doc.url(), b.docUrl(person.username, '/hello.html'));
@@ -94,11 +95,14 @@ test('setup, sign in, create a document, open it on its host as its owner, sign 
   assert.equal(await doc.title(), 'hello');
   assert.equal(await doc.locator('h1').textContent(), 'hello');
   assert.equal(await isAdmin(doc), true, 'the owner sees isAdminOfCurrentResource true');
+  const hostCookie = (await context.cookies()).find((c) => c.name === '__Host-auth_token' && c.domain === `${person.username}.kiln.localhost`);
+  assert.ok(hostCookie, 'a host-only session on the document host');
+  assert.equal((await pageCookies(doc))['__Host-auth_token'], undefined, 'page script cannot read it');
   assert.equal((await pageCookies(doc)).currentResource, 'hello');
 
   // Sign out: the document is still served, and the page no longer thinks its visitor may edit it.
   await signOut(page);
-  assert.equal((await context.cookies()).find((c) => c.name === 'auth_token'), undefined, 'auth_token is gone');
+  assert.equal((await context.cookies()).find((c) => c.name === '__Host-auth_token' && c.domain === 'kiln.localhost'), undefined, '__Host-auth_token is gone');
   const again = await doc.reload();
   assert.equal(again?.status(), 200, 'the document is still served');
   assert.equal(await doc.locator('h1').textContent(), 'hello');

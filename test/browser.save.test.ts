@@ -5,9 +5,8 @@ import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { appendAndSave, hasChromium, saveNow, startBrowserKiln, type BrowserKiln } from './support/browser.ts';
 import { createPerson } from '../src/accounts/people.ts';
-import { createSession } from '../src/accounts/sessions.ts';
 import { createNode } from '../src/nodes/tree.ts';
-import { newPerson } from './support/people.ts';
+import { newPerson, sessionsFor, browserCookies } from './support/people.ts';
 
 const DOC = `<!DOCTYPE html>
 <html lang="en">
@@ -29,11 +28,11 @@ test('the owner edits a hyperclayjs document in Chromium and it saves itself; st
   const s = bk.kiln.services;
   const person = await createPerson(s, newPerson());
   await createNode(s, person.id, { ownerId: person.id, parentId: 0, type: 'site', name: 'browser-todo.html', html: DOC });
-  const { token } = await createSession(s.database.db, person.id, new Date());
+  const sessions = await sessionsFor(s.database.db, bk.kiln.config, person.id, person.username);
   const url = bk.docUrl(person.username, '/browser-todo.html');
 
   const owner = await bk.newContext();
-  await owner.addCookies([{ name: 'auth_token', value: token, domain: '.' + bk.kiln.config.rootHostname, path: '/', httpOnly: true, sameSite: 'Lax' }]);
+  await owner.addCookies(browserCookies(bk.kiln.config, sessions));
   const page = await owner.newPage();
   await page.goto(url);
   assert.equal(await page.evaluate(() => document.cookie.includes('isAdminOfCurrentResource=true')), true);

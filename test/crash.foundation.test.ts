@@ -56,7 +56,7 @@ test(`${COUNT} documents survive SIGKILL with their exact bytes (${storage})`, a
   const setup = await main.post('/_/setup', { email: 'crash@example.com', username: 'crash', password: 'Crash-test-password-42' });
   assert.equal(setup.status, 201, setup.text);
   const docHost = `crash.${ROOT}`;
-  const doc = main.on(docHost);
+  const doc = await main.enter(docHost);
 
   const docs = Array.from({ length: COUNT }, (_, i) => ({ name: `doc-${String(i).padStart(3, '0')}.html`, bytes: documentBytes(i) }));
   assert.equal(new Set(docs.map((d) => d.bytes.toString('hex'))).size, COUNT, 'the documents differ');

@@ -11,13 +11,12 @@ import { createHash } from 'node:crypto';
 import { loadConfig } from '../src/config.ts';
 import { createServices, closeServices } from '../src/server.ts';
 import { createNode } from '../src/nodes/tree.ts';
-import { createSession } from '../src/accounts/sessions.ts';
 import { createPerson } from '../src/accounts/people.ts';
 import { versionContent } from '../src/save/history.ts';
 import { spawnKiln } from './support/child.ts';
 import { Client } from './support/client.ts';
 import { storage, freshPostgres } from './support/kiln.ts';
-import { newPerson } from './support/people.ts';
+import { newPerson, sessionsFor } from './support/people.ts';
 
 const ROUNDS = 50;
 const sha = (b: string | Buffer) => createHash('sha256').update(b).digest('hex');
@@ -32,7 +31,7 @@ test(`saves survive SIGKILL at random moments (${ROUNDS} kills)`, { timeout: 600
     let s = await createServices(config);
     const input = newPerson();
     const person = await createPerson(s, input);
-    const { token } = await createSession(s.database.db, person.id, new Date());
+    const token = (await sessionsFor(s.database.db, config, person.id, person.username)).host;
     const initial = '<html><body>initial</body></html>';
     const node = await createNode(s, person.id, { ownerId: person.id, parentId: 0, type: 'site', name: 'crash-doc.html', html: initial });
     await closeServices(s);
@@ -45,7 +44,7 @@ test(`saves survive SIGKILL at random moments (${ROUNDS} kills)`, { timeout: 600
       const kiln = await spawnKiln(env);
       const host = `${person.username}.${config.rootDomain}`;
       const client = new Client(kiln.port, host);
-      client.jar.store(host, `auth_token=${token}; Path=/`);
+      client.jar.store(host, `__Host-auth_token=${token}; Path=/`);
       const url = `http://${host}/crash-doc.html`;
       let stop = false;
       const loop = async () => {

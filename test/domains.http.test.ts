@@ -1,6 +1,6 @@
 // Custom domains through HTTP: adding one (pending, DNS instructions), the provider's HMAC-signed
 // webhook driving pending → verifying → active → SSL issued (and failed), Caddy's `ask` endpoint,
-// documents served on an active domain only, a sign-in there (auth_token SameSite=None, Secure, scoped
+// documents served on an active domain only, a sign-in there (__Host-auth_token SameSite=None, Secure, scoped
 // to the domain), and the 10-calls-a-minute limit of the domain API.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
@@ -255,7 +255,7 @@ test('ask endpoint: 200 for the root domain and existing document hosts, 404 for
   assert.equal((await c.get('/_/domains/ask')).status, 400);
 });
 
-test('signing in on an active custom domain sets auth_token SameSite=None, Secure, HttpOnly, scoped to that domain; the owner then sees a private document there', async () => {
+test('the owner reaches an active custom domain through the session handshake: a host-only, Secure, HttpOnly cookie there; a private document is then theirs to see', async () => {
   const { me, main } = await dev();
   const created = await main.post('/_/dashboard/nodes', { type: 'site', name: `private-${me.username}.html`, html: doc('mine') });
   await main.post(`/_/dashboard/nodes/${created.json.node.id}/visibility`, { visibility: 'private' });
@@ -263,24 +263,36 @@ test('signing in on an active custom domain sets auth_token SameSite=None, Secur
   await addDomain(main, name);
   assert.equal((await webhook(event('dns.verified', name))).status, 200);
 
-  const browser = kiln.client(name);
+  const browser = main.on(name);
   assert.equal((await browser.get(`/private-${me.username}.html`)).status, 404);
-  const login = await browser.post('/_/login', { email: me.email, password: me.password });
-  assert.equal(login.status, 200, login.text);
-  const cookie = login.setCookies.find((c) => c.startsWith('auth_token='));
-  assert.ok(cookie, login.setCookies.join(' | '));
-  assert.match(cookie, /; Domain=/i);
-  assert.equal(/; Domain=([^;]+)/i.exec(cookie)![1], name);
-  assert.match(cookie, /; SameSite=None/i);
+  // No password is typed on the custom domain: its sign-in page sends the browser to the main app.
+  const login = await browser.page('/_/login');
+  assert.equal(login.status, 302);
+  assert.ok(login.headers.location!.startsWith(`${kiln.config.baseUrl}/_/session/start?host=${name}`));
+  // The Domains page's link goes through the handshake.
+  const page = await main.page('/_/dashboard/domains');
+  assert.ok(page.text.includes(`/_/session/start?host=${name}&amp;return=%2F`));
+  const start = await main.page(`/_/session/start?host=${name}&return=${encodeURIComponent(`/private-${me.username}.html`)}`);
+  assert.equal(start.status, 302);
+  const grant = new URL(start.headers.location!);
+  assert.equal(grant.hostname, name);
+  const landed = await browser.page(grant.pathname + grant.search);
+  assert.equal(landed.status, 302);
+  const cookie = landed.setCookies.find((c) => c.startsWith('__Host-auth_token=') && !/Max-Age=0/i.test(c));
+  assert.ok(cookie, landed.setCookies.join(' | '));
+  assert.doesNotMatch(cookie, /; Domain=/i, 'host-only: this domain alone');
+  assert.match(cookie, /; SameSite=Lax/i);
   assert.match(cookie, /; Secure/i);
   assert.match(cookie, /; HttpOnly/i);
+  // (A test client sends Secure cookies over plain http; a browser would need the domain on TLS.)
   const mine = await browser.get(`/private-${me.username}.html`);
   assert.equal(mine.status, 200);
   assert.equal(mine.text, doc('mine'));
   assert.equal(browser.jar.get('isAdminOfCurrentResource', name), 'true');
-  // A sign-in on a pending domain is impossible: the host is unknown.
+  // A pending domain gets no handshake: the host is unknown.
   const pending = uniqueDomain();
   await addDomain(main, pending);
+  assert.equal((await main.page(`/_/session/start?host=${pending}&return=/`)).status, 404);
   assert.equal((await kiln.client(pending).post('/_/login', { email: me.email, password: me.password })).status, 404);
 });
 

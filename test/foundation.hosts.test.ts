@@ -17,3 +17,28 @@ test('a document host for a username that does not exist answers 404', async () 
   const res = await kiln.client(kiln.hostOf('ghost')).get('/');
   assert.equal(res.status, 404);
 });
+
+test('every main-app answer forbids framing; document hosts add no such headers', async () => {
+  const { signedIn } = await import('./support/people.ts');
+  const { createNode } = await import('../src/nodes/tree.ts');
+  const main = kiln.client();
+  const person = await signedIn(kiln, main);
+  for (const client of [main, kiln.client('localhost:8080'), kiln.client('127.0.0.1')]) {
+    for (const path of ['/', '/_/login', '/_/dashboard', '/_/no-such-page', '/_/billing']) {
+      for (const res of [await client.page(path), await client.get(path)]) {
+        assert.equal(res.headers['content-security-policy'], "frame-ancestors 'none'", `${client.host}${path} ${res.status}`);
+        assert.equal(res.headers['x-frame-options'], 'DENY', `${client.host}${path}`);
+      }
+    }
+  }
+  const post = await kiln.client().post('/_/login', { email: 'x@example.com', password: 'wrong-password-1' });
+  assert.equal(post.headers['x-frame-options'], 'DENY');
+
+  const host = kiln.hostOf(person.username);
+  await createNode(kiln.services, person.id, { ownerId: person.id, parentId: 0, type: 'site', name: 'framed.html', html: '<p>frame me</p>' });
+  for (const path of ['/framed.html', '/_/login', '/missing.txt']) {
+    const res = await kiln.client(host).page(path);
+    assert.equal(res.headers['x-frame-options'], undefined, path);
+    assert.doesNotMatch(String(res.headers['content-security-policy'] ?? ''), /frame-ancestors/, path);
+  }
+});

@@ -6,9 +6,8 @@ import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { hasChromium, startBrowserKiln, type BrowserKiln } from './support/browser.ts';
 import { createPerson } from '../src/accounts/people.ts';
-import { createSession } from '../src/accounts/sessions.ts';
 import { createNode } from '../src/nodes/tree.ts';
-import { newPerson } from './support/people.ts';
+import { newPerson, sessionsFor, browserCookies } from './support/people.ts';
 import type { Page } from 'playwright-core';
 
 const DOC = `<!DOCTYPE html>
@@ -39,11 +38,11 @@ test('an owner’s saved edit reaches the other owner tab (live lane) and an ano
   const s = bk.kiln.services;
   const person = await createPerson(s, newPerson());
   await createNode(s, person.id, { ownerId: person.id, parentId: 0, type: 'site', name: 'live-list.html', html: DOC });
-  const { token } = await createSession(s.database.db, person.id, new Date());
+  const sessions = await sessionsFor(s.database.db, bk.kiln.config, person.id, person.username);
   const url = bk.docUrl(person.username, '/live-list.html');
 
   const owner = await bk.newContext();
-  await owner.addCookies([{ name: 'auth_token', value: token, domain: '.' + bk.kiln.config.rootHostname, path: '/', httpOnly: true, sameSite: 'Lax' }]);
+  await owner.addCookies(browserCookies(bk.kiln.config, sessions));
   const tabA = await owner.newPage();
   const tabB = await owner.newPage();
   const visitor = await bk.newContext();

@@ -144,7 +144,7 @@ test('private document: the saved lane answers 404 to strangers (like a missing 
   }
 });
 
-test('live lane: refused to anonymous visitors (403) and to signed-in non-owners (400), open to the owner', async () => {
+test('live lane: refused to anonymous visitors and to people signed in elsewhere (403: no session on this host), open to the owner', async () => {
   const { host, main, url } = await ownerWithDocument();
   const anonymous = await openLane(null, host, lanePath(url, 'live'));
   assert.equal(anonymous.status, 403);
@@ -152,8 +152,7 @@ test('live lane: refused to anonymous visitors (403) and to signed-in non-owners
   const other = kiln.client();
   await signedIn(kiln, other);
   const stranger = await openLane(other, host, lanePath(url, 'live'));
-  assert.equal(stranger.status, 400);
-  assert.equal(stranger.json.code, 'not-owner');
+  assert.equal(stranger.status, 403, 'another account’s session is no session on this host');
   const owner = await openLane(main, host, lanePath(url, 'live'));
   try {
     assert.equal(owner.status, 200);

@@ -4,7 +4,7 @@ import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import type { Page } from 'playwright-core';
 import { hasChromium, startBrowserKiln, type BrowserKiln } from './support/browser.ts';
-import { signedIn } from './support/people.ts';
+import { browserCookies, signedIn } from './support/people.ts';
 
 let bk: BrowserKiln;
 let page: Page;
@@ -16,7 +16,7 @@ before(async () => {
   const me = await signedIn(bk.kiln, bk.kiln.client());
   username = me.username;
   const context = await bk.newContext();
-  await context.addCookies([{ name: 'auth_token', value: me.token, domain: '.' + bk.kiln.config.rootHostname, path: '/', httpOnly: true }]);
+  await context.addCookies(browserCookies(bk.kiln.config, me.sessions));
   page = await context.newPage();
 });
 after(async () => {

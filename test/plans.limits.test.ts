@@ -4,11 +4,10 @@
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { startKiln, type TestKiln } from './support/kiln.ts';
-import { newPerson } from './support/people.ts';
+import { newPerson, sessionsFor, storeSessions } from './support/people.ts';
 import type { Client } from './support/client.ts';
 import type { Clock } from '../src/clock.ts';
 import { createPerson, type NewPerson } from '../src/accounts/people.ts';
-import { createSession } from '../src/accounts/sessions.ts';
 import { createNode } from '../src/nodes/tree.ts';
 import { addMonths, assertCanAddCustomDomain, monthsActive } from '../src/billing/plans.ts';
 import { KilnError } from '../src/errors.ts';
@@ -29,14 +28,13 @@ async function member(over: Partial<NewPerson> = {}) {
   const input = newPerson(over);
   const person = await createPerson(kiln.services, input);
   const main = kiln.client();
-  await signInNow(main, person.id);
+  await signInNow(main, person);
   return { person, main, host: main.on(kiln.hostOf(person.username)) };
 }
 
 /** Sessions live 30 days on the server's clock: sign in again after moving it. */
-async function signInNow(c: Client, id: number) {
-  const { token } = await createSession(kiln.services.database.db, id, clock.now());
-  c.jar.store(kiln.config.rootDomain, `auth_token=${token}; Domain=${kiln.config.rootHostname}; Path=/; HttpOnly`);
+async function signInNow(c: Client, person: { id: number; username: string }) {
+  storeSessions(c.jar, kiln.config, await sessionsFor(kiln.services.database.db, kiln.config, person.id, person.username, clock.now()));
 }
 
 const ajax = { headers: { 'x-requested-with': 'fetch' } };
@@ -120,7 +118,7 @@ test('allowances grow by one each whole calendar month active, up to the tier’
   const free = await member({ plan: 'free' });
   const at = async (date: string) => {
     now = new Date(date);
-    for (const m of [personal, maker, free]) await signInNow(m.main, m.person.id);
+    for (const m of [personal, maker, free]) await signInNow(m.main, m.person);
     const [p, k, f] = await Promise.all([plan(personal.main), plan(maker.main), plan(free.main)]);
     const maxes = (x: any) => [x.monthsActive, x.allowances.subdomains.max, x.allowances.customDomains.max, x.allowances.apps.max];
     return { p: maxes(p), k: maxes(k), f: maxes(f), pGrows: p.allowances.apps.growsAt, pDomainGrows: p.allowances.customDomains.growsAt };
@@ -197,7 +195,7 @@ test('multi-tenant apps: the allowance refuses one app too many, naming the limi
   assert.match(res.json.msg, /upgrade to Maker/);
 
   now = new Date('2026-02-28T12:00:00.000Z');
-  await signInNow(personal.main, personal.person.id);
+  await signInNow(personal.main, personal.person);
   assert.equal((await enable(personal.main, ids[2])).status, 200);
   now = START;
 });

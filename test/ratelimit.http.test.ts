@@ -5,11 +5,10 @@
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { startKiln, storage, type TestKiln } from './support/kiln.ts';
-import { newPerson } from './support/people.ts';
+import { newPerson, sessionsFor, storeSessions } from './support/people.ts';
 import type { Client, Res } from './support/client.ts';
 import type { Clock } from '../src/clock.ts';
 import { createPerson, type NewPerson } from '../src/accounts/people.ts';
-import { createSession } from '../src/accounts/sessions.ts';
 import { createSyncKey } from '../src/sync/keys.ts';
 import { createNode } from '../src/nodes/tree.ts';
 
@@ -29,8 +28,7 @@ async function member(over: Partial<NewPerson> = {}) {
   const input = newPerson(over);
   const person = await createPerson(kiln.services, input);
   const main = kiln.client();
-  const { token } = await createSession(kiln.services.database.db, person.id, clock.now());
-  main.jar.store(kiln.config.rootDomain, `auth_token=${token}; Domain=${kiln.config.rootHostname}; Path=/; HttpOnly`);
+  storeSessions(main.jar, kiln.config, await sessionsFor(kiln.services.database.db, kiln.config, person.id, person.username, clock.now()));
   return { person, main, input };
 }
 
@@ -92,6 +90,23 @@ test('general limiter: 100 requests to the account pages per address in 15 minut
   assert.equal(created.headers['ratelimit-limit'], undefined);
   const hook = await visitor.post('/_/webhooks/stripe', '{}', { headers: { 'content-type': 'application/json', 'stripe-signature': 't=1,v1=00' } });
   assert.equal(hook.status, 400, 'reaches the webhook (bad signature), not the limiter');
+});
+
+test('general limiter: encoded paths that reach the account pages (/%5f/login, /_/%6cogin …) count like the plain ones', async () => {
+  const visitor = kiln.client();
+  const variants = ['/%5f/login', '/_/%6cogin', '/%5F/signup', '/_/%73ignup', '/%5f/%6c%6f%67%69%6e?x=1'];
+  for (let i = 1; i <= 100; i++) {
+    const path = variants[i % variants.length];
+    const res = await visitor.page(path);
+    assert.equal(res.status, 200, `${path} reaches the page`);
+    assert.equal(res.headers['ratelimit-remaining'], String(100 - i), path);
+  }
+  assert.equal((await visitor.page('/%5f/login')).status, 429);
+  // An anonymous write through an encoded path counts too.
+  const other = kiln.client();
+  const res = await other.post('/%5f/login', { email: 'x@example.com', password: 'whatever-it-is' });
+  assert.equal(res.status, 401);
+  assert.equal(res.headers['ratelimit-remaining'], '99');
 });
 
 test('general limiter: anonymous writes to /_/ count; sync-key requests and share guests do not', async () => {

@@ -6,7 +6,8 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { performance } from 'node:perf_hooks';
-import { extractData, parseDocument, parseRelaxed, type Extraction, type ParsedDocument } from '../src/rules/index.ts';
+import { extractData, parseDocument, parseDocumentWithin, parseRelaxed, type Extraction, type ParsedDocument } from '../src/rules/index.ts';
+import type { AnyNode } from 'domhandler';
 import { loadReference } from './rules.reference.ts';
 
 const SEED = Number(process.env.KILN_FUZZ_SEED ?? 20260101);
@@ -215,6 +216,41 @@ test('100,000 random rule strings against random HTML: every call answers, withi
   }
   t.diagnostic(`seed ${SEED}; ${failures} of 100000 answered a 400/413; slowest ${slowest.ms.toFixed(2)} ms on ${slowest.doc}: ${JSON.stringify(slowest.rules).slice(0, 200)}`);
   assert.ok(slowest.ms < LIMIT_MS, `slowest call ${slowest.ms.toFixed(1)} ms: ${JSON.stringify(slowest.rules)} on ${slowest.doc}`);
+});
+
+/** Every node of a tree in document order, as text (without recursion: random trees can be deep). */
+function flatten(root: AnyNode): string {
+  const out: string[] = [];
+  const stack: AnyNode[] = [root];
+  while (stack.length > 0) {
+    const n = stack.pop()!;
+    if ('data' in n) out.push(`${n.type}:${n.data}`);
+    else out.push(`${n.type}:${'name' in n ? n.name + JSON.stringify(n.attribs) : ''}:${n.children.length}`);
+    if ('children' in n) for (let i = n.children.length - 1; i >= 0; i--) stack.push(n.children[i]);
+  }
+  return out.join('\n');
+}
+
+test('parsing in chunks under a budget (the extraction pool) builds the same tree as one write', () => {
+  const g = new Gen(SEED + 1);
+  const pages = Array.from({ length: 300 }, (_, i) => randomHtml(g, 20 + g.int(i < 250 ? 300 : 3000)));
+  // Entities, attributes, comments and multi-byte text straddling the 1,024-character chunk edges.
+  const edge = 'x'.repeat(1020);
+  pages.push(`<p>${edge}&amp;&eacute;&#x1F600;</p><a title="${edge}">${'é😀'.repeat(700)}</a><!-- ${edge} --><p>z</p>`, megabyteDocument());
+  for (const html of pages) {
+    const chunked = parseDocumentWithin(html, 60_000);
+    assert.ok(!('ok' in chunked), 'parsed');
+    assert.equal(flatten(chunked.root), flatten(parseDocument(html).root));
+  }
+});
+
+test('parsing under a budget gives up on a deeply nested document: too-expensive, long before it would end', () => {
+  const html = '<body>' + '<div class="x">'.repeat(100_000) + '</div>'.repeat(100_000);
+  const t = performance.now();
+  const r = parseDocumentWithin(html, 50);
+  const ms = performance.now() - t;
+  assert.ok('ok' in r && r.code === 'too-expensive', JSON.stringify('ok' in r ? r : 'parsed'));
+  assert.ok(ms < 5_000, `${ms.toFixed(0)} ms`);
 });
 
 const HOSTILE = [

@@ -95,8 +95,9 @@ test('only the owner may save: a stranger is refused, nobody signed in gets 401;
   const { url, host } = await ownerWithDocument('save-owner-only.html');
   const stranger = kiln.client();
   await signedIn(kiln, stranger);
+  // Signed in elsewhere: no session on this host, so the same answer as nobody.
   const res = await browserSave(stranger.on(host), url, '<html>hijack</html>');
-  assert.equal(res.status, 400);
+  assert.equal(res.status, 401);
   assert.equal(res.json.msgType, 'error');
   const anon = await browserSave(kiln.client(host), url, '<html>hijack</html>');
   assert.equal(anon.status, 401);

@@ -4,6 +4,7 @@ import assert from 'node:assert/strict';
 import { startKiln, type TestKiln } from './support/kiln.ts';
 import { signedIn } from './support/people.ts';
 import { createNode } from '../src/nodes/tree.ts';
+import { answerBeforeBody } from './support/big-body.ts';
 
 let kiln: TestKiln;
 before(async () => (kiln = await startKiln()));
@@ -50,14 +51,14 @@ test('multipart upload (field "file") stores the exact bytes; uploaded HTML neve
   assert.equal(served.headers['x-content-type-options'], 'nosniff');
 });
 
-test('upload refusals: nobody signed in 401, a stranger 400, a bad name 400, over the plan size 413', async () => {
+test('upload refusals: nobody signed in 401, someone signed in elsewhere 401 (no session here), a bad name 400, over the plan size 413', async () => {
   const { doc, pageUrl, host } = await setup();
   const anon = await kiln.client(host).post('/_/upload', { fileName: 'a.txt', fileBody: 'aGk=' }, { headers: { 'page-url': pageUrl } });
   assert.equal(anon.status, 401);
   const stranger = kiln.client();
   await signedIn(kiln, stranger);
   const other = await stranger.on(host).post('/_/upload', { fileName: 'a.txt', fileBody: 'aGk=' }, { headers: { 'page-url': pageUrl } });
-  assert.equal(other.status, 400);
+  assert.equal(other.status, 401);
   const bad = await doc.post('/_/upload', { fileName: '../../etc/passwd', fileBody: 'aGk=' }, { headers: { 'page-url': pageUrl } });
   assert.equal(bad.status, 400);
   const big = Buffer.alloc(10 * 1024 * 1024 + 1, 7).toString('base64');
@@ -87,9 +88,11 @@ test('code editor: the owner gets CodeMirror served by Kiln; nobody signed in go
   const anon = await kiln.client(host).page(`/_/edit?path=${page.name}`);
   assert.equal(anon.status, 302);
   assert.match(String(anon.headers.location), /^\/_\/login\?/);
+  // An app user, on their own host, with a document of their own: never the code editor.
   const appUser = kiln.client();
-  await signedIn(kiln, appUser, { accountType: 'app_user' });
-  const refused = await appUser.on(host).get(`/_/edit?path=${page.name}`);
+  const au = await signedIn(kiln, appUser, { accountType: 'app_user' });
+  await createNode(kiln.services, au.id, { ownerId: au.id, parentId: 0, type: 'site', name: `mine-${au.username}.html`, html: '<html></html>' });
+  const refused = await appUser.on(kiln.hostOf(au.username)).get(`/_/edit?path=mine-${au.username}.html`);
   assert.equal(refused.status, 403);
 });
 
@@ -135,4 +138,53 @@ test('Kiln serves the hyperclayjs browser library itself (no CDN)', async () => 
   const escape = await doc.get('/_/hyperclayjs/src/../package.json');
   assert.ok([403, 404].includes(escape.status), `traversal answered ${escape.status}`);
   assert.doesNotMatch(escape.text, /"name": "hyperclayjs"/);
+});
+
+test('an encoded percent (%25) in an upload path is 400, never decoded twice into another name; names with % are refused', async () => {
+  const { doc, pageUrl, main, person, host } = await setup();
+  assert.equal((await doc.post('/_/upload', { fileName: 'aA.txt', fileBody: Buffer.from('secret A').toString('base64') }, { headers: { 'page-url': pageUrl } })).status, 200);
+  // The editor path is decoded by the router once; a second decode turned %2541 into A.
+  const twice = await main.get(`/_/edit/uploads/${person.username}/a%2541.txt`);
+  assert.equal(twice.status, 400, twice.text);
+  assert.equal(twice.json.code, 'invalid-path');
+  assert.doesNotMatch(twice.text, /secret A/);
+  // Encoded letters are decoded once, as everywhere.
+  assert.equal((await main.get(`/_/edit/uploads/${person.username}/a%41.txt`)).status, 200);
+  // Serving on the document host: 400 too.
+  for (const path of ['/a%2541.txt', '/a%25%34%31.txt', '/%25', '/folder%252fa.txt']) {
+    const served = await kiln.client(host).get(path);
+    assert.equal(served.status, 400, path);
+  }
+  assert.equal((await kiln.client(host).get('/a%41.txt')).text, 'secret A');
+  // A save whose Document-URL names an upload through %25 is refused as well.
+  const saved = await main.post('/_/save', 'changed', { headers: { 'content-type': 'text/plain', 'document-url': `http://${kiln.config.rootDomain}/_/edit/uploads/${person.username}/a%2541.txt` } });
+  assert.equal(saved.status, 400);
+  assert.equal((await kiln.client(host).get('/aA.txt')).text, 'secret A');
+  // File names that could be confused with encodings are refused at upload time.
+  for (const fileName of ['a%41.txt', '100%.txt', '%2e%2e.txt']) {
+    const res = await doc.post('/_/upload', { fileName, fileBody: 'aGk=' }, { headers: { 'page-url': pageUrl } });
+    assert.equal(res.status, 400, fileName);
+  }
+});
+
+test('POST /_/upload checks the session before reading the body: an anonymous 20 MB body is refused with 401 before it is sent', async () => {
+  const { host, pageUrl } = await setup();
+  const port = Number(new URL(kiln.url).port);
+  for (const h of [host, kiln.config.rootDomain]) {
+    const a = await answerBeforeBody({ port, host: h, method: 'POST', path: '/_/upload', headers: { 'page-url': pageUrl }, size: 20 * 1024 * 1024 });
+    assert.equal(a.status, 401, `${h}: ${a.body}`);
+  }
+});
+
+test('a malformed multipart body answers 400, not a server error', async () => {
+  const { doc, pageUrl } = await setup();
+  for (const [type, body] of [
+    ['multipart/form-data; boundary=xyz', 'this is not multipart at all'],
+    ['multipart/form-data; boundary=xyz', '--xyz\r\nContent-Disposition: form-data; name="file"; filename="a.txt"\r\n\r\ncut short'],
+    ['multipart/form-data', '--xyz\r\n\r\n--xyz--'],
+  ]) {
+    const res = await doc.post('/_/upload', body, { headers: { 'content-type': type, 'page-url': pageUrl } });
+    assert.equal(res.status, 400, `${type}: ${res.status} ${res.text}`);
+    assert.equal(res.json.msgType, 'error');
+  }
 });

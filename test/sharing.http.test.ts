@@ -180,7 +180,7 @@ test('a share guest saves (200) but gets 403 on the code editor and on versions'
   const o = await ownerWithDocument();
   const { shareUrl } = await setSharing(o.main, o.id, true);
   const guest = kiln.client(o.host);
-  assert.equal((await guestSave(guest, o.url, doc('stranger'))).status, 401, 'without the link: sign in first');
+  assert.equal((await guestSave(guest, o.url, doc('stranger'))).status, 404, 'without the link: a private document is like a missing one');
   await openShareLink(guest, shareUrl!);
 
   const saved = await guestSave(guest, o.url, doc('by guest'));
@@ -199,7 +199,7 @@ test('a share guest saves (200) but gets 403 on the code editor and on versions'
   assert.equal(versions.status, 403);
 });
 
-test('a developer with the link stays a developer: saves as a guest, still may not edit code (not-owner), the owner keeps every right', async () => {
+test('a developer signed in elsewhere is only a share guest on this host: saves, may not edit code (403), the owner keeps every right', async () => {
   const o = await ownerWithDocument();
   const { shareUrl } = await setSharing(o.main, o.id, true);
   const otherMain = kiln.client();
@@ -208,9 +208,9 @@ test('a developer with the link stays a developer: saves as a guest, still may n
   await openShareLink(other, shareUrl!);
   assert.equal((await other.get(`/${o.name}`)).status, 200);
   assert.equal((await guestSave(otherMain, o.url, doc('by dev guest'))).status, 200);
+  // Their session is their own host's and the main app's: here they are a share guest like anyone.
   const edit = await other.get(`/_/edit?path=${o.name}`);
-  assert.equal(edit.status, 400, 'dev:regular_site:edit is owner-only (a dev is not raised or lowered to app_user)');
-  assert.equal(edit.json.code, 'not-owner');
+  assert.equal(edit.status, 403);
 
   // The owner opening their own link keeps the editor and versions.
   const owner = o.main.on(o.host);
@@ -232,7 +232,7 @@ test('disabling sharing or regenerating the token revokes access at once (the ol
   assert.equal(regen.json.shareEnabled, true);
   assert.notEqual(regen.json.shareUrl, first);
   assert.equal((await guest.get(`/${o.name}`)).status, 404, 'old cookie');
-  assert.equal((await guestSave(guest, o.url, doc('late'))).status, 401);
+  assert.equal((await guestSave(guest, o.url, doc('late'))).status, 404, 'private again to them');
   const firstUrl = new URL(first);
   assert.equal((await guest.get(firstUrl.pathname + firstUrl.search)).status, 404, 'old link');
   const { then } = await openShareLink(guest, regen.json.shareUrl);
@@ -244,7 +244,7 @@ test('disabling sharing or regenerating the token revokes access at once (the ol
   assert.equal(off.shareEnabled, false);
   assert.equal(off.shareUrl, undefined);
   assert.equal((await guest.get(`/${o.name}`)).status, 404);
-  assert.equal((await guestSave(guest, o.url, doc('after off'))).status, 401);
+  assert.equal((await guestSave(guest, o.url, doc('after off'))).status, 404, 'private again to them');
   assert.equal(guest.jar.get('isAdminOfCurrentResource', o.host), 'true', 'still in the jar from before…');
   await guest.get(`/${o.name}`);
   // …and a public view after revocation removes the stale edit-controls cookie.
@@ -308,15 +308,18 @@ test('a guest’s open live stream is closed by revocation (disable, then regene
   }
 });
 
-test('only the owner manages sharing: strangers 401, other people 400, folders 400, browsers get the page with the link once', async () => {
+test('only the owner manages sharing: strangers 401, other people 404 (a private document) or 400, folders 400, browsers get the page with the link once', async () => {
   const o = await ownerWithDocument();
   assert.equal((await kiln.client().post(`/_/dashboard/nodes/${o.id}/sharing`, { enabled: true })).status, 401);
   const otherMain = kiln.client();
   await signedIn(kiln, otherMain);
   const theirs = await otherMain.post(`/_/dashboard/nodes/${o.id}/sharing`, { enabled: true });
-  assert.equal(theirs.status, 400);
-  assert.equal(theirs.json.code, 'not-owner');
-  assert.equal((await otherMain.post(`/_/dashboard/nodes/${o.id}/sharing/regenerate`)).status, 400);
+  assert.equal(theirs.status, 404, 'a private document answers like a missing one');
+  assert.equal((await otherMain.post(`/_/dashboard/nodes/${o.id}/sharing/regenerate`)).status, 404);
+  const pub = await ownerWithDocument('public');
+  const notOwner = await otherMain.post(`/_/dashboard/nodes/${pub.id}/sharing`, { enabled: true });
+  assert.equal(notOwner.status, 400);
+  assert.equal(notOwner.json.code, 'not-owner');
   const folder = await o.main.post('/_/dashboard/nodes', { type: 'folder', name: 'box' });
   assert.equal((await o.main.post(`/_/dashboard/nodes/${folder.json.node.id}/sharing`, { enabled: true })).status, 400);
   assert.equal((await o.main.post(`/_/dashboard/nodes/${o.id}/sharing`, {})).status, 400, 'enabled is required');

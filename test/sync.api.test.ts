@@ -4,7 +4,8 @@
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { startKiln, type TestKiln } from './support/kiln.ts';
-import { keyHolder, checksum, relPathOf, type WireNode } from './support/sync-client.ts';
+import { keyHolder, checksum, relPathOf, SyncApi, type WireNode } from './support/sync-client.ts';
+import { answerBeforeBody } from './support/big-body.ts';
 import { createSyncKey, revokeSyncKey } from '../src/sync/keys.ts';
 
 let kiln: TestKiln;
@@ -326,4 +327,22 @@ test('GET accounts: protocol 2 discovery with all five features, numeric ids, pe
   const lapsed = await keyHolder(kiln, { plan: 'free' });
   const dl = await lapsed.api.accounts();
   assert.deepEqual(dl.accounts[0].sync, { enabled: false, reason: 'payment-required' });
+});
+
+test('sync writes check the key before reading the body: a 20 MB body without a valid key is refused with 401 before it is sent', async () => {
+  const { key, person } = await keyHolder(kiln);
+  const port = Number(new URL(kiln.url).port);
+  const host = kiln.config.rootDomain;
+  const size = 20 * 1024 * 1024;
+  for (const path of ['/_/sync/nodes', '/_/sync/nodes/1/content', '/_/team/someteam/sync/nodes', '/_/team/someteam/sync/nodes/1/content']) {
+    const method = path.endsWith('content') ? 'PUT' : 'POST';
+    for (const headers of [{}, { 'x-api-key': 'hcsk_' + '0'.repeat(64) }] as Record<string, string>[]) {
+      const a = await answerBeforeBody({ port, host, method, path, headers, size });
+      assert.equal(a.status, 401, `${method} ${path} ${JSON.stringify(headers)}: ${a.body}`);
+      assert.ok(a.sent < size);
+    }
+  }
+  // A valid key still gets to send its body.
+  const ok = await new SyncApi({ port, host, apiKey: key }).raw('POST', '/nodes', { body: { type: 'site', name: `${person.username}-big.html`, parentId: 0, content: 'x' } });
+  assert.equal(ok.status, 201, ok.text);
 });

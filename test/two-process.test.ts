@@ -11,11 +11,10 @@ import { storage, freshPostgres } from './support/kiln.ts';
 import { spawnKiln, type ChildKiln } from './support/child.ts';
 import { Client } from './support/client.ts';
 import { SseClient } from './support/sse.ts';
-import { newPerson } from './support/people.ts';
+import { newPerson, sessionsFor } from './support/people.ts';
 import { loadConfig } from '../src/config.ts';
 import { createServices, closeServices } from '../src/server.ts';
 import { createPerson } from '../src/accounts/people.ts';
-import { createSession } from '../src/accounts/sessions.ts';
 import { createSyncKey } from '../src/sync/keys.ts';
 import { createNode } from '../src/nodes/tree.ts';
 
@@ -47,7 +46,7 @@ before(async () => {
   try {
     const created = await createPerson(setup, newPerson({ plan: 'personal' }));
     person = { id: created.id, username: created.username };
-    token = (await createSession(setup.database.db, person.id, new Date())).token;
+    token = (await sessionsFor(setup.database.db, setup.config, person.id, person.username)).host;
     key = (await createSyncKey(setup, person.id)).key;
     nodeId = (await createNode(setup, person.id, { ownerId: person.id, parentId: 0, type: 'site', name: NAME, html: doc('v1') })).id;
   } finally {
@@ -67,7 +66,7 @@ const url = () => `http://${host()}/${NAME}`;
 
 function saver(k: ChildKiln) {
   const c = new Client(k.port, host());
-  c.jar.store(ROOT, `auth_token=${token}; Domain=kiln.localhost; Path=/`);
+  c.jar.store(host(), `__Host-auth_token=${token}; Path=/`);
   return (html: string, headers: Record<string, string> = {}) =>
     c.post('/_/save', html, { headers: { 'content-type': 'text/plain;charset=UTF-8', 'document-url': url(), origin: `http://${host()}`, 'sec-fetch-site': 'same-origin', ...headers } });
 }

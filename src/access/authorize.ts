@@ -58,8 +58,15 @@ function loginRequired() {
   return new KilnError(401, 'Sign in first.', 'login-required');
 }
 
+/** A private resource that the caller may not see: to them it does not exist, whatever they ask of it
+ *  (same status and body as a missing name, so no route tells the two apart). */
+function hidden(c: Caller, r: Resource | null): boolean {
+  return !!r && r.visibility === 'private' && !owns(c, r) && !c.shareGuest && userTypeOf(c) !== 'admin';
+}
+
 /** Throws the refusal for this caller, resource and action, or returns the check that passed. */
 export function authorize(caller: Caller, resource: Resource | null, action: Action): Check {
+  if (hidden(caller, resource)) throw notFound();
   const check = lookup(userTypeOf(caller), resourceTypeOf(resource), action);
   if (!check) throw forbidden();
   const refusal = CHECKS[check](caller, resource);
@@ -70,6 +77,7 @@ export function authorize(caller: Caller, resource: Resource | null, action: Act
 /** True when `authorize` would let this through: for decisions that are not refusals (e.g. whether a
  *  page may show edit controls). */
 export function allows(caller: Caller, resource: Resource | null, action: Action): boolean {
+  if (hidden(caller, resource)) return false;
   const check = lookup(userTypeOf(caller), resourceTypeOf(resource), action);
   return check !== null && CHECKS[check](caller, resource) === null;
 }

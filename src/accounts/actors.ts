@@ -1,7 +1,7 @@
 // Loads the signed-in person behind a session token.
 import type { Db } from '../store/schema.ts';
 import type { Actor } from '../http/context.ts';
-import { sha256 } from '../core/checksum.ts';
+import { sessionFor } from './sessions.ts';
 import { effectivePlan } from '../billing/plans.ts';
 
 export async function actorForAccount(db: Db, accountId: number, writer: string): Promise<Actor | null> {
@@ -35,14 +35,9 @@ export async function actorForAccount(db: Db, accountId: number, writer: string)
   };
 }
 
-export async function actorForSessionToken(db: Db, token: string, now: Date): Promise<Actor | null> {
-  const session = await db
-    .selectFrom('sessions')
-    .select(['id', 'account_id'])
-    .where('token_hash', '=', sha256(token))
-    .where('revoked_at', 'is', null)
-    .where('expires_at', '>', now.toISOString())
-    .executeTakeFirst();
-  if (!session) return null;
-  return actorForAccount(db, session.account_id, `session:${session.id}`);
+/** The signed-in person of a session token on a host (null: the main app), or null. */
+export async function actorForSessionToken(db: Db, token: string, host: string | null, now: Date): Promise<Actor | null> {
+  const session = await sessionFor(db, token, host, now);
+  const actor = session ? await actorForAccount(db, session.accountId, `session:${session.id}`) : null;
+  return actor && { ...actor, loginId: session!.loginId };
 }

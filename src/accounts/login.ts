@@ -9,31 +9,53 @@ export interface LoginTarget {
   username: string;
 }
 
-/** The account behind `identifier` (an email, or a username when it has no `@`) if `password` is
- *  right for it; null otherwise (one answer for unknown names and wrong passwords). */
-export async function checkCredentials(db: Db, identifier: string, password: string): Promise<LoginTarget | null> {
+interface LoginRow {
+  id: number;
+  username: string;
+  password_hash: string | null;
+}
+
+/** The account an identifier names: an email, or a username when it has no `@`. */
+async function findLoginRow(db: Db, identifier: string): Promise<LoginRow | undefined> {
   const id = identifier.trim().toLowerCase();
-  const row = await db
+  return db
     .selectFrom('people')
     .innerJoin('accounts', 'accounts.id', 'people.account_id')
     .select(['accounts.id', 'accounts.username', 'people.password_hash'])
     .where(id.includes('@') ? 'people.email' : 'accounts.username', '=', id)
     .executeTakeFirst();
-  const ok = await verifyPassword(password, row?.password_hash ?? null);
-  return ok && row ? { accountId: row.id, username: row.username } : null;
 }
 
-/** A password sign-in attempt: counted by the login limiter (client address + identifier; 429 beyond
+/** True when `password` is right for the row; an unknown row costs the same scrypt work. */
+async function passwordMatches(row: LoginRow | undefined, password: string): Promise<boolean> {
+  const ok = await verifyPassword(password, row?.password_hash ?? null);
+  return ok && row !== undefined;
+}
+
+/** The account behind `identifier` (an email, or a username when it has no `@`) if `password` is
+ *  right for it; null otherwise (one answer for unknown names and wrong passwords). */
+export async function checkCredentials(db: Db, identifier: string, password: string): Promise<LoginTarget | null> {
+  const row = await findLoginRow(db, identifier);
+  return (await passwordMatches(row, password)) && row ? { accountId: row.id, username: row.username } : null;
+}
+
+/** The login limiter's key: the client address plus the account the identifier names (so its email
+ *  and its username share one count), or the normalized identifier when it names no account. */
+export function loginLimiterKey(ip: string, identifier: string, accountId: number | undefined): string {
+  return accountId !== undefined ? `${ip}|account:${accountId}` : `${ip}|id:${identifier.trim().toLowerCase()}`;
+}
+
+/** A password sign-in attempt: counted by the login limiter (client address + account; 429 beyond
  *  it), checked, and the counter reset on success. Throws 401 for wrong credentials. */
 export async function passwordLogin(s: Services, ip: string, identifier: string, password: string): Promise<LoginTarget> {
-  const key = `${ip}|${identifier.trim().toLowerCase()}`;
+  const row = await findLoginRow(s.database.db, identifier);
+  const key = loginLimiterKey(ip, identifier, row?.id);
   const hit = await s.loginLimiter.hit(key);
   if (!hit.allowed) {
     const minutes = Math.ceil(hit.retryAfter / 60);
     throw tooMany(`Too many sign-in attempts. Try again in ${minutes} minute${minutes === 1 ? '' : 's'}.`, hit.retryAfter);
   }
-  const who = await checkCredentials(s.database.db, identifier, password);
-  if (!who) throw unauthorized('Wrong email or password.', 'bad-credentials');
+  if (!(await passwordMatches(row, password)) || !row) throw unauthorized('Wrong email or password.', 'bad-credentials');
   await s.loginLimiter.reset(key);
-  return who;
+  return { accountId: row.id, username: row.username };
 }

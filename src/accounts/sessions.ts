@@ -1,19 +1,148 @@
-// Login tokens: random, kept server-side as a SHA-256 hash, 30 days, revocable.
+// Sessions: random tokens kept server-side as a SHA-256 hash, 30 days, revocable, each valid on ONE host.
+//
+// - A login is a session of the main app (`host` null). Signing in creates one.
+// - A host session (`host` = a document host: `<username>.<root>` or a custom domain) belongs to a
+//   login (`login_id`) and is valid on that host only. It is minted from a grant: a single-use token,
+//   good for 60 seconds on one host, that the main app hands to the document host in a redirect
+//   (src/http/routes/session.ts). It expires with its login.
+// - Signing out (on any host) revokes the login and every host session of it.
+//
+// Every account's host runs its owner's scripts, so a session usable on a host it was not minted for
+// would let one account's page act as its visitor: a session is only looked up for the host it names.
 import type { Db } from '../store/schema.ts';
 import { randomToken } from '../clock.ts';
 import { sha256 } from '../core/checksum.ts';
 import { limits } from '../limits.ts';
 
-export async function createSession(db: Db, accountId: number, now: Date): Promise<{ token: string; expiresAt: Date }> {
-  const token = randomToken(32);
-  const expiresAt = new Date(now.getTime() + limits.loginTokenLifetimeMs);
-  await db
-    .insertInto('sessions')
-    .values({ token_hash: sha256(token), account_id: accountId, created_at: now.toISOString(), expires_at: expiresAt.toISOString(), revoked_at: null })
-    .execute();
-  return { token, expiresAt };
+export interface Session {
+  id: number;
+  accountId: number;
+  /** The login this session belongs to (its own id for a login). */
+  loginId: number;
 }
 
-export async function revokeSession(db: Db, token: string, now: Date): Promise<void> {
-  await db.updateTable('sessions').set({ revoked_at: now.toISOString() }).where('token_hash', '=', sha256(token)).execute();
+export interface NewSession {
+  id: number;
+  token: string;
+  expiresAt: Date;
+}
+
+/** A new login (a main-app session) for the account. */
+export async function createLogin(db: Db, accountId: number, now: Date): Promise<NewSession> {
+  const expiresAt = new Date(now.getTime() + limits.loginTokenLifetimeMs);
+  return insertSession(db, { accountId, host: null, loginId: null, now, expiresAt });
+}
+
+/** A session on one document host, belonging to a login, expiring with it. */
+export async function createHostSession(db: Db, login: { id: number; accountId: number; expiresAt: Date }, host: string, now: Date): Promise<NewSession> {
+  return insertSession(db, { accountId: login.accountId, host, loginId: login.id, now, expiresAt: login.expiresAt });
+}
+
+async function insertSession(
+  db: Db,
+  v: { accountId: number; host: string | null; loginId: number | null; now: Date; expiresAt: Date },
+): Promise<NewSession> {
+  const token = randomToken(32);
+  const row = await db
+    .insertInto('sessions')
+    .values({
+      token_hash: sha256(token),
+      account_id: v.accountId,
+      created_at: v.now.toISOString(),
+      expires_at: v.expiresAt.toISOString(),
+      revoked_at: null,
+      host: v.host,
+      login_id: v.loginId,
+    })
+    .returning('id')
+    .executeTakeFirstOrThrow();
+  return { id: row.id, token, expiresAt: v.expiresAt };
+}
+
+/** The live session behind `token` on `host` (null: the main app), or null. A token minted for another
+ *  host, revoked or expired is no session at all. */
+export async function sessionFor(db: Db, token: string, host: string | null, now: Date): Promise<Session | null> {
+  let q = db
+    .selectFrom('sessions')
+    .select(['id', 'account_id', 'login_id'])
+    .where('token_hash', '=', sha256(token))
+    .where('revoked_at', 'is', null)
+    .where('expires_at', '>', now.toISOString());
+  q = host === null ? q.where('host', 'is', null) : q.where('host', '=', host);
+  const row = await q.executeTakeFirst();
+  return row ? { id: row.id, accountId: row.account_id, loginId: row.login_id ?? row.id } : null;
+}
+
+/** A grant that carries the login to `host`: single use, good for `limits.sessionGrantMs`. */
+export async function createGrant(db: Db, loginId: number, host: string, now: Date): Promise<string> {
+  const token = randomToken(32);
+  await db
+    .insertInto('session_grants')
+    .values({
+      token_hash: sha256(token),
+      login_id: loginId,
+      host,
+      created_at: now.toISOString(),
+      expires_at: new Date(now.getTime() + limits.sessionGrantMs).toISOString(),
+      used_at: null,
+    })
+    .execute();
+  return token;
+}
+
+/** Redeems a grant on `host`: a new host session of its login, or null when the grant is unknown,
+ *  used, expired, made for another host, or its login has ended. Used once even under races: the
+ *  UPDATE that marks it used is the check. */
+export async function redeemGrant(db: Db, token: string, host: string, now: Date): Promise<NewSession & { accountId: number } | null> {
+  const iso = now.toISOString();
+  const grant = await db
+    .updateTable('session_grants')
+    .set({ used_at: iso })
+    .where('token_hash', '=', sha256(token))
+    .where('used_at', 'is', null)
+    .where('expires_at', '>', iso)
+    .where('host', '=', host)
+    .returning('login_id')
+    .executeTakeFirst();
+  if (!grant) return null;
+  const login = await db
+    .selectFrom('sessions')
+    .select(['id', 'account_id', 'expires_at'])
+    .where('id', '=', grant.login_id)
+    .where('host', 'is', null)
+    .where('revoked_at', 'is', null)
+    .where('expires_at', '>', iso)
+    .executeTakeFirst();
+  if (!login) return null;
+  const session = await createHostSession(db, { id: login.id, accountId: login.account_id, expiresAt: new Date(login.expires_at) }, host, now);
+  return { ...session, accountId: login.account_id };
+}
+
+/** Ends the login behind a session token (of any host) and every host session of it. Returns the ids
+ *  of the sessions that ended, so their open streams can be closed. */
+export async function revokeLogin(db: Db, token: string, now: Date): Promise<number[]> {
+  const row = await db.selectFrom('sessions').select(['id', 'login_id']).where('token_hash', '=', sha256(token)).executeTakeFirst();
+  if (!row) return [];
+  const loginId = row.login_id ?? row.id;
+  const ended = await db
+    .updateTable('sessions')
+    .set({ revoked_at: now.toISOString() })
+    .where((eb) => eb.or([eb('id', '=', loginId), eb('login_id', '=', loginId)]))
+    .where('revoked_at', 'is', null)
+    .returning('id')
+    .execute();
+  return ended.map((r) => r.id);
+}
+
+/** True while the session with this id is neither revoked nor expired (streams re-check it once
+ *  they have subscribed). */
+export async function sessionLive(db: Db, id: number, now: Date): Promise<boolean> {
+  const row = await db
+    .selectFrom('sessions')
+    .select('id')
+    .where('id', '=', id)
+    .where('revoked_at', 'is', null)
+    .where('expires_at', '>', now.toISOString())
+    .executeTakeFirst();
+  return !!row;
 }

@@ -8,6 +8,7 @@
 //   nothing either way; setting the new password also confirms the email (the link proved the
 //   mailbox) and ends every other session of the account.
 import type { Services } from '../services.ts';
+import { grants, revokeGrants } from '../events/revocations.ts';
 import type { NodeRow } from '../nodes/tree.ts';
 import { KilnError, badRequest } from '../errors.ts';
 import { randomHex } from '../clock.ts';
@@ -135,12 +136,16 @@ export async function confirmEmail(s: Services, token: string): Promise<{ accoun
 
 /** Mails a reset link when a person with a password uses this email; does nothing otherwise. Callers
  *  answer the same in both cases and should not wait for this (its time would tell the difference). */
-export async function requestPasswordReset(s: Services, email: string, links: AppLinks): Promise<void> {
+export async function requestPasswordReset(s: Services, email: string, appId: number, links: AppLinks): Promise<void> {
   const address = email.trim().toLowerCase();
+  // Only app users who signed up on THIS app: a developer or another app's user gets no link on an
+  // app's host (whose owner's scripts run there and could read the token from the page).
   const person = await s.database.db
     .selectFrom('people')
     .select(['account_id', 'email', 'password_hash'])
     .where('email', '=', address)
+    .where('account_type', '=', 'app_user')
+    .where('signup_app_id', '=', appId)
     .executeTakeFirst();
   if (!person || person.password_hash === null) return;
   const token = await createEmailToken(s, { accountId: person.account_id, email: person.email, purpose: 'reset' });
@@ -178,20 +183,21 @@ export async function resetPassword(s: Services, token: string, password: string
   const accountId = row.account_id;
   const hash = await hashPassword(password);
   const now = s.clock.now().toISOString();
-  const ok = await s.database.db.transaction().execute(async (trx) => {
+  const ended = await s.database.db.transaction().execute(async (trx) => {
     const used = await trx.updateTable('email_tokens').set({ used_at: now }).where('id', '=', row.id).where('used_at', 'is', null).executeTakeFirst();
-    if (Number(used.numUpdatedRows) !== 1) return false;
+    if (Number(used.numUpdatedRows) !== 1) return null;
     const r = await trx
       .updateTable('people')
       .set({ password_hash: hash, email_confirmed: 1 })
       .where('account_id', '=', accountId)
       .where('email', '=', row.email)
       .executeTakeFirst();
-    if (Number(r.numUpdatedRows) !== 1) return false;
-    await trx.updateTable('sessions').set({ revoked_at: now }).where('account_id', '=', accountId).where('revoked_at', 'is', null).execute();
-    return true;
+    if (Number(r.numUpdatedRows) !== 1) return null;
+    return trx.updateTable('sessions').set({ revoked_at: now }).where('account_id', '=', accountId).where('revoked_at', 'is', null).returning('id').execute();
   });
-  if (!ok) throw badRequest(INVALID_LINK, 'invalid-token');
+  if (!ended) throw badRequest(INVALID_LINK, 'invalid-token');
+  // Streams opened with the ended sessions end too.
+  await revokeGrants(s, ended.map((e) => grants.session(e.id)));
   return { accountId };
 }
 

@@ -23,6 +23,9 @@
 //       choose or type it); a one-time token (purpose `checkout`, 30 days) is mailed with a link to
 //       /_/welcome/<token>, where the buyer chooses the real username and a password;
 //     - an account still waiting for its welcome: updated, and a new link is mailed;
+//     - an existing account with an active subscription held by another Stripe customer (or by none):
+//       nothing changes (a checkout by a stranger who typed its email must not take over its billing);
+//       the account holder is told by mail;
 //     - an existing account: upgraded in place (plan, subscription flag, Stripe ids; months active
 //       keep counting if it was already subscribed), and told so by mail.
 //   customer.subscription.updated — status active / trialing / past_due: the flag is set (and the plan
@@ -184,7 +187,7 @@ async function completeCheckout(s: Services, trx: Transaction<DB>, session: Stri
   const existing = await trx
     .selectFrom('people')
     .innerJoin('accounts', 'accounts.id', 'people.account_id')
-    .select(['accounts.id', 'accounts.username', 'accounts.plan', 'accounts.has_active_subscription', 'accounts.plan_started_at', 'people.password_hash'])
+    .select(['accounts.id', 'accounts.username', 'accounts.plan', 'accounts.has_active_subscription', 'accounts.plan_started_at', 'accounts.stripe_customer_id', 'people.password_hash'])
     .where('people.email', '=', email)
     .executeTakeFirst();
 
@@ -211,6 +214,24 @@ async function completeCheckout(s: Services, trx: Transaction<DB>, session: Stri
   }
 
   const stillActive = existing.has_active_subscription === 1 && existing.plan !== 'free';
+  if (stillActive && existing.stripe_customer_id !== customer) {
+    // Another customer's checkout never takes over an account that already pays: its Stripe ids
+    // would let that customer's subscription events end this account's plan.
+    return {
+      action: 'ignored: the account already has an active subscription of another Stripe customer',
+      accountId: existing.id,
+      mail: async (s) => ({
+        to: email,
+        subject: 'A Kiln purchase with your email address was not applied',
+        text: [
+          `A Stripe checkout for the Kiln ${PLAN_NAMES[plan]} plan used your email address, but your account ${existing.username} already has an active subscription, so nothing was changed.`,
+          'If you made this purchase, contact the administrator of this Kiln to have it refunded or moved.',
+          '',
+          `${s.config.baseUrl}/_/billing`,
+        ].join('\n'),
+      }),
+    };
+  }
   await trx
     .updateTable('accounts')
     .set({

@@ -15,18 +15,23 @@
 // - Failures that depend only on those inputs (no tag, bad rules, too large) are cached like answers; a
 //   `too-expensive` failure depends on the machine's load and is kept only briefly.
 // - The ETag is derived from the same key, so a conditional GET answers 304 before anything is loaded.
-// - Parsed documents have their own in-process LRU by checksum (src/data/documents.ts).
 // - Concurrent misses on one key share one extraction.
+//
+// Extraction never runs on the main thread: `?data=` rules are compiled here first (bad rules answer their
+// 400 without the document being read or parsed), then parsing and extraction run in the extraction pool
+// (src/data/pool.ts) under one budget, which keeps parsed documents in per-thread LRUs by checksum. A document
+// whose parse alone ran out of the budget answers `too-expensive` for any rules for TOO_EXPENSIVE_TTL_MS
+// without going to the pool again.
 import type { Services } from '../services.ts';
 import { limits } from '../limits.ts';
 import { sha256 } from '../core/checksum.ts';
 import { allows, resourceOf } from '../access/authorize.ts';
 import { findByPath, type NodeRow } from '../nodes/tree.ts';
-import { resolveDocumentPath, ROOT_DOCUMENT } from '../nodes/serve.ts';
+import { documentContent, resolveDocumentPath, ROOT_DOCUMENT } from '../nodes/serve.ts';
 import { ifNoneMatchHits } from '../http/conditional.ts';
-import { extractApi, extractData, rulesLimits, type Extraction } from '../rules/index.ts';
+import { compileRulesText, rulesLimits, type Extraction } from '../rules/index.ts';
 import { withBytes, type CachedAnswer } from './cache.ts';
-import { parsedDocumentOf } from './documents.ts';
+import { tooExpensive } from './pool.ts';
 
 /** Changes whenever the engine could answer differently for the same bytes and rules (cache keys, ETags). */
 export const DATA_ENGINE_VERSION = 'r1';
@@ -141,11 +146,28 @@ export async function readData(s: Services, req: DataRequest): Promise<DataAnswe
   return answerOf(computed.answer, computed.etag, { hit: false, ageSeconds: 0 });
 }
 
-/** Parses (or reuses) the document and extracts; stores the answer in the result cache. */
+/** Documents (by checksum) whose parse alone ran out of the budget, until when (injected clock, ms). */
+const slowDocuments = new Map<string, number>();
+const MAX_SLOW_DOCUMENTS = 1_000;
+
+function markSlow(checksum: string, until: number) {
+  slowDocuments.delete(checksum);
+  slowDocuments.set(checksum, until);
+  if (slowDocuments.size > MAX_SLOW_DOCUMENTS) slowDocuments.delete(slowDocuments.keys().next().value!);
+}
+
+function knownSlow(checksum: string, now: number): boolean {
+  const until = slowDocuments.get(checksum);
+  if (until === undefined) return false;
+  if (until > now) return true;
+  slowDocuments.delete(checksum);
+  return false;
+}
+
+/** Checks the rules, then parses and extracts in the pool; stores the answer in the result cache. */
 async function compute(s: Services, node: NodeRow, rules: DataRules, id: string, now: number): Promise<Computed> {
-  const p = await parsedDocumentOf(s, node);
-  if (!p) return null;
-  const result: Extraction = rules.kind === 'api' ? extractApi(p.doc) : extractData(p.doc, rules.text);
+  const { result, checksum } = await extraction(s, node, rules, now);
+  if (!checksum) return null;
   const answer: CachedAnswer = result.ok
     ? withBytes({ status: 200, body: JSON.stringify(result.data), createdAt: now, ttlMs: limits.dataCacheMs })
     : withBytes({
@@ -155,8 +177,25 @@ async function compute(s: Services, node: NodeRow, rules: DataRules, id: string,
         ttlMs: result.code === 'too-expensive' ? TOO_EXPENSIVE_TTL_MS : limits.dataCacheMs,
       });
   // Keyed by the checksum of the bytes actually parsed (newer than the node's if a save just landed).
-  s.dataCache.set(dataCacheKey(p.checksum, id), answer).catch(() => {});
-  return { answer, etag: dataEtag(p.checksum, id) };
+  s.dataCache.set(dataCacheKey(checksum, id), answer).catch(() => {});
+  return { answer, etag: dataEtag(checksum, id) };
+}
+
+/** The engine's answer and the checksum of the bytes it read (null: the document has no content). */
+async function extraction(s: Services, node: NodeRow, rules: DataRules, now: number): Promise<{ result: Extraction; checksum: string | null }> {
+  // The rules first: compiling needs no document (and is cached by text in this thread too).
+  if (rules.kind === 'query') {
+    const compiled = compileRulesText(rules.text);
+    if (!compiled.ok) return { result: compiled, checksum: node.checksum! };
+  }
+  const slow = () => tooExpensive(`over ${rulesLimits.maxMs} ms`);
+  if (knownSlow(node.checksum!, now)) return { result: slow(), checksum: node.checksum! };
+  const content = await documentContent(s, node);
+  if (!content) return { result: slow(), checksum: null };
+  if (content.checksum !== node.checksum && knownSlow(content.checksum, now)) return { result: slow(), checksum: content.checksum };
+  const reply = await s.extractions.run({ checksum: content.checksum, bytes: content.bytes, rules });
+  if (reply.phase === 'parse') markSlow(content.checksum, now + TOO_EXPENSIVE_TTL_MS);
+  return { result: reply.result, checksum: content.checksum };
 }
 
 function answerOf(a: CachedAnswer, etag: string, cache: DataAnswer['cache']): DataAnswer {

@@ -33,13 +33,17 @@ export interface EventBus {
   subscribed(channel: string): Promise<void>;
   /** The kept events of a channel with an id above `afterId`. */
   replay(channel: string, afterId: number): Promise<Replay>;
+  /** True when the bus can publish now (Redis answers); for `/_/ready`. */
+  reachable(): Promise<boolean>;
   close(): Promise<void>;
 }
 
-/** Channels: one per account (the sync stream) and one per document (the live-sync lanes). */
+/** Channels: one per account (the sync stream), one per document (the live-sync lanes), and one for
+ *  revoked grants (src/events/revocations.ts) that every process's stream hub listens to. */
 export const channels = {
   account: (accountId: number) => `account:${accountId}`,
   document: (nodeId: number) => `doc:${nodeId}`,
+  revocations: 'revocations',
 };
 
 /** A change to an account's files. `path` values are full paths (`folder/name.html`). */
@@ -82,7 +86,22 @@ export interface ShareRevokedEvent {
   nodeId: number;
 }
 
-export type KilnEvent = NodeEvent | LaneEvent | ShareRevokedEvent;
+/** A document was made public or private: saved-lane streams of people who may not view a private
+ *  document close when it turns private. Shown by no view. */
+export interface VisibilityChangedEvent {
+  type: 'visibility-changed';
+  nodeId: number;
+  visibility: 'public' | 'private';
+}
+
+/** Rights that open streams may depend on ended (`session:<id>`, `key:<id>`, `member:<team>:<person>`;
+ *  src/events/revocations.ts). Published on `channels.revocations`. Shown by no view. */
+export interface GrantRevokedEvent {
+  type: 'grant-revoked';
+  grants: string[];
+}
+
+export type KilnEvent = NodeEvent | LaneEvent | ShareRevokedEvent | VisibilityChangedEvent | GrantRevokedEvent;
 
 /** How long and how much each channel's replay log keeps. */
 export const replayLog = {

@@ -63,13 +63,15 @@ export class MemoryEventBus implements EventBus {
 
   async replay(channel: string, afterId: number): Promise<Replay> {
     const log = this.logs.get(channel);
-    if (!log) return { events: [], complete: true, lastId: 0 };
-    if (log.lastId <= afterId) return { events: [], complete: true, lastId: log.lastId };
+    // Ids only grow, so a channel whose newest id is below the asked one lost its log (a restart):
+    // what came after the asked id is unknown.
+    if (!log) return { events: [], complete: afterId === 0, lastId: 0 };
+    if (log.lastId <= afterId) return { events: [], complete: log.lastId === afterId, lastId: log.lastId };
     const since = this.now() - replayLog.ttlMs;
     const fresh = log.kept.filter((k) => k.at >= since && k.id > afterId);
     // Kept events form an unbroken chain up to the newest (see `record`): the replay is complete when
-    // the chain reaches back to the asked id.
-    const complete = fresh.length > 0 && fresh[0].prev <= afterId && fresh[fresh.length - 1].id === log.lastId;
+    // the chain starts right after the asked id (a chain that starts elsewhere began after a reset).
+    const complete = fresh.length > 0 && fresh[0].prev === afterId && fresh[fresh.length - 1].id === log.lastId;
     return { events: fresh.map(({ id, event }) => ({ id, event })), complete, lastId: log.lastId };
   }
 
@@ -116,6 +118,10 @@ export class MemoryEventBus implements EventBus {
       this.dropAll(log);
       if (this.logs.size > MAX_CHANNELS) this.logs.delete(channel);
     }
+  }
+
+  async reachable(): Promise<boolean> {
+    return true;
   }
 
   async close(): Promise<void> {

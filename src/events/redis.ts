@@ -168,15 +168,25 @@ export class RedisEventBus implements EventBus {
       [Error | null, string[]],
     ];
     const lastId = last ? Number(last) : 0;
-    if (lastId <= afterId) return { events: [], complete: true, lastId };
+    // Ids only grow: a channel whose newest id is below the asked one lost its log (Redis restarted).
+    if (lastId <= afterId) return { events: [], complete: lastId === afterId, lastId };
     const since = this.now() - replayLog.ttlMs;
     const fresh: Array<Envelope & { prev: number }> = [];
     for (const entry of entries ?? []) {
       const parsed = parseEntry(entry);
       if (parsed && parsed.id > afterId && parsed.at >= since) fresh.push(parsed);
     }
-    const complete = fresh.length > 0 && fresh[0].prev <= afterId && fresh[fresh.length - 1].id === lastId;
+    // Complete when the kept chain starts right after the asked id (one that starts elsewhere began after a reset).
+    const complete = fresh.length > 0 && fresh[0].prev === afterId && fresh[fresh.length - 1].id === lastId;
     return { events: fresh.map(({ id, event }) => ({ id, event })), complete, lastId };
+  }
+
+  async reachable(): Promise<boolean> {
+    try {
+      return (await this.pub.ping()) === 'PONG';
+    } catch {
+      return false;
+    }
   }
 
   async close(): Promise<void> {

@@ -1,16 +1,18 @@
 // Builds the Fastify application: hosts → auth → routes, one error handler.
 import Fastify, { type FastifyInstance, type FastifyError, type FastifyReply } from 'fastify';
 import querystring from 'node:querystring';
+import { STATUS_CODES } from 'node:http';
 import cookie from '@fastify/cookie';
 import formbody from '@fastify/formbody';
 import type { Services } from '../services.ts';
 import { KilnError } from '../errors.ts';
-import { isUniqueViolation } from '../store/db.ts';
+import { isStorageFull, isStorageUnavailable, isUniqueViolation } from '../store/db.ts';
 import { limits } from '../limits.ts';
 import { registerHosts } from './hosts.ts';
 import { registerAuth } from './auth.ts';
 import { registerRateLimits } from '../ratelimit/http.ts';
-import { wantsHtml, withMessage } from './answers.ts';
+import { safeReturn, wantsHtml } from './answers.ts';
+import { registerMessages, withMessage } from './messages.ts';
 import { errorPage } from '../ui/pages.ts';
 import { routes } from './routes/index.ts';
 import './context.ts';
@@ -18,8 +20,14 @@ import './context.ts';
 export async function buildApp(s: Services): Promise<FastifyInstance> {
   const app = Fastify({
     logger: s.config.logLevel === 'silent' ? false : { level: s.config.logLevel },
+    clientErrorHandler: answerClientError,
     trustProxy: s.config.trustProxy,
     bodyLimit: limits.body.json,
+    // Slow clients (slowloris): headers and whole requests have a deadline; answers (SSE) do not.
+    requestTimeout: s.config.requestTimeoutMs,
+    keepAliveTimeout: limits.serverTimeouts.keepAliveMs,
+    // Node checks those deadlines every connectionsCheckingInterval (30 s by default).
+    http: { headersTimeout: s.config.headersTimeoutMs, connectionsCheckingInterval: Math.min(30_000, Math.max(100, Math.floor(s.config.headersTimeoutMs / 4))) },
     // Document paths are case-sensitive and may be long; keep the router strict.
     // node:querystring is several times faster than the default parser on long `?data=` rules.
     routerOptions: { ignoreTrailingSlash: false, maxParamLength: limits.pathLength, querystringParser: (q: string) => querystring.parse(q) },
@@ -39,7 +47,16 @@ export async function buildApp(s: Services): Promise<FastifyInstance> {
   app.removeContentTypeParser(['text/plain']);
   app.addContentTypeParser(/^text\//, { parseAs: 'buffer', bodyLimit: limits.body.text }, (_req, body, done) => done(null, body));
 
+  registerMessages(app, s.secret);
   registerHosts(app, s);
+  // The main app (sign-in, dashboard, billing …) is never framed: no clickjacking from an account's
+  // host or anywhere else. Document hosts and custom domains keep their own choice.
+  app.addHook('onSend', async (req, reply) => {
+    if (req.site?.kind !== 'main') return;
+    const csp = reply.getHeader('content-security-policy');
+    reply.header('Content-Security-Policy', csp ? `${String(csp)}; frame-ancestors 'none'` : "frame-ancestors 'none'");
+    reply.header('X-Frame-Options', 'DENY');
+  });
   registerAuth(app, s);
   registerRateLimits(app, s);
 
@@ -55,6 +72,18 @@ export async function buildApp(s: Services): Promise<FastifyInstance> {
       status = 409;
       msg = 'That already exists.';
       code = 'name-conflict';
+    } else if (isStorageFull(err)) {
+      req.log.error(`storage full or read-only: ${(err as Error).message}`);
+      status = 507;
+      msg = 'The server is out of storage space; nothing was saved. Try again later.';
+      code = 'insufficient-storage';
+    } else if (isStorageUnavailable(err)) {
+      // The database is away (restarting, unreachable): nothing was written; the client may retry.
+      req.log.warn(`storage unavailable: ${(err as Error).message}`);
+      status = 503;
+      msg = 'Storage is unavailable right now; nothing was changed. Try again in a moment.';
+      code = 'storage-unavailable';
+      reply.header('Retry-After', String(limits.storageRetryAfterSeconds));
     } else if ((err as FastifyError).statusCode && (err as FastifyError).statusCode! < 500) {
       status = (err as FastifyError).statusCode!;
       msg = status === 413 ? 'The request body is too large.' : err.message;
@@ -67,7 +96,7 @@ export async function buildApp(s: Services): Promise<FastifyInstance> {
     if (status === 429 && extra?.retryAfter) reply.header('Retry-After', String(extra.retryAfter));
     if (wantsHtml(req)) {
       if (status === 401 || (status === 403 && code === 'login-required')) {
-        return reply.redirect(withMessage('/_/login', msg, 'error', req.url), 302);
+        return reply.redirect(withMessage(s.secret, '/_/login', msg, 'error', safeReturn(req.url, '') || undefined), 302);
       }
       return reply.code(status).type('text/html; charset=utf-8').send(errorPage(status, msg));
     }
@@ -82,4 +111,20 @@ export async function buildApp(s: Services): Promise<FastifyInstance> {
 
   for (const plugin of routes) await app.register(plugin, { services: s });
   return app;
+}
+
+/** A request Node could not parse (bad request line, headers too large, too slow): answered in Kiln's
+ *  shape with `Connection: close`, and the socket ended after the answer is written (not destroyed with
+ *  it unsent), so a keep-alive client reads the answer instead of a reset. */
+function answerClientError(err: Error & { code?: string }, socket: import('node:net').Socket) {
+  if (err.code === 'ECONNRESET' || socket.destroyed) return;
+  const status = err.code === 'ERR_HTTP_REQUEST_TIMEOUT' ? 408 : err.code === 'HPE_HEADER_OVERFLOW' ? 431 : 400;
+  const msg = status === 408 ? 'The request took too long to arrive.' : status === 431 ? 'The request headers are too large.' : 'The request is malformed.';
+  const body = JSON.stringify({ msg, msgType: 'error' });
+  if (!socket.writable) return socket.destroy();
+  socket.end(
+    `HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\nConnection: close\r\nContent-Type: application/json; charset=utf-8\r\nContent-Length: ${Buffer.byteLength(body)}\r\n\r\n${body}`,
+  );
+  // A client that never reads its answer does not keep the socket.
+  setTimeout(() => socket.destroy(), 5_000).unref();
 }

@@ -1,14 +1,23 @@
-// Who is asking: the person behind the `auth_token` cookie, or nobody.
+// Who is asking: the person behind this host's session cookie, or nobody. A session is looked up for
+// the host the request arrived on only (src/accounts/sessions.ts); on a document host it must also be
+// the host's own account's, so a session carries no rights beyond that host.
 // (Sync keys are checked by the sync routes; share tokens by the document routes.)
-import type { FastifyInstance } from 'fastify';
+import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { Services } from '../services.ts';
 import { actorForSessionToken } from '../accounts/actors.ts';
-import { AUTH_COOKIE } from './cookies.ts';
+import { sessionTokenOf } from './cookies.ts';
+import { hostnameOf } from './hosts.ts';
+
+/** The host a session of this request must have been minted for: null on the main app. */
+export function sessionHostOf(req: FastifyRequest): string | null {
+  return req.site.kind === 'main' ? null : hostnameOf(req);
+}
 
 export function registerAuth(app: FastifyInstance, s: Services) {
   app.decorateRequest('actor', null);
   app.addHook('onRequest', async (req) => {
-    const token = req.cookies[AUTH_COOKIE];
-    req.actor = token && token.length < 200 ? await actorForSessionToken(s.database.db, token, s.clock.now()) : null;
+    const token = sessionTokenOf(req, s.config);
+    const actor = token ? await actorForSessionToken(s.database.db, token, sessionHostOf(req), s.clock.now()) : null;
+    req.actor = actor && (req.site.kind === 'main' || actor.accountId === req.site.accountId) ? actor : null;
   });
 }

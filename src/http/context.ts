@@ -19,6 +19,8 @@ export interface Actor {
   hasActiveSubscription: boolean;
   /** The session row id (browser) or sync key id: identifies one writer for `changedBy`. */
   writer: string;
+  /** Browser sessions: the login the session belongs to (src/accounts/sessions.ts). */
+  loginId?: number;
 }
 
 declare module 'fastify' {

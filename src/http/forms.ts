@@ -1,12 +1,13 @@
-// Server-rendered forms: reading their fields, showing the msg/msgType a redirect carries, and
-// answering a form POST's refusals by sending the browser back to its form.
+// Server-rendered forms: reading their fields, showing the msg/msgType a redirect carries (only when
+// Kiln signed it: src/http/messages.ts), and answering a form POST's refusals by sending the browser
+// back to its form.
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { KilnError, badRequest } from '../errors.ts';
-import { wantsHtml, withMessage } from './answers.ts';
+import { wantsHtml } from './answers.ts';
+import { verifiedMessage, withMessage } from './messages.ts';
 import type { Msg } from '../ui/pages.ts';
 
 export type Fields = Record<string, unknown>;
-const MAX_MSG = 500;
 
 export function bodyOf(req: FastifyRequest): Fields {
   const b = req.body;
@@ -26,11 +27,10 @@ export function field(fields: Fields, name: string, label: string, max: number):
   return v;
 }
 
-/** The message a redirect carried in `msg`/`msgType`, bounded. */
+/** The message a redirect carried in `msg`/`msgType`, only when Kiln issued it for this page (its
+ *  `sig` verifies); bounded. The one reader of `?msg=` for every page. */
 export function queryMsg(req: FastifyRequest): Msg | undefined {
-  const { msg, msgType } = queryOf(req);
-  if (typeof msg !== 'string' || !msg) return undefined;
-  return { text: msg.slice(0, MAX_MSG), type: msgType === 'error' ? 'error' : 'success' };
+  return verifiedMessage(req.messageSecret, req);
 }
 
 export function sendPage(reply: FastifyReply, body: string, status = 200) {
@@ -58,7 +58,7 @@ export function formPost(
         return send(reply, render(req, { text: err.message, type: 'error' }), 429);
       }
       if (err.status === 400 || err.status === 401 || err.status === 409) {
-        return reply.redirect(withMessage(back(req, err.status), err.message, 'error', opts.returnTo?.(req)), 302);
+        return reply.redirect(withMessage(req.messageSecret, back(req, err.status), err.message, 'error', opts.returnTo?.(req)), 302);
       }
       throw err;
     }

@@ -27,7 +27,6 @@ export function forgetHost(s: Services, name: string): void {
 
 export function registerHosts(app: FastifyInstance, s: Services) {
   const root = s.config.rootHostname;
-  const suffix = '.' + root;
   const known = new TtlCache<HostInfo>(HOST_CACHE_MS, 10_000);
   hostCaches.set(s, known);
   app.decorateRequest('site', null as never);
@@ -42,28 +41,30 @@ export function registerHosts(app: FastifyInstance, s: Services) {
       req.site = cached;
       return;
     }
-    req.site = await lookupHost(name);
+    req.site = await lookupHost(s, name);
     known.set(name, req.site);
   });
+}
 
-  async function lookupHost(name: string): Promise<HostInfo> {
-    const { db } = s.database;
-    if (name.endsWith(suffix)) {
-      const label = name.slice(0, -suffix.length);
-      const account = label.includes('.')
-        ? undefined
-        : await db.selectFrom('accounts').select(['id', 'username']).where('username', '=', label).executeTakeFirst();
-      if (!account) throw notFound('No such site.');
-      return { kind: 'account', accountId: account.id, username: account.username };
-    }
-    const domain = await db
-      .selectFrom('domains')
-      .innerJoin('accounts', 'accounts.id', 'domains.account_id')
-      .select(['domains.domain', 'accounts.id', 'accounts.username'])
-      .where('domains.domain', '=', name)
-      .where('domains.status', '=', 'active')
-      .executeTakeFirst();
-    if (!domain) throw notFound('Unknown host.');
-    return { kind: 'domain', accountId: domain.id, username: domain.username, domain: domain.domain };
+/** The document host a name is: `<username>.<root>` or an active custom domain; 404 for any other name. */
+export async function lookupHost(s: Services, name: string): Promise<HostInfo> {
+  const { db } = s.database;
+  const suffix = '.' + s.config.rootHostname;
+  if (name.endsWith(suffix)) {
+    const label = name.slice(0, -suffix.length);
+    const account = label.includes('.')
+      ? undefined
+      : await db.selectFrom('accounts').select(['id', 'username']).where('username', '=', label).executeTakeFirst();
+    if (!account) throw notFound('No such site.');
+    return { kind: 'account', accountId: account.id, username: account.username };
   }
+  const domain = await db
+    .selectFrom('domains')
+    .innerJoin('accounts', 'accounts.id', 'domains.account_id')
+    .select(['domains.domain', 'accounts.id', 'accounts.username'])
+    .where('domains.domain', '=', name)
+    .where('domains.status', '=', 'active')
+    .executeTakeFirst();
+  if (!domain) throw notFound('Unknown host.');
+  return { kind: 'domain', accountId: domain.id, username: domain.username, domain: domain.domain };
 }

@@ -14,11 +14,18 @@ export type Resolved =
   | { kind: 'upload'; node: NodeRow }
   | null;
 
+/** 400 when a raw URL path carries an encoded percent (`%25`): no node name contains `%`
+ *  (src/core/names.ts), and a path decoded twice somewhere would name another node. */
+export function refuseEncodedPercent(rawPath: string): void {
+  if (/%25/i.test(rawPath)) throw badRequest('The URL path may not contain an encoded percent sign (%25).', 'invalid-path');
+}
+
 /** The decoded path of a request URL (query dropped), refusing traversal of any kind: `..`/`.`
- *  segments (also percent-encoded), backslashes, NUL and malformed escapes answer 400. */
+ *  segments (also percent-encoded), backslashes, NUL, malformed escapes and `%25` answer 400. */
 export function decodeRequestPath(url: string): string {
   const q = url.indexOf('?');
   const rawPath = q === -1 ? url : url.slice(0, q);
+  refuseEncodedPercent(rawPath);
   let path: string;
   try {
     path = decodeURIComponent(rawPath);

@@ -273,13 +273,16 @@ export async function moveNode(
   });
 }
 
-/** Makes a document or upload public or private. A private one answers 404 to all but its owner. */
+/** Makes a document or upload public or private. A private one answers 404 to all but its owner, and
+ *  its open saved-lane streams of people who may not view it close (`visibility-changed` on the
+ *  document's channel, heard by every process). */
 export async function setVisibility(s: Services, actorId: number, nodeId: number, visibility: Visibility): Promise<NodeRow> {
   if (visibility !== 'public' && visibility !== 'private') throw badRequest('Visibility must be "public" or "private".', 'invalid-visibility');
-  return runWrite(s, async (trx) => {
+  return runWrite(s, async (trx, after) => {
     const node = await loadOwnNode(trx, actorId, nodeId);
     if (node.type === 'folder') throw badRequest('Folders have no visibility of their own; set it on the documents and files inside.', 'invalid-visibility');
     if (node.visibility === visibility) return node;
+    after.push(() => s.events.publish(channels.document(node.id), { type: 'visibility-changed', nodeId: node.id, visibility }));
     return trx.updateTable('nodes').set({ visibility }).where('id', '=', node.id).returningAll().executeTakeFirstOrThrow();
   });
 }
@@ -461,7 +464,8 @@ async function runWrite<T>(s: Services, fn: (trx: Transaction<DB>, after: AfterC
     if (isUniqueViolation(err)) throw conflict('That name was just taken; choose another.', 'name-taken');
     throw err;
   }
-  for (const step of after) await step().catch((err) => console.error('publishing a tree event failed:', err));
+  // Not awaited: a change never waits on the bus; the events go out in order.
+  for (const step of after) void step().catch((err) => console.error('publishing a tree event failed:', err));
   return result;
 }
 

@@ -3,6 +3,8 @@
 // General limiter — 100 requests per 15 minutes per client address (`req.ip`; set TRUST_PROXY behind a
 // reverse proxy, or every visitor shares the proxy's address). It guards the routes a stranger can use
 // to probe accounts or make the server work, and none that an editor or a sync tool calls in bulk:
+//   Paths are read as the router reads them (`routedPath`: `/%5f/login` and `/_/%6cogin` reach the
+//   login route and count as `/_/login`).
 //   - every request (any method, any host) to the account pages: the first path segment after `/_/`
 //     starts with login, signup, setup, logout, welcome, reset, forgot, password, confirm or verify,
 //     and the same under `/_/app/` (a multi-tenant app's sign-up, login, reset and confirm pages);
@@ -34,9 +36,25 @@ export const ACCOUNT_PAGE = /^\/_\/(app\/)?(login|signup|setup|logout|welcome|re
 
 const READS = new Set(['GET', 'HEAD', 'OPTIONS']);
 
+/** The path as the router sees it: the matched route's pattern (`/_/login` for `/%5f/login` or
+ *  `/_/%6cogin`, which the router decodes before matching), else (no route, or the documents'
+ *  catch-all) the request's path percent-decoded once, as the router decodes it. */
+export function routedPath(req: FastifyRequest): string {
+  const pattern = req.routeOptions?.url;
+  if (pattern && !pattern.includes('*')) return pattern;
+  const raw = req.url;
+  const q = raw.indexOf('?');
+  const path = q === -1 ? raw : raw.slice(0, q);
+  try {
+    return decodeURIComponent(path);
+  } catch {
+    return path;
+  }
+}
+
 /** True when the general limiter counts this request (see the head of this file). */
 export function generalLimitApplies(req: FastifyRequest): boolean {
-  const url = req.url;
+  const url = routedPath(req);
   if (!url.startsWith('/_/')) return false;
   if (ACCOUNT_PAGE.test(url)) return true;
   if (READS.has(req.method)) return false;

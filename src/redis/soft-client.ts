@@ -18,10 +18,15 @@ export class SoftRedis {
       lazyConnect: true,
       enableAutoPipelining: true,
       maxRetriesPerRequest: 1,
+      // While Redis is away a call fails at once (the caller falls back) instead of queueing for the
+      // time limit: a login or a page never waits on an absent Redis.
+      enableOfflineQueue: false,
       retryStrategy: (n: number) => Math.min(100 * n, 2000),
       connectionName: `kiln-${label}-${process.pid}`,
     });
     this.redis.on('error', (err: Error) => this.logError(err));
+    // Connected from the start: with no offline queue, a call made before the connection is ready fails.
+    this.redis.connect().catch((err: Error) => this.logError(err));
   }
 
   /** The call's result, or undefined when it fails or takes longer than the time limit. */

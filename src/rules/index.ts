@@ -5,8 +5,9 @@
 //   const doc = parseDocument(html)            // cache per document checksum
 //   extractApi(doc)                            // GET /_/api/<path>
 //   extractData(doc, rulesText)                // GET /<path>?data=<rulesText>
-import { parseDocument as parseHtml } from 'htmlparser2';
-import type { Document, Element } from 'domhandler';
+import { performance } from 'node:perf_hooks';
+import { Parser } from 'htmlparser2';
+import { DomHandler, type Document, type Element } from 'domhandler';
 import { compileRulesText, type CompiledRules } from './compile.ts';
 import { text } from './dom.ts';
 import { failure, type RulesFailure } from './errors.ts';
@@ -32,8 +33,42 @@ export type Extraction = { ok: true; data: Json } | RulesFailure;
 /** Parses HTML (never fails; htmlparser2 recovers from anything), with the implied html/head/body and tbody
  *  elements a browser would add. Cache the result per document checksum; it is never modified afterwards. */
 export function parseDocument(html: string): ParsedDocument {
-  const root = normalizeTree(parseHtml(html));
-  return { root, chars: html.length, index: indexOf(root) };
+  return parseChunked(html, Infinity, Infinity)!;
+}
+
+/** Characters fed to the parser between two looks at the clock. htmlparser2 costs O(depth) per tag (its open-
+ *  element stack is shifted at the front), so a deeply nested document is slow per character: at 100,000 open
+ *  <div>s a chunk this size takes about 20 ms on the 2-core test machine. A caller that needs a hard bound runs
+ *  the parse where it can be stopped (src/data/pool.ts). */
+const PARSE_CHUNK_CHARS = 1024;
+
+/** Parses like `parseDocument`, but gives up with `too-expensive` once `maxMs` have passed since `startedAt`
+ *  (`performance.now()` time; the budget an extraction that follows gets is what is left), or `too-large` past
+ *  `rulesLimits.maxDocumentChars`. */
+export function parseDocumentWithin(html: string, maxMs: number, startedAt = performance.now()): ParsedDocument | RulesFailure {
+  if (html.length > rulesLimits.maxDocumentChars) {
+    return failure('too-large', `Document too large to extract from (max ${rulesLimits.maxDocumentChars} characters)`);
+  }
+  return parseChunked(html, startedAt + maxMs, maxMs) ?? failure('too-expensive', `Extraction too expensive: over ${maxMs} ms`);
+}
+
+/** Null when the deadline passed. Feeding the parser in chunks builds the same tree as one write (the tokenizer
+ *  and DomHandler are streaming: text split across chunks is joined into one node). */
+function parseChunked(html: string, deadline: number, maxMs: number): ParsedDocument | null {
+  const handler = new DomHandler();
+  const parser = new Parser(handler);
+  if (maxMs === Infinity) parser.write(html);
+  else {
+    for (let i = 0; i < html.length; i += PARSE_CHUNK_CHARS) {
+      parser.write(html.slice(i, i + PARSE_CHUNK_CHARS));
+      if (performance.now() > deadline) return null;
+    }
+  }
+  parser.end();
+  const root = normalizeTree(handler.root);
+  const index = indexOf(root);
+  if (performance.now() > deadline) return null;
+  return { root, chars: html.length, index };
 }
 
 function documentOf(doc: ParsedDocument | string): ParsedDocument | RulesFailure {

@@ -23,6 +23,10 @@ export const rulesLimits = {
   /** Wall-clock time one extraction may spend, checked every 2,048 steps: the backstop that keeps every answer
    *  under 100 ms even when steps are slow (a busy machine). The bench document's 30 rules take about 2 ms. */
   maxMs: 50,
+  /** Time added to a task's budget per MB of document, for parsing it (the data API's one budget covers
+   *  parse + extraction): a normal 1 MB document parses in ~130 ms on a quiet 2-core machine, a deeply
+   *  nested one of the same size takes seconds. 5 MB (the largest document) gets about a second. */
+  parseMsPerMb: 200,
   /** Documents longer than this are not parsed by the string-taking helpers. */
   maxDocumentChars: 16 * MB,
   /** Compiled rules kept in memory, keyed by rules text. */

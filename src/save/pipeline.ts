@@ -151,7 +151,8 @@ export async function afterContentChange(
   const html = bytes.toString('utf8');
   void s.stylesheets.schedule(node.id, html);
   const path = node.path ? `${node.path}/${node.name}` : node.name;
-  await Promise.all([
+  // Not awaited: a save never waits on the bus (a slow or absent Redis); events keep their order.
+  void Promise.all([
     s.events.publish(channels.account(node.owner_id), {
       type: 'node-saved',
       nodeId: node.id,

@@ -87,13 +87,6 @@ export function setShareCookie(reply: FastifyReply, config: Config, node: NodeRo
   });
 }
 
-/** True while the document still grants this request share access: for streams, re-read after they
- *  subscribed (a revocation committed before then would otherwise go unseen). */
-export async function stillShareGuest(s: Services, req: FastifyRequest, nodeId: number): Promise<boolean> {
-  const fresh = await getNode(s, nodeId);
-  return !!fresh && isShareGuest(req, fresh);
-}
-
 // ------------------------------------------------------------------ the owner's operations
 
 export interface ShareState {

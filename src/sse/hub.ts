@@ -2,8 +2,14 @@
 // local stream of it; each event is turned into a frame once per view (sync stream, live lane, saved
 // lane) and the same bytes go to every stream with that view. Keep-alives run on a wheel: one timer
 // for all streams, each stream pinged once per period, spread over the period.
+//
+// Streams also end when a right they were opened on ends: `attach(…, {grants})` registers the grants a
+// stream depends on, and the hub — subscribed once to the `revocations` channel — closes every stream
+// of a grant named by a `grant-revoked` event, from whichever process published it
+// (src/events/revocations.ts). Routes re-check their grant after `attach` resolves, so a revocation
+// committed between their check and the subscription is not missed.
 import type { Services } from '../services.ts';
-import type { EventBus, KilnEvent, Replay } from '../events/bus.ts';
+import { channels, type EventBus, type KilnEvent, type Replay } from '../events/bus.ts';
 import { limits } from '../limits.ts';
 import { SseStream } from './stream.ts';
 
@@ -23,6 +29,9 @@ export interface AttachOptions {
   onGap?: (lastId: number) => Promise<{ id: number; frame: Buffer } | null>;
   /** Ends the stream when a live event says so (e.g. a share guest's stream on `share-revoked`). */
   closeOn?: (event: KilnEvent) => boolean;
+  /** The grants the stream was opened on (`key:<id>`, `session:<id>`, `member:<team>:<person>`):
+   *  it ends when any of them is revoked, in any process. */
+  grants?: string[];
 }
 
 interface Member {
@@ -45,6 +54,10 @@ export class StreamHub {
   private timer: NodeJS.Timeout | null = null;
   private closing = false;
   private replays = new Map<string, Promise<Replay>>();
+  /** Open streams by the grants they depend on. */
+  private byGrant = new Map<string, Set<SseStream>>();
+  /** The subscription to the revocations channel: made on the first stream with grants, kept. */
+  private revocationsOff: (() => void) | null = null;
 
   constructor(
     private readonly bus: EventBus,
@@ -60,13 +73,16 @@ export class StreamHub {
       return;
     }
     const member: Member = { stream, view: opts.view, closeOn: opts.closeOn };
+    const grants = [...new Set(opts.grants ?? [])];
     this.join(channel, member);
+    for (const g of grants) this.holdGrant(g, stream);
     stream.onClose(() => {
       this.leave(channel, member);
+      for (const g of grants) this.dropGrant(g, stream);
       for (const slot of this.wheel) slot.delete(stream);
     });
     try {
-      await this.bus.subscribed(channel);
+      await Promise.all([this.bus.subscribed(channel), grants.length > 0 ? this.bus.subscribed(channels.revocations) : null]);
     } catch {
       stream.close();
       return;
@@ -91,7 +107,9 @@ export class StreamHub {
         if (frame) stream.sendNow(id, frame);
       }
       if (!missed.complete && opts.onGap) {
-        const fill = await opts.onGap(missed.lastId);
+        // The fill's id is above the client's own (streams send only ids past their cursor), so its next
+        // resume starts after it.
+        const fill = await opts.onGap(Math.max(missed.lastId, after + 1));
         if (fill) stream.sendNow(fill.id, fill.frame);
       }
     } catch (err) {
@@ -131,6 +149,28 @@ export class StreamHub {
     }
   }
 
+  private holdGrant(grant: string, stream: SseStream) {
+    if (!this.revocationsOff) this.revocationsOff = this.bus.subscribe(channels.revocations, (event) => this.revoked(event));
+    let set = this.byGrant.get(grant);
+    if (!set) this.byGrant.set(grant, (set = new Set()));
+    set.add(stream);
+  }
+
+  private dropGrant(grant: string, stream: SseStream) {
+    const set = this.byGrant.get(grant);
+    if (!set || !set.delete(stream)) return;
+    if (set.size === 0) this.byGrant.delete(grant);
+  }
+
+  /** A `grant-revoked` event (from any process): closes the streams of every grant it names. */
+  private revoked(event: KilnEvent) {
+    if (event.type !== 'grant-revoked' || !Array.isArray(event.grants)) return;
+    for (const g of event.grants) {
+      const set = this.byGrant.get(String(g));
+      if (set) for (const stream of [...set]) stream.close();
+    }
+  }
+
   private deliver(ch: Channel, event: KilnEvent, id: number) {
     const frames = new Map<View, Buffer | null>();
     for (const m of ch.members) {
@@ -167,10 +207,10 @@ export class StreamHub {
     for (const slot of this.wheel) for (const stream of slot) stream.write(stream.ping);
   }
 
-  stats(): { channels: number; streams: number } {
+  stats(): { channels: number; streams: number; grants: number } {
     let streams = 0;
     for (const ch of this.channels.values()) streams += ch.members.size;
-    return { channels: this.channels.size, streams };
+    return { channels: this.channels.size, streams, grants: this.byGrant.size };
   }
 
   /** Ends every stream (server shutdown: open streams would keep the HTTP server from closing). */
@@ -179,6 +219,8 @@ export class StreamHub {
     if (this.timer) clearInterval(this.timer);
     this.timer = null;
     for (const ch of [...this.channels.values()]) for (const m of [...ch.members]) m.stream.close();
+    this.revocationsOff?.();
+    this.revocationsOff = null;
   }
 }
 

@@ -4,10 +4,12 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { Kysely, sql, type Transaction, type ColumnDefinitionBuilder, Migrator, PostgresDialect, SqliteDialect, type Migration, type MigrationProvider } from 'kysely';
 import type { DB, Db } from './schema.ts';
+import { limits } from '../limits.ts';
 import { up001 } from './migrations/001_initial.ts';
 import { up002 } from './migrations/002_stylesheets.ts';
 import { up003 } from './migrations/003_index_names.ts';
 import { up004Billing } from './migrations/004_billing.ts';
+import { up005HostSessions } from './migrations/005_host_sessions.ts';
 
 /** The two column types that differ between the databases. */
 export interface ColumnTypes {
@@ -23,6 +25,7 @@ function migrations(t: ColumnTypes): Record<string, Migration> {
     '002_stylesheets': { up: up002(t) },
     '003_index_names': { up: up003(t) },
     '004_billing': { up: up004Billing(t) },
+    '005_host_sessions': { up: up005HostSessions(t) },
   };
 }
 
@@ -60,12 +63,28 @@ export async function openDatabase(opts: { databaseUrl?: string; dataDir: string
     const pg = (await import('pg')).default;
     // COUNT(*) and other int8 results come back as numbers, like SQLite's.
     pg.types.setTypeParser(20, (v: string) => Number(v));
-    const pool = new pg.Pool({ connectionString: opts.databaseUrl, max: 10 });
+    const pool = new pg.Pool({
+      connectionString: opts.databaseUrl,
+      max: 10,
+      // A database that does not answer (a network blackhole) fails requests quickly instead of hanging them.
+      connectionTimeoutMillis: limits.database.connectMs,
+      query_timeout: limits.database.queryMs,
+      statement_timeout: limits.database.queryMs,
+    });
+    const ending = () => (pool as unknown as { ending?: boolean }).ending;
     // An idle connection the server ends (a restart; or, after close, a dropped database) is an
     // 'error' on the pool, which removes that connection itself: without a listener it would crash
     // the process.
     pool.on('error', (err) => {
-      if (!(pool as unknown as { ending?: boolean }).ending) console.error('PostgreSQL idle connection error:', err.message);
+      if (!ending()) console.error('PostgreSQL idle connection error:', err.message);
+    });
+    // A connection lost while checked out (in a query or a transaction) emits 'error' on its client,
+    // which the pool's listener does not cover: without this the process would end. The query in
+    // flight fails on its own (and its request answers 503); the pool drops the broken client.
+    pool.on('connect', (client) => {
+      client.on('error', (err) => {
+        if (!ending()) console.error('PostgreSQL connection lost:', err.message);
+      });
     });
     db = new Kysely<DB>({ dialect: new PostgresDialect({ pool }) });
     dialect = 'postgres';
@@ -112,4 +131,21 @@ function cachePreparedStatements(file: import('better-sqlite3').Database) {
 export function isUniqueViolation(err: unknown): boolean {
   const e = err as { code?: string; message?: string };
   return e?.code === '23505' || e?.code === 'SQLITE_CONSTRAINT_UNIQUE' || e?.code === 'SQLITE_CONSTRAINT_PRIMARYKEY';
+}
+
+/** True when `err` means the database cannot be reached right now (connection refused, lost or timed
+ *  out; the server shutting down or restarting), as opposed to a fault of the request. */
+export function isStorageUnavailable(err: unknown): boolean {
+  const e = err as { code?: string; message?: string; errno?: string } | null;
+  if (!e) return false;
+  // PostgreSQL: admin shutdown, crash shutdown, cannot connect now; class 08: connection exceptions.
+  if (e.code && (/^08/.test(e.code) || ['57P01', '57P02', '57P03', 'ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', 'EHOSTUNREACH'].includes(e.code))) return true;
+  const msg = e.message ?? '';
+  return /Connection terminated|connection timeout|timeout exceeded when trying to connect|Query read timeout|Client has encountered a connection error|Connection terminated unexpectedly/i.test(msg);
+}
+
+/** True when `err` means the disk is full or read-only: the write did not happen (507). */
+export function isStorageFull(err: unknown): boolean {
+  const code = (err as { code?: string } | null)?.code;
+  return !!code && ['ENOSPC', 'EDQUOT', 'EROFS', 'SQLITE_FULL', 'SQLITE_READONLY', 'SQLITE_IOERR_WRITE', '53100'].includes(code);
 }

@@ -43,6 +43,25 @@ export interface SessionsTable {
   created_at: string;
   expires_at: string;
   revoked_at: string | null;
+  /** null: a main-app session (a login); else the document host it was minted for. */
+  host: string | null;
+  /** A host session's login (null for logins). */
+  login_id: number | null;
+}
+
+export interface SessionGrantsTable {
+  id: Generated<number>;
+  token_hash: string;
+  login_id: number;
+  host: string;
+  created_at: string;
+  expires_at: string;
+  used_at: string | null;
+}
+
+export interface InstanceSettingsTable {
+  name: string;
+  value: string;
 }
 
 export interface NodesTable {
@@ -162,6 +181,8 @@ export interface DB {
   email_tokens: EmailTokensTable;
   webhook_events: WebhookEventsTable;
   stylesheets: StylesheetsTable;
+  session_grants: SessionGrantsTable;
+  instance_settings: InstanceSettingsTable;
 }
 
 export type Db = Kysely<DB>;

@@ -7,6 +7,7 @@ import { KilnError, forbidden, notFound, unauthorized } from '../errors.ts';
 import { limits, MINUTE } from '../limits.ts';
 import { actorForAccount } from '../accounts/actors.ts';
 import { planIncludesSync } from '../teams/teams.ts';
+import { grants, revokeGrants } from '../events/revocations.ts';
 
 export const KEY_PREFIX = 'hcsk_';
 const KEY_SHAPE = /^hcsk_[0-9a-f]{64}$/;
@@ -54,6 +55,7 @@ export async function actorForSyncKey(s: Services, header: string | string[] | u
   return actor;
 }
 
+/** Revokes an active key of the account; its open sync streams close, in every process. */
 export async function revokeSyncKey(s: Services, accountId: number, keyId: number): Promise<boolean> {
   const r = await s.database.db
     .updateTable('sync_keys')
@@ -62,7 +64,9 @@ export async function revokeSyncKey(s: Services, accountId: number, keyId: numbe
     .where('account_id', '=', accountId)
     .where('revoked_at', 'is', null)
     .executeTakeFirst();
-  return Number(r.numUpdatedRows) > 0;
+  const revoked = Number(r.numUpdatedRows) > 0;
+  if (revoked) await revokeGrants(s, [grants.key(keyId)]);
+  return revoked;
 }
 
 // ------------------------------------------------------------------ who may generate, listing

@@ -359,7 +359,7 @@ async function writeUpload(s: Services, scope: SyncScope, node: NodeRow, bytes: 
     throw conflictError(now2.checksum ?? '', now2.saved_by_account_id, now2.saved_by_writer, by(scope));
   }
   const updated: NodeRow = { ...node, blob_sha256: sha, checksum: sum, size: bytes.length, modified_at: now };
-  await publishUploadSaved(s, updated, scope.actor.writer);
+  void publishUploadSaved(s, updated, scope.actor.writer); // never waits on the bus
   return { ...unchanged(updated), changed: true };
 }
 
@@ -504,7 +504,7 @@ async function createOnce(
   let node: NodeRow;
   if (type === 'upload') {
     node = await insertUpload(s, scope, parentId, childPathOf(parent), leaf, bytes ?? Buffer.alloc(0));
-    await publishUploadSaved(s, node, writer);
+    void publishUploadSaved(s, node, writer); // never waits on the bus
   } else {
     node = await createNode(s, scope.actor.accountId, {
       ownerId: scope.account.id,

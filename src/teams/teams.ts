@@ -1,13 +1,15 @@
 // Team accounts: an account row of kind 'team' (its username is its document host, like a person's)
 // with members in `team_memberships`, each an owner, editor or viewer. Owners and editors manage the
 // team's files (src/nodes/tree.ts checks that); owners also manage the members. Viewers can see that
-// the team exists and nothing more through the sync API.
+// the team exists and nothing more through the sync API. Removing a member or making them a viewer
+// closes their open team sync streams (grant `member:<team>:<person>`, src/events/revocations.ts).
 import type { Services } from '../services.ts';
 import type { Plan, TeamRole } from '../store/schema.ts';
 import { badRequest, conflict, forbidden, notFound } from '../errors.ts';
 import { usernameProblem } from '../core/names.ts';
 import { isUniqueViolation } from '../store/db.ts';
 import { PLANS } from '../accounts/people.ts';
+import { grants, revokeGrants } from '../events/revocations.ts';
 
 export const TEAM_ROLES: TeamRole[] = ['owner', 'editor', 'viewer'];
 
@@ -151,6 +153,7 @@ export async function setMember(
   if (!person) throw notFound(`There is no person named "${input.username}".`);
   if (person.account_type !== 'dev') throw badRequest('Only developer accounts can be team members.', 'not-developer');
   const now = s.clock.now().toISOString();
+  let demoted = false;
   await db.transaction().execute(async (trx) => {
     const current = await trx
       .selectFrom('team_memberships')
@@ -161,10 +164,13 @@ export async function setMember(
     if (current) {
       if (current.role === 'owner' && input.role !== 'owner') await assertAnotherOwner(trx, input.teamId, person.id);
       await trx.updateTable('team_memberships').set({ role: input.role }).where('team_id', '=', input.teamId).where('person_id', '=', person.id).execute();
+      demoted = input.role === 'viewer' && current.role !== 'viewer';
     } else {
       await trx.insertInto('team_memberships').values({ team_id: input.teamId, person_id: person.id, role: input.role, created_at: now }).execute();
     }
   });
+  // A viewer may not sync the team's files: the person's open team sync streams close.
+  if (demoted) await revokeGrants(s, [grants.member(input.teamId, person.id)]);
   return { personId: person.id, username: person.username, email: person.email, role: input.role };
 }
 
@@ -182,6 +188,7 @@ export async function removeMember(s: Services, actorId: number | null, teamId: 
     if (current.role === 'owner') await assertAnotherOwner(trx, teamId, personId);
     await trx.deleteFrom('team_memberships').where('team_id', '=', teamId).where('person_id', '=', personId).execute();
   });
+  await revokeGrants(s, [grants.member(teamId, personId)]);
 }
 
 async function assertAnotherOwner(trx: Services['database']['db'], teamId: number, personId: number) {

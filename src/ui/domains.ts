@@ -29,7 +29,7 @@ export function domainsPage(v: DomainsView): string {
   const sections = v.domains.map(
     (d) => html`<section class="domain" data-domain-id="${d.id}"><h2>${d.domain} <span class="badge ${d.status}" data-status="${d.status}">${STATUS_TEXT[d.status]}</span></h2>
 <p class="muted">SSL certificate: <strong data-ssl-status="${d.sslStatus ?? ''}">${d.sslStatus ?? (d.status === 'active' ? 'pending' : 'not yet')}</strong>${
-      d.status === 'active' ? html` · <a href="https://${d.domain}/" target="_blank" rel="noopener">open https://${d.domain}/</a>` : ''
+      d.status === 'active' ? html` · <a href="/_/session/start?host=${d.domain}&amp;return=%2F" target="_blank" rel="noopener" title="Opens the domain signed in as you">open https://${d.domain}/</a>` : ''
     }</p>
 ${
   d.status === 'active'

@@ -65,7 +65,7 @@ export async function storeUpload(s: Services, input: UploadInput) {
         )
         .returningAll()
         .executeTakeFirstOrThrow();
-      await publishSaved(s, row);
+      void publishSaved(s, row); // never waits on the bus
       return row;
     } catch (e) {
       if (!isUniqueViolation(e)) throw e;
@@ -86,6 +86,6 @@ export async function replaceUpload(s: Services, nodeId: number, plan: Plan, byt
     .where('type', '=', 'upload')
     .returning(['id', 'owner_id', 'path', 'name', 'checksum', 'modified_at', 'size'])
     .executeTakeFirst();
-  if (row) await publishSaved(s, row);
+  if (row) void publishSaved(s, row); // never waits on the bus
   return { checksum: sum, size: bytes.length };
 }

@@ -87,6 +87,19 @@ export class Client {
     return c;
   }
 
+  /** Carries this (main-app) client's session to a document host the way a browser follows the
+   *  session handshake (`/_/session/start` → `/_/session?grant=…`); returns a client for that host
+   *  sharing the cookie jar. Throws when the main app hands out no grant. */
+  async enter(host: string, path = '/'): Promise<Client> {
+    const start = await this.page(`/_/session/start?host=${encodeURIComponent(host.replace(/:\d+$/, ''))}&return=${encodeURIComponent(path)}`);
+    const to = start.headers.location;
+    if (start.status !== 302 || !to || !to.includes('/_/session?grant=')) throw new Error(`no session grant for ${host}: ${start.status} ${to ?? start.text}`);
+    const doc = this.on(host);
+    const u = new URL(to);
+    await doc.page(u.pathname + u.search);
+    return doc;
+  }
+
   request(method: string, path: string, opts: ReqOpts = {}): Promise<Res> {
     const host = opts.host ?? this.host;
     const headers: Record<string, string> = { host, ...opts.headers };

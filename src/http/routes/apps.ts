@@ -18,22 +18,24 @@
 //                                   signed in, 302 to the instance
 //   GET  /_/app/confirm/<token>     confirms the email (`people.email_confirmed = 1`); a page linking
 //                                   to the instance (AJAX: JSON)
-//   POST /_/app/confirm             signed in with an unconfirmed email: mails a new link {app}
+//   POST /_/app/confirm             on the app user's own host, signed in with an unconfirmed email:
+//                                   mails a new link (to the app's host)
 //
 // Rate limits: the general limiter counts every request to these pages (src/ratelimit/http.ts);
 // the strict limiter (5 per hour per address) counts sign-ups and reset requests.
 //
-// Instances live on the app user's own host: `<appuser>.<root>/<instance name>`. The session cookie
-// covers the root domain, so signing in on the app's host signs the visitor in there too.
+// Instances live on the app user's own host: `<appuser>.<root>/<instance name>`. Sessions are per host
+// (src/http/sessions.ts): signing in on the app's host gives the app user a session on their own host,
+// through the session handshake (`signInUrl` in JSON answers; browsers are redirected through it).
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { RoutePlugin } from './index.ts';
 import type { Services } from '../../services.ts';
 import type { NodeRow } from '../../nodes/tree.ts';
-import { KilnError, badRequest, notFound, unauthorized } from '../../errors.ts';
+import { KilnError, badRequest, forbidden, notFound, unauthorized } from '../../errors.ts';
 import { limits } from '../../limits.ts';
 import { authorize, resourceOf } from '../../access/authorize.ts';
 import { passwordLogin } from '../../accounts/login.ts';
-import { childPathOf } from '../../nodes/tree.ts';
+import { childPathOf, getNode } from '../../nodes/tree.ts';
 import { appAt } from '../../apps/apps.ts';
 import { createInstance, findInstance } from '../../apps/instances.ts';
 import {
@@ -46,10 +48,12 @@ import {
   signUpOnApp,
   type AppLinks,
 } from '../../apps/app-users.ts';
-import { refuseCrossSite, signIn } from './auth.ts';
+import { refuseCrossSite } from './auth.ts';
+import { handoff, signIn } from '../sessions.ts';
 import { strictAttempt } from '../../ratelimit/http.ts';
 import { documentHostUrl, nodeUrlPath } from '../urls.ts';
-import { wantsHtml, withMessage } from '../answers.ts';
+import { wantsHtml } from '../answers.ts';
+import { withMessage } from '../messages.ts';
 import { bodyOf, field, formPost as formPostTo, queryMsg, queryOf, sendPage as sendFormPage } from '../forms.ts';
 import {
   appHref,
@@ -114,11 +118,26 @@ const plugin: RoutePlugin = async (app, { services: s }) => {
    *  on Kiln's own hosts; a custom domain was matched against the active domains). */
   function hostUrl(req: FastifyRequest): string {
     if (req.site.kind === 'account') return documentHostUrl(s.config, req.site.username);
-    return `${req.protocol}://${req.headers.host}`;
+    if (req.site.kind === 'domain') return `${s.config.secure ? 'https' : 'http'}://${req.site.domain}`;
+    return s.config.baseUrl;
   }
 
   function linksFor(req: FastifyRequest, app: NodeRow): AppLinks {
     return { hostUrl: hostUrl(req), appName: app.name, appPath: childPathOf(app) };
+  }
+
+  /** The app an app user signed up on (404 when there is none). */
+  async function signupAppOf(accountId: number): Promise<NodeRow> {
+    const person = await db.selectFrom('people').select('signup_app_id').where('account_id', '=', accountId).executeTakeFirst();
+    const node = person?.signup_app_id ? await getNode(s, person.signup_app_id) : undefined;
+    if (!node) throw notFound('There is no app to confirm an email for.');
+    return node;
+  }
+
+  /** Links of an app on its owner's host, built from configuration. */
+  async function appLinksOf(app: NodeRow): Promise<AppLinks> {
+    const owner = await db.selectFrom('accounts').select('username').where('id', '=', app.owner_id).executeTakeFirstOrThrow();
+    return { hostUrl: documentHostUrl(s.config, owner.username), appName: app.name, appPath: childPathOf(app) };
   }
 
   const instanceUrl = (username: string, instance: NodeRow) => documentHostUrl(s.config, username) + nodeUrlPath(instance);
@@ -176,10 +195,13 @@ const plugin: RoutePlugin = async (app, { services: s }) => {
         if (!email) throw badRequest('Email is required.', 'missing-field');
         if (!password) throw badRequest('Password is required.', 'missing-field');
         const { person, instance } = await signUpOnApp(s, { app: node, email, password, username: username || undefined, links: linksFor(req, node) });
-        await signIn(req, reply, s, person.id);
+        const login = await signIn(req, reply, s, person.id);
         const url = instanceUrl(person.username, instance);
-        if (wantsHtml(req)) return reply.redirect(url, 302);
+        // The app user's session lives on their own host: the browser goes there through the handshake.
+        const next = await handoff(s, req, login, url);
+        if (wantsHtml(req)) return reply.redirect(next, 302);
         return reply.code(201).send({
+          signInUrl: next,
           msg: `Welcome, ${person.username}. Your copy is ${instance.name}; confirm your email (we sent a link) to save it.`,
           msgType: 'success',
           username: person.username,
@@ -212,10 +234,11 @@ const plugin: RoutePlugin = async (app, { services: s }) => {
         if (!password) throw badRequest('Enter your password.', 'missing-field');
         // The same counter as the main sign-in page: one budget per address and email.
         const who = await passwordLogin(s, req.ip, identifier, password);
-        await signIn(req, reply, s, who.accountId);
+        const login = await signIn(req, reply, s, who.accountId);
         const url = await destination(req, who.accountId, who.username, node);
-        if (wantsHtml(req)) return reply.redirect(url, 302);
-        return reply.send({ msg: `Signed in as ${who.username}.`, msgType: 'success', username: who.username, url });
+        const next = await handoff(s, req, login, url);
+        if (wantsHtml(req)) return reply.redirect(next, 302);
+        return reply.send({ msg: `Signed in as ${who.username}.`, msgType: 'success', username: who.username, url, signInUrl: next });
       },
     ),
   );
@@ -242,8 +265,8 @@ const plugin: RoutePlugin = async (app, { services: s }) => {
         if (!email) throw badRequest('Email is required.', 'missing-field');
         assertEmailShape(email);
         // Not awaited: how long the lookup and the mail take must not tell whether the account exists.
-        void requestPasswordReset(s, email, linksFor(req, node)).catch((err) => req.log.error(err, 'password reset mail failed'));
-        if (wantsHtml(req)) return reply.redirect(withMessage(appPageUrl('login', refOf(node)), RESET_SENT, 'success'), 302);
+        void requestPasswordReset(s, email, node.id, linksFor(req, node)).catch((err) => req.log.error(err, 'password reset mail failed'));
+        if (wantsHtml(req)) return reply.redirect(withMessage(s.secret, appPageUrl('login', refOf(node)), RESET_SENT, 'success'), 302);
         return reply.send({ msg: RESET_SENT, msgType: 'success' });
       },
     ),
@@ -285,13 +308,14 @@ const plugin: RoutePlugin = async (app, { services: s }) => {
         const password = field(bodyOf(req), 'password', 'Password', limits.password.maxLength);
         if (!password) throw badRequest('Password is required.', 'missing-field');
         const { accountId } = await resetPassword(s, token, password);
-        await signIn(req, reply, s, accountId);
+        const login = await signIn(req, reply, s, accountId);
         const node = await optionalApp(req);
         const account = await db.selectFrom('accounts').select('username').where('id', '=', accountId).executeTakeFirstOrThrow();
         const url = node ? await destination(req, accountId, account.username, node) : ((await ownInstanceUrl(accountId)) ?? hostUrl(req) + '/');
         const msg = 'Your password is changed and you are signed in.';
-        if (wantsHtml(req)) return reply.redirect(url, 302);
-        return reply.send({ msg, msgType: 'success', username: account.username, url });
+        const next = await handoff(s, req, login, url);
+        if (wantsHtml(req)) return reply.redirect(next, 302);
+        return reply.send({ msg, msgType: 'success', username: account.username, url, signInUrl: next });
       },
     ),
   );
@@ -321,10 +345,11 @@ const plugin: RoutePlugin = async (app, { services: s }) => {
       (req, msg) => appLoginPage({ app: { name: appPathOf(req) ?? '', path: appPathOf(req) ?? '' }, msg }),
       async (req, reply) => {
         await refuseCrossSite(req, s);
-        const node = await appOf(req, 'view');
+        // Asked on the app user's own host (where their session is); the link goes to the app's host.
         if (!req.actor) throw unauthorized();
+        const node = await signupAppOf(req.actor.accountId);
         const msg = req.actor.emailConfirmed ? 'Your email is already confirmed.' : `We sent a new confirmation link to ${req.actor.email}.`;
-        if (!req.actor.emailConfirmed) await sendConfirmation(s, { accountId: req.actor.accountId, email: req.actor.email }, linksFor(req, node));
+        if (!req.actor.emailConfirmed) await sendConfirmation(s, { accountId: req.actor.accountId, email: req.actor.email }, await appLinksOf(node));
         if (wantsHtml(req)) return sendPage(reply, appNoticePage({ title: 'Confirm your email', text: msg, app: refOf(node) }));
         return reply.send({ msg, msgType: 'success' });
       },

@@ -1,35 +1,35 @@
 // Sign-in, sign-up, sign-out and first-run setup. GET serves the form, POST processes it (form-encoded or JSON).
-// These routes answer on every host (main app, document hosts, custom domains), so a stranger sent to
-// `/_/login` from a document host signs in right there. Browsers get a 302 (back to the form with
+// Passwords are typed on the main app only: a document host runs its owner's scripts, which could read a
+// form served there. On a document host, GET /_/login and /_/signup send the browser to the main app
+// (which comes back with a session for that host when it is the person's own), and their POSTs are 404.
+// Sign-out works on every host and ends the login everywhere. Browsers get a 302 (back to the form with
 // msg/msgType on failure); AJAX gets JSON {msg, msgType, ...} with the status.
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { RoutePlugin } from './index.ts';
 import type { Services } from '../../services.ts';
-import { KilnError, badRequest, forbidden, notFound } from '../../errors.ts';
+import { badRequest, forbidden, notFound } from '../../errors.ts';
 import { limits } from '../../limits.ts';
 import { strictAttempt } from '../../ratelimit/http.ts';
 import { authorize } from '../../access/authorize.ts';
 import { passwordLogin } from '../../accounts/login.ts';
 import { countAccounts, createFirstSuperadmin, createPerson, SETUP_DONE_MSG } from '../../accounts/people.ts';
-import { createSession, revokeSession } from '../../accounts/sessions.ts';
-import { AUTH_COOKIE, clearSessionCookies, setAuthCookie } from '../cookies.ts';
+import { revokeLogin } from '../../accounts/sessions.ts';
+import { grants, revokeGrants } from '../../events/revocations.ts';
+import { clearSessionCookies, sessionTokenOf } from '../cookies.ts';
 import { hostnameOf } from '../hosts.ts';
-import { done, safeReturn, wantsHtml, withMessage } from '../answers.ts';
+import { signIn } from '../sessions.ts';
+import { MAX_RETURN, done, returnProblem, safeReturn, wantsHtml } from '../answers.ts';
+import { withMessage } from '../messages.ts';
 import { bodyOf, field, formPost as formPostTo, queryMsg, queryOf, sendPage } from '../forms.ts';
 import { landingPage, loginPage, logoutPage, setupPage, signupPage, type Msg } from '../../ui/auth-pages.ts';
 
 const LOOPBACK = new Set(['localhost', '127.0.0.1', '[::1]', '::1']);
-const MAX_RETURN = 2048;
 
 // ---------------------------------------------------------------- helpers other routes may use
 
-/** Starts a 30-day session for the account and sets the `auth_token` cookie on this request's cookie domain. */
-export async function signIn(req: FastifyRequest, reply: FastifyReply, s: Services, accountId: number): Promise<void> {
-  const { token, expiresAt } = await createSession(s.database.db, accountId, s.clock.now());
-  setAuthCookie(req, reply, s.config, token, expiresAt);
-}
-
-/** Refuses (403) a POST whose `Origin` is neither the main app nor a document host of this Kiln. */
+/** Refuses (403) a POST whose `Origin` is neither the main app (the host of BASE_URL or ROOT_DOMAIN;
+ *  loopback names when the request is on the main app) nor the request's own host. Another account's
+ *  host or another custom domain runs someone else's scripts: never accepted. */
 export async function refuseCrossSite(req: FastifyRequest, s: Services): Promise<void> {
   const origin = req.headers.origin;
   if (origin === undefined) return;
@@ -39,17 +39,10 @@ export async function refuseCrossSite(req: FastifyRequest, s: Services): Promise
   } catch {
     // `Origin: null` (sandboxed frames, file://) and garbage are cross-site.
   }
-  const root = s.config.rootHostname;
   if (host) {
-    if (host === root || LOOPBACK.has(host) || host === hostnameOf(req)) return;
-    if (host.endsWith('.' + root) && !host.slice(0, -root.length - 1).includes('.')) return;
-    const domain = await s.database.db
-      .selectFrom('domains')
-      .select('id')
-      .where('domain', '=', host)
-      .where('status', '=', 'active')
-      .executeTakeFirst();
-    if (domain) return;
+    if (host === hostnameOf(req)) return;
+    if (host === s.config.rootHostname || host === new URL(s.config.baseUrl).hostname.toLowerCase()) return;
+    if (req.site.kind === 'main' && LOOPBACK.has(host)) return;
   }
   throw forbidden('Cross-site form posts are refused.', 'cross-site');
 }
@@ -85,12 +78,15 @@ function returnOf(req: FastifyRequest): string | undefined {
   return undefined;
 }
 
-/** Where a browser goes after signing in when no `return` was given. */
-function afterSignIn(req: FastifyRequest, s: Services): string {
-  if (req.site.kind === 'main') return '/_/dashboard';
-  // The session cookie covers the root domain and its subdomains, so the main app's dashboard is signed in too.
-  if (req.site.kind === 'account') return `${s.config.baseUrl}/_/dashboard`;
-  return '/';
+/** Sign-in and sign-up forms are the main app's: a document host sends the browser there, to come
+ *  back through the session handshake (GET), and has no such POST. */
+function mainAppOnly(req: FastifyRequest, reply: FastifyReply, s: Services, page: 'login' | 'signup'): FastifyReply | null {
+  if (req.site.kind === 'main') return null;
+  if (req.method !== 'GET') throw notFound('Sign in on the main app.');
+  const back = safeReturn(queryOf(req).return, '/');
+  const start = `/_/session/start?host=${encodeURIComponent(hostnameOf(req))}&return=${encodeURIComponent(back)}`;
+  const target = page === 'login' ? start : `/_/signup?return=${encodeURIComponent(start)}`;
+  return reply.header('cache-control', 'no-store').redirect(s.config.baseUrl + target, 302);
 }
 
 const EMAIL_MAX = limits.emailLength;
@@ -110,18 +106,31 @@ function newAccountFields(req: FastifyRequest) {
 
 // ---------------------------------------------------------------- routes
 
+/** 400 `invalid-return` when the body or the query carries a `return` that is not a same-origin
+ *  path: checked before any handler runs, so a refused target never creates a session. */
+async function refuseBadReturn(req: FastifyRequest): Promise<void> {
+  for (const c of [bodyOf(req).return, queryOf(req).return]) {
+    if (c === undefined || c === '') continue;
+    const problem = typeof c === 'string' ? returnProblem(c) : 'must be text';
+    if (problem) throw badRequest(`The return address ${problem}.`, 'invalid-return');
+  }
+}
+
 const plugin: RoutePlugin = async (app, { services: s }) => {
   const { db } = s.database;
+  // Every page and form of this plugin (login, signup, logout, setup) refuses a bad `return`.
+  app.addHook('preHandler', refuseBadReturn);
 
   // Sign in.
   /** Form posts go back to their form, keeping the `return` target. */
   const formPost = (formPath: string | ((status: number) => string), render: Parameters<typeof formPostTo>[1], handler: Parameters<typeof formPostTo>[2]) =>
     formPostTo((_req, status) => (typeof formPath === 'function' ? formPath(status) : formPath), render, handler, { returnTo: returnOf });
   const renderLogin = (req: FastifyRequest, msg?: Msg) => loginPage({ msg, returnTo: returnOf(req), username: req.actor?.username });
-  app.get('/_/login', async (req, reply) => sendPage(reply, renderLogin(req, queryMsg(req))));
+  app.get('/_/login', async (req, reply) => mainAppOnly(req, reply, s, 'login') ?? sendPage(reply, renderLogin(req, queryMsg(req))));
   app.post(
     '/_/login',
     formPost('/_/login', renderLogin, async (req, reply) => {
+      mainAppOnly(req, reply, s, 'login');
       await refuseCrossSite(req, s);
       const body = bodyOf(req);
       const identifier = field(body, 'email', 'Email', EMAIL_MAX) ?? field(body, 'username', 'Username', USERNAME_MAX);
@@ -131,7 +140,7 @@ const plugin: RoutePlugin = async (app, { services: s }) => {
 
       const who = await passwordLogin(s, req.ip, identifier, password);
       await signIn(req, reply, s, who.accountId);
-      if (wantsHtml(req)) return reply.redirect(returnOf(req) ?? afterSignIn(req, s), 302);
+      if (wantsHtml(req)) return reply.redirect(returnOf(req) ?? '/_/dashboard', 302);
       return done(req, reply, `Signed in as ${who.username}.`, { extra: { username: who.username } });
     }),
   );
@@ -139,32 +148,37 @@ const plugin: RoutePlugin = async (app, { services: s }) => {
   // Sign up: a free developer account.
   const renderSignup = (req: FastifyRequest, msg?: Msg) => signupPage({ msg, returnTo: returnOf(req), username: req.actor?.username });
   app.get('/_/signup', async (req, reply) => {
-    if (req.site.kind === 'main' && !(await isSetUp(s))) return reply.redirect('/_/setup', 302);
+    const elsewhere = mainAppOnly(req, reply, s, 'signup');
+    if (elsewhere) return elsewhere;
+    if (!(await isSetUp(s))) return reply.redirect('/_/setup', 302);
     return sendPage(reply, renderSignup(req, queryMsg(req)));
   });
   app.post(
     '/_/signup',
     formPost('/_/signup', renderSignup, async (req, reply) => {
+      mainAppOnly(req, reply, s, 'signup');
       await refuseCrossSite(req, s);
       await strictAttempt(s, req, reply, 'signup');
       const input = newAccountFields(req);
       const person = await createPerson(s, { ...input, plan: 'free', accountType: 'dev' });
       await signIn(req, reply, s, person.id);
-      if (wantsHtml(req)) return reply.redirect(returnOf(req) ?? afterSignIn(req, s), 302);
+      if (wantsHtml(req)) return reply.redirect(returnOf(req) ?? '/_/dashboard', 302);
       return done(req, reply, `Welcome, ${person.username}.`, { status: 201, extra: { username: person.username } });
     }),
   );
 
-  // Sign out: GET asks, POST revokes the session and clears every auth and ownership cookie.
+  // Sign out: GET asks, POST ends the login (its main-app session and every host session of it) and
+  // clears this host's auth and ownership cookies.
   app.get('/_/logout', async (req, reply) => sendPage(reply, logoutPage({ msg: queryMsg(req), username: req.actor?.username })));
   app.post(
     '/_/logout',
     formPost('/_/logout', (req, msg) => logoutPage({ msg, username: req.actor?.username }), async (req, reply) => {
       await refuseCrossSite(req, s);
-      const token = req.cookies[AUTH_COOKIE];
-      if (token && token.length < 200) await revokeSession(db, token, s.clock.now());
+      const token = sessionTokenOf(req, s.config);
+      // Every stream opened with a session of this login ends too.
+      if (token) await revokeGrants(s, (await revokeLogin(db, token, s.clock.now())).map(grants.session));
       clearSessionCookies(req, reply, s.config);
-      return done(req, reply, 'You are signed out.', { redirect: '/_/login' });
+      return done(req, reply, 'You are signed out.', { redirect: req.site.kind === 'main' ? '/_/login' : '/' });
     }),
   );
 
@@ -173,7 +187,7 @@ const plugin: RoutePlugin = async (app, { services: s }) => {
     if (req.site.kind !== 'main') throw notFound();
     authorize({ actor: req.actor }, null, 'setup');
     if (await isSetUp(s)) {
-      if (wantsHtml(req)) return reply.redirect(withMessage('/_/login', SETUP_DONE_MSG, 'error'), 302);
+      if (wantsHtml(req)) return reply.redirect(withMessage(s.secret, '/_/login', SETUP_DONE_MSG, 'error'), 302);
       throw notFound(SETUP_DONE_MSG);
     }
     return sendPage(reply, setupPage({ msg: queryMsg(req) }));

@@ -12,8 +12,11 @@ import type { RoutePlugin } from './index.ts';
 import { KilnError, badRequest, notFound } from '../../errors.ts';
 import { limits } from '../../limits.ts';
 import { authorize } from '../../access/authorize.ts';
-import { wantsHtml, withMessage } from '../answers.ts';
-import { refuseCrossSite, signIn } from './auth.ts';
+import { wantsHtml } from '../answers.ts';
+import { withMessage } from '../messages.ts';
+import { queryMsg } from '../forms.ts';
+import { refuseCrossSite } from './auth.ts';
+import { signIn } from '../sessions.ts';
 import { receiveStripeWebhook } from '../../billing/stripe.ts';
 import { findWelcome, finishWelcome } from '../../billing/welcome.ts';
 import { planSummary } from '../../billing/plans.ts';
@@ -22,12 +25,6 @@ import { errorPage } from '../../ui/pages.ts';
 
 function sendPage(reply: FastifyReply, body: string, status = 200) {
   return reply.code(status).header('cache-control', 'no-store').type('text/html; charset=utf-8').send(body);
-}
-
-function queryMsg(req: FastifyRequest): { text: string; type: string } | undefined {
-  const q = (req.query ?? {}) as Record<string, unknown>;
-  if (typeof q.msg !== 'string' || !q.msg) return undefined;
-  return { text: q.msg.slice(0, 500), type: q.msgType === 'error' ? 'error' : 'success' };
 }
 
 function textField(req: FastifyRequest, name: string, label: string, max: number): string {
@@ -76,11 +73,11 @@ const plugin: RoutePlugin = async (app, { services: s }) => {
       const done = await finishWelcome(s, tokenOf(req), { username, password });
       await signIn(req, reply, s, done.accountId);
       const msg = `Welcome, ${done.username}. Your documents live at ${done.username}.${s.config.rootDomain}.`;
-      if (wantsHtml(req)) return reply.redirect(withMessage('/_/dashboard', msg, 'success'), 302);
+      if (wantsHtml(req)) return reply.redirect(withMessage(s.secret, '/_/dashboard', msg, 'success'), 302);
       return reply.send({ msg, msgType: 'success', username: done.username });
     } catch (err) {
       if (err instanceof KilnError && wantsHtml(req) && (err.status === 400 || err.status === 409)) {
-        return reply.redirect(withMessage(back, err.message, 'error'), 302);
+        return reply.redirect(withMessage(s.secret, back, err.message, 'error'), 302);
       }
       if (err instanceof KilnError && err.status === 404 && wantsHtml(req)) return sendPage(reply, errorPage(404, err.message), 404);
       throw err;

@@ -17,7 +17,9 @@ import type { TeamRole } from '../../store/schema.ts';
 import { KilnError, badRequest, notFound } from '../../errors.ts';
 import { authorize } from '../../access/authorize.ts';
 import { assertSameOrigin } from '../origin.ts';
-import { wantsHtml, withMessage } from '../answers.ts';
+import { wantsHtml } from '../answers.ts';
+import { withMessage } from '../messages.ts';
+import { queryMsg } from '../forms.ts';
 import { generateSyncKey, listSyncKeys, revokeSyncKey } from '../../sync/keys.ts';
 import { createTeam, membersOf, planIncludesSync, removeMember, setMember, teamsOf, TEAM_ROLES } from '../../teams/teams.ts';
 import { keysPage, teamsPage } from '../../ui/keys.ts';
@@ -25,12 +27,6 @@ import { strictAttempt } from '../../ratelimit/http.ts';
 
 const KEYS = '/_/dashboard/keys';
 const TEAMS = '/_/dashboard/teams';
-
-function queryMsg(req: FastifyRequest): { text: string; type: string } | undefined {
-  const q = req.query as Record<string, unknown>;
-  if (typeof q.msg !== 'string' || q.msg === '') return undefined;
-  return { text: q.msg.slice(0, 500), type: q.msgType === 'error' ? 'error' : 'success' };
-}
 
 function idParam(req: FastifyRequest, name: string): number {
   const raw = (req.params as Record<string, string>)[name] ?? '';
@@ -59,11 +55,11 @@ const plugin: RoutePlugin = async (app, { services: s }) => {
       result = await op(developer(req, true));
     } catch (err) {
       if (wantsHtml(req) && err instanceof KilnError && err.status !== 401 && req.site.kind === 'main') {
-        return reply.redirect(withMessage(back, err.message, 'error'), 302);
+        return reply.redirect(withMessage(s.secret, back, err.message, 'error'), 302);
       }
       throw err;
     }
-    if (wantsHtml(req)) return reply.redirect(withMessage(back, result.msg, 'success'), 302);
+    if (wantsHtml(req)) return reply.redirect(withMessage(s.secret, back, result.msg, 'success'), 302);
     return reply.send({ msg: result.msg, msgType: 'success', ...result.extra });
   }
 
@@ -87,7 +83,7 @@ const plugin: RoutePlugin = async (app, { services: s }) => {
       made = await generateSyncKey(s, actor.accountId);
     } catch (err) {
       if (wantsHtml(req) && err instanceof KilnError && err.status !== 401 && err.status !== 429 && req.site.kind === 'main') {
-        return reply.redirect(withMessage(KEYS, err.message, 'error'), 302);
+        return reply.redirect(withMessage(s.secret, KEYS, err.message, 'error'), 302);
       }
       throw err;
     }

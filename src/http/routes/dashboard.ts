@@ -22,7 +22,9 @@ import { KilnError, badRequest, notFound } from '../../errors.ts';
 import { limits, isUnlimitedSites } from '../../limits.ts';
 import { authorize, resourceOf } from '../../access/authorize.ts';
 import { assertSameOrigin } from '../origin.ts';
-import { wantsHtml, withMessage } from '../answers.ts';
+import { wantsHtml } from '../answers.ts';
+import { withMessage } from '../messages.ts';
+import { queryMsg } from '../forms.ts';
 import { documentHostUrl } from '../urls.ts';
 import type { Actor } from '../context.ts';
 import { createNode, createPath, deleteNode, getNode, listTree, moveNode, renameNode, setVisibility, type NodeRow } from '../../nodes/tree.ts';
@@ -58,14 +60,8 @@ function parse<T extends z.ZodType>(schema: T, body: unknown): z.infer<T> {
 
 function nodeId(req: FastifyRequest): number {
   const raw = (req.params as { id: string }).id;
-  if (!/^\d{1,15}$/.test(raw)) throw notFound('No such file or folder.');
+  if (!/^\d{1,15}$/.test(raw)) throw notFound();
   return Number(raw);
-}
-
-function queryMsg(req: FastifyRequest): { text: string; type: string } | undefined {
-  const q = req.query as Record<string, unknown>;
-  if (typeof q.msg !== 'string' || q.msg === '') return undefined;
-  return { text: q.msg.slice(0, 500), type: q.msgType === 'error' ? 'error' : 'success' };
 }
 
 const plugin: RoutePlugin = async (app, { services: s }) => {
@@ -85,7 +81,7 @@ const plugin: RoutePlugin = async (app, { services: s }) => {
   /** A node the caller may manage (the access table's `manage` on that node). */
   async function managedNode(req: FastifyRequest): Promise<NodeRow> {
     const node = await getNode(s, nodeId(req));
-    if (!node) throw notFound('No such file or folder.');
+    if (!node) throw notFound();
     authorize({ actor: req.actor }, resourceOf(node), 'manage');
     return node;
   }
@@ -104,11 +100,11 @@ const plugin: RoutePlugin = async (app, { services: s }) => {
     } catch (err) {
       // Browser form posts come back to the dashboard with the refusal; sign-in goes to the login page.
       if (wantsHtml(req) && err instanceof KilnError && err.status !== 401 && req.site.kind === 'main') {
-        return reply.redirect(withMessage(DASHBOARD, err.message, 'error'), 302);
+        return reply.redirect(withMessage(s.secret, DASHBOARD, err.message, 'error'), 302);
       }
       throw err;
     }
-    if (wantsHtml(req)) return reply.redirect(withMessage(DASHBOARD, result.msg, 'success'), 302);
+    if (wantsHtml(req)) return reply.redirect(withMessage(s.secret, DASHBOARD, result.msg, 'success'), 302);
     const nodes = await listTree(s, actor.accountId, actor.accountId);
     return reply.code(result.status ?? 200).send({
       msg: result.msg,

@@ -21,6 +21,7 @@ import type { NodeRow } from '../../nodes/tree.ts';
 import { ifNoneMatchHits } from '../conditional.ts';
 import { ADMIN_COOKIE, RESOURCE_COOKIE } from '../cookies.ts';
 import { mainHome } from './auth.ts';
+import { bounceToMainApp } from '../sessions.ts';
 import { serveUpload } from '../../uploads/serve.ts';
 import { answerDataQuery, wantsData } from './data-api.ts';
 import { isShareGuest, isValidShareToken, setShareCookie, tokenParamOf, TOKEN_PARAM } from '../../sharing/share.ts';
@@ -35,6 +36,9 @@ const plugin: RoutePlugin = async (app, { services: s }) => {
     if (wantsData(req)) return answerDataQuery(req, reply, s); // `?data=<rules>`: the public data API
     const pathname = decodeRequestPath(req.url);
     if (pathname.startsWith('/_/')) throw notFound();
+    // The owner, signed in on the main app, opening their host with no session here yet.
+    const bounce = bounceToMainApp(req, reply, s);
+    if (bounce) return bounce;
     const found = await resolveDocumentPath(s, site.accountId, pathname);
     if (!found) throw notFound();
     if (found.kind === 'document' && tokenParamOf(req) !== undefined) {

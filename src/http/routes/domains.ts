@@ -18,7 +18,9 @@ import type { Actor } from '../context.ts';
 import { KilnError, badRequest, notFound } from '../../errors.ts';
 import { authorize } from '../../access/authorize.ts';
 import { assertSameOrigin } from '../origin.ts';
-import { wantsHtml, withMessage } from '../answers.ts';
+import { wantsHtml } from '../answers.ts';
+import { withMessage } from '../messages.ts';
+import { queryMsg } from '../forms.ts';
 import { addDomain, isServedHost, listDomains, removeDomain } from '../../domains/domains.ts';
 import { countDomainCall } from '../../domains/limiter.ts';
 import { DOMAIN_WEBHOOK_PATH, SIGNATURE_HEADER, applyDomainEvent, parseDomainEvent, verifyDomainSignature } from '../../domains/webhook.ts';
@@ -46,11 +48,11 @@ const plugin: RoutePlugin = async (app, { services: s }) => {
     } catch (err) {
       // Browser form posts come back to the page with the refusal (sign-in and 429 keep their answers).
       if (wantsHtml(req) && err instanceof KilnError && err.status !== 401 && err.status !== 429 && req.site.kind === 'main') {
-        return reply.redirect(withMessage(DOMAINS, err.message, 'error'), 302);
+        return reply.redirect(withMessage(s.secret, DOMAINS, err.message, 'error'), 302);
       }
       throw err;
     }
-    if (wantsHtml(req)) return reply.redirect(withMessage(DOMAINS, result.msg, 'success'), 302);
+    if (wantsHtml(req)) return reply.redirect(withMessage(s.secret, DOMAINS, result.msg, 'success'), 302);
     return reply.code(result.status ?? 200).send({ msg: result.msg, msgType: 'success', ...result.extra });
   }
 
@@ -59,8 +61,7 @@ const plugin: RoutePlugin = async (app, { services: s }) => {
     const domains = await listDomains(s, actor.accountId);
     reply.header('cache-control', 'no-store');
     if (!wantsHtml(req)) return reply.send({ msg: '', msgType: 'success', domains });
-    const q = req.query as Record<string, unknown>;
-    const msg = typeof q.msg === 'string' && q.msg ? { text: q.msg.slice(0, 500), type: q.msgType === 'error' ? 'error' : 'success' } : undefined;
+    const msg = queryMsg(req);
     return reply.type('text/html; charset=utf-8').send(domainsPage({ username: actor.username, domains, rootHostname: s.config.rootHostname, msg }));
   });
 

@@ -6,6 +6,7 @@ import type { RoutePlugin } from './index.ts';
 import { badRequest, forbidden, notFound, unauthorized } from '../../errors.ts';
 import { authorize, resourceOf } from '../../access/authorize.ts';
 import { findByPath } from '../../nodes/tree.ts';
+import { refuseEncodedPercent } from '../../nodes/serve.ts';
 import { editorPage } from '../../ui/editor.ts';
 import { nodeUrlPath } from '../urls.ts';
 import { shareGuestFor } from '../../sharing/share.ts';
@@ -16,7 +17,7 @@ const plugin: RoutePlugin = async (app, { services: s }) => {
     if (req.site.kind === 'main') throw notFound('Open the editor on the document’s own host.');
     const path = String((req.query as { path?: string }).path ?? 'index.html');
     const node = await findByPath(s, req.site.accountId, path);
-    if (!node || node.type !== 'site') throw notFound('No such document.');
+    if (!node || node.type !== 'site') throw notFound();
     // A share guest is an app user here: 403, not a sign-in page.
     authorize({ actor: req.actor, shareGuest: await shareGuestFor(s, req, node) }, resourceOf(node), 'edit');
     const row = await s.database.db.selectFrom('node_contents').select('html').where('node_id', '=', node.id).executeTakeFirstOrThrow();
@@ -26,14 +27,18 @@ const plugin: RoutePlugin = async (app, { services: s }) => {
 
   app.get('/_/edit/uploads/*', async (req, reply) => {
     if (!req.actor) throw unauthorized();
+    // The router already decoded the path once: decoding again would let `%2541` name `A`.
+    refuseEncodedPercent(req.url.split('?')[0]);
     const rest = (req.params as { '*': string })['*'];
-    const [username, ...segments] = rest.split('/').map((p) => decodeURIComponent(p));
-    if (username !== req.actor.username) throw forbidden('You can only edit your own uploads.');
+    const [username, ...segments] = rest.split('/');
+    if (username !== req.actor.username || (req.site.kind !== 'main' && username !== req.site.username)) {
+      throw forbidden('You can only edit your own uploads.');
+    }
     if (req.actor.accountType === 'app_user') throw forbidden('App users cannot edit code.');
     const path = segments.join('/');
     if (!EDITABLE_EXTENSIONS.has(extensionOf(path))) throw badRequest('Only text files open in the editor.');
     const node = await findByPath(s, req.actor.accountId, path);
-    if (!node || node.type !== 'upload') throw notFound('No such upload.');
+    if (!node || node.type !== 'upload') throw notFound();
     authorize({ actor: req.actor }, resourceOf(node), 'edit');
     const bytes = await s.blobs.get(node.blob_sha256!);
     if (!bytes) throw notFound('The file’s content is missing.');

@@ -2,6 +2,8 @@
 import type { FastifyPluginAsync } from 'fastify';
 import type { Services } from '../../services.ts';
 import auth from './auth.ts';
+import session from './session.ts';
+import health from './health.ts';
 import dashboard from './dashboard.ts';
 import documents from './documents.ts';
 import save from './save.ts';
@@ -24,4 +26,4 @@ import billing from './billing.ts';
 export type RoutePlugin = FastifyPluginAsync<{ services: Services }>;
 
 /** `documents` registers the catch-all for document hosts, so it comes last. */
-export const routes: RoutePlugin[] = [auth, dashboard, dashboardKeys, save, uploads, meta, versions, editor, stylesheets, assets, syncApi, syncStream, liveSync, dataApi, apps, sharing, domains, billing, documents];
+export const routes: RoutePlugin[] = [health, auth, session, dashboard, dashboardKeys, save, uploads, meta, versions, editor, stylesheets, assets, syncApi, syncStream, liveSync, dataApi, apps, sharing, domains, billing, documents];

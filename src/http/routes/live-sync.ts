@@ -7,8 +7,11 @@
 // HTML after each accepted save (published by the save pipeline), open on public documents. A snapshot
 // is broadcast on `live` only and writes nothing. Frames are unnamed `{html, sender, seq}` with
 // `id: <seq>`; `seq` grows per document across processes and restarts; Last-Event-ID replays.
-// A stream opened only by a share token closes when the owner disables sharing or regenerates the
-// token (`share-revoked` on the document's channel, heard by every process).
+// A stream ends when the right it was opened on ends, in every process: one opened only by a share
+// token when the owner disables sharing or regenerates the token (`share-revoked` on the document's
+// channel); a saved lane when the document turns private and its holder may not view a private one
+// (`visibility-changed`: the owner's, an admin's and a share guest's stay open); one opened with a
+// browser session when that session ends (grant `session:<id>`, src/events/revocations.ts).
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { RoutePlugin } from './index.ts';
 import type { Services } from '../../services.ts';
@@ -17,15 +20,17 @@ import { badRequest, notFound } from '../../errors.ts';
 import { limits } from '../../limits.ts';
 import { assertSameOrigin } from '../origin.ts';
 import { documentPathOf, documentUrlHeader } from '../../save/document-url.ts';
-import { findByPath, type NodeRow } from '../../nodes/tree.ts';
+import { findByPath, getNode, type NodeRow } from '../../nodes/tree.ts';
 import { authorize, resourceOf } from '../../access/authorize.ts';
-import { channels } from '../../events/bus.ts';
+import { channels, type KilnEvent } from '../../events/bus.ts';
 import { broadcastSnapshot } from '../../events/publish.ts';
 import { hubFor } from '../../sse/hub.ts';
 import { SseStream, eventFrame } from '../../sse/stream.ts';
+import { takeStreamSlot } from '../../sse/slots.ts';
 import { liveLaneView, savedLaneView } from '../../sse/views.ts';
 import { lastEventIdOf } from '../../sse/last-event-id.ts';
-import { isShareGuest, stillShareGuest } from '../../sharing/share.ts';
+import { sessionLive } from '../../accounts/sessions.ts';
+import { isShareGuest } from '../../sharing/share.ts';
 
 type Lane = 'live' | 'saved';
 
@@ -41,18 +46,19 @@ const plugin: RoutePlugin = async (app, { services: s }) => {
     const node = await documentOf(s, req, url);
     const caller = callerOf(req, node);
     checkLane(caller, node, lane);
-    // Open only on the strength of a share token: the stream ends when the grant is revoked.
-    const viaShare = !!caller.shareGuest && !passes({ actor: req.actor }, node, lane);
+    const access = new LaneAccess(caller, node, lane);
+    takeStreamSlot(s, req, reply);
     reply.hijack();
     const sse = new SseStream(reply.raw);
     await hub.attach(channels.document(node.id), sse, {
       view: lane === 'live' ? liveLaneView : savedLaneView,
       lastEventId: lastEventIdOf(req),
       onGap: lane === 'saved' ? (lastId) => storedDocumentFrame(s, node.id, lastId) : undefined,
-      closeOn: viaShare ? (e) => e.type === 'share-revoked' : undefined,
+      closeOn: (e) => access.endsWith(e),
+      grants: req.actor?.writer.startsWith('session:') ? [req.actor.writer] : [],
     });
-    // A revocation committed between the check above and the subscription was not heard: look again.
-    if (viaShare && !sse.closed && !(await stillShareGuest(s, req, node.id))) sse.close();
+    // A change committed between the check above and the subscription was not heard: look again.
+    if (!sse.closed && !(await access.recheck(s, req))) sse.close();
   };
   app.get('/_/sync', stream);
   app.get('/_/live-sync/stream', stream);
@@ -89,7 +95,7 @@ async function documentOf(s: Services, req: FastifyRequest, pageUrl: string): Pr
   if (host !== (req.headers.host ?? '').toLowerCase()) throw badRequest('The document URL names another host.', 'bad-document-url');
   if (req.site.kind === 'main') throw notFound('Documents live on their own host.');
   const node = await findByPath(s, req.site.accountId, path);
-  if (!node || node.type !== 'site') throw notFound('No such document.');
+  if (!node || node.type !== 'site') throw notFound();
   return node;
 }
 
@@ -114,6 +120,67 @@ function checkLane(caller: Caller, node: NodeRow, lane: Lane) {
   const resource = resourceOf(node);
   if (!caller.shareGuest) authorize(caller, resource, 'view');
   if (lane === 'live') authorize(caller, resource, 'live');
+}
+
+/** Whether an open lane's holder may still have it, as the document's visibility and share grant
+ *  change under it (events on the document's channel, per stream). */
+class LaneAccess {
+  private visibility: NodeRow['visibility'];
+
+  constructor(
+    public caller: Caller,
+    private readonly node: NodeRow,
+    private readonly lane: Lane,
+  ) {
+    this.visibility = node.visibility;
+  }
+
+  private current(): NodeRow {
+    return { ...this.node, visibility: this.visibility };
+  }
+
+  /** The caller may open this lane now (a share grant counted as valid). */
+  allowed(): boolean {
+    return passes(this.caller, this.current(), this.lane);
+  }
+
+  /** The lane stands only on the share grant: without it the caller would be refused. */
+  private viaShare(): boolean {
+    return !!this.caller.shareGuest && !passes({ actor: this.caller.actor }, this.current(), this.lane);
+  }
+
+  /** Whether this event ends the stream. */
+  endsWith(e: KilnEvent): boolean {
+    if (e.type === 'share-revoked') {
+      if (!this.viaShare()) return false;
+      this.caller = { ...this.caller, shareGuest: false };
+      return true;
+    }
+    if (e.type === 'visibility-changed') {
+      this.visibility = e.visibility;
+      return !this.allowed();
+    }
+    return false;
+  }
+
+  /** Reads the document again (after the subscription is live): false when the caller may no longer
+   *  have the lane (turned private, share grant revoked, document gone). */
+  async recheck(s: Services, req: FastifyRequest): Promise<boolean> {
+    let fresh: NodeRow | undefined;
+    try {
+      fresh = await getNode(s, this.node.id);
+    } catch (err) {
+      console.error('re-checking a live-sync lane failed:', err);
+      return false;
+    }
+    if (!fresh) return false;
+    // A session that ended (sign-out) between the check and the subscription: nobody signed in now.
+    const sessionId = this.caller.actor?.writer.startsWith('session:') ? Number(this.caller.actor.writer.slice(8)) : null;
+    if (sessionId !== null && !(await sessionLive(s.database.db, sessionId, s.clock.now()))) this.caller = { ...this.caller, actor: null };
+    this.visibility = fresh.visibility;
+    this.caller = { ...this.caller, shareGuest: isShareGuest(req, fresh) };
+    return this.allowed();
+  }
 }
 
 /** After a gap the replay log cannot fill, the saved lane sends the stored document: it is what

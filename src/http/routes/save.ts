@@ -31,7 +31,7 @@ const plugin: RoutePlugin = async (app, { services: s }) => {
     if (upload) return saveEditedUpload(s, req, upload, body);
     if (req.site.kind === 'main') throw notFound('Documents are saved on their own host.');
     const node = await findByPath(s, req.site.accountId, path);
-    if (!node || node.type !== 'site') throw notFound('No such document.');
+    if (!node || node.type !== 'site') throw notFound();
     authorize({ actor: req.actor, shareGuest: await shareGuestFor(s, req, node) }, resourceOf(node), 'save');
     if (!hasRootHtml(body.toString('utf8'))) {
       throw new KilnError(422, 'The document needs a root <html> element.', 'invalid-document');
@@ -51,6 +51,7 @@ const plugin: RoutePlugin = async (app, { services: s }) => {
 function editedUploadOf(url: string): { username: string; path: string } | null {
   const m = /^\/_\/edit\/uploads\/([^/]+)\/(.+)$/.exec(new URL(url).pathname);
   if (!m) return null;
+  if (/%25/i.test(m[0])) throw badRequest('Document-URL may not contain an encoded percent sign (%25).', 'bad-document-url');
   try {
     return { username: decodeURIComponent(m[1]), path: m[2].split('/').map(decodeURIComponent).join('/') };
   } catch {
@@ -60,9 +61,12 @@ function editedUploadOf(url: string): { username: string; path: string } | null 
 
 async function saveEditedUpload(s: Services, req: FastifyRequest, target: { username: string; path: string }, body: Buffer) {
   if (!req.actor) throw unauthorized();
-  if (target.username !== req.actor.username) throw forbidden('You can only edit your own uploads.');
+  // Only the uploads of the account this request arrived for (the main app: the signed-in person's).
+  if (target.username !== req.actor.username || (req.site.kind !== 'main' && target.username !== req.site.username)) {
+    throw forbidden('You can only edit your own uploads.');
+  }
   const node = await findByPath(s, req.actor.accountId, target.path);
-  if (!node || node.type !== 'upload') throw notFound('No such upload.');
+  if (!node || node.type !== 'upload') throw notFound();
   authorize({ actor: req.actor }, resourceOf(node), 'edit');
   const ifMatch = parseIfMatch(req.headers['if-match']);
   if (ifMatch !== null && ifMatch !== node.checksum) {

@@ -15,7 +15,9 @@ import type { Actor } from '../context.ts';
 import { KilnError, badRequest, notFound } from '../../errors.ts';
 import { authorize, resourceOf } from '../../access/authorize.ts';
 import { assertSameOrigin } from '../origin.ts';
-import { wantsHtml, withMessage } from '../answers.ts';
+import { wantsHtml } from '../answers.ts';
+import { withMessage } from '../messages.ts';
+import { queryMsg } from '../forms.ts';
 import { getNode, type NodeRow } from '../../nodes/tree.ts';
 import { regenerateShareToken, setSharing, type ShareState } from '../../sharing/share.ts';
 import { strictAttempt } from '../../ratelimit/http.ts';
@@ -32,7 +34,7 @@ const plugin: RoutePlugin = async (app, { services: s }) => {
     authorize({ actor: req.actor }, null, 'manage');
     const raw = (req.params as { id: string }).id;
     const node = /^\d{1,15}$/.test(raw) ? await getNode(s, Number(raw)) : undefined;
-    if (!node) throw notFound('No such document.');
+    if (!node) throw notFound();
     authorize({ actor: req.actor }, resourceOf(node), 'manage');
     if (node.type !== 'site') throw badRequest('Only documents can be shared.', 'not-a-document');
     return { actor: req.actor!, node };
@@ -53,7 +55,7 @@ const plugin: RoutePlugin = async (app, { services: s }) => {
         sharingPage({ username: actor.username, nodeId: state.node.id, name: state.node.name, shareEnabled: true, shareUrl: state.shareUrl, msg: { text: msg, type: 'success' } }),
       );
     }
-    return reply.redirect(withMessage(pathOf(state.node), msg, 'success'), 302);
+    return reply.redirect(withMessage(s.secret, pathOf(state.node), msg, 'success'), 302);
   }
 
   /** Browser form posts come back to the page with a refusal; everything else meets the error handler. */
@@ -64,7 +66,7 @@ const plugin: RoutePlugin = async (app, { services: s }) => {
       if (wantsHtml(req) && err instanceof KilnError && err.status !== 401 && err.status !== 429 && req.site.kind === 'main') {
         const raw = (req.params as { id?: string }).id ?? '';
         const back = /^\d{1,15}$/.test(raw) && err.status !== 404 ? SHARING_PATH.replace(':id', raw) : '/_/dashboard';
-        return reply.redirect(withMessage(back, err.message, 'error'), 302);
+        return reply.redirect(withMessage(s.secret, back, err.message, 'error'), 302);
       }
       throw err;
     }
@@ -75,8 +77,7 @@ const plugin: RoutePlugin = async (app, { services: s }) => {
     const shareEnabled = node.share_enabled === 1 && !!node.share_token;
     reply.header('cache-control', 'no-store');
     if (!wantsHtml(req)) return reply.send({ msg: '', msgType: 'success', shareEnabled });
-    const q = req.query as Record<string, unknown>;
-    const msg = typeof q.msg === 'string' && q.msg ? { text: q.msg.slice(0, 500), type: q.msgType === 'error' ? 'error' : 'success' } : undefined;
+    const msg = queryMsg(req);
     return reply.type('text/html; charset=utf-8').send(sharingPage({ username: actor.username, nodeId: node.id, name: node.name, shareEnabled, msg }));
   });
 

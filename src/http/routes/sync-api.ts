@@ -73,6 +73,14 @@ const plugin: RoutePlugin = async (app, { services: s }) => {
     return syncScope(s, req, (req.params as Params).team);
   }
 
+  /** The scope is checked before the body of a write is read (`preParsing`): a request without a
+   *  valid key is refused with 401 before its (up to 150 MB) body is parsed. */
+  const scopes = new WeakMap<FastifyRequest, SyncScope>();
+  const scopeFirst = async (req: FastifyRequest) => {
+    scopes.set(req, await scope(req));
+  };
+  const scopeOf = async (req: FastifyRequest) => scopes.get(req) ?? scope(req);
+
   for (const base of BASES) {
     app.get(`${base}/status`, async (req, reply) => {
       const sc = await scope(req);
@@ -86,8 +94,8 @@ const plugin: RoutePlugin = async (app, { services: s }) => {
       return json(reply, 200, { success: true, serverTime, complete: true, nodes });
     });
 
-    app.post(`${base}/nodes`, { bodyLimit: limits.body.jsonSyncAndUpload }, async (req, reply) => {
-      const sc = await scope(req);
+    app.post(`${base}/nodes`, { bodyLimit: limits.body.jsonSyncAndUpload, preParsing: scopeFirst }, async (req, reply) => {
+      const sc = await scopeOf(req);
       const b = bodyOf(req);
       const r = await createSyncNode(s, sc, {
         type: b.type,
@@ -108,8 +116,8 @@ const plugin: RoutePlugin = async (app, { services: s }) => {
       return reply.code(200).send(answer);
     });
 
-    app.put(`${base}/nodes/:id/content`, { bodyLimit: limits.body.jsonSyncAndUpload }, async (req, reply) => {
-      const sc = await scope(req);
+    app.put(`${base}/nodes/:id/content`, { bodyLimit: limits.body.jsonSyncAndUpload, preParsing: scopeFirst }, async (req, reply) => {
+      const sc = await scopeOf(req);
       const b = bodyOf(req);
       const answer = await writeSyncContent(s, sc, idOf(req), {
         content: b.content,
@@ -121,8 +129,8 @@ const plugin: RoutePlugin = async (app, { services: s }) => {
       return json(reply, 200, answer);
     });
 
-    app.patch(`${base}/nodes/:id/rename`, async (req, reply) => {
-      const sc = await scope(req);
+    app.patch(`${base}/nodes/:id/rename`, { preParsing: scopeFirst }, async (req, reply) => {
+      const sc = await scopeOf(req);
       const b = bodyOf(req);
       const answer = await renameSyncNode(s, sc, idOf(req), {
         newName: b.newName ?? b.name,
@@ -132,8 +140,8 @@ const plugin: RoutePlugin = async (app, { services: s }) => {
       return json(reply, 200, answer);
     });
 
-    app.patch(`${base}/nodes/:id/move`, async (req, reply) => {
-      const sc = await scope(req);
+    app.patch(`${base}/nodes/:id/move`, { preParsing: scopeFirst }, async (req, reply) => {
+      const sc = await scopeOf(req);
       const b = bodyOf(req);
       const answer = await moveSyncNode(s, sc, idOf(req), {
         targetParentId: b.targetParentId ?? b.parentId,

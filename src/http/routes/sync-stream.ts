@@ -1,9 +1,12 @@
 // GET /_/sync/stream and GET /_/team/<team>/sync/stream — every change to an account's files, as
 // server-sent events, for key holders (the desktop sync engine, agents). Frames are unnamed `data:`
 // JSON with a `type` (node-saved, node-renamed, node-moved, node-deleted, live-sync), each with an
-// `id:`; a reconnect with Last-Event-ID replays what was missed. Protocol 2 (`X-Sync-Protocol: 2`)
+// `id:`; a reconnect with Last-Event-ID replays what was missed, or, when the replay log no longer
+// covers it (a restart), gets one `{"type":"resync"}` frame: list the account again. Protocol 2 (`X-Sync-Protocol: 2`)
 // streams start with `sync-ready`. Every stream gets `: ping` plus an unnamed `{"type":"ping"}`
 // frame each keep-alive period (the desktop watchdog counts only data frames as activity).
+// A stream ends when its key is revoked, and a team stream also when its holder is removed from the
+// team or made a viewer (grants `key:<id>` and `member:<team>:<person>`, src/events/revocations.ts).
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { RoutePlugin } from './index.ts';
 import type { Services } from '../../services.ts';
@@ -12,8 +15,11 @@ import { syncScope, type SyncScope } from '../../sync/scope.ts';
 import { channels } from '../../events/bus.ts';
 import { hubFor } from '../../sse/hub.ts';
 import { SseStream, eventFrame } from '../../sse/stream.ts';
+import { takeStreamSlot } from '../../sse/slots.ts';
 import { SYNC_PING, syncStreamView } from '../../sse/views.ts';
 import { lastEventIdOf } from '../../sse/last-event-id.ts';
+import { grants } from '../../events/revocations.ts';
+import { roleIn } from '../../teams/teams.ts';
 
 const plugin: RoutePlugin = async (app, { services: s }) => {
   const hub = hubFor(s);
@@ -36,13 +42,44 @@ async function scopeOf(s: Services, req: FastifyRequest, team?: string): Promise
 async function openStream(s: Services, req: FastifyRequest, reply: FastifyReply, scope: SyncScope) {
   const accountId = scope.account.id;
   const sync = scope.canWrite ? { enabled: true, reason: null } : { enabled: false, reason: 'payment-required' };
+  takeStreamSlot(s, req, reply);
   reply.hijack();
   const stream = new SseStream(reply.raw, SYNC_PING);
+  const keyId = keyIdOf(scope);
+  const held = [grants.key(keyId)];
+  if (scope.account.kind === 'team') held.push(grants.member(scope.account.id, scope.actor.accountId));
   await hubFor(s).attach(channels.account(accountId), stream, {
     view: syncStreamView,
     lastEventId: lastEventIdOf(req),
     preamble: scope.protocol === 2 ? [eventFrame(null, { type: 'sync-ready', accountId, sync })] : [],
+    // A resume the replay log cannot cover (events lost in a restart of Kiln or Redis): never silent.
+    // The client should list the account again (GET <base>/nodes) to catch up.
+    onGap: async (id) => ({ id, frame: eventFrame(id, { type: 'resync', reason: 'events-missed' }) }),
+    grants: held,
   });
+  // A revocation committed between the scope check and the subscription was not heard: look again.
+  if (!stream.closed && !(await stillHeld(s, scope, keyId))) stream.close();
+}
+
+/** The id of the scope's sync key (its writer is `key:<id>`). */
+function keyIdOf(scope: SyncScope): number {
+  const m = /^key:(\d+)$/.exec(scope.actor.writer);
+  if (!m) throw new KilnError(401, 'Send your sync key in the X-API-Key header.', 'missing-key');
+  return Number(m[1]);
+}
+
+/** The key is still active and, on a team base, its holder still an owner or editor of the team. */
+async function stillHeld(s: Services, scope: SyncScope, keyId: number): Promise<boolean> {
+  try {
+    const key = await s.database.db.selectFrom('sync_keys').select(['revoked_at', 'expires_at']).where('id', '=', keyId).executeTakeFirst();
+    if (!key || key.revoked_at !== null || key.expires_at <= s.clock.now().toISOString()) return false;
+    if (scope.account.kind !== 'team') return true;
+    const role = await roleIn(s, scope.account.id, scope.actor.accountId);
+    return role === 'owner' || role === 'editor';
+  } catch (err) {
+    console.error('re-checking a sync stream’s key failed:', err);
+    return false;
+  }
 }
 
 export default plugin;

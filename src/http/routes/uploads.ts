@@ -6,7 +6,7 @@ import multipart from '@fastify/multipart';
 import type { FastifyRequest } from 'fastify';
 import type { RoutePlugin } from './index.ts';
 import type { Services } from '../../services.ts';
-import { badRequest, notFound, unauthorized } from '../../errors.ts';
+import { KilnError, badRequest, notFound, unauthorized } from '../../errors.ts';
 import { limits } from '../../limits.ts';
 import { assertSameOrigin } from '../origin.ts';
 import { documentPathOf, documentUrlHeader } from '../../save/document-url.ts';
@@ -24,7 +24,7 @@ async function targetFolder(s: Services, req: FastifyRequest, parentIdField: unk
     if (!url) throw badRequest('The Page-URL header is required.', 'missing-document-url');
     const { path } = documentPathOf(url);
     const page = await findByPath(s, req.site.accountId, path);
-    if (!page) throw notFound('No such document.');
+    if (!page) throw notFound();
     authorize({ actor: req.actor }, resourceOf(page), 'upload');
     return { ownerId: page.owner_id, parentId: page.parent_id, parentPath: page.path };
   }
@@ -35,7 +35,7 @@ async function targetFolder(s: Services, req: FastifyRequest, parentIdField: unk
     return { ownerId: req.actor!.accountId, parentId: 0, parentPath: '' };
   }
   const folder = await getNode(s, parentId);
-  if (!folder || folder.type !== 'folder') throw notFound('No such folder.');
+  if (!folder || folder.type !== 'folder') throw notFound();
   authorize({ actor: req.actor }, resourceOf(folder), 'upload');
   return { ownerId: folder.owner_id, parentId: folder.id, parentPath: childPathOf(folder) };
 }
@@ -43,7 +43,11 @@ async function targetFolder(s: Services, req: FastifyRequest, parentIdField: unk
 const plugin: RoutePlugin = async (app, { services: s }) => {
   await app.register(multipart, { limits: { fileSize: MAX_UPLOAD, files: 1, fields: 10, fieldSize: 1024 } });
 
-  app.post('/_/upload', { bodyLimit: limits.body.jsonSyncAndUpload }, async (req, reply) => {
+  // Credentials before the body: an anonymous request is refused before its (up to 150 MB) body is read.
+  const signedInFirst = async (req: FastifyRequest) => {
+    if (!req.actor) throw unauthorized();
+  };
+  app.post('/_/upload', { bodyLimit: limits.body.jsonSyncAndUpload, preParsing: signedInFirst }, async (req, reply) => {
     assertSameOrigin(req);
     if (!req.actor) throw unauthorized();
     let fileName: string;
@@ -51,11 +55,18 @@ const plugin: RoutePlugin = async (app, { services: s }) => {
     let parentIdField: unknown;
     if (req.isMultipart()) {
       let file: { name: string; bytes: Buffer } | null = null;
-      for await (const part of req.parts()) {
-        if (part.type === 'file') {
-          if (part.fieldname !== 'file') throw badRequest('Send the file in the field "file".');
-          file = { name: part.filename, bytes: await part.toBuffer() };
-        } else if (part.fieldname === 'parentId') parentIdField = part.value;
+      try {
+        for await (const part of req.parts()) {
+          if (part.type === 'file') {
+            if (part.fieldname !== 'file') throw badRequest('Send the file in the field "file".');
+            file = { name: part.filename, bytes: await part.toBuffer() };
+          } else if (part.fieldname === 'parentId') parentIdField = part.value;
+        }
+      } catch (err) {
+        // The parser's own refusals (too large, too many parts) keep their status; a body that is not
+        // multipart at all (no boundary, cut short) is the client's fault, not a server error.
+        if (err instanceof KilnError || (err as { statusCode?: number }).statusCode) throw err;
+        throw badRequest('The multipart body is malformed.', 'malformed-multipart');
       }
       if (!file) throw badRequest('Send the file in the field "file".');
       ({ name: fileName, bytes } = file);

@@ -18,7 +18,7 @@ import { versionsPage, versionPage, diffPage, restorePage } from '../../ui/versi
 async function documentFor(s: Services, req: FastifyRequest, nodeId: number | null, path?: string) {
   if (req.site.kind === 'main') throw notFound('Versions are on the document’s own host.');
   const node = nodeId !== null ? await getNode(s, nodeId) : await findByPath(s, req.site.accountId, path ?? 'index.html');
-  if (!node || node.type !== 'site' || node.owner_id !== req.site.accountId) throw notFound('No such document.');
+  if (!node || node.type !== 'site' || node.owner_id !== req.site.accountId) throw notFound();
   authorize({ actor: req.actor, shareGuest: await shareGuestFor(s, req, node) }, resourceOf(node), 'versions');
   return node;
 }

@@ -1,0 +1,296 @@
+// The extraction pool: documents are parsed and rules run off the main thread, so no document can block the
+// server. A few worker threads (src/data/extract-worker.ts), each answering one task at a time under one time
+// budget that covers parsing and extraction (rulesLimits.maxMs, 50 ms, plus rulesLimits.parseMsPerMb for each MB
+// of document to parse):
+// - a thread checks the budget itself (between parser chunks, and every 2,048 steps of extraction) and answers
+//   `too-expensive`;
+// - a task still unanswered `graceMs` after its budget ran out (a parse step that does not look at the clock:
+//   one chunk of a deeply nested document can take longer than the whole budget, more so on a busy machine)
+//   answers `too-expensive` then; its thread, if it still has not finished `killMs` after the budget ran out, is
+//   terminated and a fresh one replaces it (not at once: starting a thread costs far more CPU than a thread
+//   that checks its clock a little late spends finishing);
+// - a thread that dies (out of memory: each has a heap limit) answers the same and is replaced;
+// - at most `maxQueue` tasks wait; more answer `too-expensive` at once (a load-dependent failure, like the
+//   budget's own).
+// A document goes back to the free thread that parsed it last (each thread keeps a small LRU of parsed
+// documents by checksum). Threads start on first use, so commands that never extract start none.
+//
+// A hand-written pool rather than piscina: the watchdog must start when a thread takes the task (not when it is
+// queued), the pool routes by checksum, and the thread script must load both from src/ through tsx and from
+// the dist/ bundle; each is a few lines here.
+import os from 'node:os';
+import { Worker } from 'node:worker_threads';
+import { rulesLimits, type Extraction } from '../rules/index.ts';
+
+export type PoolRules = { kind: 'api' } | { kind: 'query'; text: string };
+
+export interface PoolTask {
+  /** Names the bytes: the thread's parsed-document cache key. */
+  checksum: string;
+  /** The document's UTF-8 bytes. */
+  bytes: Uint8Array;
+  rules: PoolRules;
+  /** Budget for parse + extraction, ms. */
+  maxMs: number;
+}
+
+export interface PoolReply {
+  result: Extraction;
+  /** Whether the thread had the document parsed already. */
+  cached: boolean;
+  /** `parse` when the budget ran out (or the thread was stopped) while parsing: then any rules on these bytes
+   *  would fail the same way for a while. */
+  phase?: 'parse';
+}
+
+/** Messages from a thread: 'ready' once loaded, 'parsing' when it starts parsing a task's document, then the reply. */
+type FromWorker = 'ready' | 'parsing' | PoolReply;
+
+export interface ExtractionPoolOptions {
+  /** Threads (default: one less than the cores, at least 1). */
+  threads?: number;
+  /** Tasks waiting for a thread (default: 16 per thread). */
+  maxQueue?: number;
+  /** Budget of one task, ms (default: rulesLimits.maxMs). */
+  maxMs?: number;
+  /** How long past its budget a task may take before it answers too-expensive anyway, ms (default 50). */
+  graceMs?: number;
+  /** How long past its budget a thread may take before it is terminated and replaced, ms (default 1,000). */
+  killMs?: number;
+  /** Heap limit of one thread, MB (default 512). */
+  maxHeapMb?: number;
+}
+
+/** `queuedAt`: the budget runs from here, so time spent waiting for a thread counts; `expiry` answers a
+ *  task still waiting when its budget (plus grace) is over. */
+type Job = { task: PoolTask; resolve(r: PoolReply): void; reject(e: Error): void; queuedAt: number; expiry?: NodeJS.Timeout };
+type Slot = {
+  worker: Worker;
+  ready: boolean;
+  job: Job | null;
+  /** Whether the job was answered already (too-expensive, past budget + grace) while the thread works on. */
+  answered: boolean;
+  parsing: boolean;
+  timers: NodeJS.Timeout[];
+  recent: string[];
+};
+
+const RECENT_PER_THREAD = 64;
+
+export function tooExpensive(error: string): Extraction {
+  return { ok: false, status: 400, code: 'too-expensive', error: `Extraction too expensive: ${error}` };
+}
+
+/** How a thread is started: the bundled script next to dist/kiln.mjs, or the TypeScript source through tsx. */
+function spawnWorker(maxHeapMb: number): Worker {
+  const here = import.meta.url;
+  const resourceLimits = { maxOldGenerationSizeMb: maxHeapMb };
+  if (!here.endsWith('.ts')) return new Worker(new URL('./extract-worker.mjs', here), { resourceLimits });
+  const tsx = import.meta.resolve('tsx/esm/api');
+  const script = new URL('./extract-worker.ts', here).href;
+  const code = `import(${JSON.stringify(tsx)}).then((m) => { m.register(); return import(${JSON.stringify(script)}); })`;
+  return new Worker(code, { eval: true, resourceLimits });
+}
+
+export class ExtractionPool {
+  readonly threads: number;
+  readonly maxQueue: number;
+  readonly maxMs: number;
+  readonly graceMs: number;
+  readonly killMs: number;
+  private readonly maxHeapMb: number;
+  private readonly slots: Slot[] = [];
+  private readonly queue: Job[] = [];
+  private closed = false;
+  /** Counters for tests and benchmarks. */
+  readonly stats = { tasks: 0, late: 0, terminated: 0, crashed: 0, refused: 0 };
+
+  constructor(opts: ExtractionPoolOptions = {}) {
+    const cores = typeof os.availableParallelism === 'function' ? os.availableParallelism() : os.cpus().length;
+    this.threads = Math.max(1, opts.threads ?? cores - 1);
+    this.maxQueue = opts.maxQueue ?? 16 * this.threads;
+    this.maxMs = opts.maxMs ?? rulesLimits.maxMs;
+    this.graceMs = opts.graceMs ?? 50;
+    this.killMs = Math.max(this.graceMs, opts.killMs ?? 1_000);
+    this.maxHeapMb = opts.maxHeapMb ?? 512;
+  }
+
+  /** The budget of a task on `bytes` of document: the extraction's, plus time to parse it. */
+  budgetFor(bytes: number): number {
+    return Math.round(this.maxMs + (rulesLimits.parseMsPerMb * bytes) / (1024 * 1024));
+  }
+
+  /** Parses and extracts on a thread. Resolves with the engine's answer (never a RulesFailure thrown); rejects
+   *  only when threads cannot start at all (a broken install). */
+  run(task: Omit<PoolTask, 'maxMs'> & { maxMs?: number }): Promise<PoolReply> {
+    if (this.closed) return Promise.resolve({ result: tooExpensive('the server is shutting down'), cached: false });
+    this.start();
+    if (this.queue.length >= this.maxQueue) {
+      this.stats.refused++;
+      return Promise.resolve({ result: tooExpensive('the server is busy, try again shortly'), cached: false });
+    }
+    this.stats.tasks++;
+    return new Promise((resolve, reject) => {
+      const job: Job = { task: { ...task, maxMs: task.maxMs ?? this.budgetFor(task.bytes.length) }, resolve, reject, queuedAt: performance.now() };
+      this.queue.push(job);
+      if (this.slots.some((s) => s.ready)) this.startClock(job);
+      this.pump();
+    });
+  }
+
+  /** Tasks waiting for a thread, and threads busy (tests and benchmarks). */
+  get load(): { queued: number; busy: number } {
+    return { queued: this.queue.length, busy: this.slots.filter((s) => s.job).length };
+  }
+
+  async close(): Promise<void> {
+    this.closed = true;
+    for (const job of this.queue.splice(0)) {
+      clearTimeout(job.expiry);
+      job.resolve({ result: tooExpensive('the server is shutting down'), cached: false });
+    }
+    await Promise.all(
+      this.slots.splice(0).map((slot) => {
+        slot.timers.forEach(clearTimeout);
+        if (!slot.answered) slot.job?.resolve({ result: tooExpensive('the server is shutting down'), cached: false });
+        slot.worker.removeAllListeners();
+        return slot.worker.terminate();
+      }),
+    );
+  }
+
+  private start(): void {
+    while (this.slots.length < this.threads) this.slots.push(this.spawn());
+  }
+
+  private spawn(): Slot {
+    const worker = spawnWorker(this.maxHeapMb);
+    worker.unref(); // an idle pool never keeps the process alive
+    const slot: Slot = { worker, ready: false, job: null, answered: false, parsing: false, timers: [], recent: [] };
+    worker.on('message', (m: FromWorker) => this.onMessage(slot, m));
+    worker.on('error', (err) => this.onDeath(slot, err));
+    worker.on('exit', (code) => this.onDeath(slot, new Error(`extraction thread exited with code ${code}`)));
+    return slot;
+  }
+
+  private onMessage(slot: Slot, m: FromWorker): void {
+    if (m === 'ready') {
+      slot.ready = true;
+      for (const job of this.queue) if (!job.expiry) this.startClock(job);
+      this.pump();
+      return;
+    }
+    if (m === 'parsing') {
+      slot.parsing = true;
+      return;
+    }
+    const job = slot.job;
+    if (!job) return;
+    slot.timers.forEach(clearTimeout);
+    slot.timers = [];
+    slot.job = null;
+    slot.parsing = false;
+    if (!slot.answered) job.resolve(m);
+    slot.answered = false;
+    this.pump();
+  }
+
+  /** The thread went away on its own (uncaught error, out of memory, exit). */
+  private onDeath(slot: Slot, err: Error): void {
+    const at = this.slots.indexOf(slot);
+    if (at < 0) return; // already replaced or closed
+    slot.worker.removeAllListeners();
+    void slot.worker.terminate();
+    slot.timers.forEach(clearTimeout);
+    if (!slot.ready) {
+      // It never loaded: a broken install, not a document. Fail what waits instead of respawning forever
+      // (the next task tries again).
+      this.slots.splice(at, 1);
+      for (const job of this.queue.splice(0)) job.reject(err);
+      return;
+    }
+    this.stats.crashed++;
+    this.slots[at] = this.spawn();
+    this.late(slot);
+    this.pump();
+  }
+
+  /** The budget of a waiting job runs from now (not while the threads are still starting). */
+  private startClock(job: Job): void {
+    job.queuedAt = performance.now();
+    job.expiry = setTimeout(() => this.expire(job), job.task.maxMs + this.graceMs);
+  }
+
+  /** Still waiting for a thread when its budget (plus grace) is over: answered, never run. */
+  private expire(job: Job): void {
+    const at = this.queue.indexOf(job);
+    if (at < 0) return;
+    this.queue.splice(at, 1);
+    this.stats.late++;
+    job.resolve({ result: tooExpensive(`over ${job.task.maxMs} ms (waiting for a free thread)`), cached: false });
+  }
+
+  /** Unanswered `graceMs` past its budget: answers too-expensive; the thread goes on (see `runaway`). */
+  private late(slot: Slot): void {
+    const job = slot.job;
+    if (!job || slot.answered) return;
+    slot.answered = true;
+    this.stats.late++;
+    job.resolve({ result: tooExpensive(`over ${job.task.maxMs} ms`), cached: false, ...(slot.parsing ? { phase: 'parse' as const } : {}) });
+  }
+
+  /** Still busy `killMs` past its budget: stopped and replaced. */
+  private runaway(slot: Slot): void {
+    const at = this.slots.indexOf(slot);
+    if (at < 0 || !slot.job) return;
+    this.late(slot);
+    this.stats.terminated++;
+    slot.worker.removeAllListeners();
+    void slot.worker.terminate();
+    slot.timers.forEach(clearTimeout);
+    this.slots[at] = this.spawn();
+    this.pump();
+  }
+
+  private pump(): void {
+    while (this.queue.length > 0) {
+      let free: Slot | undefined;
+      const checksum = this.queue[0].task.checksum;
+      for (const s of this.slots) {
+        if (!s.ready || s.job) continue;
+        if (s.recent.includes(checksum)) {
+          free = s;
+          break;
+        }
+        free ??= s;
+      }
+      if (!free) return;
+      this.assign(free, this.queue.shift()!);
+    }
+  }
+
+  private assign(slot: Slot, job: Job): void {
+    clearTimeout(job.expiry);
+    // One budget from the request on: what is left of it after the wait.
+    const left = Math.round(job.task.maxMs - (performance.now() - job.queuedAt));
+    if (left <= 0) {
+      this.stats.late++;
+      job.resolve({ result: tooExpensive(`over ${job.task.maxMs} ms (waiting for a free thread)`), cached: false });
+      return; // the slot stays free for the next job of pump's loop
+    }
+    job.task = { ...job.task, maxMs: left };
+    slot.job = job;
+    slot.answered = false;
+    slot.parsing = false;
+    const { task } = job;
+    const i = slot.recent.indexOf(task.checksum);
+    if (i >= 0) slot.recent.splice(i, 1);
+    slot.recent.push(task.checksum);
+    if (slot.recent.length > RECENT_PER_THREAD) slot.recent.shift();
+    slot.timers = [setTimeout(() => this.late(slot), task.maxMs + this.graceMs), setTimeout(() => this.runaway(slot), task.maxMs + this.killMs)];
+    // A copy of exactly the document's bytes, moved to the thread (the original may be a view into a larger
+    // buffer that other code still reads).
+    const bytes = new Uint8Array(task.bytes);
+    slot.worker.postMessage({ ...task, bytes }, [bytes.buffer]);
+  }
+}

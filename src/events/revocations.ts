@@ -1,0 +1,30 @@
+// Grants: the rights an open stream was opened on. A stream registers the grants it depends on when
+// it attaches (src/sse/hub.ts); when one of them ends — a sync key revoked, a team member removed or
+// made a viewer, a browser session ended — `revokeGrants` publishes one `grant-revoked` event on the
+// `revocations` channel, which every process's hub subscribes to once, and each hub closes its
+// streams that depend on any of the named grants.
+//
+// Grant names:  session:<session id>   key:<sync key id>   member:<team id>:<person id>
+import type { Services } from '../services.ts';
+import { channels } from './bus.ts';
+
+export const grants = {
+  /** A browser session (the actor's `writer` is already `session:<id>`). */
+  session: (sessionId: number | string) => `session:${sessionId}`,
+  /** A sync key (the actor's `writer` is already `key:<id>`). */
+  key: (keyId: number) => `key:${keyId}`,
+  /** A person's owner or editor role in a team (what a team sync stream needs). */
+  member: (teamId: number, personId: number) => `member:${teamId}:${personId}`,
+};
+
+/** Closes, in every process, the open streams that depend on any of these grants. Call it after the
+ *  change that ends them has committed. A failed publish is logged, not thrown: the state change has
+ *  committed and every new request is already refused. */
+export async function revokeGrants(s: Services, names: string[]): Promise<void> {
+  if (names.length === 0) return;
+  try {
+    await s.events.publish(channels.revocations, { type: 'grant-revoked', grants: names });
+  } catch (err) {
+    console.error(`publishing the revocation of ${names.join(', ')} failed:`, err);
+  }
+}

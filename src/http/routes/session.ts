@@ -1,0 +1,52 @@
+// The handshake that carries a login from the main app to one document host (src/http/sessions.ts):
+//   GET /_/session/start?host=<document host>&return=<path>[&auto=1]   main app
+//   GET /_/session?grant=<single-use grant>&return=<path>               document hosts
+import type { RoutePlugin } from './index.ts';
+import { notFound } from '../../errors.ts';
+import { redeemGrant } from '../../accounts/sessions.ts';
+import { clearHintCookie, setSessionCookie } from '../cookies.ts';
+import { hostnameOf } from '../hosts.ts';
+import { documentHostNamed, grantUrl } from '../sessions.ts';
+import { hostOrigin } from '../urls.ts';
+import { queryOf } from '../forms.ts';
+import { returnPathOf } from '../answers.ts';
+
+const GRANT_SHAPE = /^[A-Za-z0-9_-]{43}$/;
+
+const plugin: RoutePlugin = async (app, { services: s }) => {
+  app.get('/_/session/start', async (req, reply) => {
+    if (req.site.kind !== 'main') throw notFound();
+    const q = queryOf(req);
+    const returnPath = returnPathOf(q.return) ?? '/';
+    const site = await documentHostNamed(s, q.host);
+    reply.header('cache-control', 'no-store').header('referrer-policy', 'no-referrer');
+    const page = hostOrigin(s.config, site) + returnPath;
+    if (!req.actor) {
+      // An automatic bounce with a stale hint: forget the hint and show the page as it is.
+      if (q.auto === '1') {
+        clearHintCookie(reply, s.config);
+        return reply.redirect(page, 302);
+      }
+      const again = `/_/session/start?host=${encodeURIComponent(String(q.host))}&return=${encodeURIComponent(returnPath)}`;
+      return reply.redirect(`/_/login?return=${encodeURIComponent(again)}`, 302);
+    }
+    // Only the host's own account gets a session there; anyone else visits it as a visitor.
+    if (req.actor.accountId !== site.accountId) return reply.redirect(page, 302);
+    return reply.redirect(await grantUrl(s, req.actor.loginId!, site, returnPath), 302);
+  });
+
+  app.get('/_/session', async (req, reply) => {
+    if (req.site.kind === 'main') throw notFound();
+    const q = queryOf(req);
+    const returnPath = returnPathOf(q.return) ?? '/';
+    reply.header('cache-control', 'no-store').header('referrer-policy', 'no-referrer');
+    const grant = typeof q.grant === 'string' && GRANT_SHAPE.test(q.grant) ? q.grant : null;
+    const now = s.clock.now();
+    const session = grant ? await redeemGrant(s.database.db, grant, hostnameOf(req), now) : null;
+    // A used or expired grant just leaves the visitor unsigned-in on the page.
+    if (session) setSessionCookie(req, reply, s.config, session.token, session.expiresAt, now);
+    return reply.redirect(returnPath, 302);
+  });
+};
+
+export default plugin;

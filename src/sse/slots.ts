@@ -1,0 +1,36 @@
+// How many event streams each client address holds open in this process. Beyond the cap
+// (MAX_STREAMS_PER_ADDRESS, default limits.streamsPerAddress) a new stream is refused with 429
+// `rate-limited` and Retry-After; a stream that closes frees its slot.
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import type { Services } from '../services.ts';
+import { tooMany } from '../errors.ts';
+
+const RETRY_AFTER_SECONDS = 30;
+const counts = new WeakMap<Services, Map<string, number>>();
+
+/** Takes a stream slot for the request's address, or throws 429. Call it right before
+ *  `reply.hijack()`: the slot is given back when the answer's connection closes. */
+export function takeStreamSlot(s: Services, req: FastifyRequest, reply: FastifyReply): void {
+  let open = counts.get(s);
+  if (!open) counts.set(s, (open = new Map()));
+  const address = req.ip;
+  const n = open.get(address) ?? 0;
+  const cap = s.config.maxStreamsPerAddress;
+  if (n >= cap) {
+    throw tooMany(`Too many open live streams from your address: at most ${cap}. Close some, or try again in ${RETRY_AFTER_SECONDS} seconds.`, RETRY_AFTER_SECONDS);
+  }
+  open.set(address, n + 1);
+  let released = false;
+  reply.raw.on('close', () => {
+    if (released) return;
+    released = true;
+    const left = (open.get(address) ?? 1) - 1;
+    if (left <= 0) open.delete(address);
+    else open.set(address, left);
+  });
+}
+
+/** Streams open from `address` in this process (for tests and diagnostics). */
+export function openStreamsFrom(s: Services, address: string): number {
+  return counts.get(s)?.get(address) ?? 0;
+}

@@ -1,0 +1,134 @@
+// The data API never blocks the server: a pathological document (100,000 nested <div>s, 2.5 MB, which
+// htmlparser2 takes seconds to parse) answers `too-expensive` on `/_/api` and `?data=` while other requests
+// are served, bad `?data=` rules on it answer 400 without the document being parsed, and the extraction pool
+// recovers when a thread has to be stopped. Time bounds are generous (seconds), never tight.
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { startKiln, type TestKiln } from './support/kiln.ts';
+import type { Res } from './support/client.ts';
+import { addDocument, apiTag, assertDataAnswer, assertFailure, dataUrl, owner, type Owner } from './data.support.ts';
+import { ExtractionPool } from '../src/data/pool.ts';
+
+let kiln: TestKiln;
+let alice: Owner;
+let bob: Owner;
+
+const DEPTH = 100_000;
+/** 2.5 MB: 100,000 nested <div>s, with an api tag in the head. */
+const DEEP = `<!doctype html><html><head>${apiTag({ first: 'div' })}</head><body>${'<div class="level">'.repeat(DEPTH)}deep${'</div>'.repeat(DEPTH)}</body></html>`;
+const PAGE = `<!doctype html><html><head><title>Bob</title>${apiTag({ title: 'title' })}</head><body><h1>Bob's page</h1></body></html>`;
+
+/** A request with how long it took to answer. */
+async function timed(p: () => Promise<Res>): Promise<{ res: Res; ms: number }> {
+  const t = performance.now();
+  const res = await p();
+  return { res, ms: performance.now() - t };
+}
+
+before(async () => {
+  kiln = await startKiln();
+  alice = await owner(kiln);
+  bob = await owner(kiln);
+  assert.ok(DEEP.length >= 2_000_000, `${DEEP.length} characters`);
+  await addDocument(kiln, alice, 'deep.html', DEEP);
+  // The same with other bytes: a document of its own for `?data=` (a parse over the budget is remembered
+  // per checksum for a couple of seconds).
+  await addDocument(kiln, alice, 'deep-data.html', DEEP.replace('<body>', '<body><!-- data -->'));
+  await addDocument(kiln, bob, 'page.html', PAGE);
+  // Start the pool's threads and check the normal path first.
+  const warm = await bob.anonymous.get('/_/api/page.html');
+  assertDataAnswer(warm, 200);
+  assert.deepEqual(warm.json, { title: 'Bob' });
+});
+after(() => kiln.stop());
+
+/** Runs `pathological` while GETs of Bob's page (another account's host) keep going; all must answer. */
+async function whileOthersRead(pathological: () => Promise<Res>) {
+  let done = false;
+  const slow = timed(pathological).finally(() => (done = true));
+  const others: Array<{ res: Res; ms: number }> = [];
+  // At least one, and more as long as the pathological request is in flight.
+  do others.push(await timed(() => bob.anonymous.get('/page.html')));
+  while (!done && others.length < 200);
+  return { slow: await slow, others };
+}
+
+test('/_/api on 100,000 nested divs answers too-expensive, and the server keeps answering others meanwhile', async () => {
+  const { slow, others } = await whileOthersRead(() => alice.anonymous.get('/_/api/deep.html'));
+  assertFailure(slow.res, 400, 'too-expensive', /too expensive/i);
+  assert.ok(slow.ms < 5_000, `answered in ${slow.ms.toFixed(0)} ms`);
+  for (const o of others) {
+    assert.equal(o.res.status, 200);
+    assert.match(o.res.text, /Bob's page/);
+    assert.ok(o.ms < 5_000, `another host's page answered in ${o.ms.toFixed(0)} ms`);
+  }
+});
+
+test('?data= on 100,000 nested divs answers too-expensive, and the server keeps answering others meanwhile', async () => {
+  const tasks = kiln.services.extractions.stats.tasks;
+  const { slow, others } = await whileOthersRead(() => alice.anonymous.get(dataUrl('/deep-data.html', { deepest: 'div:not(:has(div))', n: 'div@class' })));
+  assertFailure(slow.res, 400, 'too-expensive', /too expensive/i);
+  assert.ok(slow.ms < 5_000, `answered in ${slow.ms.toFixed(0)} ms`);
+  for (const o of others) assert.equal(o.res.status, 200);
+  assert.equal(kiln.services.extractions.stats.tasks, tasks + 1, 'extracted in the pool');
+  // Other rules on the same document: the same answer (the parse alone is over the budget), without
+  // parsing again.
+  const again = await timed(() => alice.anonymous.get(dataUrl('/deep-data.html', { other: 'body@class' })));
+  assertFailure(again.res, 400, 'too-expensive');
+  assert.ok(again.ms < 5_000, `answered in ${again.ms.toFixed(0)} ms`);
+});
+
+test('bad ?data= rules on the pathological document answer 400 quickly, without the document being parsed', async () => {
+  const before = kiln.services.extractions.stats.tasks;
+  const cases: Array<[string, string]> = [
+    ['{a: ', 'rules-syntax'],
+    [JSON.stringify({ a: 'div[[' }), 'selector'],
+    [JSON.stringify({ a: 'div:unknown-pseudo(x)' }), 'selector'],
+  ];
+  for (const [rules, code] of cases) {
+    const { res, ms } = await timed(() => alice.anonymous.get(dataUrl('/deep.html', rules)));
+    assertFailure(res, 400, code);
+    assert.ok(ms < 5_000, `${rules}: answered in ${ms.toFixed(0)} ms`);
+  }
+  assert.equal(kiln.services.extractions.stats.tasks, before, 'no task reached the extraction pool');
+});
+
+test('after the pathological document, extractions on other documents answer normally', async () => {
+  const res = await bob.anonymous.get(dataUrl('/page.html', { h: 'h1', t: 'title' }));
+  assertDataAnswer(res, 200);
+  assert.deepEqual(res.json, { h: "Bob's page", t: 'Bob' });
+});
+
+test('the pool stops a thread that runs past its budget, answers too-expensive, and recovers', async () => {
+  // A budget the thread believes is 10 s, answered by the pool after 500 ms and stopped after 700 ms: the parse
+  // (seconds) never gets to check.
+  const pool = new ExtractionPool({ threads: 1, maxMs: 10_000, graceMs: -9_500, killMs: -9_300 });
+  try {
+    const bytes = Buffer.from(DEEP);
+    const t = performance.now();
+    const reply = await pool.run({ checksum: 'deep', bytes, rules: { kind: 'query', text: '{a: div}' } });
+    const ms = performance.now() - t;
+    assert.equal(reply.result.ok, false);
+    assert.equal(!reply.result.ok && reply.result.code, 'too-expensive');
+    assert.equal(reply.phase, 'parse');
+    assert.equal(pool.stats.late, 1);
+    // The thread is stopped a little later.
+    for (let i = 0; i < 100 && pool.stats.terminated === 0; i++) await new Promise((r) => setTimeout(r, 50));
+    assert.equal(pool.stats.terminated, 1);
+    assert.ok(ms < 5_000, `answered in ${ms.toFixed(0)} ms`);
+    // The replacement thread answers (with a budget of its own: a fresh thread on a busy machine may be slow).
+    const ok = await pool.run({ checksum: 'page', bytes: Buffer.from(PAGE), rules: { kind: 'api' }, maxMs: 20_000 });
+    assert.deepEqual(ok.result, { ok: true, data: { title: 'Bob' } });
+    // Queued tasks beyond the bound answer at once.
+    const small = new ExtractionPool({ threads: 1, maxQueue: 1 });
+    try {
+      const replies = await Promise.all([1, 2, 3].map((i) => small.run({ checksum: `p${i}`, bytes: Buffer.from(PAGE), rules: { kind: 'api' } })));
+      assert.ok(replies.some((r) => !r.result.ok && r.result.code === 'too-expensive' && /busy/.test(r.result.error)));
+      assert.ok(replies.some((r) => r.result.ok));
+    } finally {
+      await small.close();
+    }
+  } finally {
+    await pool.close();
+  }
+});

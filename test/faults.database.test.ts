@@ -1,0 +1,101 @@
+// PostgreSQL goes away under load (every connection cut, new ones refused) and comes back: Kiln stays
+// up, answers writes 503 storage-unavailable with Retry-After (never 200 for what did not commit, never
+// 500), /_/ready says 503 while /_/health stays 200, and it serves again by itself once the database
+// is back, with every acknowledged save present.
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { startKiln, storage, freshPostgres, type TestKiln } from './support/kiln.ts';
+import { signedIn } from './support/people.ts';
+import { startTcpProxy, type TcpProxy } from './support/tcp-proxy.ts';
+import { createNode } from '../src/nodes/tree.ts';
+import type { Client } from './support/client.ts';
+
+const skip = storage !== 'postgres' && 'the database outage is a PostgreSQL one (SQLite is in the process)';
+let kiln: TestKiln;
+let proxy: TcpProxy;
+let db: { url: string; drop(): Promise<void> };
+
+before(async () => {
+  if (skip) return;
+  db = await freshPostgres();
+  const u = new URL(db.url);
+  proxy = await startTcpProxy(u.hostname, Number(u.port || 5432));
+  u.host = `127.0.0.1:${proxy.port}`;
+  kiln = await startKiln({ env: { DATABASE_URL: u.toString() } });
+});
+after(async () => {
+  if (skip) return;
+  await kiln?.stop();
+  await proxy?.close();
+  await db?.drop();
+});
+
+const doc = (n: number) => `<!DOCTYPE html><html><body><p>save ${n}</p></body></html>`;
+
+function save(c: Client, host: string, name: string, n: number) {
+  return c.post('/_/save', doc(n), { headers: { 'content-type': 'text/plain;charset=UTF-8', 'document-url': `http://${host}/${name}` } });
+}
+
+test('a database outage under a save loop: 503s while it lasts, the process stays up, serving resumes by itself', { skip, timeout: 120_000 }, async () => {
+  const main = kiln.client();
+  const me = await signedIn(kiln, main);
+  const host = kiln.hostOf(me.username);
+  const name = 'outage.html';
+  await createNode(kiln.services, me.id, { ownerId: me.id, parentId: 0, type: 'site', name, html: doc(0) });
+  const owner = main.on(host);
+
+  let n = 0;
+  let lastAcknowledged = 0;
+  const statuses = new Map<number, number>();
+  let running = true;
+  const loop = (async () => {
+    while (running) {
+      const i = ++n;
+      const res = await save(owner, host, name, i).catch(() => null);
+      const status = res?.status ?? 0;
+      statuses.set(status, (statuses.get(status) ?? 0) + 1);
+      if (status === 200) lastAcknowledged = Math.max(lastAcknowledged, i);
+      if (status === 503) {
+        assert.equal(res!.json.code, 'storage-unavailable');
+        assert.ok(Number(res!.headers['retry-after']) > 0);
+      }
+      await new Promise((r) => setTimeout(r, 20));
+    }
+  })();
+
+  await new Promise((r) => setTimeout(r, 500));
+  assert.equal((await kiln.client().get('/_/ready')).status, 200);
+  proxy.cut();
+  await new Promise((r) => setTimeout(r, 3_000));
+  const ready = await kiln.client().get('/_/ready');
+  assert.equal(ready.status, 503);
+  assert.equal(ready.json.checks.database, 'unavailable');
+  assert.equal((await kiln.client().get('/_/health')).status, 200, 'the process is alive');
+  const during = await save(owner, host, name, 999_999);
+  assert.equal(during.status, 503, during.text);
+  assert.equal(during.json.code, 'storage-unavailable');
+
+  proxy.restore();
+  const back = Date.now();
+  let recovered = false;
+  while (Date.now() - back < 10_000) {
+    if ((await kiln.client().get('/_/ready')).status === 200) {
+      recovered = true;
+      break;
+    }
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  assert.ok(recovered, 'ready again within 10 s');
+  await new Promise((r) => setTimeout(r, 1_000));
+  running = false;
+  await loop;
+
+  assert.ok((statuses.get(503) ?? 0) > 0, `some saves met the outage: ${JSON.stringify([...statuses])}`);
+  assert.equal(statuses.get(500) ?? 0, 0, `never a 500: ${JSON.stringify([...statuses])}`);
+  assert.ok(lastAcknowledged > 0);
+  // The newest acknowledged save is what is served (nothing acknowledged was lost).
+  const served = (await kiln.client(host).get(`/${name}`)).text;
+  const servedN = Number(/save (\d+)/.exec(served)?.[1]);
+  assert.ok(servedN >= lastAcknowledged, `served save ${servedN}, last acknowledged ${lastAcknowledged}`);
+  assert.notEqual(servedN, 999_999, 'the save refused during the outage was not written');
+});
