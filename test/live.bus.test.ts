@@ -8,6 +8,7 @@ import { MemoryEventBus } from '../src/events/memory.ts';
 import { RedisEventBus, namespaceFor } from '../src/events/redis.ts';
 import { replayLog, type EventBus, type KilnEvent } from '../src/events/bus.ts';
 import { storage } from './support/kiln.ts';
+import { startTcpProxy } from './support/tcp-proxy.ts';
 
 const REDIS_URL = storage === 'postgres' ? process.env.KILN_TEST_REDIS_URL : undefined;
 const lane = (html: string): KilnEvent => ({ type: 'lane', lane: 'live', nodeId: 1, html, sender: 's' });
@@ -168,5 +169,45 @@ test('Redis bus: after its subscriber connection is cut, it catches up on what w
   } finally {
     admin.disconnect();
     await Promise.all([publisher.close(), listener.close()]);
+  }
+});
+
+test('Redis bus: a publish whose answer was lost runs once; with Redis away events wait and go out in order', { skip: REDIS_URL ? false : 'needs Redis (KILN_TEST_STORAGE=postgres)' }, async () => {
+  const ns = uniqueNamespace();
+  const u = new URL(REDIS_URL!);
+  const proxy = await startTcpProxy(u.hostname, Number(u.port || 6379));
+  const publisher = new RedisEventBus(`redis://127.0.0.1:${proxy.port}`, ns);
+  const listener = new RedisEventBus(REDIS_URL!, ns);
+  try {
+    const c = collector(listener, 'doc:7');
+    await listener.subscribed('doc:7');
+    await publisher.publish('doc:7', lane('first'));
+    await c.until(1);
+    // The script runs on Redis and the connection dies before its answer arrives: the event is
+    // published again once Redis is reachable, and the retry finds the first run in the log.
+    proxy.deafen();
+    const lost = publisher.publish('doc:7', lane('answer lost'));
+    await c.until(2);
+    proxy.cut();
+    proxy.hear();
+    await new Promise((r) => setTimeout(r, 300));
+    proxy.restore();
+    const lostId = await lost;
+    assert.equal(lostId, c.got[1].id, 'the retry answers with the id of the run whose answer was lost');
+    // Redis away: publishes resolve once it is back, in order.
+    proxy.cut();
+    await new Promise((r) => setTimeout(r, 200));
+    const waiting = [publisher.publish('doc:7', lane('w1')), publisher.publish('doc:7', lane('w2')), publisher.publish('doc:7', lane('w3'))];
+    await new Promise((r) => setTimeout(r, 500));
+    assert.equal(publisher.waiting, 3);
+    proxy.restore();
+    const ids = await Promise.all(waiting);
+    await c.until(5);
+    await new Promise((r) => setTimeout(r, 300));
+    assert.deepEqual(c.got.map((g) => g.html), ['first', 'answer lost', 'w1', 'w2', 'w3']);
+    assert.deepEqual(c.got.slice(2).map((g) => g.id), ids);
+  } finally {
+    await Promise.all([publisher.close(), listener.close()]);
+    await proxy.close();
   }
 });

@@ -10,6 +10,10 @@
 //   is id order.
 // - Reconnects: ioredis re-subscribes by itself; events published while this process was cut off are
 //   then read back from the replay log and delivered in order, each id at most once.
+// - Redis away: a publish never waits on it. Events that cannot be published now wait in an outbox
+//   (bounded, in order) and go out as soon as the publisher reconnects. A publish whose answer was
+//   lost may have run: its retry carries the event's uid and the script looks for it in the log
+//   first, so it is published once.
 // - Keys and pub/sub channels are prefixed with a namespace derived from the database, so that Kiln
 //   deployments (and test runs) sharing one Redis never hear each other.
 import { Redis } from 'ioredis';
@@ -24,17 +28,32 @@ const ID_TTL_MS = 24 * 60 * 60_000;
  *  save that made it (the save is committed either way). */
 const COMMAND_TIMEOUT_MS = 2000;
 const SUBSCRIBE_TIMEOUT_MS = 5000;
+/** Reconnect attempts back off to this (ms): a returning Redis is found within it. */
+const MAX_RECONNECT_DELAY_MS = 1000;
+/** Events waiting for Redis: beyond these, new ones are refused (and their streams resume through a
+ *  gap fill later). */
+const OUTBOX_MAX_EVENTS = 10_000;
+const OUTBOX_MAX_BYTES = 64 * 1024 * 1024;
 
 // KEYS[1] id key, KEYS[2] log key. ARGV: 1 now (ms), 2 json, 3 keep (1/0), 4 max kept, 5 id ttl ms,
-// 6 log ttl ms, 7 pub/sub channel. Returns the id as a decimal string (exact beyond 2^31).
+// 6 log ttl ms, 7 pub/sub channel, 8 the event's uid, 9 retry (1/0: the first try's answer was lost,
+// so it may have run: an entry with this uid in the log is the answer). Returns the id as a decimal
+// string (exact beyond 2^31). Log entries are `<id> <prev> <at ms> <uid> <json>`.
 const PUBLISH_SCRIPT = `
+if ARGV[9] == '1' then
+  local kept = redis.call('LRANGE', KEYS[2], 0, -1)
+  for i = #kept, 1, -1 do
+    local _, _, id, uid = string.find(kept[i], '^(%d+) %d+ %d+ (%x+) ')
+    if uid == ARGV[8] then return id end
+  end
+end
 local last = tonumber(redis.call('GET', KEYS[1]) or '0')
 local id = math.max(tonumber(ARGV[1]) * 1000, last + 1)
 local ids = string.format('%.0f', id)
 local prev = string.format('%.0f', last)
 redis.call('SET', KEYS[1], ids, 'PX', ARGV[5])
 if ARGV[3] == '1' then
-  redis.call('RPUSH', KEYS[2], ids .. ' ' .. prev .. ' ' .. ARGV[1] .. ' ' .. ARGV[2])
+  redis.call('RPUSH', KEYS[2], ids .. ' ' .. prev .. ' ' .. ARGV[1] .. ' ' .. ARGV[8] .. ' ' .. ARGV[2])
   redis.call('LTRIM', KEYS[2], -tonumber(ARGV[4]), -1)
   redis.call('PEXPIRE', KEYS[2], ARGV[6])
 else
@@ -59,6 +78,18 @@ interface ChannelState {
   held: Envelope[] | null;
 }
 
+/** An event on its way to Redis. */
+interface Pending {
+  channel: string;
+  json: string;
+  keep: '1' | '0';
+  uid: string;
+  /** A try was sent and its answer lost: it may have run. */
+  retry: boolean;
+  resolve: (id: number) => void;
+  reject: (err: Error) => void;
+}
+
 /** The namespace of a deployment: the database it runs on (never the credentials). */
 export function namespaceFor(config: Pick<Config, 'databaseUrl' | 'dataDir'>): string {
   let identity = `sqlite:${config.dataDir}`;
@@ -80,6 +111,13 @@ export class RedisEventBus implements EventBus {
   private connectedOnce = false;
   private closed = false;
   private lastErrorLog = 0;
+  /** Events waiting for Redis, oldest first (see the header). */
+  private outbox: Pending[] = [];
+  private outboxBytes = 0;
+  private flushing = false;
+  private flushTimer: NodeJS.Timeout | null = null;
+  private uidPrefix = randomBytes(6).toString('hex');
+  private uidCount = 0;
   /** The CLIENT SETNAME of the two connections (operators and tests find them in CLIENT LIST). */
   readonly connectionNames: { pub: string; sub: string };
 
@@ -88,36 +126,121 @@ export class RedisEventBus implements EventBus {
     private readonly namespace: string,
     private readonly now: () => number = Date.now,
   ) {
-    const options = { lazyConnect: true, enableAutoPipelining: true, retryStrategy: (n: number) => Math.min(100 * n, 2000) };
+    const options = { lazyConnect: true, enableAutoPipelining: true, retryStrategy: (n: number) => Math.min(100 * n, MAX_RECONNECT_DELAY_MS) };
     const tag = `${process.pid}-${randomBytes(3).toString('hex')}`;
     this.connectionNames = { pub: `kiln-pub-${tag}`, sub: `kiln-sub-${tag}` };
-    this.pub = new Redis(url, { ...options, connectionName: this.connectionNames.pub, commandTimeout: COMMAND_TIMEOUT_MS });
+    // The publisher fails fast while disconnected (no offline queue, nothing resent behind our back):
+    // the outbox decides what is sent again, and when.
+    this.pub = new Redis(url, {
+      ...options,
+      connectionName: this.connectionNames.pub,
+      commandTimeout: COMMAND_TIMEOUT_MS,
+      enableOfflineQueue: false,
+      autoResendUnfulfilledCommands: false,
+    });
     this.sub = new Redis(url, { ...options, connectionName: this.connectionNames.sub, autoResubscribe: true });
     this.pub.defineCommand('kilnPublish', { numberOfKeys: 2, lua: PUBLISH_SCRIPT });
     this.pub.on('error', (err) => this.logError('publisher', err));
+    this.pub.on('ready', () => this.flushSoon(0));
     this.sub.on('error', (err) => this.logError('subscriber', err));
     this.sub.on('message', (channel: string, message: string) => this.onMessage(channel, message));
     this.sub.on('ready', () => {
       if (this.connectedOnce) void this.catchUpAll();
       this.connectedOnce = true;
     });
+    // Connect now: the publisher has no offline queue, so it must not wait for a first command.
+    this.pub.connect().catch((err: Error) => this.logError('publisher', err));
   }
 
-  async publish(channel: string, message: KilnEvent): Promise<number> {
+  publish(channel: string, message: KilnEvent): Promise<number> {
     const json = JSON.stringify(message);
-    const keep = Buffer.byteLength(json) <= replayLog.maxEventBytes ? '1' : '0';
-    const id: string = await (this.pub as unknown as KilnCommands).kilnPublish(
-      this.idKey(channel),
-      this.logKey(channel),
-      String(this.now()),
-      json,
-      keep,
-      String(replayLog.events),
-      String(ID_TTL_MS),
-      String(replayLog.ttlMs),
-      this.namespace + channel,
-    );
-    return Number(id);
+    return new Promise<number>((resolve, reject) => {
+      const p: Pending = {
+        channel,
+        json,
+        keep: Buffer.byteLength(json) <= replayLog.maxEventBytes ? '1' : '0',
+        uid: `${this.uidPrefix}${(this.uidCount++).toString(16)}`,
+        retry: false,
+        resolve,
+        reject,
+      };
+      // Behind events still waiting (order), or Redis is away: wait in the outbox.
+      if (this.outbox.length > 0 || this.pub.status !== 'ready') return this.enqueue(p);
+      this.send(p).then(resolve, (err) => {
+        this.logError('publish', err);
+        p.retry = true;
+        this.enqueue(p, true);
+      });
+    });
+  }
+
+  private send(p: Pending): Promise<number> {
+    return (this.pub as unknown as KilnCommands)
+      .kilnPublish(
+        this.idKey(p.channel),
+        this.logKey(p.channel),
+        String(this.now()),
+        p.json,
+        p.keep,
+        String(replayLog.events),
+        String(ID_TTL_MS),
+        String(replayLog.ttlMs),
+        this.namespace + p.channel,
+        p.uid,
+        p.retry ? '1' : '0',
+      )
+      .then(Number);
+  }
+
+  /** Puts an event in the outbox (a failed send goes back to the front: it came before the waiting ones). */
+  private enqueue(p: Pending, front = false) {
+    const bytes = p.json.length;
+    if (this.closed || this.outbox.length >= OUTBOX_MAX_EVENTS || this.outboxBytes + bytes > OUTBOX_MAX_BYTES) {
+      p.reject(new Error(this.closed ? 'the event bus is closed' : 'Redis is unreachable and the event outbox is full'));
+      return;
+    }
+    if (front) this.outbox.unshift(p);
+    else this.outbox.push(p);
+    this.outboxBytes += bytes;
+    this.flushSoon(this.pub.status === 'ready' ? 0 : MAX_RECONNECT_DELAY_MS);
+  }
+
+  private flushSoon(ms: number) {
+    if (this.flushTimer || this.closed || this.outbox.length === 0) return;
+    this.flushTimer = setTimeout(() => {
+      this.flushTimer = null;
+      void this.flush();
+    }, ms);
+    this.flushTimer.unref();
+  }
+
+  /** Sends the outbox in order, one event at a time; stops at the first failure and tries again later. */
+  private async flush() {
+    if (this.flushing) return;
+    this.flushing = true;
+    try {
+      while (this.outbox.length > 0 && !this.closed && this.pub.status === 'ready') {
+        const p = this.outbox[0];
+        try {
+          const id = await this.send(p);
+          this.outbox.shift();
+          this.outboxBytes -= p.json.length;
+          p.resolve(id);
+        } catch (err) {
+          p.retry = true;
+          this.logError('publish', err as Error);
+          break;
+        }
+      }
+    } finally {
+      this.flushing = false;
+      this.flushSoon(MAX_RECONNECT_DELAY_MS);
+    }
+  }
+
+  /** Events waiting for Redis (tests, metrics). */
+  get waiting(): number {
+    return this.outbox.length;
   }
 
   subscribe(channel: string, listener: Listener): () => void {
@@ -158,6 +281,9 @@ export class RedisEventBus implements EventBus {
   subscribed(channel: string): Promise<void> {
     const state = this.channels.get(channel);
     if (!state) return Promise.resolve();
+    // Redis away: the SUBSCRIBE waits in the subscriber's queue and, once it is back, what was published
+    // meanwhile is read from the log (catchUp): a stream can open now and lose nothing.
+    if (this.sub.status !== 'ready' && !state.failed) return Promise.resolve();
     if (state.failed) this.subscribeNow(channel, state);
     return withTimeout(state.ready, SUBSCRIBE_TIMEOUT_MS, 'Redis did not confirm the subscription');
   }
@@ -192,6 +318,8 @@ export class RedisEventBus implements EventBus {
   async close(): Promise<void> {
     this.closed = true;
     this.channels.clear();
+    if (this.flushTimer) clearTimeout(this.flushTimer);
+    for (const p of this.outbox.splice(0)) p.reject(new Error('the event bus is closed'));
     await Promise.all([this.pub, this.sub].map((c) => (c.status === 'ready' ? c.quit().catch(() => c.disconnect()) : c.disconnect())));
   }
 
@@ -235,8 +363,9 @@ export class RedisEventBus implements EventBus {
       // SUBSCRIBE again (a no-op when ioredis already did): the log is read only once new events
       // are sure to arrive by pub/sub, so nothing falls between the two.
       await this.sub.subscribe(this.namespace + channel);
-      const missed = await this.replay(channel, state.lastId || state.since);
-      if (!missed.complete) console.error(`event bus: some events on ${channel} were lost while Redis was unreachable`);
+      const after = state.lastId || state.since;
+      const missed = await this.replay(channel, after);
+      if (!missed.complete && missed.lastId > after) console.error(`event bus: some events on ${channel} were lost while Redis was unreachable`);
       for (const e of missed.events) this.deliver(state, e);
     } catch (err) {
       this.logError('catch-up', err as Error);
@@ -276,18 +405,21 @@ interface KilnCommands {
   kilnPublish(...args: string[]): Promise<string>;
 }
 
-/** `<id> <prev> <at> <json>` → the kept event, or null when malformed. */
+/** `<id> <prev> <at> <uid> <json>` (or, written by an earlier version, `<id> <prev> <at> <json>`) →
+ *  the kept event, or null when malformed. */
 function parseEntry(entry: string): (Envelope & { prev: number; at: number }) | null {
   const a = entry.indexOf(' ');
   const b = entry.indexOf(' ', a + 1);
   const c = entry.indexOf(' ', b + 1);
   if (a < 0 || b < 0 || c < 0) return null;
+  const json = entry[c + 1] === '{' ? c + 1 : entry.indexOf(' ', c + 1) + 1;
+  if (json === 0) return null;
   try {
     return {
       id: Number(entry.slice(0, a)),
       prev: Number(entry.slice(a + 1, b)),
       at: Number(entry.slice(b + 1, c)),
-      event: JSON.parse(entry.slice(c + 1)) as KilnEvent,
+      event: JSON.parse(entry.slice(json)) as KilnEvent,
     };
   } catch {
     return null;

@@ -6,6 +6,7 @@
 //
 // Grant names:  session:<session id>   key:<sync key id>   member:<team id>:<person id>
 import type { Services } from '../services.ts';
+import { hubFor } from '../sse/hub.ts';
 import { channels } from './bus.ts';
 
 export const grants = {
@@ -18,13 +19,14 @@ export const grants = {
 };
 
 /** Closes, in every process, the open streams that depend on any of these grants. Call it after the
- *  change that ends them has committed. A failed publish is logged, not thrown: the state change has
- *  committed and every new request is already refused. */
+ *  change that ends them has committed. This process's streams close at once, even with Redis away
+ *  (other processes hear it when the event goes out). A failed publish is logged, not thrown: the
+ *  state change has committed and every new request is already refused. */
 export async function revokeGrants(s: Services, names: string[]): Promise<void> {
   if (names.length === 0) return;
-  try {
-    await s.events.publish(channels.revocations, { type: 'grant-revoked', grants: names });
-  } catch (err) {
+  hubFor(s).revoke(names);
+  // Not awaited: with Redis away the event waits in the bus's outbox, and a sign-out must not.
+  s.events.publish(channels.revocations, { type: 'grant-revoked', grants: names }).catch((err) => {
     console.error(`publishing the revocation of ${names.join(', ')} failed:`, err);
-  }
+  });
 }

@@ -113,7 +113,11 @@ export class StreamHub {
         if (fill) stream.sendNow(fill.id, fill.frame);
       }
     } catch (err) {
-      console.error(`replaying ${channel} failed:`, err);
+      // The log cannot be read (Redis away): bring the client up to date from storage instead.
+      console.error(`replaying ${channel} failed:`, (err as Error).message);
+      stream.cursor = after;
+      const fill = await opts.onGap?.(after + 1).catch(() => null);
+      if (fill) stream.sendNow(fill.id, fill.frame);
     }
   }
 
@@ -165,7 +169,12 @@ export class StreamHub {
   /** A `grant-revoked` event (from any process): closes the streams of every grant it names. */
   private revoked(event: KilnEvent) {
     if (event.type !== 'grant-revoked' || !Array.isArray(event.grants)) return;
-    for (const g of event.grants) {
+    this.revoke(event.grants);
+  }
+
+  /** Closes this process's streams of these grants (at once, whatever the bus is doing). */
+  revoke(grants: string[]) {
+    for (const g of grants) {
       const set = this.byGrant.get(String(g));
       if (set) for (const stream of [...set]) stream.close();
     }

@@ -1,17 +1,21 @@
 // A TCP proxy on loopback that a test controls, to put between Kiln and a server it depends on:
 // `cut()` drops every open connection and refuses new ones (a crash or a lost network), `restore()`
-// lets connections through again.
+// lets connections through again. `deafen()` keeps connections open and requests flowing but drops
+// every answer (a request that ran and whose answer was lost); `hear()` lets answers through again.
 import net from 'node:net';
 
 export interface TcpProxy {
   port: number;
   cut(): void;
   restore(): void;
+  deafen(): void;
+  hear(): void;
   close(): Promise<void>;
 }
 
 export async function startTcpProxy(targetHost: string, targetPort: number): Promise<TcpProxy> {
   let open = true;
+  let deaf = false;
   const sockets = new Set<net.Socket>();
   const server = net.createServer((client) => {
     if (!open) return client.destroy();
@@ -25,7 +29,9 @@ export async function startTcpProxy(targetHost: string, targetPort: number): Pro
       });
     }
     client.pipe(upstream);
-    upstream.pipe(client);
+    upstream.on('data', (chunk: Buffer) => {
+      if (!deaf) client.write(chunk);
+    });
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   return {
@@ -36,6 +42,12 @@ export async function startTcpProxy(targetHost: string, targetPort: number): Pro
     },
     restore() {
       open = true;
+    },
+    deafen() {
+      deaf = true;
+    },
+    hear() {
+      deaf = false;
     },
     close: () =>
       new Promise<void>((resolve) => {
