@@ -1,14 +1,18 @@
 // A full disk under the blob store (a 1 MB tmpfs mounted on DATA_DIR/blobs): an upload that does not
 // fit answers 507 insufficient-storage, leaves no temporary file and no node pointing at a missing
-// blob, and uploads work again without a restart once there is room. Needs root to mount a tmpfs
-// (CI runs as root); skipped with the reason otherwise.
+// blob, and uploads work again without a restart once there is room. And a full disk under the SQLite
+// database itself (the whole DATA_DIR on a small tmpfs): saves answer 507, the last acknowledged save
+// is what is served, `PRAGMA integrity_check` stays ok, saves work again once there is room. Needs
+// root to mount a tmpfs (CI runs as root); skipped with the reason otherwise.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
 import { mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { randomBytes } from 'node:crypto';
 import os from 'node:os';
 import path from 'node:path';
-import { startKiln, type TestKiln } from './support/kiln.ts';
+import { sql } from 'kysely';
+import { startKiln, storage, type TestKiln } from './support/kiln.ts';
 import { signedIn } from './support/people.ts';
 import { createNode } from '../src/nodes/tree.ts';
 
@@ -23,6 +27,18 @@ try {
   // not root, or no tmpfs here
 }
 const skip = !mounted && 'mounting a small tmpfs needs root (CI runs as root)';
+/** The whole data folder of a second Kiln on a 6 MB tmpfs (SQLite runs only: the database is there). */
+const smallDir = mkdtempSync(path.join(os.tmpdir(), 'kiln-disk-db-'));
+let smallMounted = false;
+if (storage === 'sqlite' && mounted) {
+  try {
+    execFileSync('mount', ['-t', 'tmpfs', '-o', 'size=6m', 'tmpfs', smallDir], { stdio: 'ignore' });
+    smallMounted = true;
+  } catch {
+    // as above
+  }
+}
+const skipDb = storage !== 'sqlite' ? 'the SQLite run only (PostgreSQL keeps its data elsewhere)' : !smallMounted && 'mounting a small tmpfs needs root (CI runs as root)';
 
 let kiln: TestKiln;
 before(async () => {
@@ -32,6 +48,8 @@ after(async () => {
   if (kiln) await kiln.stop().catch(() => {});
   if (mounted) execFileSync('umount', ['-l', blobs]);
   rmSync(dataDir, { recursive: true, force: true });
+  if (smallMounted) execFileSync('umount', ['-l', smallDir]);
+  rmSync(smallDir, { recursive: true, force: true });
 });
 
 /** Every file under the blob store, temporary ones included. */
@@ -63,4 +81,50 @@ test('a full disk: 507, nothing half-written, and uploads work again once there 
   const again = await upload('big.bin', Buffer.alloc(400 * 1024, 7));
   assert.equal(again.status, 200, again.text);
   assert.equal((await kiln.client(host).get('/big.bin')).body.length, 400 * 1024);
+});
+
+test('a full disk under the SQLite database: 507, the last acknowledged save served, integrity ok, saves again once there is room', { skip: skipDb, timeout: 120_000 }, async () => {
+  const small = await startKiln({ env: { DATA_DIR: smallDir, LOG_LEVEL: process.env.KILN_DEBUG_LOG ?? 'silent' } });
+  try {
+    const main = small.client();
+    const me = await signedIn(small, main, { plan: 'maker' });
+    const host = small.hostOf(me.username);
+    await createNode(small.services, me.id, { ownerId: me.id, parentId: 0, type: 'site', name: 'grow.html', html: '<html></html>' });
+    const doc = main.on(host);
+    // Something else takes part of the disk.
+    const filler = path.join(smallDir, 'filler');
+    writeFileSync(filler, Buffer.alloc(1024 * 1024, 1));
+    // Each save is new, incompressible text: its version is about as large as the document.
+    const page = (n: number) => `<!DOCTYPE html><html><body><p>${n}</p><pre>${randomBytes(60 * 1024).toString('base64')}</pre></body></html>`;
+    const save = (html: string) => doc.post('/_/save', html, { headers: { 'content-type': 'text/plain;charset=UTF-8', 'document-url': `http://${host}/grow.html` } });
+    let last = '';
+    let saved = 0;
+    let full: Awaited<ReturnType<typeof save>> | null = null;
+    for (let i = 0; i < 200 && !full; i++) {
+      const html = page(i);
+      const r = await save(html);
+      if (r.status === 200) {
+        last = html;
+        saved++;
+      } else full = r;
+    }
+    assert.ok(full, 'the disk filled up');
+    assert.ok(saved >= 3, `saves went through before the disk was full (${saved})`);
+    assert.equal(full.status, 507, full.text);
+    assert.equal(full.json.code, 'insufficient-storage');
+    assert.equal((await small.client(host).get('/grow.html')).text, last, 'the last acknowledged save is served');
+    const check = await sql<{ integrity_check: string }>`PRAGMA integrity_check`.execute(small.services.database.db);
+    assert.deepEqual(check.rows.map((r) => r.integrity_check), ['ok']);
+
+    // Room again: without a restart, saves go through.
+    rmSync(filler);
+    const html = page(999);
+    const again = await save(html);
+    assert.equal(again.status, 200, again.text);
+    assert.equal((await small.client(host).get('/grow.html')).text, html);
+    const after = await sql<{ integrity_check: string }>`PRAGMA integrity_check`.execute(small.services.database.db);
+    assert.deepEqual(after.rows.map((r) => r.integrity_check), ['ok']);
+  } finally {
+    await small.stop().catch(() => {});
+  }
 });

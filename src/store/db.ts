@@ -2,7 +2,7 @@
 // and brings its schema up to date. Everything above this file speaks Kysely only.
 import fs from 'node:fs';
 import path from 'node:path';
-import { Kysely, sql, type Transaction, type ColumnDefinitionBuilder, Migrator, PostgresDialect, SqliteDialect, type Migration, type MigrationProvider } from 'kysely';
+import { Kysely, sql, type Transaction, type ColumnDefinitionBuilder, Migrator, PostgresDialect, SqliteDialect, SqliteDriver, type DatabaseConnection, type Driver, type Migration, type MigrationProvider } from 'kysely';
 import type { DB, Db } from './schema.ts';
 import { limits } from '../limits.ts';
 import { up001 } from './migrations/001_initial.ts';
@@ -99,7 +99,7 @@ export async function openDatabase(opts: { databaseUrl?: string; dataDir: string
     file.pragma('foreign_keys = ON');
     file.pragma('busy_timeout = 5000');
     cachePreparedStatements(file);
-    db = new Kysely<DB>({ dialect: new SqliteDialect({ database: file }) });
+    db = new Kysely<DB>({ dialect: new RollbackSafeSqliteDialect(file) });
     dialect = 'sqlite';
     types = { idType: 'integer', idColumn: (c) => c.primaryKey().autoIncrement(), bytes: 'blob' };
   }
@@ -110,6 +110,23 @@ export async function openDatabase(opts: { databaseUrl?: string; dataDir: string
     throw new Error(`Database migration ${failed ?? ''} failed: ${(error as Error).message ?? error}`);
   }
   return { db, dialect, lock: dialect === 'postgres' ? postgresLocks : sqliteLocks, close: () => db.destroy() };
+}
+
+/** SQLite rolls a transaction back by itself on some errors (SQLITE_FULL, SQLITE_IOERR): Kysely's own
+ *  ROLLBACK then fails with "no transaction is active" and hides the cause (a full disk answered 500
+ *  instead of 507). This driver rolls back only what is still open. */
+class RollbackSafeSqliteDialect extends SqliteDialect {
+  constructor(private readonly file: import('better-sqlite3').Database) {
+    super({ database: file });
+  }
+  createDriver(): Driver {
+    const file = this.file;
+    return new (class extends SqliteDriver {
+      async rollbackTransaction(connection: DatabaseConnection): Promise<void> {
+        if (file.inTransaction) await super.rollbackTransaction(connection);
+      }
+    })({ database: file });
+  }
 }
 
 /** Kysely prepares every query anew; SQLite statements are reusable, and Kysely's SQLite driver runs
