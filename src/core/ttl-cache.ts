@@ -1,5 +1,6 @@
 // A small bounded cache whose entries expire: for lookups that run on every request (hosts) where a
-// few seconds of staleness are harmless. Never the source of truth.
+// few seconds of staleness are harmless. Never the source of truth. Expired entries stay (until the
+// bound pushes them out) so that `stale()` can answer while the source of truth is unreachable.
 export class TtlCache<V> {
   private entries = new Map<string, { value: V; until: number }>();
   constructor(
@@ -8,17 +9,19 @@ export class TtlCache<V> {
     private now: () => number = Date.now,
   ) {}
 
+  /** The value while it is fresh. */
   get(key: string): V | undefined {
     const e = this.entries.get(key);
-    if (!e) return undefined;
-    if (e.until <= this.now()) {
-      this.entries.delete(key);
-      return undefined;
-    }
-    return e.value;
+    return e && e.until > this.now() ? e.value : undefined;
+  }
+
+  /** The value however old (for when the source cannot be asked). */
+  stale(key: string): V | undefined {
+    return this.entries.get(key)?.value;
   }
 
   set(key: string, value: V): void {
+    this.entries.delete(key);
     if (this.entries.size >= this.max) this.entries.delete(this.entries.keys().next().value!);
     this.entries.set(key, { value, until: this.now() + this.ttlMs });
   }

@@ -7,6 +7,7 @@ import type { Services } from '../services.ts';
 import { actorForSessionToken } from '../accounts/actors.ts';
 import { sessionTokenOf } from './cookies.ts';
 import { hostnameOf } from './hosts.ts';
+import { isStorageUnavailable } from '../store/db.ts';
 
 /** The host a session of this request must have been minted for: null on the main app. */
 export function sessionHostOf(req: FastifyRequest): string | null {
@@ -17,7 +18,15 @@ export function registerAuth(app: FastifyInstance, s: Services) {
   app.decorateRequest('actor', null);
   app.addHook('onRequest', async (req) => {
     const token = sessionTokenOf(req, s.config);
-    const actor = token ? await actorForSessionToken(s.database.db, token, sessionHostOf(req), s.clock.now()) : null;
+    let actor = null;
+    try {
+      actor = token ? await actorForSessionToken(s.database.db, token, sessionHostOf(req), s.clock.now()) : null;
+    } catch (err) {
+      // The database is away: reading a page on a document host goes on as a visitor would (public
+      // documents this process served lately still answer); anything else answers 503.
+      const read = req.method === 'GET' || req.method === 'HEAD';
+      if (!(isStorageUnavailable(err) && read && req.site.kind !== 'main')) throw err;
+    }
     req.actor = actor && (req.site.kind === 'main' || actor.accountId === req.site.accountId) ? actor : null;
   });
 }

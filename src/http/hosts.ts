@@ -4,6 +4,7 @@ import type { Services } from '../services.ts';
 import type { HostInfo } from './context.ts';
 import { notFound } from '../errors.ts';
 import { TtlCache } from '../core/ttl-cache.ts';
+import { isStorageUnavailable } from '../store/db.ts';
 
 /** Names that reach the main app without DNS set-up (command-line clients, the desktop sync tool). */
 const LOOPBACK = new Set(['localhost', '127.0.0.1', '[::1]', '::1']);
@@ -41,7 +42,16 @@ export function registerHosts(app: FastifyInstance, s: Services) {
       req.site = cached;
       return;
     }
-    req.site = await lookupHost(s, name);
+    try {
+      req.site = await lookupHost(s, name);
+    } catch (err) {
+      // The database is away: a host seen before is still that host (its documents may be served
+      // from what this process last served, src/http/routes/documents.ts).
+      const last = isStorageUnavailable(err) ? known.stale(name) : undefined;
+      if (!last) throw err;
+      req.site = last;
+      return;
+    }
     known.set(name, req.site);
   });
 }

@@ -4,6 +4,7 @@ import type { Services } from '../services.ts';
 import { badRequest } from '../errors.ts';
 import { isDocumentName } from '../core/names.ts';
 import { findByPath, type NodeRow } from './tree.ts';
+import { TtlCache } from '../core/ttl-cache.ts';
 
 export const ROOT_DOCUMENT = 'index.html';
 
@@ -108,4 +109,27 @@ export async function documentContent(s: Services, node: Pick<NodeRow, 'id' | 'c
 /** The name `currentResource` carries: the document's file name without its extension (`index` for `/`). */
 export function resourceNameOf(node: Pick<NodeRow, 'name'>): string {
   return node.name.replace(/\.(html|htmlclay)$/i, '');
+}
+
+// ------------------------------------------------------------------ while the database is away
+
+/** What each URL of a document host last served, for public documents only: while the database
+ *  cannot be reached, these still answer (from the content cache, when it holds the same bytes). */
+type Served = TtlCache<{ id: number; checksum: string; name: string }>;
+const lastServed = new WeakMap<Services, Served>();
+const servedKey = (accountId: number, pathname: string) => `${accountId} ${pathname}`;
+
+export function rememberServed(s: Services, accountId: number, pathname: string, node: Pick<NodeRow, 'id' | 'name' | 'visibility'>, checksum: string): void {
+  let served = lastServed.get(s);
+  if (!served) lastServed.set(s, (served = new TtlCache(0, 10_000)));
+  const key = servedKey(accountId, pathname);
+  if (node.visibility === 'public') served.set(key, { id: node.id, checksum, name: node.name });
+  else served.delete(key);
+}
+
+/** The public document this URL last served and its bytes, if both are still at hand. */
+export function servedBefore(s: Services, accountId: number, pathname: string): { name: string; bytes: Buffer; checksum: string } | null {
+  const last = lastServed.get(s)?.stale(servedKey(accountId, pathname));
+  const hit = last ? cache.get(last.id) : undefined;
+  return last && hit && hit.checksum === last.checksum ? { name: last.name, bytes: hit.bytes, checksum: hit.checksum } : null;
 }

@@ -16,7 +16,8 @@ import type { RoutePlugin } from './index.ts';
 import type { Services } from '../../services.ts';
 import { notFound } from '../../errors.ts';
 import { allows, authorize, resourceOf } from '../../access/authorize.ts';
-import { decodeRequestPath, documentContent, resolveDocumentPath, resourceNameOf } from '../../nodes/serve.ts';
+import { decodeRequestPath, documentContent, rememberServed, resolveDocumentPath, resourceNameOf, servedBefore } from '../../nodes/serve.ts';
+import { isStorageUnavailable } from '../../store/db.ts';
 import type { NodeRow } from '../../nodes/tree.ts';
 import { ifNoneMatchHits } from '../conditional.ts';
 import { ADMIN_COOKIE, RESOURCE_COOKIE } from '../cookies.ts';
@@ -39,7 +40,14 @@ const plugin: RoutePlugin = async (app, { services: s }) => {
     // The owner, signed in on the main app, opening their host with no session here yet.
     const bounce = bounceToMainApp(req, reply, s);
     if (bounce) return bounce;
-    const found = await resolveDocumentPath(s, site.accountId, pathname);
+    let found;
+    try {
+      found = await resolveDocumentPath(s, site.accountId, pathname);
+    } catch (err) {
+      const last = isStorageUnavailable(err) ? servedBefore(s, site.accountId, pathname) : null;
+      if (!last) throw err;
+      return serveLast(req, reply, last);
+    }
     if (!found) throw notFound();
     if (found.kind === 'document' && tokenParamOf(req) !== undefined) {
       const shared = shareLinkVisit(req, reply, s, found.node);
@@ -68,8 +76,20 @@ const plugin: RoutePlugin = async (app, { services: s }) => {
     }
     const content = await documentContent(s, node);
     if (!content) throw notFound();
+    if (!shareGuest) rememberServed(s, site.accountId, pathname, node, content.checksum);
     return reply.code(200).header('content-type', 'text/html; charset=utf-8').header('etag', `"${content.checksum}"`).send(content.bytes);
   };
+  /** While the database is away: the public document this URL served last, as a visitor sees it. */
+  function serveLast(req: FastifyRequest, reply: FastifyReply, last: { bytes: Buffer; checksum: string }) {
+    reply.header('cache-control', 'no-cache');
+    if (ifNoneMatchHits(req.headers['if-none-match'], last.checksum)) return reply.code(304).header('etag', `"${last.checksum}"`).send();
+    return reply
+      .code(200)
+      .header('x-content-type-options', 'nosniff')
+      .header('content-type', 'text/html; charset=utf-8')
+      .header('etag', `"${last.checksum}"`)
+      .send(last.bytes);
+  }
   /** `?token=<share token>`: a valid token sets the share cookie and sends the browser to the same
    *  URL without the token (so it leaves the address bar and Referer); an invalid or disabled one is
    *  ignored (the document answers as it would without it). */
