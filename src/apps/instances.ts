@@ -11,7 +11,7 @@
 // - Race-safe: the free name is probed, then inserted; a concurrent signup that took the same name
 //   first makes the unique index refuse ours, and we try the next free name in a new transaction.
 // - The copy goes through the save pipeline: node, first version and content in one transaction
-//   (`writeVersionAndContent`, saved-by kind `instance`), stylesheet and events after commit.
+//   (`writeDocument`, saved-by kind `instance`), stylesheet and events after commit.
 import { sql, type Transaction } from 'kysely';
 import type { Services } from '../services.ts';
 import type { DB } from '../store/schema.ts';
@@ -20,7 +20,8 @@ import { KilnError, notFound } from '../errors.ts';
 import { isUniqueViolation } from '../store/db.ts';
 import { limits } from '../limits.ts';
 import { isGlobalDocumentName, nodeNameProblem } from '../core/names.ts';
-import { afterContentChange, writeVersionAndContent } from '../save/pipeline.ts';
+import { writeDocument } from '../save/pipeline.ts';
+import { inTransaction } from '../store/transaction.ts';
 import { newNodeRow } from '../nodes/rows.ts';
 
 const EXT = /\.(html|htmlclay)$/i;
@@ -65,10 +66,10 @@ export interface CreateInstanceOptions {
 export async function createInstance(s: Services, ownerId: number, appId: number, opts: CreateInstanceOptions = {}): Promise<NodeRow> {
   const taken = new Set<number>();
   for (let attempt = 0; attempt < MAX_ATTEMPTS; attempt++) {
-    let made: { node: NodeRow; bytes: Buffer; fresh: boolean; n: number } | undefined;
+    let made: NodeRow | undefined;
     let tried = -1;
     try {
-      made = await s.database.db.transaction().execute(async (trx) => {
+      made = await inTransaction(s, async (trx, after) => {
         // Instances of one account are made one at a time (a reused instance is never doubled).
         await s.database.lock.row(trx, 'accounts', ownerId);
         if (opts.reuseExisting) {
@@ -81,7 +82,7 @@ export async function createInstance(s: Services, ownerId: number, appId: number
             .orderBy('id')
             .limit(1)
             .executeTakeFirst();
-          if (existing) return { node: existing, bytes: Buffer.alloc(0), fresh: false, n: -1 };
+          if (existing) return existing;
         }
         // Copies of one app are named one at a time (they queue on the app's row), so concurrent
         // signups rarely race for a name; the unique index settles any race that remains.
@@ -104,13 +105,8 @@ export async function createInstance(s: Services, ownerId: number, appId: number
           .values(newNodeRow({ ownerId, parentId: 0, type: 'site', name, path: '', now }, { source_node_id: app.id }))
           .returningAll()
           .executeTakeFirstOrThrow();
-        const written = await writeVersionAndContent(trx, node.id, bytes, null, { kind: 'instance', accountId: ownerId, writer: null }, now);
-        return {
-          node: { ...node, checksum: written.checksum, size: written.size, modified_at: now, saved_by_account_id: ownerId },
-          bytes,
-          fresh: true,
-          n,
-        };
+        const written = await writeDocument(s, trx, after, { nodeId: node.id, bytes, by: { kind: 'instance', accountId: ownerId, writer: null } });
+        return { ...node, checksum: written.checksum, size: written.size, modified_at: now, saved_by_account_id: ownerId };
       });
     } catch (err) {
       // Someone took this name between our probe and our insert: the next free one.
@@ -120,11 +116,7 @@ export async function createInstance(s: Services, ownerId: number, appId: number
       }
       throw err;
     }
-    if (made.fresh) {
-      const { node, bytes } = made;
-      await afterContentChange(s, node, bytes, { checksum: node.checksum!, size: node.size, modifiedAt: node.modified_at }, null);
-    }
-    return made.node;
+    return made;
   }
   throw new KilnError(503, 'Too many people are signing up at once; try again.', 'busy');
 }

@@ -1,8 +1,50 @@
-// Broadcasting an editor snapshot: the `live` lane of the document (browser editors), and — for a
-// sync write with `snapshotHtml` + `senderId` — a `live-sync` frame on the owner's sync streams.
-// Nothing is written. Saves publish through the save pipeline (node-saved + the `saved` lane).
+// Publishing what happened to a node, from one place:
+// - `publishNodeSaved`: a committed change of a document, upload or new folder (the owner's sync
+//   streams; for documents also the document's `saved` lane). Never awaited by the writer.
+// - `broadcastSnapshot`: an editor snapshot on the document's `live` lane (browser editors), and, for a
+//   sync write with `snapshotHtml` + `senderId`, a `live-sync` frame on the owner's sync streams.
+//   Nothing is written.
 import type { Services } from '../services.ts';
 import { channels } from './bus.ts';
+
+/** The node as the event names it. */
+export interface PublishedNode {
+  id: number;
+  owner_id: number;
+  path: string;
+  name: string;
+  type: 'site' | 'folder' | 'upload';
+  /** Folders: the parent folder id (0 at top level). */
+  parent_id?: number;
+}
+
+/** node-saved on the owner's account channel (and, with `html`, the document's saved lane). Errors
+ *  are logged: the change has committed whatever the bus does. */
+export function publishNodeSaved(
+  s: Services,
+  node: PublishedNode,
+  saved: { checksum: string | null; size: number; modifiedAt: string },
+  opts: { writer?: string | null; html?: string } = {},
+): Promise<unknown> {
+  const path = node.path ? `${node.path}/${node.name}` : node.name;
+  return Promise.all([
+    s.events.publish(channels.account(node.owner_id), {
+      type: 'node-saved',
+      nodeId: node.id,
+      nodeType: node.type,
+      path,
+      checksum: saved.checksum,
+      modifiedAt: saved.modifiedAt,
+      size: saved.size,
+      ...(opts.html !== undefined ? { content: opts.html } : {}),
+      ...(node.type === 'folder' ? { parentId: node.parent_id ?? 0 } : {}),
+      writer: opts.writer ?? null,
+    }),
+    opts.html !== undefined
+      ? s.events.publish(channels.document(node.id), { type: 'lane', lane: 'saved', nodeId: node.id, html: opts.html, sender: 'server-save' })
+      : null,
+  ]).catch((err) => console.error(`publishing the change of ${path} failed:`, err));
+}
 
 export interface Snapshot {
   node: { id: number; owner_id: number; path: string; name: string };

@@ -21,7 +21,9 @@ import { isUniqueViolation } from '../store/db.ts';
 import { limits } from '../limits.ts';
 import { assertSiteQuota } from '../billing/plans.ts';
 import { isDocumentName, isGlobalDocumentName, nodeNameProblem, splitPath } from '../core/names.ts';
-import { afterContentChange, writeVersionAndContent } from '../save/pipeline.ts';
+import { writeDocument } from '../save/pipeline.ts';
+import { publishNodeSaved } from '../events/publish.ts';
+import { inTransaction, type AfterCommit } from '../store/transaction.ts';
 import { channels, type NodeEvent } from '../events/bus.ts';
 import { defaultDocument } from './default-document.ts';
 import { newNodeRow } from './rows.ts';
@@ -39,8 +41,6 @@ export interface ChangeOptions {
   expect?: (trx: Transaction<DB>, node: NodeRow) => Promise<void>;
 }
 
-/** What to publish once the transaction has committed. */
-type AfterCommit = Array<() => Promise<unknown>>;
 
 export interface CreateNodeInput {
   /** The account whose tree receives the node (the actor itself, or a team it owns or edits). */
@@ -167,7 +167,9 @@ export async function createPath(s: Services, actorId: number, input: CreatePath
   });
 }
 
-async function createIn(
+/** Creates a site or folder inside the caller's transaction (a sync create of a nested path makes its
+ *  folders and its file in one). */
+export async function createIn(
   s: Services,
   trx: Transaction<DB>,
   actorId: number,
@@ -190,24 +192,11 @@ async function createIn(
     .returningAll()
     .executeTakeFirstOrThrow();
   if (input.type !== 'site') {
-    after.push(() =>
-      publish(s, node.owner_id, {
-        type: 'node-saved',
-        nodeId: node.id,
-        nodeType: node.type,
-        path: childPathOf(node),
-        checksum: null,
-        modifiedAt: now,
-        size: 0,
-        parentId: node.parent_id,
-        writer: input.writer ?? null,
-      }),
-    );
+    after.push(() => publishNodeSaved(s, node, { checksum: null, size: 0, modifiedAt: now }, { writer: input.writer }));
     return node;
   }
   const bytes = input.html === undefined ? defaultDocument(name) : Buffer.isBuffer(input.html) ? input.html : Buffer.from(String(input.html), 'utf8');
-  const written = await writeVersionAndContent(trx, node.id, bytes, null, { kind: 'create', accountId: actorId, writer: input.writer ?? null }, now);
-  after.push(() => afterContentChange(s, node, bytes, { checksum: written.checksum, size: written.size, modifiedAt: now }, input.writer ?? null));
+  const written = await writeDocument(s, trx, after, { nodeId: node.id, bytes, by: { kind: 'create', accountId: actorId, writer: input.writer ?? null } });
   return { ...node, checksum: written.checksum, size: written.size, modified_at: now, saved_by_account_id: actorId, saved_by_writer: input.writer ?? null };
 }
 
@@ -455,18 +444,13 @@ async function rewriteDescendantPaths(trx: Tx, folder: NodeRow) {
 
 /** Runs a tree change in one transaction; a unique index that a concurrent writer won answers 409.
  *  What the change queued in `after` (its events) runs once the transaction has committed. */
-async function runWrite<T>(s: Services, fn: (trx: Transaction<DB>, after: AfterCommit) => Promise<T>): Promise<T> {
-  const after: AfterCommit = [];
-  let result: T;
+export async function runWrite<T>(s: Services, fn: (trx: Transaction<DB>, after: AfterCommit) => Promise<T>): Promise<T> {
   try {
-    result = await s.database.db.transaction().execute((trx) => fn(trx, after));
+    return await inTransaction(s, fn);
   } catch (err) {
     if (isUniqueViolation(err)) throw conflict('That name was just taken; choose another.', 'name-taken');
     throw err;
   }
-  // Not awaited: a change never waits on the bus; the events go out in order.
-  for (const step of after) void step().catch((err) => console.error('publishing a tree event failed:', err));
-  return result;
 }
 
 // ------------------------------------------------------------------ events

@@ -1,14 +1,12 @@
-// THE save pipeline. Every writer of a document's HTML comes through here: browser save, editor,
-// sync write, restore, instance copy, creation. Steps: normalize → skip if unchanged → version →
+// THE save pipeline. Every writer of a document's HTML comes through `writeDocument`: browser save,
+// editor, sync write, restore, instance copy, creation. Steps: normalize → skip if unchanged → version →
 // content → (after commit) stylesheet + event. Version, content and checksum commit together.
-import type { Kysely, Transaction } from 'kysely';
-import type { DB } from '../store/schema.ts';
 import type { Services } from '../services.ts';
-import { checksum } from '../core/checksum.ts';
-import { sha256 } from '../core/checksum.ts';
+import { checksum, sha256 } from '../core/checksum.ts';
 import { KilnError, notFound, tooLarge } from '../errors.ts';
 import { limits } from '../limits.ts';
-import { channels } from '../events/bus.ts';
+import { publishNodeSaved } from '../events/publish.ts';
+import { inTransaction, type AfterCommit, type Tx } from '../store/transaction.ts';
 import { formatHtml } from './formathtml.ts';
 import { decodeUtf8Exact, packSnapshot, planVersion } from './versions.ts';
 
@@ -21,11 +19,10 @@ export interface SavedBy {
   writer: string | null;
 }
 
-type Tx = Transaction<DB> | Kysely<DB>;
 
 /** Writes a version and the content of a document inside an open transaction and updates the node's
  *  checksum, size and times. `prev` is the stored content (null for a new document). Returns the checksum. */
-export async function writeVersionAndContent(
+async function writeVersionAndContent(
   trx: Tx,
   nodeId: number,
   bytes: Buffer,
@@ -121,11 +118,9 @@ function serialized<T>(key: number, fn: () => Promise<T>): Promise<T> {
   return run;
 }
 
+/** A save in a transaction of its own (browser, editor, sync, restore). */
 export async function saveDocument(s: Services, input: SaveInput): Promise<SaveResult> {
-  const bytes = normalize(input.bytes);
-  const { result, node } = await serialized(input.nodeId, () => saveNow(s, { ...input, bytes }));
-  if (result.changed) await afterContentChange(s, node, bytes, result, input.by.writer);
-  return result;
+  return serialized(input.nodeId, () => inTransaction(s, (tx, after) => writeDocument(s, tx, after, input)));
 }
 
 /** Step 1: re-indent documents that opt in with `<html formathtml="true">`; all others keep their exact bytes. */
@@ -138,71 +133,58 @@ export function normalize(bytes: Buffer): Buffer {
   return formatted === text ? bytes : Buffer.from(formatted, 'utf8');
 }
 
+/** THE write of a document's HTML, inside the caller's transaction: normalize → lock the row →
+ *  compare If-Match (412) → skip when unchanged → version + content + checksum → queue the
+ *  stylesheet and the events for after the commit. Every writer comes through here: saves, creation
+ *  (a node inserted earlier in the same transaction), instance copies, imports. */
+export async function writeDocument(s: Services, tx: Tx, after: AfterCommit, input: SaveInput): Promise<SaveResult> {
+  const bytes = normalize(input.bytes);
+  const now = s.clock.now().toISOString();
+  // Several processes on PostgreSQL: saves of one document queue on its row lock, so the checksum
+  // compare below sees the previous winner's commit (one 200, the rest 412).
+  await s.database.lock.row(tx, 'nodes', input.nodeId);
+  const node = await tx
+    .selectFrom('nodes')
+    .leftJoin('node_contents', 'node_contents.node_id', 'nodes.id')
+    .select([
+      'nodes.id',
+      'nodes.owner_id',
+      'nodes.path',
+      'nodes.name',
+      'nodes.type',
+      'nodes.checksum',
+      'nodes.modified_at',
+      'nodes.saved_by_account_id',
+      'nodes.saved_by_writer',
+      'node_contents.html',
+    ])
+    .where('nodes.id', '=', input.nodeId)
+    .executeTakeFirst();
+  if (!node || node.type !== 'site') throw notFound('No such document.');
+  const stored = node.html ? Buffer.from(node.html) : null;
+  if (input.ifMatch != null && input.ifMatch !== node.checksum) {
+    throw conflictError(node.checksum ?? '', node.saved_by_account_id, node.saved_by_writer, input.by);
+  }
+  if (stored && stored.equals(bytes)) return { changed: false, checksum: node.checksum!, size: bytes.length, modifiedAt: node.modified_at };
+  const written = await writeVersionAndContent(tx, node.id, bytes, stored, input.by, now);
+  const result = { changed: true, checksum: written.checksum, size: written.size, modifiedAt: now };
+  after.push(() => afterContentChange(s, node, bytes, result, input.by.writer));
+  return result;
+}
+
 /** What follows a committed content change, outside the transaction: the utility stylesheet and the
- *  change events (the owner's sync streams, the document's `saved` lane). Callers that write content
- *  in their own transaction (creation, instance copy) call it after commit. */
-export async function afterContentChange(
+ *  change events (the owner's sync streams, the document's `saved` lane). */
+function afterContentChange(
   s: Services,
   node: SavedNode,
   bytes: Buffer,
   result: { checksum: string; size: number; modifiedAt: string },
   writer: string | null,
-): Promise<void> {
+): void {
   const html = bytes.toString('utf8');
   void s.stylesheets.schedule(node.id, html);
-  const path = node.path ? `${node.path}/${node.name}` : node.name;
   // Not awaited: a save never waits on the bus (a slow or absent Redis); events keep their order.
-  void Promise.all([
-    s.events.publish(channels.account(node.owner_id), {
-      type: 'node-saved',
-      nodeId: node.id,
-      nodeType: 'site',
-      path,
-      checksum: result.checksum,
-      modifiedAt: result.modifiedAt,
-      size: result.size,
-      content: html,
-      writer,
-    }),
-    s.events.publish(channels.document(node.id), { type: 'lane', lane: 'saved', nodeId: node.id, html, sender: 'server-save' }),
-  ]).catch((err) => console.error('publishing a save event failed:', err));
-}
-
-async function saveNow(s: Services, input: SaveInput): Promise<{ result: SaveResult; node: SavedNode }> {
-  const bytes = input.bytes;
-  const now = s.clock.now().toISOString();
-  return s.database.db.transaction().execute(async (trx) => {
-    // Several processes on PostgreSQL: saves of one document queue on its row lock, so the checksum
-    // compare below sees the previous winner's commit (one 200, the rest 412).
-    await s.database.lock.row(trx, 'nodes', input.nodeId);
-    const node = await trx
-      .selectFrom('nodes')
-      .leftJoin('node_contents', 'node_contents.node_id', 'nodes.id')
-      .select([
-        'nodes.id',
-        'nodes.owner_id',
-        'nodes.path',
-        'nodes.name',
-        'nodes.type',
-        'nodes.checksum',
-        'nodes.modified_at',
-        'nodes.saved_by_account_id',
-        'nodes.saved_by_writer',
-        'node_contents.html',
-      ])
-      .where('nodes.id', '=', input.nodeId)
-      .executeTakeFirst();
-    if (!node || node.type !== 'site') throw notFound('No such document.');
-    const stored = node.html ? Buffer.from(node.html) : null;
-    if (input.ifMatch != null && input.ifMatch !== node.checksum) {
-      throw conflictError(node.checksum ?? '', node.saved_by_account_id, node.saved_by_writer, input.by);
-    }
-    if (stored && stored.equals(bytes)) {
-      return { node, result: { changed: false, checksum: node.checksum!, size: bytes.length, modifiedAt: node.modified_at } };
-    }
-    const written = await writeVersionAndContent(trx, node.id, bytes, stored, input.by, now);
-    return { node, result: { changed: true, checksum: written.checksum, size: written.size, modifiedAt: now } };
-  });
+  publishNodeSaved(s, { ...node, type: 'site' }, result, { writer, html });
 }
 
 export function conflictError(etag: string, lastAccount: number | null, lastWriter: string | null, by: SavedBy): KilnError {

@@ -7,23 +7,21 @@
 // - every site content write goes through the save pipeline (saveDocument / createNode), every tree
 //   change through src/nodes/tree.ts, so versions, the stylesheet and the events are the same as for
 //   any other writer. Uploads are written here (conditional replace) and publish their own events.
-import { sql, type Transaction } from 'kysely';
+import { sql, type Kysely, type Transaction } from 'kysely';
 import type { Services } from '../services.ts';
 import type { DB, NodeType } from '../store/schema.ts';
 import { KilnError, badRequest } from '../errors.ts';
 import { limits } from '../limits.ts';
 import { checksum as checksumOf } from '../core/checksum.ts';
 import { isGlobalDocumentName, nodeNameProblem } from '../core/names.ts';
-import { channels } from '../events/bus.ts';
-import { conflictError, saveDocument, type SavedBy } from '../save/pipeline.ts';
-import { childPathOf, createNode, deleteNode, getNode, moveNode, renameNode, type ChangeOptions, type NodeRow } from '../nodes/tree.ts';
+import { broadcastSnapshot } from '../events/publish.ts';
+import { saveDocument, writeDocument as writeDocumentIn, type SavedBy } from '../save/pipeline.ts';
+import { childPathOf, createIn, deleteNode, getNode, moveNode, renameNode, runWrite, type ChangeOptions, type NodeRow } from '../nodes/tree.ts';
 import { documentContent } from '../nodes/serve.ts';
-import { assertUploadSize } from '../uploads/upload.ts';
-import { contentTypeFor } from '../uploads/content-types.ts';
-import { isUniqueViolation } from '../store/db.ts';
+import { insertUpload, replaceUpload, storeBytes, type StoredBytes } from '../uploads/upload.ts';
+import type { AfterCommit, Tx } from '../store/transaction.ts';
 import { assertCanWrite, type SyncScope } from './scope.ts';
 import { analyzeTree, fileVersion, structureVersions, versioned } from './structure.ts';
-import { newNodeRow } from '../nodes/rows.ts';
 
 // ------------------------------------------------------------------ wire shapes
 
@@ -258,9 +256,9 @@ function expectVersion(s: Services, expected: string | null, ifMatch: Preconditi
   };
 }
 
-async function markSynced(s: Services, ids: number[]) {
+async function markSynced(db: Kysely<DB>, ids: number[], now: string) {
   if (ids.length === 0) return;
-  await s.database.db.updateTable('nodes').set({ last_synced_at: s.clock.now().toISOString() }).where('id', 'in', ids).execute();
+  await db.updateTable('nodes').set({ last_synced_at: now }).where('id', 'in', ids).execute();
 }
 
 async function freshWireNode(s: Services, id: number): Promise<WireNode> {
@@ -303,19 +301,16 @@ export async function writeSyncContent(s: Services, scope: SyncScope, nodeId: nu
   const bytes = contentBytes(input.content, node.type);
   const answer = node.type === 'site' ? await writeDocument(s, scope, node, bytes, input.ifMatch) : await writeUpload(s, scope, node, bytes, input.ifMatch);
   if (node.type === 'site' && typeof input.snapshotHtml === 'string' && typeof input.senderId === 'string' && input.senderId !== '') {
-    const file = fullPath(node);
-    await Promise.all([
-      s.events.publish(channels.account(node.owner_id), { type: 'live-sync', nodeId: node.id, file, html: input.snapshotHtml, sender: input.senderId }),
-      s.events.publish(channels.document(node.id), { type: 'lane', lane: 'live', nodeId: node.id, html: input.snapshotHtml, sender: input.senderId }),
-    ]).catch((err) => console.error('publishing a live-sync snapshot failed:', err));
+    // Not awaited: a write never waits on the bus.
+    broadcastSnapshot(s, { node, html: input.snapshotHtml, sender: input.senderId, toSyncStreams: true }).catch((err) =>
+      console.error('publishing a live-sync snapshot failed:', err),
+    );
   }
   return answer;
 }
 
 async function writeDocument(s: Services, scope: SyncScope, node: NodeRow, bytes: Buffer, ifMatch: Precondition): Promise<WriteAnswer> {
-  const result = await run(() =>
-    saveDocument(s, { nodeId: node.id, bytes, by: by(scope), ifMatch: ifMatch.kind === 'tag' ? ifMatch.value : null }),
-  );
+  const result = await run(() => saveDocument(s, { nodeId: node.id, bytes, by: by(scope), ifMatch: tagOf(ifMatch) }));
   return {
     success: true,
     nodeId: node.id,
@@ -328,11 +323,12 @@ async function writeDocument(s: Services, scope: SyncScope, node: NodeRow, bytes
   };
 }
 
-/** Replaces an upload's bytes: blob first (durable), then a compare-and-swap on the row. */
+/** Replaces an upload's bytes through the one upload writer (If-Match in the statement). */
 async function writeUpload(s: Services, scope: SyncScope, node: NodeRow, bytes: Buffer, ifMatch: Precondition): Promise<WriteAnswer> {
-  assertUploadSize(scope.account.plan, bytes.length);
-  const sum = checksumOf(bytes);
-  const unchanged = (n: NodeRow): WriteAnswer => ({
+  const { changed, node: n } = await run(() =>
+    replaceUpload(s, { node, plan: scope.account.plan, bytes, by: uploadWriter(scope), ifMatch: tagOf(ifMatch) }),
+  );
+  return {
     success: true,
     nodeId: n.id,
     checksum: n.checksum!,
@@ -340,43 +336,12 @@ async function writeUpload(s: Services, scope: SyncScope, node: NodeRow, bytes: 
     size: n.size,
     modifiedAt: n.modified_at,
     structureVersion: fileVersion(versioned(n)),
-    changed: false,
-  });
-  if (ifMatch.kind === 'tag' && ifMatch.value !== node.checksum) throw conflictError(node.checksum ?? '', node.saved_by_account_id, node.saved_by_writer, by(scope));
-  if (node.checksum === sum) return unchanged(node);
-  const sha = await s.blobs.put(bytes);
-  const now = s.clock.now().toISOString();
-  let q = s.database.db
-    .updateTable('nodes')
-    .set({ blob_sha256: sha, checksum: sum, size: bytes.length, modified_at: now, saved_by_account_id: scope.actor.accountId, saved_by_writer: scope.actor.writer })
-    .where('id', '=', node.id)
-    .where('type', '=', 'upload');
-  if (ifMatch.kind === 'tag') q = q.where('checksum', '=', ifMatch.value);
-  const r = await q.executeTakeFirst();
-  if (Number(r.numUpdatedRows) === 0) {
-    const now2 = await getNode(s, node.id);
-    if (!now2) throw nodeNotFound();
-    throw conflictError(now2.checksum ?? '', now2.saved_by_account_id, now2.saved_by_writer, by(scope));
-  }
-  const updated: NodeRow = { ...node, blob_sha256: sha, checksum: sum, size: bytes.length, modified_at: now };
-  void publishUploadSaved(s, updated, scope.actor.writer); // never waits on the bus
-  return { ...unchanged(updated), changed: true };
+    changed,
+  };
 }
 
-function publishUploadSaved(s: Services, n: NodeRow, writer: string | null) {
-  return s.events
-    .publish(channels.account(n.owner_id), {
-      type: 'node-saved',
-      nodeId: n.id,
-      nodeType: 'upload',
-      path: fullPath(n),
-      checksum: n.checksum,
-      modifiedAt: n.modified_at,
-      size: n.size,
-      writer,
-    })
-    .catch((err) => console.error('publishing an upload event failed:', err));
-}
+const tagOf = (p: Precondition): string | null => (p.kind === 'tag' ? p.value : null);
+const uploadWriter = (scope: SyncScope) => ({ kind: 'sync' as const, accountId: scope.actor.accountId, writer: scope.actor.writer });
 
 // ------------------------------------------------------------------ creating
 
@@ -398,9 +363,10 @@ export function parentIdOf(v: unknown): number {
 }
 
 /** A folder of the scope's account (0 = top level → null). */
-async function scopedFolder(s: Services, scope: SyncScope, id: number): Promise<NodeRow | null> {
+async function scopedFolder(db: Kysely<DB>, scope: SyncScope, id: number): Promise<NodeRow | null> {
   if (id === 0) return null;
-  const folder = await scopedNode(s, scope, id);
+  const folder = await db.selectFrom('nodes').selectAll().where('id', '=', id).executeTakeFirst();
+  if (!folder || folder.owner_id !== scope.account.id) throw nodeNotFound();
   if (folder.type !== 'folder') throw badRequest(`"${folder.name}" is not a folder.`, 'invalid-parent');
   return folder;
 }
@@ -430,12 +396,15 @@ export async function createSyncNode(s: Services, scope: SyncScope, input: Creat
     if (problem) throw badRequest(segments.length > 1 ? `${problem} (in "${seg}")` : problem, 'invalid-name');
   }
   const bytes = type === 'folder' || input.content === undefined || input.content === null ? null : contentBytes(input.content, type);
-  if (type === 'upload' && bytes) assertUploadSize(scope.account.plan, bytes.length);
+  // An upload's bytes go to the blob store before the transaction (durable first, and no file I/O
+  // while the transaction holds the database).
+  const stored = type === 'upload' && bytes ? await storeBytes(s, scope.account.plan, bytes) : null;
   return run(async () => {
     // Two creators of one name at once: the loser of the unique index tries again and reuses.
     for (let attempt = 0; ; attempt++) {
       try {
-        return await createOnce(s, scope, type, segments, bytes, input);
+        const made = await runWrite(s, (tx, after) => createOnce(s, { tx, after }, scope, type, segments, bytes, stored, input));
+        return { node: await freshWireNode(s, made.id), created: made.created };
       } catch (err) {
         if (attempt < 3 && err instanceof KilnError && err.status === 409 && err.code === 'name-taken') continue;
         throw err;
@@ -444,26 +413,32 @@ export async function createSyncNode(s: Services, scope: SyncScope, input: Creat
   });
 }
 
+/** The create, in one transaction: the folders of the path, then the leaf (new or reused). A refusal
+ *  anywhere leaves nothing behind. */
 async function createOnce(
   s: Services,
+  t: { tx: Tx; after: AfterCommit },
   scope: SyncScope,
   type: NodeType,
   segments: string[],
   bytes: Buffer | null,
+  stored: StoredBytes | null,
   input: CreateInput,
-): Promise<{ node: WireNode; created: boolean }> {
+): Promise<{ id: number; created: boolean }> {
+  const { tx, after } = t;
   const leaf = segments[segments.length - 1];
   const writer = scope.actor.writer;
-  const created: number[] = [];
+  const now = s.clock.now().toISOString();
+  const touched: number[] = [];
   // The folders of the path: reuse what exists, create what is missing.
-  let parent = await scopedFolder(s, scope, parentIdOf(input.parentId));
+  let parent = await scopedFolder(tx, scope, parentIdOf(input.parentId));
   for (const folderName of segments.slice(0, -1)) {
-    const existing = await sibling(s, scope.account.id, parent?.id ?? 0, folderName);
+    const existing = await sibling(tx, scope.account.id, parent?.id ?? 0, folderName);
     if (existing && existing.type !== 'folder') throw nameTaken(folderName, ` by a ${existing.type === 'site' ? 'document' : 'file'} in this folder`);
     if (existing) parent = existing;
     else {
-      parent = await createNode(s, scope.actor.accountId, { ownerId: scope.account.id, parentId: parent?.id ?? 0, type: 'folder', name: folderName, writer });
-      created.push(parent.id);
+      parent = await createIn(s, tx, scope.actor.accountId, { ownerId: scope.account.id, parentId: parent?.id ?? 0, type: 'folder', name: folderName, writer }, now, after);
+      touched.push(parent.id);
     }
   }
   const parentId = parent?.id ?? 0;
@@ -471,7 +446,7 @@ async function createOnce(
   // Rule 3: the leaf name.
   let reuse: NodeRow | undefined;
   if (type === 'site' && isGlobalDocumentName(leaf)) {
-    const site = await s.database.db
+    const site = await tx
       .selectFrom('nodes')
       .selectAll()
       .where('name_key', '=', leaf.toLowerCase())
@@ -480,7 +455,7 @@ async function createOnce(
     if (site && site.owner_id !== scope.account.id) throw nameTaken(leaf, ' by another account; document names are unique across this Kiln');
     reuse = site;
   }
-  const same = await sibling(s, scope.account.id, parentId, leaf);
+  const same = await sibling(tx, scope.account.id, parentId, leaf);
   if (same && same.type !== type) throw nameTaken(leaf, ` by a ${same.type === 'site' ? 'document' : same.type === 'folder' ? 'folder' : 'file'} in this folder`);
   reuse ??= same;
 
@@ -494,65 +469,29 @@ async function createOnce(
       if (scope.account.kind === 'team' && input.ifMatch.kind === 'none' && checksumOf(bytes) !== reuse.checksum) {
         throw nameTaken(reuse.name, ' in this team by a file with other content (send If-Match to replace it)');
       }
-      if (type === 'site') await writeDocument(s, scope, reuse, bytes, input.ifMatch);
-      else await writeUpload(s, scope, reuse, bytes, input.ifMatch);
+      if (type === 'site') await writeDocumentIn(s, tx, after, { nodeId: reuse.id, bytes, by: by(scope), ifMatch: tagOf(input.ifMatch) });
+      else await replaceUpload(s, { node: reuse, plan: scope.account.plan, bytes: stored!, by: uploadWriter(scope), ifMatch: tagOf(input.ifMatch) }, t);
     }
-    await markSynced(s, [...created, reuse.id]);
-    return { node: await freshWireNode(s, reuse.id), created: false };
+    await markSynced(tx, [...touched, reuse.id], now);
+    return { id: reuse.id, created: false };
   }
 
-  let node: NodeRow;
-  if (type === 'upload') {
-    node = await insertUpload(s, scope, parentId, childPathOf(parent), leaf, bytes ?? Buffer.alloc(0));
-    void publishUploadSaved(s, node, writer); // never waits on the bus
-  } else {
-    node = await createNode(s, scope.actor.accountId, {
-      ownerId: scope.account.id,
-      parentId,
-      type,
-      name: leaf,
-      html: type === 'site' && bytes ? bytes : undefined,
-      writer,
-    });
-  }
-  created.push(node.id);
-  await markSynced(s, created);
-  return { node: await freshWireNode(s, node.id), created: true };
-}
-
-/** A new upload under its exact name (no numbered suffix: a sync tool names its files): the bytes
- *  go to the blob store first (durable), then the row. A name taken meanwhile is 409 `name-taken`. */
-async function insertUpload(s: Services, scope: SyncScope, parentId: number, parentPath: string, name: string, bytes: Buffer): Promise<NodeRow> {
-  const sha = await s.blobs.put(bytes);
-  const now = s.clock.now().toISOString();
-  try {
-    return await s.database.db
-      .insertInto('nodes')
-      .values(
-        newNodeRow(
-          { ownerId: scope.account.id, parentId, type: 'upload', name, path: parentPath, now },
-          {
-            checksum: checksumOf(bytes),
-            size: bytes.length,
-            content_type: contentTypeFor(name),
-            blob_sha256: sha,
-            last_synced_at: now,
-            saved_by_account_id: scope.actor.accountId,
-            saved_by_writer: scope.actor.writer,
-          },
-        ),
-      )
-      .returningAll()
-      .executeTakeFirstOrThrow();
-  } catch (err) {
-    if (isUniqueViolation(err)) throw new KilnError(409, 'That name was just taken.', 'name-taken');
-    throw err;
-  }
+  const node =
+    type === 'upload'
+      ? await insertUpload(
+          s,
+          { ownerId: scope.account.id, parentId, parentPath: childPathOf(parent), name: leaf, stored: stored ?? (await storeBytes(s, scope.account.plan, Buffer.alloc(0))), by: uploadWriter(scope), ifTaken: 'refuse' },
+          t,
+        )
+      : await createIn(s, tx, scope.actor.accountId, { ownerId: scope.account.id, parentId, type, name: leaf, html: type === 'site' && bytes ? bytes : undefined, writer }, now, after);
+  touched.push(node.id);
+  await markSynced(tx, touched, now);
+  return { id: node.id, created: true };
 }
 
 /** The account's node of that name in a folder (names are case-insensitive), any type. */
-function sibling(s: Services, ownerId: number, parentId: number, name: string) {
-  return s.database.db
+function sibling(db: Kysely<DB>, ownerId: number, parentId: number, name: string) {
+  return db
     .selectFrom('nodes')
     .selectAll()
     .where('owner_id', '=', ownerId)
@@ -588,7 +527,7 @@ export async function renameSyncNode(s: Services, scope: SyncScope, nodeId: numb
   if (typeof input.newName !== 'string' || input.newName === '') throw badRequest('newName is required.', 'invalid-name');
   const opts = structureOptions(s, scope, input);
   const renamed = await run(() => renameNode(s, scope.actor.accountId, node.id, input.newName as string, opts));
-  await markSynced(s, [renamed.id]);
+  await markSynced(s.database.db, [renamed.id], s.clock.now().toISOString());
   const wire = await freshWireNode(s, renamed.id);
   return { success: true as const, nodeId: renamed.id, oldName: node.name, newName: renamed.name, node: wire, structureVersion: wire.structureVersion };
 }
@@ -598,11 +537,11 @@ export async function moveSyncNode(s: Services, scope: SyncScope, nodeId: number
   const node = await scopedNode(s, scope, nodeId);
   assertCanWrite(scope);
   const target = parentIdOf(input.targetParentId);
-  await scopedFolder(s, scope, target);
+  await scopedFolder(s.database.db, scope, target);
   if (input.newName !== undefined && input.newName !== null && typeof input.newName !== 'string') throw badRequest('newName must be a string.', 'invalid-name');
   const opts = structureOptions(s, scope, input);
   const moved = await run(() => moveNode(s, scope.actor.accountId, node.id, target, (input.newName as string | null | undefined) ?? null, opts));
-  await markSynced(s, [moved.id]);
+  await markSynced(s.database.db, [moved.id], s.clock.now().toISOString());
   const wire = await freshWireNode(s, moved.id);
   return {
     success: true as const,

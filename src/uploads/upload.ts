@@ -1,42 +1,61 @@
-// Storing an upload: bytes into the blob store (durable first), then the node row that points at them.
+// THE upload writers. Bytes go to the blob store first (durable, content-addressed), then one
+// statement points a row at them:
+// - `insertUpload`: a new upload, with an explicit policy for a taken name (`number`: photo-1.png,
+//   photo-2.png … as the browser's upload does; `refuse`: 409 `name-taken`, as a sync tool names its
+//   files). Inside the caller's transaction when it gives one.
+// - `replaceUpload`: new bytes for an upload, the If-Match condition in the UPDATE itself (so two
+//   writers from one base cannot both win).
+// Both publish node-saved after the commit.
+import type { Kysely } from 'kysely';
 import type { Services } from '../services.ts';
-import type { Plan } from '../store/schema.ts';
-import { badRequest } from '../errors.ts';
+import type { DB, Plan } from '../store/schema.ts';
+import type { NodeRow } from '../nodes/tree.ts';
+import { KilnError, badRequest } from '../errors.ts';
 import { assertUploadSize as planUploadSize } from '../billing/plans.ts';
 import { nodeNameProblem } from '../core/names.ts';
 import { checksum } from '../core/checksum.ts';
 import { isUniqueViolation } from '../store/db.ts';
 import { contentTypeFor } from './content-types.ts';
-import { channels } from '../events/bus.ts';
 import { newNodeRow } from '../nodes/rows.ts';
-
-/** The change event for an upload's new bytes (the owner's sync streams hear every change). */
-function publishSaved(s: Services, n: { id: number; owner_id: number; path: string; name: string; checksum: string | null; modified_at: string; size: number }) {
-  return s.events
-    .publish(channels.account(n.owner_id), {
-      type: 'node-saved',
-      nodeId: n.id,
-      nodeType: 'upload',
-      path: n.path ? `${n.path}/${n.name}` : n.name,
-      checksum: n.checksum,
-      modifiedAt: n.modified_at,
-      size: n.size,
-    })
-    .catch((err) => console.error('publishing an upload event failed:', err));
-}
-
-export interface UploadInput {
-  ownerId: number;
-  plan: Plan;
-  /** Parent folder id (0 at top level) and its path ('' at top level). */
-  parentId: number;
-  parentPath: string;
-  fileName: string;
-  bytes: Buffer;
-}
+import { publishNodeSaved } from '../events/publish.ts';
+import { conflictError } from '../save/pipeline.ts';
+import type { AfterCommit, Tx } from '../store/transaction.ts';
 
 /** 413 `quota-exceeded` over the plan's per-file size (the rule and its message: src/billing/plans.ts). */
 export const assertUploadSize = planUploadSize;
+
+/** An upload's bytes, in the blob store. */
+export interface StoredBytes {
+  sha: string;
+  checksum: string;
+  size: number;
+}
+
+/** Checks the plan's size and stores the bytes (durable before any row points at them). */
+export async function storeBytes(s: Services, plan: Plan, bytes: Buffer): Promise<StoredBytes> {
+  assertUploadSize(plan, bytes.length);
+  return { sha: await s.blobs.put(bytes), checksum: checksum(bytes), size: bytes.length };
+}
+
+/** Who writes: the account and the writer (session or sync key) recorded on the row. */
+export interface UploadWriter {
+  accountId: number | null;
+  writer: string | null;
+}
+
+export interface InsertUploadInput {
+  ownerId: number;
+  /** Parent folder id (0 at top level) and its path ('' at top level). */
+  parentId: number;
+  parentPath: string;
+  name: string;
+  stored: StoredBytes;
+  by: UploadWriter;
+  /** A name taken in the folder: `number` tries photo-1.png, photo-2.png …; `refuse` is 409. */
+  ifTaken: 'number' | 'refuse';
+  /** The sync API marks what it wrote as synced. */
+  syncedAt?: string;
+}
 
 /** `photo.png`, `photo-1.png`, `photo-2.png` … */
 function candidateName(name: string, n: number): string {
@@ -45,47 +64,120 @@ function candidateName(name: string, n: number): string {
   return dot > 0 ? `${name.slice(0, dot)}-${n}${name.slice(dot)}` : `${name}-${n}`;
 }
 
-/** Stores the file and returns its node. A name taken in the folder gets a numbered suffix. */
-export async function storeUpload(s: Services, input: UploadInput) {
-  assertUploadSize(input.plan, input.bytes.length);
-  const problem = nodeNameProblem(input.fileName, 'upload');
+/** Inserts the upload's row. With a transaction (`tx`, `after`), the row is part of it and the event
+ *  waits for its commit; a taken name is then always 409 (one statement per transaction). */
+export async function insertUpload(s: Services, input: InsertUploadInput, tx?: { tx: Tx; after: AfterCommit }): Promise<NodeRow> {
+  const problem = nodeNameProblem(input.name, 'upload');
   if (problem) throw badRequest(problem, 'invalid-name');
-  const sha = await s.blobs.put(input.bytes);
+  const db: Kysely<DB> = tx?.tx ?? s.database.db;
   const now = s.clock.now().toISOString();
-  for (let n = 0; n < 100; n++) {
-    const name = candidateName(input.fileName, n);
+  const tries = input.ifTaken === 'number' && !tx ? 100 : 1;
+  for (let n = 0; n < tries; n++) {
+    const name = candidateName(input.name, n);
     try {
-      const row = await s.database.db
+      const row = await db
         .insertInto('nodes')
         .values(
           newNodeRow(
             { ownerId: input.ownerId, parentId: input.parentId, type: 'upload', name, path: input.parentPath, now },
-            { checksum: checksum(input.bytes), size: input.bytes.length, content_type: contentTypeFor(name), blob_sha256: sha, saved_by_account_id: input.ownerId },
+            {
+              checksum: input.stored.checksum,
+              size: input.stored.size,
+              content_type: contentTypeFor(name),
+              blob_sha256: input.stored.sha,
+              saved_by_account_id: input.by.accountId,
+              saved_by_writer: input.by.writer,
+              ...(input.syncedAt ? { last_synced_at: input.syncedAt } : {}),
+            },
           ),
         )
         .returningAll()
         .executeTakeFirstOrThrow();
-      void publishSaved(s, row); // never waits on the bus
+      const publish = () => publishNodeSaved(s, row, { checksum: row.checksum, size: row.size, modifiedAt: row.modified_at }, { writer: input.by.writer });
+      if (tx) tx.after.push(publish);
+      else void publish(); // never waits on the bus
       return row;
     } catch (e) {
       if (!isUniqueViolation(e)) throw e;
+      if (input.ifTaken === 'refuse' || tx) throw new KilnError(409, 'That name was just taken.', 'name-taken');
     }
   }
   throw badRequest('Too many files with that name in this folder.', 'name-conflict');
 }
 
-/** Replaces an upload's bytes (the code editor's save of a text upload). */
-export async function replaceUpload(s: Services, nodeId: number, plan: Plan, bytes: Buffer, by: number | null) {
-  assertUploadSize(plan, bytes.length);
-  const sha = await s.blobs.put(bytes);
-  const sum = checksum(bytes);
-  const row = await s.database.db
+export interface UploadInput {
+  ownerId: number;
+  plan: Plan;
+  parentId: number;
+  parentPath: string;
+  fileName: string;
+  bytes: Buffer;
+}
+
+/** The browser's upload: stores the file and returns its node; a taken name gets a numbered suffix. */
+export async function storeUpload(s: Services, input: UploadInput): Promise<NodeRow> {
+  const problem = nodeNameProblem(input.fileName, 'upload');
+  if (problem) throw badRequest(problem, 'invalid-name');
+  const stored = await storeBytes(s, input.plan, input.bytes);
+  return insertUpload(s, {
+    ownerId: input.ownerId,
+    parentId: input.parentId,
+    parentPath: input.parentPath,
+    name: input.fileName,
+    stored,
+    by: { accountId: input.ownerId, writer: null },
+    ifTaken: 'number',
+  });
+}
+
+export interface ReplaceUploadInput {
+  node: NodeRow;
+  plan: Plan;
+  /** The new bytes, or the same already stored (a caller that writes inside a transaction stores
+   *  them before opening it). */
+  bytes: Buffer | StoredBytes;
+  by: UploadWriter & { kind: 'upload-edit' | 'sync' };
+  /** When given, the write happens only if the stored checksum still equals it (412 otherwise). */
+  ifMatch: string | null;
+  /** The sync API marks what it wrote as synced. */
+  syncedAt?: string;
+}
+
+/** New bytes for an upload: the blob first, then one UPDATE that carries the If-Match condition.
+ *  Unchanged bytes write nothing. With a transaction, the UPDATE is part of it and the event waits
+ *  for its commit. */
+export async function replaceUpload(s: Services, input: ReplaceUploadInput, tx?: { tx: Tx; after: AfterCommit }): Promise<{ changed: boolean; node: NodeRow }> {
+  const { node, ifMatch } = input;
+  const db: Kysely<DB> = tx?.tx ?? s.database.db;
+  const conflict = (n: Pick<NodeRow, 'checksum' | 'saved_by_account_id' | 'saved_by_writer'>) =>
+    conflictError(n.checksum ?? '', n.saved_by_account_id, n.saved_by_writer, input.by);
+  if (ifMatch !== null && ifMatch !== node.checksum) throw conflict(node);
+  const sum = Buffer.isBuffer(input.bytes) ? checksum(input.bytes) : input.bytes.checksum;
+  if (node.checksum === sum) return { changed: false, node };
+  const stored = Buffer.isBuffer(input.bytes) ? await storeBytes(s, input.plan, input.bytes) : input.bytes;
+  const now = s.clock.now().toISOString();
+  let q = db
     .updateTable('nodes')
-    .set({ blob_sha256: sha, checksum: sum, size: bytes.length, modified_at: s.clock.now().toISOString(), saved_by_account_id: by })
-    .where('id', '=', nodeId)
-    .where('type', '=', 'upload')
-    .returning(['id', 'owner_id', 'path', 'name', 'checksum', 'modified_at', 'size'])
-    .executeTakeFirst();
-  if (row) void publishSaved(s, row); // never waits on the bus
-  return { checksum: sum, size: bytes.length };
+    .set({
+      blob_sha256: stored.sha,
+      checksum: stored.checksum,
+      size: stored.size,
+      modified_at: now,
+      saved_by_account_id: input.by.accountId,
+      saved_by_writer: input.by.writer,
+      ...(input.syncedAt ? { last_synced_at: input.syncedAt } : {}),
+    })
+    .where('id', '=', node.id)
+    .where('type', '=', 'upload');
+  if (ifMatch !== null) q = q.where('checksum', '=', ifMatch);
+  const updated = await q.returningAll().executeTakeFirst();
+  if (!updated) {
+    const current = await db.selectFrom('nodes').selectAll().where('id', '=', node.id).executeTakeFirst();
+    if (!current || current.type !== 'upload') throw new KilnError(404, 'No such file.', 'not-found');
+    throw conflict(current);
+  }
+  const publish = () => publishNodeSaved(s, updated, { checksum: updated.checksum, size: updated.size, modifiedAt: now }, { writer: input.by.writer });
+  if (tx) tx.after.push(publish);
+  else void publish(); // never waits on the bus
+  return { changed: true, node: updated };
 }

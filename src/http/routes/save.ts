@@ -9,7 +9,7 @@ import { limits } from '../../limits.ts';
 import { assertSameOrigin } from '../origin.ts';
 import { documentPathOf, documentUrlHeader } from '../../save/document-url.ts';
 import { hasRootHtml } from '../../save/root-html.ts';
-import { conflictError, saveDocument } from '../../save/pipeline.ts';
+import { saveDocument } from '../../save/pipeline.ts';
 import { authorize, resourceOf } from '../../access/authorize.ts';
 import { findByPath } from '../../nodes/tree.ts';
 import { parseIfMatch } from '../conditional.ts';
@@ -68,12 +68,14 @@ async function saveEditedUpload(s: Services, req: FastifyRequest, target: { user
   const node = await findByPath(s, req.actor.accountId, target.path);
   if (!node || node.type !== 'upload') throw notFound();
   authorize({ actor: req.actor }, resourceOf(node), 'edit');
-  const ifMatch = parseIfMatch(req.headers['if-match']);
-  if (ifMatch !== null && ifMatch !== node.checksum) {
-    throw conflictError(node.checksum ?? '', node.saved_by_account_id, null, { kind: 'upload-edit', accountId: req.actor.accountId, writer: req.actor.writer });
-  }
-  const result = await replaceUpload(s, node.id, req.actor.plan, body, req.actor.accountId);
-  return { msg: 'Saved', msgType: 'success', etag: result.checksum };
+  const { node: saved } = await replaceUpload(s, {
+    node,
+    plan: req.actor.plan,
+    bytes: body,
+    by: { kind: 'upload-edit', accountId: req.actor.accountId, writer: req.actor.writer },
+    ifMatch: parseIfMatch(req.headers['if-match']),
+  });
+  return { msg: 'Saved', msgType: 'success', etag: saved.checksum };
 }
 
 export default plugin;
