@@ -12,7 +12,7 @@
 //   DELETE <base>/nodes/:id[?cascade=true][&expectedVersion=v]
 //   GET    /_/sync/accounts                   protocol 2 discovery (personal base only)
 //
-// Auth, scope and plan rules: src/sync/scope.ts. Shapes and write rules: src/sync/nodes.ts.
+// Auth, scope and plan rules: src/sync/scope.ts. Shapes: src/sync/wire.ts; use cases: read, write, create, changes in src/sync/.
 // The streams (`<base>/stream`, `GET|POST /_/sync`, `/_/live-sync/*`) live in their own plugin.
 // Errors are JSON {msg, msgType:'error', code} (the app's error handler), never pages or redirects:
 // sync clients may send `Accept: */*` or `text/html`.
@@ -24,17 +24,11 @@ import { limits } from '../../limits.ts';
 import { ifNoneMatchHits } from '../conditional.ts';
 import { syncScope, type SyncScope } from '../../sync/scope.ts';
 import { discoverAccounts } from '../../sync/accounts.ts';
-import {
-  createSyncNode,
-  deleteSyncNode,
-  listSyncNodes,
-  moveSyncNode,
-  nodeNotFound,
-  preconditionOf,
-  readSyncContent,
-  renameSyncNode,
-  writeSyncContent,
-} from '../../sync/nodes.ts';
+import { nodeNotFound, preconditionOf } from '../../sync/wire.ts';
+import { listSyncNodes, readSyncContent } from '../../sync/read.ts';
+import { writeSyncContent } from '../../sync/write.ts';
+import { createSyncNode } from '../../sync/create.ts';
+import { deleteSyncNode, moveSyncNode, renameSyncNode } from '../../sync/changes.ts';
 
 type Params = { team?: string; id?: string };
 type Body = Record<string, unknown>;

@@ -1,0 +1,92 @@
+// The sync API's tree changes: rename, move and delete through src/nodes/tree.ts, guarded by the
+// protocol-2 structure version (or If-Match).
+import type { Services } from '../services.ts';
+import { KilnError, badRequest } from '../errors.ts';
+import { deleteNode, moveNode, renameNode, type ChangeOptions } from '../nodes/tree.ts';
+import { assertCanWrite, type SyncScope } from './scope.ts';
+import { type Precondition, assertConditional, freshWireNode, fullPath, markSynced, parentIdOf, run, scopedFolder, scopedNode, versionOf } from './wire.ts';
+
+/** The expected-version check of rename, move and delete, run inside their transaction. A stale
+ *  `expectedVersion` is 409 `node-changed`; an `If-Match` must name the current structure version
+ *  or (files) the current etag, else 412. Both leave everything unchanged. */
+function expectVersion(s: Services, expected: string | null, ifMatch: Precondition): ChangeOptions['expect'] {
+  if (expected === null && ifMatch.kind !== 'tag') return undefined;
+  return async (trx, node) => {
+    // Hold the node while deciding, so two conditional changes cannot both pass.
+    await s.database.lock.row(trx, 'nodes', node.id);
+    const current = await versionOf(trx, node);
+    if (expected !== null && expected !== current) {
+      throw new KilnError(409, `"${node.name}" changed on the server since you last listed it; refresh it and try again.`, 'node-changed', {
+        structureVersion: current,
+        etag: node.checksum,
+      });
+    }
+    if (ifMatch.kind === 'tag' && ifMatch.value !== current && ifMatch.value !== node.checksum) {
+      throw new KilnError(412, `"${node.name}" changed on the server since you last listed it.`, 'conflict', { etag: node.checksum, structureVersion: current });
+    }
+  };
+}
+
+
+// ------------------------------------------------------------------ structure
+
+export interface StructureInput {
+  /** Protocol 2's precondition: the node's `structureVersion` as last listed. */
+  expectedVersion?: unknown;
+  ifMatch: Precondition;
+}
+
+function expectedOf(v: unknown): string | null {
+  if (v === undefined || v === null || v === '') return null;
+  if (typeof v !== 'string') throw badRequest('expectedVersion must be a string.', 'invalid-version');
+  return v;
+}
+
+function structureOptions(s: Services, scope: SyncScope, input: StructureInput): ChangeOptions {
+  const expected = expectedOf(input.expectedVersion);
+  assertConditional(scope, expected !== null || input.ifMatch.kind !== 'none', 'expectedVersion (the structureVersion from the listing) or If-Match');
+  return { writer: scope.actor.writer, expect: expectVersion(s, expected, input.ifMatch) };
+}
+
+/** Renames a node in its folder; a folder's descendants get their new paths. */
+export async function renameSyncNode(s: Services, scope: SyncScope, nodeId: number, input: StructureInput & { newName: unknown }) {
+  const node = await scopedNode(s, scope, nodeId);
+  assertCanWrite(scope);
+  if (typeof input.newName !== 'string' || input.newName === '') throw badRequest('newName is required.', 'invalid-name');
+  const opts = structureOptions(s, scope, input);
+  const renamed = await run(() => renameNode(s, scope.actor.accountId, node.id, input.newName as string, opts));
+  await markSynced(s.database.db, [renamed.id], s.clock.now().toISOString());
+  const wire = await freshWireNode(s, renamed.id);
+  return { success: true as const, nodeId: renamed.id, oldName: node.name, newName: renamed.name, node: wire, structureVersion: wire.structureVersion };
+}
+
+/** Moves a node to another folder (0 / 'root' = top level), optionally renaming it in the same step. */
+export async function moveSyncNode(s: Services, scope: SyncScope, nodeId: number, input: StructureInput & { targetParentId: unknown; newName?: unknown }) {
+  const node = await scopedNode(s, scope, nodeId);
+  assertCanWrite(scope);
+  const target = parentIdOf(input.targetParentId);
+  await scopedFolder(s.database.db, scope, target);
+  if (input.newName !== undefined && input.newName !== null && typeof input.newName !== 'string') throw badRequest('newName must be a string.', 'invalid-name');
+  const opts = structureOptions(s, scope, input);
+  const moved = await run(() => moveNode(s, scope.actor.accountId, node.id, target, (input.newName as string | null | undefined) ?? null, opts));
+  await markSynced(s.database.db, [moved.id], s.clock.now().toISOString());
+  const wire = await freshWireNode(s, moved.id);
+  return {
+    success: true as const,
+    nodeId: moved.id,
+    fromPath: fullPath(node),
+    toPath: fullPath(moved),
+    oldName: node.name,
+    newName: moved.name,
+    node: wire,
+    structureVersion: wire.structureVersion,
+  };
+}
+
+/** Deletes a node; a folder that holds anything needs `cascade` (400 `folder-not-empty` otherwise). */
+export async function deleteSyncNode(s: Services, scope: SyncScope, nodeId: number, input: StructureInput & { cascade: boolean }) {
+  const node = await scopedNode(s, scope, nodeId);
+  const opts = structureOptions(s, scope, input);
+  const gone = await run(() => deleteNode(s, scope.actor.accountId, node.id, { cascade: input.cascade, ...opts }));
+  return { success: true as const, nodeId: node.id, type: node.type, deleted: gone.length };
+}

@@ -1,0 +1,153 @@
+// The sync API's create: a file or folder by name or nested path, or the account's own node of that
+// name reused (write rule 3), all in one transaction through the tree, the save pipeline and the
+// upload writer.
+import { sql, type Kysely } from 'kysely';
+import type { Services } from '../services.ts';
+import type { DB, NodeType } from '../store/schema.ts';
+import { KilnError, badRequest } from '../errors.ts';
+import { checksum as checksumOf } from '../core/checksum.ts';
+import { isGlobalDocumentName, nodeNameProblem } from '../core/names.ts';
+import { writeDocument as writeDocumentIn } from '../save/pipeline.ts';
+import { childPathOf, createIn, runWrite, type NodeRow } from '../nodes/tree.ts';
+import { insertUpload, replaceUpload, storeBytes, type StoredBytes } from '../uploads/upload.ts';
+import type { AfterCommit, Tx } from '../store/transaction.ts';
+import { assertCanWrite, type SyncScope } from './scope.ts';
+import { type Precondition, type WireNode, by, contentBytes, freshWireNode, markSynced, parentIdOf, run, scopedFolder, tagOf, uploadWriter } from './wire.ts';
+
+export interface CreateInput {
+  type: unknown;
+  name: unknown;
+  parentId: unknown;
+  content?: unknown;
+  ifMatch: Precondition;
+  ifNoneMatch: Precondition;
+}
+
+function nameTaken(name: string, detail: string): KilnError {
+  return new KilnError(409, `The name "${name}" is already taken${detail}.`, 'name-conflict');
+}
+
+/** Creates a node, or reuses the account's own node of that name (write rule 3):
+ *  - `name` may be a path (`folder/sub/name.html`): missing folders are created, existing ones reused;
+ *  - a document name owned by another account answers 409 `name-conflict` ("already taken");
+ *  - the account's own document of that name (in any folder, where it stays), or its own folder/upload
+ *    of that name in the target folder, is reused: the content (when sent) is written to it through the
+ *    same rules as PUT, and the answer is 200 instead of 201 (a team's file with other bytes and no
+ *    If-Match is 409 `name-conflict` instead: team writes are never blind);
+ *  - two creators of one name at once: one creates, the other reuses;
+ *  - `If-None-Match: *` answers 412 when the name exists (nothing is written).
+ *  Answers `{node, created}`. */
+export async function createSyncNode(s: Services, scope: SyncScope, input: CreateInput): Promise<{ node: WireNode; created: boolean }> {
+  const type = input.type;
+  if (type !== 'site' && type !== 'folder' && type !== 'upload') throw badRequest('type must be "site", "upload" or "folder".', 'invalid-type');
+  if (typeof input.name !== 'string' || input.name.trim() === '') throw badRequest('name is required.', 'invalid-name');
+  assertCanWrite(scope);
+  const segments = input.name.replace(/^\/+|\/+$/g, '').split('/').map((p) => p.normalize('NFC'));
+  for (const [i, seg] of segments.entries()) {
+    const problem = nodeNameProblem(seg, i === segments.length - 1 ? type : 'folder');
+    if (problem) throw badRequest(segments.length > 1 ? `${problem} (in "${seg}")` : problem, 'invalid-name');
+  }
+  const bytes = type === 'folder' || input.content === undefined || input.content === null ? null : contentBytes(input.content, type);
+  // An upload's bytes go to the blob store before the transaction (durable first, and no file I/O
+  // while the transaction holds the database).
+  const stored = type === 'upload' && bytes ? await storeBytes(s, scope.account.plan, bytes) : null;
+  return run(async () => {
+    // Two creators of one name at once: the loser of the unique index tries again and reuses.
+    for (let attempt = 0; ; attempt++) {
+      try {
+        const made = await runWrite(s, (tx, after) => createOnce(s, { tx, after }, scope, type, segments, bytes, stored, input));
+        return { node: await freshWireNode(s, made.id), created: made.created };
+      } catch (err) {
+        if (attempt < 3 && err instanceof KilnError && err.status === 409 && err.code === 'name-taken') continue;
+        throw err;
+      }
+    }
+  });
+}
+
+/** The create, in one transaction: the folders of the path, then the leaf (new or reused). A refusal
+ *  anywhere leaves nothing behind. */
+async function createOnce(
+  s: Services,
+  t: { tx: Tx; after: AfterCommit },
+  scope: SyncScope,
+  type: NodeType,
+  segments: string[],
+  bytes: Buffer | null,
+  stored: StoredBytes | null,
+  input: CreateInput,
+): Promise<{ id: number; created: boolean }> {
+  const { tx, after } = t;
+  const leaf = segments[segments.length - 1];
+  const writer = scope.actor.writer;
+  const now = s.clock.now().toISOString();
+  const touched: number[] = [];
+  // The folders of the path: reuse what exists, create what is missing.
+  let parent = await scopedFolder(tx, scope, parentIdOf(input.parentId));
+  for (const folderName of segments.slice(0, -1)) {
+    const existing = await sibling(tx, scope.account.id, parent?.id ?? 0, folderName);
+    if (existing && existing.type !== 'folder') throw nameTaken(folderName, ` by a ${existing.type === 'site' ? 'document' : 'file'} in this folder`);
+    if (existing) parent = existing;
+    else {
+      parent = await createIn(s, tx, scope.actor.accountId, { ownerId: scope.account.id, parentId: parent?.id ?? 0, type: 'folder', name: folderName, writer }, now, after);
+      touched.push(parent.id);
+    }
+  }
+  const parentId = parent?.id ?? 0;
+
+  // Rule 3: the leaf name.
+  let reuse: NodeRow | undefined;
+  if (type === 'site' && isGlobalDocumentName(leaf)) {
+    const site = await tx
+      .selectFrom('nodes')
+      .selectAll()
+      .where('name_key', '=', leaf.toLowerCase())
+      .where(sql.ref('type'), '=', sql.lit('site'))
+      .executeTakeFirst();
+    if (site && site.owner_id !== scope.account.id) throw nameTaken(leaf, ' by another account; document names are unique across this Kiln');
+    reuse = site;
+  }
+  const same = await sibling(tx, scope.account.id, parentId, leaf);
+  if (same && same.type !== type) throw nameTaken(leaf, ` by a ${same.type === 'site' ? 'document' : same.type === 'folder' ? 'folder' : 'file'} in this folder`);
+  reuse ??= same;
+
+  if (reuse) {
+    if (input.ifNoneMatch.kind !== 'none') {
+      throw new KilnError(412, `"${reuse.name}" already exists${reuse.path ? ` in "${reuse.path}"` : ''}.`, 'conflict', { etag: reuse.checksum });
+    }
+    if (bytes && type !== 'folder') {
+      // A team's file is never overwritten blindly: a create that names one with other bytes and no
+      // If-Match is a name conflict (the engine records it; nothing is lost). Same bytes: a no-op.
+      if (scope.account.kind === 'team' && input.ifMatch.kind === 'none' && checksumOf(bytes) !== reuse.checksum) {
+        throw nameTaken(reuse.name, ' in this team by a file with other content (send If-Match to replace it)');
+      }
+      if (type === 'site') await writeDocumentIn(s, tx, after, { nodeId: reuse.id, bytes, by: by(scope), ifMatch: tagOf(input.ifMatch) });
+      else await replaceUpload(s, { node: reuse, plan: scope.account.plan, bytes: stored!, by: uploadWriter(scope), ifMatch: tagOf(input.ifMatch) }, t);
+    }
+    await markSynced(tx, [...touched, reuse.id], now);
+    return { id: reuse.id, created: false };
+  }
+
+  const node =
+    type === 'upload'
+      ? await insertUpload(
+          s,
+          { ownerId: scope.account.id, parentId, parentPath: childPathOf(parent), name: leaf, stored: stored ?? (await storeBytes(s, scope.account.plan, Buffer.alloc(0))), by: uploadWriter(scope), ifTaken: 'refuse' },
+          t,
+        )
+      : await createIn(s, tx, scope.actor.accountId, { ownerId: scope.account.id, parentId, type, name: leaf, html: type === 'site' && bytes ? bytes : undefined, writer }, now, after);
+  touched.push(node.id);
+  await markSynced(tx, touched, now);
+  return { id: node.id, created: true };
+}
+
+/** The account's node of that name in a folder (names are case-insensitive), any type. */
+function sibling(db: Kysely<DB>, ownerId: number, parentId: number, name: string) {
+  return db
+    .selectFrom('nodes')
+    .selectAll()
+    .where('owner_id', '=', ownerId)
+    .where('parent_id', '=', parentId)
+    .where('name_key', '=', name.toLowerCase())
+    .executeTakeFirst();
+}

@@ -1,0 +1,74 @@
+// The sync API's reads: the listing of a scope's tree and one file's content.
+import type { Services } from '../services.ts';
+import type { NodeType } from '../store/schema.ts';
+import { badRequest } from '../errors.ts';
+import { checksum as checksumOf } from '../core/checksum.ts';
+import { documentContent } from '../nodes/serve.ts';
+import type { SyncScope } from './scope.ts';
+import { analyzeTree, fileVersion, versioned } from './structure.ts';
+import { LAST_SYNCED_SQL, type WireNode, nodeNotFound, scopedNode } from './wire.ts';
+
+/** Every node of the scope's account, each folder before what it holds: one query (no ORDER BY: the
+ *  tree order comes from the same grouping by parent that the structure versions need). */
+export async function listSyncNodes(s: Services, scope: SyncScope): Promise<WireNode[]> {
+  // The rows come out in wire shape (aliases, lastSyncedAt computed in SQL): 10,000 nodes make 10,000
+  // objects, not twice that, and each gets its etag and version in place.
+  const rows = await s.database.db
+    .selectFrom('nodes')
+    .select(['id', 'type', 'name', 'parent_id as parentId', 'path', LAST_SYNCED_SQL.as('lastSyncedAt'), 'size', 'modified_at as modifiedAt', 'checksum'])
+    .where('owner_id', '=', scope.account.id)
+    .execute();
+  const { versions, ordered } = analyzeTree(rows);
+  const out = ordered as Array<(typeof ordered)[number] & { etag?: string | null; structureVersion?: string }>;
+  for (const r of out) {
+    r.etag = r.checksum;
+    r.structureVersion = versions.get(r.id)!;
+  }
+  return out as WireNode[];
+}
+
+export interface ContentAnswer {
+  success: true;
+  nodeId: number;
+  nodeType: NodeType;
+  name: string;
+  path: string;
+  content: string;
+  modifiedAt: string;
+  checksum: string;
+  etag: string;
+  size: number;
+  structureVersion: string;
+}
+
+/** A document's HTML (text) or an upload's bytes (base64), with the checksum of exactly those bytes. */
+export async function readSyncContent(s: Services, scope: SyncScope, nodeId: number): Promise<ContentAnswer> {
+  const node = await scopedNode(s, scope, nodeId);
+  let bytes: Buffer;
+  let sum: string;
+  if (node.type === 'site') {
+    const stored = await documentContent(s, node);
+    if (!stored) throw nodeNotFound();
+    ({ bytes, checksum: sum } = stored);
+  } else if (node.type === 'upload') {
+    const blob = node.blob_sha256 ? await s.blobs.get(node.blob_sha256) : null;
+    if (!blob) throw nodeNotFound();
+    bytes = blob;
+    sum = checksumOf(blob);
+  } else {
+    throw badRequest('Folders have no content; list the nodes to see what a folder holds.', 'not-a-file');
+  }
+  return {
+    success: true,
+    nodeId: node.id,
+    nodeType: node.type,
+    name: node.name,
+    path: node.path,
+    content: node.type === 'upload' ? bytes.toString('base64') : bytes.toString('utf8'),
+    modifiedAt: node.modified_at,
+    checksum: sum,
+    etag: sum,
+    size: bytes.length,
+    structureVersion: fileVersion(versioned({ ...node, checksum: sum })),
+  };
+}

@@ -1,0 +1,191 @@
+// The sync API's wire: node shapes as the Hyperclay Local desktop engine reads them (protocols 1 and
+// 2, docs/notes/hyperclay-local-sync.md), the errors it reacts to, preconditions (If-Match,
+// If-None-Match), content encodings (sites as text, uploads as base64), and the scope's own nodes.
+// - a node on the wire: {id, type, name, parentId (0 at top level), path (the PARENT folder path, ''
+//   at top level), lastSyncedAt, size, modifiedAt, checksum, etag (= checksum), structureVersion}.
+import { sql, type Kysely, type Transaction } from 'kysely';
+import type { Services } from '../services.ts';
+import type { DB, NodeType } from '../store/schema.ts';
+import { KilnError, badRequest } from '../errors.ts';
+import { limits } from '../limits.ts';
+import type { SavedBy } from '../save/pipeline.ts';
+import { childPathOf, getNode, type NodeRow } from '../nodes/tree.ts';
+import type { SyncScope } from './scope.ts';
+import { fileVersion, structureVersions, versioned } from './structure.ts';
+
+export interface WireNode {
+  id: number;
+  type: NodeType;
+  name: string;
+  parentId: number;
+  path: string;
+  lastSyncedAt: string;
+  size: number;
+  modifiedAt: string;
+  checksum: string | null;
+  etag: string | null;
+  structureVersion: string;
+}
+
+/** The columns a wire node is made of. */
+const WIRE_COLUMNS = [
+  'id',
+  'parent_id',
+  'type',
+  'name',
+  'path',
+  'size',
+  'modified_at',
+  'last_synced_at',
+  'checksum',
+  'saved_by_writer',
+] as const;
+type WireRow = Pick<NodeRow, (typeof WIRE_COLUMNS)[number]>;
+
+/** When the node was last written through the sync API: its `last_synced_at` (sync creates, renames,
+ *  moves), or its last content write when a sync key made it; the modification time when never synced. */
+function lastSyncedAt(n: WireRow): string {
+  const byKey = n.saved_by_writer !== null && n.saved_by_writer.startsWith('key:');
+  if (n.last_synced_at === null) return n.modified_at;
+  return byKey && n.modified_at > n.last_synced_at ? n.modified_at : n.last_synced_at;
+}
+
+/** `lastSyncedAt` computed by the database, for the listing (same rule as above). */
+export const LAST_SYNCED_SQL = sql<string>`CASE WHEN last_synced_at IS NULL THEN modified_at WHEN saved_by_writer LIKE 'key:%' AND modified_at > last_synced_at THEN modified_at ELSE last_synced_at END`;
+
+export function wireNode(n: WireRow, structureVersion: string): WireNode {
+  return {
+    id: n.id,
+    type: n.type,
+    name: n.name,
+    parentId: n.parent_id,
+    path: n.path,
+    lastSyncedAt: lastSyncedAt(n),
+    size: n.size,
+    modifiedAt: n.modified_at,
+    checksum: n.checksum,
+    etag: n.checksum,
+    structureVersion,
+  };
+}
+
+export const fullPath = (n: { path: string; name: string }) => childPathOf(n);
+type RowForVersion = Parameters<typeof versioned>[0];
+
+// ------------------------------------------------------------------ errors the engine reacts to
+
+const NODE_NOT_FOUND = 'No such file or folder (it may have been deleted).';
+export const nodeNotFound = () => new KilnError(404, NODE_NOT_FOUND, 'node-not-found');
+
+/** Tree refusals in the codes the desktop engine recognises: any name clash is 409 `name-conflict`
+ *  with "already taken" in the message (protocol 1 matches that text); the site-count ceiling is 413
+ *  `quota-exceeded` (the engine stops creating for the session); a missing node is `node-not-found`. */
+function translated(err: unknown): unknown {
+  if (!(err instanceof KilnError)) return err;
+  if (err.status === 409 && (err.code === 'name-taken' || err.code === 'name-taken-elsewhere' || err.code === 'name-conflict')) {
+    const msg = /already taken/i.test(err.message) ? err.message : `That name is already taken. ${err.message}`;
+    return new KilnError(409, msg, 'name-conflict', err.extra);
+  }
+  if (err.status === 403 && err.code === 'quota-exceeded') return new KilnError(413, err.message, 'quota-exceeded', err.extra);
+  if (err.status === 404 && !err.code) return new KilnError(404, err.message, 'node-not-found');
+  return err;
+}
+
+export async function run<T>(fn: () => Promise<T>): Promise<T> {
+  try {
+    return await fn();
+  } catch (err) {
+    throw translated(err);
+  }
+}
+
+/** The structure version of one node (a folder's needs its whole subtree: one query of the owner's tree). */
+export async function versionOf(db: Services['database']['db'] | Transaction<DB>, row: RowForVersion & { owner_id: number }): Promise<string> {
+  const node = versioned(row);
+  if (node.type !== 'folder') return fileVersion(node);
+  const rows = await db
+    .selectFrom('nodes')
+    .select(['id', 'parent_id as parentId', 'type', 'path', 'name', 'checksum'])
+    .where('owner_id', '=', row.owner_id)
+    .execute();
+  return structureVersions(rows).get(node.id) ?? fileVersion(node);
+}
+
+/** A node of the scope's account, or 404 `node-not-found` (other accounts' nodes look missing). */
+export async function scopedNode(s: Services, scope: SyncScope, nodeId: number): Promise<NodeRow> {
+  const node = await getNode(s, nodeId);
+  if (!node || node.owner_id !== scope.account.id) throw nodeNotFound();
+  return node;
+}
+
+/** `parentId` as the engine sends it: a node id, or 0 / 'root' / null for the top level. */
+export function parentIdOf(v: unknown): number {
+  if (v === undefined || v === null || v === '' || v === 'root' || v === 0 || v === '0') return 0;
+  const n = typeof v === 'number' ? v : typeof v === 'string' && /^\d{1,15}$/.test(v) ? Number(v) : NaN;
+  if (!Number.isSafeInteger(n) || n < 0) throw badRequest('parentId must be a folder id (0 or "root" for the top level).', 'invalid-parent');
+  return n;
+}
+
+/** A folder of the scope's account (0 = top level → null). */
+export async function scopedFolder(db: Kysely<DB>, scope: SyncScope, id: number): Promise<NodeRow | null> {
+  if (id === 0) return null;
+  const folder = await db.selectFrom('nodes').selectAll().where('id', '=', id).executeTakeFirst();
+  if (!folder || folder.owner_id !== scope.account.id) throw nodeNotFound();
+  if (folder.type !== 'folder') throw badRequest(`"${folder.name}" is not a folder.`, 'invalid-parent');
+  return folder;
+}
+
+
+// ------------------------------------------------------------------ preconditions
+
+/** A conditional header as sent: absent, `*`, or a tag with quotes and W/ removed. */
+export type Precondition = { kind: 'none' } | { kind: 'any' } | { kind: 'tag'; value: string };
+
+export function preconditionOf(header: string | string[] | undefined): Precondition {
+  const v = (Array.isArray(header) ? header[0] : header)?.trim();
+  if (!v) return { kind: 'none' };
+  if (v === '*') return { kind: 'any' };
+  return { kind: 'tag', value: v.replace(/^W\//, '').replace(/^"(.*)"$/, '$1') };
+}
+
+/** Team writes must be conditional (428 `precondition-required`): a changed file cannot be
+ *  overwritten, moved or deleted by a tool that has not seen the change. */
+export function assertConditional(scope: SyncScope, present: boolean, what: string) {
+  if (present || scope.account.kind !== 'team') return;
+  throw new KilnError(428, `Team writes must be conditional: send ${what}.`, 'precondition-required');
+}
+
+export function sizeOf(content: string, type: NodeType): number {
+  return type === 'upload' ? Buffer.byteLength(content, 'base64') : Buffer.byteLength(content, 'utf8');
+}
+
+/** The bytes a request's `content` stands for (sites: UTF-8 text; uploads: base64). 413 for a
+ *  document over 5 MB, before anything is read or written. */
+export function contentBytes(content: unknown, type: NodeType): Buffer {
+  if (typeof content !== 'string') throw badRequest('content must be a string (HTML text for documents, base64 for uploads).', 'invalid-content');
+  if (type === 'site') {
+    const bytes = Buffer.from(content, 'utf8');
+    if (bytes.length > limits.documentSize) {
+      throw new KilnError(413, `Documents are limited to ${limits.documentSize / 1024 / 1024} MB; this one is ${(bytes.length / 1024 / 1024).toFixed(1)} MB.`, 'too-large');
+    }
+    return bytes;
+  }
+  if (!/^[A-Za-z0-9+/_\-\s]*={0,2}\s*$/.test(content)) throw badRequest('Upload content must be base64.', 'invalid-content');
+  return Buffer.from(content, 'base64');
+}
+
+export async function markSynced(db: Kysely<DB>, ids: number[], now: string) {
+  if (ids.length === 0) return;
+  await db.updateTable('nodes').set({ last_synced_at: now }).where('id', 'in', ids).execute();
+}
+
+export async function freshWireNode(s: Services, id: number): Promise<WireNode> {
+  const row = await s.database.db.selectFrom('nodes').select([...WIRE_COLUMNS, 'owner_id']).where('id', '=', id).executeTakeFirst();
+  if (!row) throw nodeNotFound();
+  return wireNode(row, await versionOf(s.database.db, row));
+}
+
+export const by = (scope: SyncScope): SavedBy => ({ kind: 'sync', accountId: scope.actor.accountId, writer: scope.actor.writer });
+
+export const tagOf = (p: Precondition): string | null => (p.kind === 'tag' ? p.value : null);
+export const uploadWriter = (scope: SyncScope) => ({ kind: 'sync' as const, accountId: scope.actor.accountId, writer: scope.actor.writer });

@@ -1,0 +1,80 @@
+// The sync API's content writes: documents through the save pipeline, uploads through the upload
+// writer (src/uploads/upload.ts), so versions, the stylesheet and the events are those of any writer.
+import type { Services } from '../services.ts';
+import { badRequest } from '../errors.ts';
+import { broadcastSnapshot } from '../events/publish.ts';
+import { saveDocument } from '../save/pipeline.ts';
+import type { NodeRow } from '../nodes/tree.ts';
+import { replaceUpload } from '../uploads/upload.ts';
+import { assertCanWrite, type SyncScope } from './scope.ts';
+import { fileVersion, versioned } from './structure.ts';
+import { type Precondition, assertConditional, by, contentBytes, run, scopedNode, tagOf, uploadWriter } from './wire.ts';
+
+export interface WriteInput {
+  content: unknown;
+  ifMatch: Precondition;
+  snapshotHtml?: unknown;
+  senderId?: unknown;
+}
+
+export interface WriteAnswer {
+  success: true;
+  nodeId: number;
+  checksum: string;
+  etag: string;
+  size: number;
+  modifiedAt: string;
+  structureVersion: string;
+  changed: boolean;
+}
+
+/** Writes the content of a document or upload. Rules: an `If-Match` equal to the stored checksum
+ *  succeeds, another answers 412 {code:'conflict', etag, changedBy?} and changes nothing; without
+ *  `If-Match` the content is replaced (team scopes: 428). `snapshotHtml` + `senderId` also go to the
+ *  document's live lane and the owner's sync streams as a `live-sync` frame. */
+export async function writeSyncContent(s: Services, scope: SyncScope, nodeId: number, input: WriteInput): Promise<WriteAnswer> {
+  const node = await scopedNode(s, scope, nodeId);
+  if (node.type === 'folder') throw badRequest('Folders have no content.', 'not-a-file');
+  assertCanWrite(scope);
+  assertConditional(scope, input.ifMatch.kind !== 'none', 'If-Match with the etag your copy is based on');
+  const bytes = contentBytes(input.content, node.type);
+  const answer = node.type === 'site' ? await writeDocument(s, scope, node, bytes, input.ifMatch) : await writeUpload(s, scope, node, bytes, input.ifMatch);
+  if (node.type === 'site' && typeof input.snapshotHtml === 'string' && typeof input.senderId === 'string' && input.senderId !== '') {
+    // Not awaited: a write never waits on the bus.
+    broadcastSnapshot(s, { node, html: input.snapshotHtml, sender: input.senderId, toSyncStreams: true }).catch((err) =>
+      console.error('publishing a live-sync snapshot failed:', err),
+    );
+  }
+  return answer;
+}
+
+async function writeDocument(s: Services, scope: SyncScope, node: NodeRow, bytes: Buffer, ifMatch: Precondition): Promise<WriteAnswer> {
+  const result = await run(() => saveDocument(s, { nodeId: node.id, bytes, by: by(scope), ifMatch: tagOf(ifMatch) }));
+  return {
+    success: true,
+    nodeId: node.id,
+    checksum: result.checksum,
+    etag: result.checksum,
+    size: result.size,
+    modifiedAt: result.modifiedAt,
+    structureVersion: fileVersion(versioned({ ...node, checksum: result.checksum })),
+    changed: result.changed,
+  };
+}
+
+/** Replaces an upload's bytes through the one upload writer (If-Match in the statement). */
+async function writeUpload(s: Services, scope: SyncScope, node: NodeRow, bytes: Buffer, ifMatch: Precondition): Promise<WriteAnswer> {
+  const { changed, node: n } = await run(() =>
+    replaceUpload(s, { node, plan: scope.account.plan, bytes, by: uploadWriter(scope), ifMatch: tagOf(ifMatch) }),
+  );
+  return {
+    success: true,
+    nodeId: n.id,
+    checksum: n.checksum!,
+    etag: n.checksum!,
+    size: n.size,
+    modifiedAt: n.modified_at,
+    structureVersion: fileVersion(versioned(n)),
+    changed,
+  };
+}
