@@ -15,6 +15,11 @@ import { OutboxMailer, SmtpMailer } from './mail/mailer.ts';
 import { RedisEventBus, namespaceFor } from './events/redis.ts';
 import { MemoryDataCache, RedisDataCache, TieredDataCache } from './data/cache.ts';
 import { ExtractionPool } from './data/pool.ts';
+import { StreamHub } from './sse/hub.ts';
+import { Lru } from './core/lru.ts';
+import { DocumentCache } from './nodes/serve.ts';
+import { HOST_CACHE_MS } from './http/hosts.ts';
+import { stripeClient } from './billing/stripe.ts';
 import path from 'node:path';
 
 export async function createServices(config: Config, clock: Clock = systemClock): Promise<Services> {
@@ -23,6 +28,7 @@ export async function createServices(config: Config, clock: Clock = systemClock)
   const secret = await loadInstanceSecret(database.db);
   const blobs = new FilesystemBlobStore(path.join(config.dataDir, 'blobs'));
   void blobs.sweepTemporary().catch((err) => console.error('sweeping temporary blob files failed:', err));
+  const events = config.redisUrl ? new RedisEventBus(config.redisUrl, namespaceFor(config)) : new MemoryEventBus();
   return {
     config,
     database,
@@ -35,13 +41,20 @@ export async function createServices(config: Config, clock: Clock = systemClock)
     blobs,
     stylesheets: new StylesheetCompiler(database.db, clock),
     mailer: config.smtpUrl ? new SmtpMailer(config.smtpUrl, config.mailFrom) : new OutboxMailer(path.join(config.dataDir, 'outbox'), config.mailFrom, config.logLevel === 'silent' ? () => {} : undefined),
-    events: config.redisUrl ? new RedisEventBus(config.redisUrl, namespaceFor(config)) : new MemoryEventBus(),
+    events,
     dataCache: config.redisUrl ? new TieredDataCache(new RedisDataCache(config.redisUrl, namespaceFor(config))) : new MemoryDataCache(),
     extractions: new ExtractionPool(),
+    hub: new StreamHub(events),
+    streamsByAddress: new Map(),
+    hosts: new Lru({ maxEntries: 10_000, ttlMs: HOST_CACHE_MS }),
+    documents: new DocumentCache(),
+    domainLimiter: limiters.create('domains', limits.domainCalls.max, limits.domainCalls.windowMs),
+    stripe: stripeClient(config),
   };
 }
 
 export async function closeServices(s: Services) {
+  s.hub.closeAll();
   await s.stylesheets.idle();
   await s.events.close();
   await s.dataCache.close();

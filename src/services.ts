@@ -10,6 +10,11 @@ import type { Mailer } from './mail/mailer.ts';
 import type { DataCache } from './data/cache.ts';
 import type { ExtractionPool } from './data/pool.ts';
 import type { LimiterFactory } from './ratelimit/limiters.ts';
+import type { StreamHub } from './sse/hub.ts';
+import type { DocumentCache } from './nodes/serve.ts';
+import type { Lru } from './core/lru.ts';
+import type { HostInfo } from './http/context.ts';
+import type Stripe from 'stripe';
 
 export interface Services {
   config: Config;
@@ -37,4 +42,16 @@ export interface Services {
   dataCache: DataCache;
   /** Worker threads that parse documents and run data API rules off the main thread (started on first use). */
   extractions: ExtractionPool;
+  /** This process's event streams, grouped by channel (closed by closeServices). */
+  hub: StreamHub;
+  /** Open event streams per client address in this process (src/sse/slots.ts). */
+  streamsByAddress: Map<string, number>;
+  /** Document hosts and custom domains found lately (src/http/hosts.ts). */
+  hosts: Lru<HostInfo>;
+  /** Document bytes and what each URL served lately (src/nodes/serve.ts). */
+  documents: DocumentCache;
+  /** 10 custom-domain calls a minute per user (src/domains/limiter.ts). */
+  domainLimiter: RateLimiter;
+  /** The Stripe package's client, for webhook signatures (src/billing/stripe.ts). */
+  stripe: Stripe;
 }

@@ -8,7 +8,6 @@ import { signedIn } from './support/people.ts';
 import { SseClient } from './support/sse.ts';
 import type { Client } from './support/client.ts';
 import { createNode, setVisibility } from '../src/nodes/tree.ts';
-import { hubFor } from '../src/sse/hub.ts';
 
 let kiln: TestKiln;
 let port: number;
@@ -167,7 +166,7 @@ test('keep-alive: `: ping` comments only on lanes (a data frame would reach the 
   const s = await openLane(null, host, lanePath(url, 'saved'));
   try {
     await s.comment('connected');
-    hubFor(kiln.services).pingAll();
+    kiln.services.hub.pingAll();
     await s.comment('ping');
     await browserSave(main, host, url, doc('after ping'));
     const f = await s.next();

@@ -13,7 +13,6 @@ import { SseClient } from './support/sse.ts';
 import { Client } from './support/client.ts';
 import { createNode, setVisibility } from '../src/nodes/tree.ts';
 import { createPerson } from '../src/accounts/people.ts';
-import { hubFor } from '../src/sse/hub.ts';
 import { loadConfig } from '../src/config.ts';
 import { startServer } from '../src/server.ts';
 import { limits } from '../src/limits.ts';
@@ -187,7 +186,7 @@ test('seq keeps growing across a restart on the same storage', async () => {
 
 test('a stream that stops reading is dropped once too much waits for it; the others go on', async () => {
   const o = await ownerWithDocument();
-  const hub = hubFor(kiln.services);
+  const hub = kiln.services.hub;
   const reader = await openLane(null, o.host, o.url, 'saved');
   await reader.comment('connected');
   const base = hub.stats().streams;

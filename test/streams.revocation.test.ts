@@ -50,8 +50,7 @@ async function connected(...streams: SseClient[]) {
 
 /** Still open: it answers the next keep-alive tick (sent now rather than waited for). */
 async function stillOpen(s: SseClient) {
-  const { hubFor } = await import('../src/sse/hub.ts');
-  hubFor(kiln.services).pingAll();
+  kiln.services.hub.pingAll();
   await s.comment('ping');
   assert.equal(s.ended, false);
 }

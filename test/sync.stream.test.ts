@@ -12,7 +12,6 @@ import { createNode, createPath, deleteNode, moveNode, renameNode } from '../src
 import { saveDocument } from '../src/save/pipeline.ts';
 import { broadcastSnapshot } from '../src/events/publish.ts';
 import { createTeam, setMember } from '../src/teams/teams.ts';
-import { hubFor } from '../src/sse/hub.ts';
 import { limits } from '../src/limits.ts';
 import type { Plan } from '../src/store/schema.ts';
 
@@ -276,14 +275,14 @@ test('protocol 2: sync-ready first, with the account id and whether the plan inc
 
 test('keep-alive: `: ping` on every stream, plus an unnamed {"type":"ping"} frame the desktop watchdog counts', async () => {
   const { key, person } = await personWithKey();
-  assert.equal(hubFor(kiln.services).keepAliveMs, limits.liveKeepAliveMs);
+  assert.equal(kiln.services.hub.keepAliveMs, limits.liveKeepAliveMs);
   assert.equal(limits.liveKeepAliveMs, 30_000);
   const s1 = await openStream(key);
   const s2 = await openStream(key, { 'x-sync-protocol': '2', 'x-sync-account-id': String(person.id) });
   try {
     await s1.comment('connected');
     await s2.comment('connected');
-    hubFor(kiln.services).pingAll();
+    kiln.services.hub.pingAll();
     for (const s of [s1, s2]) {
       await s.comment('ping');
       const f = await s.next({ skipTypes: ['sync-ready'] });
@@ -397,7 +396,7 @@ test('team stream: needs protocol 2 and the team id (428), membership (404), the
 
 test('closing a stream releases it; the server ends open streams when it stops', async () => {
   const { key } = await personWithKey();
-  const hub = hubFor(kiln.services);
+  const hub = kiln.services.hub;
   const before = hub.stats().streams;
   const streams = await Promise.all([1, 2, 3].map(() => openStream(key)));
   for (const s of streams) await s.comment('connected');

@@ -54,11 +54,10 @@ export const isPendingUsername = (username: string) => username.startsWith(PENDI
 const PROVIDER = 'stripe';
 const ACTIVE_STATUSES = new Set(['active', 'trialing', 'past_due']);
 
-let stripeClient: Stripe | undefined;
-/** The `stripe` package's webhook helpers (no API calls are made, so no real API key is needed). */
-function stripe(s: Services): Stripe {
-  stripeClient ??= new Stripe(s.config.stripeSecretKey ?? 'sk_unused_for_webhook_verification');
-  return stripeClient;
+/** The `stripe` package's client, for its webhook helpers (no API calls are made, so no real API key
+ *  is needed). Built once, in createServices. */
+export function stripeClient(config: { stripeSecretKey?: string | null }): Stripe {
+  return new Stripe(config.stripeSecretKey ?? 'sk_unused_for_webhook_verification');
 }
 
 /** A verified event, or a 400 naming what is wrong. */
@@ -68,7 +67,7 @@ export function verifyStripeEvent(s: Services, rawBody: Buffer, signature: strin
   const header = Array.isArray(signature) ? signature[0] : signature;
   if (!header) throw badRequest('Missing Stripe-Signature header.', 'missing-signature');
   try {
-    return stripe(s).webhooks.constructEvent(rawBody, header, secret);
+    return s.stripe.webhooks.constructEvent(rawBody, header, secret);
   } catch {
     throw badRequest('The Stripe signature does not match this body.', 'invalid-signature');
   }

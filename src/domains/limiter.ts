@@ -2,24 +2,14 @@
 // limiter factory (in memory, or in Redis when REDIS_URL is set: one count across processes).
 import type { FastifyReply } from 'fastify';
 import type { Services } from '../services.ts';
-import type { RateLimiter } from '../core/rate-limiter.ts';
 import { limits } from '../limits.ts';
 import { tooMany } from '../errors.ts';
 import { setRateLimitHeaders } from '../ratelimit/http.ts';
 
-const made = new WeakMap<Services, RateLimiter>();
-
-/** The limiter of a running Kiln (one per Services, made on first use). */
-export function domainLimiterFor(s: Services): RateLimiter {
-  let l = made.get(s);
-  if (!l) made.set(s, (l = s.limiters.create('domains', limits.domainCalls.max, limits.domainCalls.windowMs)));
-  return l;
-}
-
 /** Counts one domain-management call of the account (RateLimit-* headers on the answer); beyond the
  *  limit 429 with Retry-After. */
 export async function countDomainCall(s: Services, reply: FastifyReply, accountId: number): Promise<void> {
-  const hit = await domainLimiterFor(s).hit(String(accountId));
+  const hit = await s.domainLimiter.hit(String(accountId));
   setRateLimitHeaders(reply, hit, limits.domainCalls.windowMs);
   if (!hit.allowed) {
     throw tooMany(`Too many domain calls: at most ${limits.domainCalls.max} a minute. Try again in ${hit.retryAfter} s.`, hit.retryAfter);

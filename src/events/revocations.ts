@@ -6,7 +6,6 @@
 //
 // Grant names:  session:<session id>   key:<sync key id>   member:<team id>:<person id>
 import type { Services } from '../services.ts';
-import { hubFor } from '../sse/hub.ts';
 import { channels } from './bus.ts';
 
 export const grants = {
@@ -24,7 +23,7 @@ export const grants = {
  *  state change has committed and every new request is already refused. */
 export async function revokeGrants(s: Services, names: string[]): Promise<void> {
   if (names.length === 0) return;
-  hubFor(s).revoke(names);
+  s.hub.revoke(names);
   // Not awaited: with Redis away the event waits in the bus's outbox, and a sign-out must not.
   s.events.publish(channels.revocations, { type: 'grant-revoked', grants: names }).catch((err) => {
     console.error(`publishing the revocation of ${names.join(', ')} failed:`, err);

@@ -3,7 +3,6 @@ import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { Services } from '../services.ts';
 import type { HostInfo } from './context.ts';
 import { notFound } from '../errors.ts';
-import { TtlCache } from '../core/ttl-cache.ts';
 import { isStorageUnavailable } from '../store/db.ts';
 
 /** Names that reach the main app without DNS set-up (command-line clients, the desktop sync tool). */
@@ -15,21 +14,19 @@ export function hostnameOf(req: FastifyRequest): string {
   return raw.startsWith('[') ? raw.slice(0, raw.indexOf(']') + 1) : raw.replace(/:\d+$/, '');
 }
 
-/** Found hosts are remembered for a few seconds (every document GET needs one); unknown hosts are
- *  never cached, so a new account or an activated domain serves at once. */
-const HOST_CACHE_MS = 5_000;
-const hostCaches = new WeakMap<Services, TtlCache<HostInfo>>();
+/** Found hosts are remembered for a few seconds in `s.hosts` (every document GET needs one); unknown
+ *  hosts are never cached, so a new account or an activated domain serves at once. */
+export const HOST_CACHE_MS = 5_000;
 
 /** Forgets a remembered host in this process (a custom domain that stopped being active is no longer
  *  served here at once; other processes forget it within HOST_CACHE_MS). */
 export function forgetHost(s: Services, name: string): void {
-  hostCaches.get(s)?.delete(name);
+  s.hosts.delete(name);
 }
 
 export function registerHosts(app: FastifyInstance, s: Services) {
   const root = s.config.rootHostname;
-  const known = new TtlCache<HostInfo>(HOST_CACHE_MS, 10_000);
-  hostCaches.set(s, known);
+  const known = s.hosts;
   app.decorateRequest('site', null as never);
   app.addHook('onRequest', async (req) => {
     const name = hostnameOf(req);

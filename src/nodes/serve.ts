@@ -4,7 +4,7 @@ import type { Services } from '../services.ts';
 import { badRequest } from '../errors.ts';
 import { isDocumentName } from '../core/names.ts';
 import { findByPath, type NodeRow } from './tree.ts';
-import { TtlCache } from '../core/ttl-cache.ts';
+import { Lru } from '../core/lru.ts';
 
 export const ROOT_DOCUMENT = 'index.html';
 
@@ -61,39 +61,22 @@ export async function resolveDocumentPath(s: Services, accountId: number, pathna
 
 // ------------------------------------------------------------------ content cache
 
-/** Stored bytes keyed by node id and checksum. The checksum read with the node decides whether an
- *  entry is current, so a save (here or in another process) makes a stale entry unused at once. */
-const MAX_CACHE_BYTES = 64 * 1024 * 1024;
-const cache = new Map<number, { checksum: string; bytes: Buffer }>();
-let cachedBytes = 0;
-
-function remember(id: number, checksum: string, bytes: Buffer) {
-  const old = cache.get(id);
-  if (old) {
-    cachedBytes -= old.bytes.length;
-    cache.delete(id);
-  }
-  if (bytes.length > MAX_CACHE_BYTES / 8) return;
-  cache.set(id, { checksum, bytes });
-  cachedBytes += bytes.length;
-  // Map order is insertion order: the first entries are the least recently used.
-  for (const [k, v] of cache) {
-    if (cachedBytes <= MAX_CACHE_BYTES) break;
-    cache.delete(k);
-    cachedBytes -= v.bytes.length;
-  }
+/** What a process keeps of documents (one per Services, built in createServices):
+ *  - `content`: stored bytes keyed by node id with their checksum. The checksum read with the node
+ *    decides whether an entry is current, so a save (here or in another process) makes a stale entry
+ *    unused at once.
+ *  - `served`: what each URL of a document host last served, public documents only: while the
+ *    database cannot be reached these still answer (from `content`, when it holds the same bytes). */
+export class DocumentCache {
+  readonly content = new Lru<{ checksum: string; bytes: Buffer }>({ maxEntries: 100_000, maxBytes: 64 * 1024 * 1024, sizeOf: (v) => v.bytes.length });
+  readonly served = new Lru<{ id: number; checksum: string; name: string }>({ maxEntries: 10_000 });
 }
 
 /** The stored bytes of a document and their checksum (re-read together when the cache is stale;
  *  the checksum returned belongs to the bytes returned). Null when the document has no content. */
 export async function documentContent(s: Services, node: Pick<NodeRow, 'id' | 'checksum'>): Promise<{ bytes: Buffer; checksum: string } | null> {
-  const hit = cache.get(node.id);
-  if (hit && hit.checksum === node.checksum) {
-    // Refresh recency.
-    cache.delete(node.id);
-    cache.set(node.id, hit);
-    return hit;
-  }
+  const hit = s.documents.content.get(node.id);
+  if (hit && hit.checksum === node.checksum) return hit;
   const row = await s.database.db
     .selectFrom('node_contents')
     .innerJoin('nodes', 'nodes.id', 'node_contents.node_id')
@@ -102,7 +85,7 @@ export async function documentContent(s: Services, node: Pick<NodeRow, 'id' | 'c
     .executeTakeFirst();
   if (!row || !row.checksum) return null;
   const bytes = Buffer.isBuffer(row.html) ? row.html : Buffer.from(row.html);
-  remember(node.id, row.checksum, bytes);
+  s.documents.content.set(node.id, { checksum: row.checksum, bytes });
   return { bytes, checksum: row.checksum };
 }
 
@@ -113,23 +96,18 @@ export function resourceNameOf(node: Pick<NodeRow, 'name'>): string {
 
 // ------------------------------------------------------------------ while the database is away
 
-/** What each URL of a document host last served, for public documents only: while the database
- *  cannot be reached, these still answer (from the content cache, when it holds the same bytes). */
-type Served = TtlCache<{ id: number; checksum: string; name: string }>;
-const lastServed = new WeakMap<Services, Served>();
 const servedKey = (accountId: number, pathname: string) => `${accountId} ${pathname}`;
 
+/** Remembers what a URL served (public documents; a private one forgets the URL). */
 export function rememberServed(s: Services, accountId: number, pathname: string, node: Pick<NodeRow, 'id' | 'name' | 'visibility'>, checksum: string): void {
-  let served = lastServed.get(s);
-  if (!served) lastServed.set(s, (served = new TtlCache(0, 10_000)));
   const key = servedKey(accountId, pathname);
-  if (node.visibility === 'public') served.set(key, { id: node.id, checksum, name: node.name });
-  else served.delete(key);
+  if (node.visibility === 'public') s.documents.served.set(key, { id: node.id, checksum, name: node.name });
+  else s.documents.served.delete(key);
 }
 
 /** The public document this URL last served and its bytes, if both are still at hand. */
 export function servedBefore(s: Services, accountId: number, pathname: string): { name: string; bytes: Buffer; checksum: string } | null {
-  const last = lastServed.get(s)?.stale(servedKey(accountId, pathname));
-  const hit = last ? cache.get(last.id) : undefined;
+  const last = s.documents.served.stale(servedKey(accountId, pathname));
+  const hit = last ? s.documents.content.stale(last.id) : undefined;
   return last && hit && hit.checksum === last.checksum ? { name: last.name, bytes: hit.bytes, checksum: hit.checksum } : null;
 }

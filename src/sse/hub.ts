@@ -8,7 +8,6 @@
 // of a grant named by a `grant-revoked` event, from whichever process published it
 // (src/events/revocations.ts). Routes re-check their grant after `attach` resolves, so a revocation
 // committed between their check and the subscription is not missed.
-import type { Services } from '../services.ts';
 import { channels, type EventBus, type KilnEvent, type Replay } from '../events/bus.ts';
 import { limits } from '../limits.ts';
 import { SseStream } from './stream.ts';
@@ -231,13 +230,4 @@ export class StreamHub {
     this.revocationsOff?.();
     this.revocationsOff = null;
   }
-}
-
-const hubs = new WeakMap<Services, StreamHub>();
-
-/** The stream hub of a running Kiln (one per Services, made on first use). */
-export function hubFor(s: Services): StreamHub {
-  let hub = hubs.get(s);
-  if (!hub) hubs.set(s, (hub = new StreamHub(s.events)));
-  return hub;
 }

@@ -6,13 +6,11 @@ import type { Services } from '../services.ts';
 import { tooMany } from '../errors.ts';
 
 const RETRY_AFTER_SECONDS = 30;
-const counts = new WeakMap<Services, Map<string, number>>();
 
 /** Takes a stream slot for the request's address, or throws 429. Call it right before
  *  `reply.hijack()`: the slot is given back when the answer's connection closes. */
 export function takeStreamSlot(s: Services, req: FastifyRequest, reply: FastifyReply): void {
-  let open = counts.get(s);
-  if (!open) counts.set(s, (open = new Map()));
+  const open = s.streamsByAddress;
   const address = req.ip;
   const n = open.get(address) ?? 0;
   const cap = s.config.maxStreamsPerAddress;
@@ -32,5 +30,5 @@ export function takeStreamSlot(s: Services, req: FastifyRequest, reply: FastifyR
 
 /** Streams open from `address` in this process (for tests and diagnostics). */
 export function openStreamsFrom(s: Services, address: string): number {
-  return counts.get(s)?.get(address) ?? 0;
+  return s.streamsByAddress.get(address) ?? 0;
 }

@@ -24,7 +24,6 @@ import { findByPath, getNode, type NodeRow } from '../../nodes/tree.ts';
 import { authorize, resourceOf } from '../../access/authorize.ts';
 import { channels, type KilnEvent } from '../../events/bus.ts';
 import { broadcastSnapshot } from '../../events/publish.ts';
-import { hubFor } from '../../sse/hub.ts';
 import { SseStream, eventFrame } from '../../sse/stream.ts';
 import { takeStreamSlot } from '../../sse/slots.ts';
 import { liveLaneView, savedLaneView } from '../../sse/views.ts';
@@ -35,7 +34,7 @@ import { isShareGuest } from '../../sharing/share.ts';
 type Lane = 'live' | 'saved';
 
 const plugin: RoutePlugin = async (app, { services: s }) => {
-  const hub = hubFor(s);
+  const hub = s.hub;
   app.addHook('preClose', async () => hub.closeAll());
 
   const stream = async (req: FastifyRequest, reply: FastifyReply) => {

@@ -13,7 +13,6 @@ import type { Services } from '../../services.ts';
 import { KilnError } from '../../errors.ts';
 import { syncScope, type SyncScope } from '../../sync/scope.ts';
 import { channels } from '../../events/bus.ts';
-import { hubFor } from '../../sse/hub.ts';
 import { SseStream, eventFrame } from '../../sse/stream.ts';
 import { takeStreamSlot } from '../../sse/slots.ts';
 import { SYNC_PING, syncStreamView } from '../../sse/views.ts';
@@ -22,7 +21,7 @@ import { grants } from '../../events/revocations.ts';
 import { roleIn } from '../../teams/teams.ts';
 
 const plugin: RoutePlugin = async (app, { services: s }) => {
-  const hub = hubFor(s);
+  const hub = s.hub;
   app.addHook('preClose', async () => hub.closeAll());
 
   // Key, account and role checks are the sync API's (src/sync/scope.ts): 401 for keys; on the team
@@ -48,7 +47,7 @@ async function openStream(s: Services, req: FastifyRequest, reply: FastifyReply,
   const keyId = keyIdOf(scope);
   const held = [grants.key(keyId)];
   if (scope.account.kind === 'team') held.push(grants.member(scope.account.id, scope.actor.accountId));
-  await hubFor(s).attach(channels.account(accountId), stream, {
+  await s.hub.attach(channels.account(accountId), stream, {
     view: syncStreamView,
     lastEventId: lastEventIdOf(req),
     preamble: scope.protocol === 2 ? [eventFrame(null, { type: 'sync-ready', accountId, sync })] : [],
