@@ -4,6 +4,7 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import { withMessage } from './messages.ts';
 
 export function wantsHtml(req: FastifyRequest): boolean {
+  if (req.routeOptions?.config?.answers === 'json') return false;
   if (req.headers['x-requested-with']) return false;
   const accept = req.headers.accept ?? '';
   return accept.includes('text/html');
@@ -51,4 +52,19 @@ export function safeReturn(value: unknown, fallback: string): string {
 /** A `return` value that is a safe local path, or undefined. */
 export function returnPathOf(value: unknown): string | undefined {
   return typeof value === 'string' && value.length <= 2048 ? safeReturn(value, '') || undefined : undefined;
+}
+
+declare module 'fastify' {
+  interface FastifyContextConfig {
+    /** `'json'`: every answer of the route, errors included, is JSON whatever the client accepts
+     *  (sync clients may send `Accept: text/html`). Set for a whole plugin with `jsonAnswers`. */
+    answers?: 'json';
+  }
+}
+
+/** Marks every route the plugin registers after this call as answering JSON only (see above). */
+export function jsonAnswers(app: import('fastify').FastifyInstance): void {
+  app.addHook('onRoute', (route) => {
+    route.config = { ...(route.config ?? {}), answers: 'json' };
+  });
 }

@@ -22,6 +22,7 @@ import type { Services } from '../../services.ts';
 import { KilnError } from '../../errors.ts';
 import { limits } from '../../limits.ts';
 import { ifNoneMatchHits } from '../conditional.ts';
+import { jsonAnswers } from '../answers.ts';
 import { syncScope, type SyncScope } from '../../sync/scope.ts';
 import { discoverAccounts } from '../../sync/accounts.ts';
 import { nodeNotFound, preconditionOf } from '../../sync/wire.ts';
@@ -57,9 +58,7 @@ function idOf(req: FastifyRequest): number {
 
 const plugin: RoutePlugin = async (app, { services: s }) => {
   // Sync answers are JSON for every client, whatever it accepts.
-  app.addHook('onRequest', async (req) => {
-    if (isSyncUrl(req.url)) req.headers['x-requested-with'] ??= 'kiln-sync';
-  });
+  jsonAnswers(app);
 
   /** The scope of a request on the main app; anything else is not the sync API. */
   async function scope(req: FastifyRequest): Promise<SyncScope> {
@@ -165,8 +164,5 @@ const plugin: RoutePlugin = async (app, { services: s }) => {
 };
 
 /** `/_/sync/...` and `/_/team/<team>/sync/...` (not the live-sync lanes at `/_/sync` itself). */
-function isSyncUrl(url: string): boolean {
-  return url.startsWith('/_/sync/') || /^\/_\/team\/[^/]+\/sync\//.test(url);
-}
 
 export default plugin;
