@@ -44,13 +44,3 @@ export async function findEmailToken(s: Services, token: string, purpose: EmailT
     .executeTakeFirst();
 }
 
-/** Marks a token used; false when it was already used (a concurrent second use loses). */
-export async function useEmailToken(s: Services, id: number): Promise<boolean> {
-  const r = await s.database.db
-    .updateTable('email_tokens')
-    .set({ used_at: s.clock.now().toISOString() })
-    .where('id', '=', id)
-    .where('used_at', 'is', null)
-    .executeTakeFirst();
-  return Number(r.numUpdatedRows) === 1;
-}

@@ -32,12 +32,6 @@ async function passwordMatches(row: LoginRow | undefined, password: string): Pro
   return ok && row !== undefined;
 }
 
-/** The account behind `identifier` (an email, or a username when it has no `@`) if `password` is
- *  right for it; null otherwise (one answer for unknown names and wrong passwords). */
-export async function checkCredentials(db: Db, identifier: string, password: string): Promise<LoginTarget | null> {
-  const row = await findLoginRow(db, identifier);
-  return (await passwordMatches(row, password)) && row ? { accountId: row.id, username: row.username } : null;
-}
 
 /** The login limiter's key: the client address plus the account the identifier names (so its email
  *  and its username share one count), or the normalized identifier when it names no account. */

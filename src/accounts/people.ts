@@ -126,10 +126,6 @@ export async function createFirstSuperadmin(s: Services, input: Pick<NewPerson, 
   }
 }
 
-export async function countPeople(s: Services): Promise<number> {
-  const r = await s.database.db.selectFrom('people').select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow();
-  return Number(r.n);
-}
 
 /** People and teams: while this is 0 the instance needs first-run setup. */
 export async function countAccounts(s: Services): Promise<number> {

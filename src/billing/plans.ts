@@ -47,10 +47,6 @@ export function effectivePlan(a: { plan: Plan; hasActiveSubscription: boolean })
   return a.plan !== 'free' && a.hasActiveSubscription ? a.plan : 'free';
 }
 
-/** True when the plan includes syncing (creating, editing, renaming, moving through sync keys). */
-export function includesSync(a: { plan: Plan; hasActiveSubscription: boolean }): boolean {
-  return effectivePlan(a) !== 'free';
-}
 
 /** `d` plus `n` calendar months (UTC), the day clamped to the target month's length. */
 export function addMonths(d: Date, n: number): Date {

@@ -124,10 +124,6 @@ export async function listDomains(s: Services, accountId: number): Promise<Domai
   return rows.map(publicDomain);
 }
 
-export async function countDomains(s: Services, accountId: number): Promise<number> {
-  const r = await s.database.db.selectFrom('domains').select((eb) => eb.fn.countAll<number>().as('n')).where('account_id', '=', accountId).executeTakeFirst();
-  return Number(r?.n ?? 0);
-}
 
 /** Removes one of the account's domains (it stops being served at once). */
 export async function removeDomain(s: Services, accountId: number, id: number): Promise<DomainInfo> {

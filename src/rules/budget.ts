@@ -61,10 +61,6 @@ export function spend(chars: number): void {
   if (budget.steps >= budget.nextCheck) budget.check();
 }
 
-/** Remaining output allowance (for producers that build one long string). */
-export function outputLeft(): number {
-  return budget.maxOutput - budget.output;
-}
 
 /** Between extractions: no bound, so stray adapter calls (none are expected) cannot throw. */
 export function unbounded(): void {

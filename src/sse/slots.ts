@@ -28,7 +28,3 @@ export function takeStreamSlot(s: Services, req: FastifyRequest, reply: FastifyR
   });
 }
 
-/** Streams open from `address` in this process (for tests and diagnostics). */
-export function openStreamsFrom(s: Services, address: string): number {
-  return s.streamsByAddress.get(address) ?? 0;
-}
