@@ -1,21 +1,136 @@
-// One error type for everything a request can be refused for.
+// Every way a request can be refused, in one place: the error codes Kiln answers with, each with its
+// HTTP status and what it means (the README's "Errors" table lists the same codes; a test keeps the
+// three in step). JSON answers are `{msg, msgType: 'error', code, ...extra}`; browsers get a page.
+// `KilnError` checks that a code is answered with its own status, so a code always means one thing.
+
+interface ErrorSpec {
+  status: number;
+  /** What it means (the README's table and the default message). */
+  when: string;
+  /** Other statuses a code may carry, each a documented exception. */
+  also?: readonly number[];
+}
+
+export const ERRORS = {
+  // 400: the request itself is wrong
+  invalid: { status: 400, when: 'A field has a value Kiln cannot accept; the message names the field.' },
+  'invalid-body': { status: 400, when: 'The body is not the JSON object the route expects.' },
+  'invalid-json': { status: 400, when: 'The body is not valid JSON.' },
+  'invalid-content': { status: 400, when: 'Sync content is not a string, or an upload is not base64.' },
+  'invalid-name': { status: 400, when: 'A file or folder name breaks the naming rules.' },
+  'invalid-type': { status: 400, when: 'A node type other than site, folder or upload.' },
+  'invalid-parent': { status: 400, when: 'The parent is not a folder of this account.' },
+  'invalid-path': { status: 400, when: 'A URL or node path with `..`, `%25`, backslashes or malformed escapes.' },
+  'invalid-version': { status: 400, when: '`expectedVersion` is not a string.' },
+  'invalid-visibility': { status: 400, when: 'Visibility other than public or private.' },
+  'invalid-role': { status: 400, when: 'A team role other than owner, editor or viewer.' },
+  'invalid-domain': { status: 400, when: 'Not a domain name Kiln can serve.' },
+  'invalid-return': { status: 400, when: 'A `return` target that is not a local path of this Kiln.' },
+  'invalid-token': { status: 400, when: 'An email link (confirmation, reset, welcome) that is unknown, used or expired.' },
+  'invalid-signature': { status: 401, when: 'A webhook whose signature does not match its body.' },
+  'missing-field': { status: 400, when: 'A required form or JSON field is missing.' },
+  'missing-document-url': { status: 400, when: 'A save or upload without the Document-URL (or Page-URL) header.' },
+  'bad-document-url': { status: 400, when: 'A Document-URL that is malformed or names another host.' },
+  'missing-snapshot': { status: 400, when: 'A live-sync relay without the snapshot HTML.' },
+  'missing-domain': { status: 400, when: 'A domain call without the domain.' },
+  'malformed-multipart': { status: 400, when: 'A multipart upload that cannot be parsed.' },
+  'move-into-self': { status: 400, when: 'Moving a folder into itself or below itself.' },
+  'not-a-document': { status: 400, when: 'The operation needs an HTML document (apps, sharing).' },
+  'not-a-file': { status: 400, when: 'Content asked of a folder.' },
+  'is-instance': { status: 400, when: 'An app user’s instance cannot itself become an app.' },
+  'too-deep': { status: 400, when: 'Folders nest at most 5 levels deep.' },
+  'too-long': { status: 400, when: 'A field longer than its limit.' },
+  'folder-not-empty': { status: 400, when: 'Deleting a folder that holds something, without `cascade` (`count` says how much).' },
+  // 401: who is asking is not known
+  'login-required': { status: 401, when: 'Sign in first (browsers are sent to the sign-in page).' },
+  'bad-credentials': { status: 401, when: 'Wrong email or password.' },
+  'missing-key': { status: 401, when: 'A sync request without an API key.' },
+  'invalid-key': { status: 401, when: 'An API key Kiln does not know, or an expired one.' },
+  'revoked-key': { status: 401, when: 'An API key its owner revoked.' },
+  'expired-key': { status: 401, when: 'An API key past its expiry; generate a new one.' },
+  'missing-signature': { status: 401, when: 'A webhook without its signature header.' },
+  // 402, 403: known, but not allowed
+  'payment-required': { status: 402, when: 'The plan does not include this (sync, apps, custom domains), or its subscription ended.' },
+  'cross-origin': { status: 403, when: 'A write posted from another origin (another account’s host, another site).' },
+  'not-owner': { status: 400, when: 'Only the owner of this document or folder may do that (the spec: a failed condition is 400).' },
+  'not-developer': { status: 400, when: 'Only developer accounts may do that (sync keys, teams).' },
+  'not-team-owner': { status: 403, when: 'Only a team’s owners may do that.' },
+  viewer: { status: 403, when: 'Team viewers cannot sync a team’s files (owners and editors can).' },
+  'email-unconfirmed': { status: 403, when: 'An app user saves before confirming their email.' },
+  'service-worker-refused': { status: 403, when: 'Uploads are never served as service-worker scripts.' },
+  'quota-exceeded': {
+    status: 403,
+    also: [413],
+    when: 'Over the plan’s allowance (documents, apps, domains). 413 for a file larger than the plan allows, and on the sync API, whose clients stop creating on 413.',
+  },
+  // 404
+  'not-found': { status: 404, when: 'No such page, document or file (private ones answer the same).' },
+  'node-not-found': { status: 404, when: 'Sync API: no such file or folder in this account (it may have been deleted).' },
+  // 409: the state forbids it
+  'name-conflict': { status: 409, when: 'The name is already taken (sync clients read “already taken” in the message).' },
+  'name-taken': { status: 409, when: 'Another writer took the name a moment ago; choose another (or try again).' },
+  'name-taken-elsewhere': { status: 409, when: 'Document names are unique across Kiln, and another account has this one.' },
+  'node-changed': { status: 409, when: 'Sync API: the node changed since it was listed (`structureVersion`, `etag`).' },
+  'account-changed': { status: 409, when: 'Sync API: X-Sync-Account-ID names another account than this base.' },
+  'last-owner': { status: 409, when: 'A team needs at least one owner.' },
+  retry: { status: 409, when: 'A domain changed while a webhook event was applied; send the event again.' },
+  'username-taken': { status: 409, when: 'That username is taken.' },
+  'email-taken': { status: 409, when: 'An account with that email exists.' },
+  'domain-taken': { status: 409, when: 'The domain is connected to an account already.' },
+  'already-set-up': { status: 409, when: 'First-run setup is done; sign in instead.' },
+  'invalid-transition': { status: 409, when: 'A domain webhook event that does not follow from the domain’s state.' },
+  // 412, 413, 415, 422, 428, 429
+  conflict: { status: 412, when: 'The document changed since you loaded it (`etag`, and `changedBy` when known).' },
+  'too-large': { status: 413, when: 'The body, document, or (data API) query, rules or result is larger than allowed.' },
+  'unsupported-media-type': { status: 415, when: 'Send the document as text.' },
+  'invalid-document': { status: 422, when: 'The document has no root `<html>` element.' },
+  'precondition-required': { status: 428, when: 'Team writes need If-Match (or `expectedVersion`).' },
+  'account-identity-required': { status: 428, when: 'Team sync requests need X-Sync-Protocol: 2 and X-Sync-Account-ID.' },
+  'rate-limited': { status: 429, when: 'Too many requests; `Retry-After` says when to try again.' },
+  // 5xx
+  'mail-failed': { status: 500, when: 'A mail Kiln had to send could not be sent; the webhook is answered so that it comes again.' },
+  busy: { status: 503, when: 'Too many sign-ups for one app at once; try again.' },
+  'webhook-not-configured': { status: 503, when: 'A webhook arrives but its secret is not configured on this Kiln.' },
+  'storage-unavailable': { status: 503, when: 'The database is unreachable; nothing changed; `Retry-After` says when to retry.' },
+  'insufficient-storage': { status: 507, when: 'The disk is full; nothing was saved.' },
+  // The data API (`/_/api`, `?data=`) answers `{error, code}` in hyper-html-api's shape.
+  'no-rules-tag': { status: 400, when: 'Data API: the document has no `api` rules tag and no `?data=` was given.' },
+  'rules-missing': { status: 400, when: 'Data API: `?data=` is empty.' },
+  'rules-version': { status: 400, when: 'Data API: the rules tag’s `data-rules-version` is not 1.' },
+  'rules-syntax': { status: 400, when: 'Data API: the rules do not parse (or `data` was given twice).' },
+  'rules-depth': { status: 400, when: 'Data API: rules nested deeper than 20.' },
+  selector: { status: 400, when: 'Data API: a selector does not parse, is not supported, or its extraction failed.' },
+  'too-expensive': { status: 400, when: 'Data API: the extraction ran out of its work or time budget.' },
+} as const satisfies Record<string, ErrorSpec>;
+
+export type ErrorCode = keyof typeof ERRORS;
+
+/** One error type for everything a request can be refused for. */
 export class KilnError extends Error {
   constructor(
     readonly status: number,
     msg: string,
-    readonly code?: string,
+    readonly code?: ErrorCode,
     /** Extra fields merged into the JSON answer (e.g. `etag` on 412). */
     readonly extra?: Record<string, unknown>,
   ) {
     super(msg);
+    const spec: ErrorSpec | undefined = code ? ERRORS[code] : undefined;
+    if (spec && spec.status !== status && !spec.also?.includes(status)) {
+      throw new Error(`error code ${code} is answered with ${spec.status}, not ${status}`);
+    }
   }
 }
 
-export const badRequest = (msg: string, code?: string) => new KilnError(400, msg, code);
-export const unauthorized = (msg = 'Sign in first.', code?: string) => new KilnError(401, msg, code);
-export const forbidden = (msg = 'You do not have access to this.', code?: string) => new KilnError(403, msg, code);
-export const notFound = (msg = 'Not found.') => new KilnError(404, msg);
-export const conflict = (msg: string, code?: string, extra?: Record<string, unknown>) => new KilnError(409, msg, code, extra);
+/** A refusal by code: its registered status, and its message (or the registered one). */
+export const fail = (code: ErrorCode, msg?: string, extra?: Record<string, unknown>) =>
+  new KilnError(ERRORS[code].status, msg ?? ERRORS[code].when, code, extra);
+
+export const badRequest = (msg: string, code?: ErrorCode) => new KilnError(400, msg, code);
+export const unauthorized = (msg = 'Sign in first.', code?: ErrorCode) => new KilnError(401, msg, code);
+export const forbidden = (msg = 'You do not have access to this.', code?: ErrorCode) => new KilnError(403, msg, code);
+export const notFound = (msg = 'Not found.') => new KilnError(404, msg, 'not-found');
+export const conflict = (msg: string, code?: ErrorCode, extra?: Record<string, unknown>) => new KilnError(409, msg, code, extra);
 export const tooLarge = (msg: string) => new KilnError(413, msg, 'too-large');
 export const tooMany = (msg: string, retryAfterSeconds: number) =>
   new KilnError(429, msg, 'rate-limited', { retryAfter: retryAfterSeconds });

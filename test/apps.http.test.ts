@@ -433,7 +433,7 @@ test('app form posts accept the app host\'s own origin, never another account\'s
     kiln.client(host).post('/_/app/signup', { app: 'origin-app.html', email: email('o'), password: PASSWORD }, { headers: { 'x-requested-with': 'fetch', origin } });
   const refused = await post(`http://${other.host}`);
   assert.equal(refused.status, 403, refused.text);
-  assert.equal(refused.json.code, 'cross-site');
+  assert.equal(refused.json.code, 'cross-origin');
   assert.equal((await post('http://evil.example')).status, 403);
   assert.equal((await post(`http://${host}`)).status, 201);
 });

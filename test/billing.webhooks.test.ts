@@ -130,14 +130,14 @@ test('the welcome link: GET shows the form; bad input keeps the link; POST sets 
   assert.equal((await kiln.client().post('/_/login', { email: address, password: 'Fine-password-123' })).status, 200);
   assert.equal((await kiln.client().post('/_/login', { username, password: 'Fine-password-123' })).status, 200);
   // The link is used up.
-  assert.equal((await kiln.client().page(path)).status, 404);
+  assert.equal((await kiln.client().page(path)).status, 400);
   const again = await kiln.client().post(path, { username: username + 'x', password: 'Fine-password-123' });
-  assert.equal(again.status, 404);
+  assert.equal(again.status, 400);
   assert.equal(again.json.code, 'invalid-token');
-  assert.equal((await kiln.client().page('/_/welcome/not-a-token')).status, 404);
+  assert.equal((await kiln.client().page('/_/welcome/not-a-token')).status, 400);
 });
 
-test('signatures: a wrong secret, a changed body, a missing or malformed header are refused with 400 and change nothing', async () => {
+test('signatures: a wrong secret, a changed body, a missing or malformed header are refused with 401 and change nothing', async () => {
   const address = email();
   const ev = checkoutEvent({ email: address });
   const cases: Array<[string, Parameters<typeof deliver>[2], string]> = [
@@ -148,7 +148,7 @@ test('signatures: a wrong secret, a changed body, a missing or malformed header 
   ];
   for (const [name, opts, code] of cases) {
     const res = await deliver(kiln, ev, opts);
-    assert.equal(res.status, 400, name);
+    assert.equal(res.status, 401, name);
     assert.equal(res.json.code, code, name);
     assert.equal(res.json.msgType, 'error', name);
   }
@@ -156,7 +156,7 @@ test('signatures: a wrong secret, a changed body, a missing or malformed header 
   const Stripe = (await import('stripe')).default;
   const payload = JSON.stringify(ev);
   const stale = new Stripe('sk_test_kiln').webhooks.generateTestHeaderString({ payload, secret: WEBHOOK_SECRET, timestamp: Math.floor(Date.now() / 1000) - 3600 });
-  assert.equal((await deliver(kiln, payload, { signature: stale })).status, 400);
+  assert.equal((await deliver(kiln, payload, { signature: stale })).status, 401);
 
   assert.equal(await personByEmail(address), undefined);
   assert.equal((await eventRows(ev.id)).length, 0);
@@ -171,7 +171,7 @@ test('a Kiln without STRIPE_WEBHOOK_SECRET refuses every webhook', async () => {
   try {
     const address = email();
     const res = await deliver(bare, checkoutEvent({ email: address }));
-    assert.equal(res.status, 400);
+    assert.equal(res.status, 503);
     assert.equal(res.json.code, 'webhook-not-configured');
     const row = await bare.services.database.db.selectFrom('people').select('account_id').where('email', '=', address).executeTakeFirst();
     assert.equal(row, undefined);

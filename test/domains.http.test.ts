@@ -181,7 +181,7 @@ test('webhook signatures: missing or wrong → 401 and no change; a replayed eve
 
   let res = await webhook(raw, null);
   assert.equal(res.status, 401);
-  assert.equal(res.json.code, 'signature-missing');
+  assert.equal(res.json.code, 'missing-signature');
   for (const sig of [
     signDomainWebhook('another-secret', raw),
     signDomainWebhook(SECRET, raw + ' '), // the signature of other bytes

@@ -40,7 +40,7 @@ import type { Transaction } from 'kysely';
 import type { Services } from '../services.ts';
 import type { DB, Plan } from '../store/schema.ts';
 import type { Mail } from '../mail/mailer.ts';
-import { KilnError, badRequest } from '../errors.ts';
+import { KilnError, fail } from '../errors.ts';
 import { isUniqueViolation } from '../store/db.ts';
 import { randomHex } from '../clock.ts';
 import { planLimits } from '../limits.ts';
@@ -63,13 +63,13 @@ export function stripeClient(config: { stripeSecretKey?: string | null }): Strip
 /** A verified event, or a 400 naming what is wrong. */
 export function verifyStripeEvent(s: Services, rawBody: Buffer, signature: string | string[] | undefined): Stripe.Event {
   const secret = s.config.stripeWebhookSecret;
-  if (!secret) throw badRequest('Payments are not configured on this Kiln (STRIPE_WEBHOOK_SECRET is not set).', 'webhook-not-configured');
+  if (!secret) throw fail('webhook-not-configured', 'Payments are not configured on this Kiln (STRIPE_WEBHOOK_SECRET is not set).');
   const header = Array.isArray(signature) ? signature[0] : signature;
-  if (!header) throw badRequest('Missing Stripe-Signature header.', 'missing-signature');
+  if (!header) throw fail('missing-signature', 'Missing Stripe-Signature header.');
   try {
     return s.stripe.webhooks.constructEvent(rawBody, header, secret);
   } catch {
-    throw badRequest('The Stripe signature does not match this body.', 'invalid-signature');
+    throw fail('invalid-signature', 'The Stripe signature does not match this body.');
   }
 }
 

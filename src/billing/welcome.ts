@@ -18,17 +18,17 @@ export interface Welcome {
   email: string;
 }
 
-/** The pending purchase behind a welcome token, or a 404 saying the link is gone. */
+/** The pending purchase behind a welcome token, or a 400 saying the link is gone. */
 export async function findWelcome(s: Services, token: string): Promise<Welcome> {
   const row = await findEmailToken(s, token, 'checkout');
-  if (!row || row.account_id === null) throw new KilnError(404, WELCOME_LINK_GONE, 'invalid-token');
+  if (!row || row.account_id === null) throw new KilnError(400, WELCOME_LINK_GONE, 'invalid-token');
   const account = await s.database.db.selectFrom('accounts').select('username').where('id', '=', row.account_id).executeTakeFirst();
-  if (!account || !isPendingUsername(account.username)) throw new KilnError(404, WELCOME_LINK_GONE, 'invalid-token');
+  if (!account || !isPendingUsername(account.username)) throw new KilnError(400, WELCOME_LINK_GONE, 'invalid-token');
   return { accountId: row.account_id, email: row.email };
 }
 
 /** Sets the username and password of a bought account. 400 naming the rule, 409 when the username is
- *  taken, 404 when the link is gone (used, expired, or the account already welcomed). */
+ *  taken, 400 when the link is gone (used, expired, or the account already welcomed). */
 export async function finishWelcome(s: Services, token: string, input: { username: string; password: string }): Promise<{ accountId: number; username: string }> {
   const username = input.username.trim().toLowerCase();
   const problem = usernameProblem(username) ?? passwordProblem(input.password);
@@ -49,14 +49,14 @@ export async function finishWelcome(s: Services, token: string, input: { usernam
         .where('purpose', '=', 'checkout')
         .where('used_at', 'is', null)
         .executeTakeFirst();
-      if (Number(used.numUpdatedRows) !== 1) throw new KilnError(404, WELCOME_LINK_GONE, 'invalid-token');
+      if (Number(used.numUpdatedRows) !== 1) throw new KilnError(400, WELCOME_LINK_GONE, 'invalid-token');
       const renamed = await trx
         .updateTable('accounts')
         .set({ username })
         .where('id', '=', welcome.accountId)
         .where('username', 'like', 'pending--%')
         .executeTakeFirst();
-      if (Number(renamed.numUpdatedRows) !== 1) throw new KilnError(404, WELCOME_LINK_GONE, 'invalid-token');
+      if (Number(renamed.numUpdatedRows) !== 1) throw new KilnError(400, WELCOME_LINK_GONE, 'invalid-token');
       await trx.updateTable('people').set({ password_hash: passwordHash, email_confirmed: 1 }).where('account_id', '=', welcome.accountId).execute();
     });
   } catch (err) {

@@ -22,6 +22,7 @@
 // (src/data/pool.ts) under one budget, which keeps parsed documents in per-thread LRUs by checksum. A document
 // whose parse alone ran out of the budget answers `too-expensive` for any rules for TOO_EXPENSIVE_TTL_MS
 // without going to the pool again.
+import type { ErrorCode } from '../errors.ts';
 import type { Services } from '../services.ts';
 import { limits } from '../limits.ts';
 import { sha256 } from '../core/checksum.ts';
@@ -71,7 +72,7 @@ export interface DataAnswer {
   cache?: { hit: boolean; ageSeconds: number };
 }
 
-const failureBody = (error: string, code: string) => JSON.stringify({ error, code });
+const failureBody = (error: string, code: ErrorCode) => JSON.stringify({ error, code });
 
 function notFoundAnswer(): DataAnswer {
   // One body for private and missing documents.

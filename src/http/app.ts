@@ -5,7 +5,7 @@ import { STATUS_CODES } from 'node:http';
 import cookie from '@fastify/cookie';
 import formbody from '@fastify/formbody';
 import type { Services } from '../services.ts';
-import { KilnError } from '../errors.ts';
+import { KilnError, type ErrorCode } from '../errors.ts';
 import { isStorageFull, isStorageUnavailable, isUniqueViolation } from '../store/db.ts';
 import { limits } from '../limits.ts';
 import { registerHosts } from './hosts.ts';
@@ -63,7 +63,7 @@ export async function buildApp(s: Services): Promise<FastifyInstance> {
   app.setErrorHandler((err: FastifyError | KilnError, req, reply) => {
     let status: number;
     let msg: string;
-    let code: string | undefined;
+    let code: ErrorCode | undefined;
     let extra: Record<string, unknown> | undefined;
     if (err instanceof KilnError) {
       ({ status, code, extra } = err);
@@ -106,7 +106,7 @@ export async function buildApp(s: Services): Promise<FastifyInstance> {
   app.setNotFoundHandler((req, reply) => {
     const msg = 'Not found.';
     if (wantsHtml(req)) return reply.code(404).type('text/html; charset=utf-8').send(errorPage(404, msg));
-    return reply.code(404).send({ msg, msgType: 'error' });
+    return reply.code(404).send({ msg, msgType: 'error', code: 'not-found' });
   });
 
   for (const plugin of routes) await app.register(plugin, { services: s });

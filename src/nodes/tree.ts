@@ -16,7 +16,7 @@
 import { sql, type CompiledQuery, type Kysely, type Selectable, type Transaction } from 'kysely';
 import type { Services } from '../services.ts';
 import type { DB, NodesTable } from '../store/schema.ts';
-import { KilnError, badRequest, conflict, forbidden, notFound } from '../errors.ts';
+import { KilnError, badRequest, conflict, notFound } from '../errors.ts';
 import { isUniqueViolation } from '../store/db.ts';
 import { limits } from '../limits.ts';
 import { assertSiteQuota } from '../billing/plans.ts';
@@ -331,7 +331,7 @@ async function assertManages(db: Tx, actorId: number, ownerId: number): Promise<
     .where('person_id', '=', actorId)
     .where('role', 'in', ['owner', 'editor'])
     .executeTakeFirst();
-  if (!m) throw forbidden("You cannot change this account's files.", 'not-owner');
+  if (!m) throw badRequest("You cannot change this account's files.", 'not-owner');
 }
 
 /** A node the actor manages; anything else answers exactly like a missing node. */

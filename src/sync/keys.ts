@@ -3,7 +3,7 @@ import type { Services } from '../services.ts';
 import type { Actor } from '../http/context.ts';
 import { randomHex } from '../clock.ts';
 import { sha256 } from '../core/checksum.ts';
-import { KilnError, forbidden, notFound, unauthorized } from '../errors.ts';
+import { KilnError, badRequest, notFound, unauthorized } from '../errors.ts';
 import { limits, MINUTE } from '../limits.ts';
 import { actorForAccount } from '../accounts/actors.ts';
 import { planIncludesSync } from '../teams/teams.ts';
@@ -85,7 +85,7 @@ export async function assertMayGenerateKey(s: Services, accountId: number): Prom
     .where('accounts.id', '=', accountId)
     .executeTakeFirst();
   if (!me) throw notFound('No such account.');
-  if (me.account_type !== 'dev') throw forbidden('Sync keys are for developer accounts.', 'not-developer');
+  if (me.account_type !== 'dev') throw badRequest('Sync keys are for developer accounts.', 'not-developer');
   if (planIncludesSync(me)) return;
   const team = await db
     .selectFrom('team_memberships')

@@ -87,7 +87,7 @@ function translated(err: unknown): unknown {
     return new KilnError(409, msg, 'name-conflict', err.extra);
   }
   if (err.status === 403 && err.code === 'quota-exceeded') return new KilnError(413, err.message, 'quota-exceeded', err.extra);
-  if (err.status === 404 && !err.code) return new KilnError(404, err.message, 'node-not-found');
+  if (err.status === 404 && (!err.code || err.code === 'not-found')) return new KilnError(404, err.message, 'node-not-found');
   return err;
 }
 

@@ -54,7 +54,7 @@ export async function createTeam(s: Services, input: { username: string; ownerId
     .where('accounts.id', '=', input.ownerId)
     .executeTakeFirst();
   if (!owner) throw notFound('No such person.');
-  if (owner.account_type !== 'dev') throw forbidden('Only developer accounts can own teams.', 'not-developer');
+  if (owner.account_type !== 'dev') throw badRequest('Only developer accounts can own teams.', 'not-developer');
   const taken = await db.selectFrom('accounts').select('id').where('username', '=', username).executeTakeFirst();
   if (taken) throw conflict(`The name "${username}" is taken.`, 'username-taken');
   const now = s.clock.now().toISOString();

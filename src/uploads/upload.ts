@@ -10,7 +10,7 @@ import type { Kysely } from 'kysely';
 import type { Services } from '../services.ts';
 import type { DB, Plan } from '../store/schema.ts';
 import type { NodeRow } from '../nodes/tree.ts';
-import { KilnError, badRequest } from '../errors.ts';
+import { KilnError, badRequest, conflict } from '../errors.ts';
 import { assertUploadSize as planUploadSize } from '../billing/plans.ts';
 import { nodeNameProblem } from '../core/names.ts';
 import { checksum } from '../core/checksum.ts';
@@ -102,7 +102,7 @@ export async function insertUpload(s: Services, input: InsertUploadInput, tx?: {
       if (input.ifTaken === 'refuse' || tx) throw new KilnError(409, 'That name was just taken.', 'name-taken');
     }
   }
-  throw badRequest('Too many files with that name in this folder.', 'name-conflict');
+  throw conflict('Too many files with that name in this folder.', 'name-conflict');
 }
 
 export interface UploadInput {

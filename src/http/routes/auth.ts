@@ -44,7 +44,7 @@ export async function refuseCrossSite(req: FastifyRequest, s: Services): Promise
     if (host === s.config.rootHostname || host === new URL(s.config.baseUrl).hostname.toLowerCase()) return;
     if (req.site.kind === 'main' && LOOPBACK.has(host)) return;
   }
-  throw forbidden('Cross-site form posts are refused.', 'cross-site');
+  throw forbidden('Cross-site form posts are refused.', 'cross-origin');
 }
 
 /** The main app's `/`: first-run setup while no account exists, the dashboard when signed in, else a landing page.

@@ -11,7 +11,7 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { RoutePlugin } from './index.ts';
 import type { Services } from '../../services.ts';
-import { KilnError } from '../../errors.ts';
+import { KilnError, type ErrorCode } from '../../errors.ts';
 import { decodeRequestPath } from '../../nodes/serve.ts';
 import { DOCUMENT_NOT_FOUND, readData, type DataAnswer, type DataRules } from '../../data/read.ts';
 
@@ -35,7 +35,7 @@ function send(reply: FastifyReply, a: DataAnswer) {
   return reply.code(a.status).header('content-type', 'application/json; charset=utf-8').send(a.body);
 }
 
-function failure(reply: FastifyReply, status: number, error: string, code: string) {
+function failure(reply: FastifyReply, status: number, error: string, code: ErrorCode) {
   return send(reply, { status, body: JSON.stringify({ error, code }) });
 }
 

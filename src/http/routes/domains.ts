@@ -105,8 +105,8 @@ const plugin: RoutePlugin = async (app, { services: s }) => {
       if (!secret) throw new KilnError(503, 'The domain webhook is not configured (DOMAIN_WEBHOOK_SECRET).', 'webhook-not-configured');
       const body = Buffer.isBuffer(req.body) ? req.body : Buffer.alloc(0);
       const header = req.headers[SIGNATURE_HEADER];
-      if (header === undefined) throw new KilnError(401, `The ${SIGNATURE_HEADER} header is required.`, 'signature-missing');
-      if (!verifyDomainSignature(secret, body, header)) throw new KilnError(401, 'The signature does not match the body.', 'signature-invalid');
+      if (header === undefined) throw new KilnError(401, `The ${SIGNATURE_HEADER} header is required.`, 'missing-signature');
+      if (!verifyDomainSignature(secret, body, header)) throw new KilnError(401, 'The signature does not match the body.', 'invalid-signature');
       const event = parseDomainEvent(body);
       const applied = await applyDomainEvent(s, event);
       // Served only while active: a domain that stopped being active is forgotten by the host cache.
