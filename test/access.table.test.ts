@@ -4,7 +4,7 @@ import assert from 'node:assert/strict';
 import { ACCESS_TABLE, expandTable, lookup, lookupIn, type Check } from '../src/access/table.ts';
 import { authorize, type Resource } from '../src/access/authorize.ts';
 import { KilnError } from '../src/errors.ts';
-import type { Actor } from '../src/http/context.ts';
+import type { Actor } from '../src/access/actor.ts';
 
 const t = (def: Record<string, Check>) => expandTable(def);
 
@@ -61,7 +61,8 @@ test('THE table: spot checks of the rules a reader audits', () => {
   assert.equal(lookup('dev', 'regular_site', 'edit'), 'owner');
   assert.equal(lookup('admin', 'regular_site', 'edit'), 'owner', 'admin falls back to dev');
   assert.equal(lookup('admin', 'instance', 'view'), 'allow', 'admin has its own view rule');
-  assert.equal(lookup('no_auth', 'regular_site', 'view'), 'visible', '`*` user type');
+  assert.equal(lookup('no_auth', 'regular_site', 'view'), 'visible_or_guest', '`*` user type');
+  assert.equal(lookup('no_auth', 'folder', 'view'), 'visible');
   assert.equal(lookup('app_user', 'main_app', 'edit'), 'deny', '`*` resource type');
   assert.equal(lookup('no_auth', 'folder', 'edit'), 'login', 'no_auth on edit goes to the login page');
   assert.equal(lookup('dev', 'main_app', 'manage'), 'signed_in');
@@ -100,7 +101,37 @@ test('authorize: unmatched answers 403; the checks refuse with the statuses the 
   assert.equal(refusal(() => authorize({ actor: actor({ accountId: 2 }) }, doc(), 'edit')).status, 400, 'ownership is a failed condition: 400');
   assert.equal(refusal(() => authorize({ actor: null }, doc({ visibility: 'private' }), 'view')).status, 404, 'private looks missing');
   assert.equal(refusal(() => authorize({ actor: actor({ accountId: 2 }) }, doc({ visibility: 'private' }), 'view')).status, 404);
-  assert.equal(authorize({ actor: actor() }, doc({ visibility: 'private' }), 'view'), 'visible');
+  assert.equal(authorize({ actor: actor() }, doc({ visibility: 'private' }), 'view'), 'visible_or_guest');
   assert.equal(authorize({ actor: actor({ accountId: 2, isSuperadmin: true }) }, doc({ visibility: 'private' }), 'view'), 'allow');
   assert.equal(refusal(() => authorize({ actor: actor({ accountType: 'app_user' }) }, doc(), 'edit')).status, 403, 'app users never edit code');
+});
+
+test('every row of THE table is what lookup answers for its keys (a row shadowed by another is a mistake)', () => {
+  const expanded = expandTable(ACCESS_TABLE);
+  for (const [key, check] of expanded) {
+    const [u, r, a] = key.split(':');
+    if (u === '*' || r === '*') continue; // wildcard rows are reached through the lookup order
+    assert.equal(lookup(u as never, r as never, a as never), check, key);
+  }
+  // Wildcard rows answer for a concrete key that has no row of its own.
+  assert.equal(lookup('app_user', 'upload', 'view'), 'visible');
+  assert.equal(lookup('no_auth', 'instance', 'save'), 'login');
+});
+
+test('share guests are rows of the table: a guest of one document views, saves and uses the live lane, never edits code or versions', () => {
+  const privateDoc = doc({ ownerId: 9, visibility: 'private' });
+  const guest = { actor: null, shareGuest: true };
+  assert.equal(authorize(guest, privateDoc, 'view'), 'visible_or_guest');
+  assert.equal(authorize(guest, privateDoc, 'save'), 'owner_or_guest');
+  assert.equal(authorize(guest, privateDoc, 'live'), 'owner_or_guest');
+  assert.equal(refusal(() => authorize(guest, privateDoc, 'edit')).status, 403);
+  assert.equal(refusal(() => authorize(guest, privateDoc, 'versions')).status, 403);
+  // Without the token the same visitor meets a missing document.
+  assert.equal(refusal(() => authorize({ actor: null }, privateDoc, 'view')).status, 404);
+  // A developer signed in elsewhere is only a guest here: saves, may not edit code.
+  const otherDev = { actor: actor({ accountId: 2 }), shareGuest: true };
+  assert.equal(authorize(otherDev, privateDoc, 'save'), 'owner_or_guest');
+  assert.equal(refusal(() => authorize(otherDev, privateDoc, 'edit')).status, 400);
+  // A token grants nothing on folders and uploads.
+  assert.equal(refusal(() => authorize(guest, doc({ type: 'upload', visibility: 'private' }), 'view')).status, 404);
 });

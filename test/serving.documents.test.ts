@@ -172,7 +172,7 @@ test('main app: GET / is the home page; other unknown paths are 404', async () =
   assert.equal(signedInHome.headers.location, '/_/dashboard');
   const missing = await kiln.client().get('/app.html');
   assert.equal(missing.status, 404);
-  assert.deepEqual(Object.keys(missing.json).sort(), ['msg', 'msgType']);
+  assert.deepEqual(Object.keys(missing.json).sort(), ['code', 'msg', 'msgType']);
 });
 
 test('an active custom domain serves its account\'s documents; a pending one is an unknown host', async () => {

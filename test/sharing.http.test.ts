@@ -353,3 +353,22 @@ test('regenerating is a sensitive operation: the 6th regeneration within an hour
   // Turning sharing off is never limited: revoking must always be possible.
   assert.equal((await setSharing(o.main, o.id, false)).shareEnabled, false);
 });
+
+test('a share guest of a private document gets its utility stylesheet; a stranger gets empty CSS', async () => {
+  const o = await ownerWithDocument('private');
+  // A save with utility classes (and the link to its stylesheet) compiles the stylesheet.
+  const sheet = `/tailwindcss/${o.name.replace(/\.html$/, '')}.css`;
+  const html = `<!doctype html><html><head><link rel="stylesheet" href="${sheet}"></head><body class="p-4 text-red-500">styled</body></html>`;
+  const saved = await guestSave(o.main.on(o.host), o.url, html);
+  assert.equal(saved.status, 200, saved.text);
+  await kiln.services.stylesheets.idle();
+  const css = (await o.main.on(o.host).get(sheet)).text;
+  assert.match(css, /text-red-500/, 'the owner gets the compiled stylesheet');
+  const { shareUrl } = await setSharing(o.main, o.id, true);
+  const guest = kiln.client(o.host);
+  await openShareLink(guest, shareUrl!);
+  assert.match((await guest.get(sheet)).text, /text-red-500/, 'the guest may read the document, so its stylesheet too');
+  const stranger = await kiln.client(o.host).get(sheet);
+  assert.equal(stranger.status, 200);
+  assert.equal(stranger.text, '', 'a private document’s stylesheet tells a stranger nothing');
+});

@@ -1,5 +1,5 @@
 // Classifies a request and runs the check the access table names for it.
-import type { Actor } from '../http/context.ts';
+import type { Actor } from './actor.ts';
 import type { NodeType } from '../store/schema.ts';
 import { KilnError, forbidden, notFound } from '../errors.ts';
 import { lookup, type Action, type Check, type ResourceType, type UserType } from './table.ts';
@@ -41,6 +41,7 @@ const CHECKS: Record<Check, (c: Caller, r: Resource | null) => KilnError | null>
   allow: () => null,
   // A private resource answers exactly like a missing one.
   visible: (c, r) => (!r || r.visibility === 'public' || owns(c, r) ? null : notFound()),
+  visible_or_guest: (c, r) => (!r || r.visibility === 'public' || owns(c, r) || c.shareGuest ? null : notFound()),
   owner: (c, r) => (owns(c, r) ? null : notOwner()),
   confirmed_owner: (c, r) =>
     !owns(c, r) ? notOwner() : c.actor!.emailConfirmed ? null : forbidden('Confirm your email address first.', 'email-unconfirmed'),
@@ -72,6 +73,14 @@ export function authorize(caller: Caller, resource: Resource | null, action: Act
   const refusal = CHECKS[check](caller, resource);
   if (refusal) throw refusal;
   return check;
+}
+
+/** `authorize` for actions only a signed-in person can pass: returns that person (call sites need no
+ *  `req.actor!`). */
+export function authorizeActor(caller: Caller, resource: Resource | null, action: Action): Actor {
+  authorize(caller, resource, action);
+  if (!caller.actor) throw loginRequired();
+  return caller.actor;
 }
 
 /** True when `authorize` would let this through: for decisions that are not refusals (e.g. whether a

@@ -22,6 +22,7 @@ export type Action =
 export type Check =
   | 'allow' // anyone
   | 'visible' // public, or private and the caller owns it (404 otherwise, same as missing)
+  | 'visible_or_guest' // as `visible`, and a share-token guest of this document sees it too
   | 'owner' // the caller owns the resource
   | 'confirmed_owner' // the caller owns it and has confirmed their email
   | 'owner_or_guest' // the owner, or a share-token guest of this document
@@ -32,8 +33,10 @@ export type Check =
 const DOCUMENTS = 'regular_site+multi_tenant+instance';
 
 export const ACCESS_TABLE: Record<string, Check> = {
-  // Reading: public things are open to all; private ones exist only for their owner.
-  [`*:${DOCUMENTS}+folder+upload:view`]: 'visible',
+  // Reading: public things are open to all; private ones exist only for their owner (and, for a
+  // document, the share guests its owner let in).
+  [`*:${DOCUMENTS}:view`]: 'visible_or_guest',
+  ['*:folder+upload:view']: 'visible',
   [`admin:${DOCUMENTS}+folder+upload:view`]: 'allow',
 
   // Code editing: developers on their own documents and uploads; app users never; strangers log in.

@@ -1,6 +1,6 @@
 // Loads the signed-in person behind a session token.
 import type { Db } from '../store/schema.ts';
-import type { Actor } from '../http/context.ts';
+import type { Actor } from '../access/actor.ts';
 import { sessionFor } from './sessions.ts';
 import { effectivePlan } from '../billing/plans.ts';
 

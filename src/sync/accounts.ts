@@ -2,7 +2,7 @@
 // team they belong to, each with its numeric id, role, sync base and whether it can sync now.
 // The desktop engine requires every feature below to be `true` and compares ids with `===`.
 import type { Services } from '../services.ts';
-import type { Actor } from '../http/context.ts';
+import type { Actor } from '../access/actor.ts';
 import type { TeamRole } from '../store/schema.ts';
 import { planIncludesSync, teamsOf } from '../teams/teams.ts';
 import { syncBaseOf } from './scope.ts';

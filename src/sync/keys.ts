@@ -1,6 +1,6 @@
 // Sync keys: `hcsk_` + 64 hex (32 random bytes), shown once; only a SHA-256 hash is kept; one year.
 import type { Services } from '../services.ts';
-import type { Actor } from '../http/context.ts';
+import type { Actor } from '../access/actor.ts';
 import { randomHex } from '../clock.ts';
 import { sha256 } from '../core/checksum.ts';
 import { KilnError, badRequest, notFound, unauthorized } from '../errors.ts';

@@ -13,7 +13,7 @@
 // on /_/sync, the team's plan on a team base.
 import type { FastifyRequest } from 'fastify';
 import type { Services } from '../services.ts';
-import type { Actor } from '../http/context.ts';
+import type { Actor } from '../access/actor.ts';
 import type { Plan, TeamRole } from '../store/schema.ts';
 import { KilnError, conflict, forbidden } from '../errors.ts';
 import { actorForSyncKey, PAYMENT_REQUIRED_MSG } from './keys.ts';

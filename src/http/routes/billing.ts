@@ -11,7 +11,7 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { RoutePlugin } from './index.ts';
 import { KilnError, badRequest, notFound } from '../../errors.ts';
 import { limits } from '../../limits.ts';
-import { authorize } from '../../access/authorize.ts';
+import { authorizeActor } from '../../access/authorize.ts';
 import { wantsHtml } from '../answers.ts';
 import { withMessage } from '../messages.ts';
 import { queryMsg } from '../forms.ts';
@@ -86,8 +86,7 @@ const plugin: RoutePlugin = async (app, { services: s }) => {
 
   app.get('/_/billing', async (req, reply) => {
     if (req.site.kind !== 'main') throw notFound();
-    authorize({ actor: req.actor }, null, 'manage');
-    const actor = req.actor!;
+    const actor = authorizeActor({ actor: req.actor }, null, 'manage');
     const summary = await planSummary(s, actor.accountId);
     reply.header('cache-control', 'no-store');
     if (!wantsHtml(req)) return reply.send({ msg: '', msgType: 'success', plan: summary });

@@ -12,10 +12,10 @@
 // Browser form posts come back to the page with msg/msgType; AJAX gets JSON {msg, msgType, ...}.
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { RoutePlugin } from './index.ts';
-import type { Actor } from '../context.ts';
+import type { Actor } from '../../access/actor.ts';
 import type { TeamRole } from '../../store/schema.ts';
 import { KilnError, badRequest, notFound } from '../../errors.ts';
-import { authorize } from '../../access/authorize.ts';
+import { authorizeActor } from '../../access/authorize.ts';
 import { assertSameOrigin } from '../origin.ts';
 import { wantsHtml } from '../answers.ts';
 import { withMessage } from '../messages.ts';
@@ -44,8 +44,7 @@ const plugin: RoutePlugin = async (app, { services: s }) => {
   function developer(req: FastifyRequest, write: boolean): Actor {
     if (req.site.kind !== 'main') throw notFound();
     if (write) assertSameOrigin(req);
-    authorize({ actor: req.actor }, null, 'manage');
-    return req.actor!;
+    return authorizeActor({ actor: req.actor }, null, 'manage');
   }
 
   /** Runs a POST: browsers are sent back to `page` with the outcome, programs get JSON. */

@@ -20,13 +20,13 @@ import type { RoutePlugin } from './index.ts';
 import type { Services } from '../../services.ts';
 import { KilnError, badRequest, notFound } from '../../errors.ts';
 import { limits, isUnlimitedSites } from '../../limits.ts';
-import { authorize, resourceOf } from '../../access/authorize.ts';
+import { authorize, resourceOf, authorizeActor } from '../../access/authorize.ts';
 import { assertSameOrigin } from '../origin.ts';
 import { wantsHtml } from '../answers.ts';
 import { withMessage } from '../messages.ts';
 import { queryMsg } from '../forms.ts';
 import { documentHostUrl } from '../urls.ts';
-import type { Actor } from '../context.ts';
+import type { Actor } from '../../access/actor.ts';
 import { createNode, createPath, deleteNode, getNode, listTree, moveNode, renameNode, setVisibility, type NodeRow } from '../../nodes/tree.ts';
 import { appSignupUrl, confirmDeletePage, dashboardPage, nodeListHtml } from '../../ui/dashboard.ts';
 import { setEnableSignups } from '../../apps/apps.ts';
@@ -74,8 +74,7 @@ const plugin: RoutePlugin = async (app, { services: s }) => {
   function manager(req: FastifyRequest): Actor {
     mainOnly(req);
     assertSameOrigin(req);
-    authorize({ actor: req.actor }, null, 'manage');
-    return req.actor!;
+    return authorizeActor({ actor: req.actor }, null, 'manage');
   }
 
   /** A node the caller may manage (the access table's `manage` on that node). */
@@ -116,8 +115,7 @@ const plugin: RoutePlugin = async (app, { services: s }) => {
 
   app.get(DASHBOARD, async (req, reply) => {
     if (req.site.kind !== 'main') return reply.redirect(`${s.config.baseUrl}${DASHBOARD}`, 302);
-    authorize({ actor: req.actor }, null, 'dashboard');
-    const actor = req.actor!;
+    const actor = authorizeActor({ actor: req.actor }, null, 'dashboard');
     const nodes = await listTree(s, actor.accountId, actor.accountId);
     const body = dashboardPage({
       username: actor.username,
@@ -131,8 +129,7 @@ const plugin: RoutePlugin = async (app, { services: s }) => {
 
   app.get(`${DASHBOARD}/nodes`, async (req, reply) => {
     mainOnly(req);
-    authorize({ actor: req.actor }, null, 'dashboard');
-    const actor = req.actor!;
+    const actor = authorizeActor({ actor: req.actor }, null, 'dashboard');
     const nodes = await listTree(s, actor.accountId, actor.accountId);
     return reply.header('cache-control', 'no-store').send({
       msg: '',
@@ -207,12 +204,12 @@ const plugin: RoutePlugin = async (app, { services: s }) => {
 
   app.get(`${DASHBOARD}/nodes/:id/delete`, async (req, reply) => {
     mainOnly(req);
-    authorize({ actor: req.actor }, null, 'manage');
+    const actor = authorizeActor({ actor: req.actor }, null, 'manage');
     const node = await managedNode(req);
-    const all = await listTree(s, req.actor!.accountId, node.owner_id);
+    const all = await listTree(s, actor.accountId, node.owner_id);
     const prefix = node.path ? `${node.path}/${node.name}` : node.name;
     const count = node.type === 'folder' ? all.filter((n) => n.path === prefix || n.path.startsWith(prefix + '/')).length : 0;
-    return reply.header('cache-control', 'no-store').type('text/html; charset=utf-8').send(confirmDeletePage({ username: req.actor!.username, node, count }));
+    return reply.header('cache-control', 'no-store').type('text/html; charset=utf-8').send(confirmDeletePage({ username: actor.username, node, count }));
   });
 };
 

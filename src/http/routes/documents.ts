@@ -57,7 +57,7 @@ const plugin: RoutePlugin = async (app, { services: s }) => {
     const shareGuest = found.kind === 'document' && isShareGuest(req, found.node);
     const caller = { actor: req.actor, shareGuest };
     const resource = resourceOf(found.node);
-    if (!shareGuest) authorize(caller, resource, 'view');
+    authorize(caller, resource, 'view');
     if (found.kind === 'upload') return serveUpload(req, reply, s, found.node);
     const node = found.node;
 

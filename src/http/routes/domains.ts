@@ -14,9 +14,9 @@
 //                                          host), 404 otherwise
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { RoutePlugin } from './index.ts';
-import type { Actor } from '../context.ts';
+import type { Actor } from '../../access/actor.ts';
 import { KilnError, badRequest, notFound } from '../../errors.ts';
-import { authorize } from '../../access/authorize.ts';
+import { authorizeActor } from '../../access/authorize.ts';
 import { assertSameOrigin } from '../origin.ts';
 import { wantsHtml } from '../answers.ts';
 import { withMessage } from '../messages.ts';
@@ -36,9 +36,9 @@ const plugin: RoutePlugin = async (app, { services: s }) => {
   async function manager(req: FastifyRequest, reply: FastifyReply, write: boolean): Promise<Actor> {
     if (req.site.kind !== 'main') throw notFound();
     if (write) assertSameOrigin(req);
-    authorize({ actor: req.actor }, null, 'manage');
-    await countDomainCall(s, reply, req.actor!.accountId);
-    return req.actor!;
+    const actor = authorizeActor({ actor: req.actor }, null, 'manage');
+    await countDomainCall(s, reply, actor.accountId);
+    return actor;
   }
 
   async function operate(req: FastifyRequest, reply: FastifyReply, op: (actor: Actor) => Promise<{ msg: string; status?: number; extra: Record<string, unknown> }>) {

@@ -3,7 +3,7 @@
 import type { RoutePlugin } from './index.ts';
 import { documentPathOf, documentUrlHeader } from '../../save/document-url.ts';
 import { findByPath } from '../../nodes/tree.ts';
-import { resourceOf, authorize } from '../../access/authorize.ts';
+import { allows, resourceOf } from '../../access/authorize.ts';
 import { limits } from '../../limits.ts';
 import { shareGuestFor } from '../../sharing/share.ts';
 
@@ -17,14 +17,10 @@ const plugin: RoutePlugin = async (app, { services: s }) => {
         const { host, path } = documentPathOf(url);
         const node = host === (req.headers.host ?? '').toLowerCase() ? await findByPath(s, req.site.accountId, path) : undefined;
         if (node && node.type === 'site') {
-          let writable = true;
-          try {
-            authorize({ actor: req.actor, shareGuest: await shareGuestFor(s, req, node) }, resourceOf(node), 'save');
-          } catch {
-            writable = false;
-          }
+          const caller = { actor: req.actor, shareGuest: await shareGuestFor(s, req, node) };
+          const writable = allows(caller, resourceOf(node), 'save');
           // Withheld by omission: a document the caller may not see is not described.
-          if (writable || node.visibility === 'public') {
+          if (allows(caller, resourceOf(node), 'view')) {
             answer.document = {
               writable,
               maxBytes: limits.documentSize,

@@ -11,9 +11,9 @@
 // the request has passed the cheap refusals.
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { RoutePlugin } from './index.ts';
-import type { Actor } from '../context.ts';
+import type { Actor } from '../../access/actor.ts';
 import { KilnError, badRequest, notFound } from '../../errors.ts';
-import { authorize, resourceOf } from '../../access/authorize.ts';
+import { authorize, resourceOf, authorizeActor } from '../../access/authorize.ts';
 import { assertSameOrigin } from '../origin.ts';
 import { wantsHtml } from '../answers.ts';
 import { withMessage } from '../messages.ts';
@@ -31,13 +31,13 @@ const plugin: RoutePlugin = async (app, { services: s }) => {
   async function ownedDocument(req: FastifyRequest, write: boolean): Promise<{ actor: Actor; node: NodeRow }> {
     if (req.site.kind !== 'main') throw notFound();
     if (write) assertSameOrigin(req);
-    authorize({ actor: req.actor }, null, 'manage');
+    const actor = authorizeActor({ actor: req.actor }, null, 'manage');
     const raw = (req.params as { id: string }).id;
     const node = /^\d{1,15}$/.test(raw) ? await getNode(s, Number(raw)) : undefined;
     if (!node) throw notFound();
     authorize({ actor: req.actor }, resourceOf(node), 'manage');
     if (node.type !== 'site') throw badRequest('Only documents can be shared.', 'not-a-document');
-    return { actor: req.actor!, node };
+    return { actor, node };
   }
 
   function pathOf(node: NodeRow) {

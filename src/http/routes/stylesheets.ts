@@ -3,6 +3,8 @@
 import type { RoutePlugin } from './index.ts';
 import { findByPath } from '../../nodes/tree.ts';
 import { STYLESHEET_PREFIX } from '../../stylesheet/tailwind.ts';
+import { allows, resourceOf } from '../../access/authorize.ts';
+import { isShareGuest } from '../../sharing/share.ts';
 
 const plugin: RoutePlugin = async (app, { services: s }) => {
   app.get(`${STYLESHEET_PREFIX}*`, async (req, reply) => {
@@ -19,7 +21,8 @@ const plugin: RoutePlugin = async (app, { services: s }) => {
     for (const ext of ['.html', '.htmlclay']) {
       const node = await findByPath(s, req.site.accountId, name + ext).catch(() => undefined);
       if (!node || node.type !== 'site') continue;
-      if (node.visibility === 'private' && req.actor?.accountId !== node.owner_id) return '';
+      // Whoever may view the document (owner, share guest, anyone when public) may read its stylesheet.
+      if (!allows({ actor: req.actor, shareGuest: isShareGuest(req, node) }, resourceOf(node), 'view')) return '';
       const row = await s.database.db.selectFrom('stylesheets').select(['css', 'source_checksum']).where('node_id', '=', node.id).executeTakeFirst();
       if (!row) return '';
       reply.header('ETag', `"${row.source_checksum}"`);

@@ -10,7 +10,7 @@ import { KilnError, badRequest, notFound, unauthorized } from '../../errors.ts';
 import { limits } from '../../limits.ts';
 import { assertSameOrigin } from '../origin.ts';
 import { documentPathOf, documentUrlHeader } from '../../save/document-url.ts';
-import { authorize, resourceOf } from '../../access/authorize.ts';
+import { authorize, resourceOf, authorizeActor } from '../../access/authorize.ts';
 import { childPathOf, findByPath, getNode } from '../../nodes/tree.ts';
 import { storeUpload } from '../../uploads/upload.ts';
 import { documentHostUrl, nodeUrlPath } from '../urls.ts';
@@ -31,8 +31,7 @@ async function targetFolder(s: Services, req: FastifyRequest, parentIdField: unk
   const parentId = Number(parentIdField ?? 0);
   if (!Number.isInteger(parentId) || parentId < 0) throw badRequest('parentId must be a folder id.');
   if (parentId === 0) {
-    authorize({ actor: req.actor }, null, 'upload');
-    return { ownerId: req.actor!.accountId, parentId: 0, parentPath: '' };
+    return { ownerId: authorizeActor({ actor: req.actor }, null, 'upload').accountId, parentId: 0, parentPath: '' };
   }
   const folder = await getNode(s, parentId);
   if (!folder || folder.type !== 'folder') throw notFound();

@@ -1,0 +1,18 @@
+// Who is acting: a signed-in person (browser session) or a sync key holder. Use cases take an Actor;
+// the HTTP layer finds it (src/http/auth.ts) and the access table judges it (authorize.ts).
+import type { AccountType, Plan } from '../store/schema.ts';
+
+export interface Actor {
+  accountId: number;
+  username: string;
+  email: string;
+  accountType: AccountType;
+  isSuperadmin: boolean;
+  emailConfirmed: boolean;
+  plan: Plan;
+  hasActiveSubscription: boolean;
+  /** The session row id (browser) or sync key id: identifies one writer for `changedBy`. */
+  writer: string;
+  /** Browser sessions: the login the session belongs to (src/accounts/sessions.ts). */
+  loginId?: number;
+}
