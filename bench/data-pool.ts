@@ -35,16 +35,39 @@ const ROOT_DOMAIN = 'kiln.localhost:8080';
 const NORMAL_HOST = `bob.${ROOT_DOMAIN}`;
 const DEEP_HOST = `mallory.${ROOT_DOMAIN}`;
 const DEPTH = 100_000;
-const deep = (i: number) => `<!doctype html><html><body><!-- ${i} -->${'<div class="level">'.repeat(DEPTH)}deep${'</div>'.repeat(DEPTH)}</body></html>`;
+const deep = (i: number) =>
+  `<!doctype html><html><body><!-- ${i} -->${'<div class="level">'.repeat(DEPTH)}deep${'</div>'.repeat(DEPTH)}</body></html>`;
 
 async function prepare(env: Record<string, string>) {
   const s = await createServices(loadConfig(env));
   try {
-    const bob = await createPerson(s, { email: 'bob@example.com', username: 'bob', password: 'Bench-password-7f3k2q', plan: 'maker' });
-    await createNode(s, bob.id, { ownerId: bob.id, parentId: 0, type: 'site', name: 'page.html', html: benchDocument() });
-    const mallory = await createPerson(s, { email: 'mallory@example.com', username: 'mallory', password: 'Bench-password-7f3k2q', plan: 'maker' });
+    const bob = await createPerson(s, {
+      email: 'bob@example.com',
+      username: 'bob',
+      password: 'Bench-password-7f3k2q',
+      plan: 'maker',
+    });
+    await createNode(s, bob.id, {
+      ownerId: bob.id,
+      parentId: 0,
+      type: 'site',
+      name: 'page.html',
+      html: benchDocument(),
+    });
+    const mallory = await createPerson(s, {
+      email: 'mallory@example.com',
+      username: 'mallory',
+      password: 'Bench-password-7f3k2q',
+      plan: 'maker',
+    });
     for (let i = 0; i < DEEP_DOCUMENTS; i++) {
-      await createNode(s, mallory.id, { ownerId: mallory.id, parentId: 0, type: 'site', name: `deep-${i}.html`, html: deep(i) });
+      await createNode(s, mallory.id, {
+        ownerId: mallory.id,
+        parentId: 0,
+        type: 'site',
+        name: `deep-${i}.html`,
+        html: deep(i),
+      });
     }
   } finally {
     await closeServices(s);
@@ -68,8 +91,14 @@ function get(port: number, host: string, urlPath: string): Promise<{ status: num
 type Figures = { rps: number; p50: number; p99: number };
 
 async function normalGets(port: number): Promise<Figures> {
-  const r = await autocannon({ url: `http://127.0.0.1:${port}/page.html`, headers: { host: NORMAL_HOST }, connections: CONNECTIONS, duration: SECONDS });
-  if (r.errors || r.timeouts || r.non2xx) throw new Error(`normal GETs: ${r.errors} errors, ${r.timeouts} timeouts, ${r.non2xx} non-2xx`);
+  const r = await autocannon({
+    url: `http://127.0.0.1:${port}/page.html`,
+    headers: { host: NORMAL_HOST },
+    connections: CONNECTIONS,
+    duration: SECONDS,
+  });
+  if (r.errors || r.timeouts || r.non2xx)
+    throw new Error(`normal GETs: ${r.errors} errors, ${r.timeouts} timeouts, ${r.non2xx} non-2xx`);
   return { rps: r.requests.average, p50: r.latency.p50, p99: r.latency.p99 };
 }
 
@@ -84,7 +113,11 @@ function hammer(port: number) {
       const i = n++;
       const rules = encodeURIComponent(`{deepest: 'div:not(:has(div))', n${k}x${i}: 'div@class'}`);
       const t = performance.now();
-      const res = await get(port, DEEP_HOST, `/${CONTROL ? 'missing' : 'deep'}-${i % DEEP_DOCUMENTS}.html?data=${rules}`);
+      const res = await get(
+        port,
+        DEEP_HOST,
+        `/${CONTROL ? 'missing' : 'deep'}-${i % DEEP_DOCUMENTS}.html?data=${rules}`,
+      );
       times.push(performance.now() - t);
       const code = res.status === 200 ? '200' : `${res.status} ${(JSON.parse(res.body) as { code: string }).code}`;
       codes.set(code, (codes.get(code) ?? 0) + 1);
@@ -95,12 +128,18 @@ function hammer(port: number) {
       running = false;
       await Promise.all(loops);
       times.sort((a, b) => a - b);
-      return { n: times.length, codes, p50: times[Math.floor(times.length / 2)], p99: times[Math.floor(times.length * 0.99)] };
+      return {
+        n: times.length,
+        codes,
+        p50: times[Math.floor(times.length / 2)],
+        p99: times[Math.floor(times.length * 0.99)],
+      };
     },
   };
 }
 
-const fmt = (f: Figures) => `${f.rps.toFixed(0).padStart(6)} req/s   p50 ${f.p50.toFixed(1).padStart(6)} ms   p99 ${f.p99.toFixed(1).padStart(6)} ms`;
+const fmt = (f: Figures) =>
+  `${f.rps.toFixed(0).padStart(6)} req/s   p50 ${f.p50.toFixed(1).padStart(6)} ms   p99 ${f.p99.toFixed(1).padStart(6)} ms`;
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
 
 async function main() {
@@ -117,7 +156,8 @@ async function main() {
     );
     // Warm up: the page, and the pool's threads on the normal page's data.
     for (let i = 0; i < 50; i++) await get(port, NORMAL_HOST, '/page.html');
-    for (let i = 0; i < 20; i++) await get(port, NORMAL_HOST, `/page.html?data=${encodeURIComponent(`{t: title, n${i}: h1}`)}`);
+    for (let i = 0; i < 20; i++)
+      await get(port, NORMAL_HOST, `/page.html?data=${encodeURIComponent(`{t: title, n${i}: h1}`)}`);
     const first = await get(port, DEEP_HOST, `/deep-0.html?data=${encodeURIComponent('{a: div}')}`);
     console.log(`a pathological ?data= answers: ${first.status} ${first.body}`);
 
@@ -132,7 +172,9 @@ async function main() {
       loaded.push(b);
       console.log(`round ${round}: normal GETs (${CONNECTIONS} connections × ${SECONDS} s)`);
       console.log(`  alone                                ${fmt(a)}`);
-      console.log(`  while ${HAMMER} clients hammer ?data=${CONTROL ? ' (404)' : '      '} ${fmt(b)}   p99 ratio ${(b.p99 / a.p99).toFixed(2)}×`);
+      console.log(
+        `  while ${HAMMER} clients hammer ?data=${CONTROL ? ' (404)' : '      '} ${fmt(b)}   p99 ratio ${(b.p99 / a.p99).toFixed(2)}×`,
+      );
       console.log(
         `  hammering: ${hs.n} requests (${(hs.n / SECONDS).toFixed(0)}/s), p50 ${hs.p50.toFixed(1)} ms, p99 ${hs.p99.toFixed(1)} ms; answers ` +
           [...hs.codes].map(([c, k]) => `${c} ×${k}`).join(', '),
@@ -140,8 +182,12 @@ async function main() {
     }
     const pa = median(alone.map((f) => f.p99));
     const pl = median(loaded.map((f) => f.p99));
-    console.log(`median p99: alone ${pa.toFixed(1)} ms, under pathological load ${pl.toFixed(1)} ms, ratio ${(pl / pa).toFixed(2)}× (goal ≤ 2×: ${pl <= 2 * pa ? 'met' : 'NOT met'})`);
-    console.log(`load average ${os.loadavg()[0].toFixed(1)} on ${os.cpus().length} cores (autocannon and the hammer run on the same machine)`);
+    console.log(
+      `median p99: alone ${pa.toFixed(1)} ms, under pathological load ${pl.toFixed(1)} ms, ratio ${(pl / pa).toFixed(2)}× (goal ≤ 2×: ${pl <= 2 * pa ? 'met' : 'NOT met'})`,
+    );
+    console.log(
+      `load average ${os.loadavg()[0].toFixed(1)} on ${os.cpus().length} cores (autocannon and the hammer run on the same machine)`,
+    );
   } finally {
     await kiln?.kill();
     rmSync(dir, { recursive: true, force: true });

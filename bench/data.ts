@@ -48,8 +48,14 @@ function documents(): string[] {
 async function prepare(env: Record<string, string>, htmls: string[]) {
   const s = await createServices(loadConfig(env));
   try {
-    const person = await createPerson(s, { email: 'bench@example.com', username: 'bench', password: 'Bench-password-7f3k2q', plan: 'maker' });
-    for (const [i, html] of htmls.entries()) await createNode(s, person.id, { ownerId: person.id, parentId: 0, type: 'site', name: docName(i), html });
+    const person = await createPerson(s, {
+      email: 'bench@example.com',
+      username: 'bench',
+      password: 'Bench-password-7f3k2q',
+      plan: 'maker',
+    });
+    for (const [i, html] of htmls.entries())
+      await createNode(s, person.id, { ownerId: person.id, parentId: 0, type: 'site', name: docName(i), html });
   } finally {
     await closeServices(s);
   }
@@ -75,25 +81,46 @@ function cpuOf(pid: number | undefined): number | undefined {
 
 let serverPid: number | undefined;
 
-async function cannon(port: number, urlPath: string, seconds: number, headers: Record<string, string> = {}, expect = 200): Promise<Figures> {
+async function cannon(
+  port: number,
+  urlPath: string,
+  seconds: number,
+  headers: Record<string, string> = {},
+  expect = 200,
+): Promise<Figures> {
   const cpu0 = cpuOf(serverPid);
-  const r = await autocannon({ url: `http://127.0.0.1:${port}${urlPath}`, headers: { host: HOST, ...headers }, connections: CONNECTIONS, duration: seconds });
+  const r = await autocannon({
+    url: `http://127.0.0.1:${port}${urlPath}`,
+    headers: { host: HOST, ...headers },
+    connections: CONNECTIONS,
+    duration: seconds,
+  });
   const cpu1 = cpuOf(serverPid);
   const wrong = expect === 200 ? r.non2xx : r.requests.total - (r as unknown as Record<string, number>)['3xx'];
-  if (r.errors || r.timeouts || wrong) throw new Error(`${urlPath.slice(0, 80)}: ${r.errors} errors, ${r.timeouts} timeouts, ${wrong} answers other than ${expect}`);
+  if (r.errors || r.timeouts || wrong)
+    throw new Error(
+      `${urlPath.slice(0, 80)}: ${r.errors} errors, ${r.timeouts} timeouts, ${wrong} answers other than ${expect}`,
+    );
   const cpuUs = cpu0 !== undefined && cpu1 !== undefined ? (cpu1 - cpu0) / r.requests.total : undefined;
   return { rps: r.requests.average, p50: r.latency.p50, p99: r.latency.p99, cpuUs };
 }
 
 const agent = new http.Agent({ keepAlive: true, maxSockets: 64 });
-function get(port: number, urlPath: string, headers: Record<string, string> = {}): Promise<{ status: number; body: string; headers: http.IncomingHttpHeaders }> {
+function get(
+  port: number,
+  urlPath: string,
+  headers: Record<string, string> = {},
+): Promise<{ status: number; body: string; headers: http.IncomingHttpHeaders }> {
   return new Promise((resolve, reject) => {
-    const req = http.request({ host: '127.0.0.1', port, path: urlPath, agent, headers: { host: HOST, ...headers } }, (res) => {
-      let body = '';
-      res.setEncoding('utf8');
-      res.on('data', (d) => (body += d));
-      res.on('end', () => resolve({ status: res.statusCode!, body, headers: res.headers }));
-    });
+    const req = http.request(
+      { host: '127.0.0.1', port, path: urlPath, agent, headers: { host: HOST, ...headers } },
+      (res) => {
+        let body = '';
+        res.setEncoding('utf8');
+        res.on('data', (d) => (body += d));
+        res.on('end', () => resolve({ status: res.statusCode!, body, headers: res.headers }));
+      },
+    );
     req.on('error', reject);
     req.end();
   });
@@ -102,7 +129,11 @@ function get(port: number, urlPath: string, headers: Record<string, string> = {}
 /** Runs `paths` (each once) with `concurrency` requests in flight; every answer must be a result-cache MISS,
  *  a 200 or (counted apart) a 400 `too-expensive`: the engine's wall-clock backstop (50 ms) can fire on a
  *  machine busy with other work. */
-async function uncached(port: number, paths: string[], concurrency: number): Promise<Figures & { n: number; tooExpensive: number }> {
+async function uncached(
+  port: number,
+  paths: string[],
+  concurrency: number,
+): Promise<Figures & { n: number; tooExpensive: number }> {
   const times: number[] = [];
   let next = 0;
   let tooExpensive = 0;
@@ -122,19 +153,32 @@ async function uncached(port: number, paths: string[], concurrency: number): Pro
   );
   const secs = (performance.now() - t0) / 1000;
   times.sort((a, b) => a - b);
-  return { rps: paths.length / secs, p50: times[Math.floor(times.length / 2)], p99: times[Math.floor(times.length * 0.99)], n: paths.length, tooExpensive };
+  return {
+    rps: paths.length / secs,
+    p50: times[Math.floor(times.length / 2)],
+    p99: times[Math.floor(times.length * 0.99)],
+    n: paths.length,
+    tooExpensive,
+  };
 }
 
 const dataPath = (doc: number, rules: string) => `/${docName(doc)}?data=${encodeURIComponent(rules)}`;
 /** The 30 rules plus one key never asked before: a result-cache miss with the same work. */
-const freshRules = (n: number) => RULES_TEXT.slice(0, -1) + `,"nonce${n}":"title"}`;
+const freshRules = (n: number) => `${RULES_TEXT.slice(0, -1)},"nonce${n}":"title"}`;
 const fmt = (f: Figures) =>
   `${f.rps.toFixed(0).padStart(7)} req/s   p50 ${f.p50.toFixed(1).padStart(6)} ms   p99 ${f.p99.toFixed(1).padStart(6)} ms` +
-  (f.cpuUs !== undefined ? `   server CPU ${f.cpuUs.toFixed(0).padStart(4)} µs/request (≈ ${(1e6 / f.cpuUs).toFixed(0)} req/s per core)` : '');
+  (f.cpuUs !== undefined
+    ? `   server CPU ${f.cpuUs.toFixed(0).padStart(4)} µs/request (≈ ${(1e6 / f.cpuUs).toFixed(0)} req/s per core)`
+    : '');
 
 async function main() {
   const dir = mkdtempSync(path.join(os.tmpdir(), 'kiln-bench-data-'));
-  const env: Record<string, string> = { DATA_DIR: dir, ROOT_DOMAIN, LOG_LEVEL: 'silent', ...(REDIS_URL ? { REDIS_URL } : {}) };
+  const env: Record<string, string> = {
+    DATA_DIR: dir,
+    ROOT_DOMAIN,
+    LOG_LEVEL: 'silent',
+    ...(REDIS_URL ? { REDIS_URL } : {}),
+  };
   let kiln: ChildKiln | undefined;
   try {
     const htmls = documents();
@@ -152,7 +196,8 @@ async function main() {
     for (let i = 0; i < 20; i++) await get(port, dataPath(0, freshRules(-1 - i)));
     const api = await get(port, `/_/api/${docName(0)}`);
     const query = await get(port, dataPath(0, RULES_TEXT));
-    if (api.status !== 200 || query.status !== 200 || api.body !== query.body) throw new Error(`unexpected answers: ${api.status} ${query.status}`);
+    if (api.status !== 200 || query.status !== 200 || api.body !== query.body)
+      throw new Error(`unexpected answers: ${api.status} ${query.status}`);
     const items = (JSON.parse(api.body) as { products: unknown[] }).products.length;
     console.log(`answer: ${(api.body.length / 1024).toFixed(1)} KB of JSON, ${items} list items`);
 
@@ -175,7 +220,9 @@ async function main() {
     );
     console.log(`uncached (${UNCACHED_CONCURRENCY} in flight; every answer a result-cache MISS):`);
     const line = (what: string, f: typeof apiCold) =>
-      console.log(`  ${what.padEnd(56)} ${fmt(f)}   ${f.n} requests${f.tooExpensive ? `, ${f.tooExpensive} answered 400 too-expensive (busy machine)` : ''}`);
+      console.log(
+        `  ${what.padEnd(56)} ${fmt(f)}   ${f.n} requests${f.tooExpensive ? `, ${f.tooExpensive} answered 400 too-expensive (busy machine)` : ''}`,
+      );
     line('/_/api, document never parsed before (parse + extract)', apiCold);
     line(`?data=, round-robin over ${DOCUMENTS} documents (parse + extract)`, queryCold);
     line('?data=, new rules on a parsed document (extract only)', extractOnly);
@@ -187,14 +234,18 @@ async function main() {
     const cachedQuery = await cannon(port, q, SECONDS);
     const cachedApi = await cannon(port, `/_/api/${docName(0)}`, SECONDS);
     const notModified = await cannon(port, q, SECONDS, { 'if-none-match': etag }, 304);
-    console.log(`cached (${CONNECTIONS} connections × ${SECONDS} s, the same URL; ${(query.body.length / 1024).toFixed(1)} KB answers):`);
+    console.log(
+      `cached (${CONNECTIONS} connections × ${SECONDS} s, the same URL; ${(query.body.length / 1024).toFixed(1)} KB answers):`,
+    );
     console.log(`  ?data=<30 rules>                                          ${fmt(cachedQuery)}`);
     console.log(`  /_/api/<doc>                                              ${fmt(cachedApi)}`);
     console.log(`  ?data= with If-None-Match (304)                           ${fmt(notModified)}`);
     const load = os.loadavg()[0];
     console.log(
       `cached ?data= goal ≥ ${GOAL_CACHED} req/s: ${cachedQuery.rps >= GOAL_CACHED ? 'met' : 'NOT met'} as measured` +
-        (cachedQuery.cpuUs !== undefined ? `; Kiln's own CPU per request allows ≈ ${(1e6 / cachedQuery.cpuUs).toFixed(0)} req/s on one core` : '') +
+        (cachedQuery.cpuUs !== undefined
+          ? `; Kiln's own CPU per request allows ≈ ${(1e6 / cachedQuery.cpuUs).toFixed(0)} req/s on one core`
+          : '') +
         ` (load average ${load.toFixed(1)} on ${os.cpus().length} cores; autocannon runs on the same machine)`,
     );
   } finally {

@@ -31,7 +31,8 @@ export const DOC_HOST = `${USER.username}.${ROOT_DOMAIN}`;
 
 /** A realistic 100 KB (102,400 bytes exactly) HTML document. */
 export function document100k(): Buffer {
-  const head = '<!DOCTYPE html>\n<html lang="en">\n<head>\n<meta charset="utf-8">\n<title>Bench</title>\n<style>body{font:16px/1.5 system-ui;margin:2rem}li{margin:.2rem 0}</style>\n</head>\n<body>\n<h1>Benchmark document</h1>\n<ul class="items">\n';
+  const head =
+    '<!DOCTYPE html>\n<html lang="en">\n<head>\n<meta charset="utf-8">\n<title>Bench</title>\n<style>body{font:16px/1.5 system-ui;margin:2rem}li{margin:.2rem 0}</style>\n</head>\n<body>\n<h1>Benchmark document</h1>\n<ul class="items">\n';
   const tail = '</ul>\n</body>\n</html>\n';
   const target = 100 * 1024;
   let body = '';
@@ -51,7 +52,19 @@ export async function startKilnWithDocument(dataDir: string, bytes: Buffer): Pro
   const env = { DATA_DIR: dataDir, ROOT_DOMAIN, LOG_LEVEL: 'silent' };
   const add = spawnSync(
     process.execPath,
-    [path.join(REPO, 'bin/kiln.js'), 'user', 'add', '--email', USER.email, '--username', USER.username, '--password', USER.password, '--plan', 'maker'],
+    [
+      path.join(REPO, 'bin/kiln.js'),
+      'user',
+      'add',
+      '--email',
+      USER.email,
+      '--username',
+      USER.username,
+      '--password',
+      USER.password,
+      '--plan',
+      'maker',
+    ],
     { cwd: REPO, env: { ...process.env, ...env }, encoding: 'utf8' },
   );
   if (add.status !== 0) throw new Error(`kiln user add failed:\n${add.stdout}${add.stderr}`);
@@ -62,7 +75,10 @@ export async function startKilnWithDocument(dataDir: string, bytes: Buffer): Pro
     if (login.status !== 200) throw new Error(`sign-in failed: ${login.status} ${login.text}`);
     await createDocument(main, DOC_NAME, bytes);
     const got = await main.on(DOC_HOST).get(`/${DOC_NAME}`);
-    if (got.status !== 200 || !got.body.equals(bytes)) throw new Error(`Kiln does not serve the document's exact bytes (status ${got.status}, ${got.body.length} bytes)`);
+    if (got.status !== 200 || !got.body.equals(bytes))
+      throw new Error(
+        `Kiln does not serve the document's exact bytes (status ${got.status}, ${got.body.length} bytes)`,
+      );
     return kiln;
   } catch (err) {
     await kiln.kill('SIGKILL');
@@ -72,7 +88,11 @@ export async function startKilnWithDocument(dataDir: string, bytes: Buffer): Pro
 
 /** Creates a document from the dashboard (AJAX) and saves the exact bytes through `POST /_/save`. */
 async function createDocument(main: Client, name: string, bytes: Buffer) {
-  const created = await main.post('/_/dashboard/nodes', { type: 'site', name }, { headers: { accept: 'application/json' } });
+  const created = await main.post(
+    '/_/dashboard/nodes',
+    { type: 'site', name },
+    { headers: { accept: 'application/json' } },
+  );
   if (created.status !== 201) throw new Error(`create failed: ${created.status} ${created.text}`);
   // The main app's session reaches the document host through the session handshake.
   const doc = await main.enter(DOC_HOST);
@@ -88,7 +108,10 @@ function nginxBinary(): string {
   for (const p of ['/usr/sbin/nginx', '/usr/bin/nginx']) if (existsSync(p)) return p;
   console.log('nginx is not installed: installing the Debian package (apt-get install nginx)…');
   const env = { ...process.env, DEBIAN_FRONTEND: 'noninteractive' };
-  for (const args of [['update', '-qq'], ['install', '-y', '-qq', '--no-install-recommends', 'nginx']]) {
+  for (const args of [
+    ['update', '-qq'],
+    ['install', '-y', '-qq', '--no-install-recommends', 'nginx'],
+  ]) {
     const r = spawnSync('apt-get', args, { stdio: ['ignore', 'inherit', 'inherit'], env });
     if (r.status !== 0) throw new Error(`could not install nginx (apt-get ${args.join(' ')} failed)`);
   }
@@ -96,12 +119,16 @@ function nginxBinary(): string {
   throw new Error('nginx is still missing after apt-get install');
 }
 
-export async function startNginx(dir: string, bytes: Buffer): Promise<{ port: number; child: ChildProcess; stop(): Promise<void> }> {
+export async function startNginx(
+  dir: string,
+  bytes: Buffer,
+): Promise<{ port: number; child: ChildProcess; stop(): Promise<void> }> {
   const bin = nginxBinary();
   const port = await freePort();
   const www = path.join(dir, 'www');
   mkdirSync(www, { recursive: true });
-  for (const t of ['body', 'proxy', 'fastcgi', 'uwsgi', 'scgi']) mkdirSync(path.join(dir, 'tmp', t), { recursive: true });
+  for (const t of ['body', 'proxy', 'fastcgi', 'uwsgi', 'scgi'])
+    mkdirSync(path.join(dir, 'tmp', t), { recursive: true });
   writeFileSync(path.join(www, DOC_NAME), bytes);
   // Workers drop root privileges: let them reach and read the files (mkdtemp folders are 0700).
   for (const p of [path.dirname(dir), dir, www]) chmodSync(p, 0o755);
@@ -153,7 +180,8 @@ http {
   for (;;) {
     if (child.exitCode !== null) throw new Error(`nginx exited with ${child.exitCode}: ${readLog(errorLog)}`);
     const ok = await fetch(`http://127.0.0.1:${port}/${DOC_NAME}`).then(
-      (r) => r.arrayBuffer().then((b) => ((last = `status ${r.status}`), r.status === 200 && Buffer.from(b).equals(bytes))),
+      (r) =>
+        r.arrayBuffer().then((b) => ((last = `status ${r.status}`), r.status === 200 && Buffer.from(b).equals(bytes))),
       (e) => ((last = String(e)), false),
     );
     if (ok) break;
@@ -209,7 +237,8 @@ export async function load(port: number, host: string, seconds: number, serverPi
     connections: CONNECTIONS,
     duration: seconds,
   });
-  if (r.errors || r.timeouts || r.non2xx) throw new Error(`${host}: ${r.errors} errors, ${r.timeouts} timeouts, ${r.non2xx} non-2xx answers`);
+  if (r.errors || r.timeouts || r.non2xx)
+    throw new Error(`${host}: ${r.errors} errors, ${r.timeouts} timeouts, ${r.non2xx} non-2xx answers`);
   const cpu = serverPid ? cpuSeconds(serverPid) - cpu0 : NaN;
   return {
     rps: r.requests.average,

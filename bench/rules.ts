@@ -57,7 +57,9 @@ export function benchDocument(): string {
       ${Array.from({ length: 4 }, (_, p) => `<p>Paragraph ${p} of section ${s}: ${'lorem ipsum dolor sit amet'}</p>`).join('\n      ')}
     </section>`,
   ).join('');
-  const rows = Array.from({ length: 20 }, (_, r) => `<tr><td>Spec ${r}</td><td>Value ${r}</td><td>Unit</td></tr>`).join('\n        ');
+  const rows = Array.from({ length: 20 }, (_, r) => `<tr><td>Spec ${r}</td><td>Value ${r}</td><td>Unit</td></tr>`).join(
+    '\n        ',
+  );
   const products = Array.from(
     { length: 600 },
     (_, i) =>
@@ -149,7 +151,9 @@ async function main(): Promise<void> {
   const refOut = ref.extractApi(html);
   const same = JSON.stringify(kilnOut.data) === JSON.stringify(refOut);
 
-  console.log(`document: ${(html.length / 1024).toFixed(1)} KB, ${countRules(BENCH_RULES)} rules, ${(kilnOut.data as { products: unknown[] }).products.length} list items`);
+  console.log(
+    `document: ${(html.length / 1024).toFixed(1)} KB, ${countRules(BENCH_RULES)} rules, ${(kilnOut.data as { products: unknown[] }).products.length} list items`,
+  );
   console.log(`outputs identical to the reference: ${same ? 'yes' : 'NO'}`);
 
   const parsed = parseDocument(html);
@@ -165,15 +169,25 @@ async function main(): Promise<void> {
   const all = [reference, kiln, kilnCold, kilnCached, parseOnly];
   measure(seconds, all);
 
-  console.log(`${'engine (median per call, calls interleaved)'.padEnd(56)} ${'per s'.padStart(9)} ${'wall ms'.padStart(9)} ${'cpu ms'.padStart(9)} calls`);
+  console.log(
+    `${'engine (median per call, calls interleaved)'.padEnd(56)} ${'per s'.padStart(9)} ${'wall ms'.padStart(9)} ${'cpu ms'.padStart(9)} calls`,
+  );
   for (const e of all) {
     const m = median(e.times);
-    console.log(`${e.name.padEnd(56)} ${(1000 / m).toFixed(1).padStart(9)} ${m.toFixed(3).padStart(9)} ${median(e.cpu).toFixed(3).padStart(9)} ${e.times.length}`);
+    console.log(
+      `${e.name.padEnd(56)} ${(1000 / m).toFixed(1).padStart(9)} ${m.toFixed(3).padStart(9)} ${median(e.cpu).toFixed(3).padStart(9)} ${e.times.length}`,
+    );
   }
   const ratio = (e: Engine, of: 'times' | 'cpu') => (median(reference[of]) / median(e[of])).toFixed(1);
-  console.log(`ratio kiln/reference, parse included: ${ratio(kiln, 'times')}x wall, ${ratio(kiln, 'cpu')}x cpu (goal >= 10x)`);
-  console.log(`ratio kiln/reference, parse + compile, no caches: ${ratio(kilnCold, 'times')}x wall, ${ratio(kilnCold, 'cpu')}x cpu`);
-  console.log(`ratio kiln on a cached parsed document/reference: ${ratio(kilnCached, 'times')}x wall, ${ratio(kilnCached, 'cpu')}x cpu`);
+  console.log(
+    `ratio kiln/reference, parse included: ${ratio(kiln, 'times')}x wall, ${ratio(kiln, 'cpu')}x cpu (goal >= 10x)`,
+  );
+  console.log(
+    `ratio kiln/reference, parse + compile, no caches: ${ratio(kilnCold, 'times')}x wall, ${ratio(kilnCold, 'cpu')}x cpu`,
+  );
+  console.log(
+    `ratio kiln on a cached parsed document/reference: ${ratio(kilnCached, 'times')}x wall, ${ratio(kilnCached, 'cpu')}x cpu`,
+  );
 
   // The pool: what the data API runs. Throughput over `seconds`, twice as many tasks in flight as threads.
   const pool = new ExtractionPool();
@@ -235,13 +249,19 @@ async function main(): Promise<void> {
       );
       return n / ((performance.now() - t0) / 1000);
     };
-    console.log(`pool: ${pool.threads} thread(s) of ${os.availableParallelism()} cores (the document's bytes copied to the thread per task):`);
+    console.log(
+      `pool: ${pool.threads} thread(s) of ${os.availableParallelism()} cores (the document's bytes copied to the thread per task):`,
+    );
     const cold = await perTask('pool: parse + extract (a new document every task)', (i) => `new${i}`);
     await perTask('pool: extract on a document the thread has parsed', () => 'same');
-    console.log(`ratio pool/reference, parse included: ${cold.wallRatio.toFixed(1)}x wall, ${cold.cpuRatio.toFixed(1)}x cpu (goal >= 10x)`);
+    console.log(
+      `ratio pool/reference, parse included: ${cold.wallRatio.toFixed(1)}x wall, ${cold.cpuRatio.toFixed(1)}x cpu (goal >= 10x)`,
+    );
     const coldRate = await throughput((i) => `again${i}`);
     const hotRate = await throughput(() => 'same');
-    console.log(`pool throughput, ${2 * pool.threads} tasks in flight: ${coldRate.toFixed(1)} per s parse + extract, ${hotRate.toFixed(1)} per s on a parsed document`);
+    console.log(
+      `pool throughput, ${2 * pool.threads} tasks in flight: ${coldRate.toFixed(1)} per s parse + extract, ${hotRate.toFixed(1)} per s on a parsed document`,
+    );
   } finally {
     await pool.close();
   }

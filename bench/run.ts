@@ -15,7 +15,11 @@ const modules = readdirSync(dir)
   .sort();
 
 if (modules.length === 0) {
-  console.error(`No benchmark matches ${wanted.join(', ')}. Available: ${readdirSync(dir).filter((f) => f.endsWith('.ts') && f !== 'run.ts').join(', ')}`);
+  console.error(
+    `No benchmark matches ${wanted.join(', ')}. Available: ${readdirSync(dir)
+      .filter((f) => f.endsWith('.ts') && f !== 'run.ts')
+      .join(', ')}`,
+  );
   process.exit(2);
 }
 
@@ -23,7 +27,10 @@ const results: Array<{ name: string; ok: boolean; seconds: number }> = [];
 for (const name of modules) {
   console.log(`\n=== bench/${name}.ts`);
   const t0 = Date.now();
-  const r = spawnSync(process.execPath, ['--import', 'tsx', path.join(dir, `${name}.ts`)], { stdio: 'inherit', env: process.env });
+  const r = spawnSync(process.execPath, ['--import', 'tsx', path.join(dir, `${name}.ts`)], {
+    stdio: 'inherit',
+    env: process.env,
+  });
   results.push({ name, ok: r.status === 0, seconds: (Date.now() - t0) / 1000 });
 }
 

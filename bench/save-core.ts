@@ -56,15 +56,20 @@ function smallEdit(doc: string): string {
   const kind = int(3);
   if (kind === 0) return doc.slice(0, at) + WORDS[int(WORDS.length)] + doc.slice(at);
   if (kind === 1) return doc.slice(0, at) + doc.slice(at + 1 + int(8));
-  return doc.slice(0, at) + 'x' + doc.slice(at + 1);
+  return `${doc.slice(0, at)}x${doc.slice(at + 1)}`;
 }
 
 const sha256 = (s: string | Uint8Array) => createHash('sha256').update(s).digest('hex');
 const kb = (n: number) => `${(n / 1024).toFixed(0)} KB`;
 const ms = (n: number) => `${n.toFixed(3)} ms`;
-const percentile = (xs: number[], p: number) => [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor(p * xs.length))]!;
+const percentile = (xs: number[], p: number) =>
+  [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor(p * xs.length))]!;
 
-console.log(`load average ${loadavg().map((x) => x.toFixed(2)).join(' ')} (timings are wall-clock on this machine)`);
+console.log(
+  `load average ${loadavg()
+    .map((x) => x.toFixed(2))
+    .join(' ')} (timings are wall-clock on this machine)`,
+);
 
 // --- formathtml ------------------------------------------------------------------
 {
@@ -113,7 +118,9 @@ console.log(`load average ${loadavg().map((x) => x.toFixed(2)).join(' ')} (timin
     if (!plan.isDiff) packSnapshot(nextBytes);
     steps.push(performance.now() - t);
   }
-  console.log(`version step (planVersion incl. UTF-8 checks, gzip on every 20th): mean ${ms(steps.reduce((a, b) => a + b, 0) / steps.length)}`);
+  console.log(
+    `version step (planVersion incl. UTF-8 checks, gzip on every 20th): mean ${ms(steps.reduce((a, b) => a + b, 0) / steps.length)}`,
+  );
 }
 
 // --- storage for 1,000 small edits vs 1,000 full copies ---------------------------------------
@@ -158,7 +165,12 @@ console.log(`load average ${loadavg().map((x) => x.toFixed(2)).join(' ')} (timin
     if (n > 1) doc = smallEdit(doc);
     const bytes = new Uint8Array(Buffer.from(doc));
     const plan = planVersion(n, prev, bytes);
-    rows.push({ n, html: plan.isDiff ? null : packSnapshot(bytes), diff: plan.isDiff ? plan.diffContent : null, hash: sha256(bytes) });
+    rows.push({
+      n,
+      html: plan.isDiff ? null : packSnapshot(bytes),
+      diff: plan.isDiff ? plan.diffContent : null,
+      hash: sha256(bytes),
+    });
     prev = bytes;
   }
   const read = (row: Row): { core: number; total: number } => {

@@ -135,21 +135,33 @@ class Streams {
     const docHost = `${f.username}.${ROOT}`;
     const lane = `GET /_/sync?document-url=${encodeURIComponent(`http://${docHost}/${DOC}`)}&lane=saved HTTP/1.1\r\nHost: ${docHost}\r\nAccept: text/event-stream\r\n\r\n`;
     const sync = `GET /_/sync/stream HTTP/1.1\r\nHost: ${ROOT}\r\nX-API-Key: ${f.key}\r\nAccept: text/event-stream\r\n\r\n`;
-    await this.openRequests(port, Array.from({ length: count }, (_, i) => (i < syncCount ? sync : lane)));
+    await this.openRequests(
+      port,
+      Array.from({ length: count }, (_, i) => (i < syncCount ? sync : lane)),
+    );
   }
 
   async openRequests(port: number, requests: string[]) {
     const n = Math.max(1, Number(process.env.BENCH_READERS ?? 2));
     this.readers = Array.from({ length: n }, () => new Reader());
-    const opened = await Promise.all(this.readers.map((r, i) => r.ask({ kind: 'open', port, requests: requests.filter((_, j) => j % n === i) }, 'opened')));
+    const opened = await Promise.all(
+      this.readers.map((r, i) =>
+        r.ask({ kind: 'open', port, requests: requests.filter((_, j) => j % n === i) }, 'opened'),
+      ),
+    );
     this.count = opened.reduce((a, o) => a + o.count, 0);
   }
 
   /** Runs one save round; resolves with the per-stream latencies (ms) and how many never arrived. */
-  async round(round: number, save: () => Promise<number>): Promise<{ latencies: number[]; missing: number; saveMs: number }> {
+  async round(
+    round: number,
+    save: () => Promise<number>,
+  ): Promise<{ latencies: number[]; missing: number; saveMs: number }> {
     const marker = `round-${round}-mark`;
     await Promise.all(this.readers.map((r) => r.ask({ kind: 'arm', round, marker }, 'armed')));
-    const results = this.readers.map((r) => r.ask({ kind: 'noop' }, 'round', 10_000).catch(() => r.ask({ kind: 'collect' }, 'round')));
+    const results = this.readers.map((r) =>
+      r.ask({ kind: 'noop' }, 'round', 10_000).catch(() => r.ask({ kind: 'collect' }, 'round')),
+    );
     const t0 = performance.timeOrigin + performance.now();
     const status = await save();
     const saveMs = performance.timeOrigin + performance.now() - t0;
@@ -170,14 +182,26 @@ function saver(port: number, f: Fixture) {
   const c = new Client(port, host);
   c.jar.store(host, `__Host-auth_token=${f.token}; Path=/`);
   return (round: number) => async () =>
-    (await c.post('/_/save', documentFor(round), { headers: { 'content-type': 'text/plain;charset=UTF-8', 'document-url': `http://${host}/${DOC}` } })).status;
+    (
+      await c.post('/_/save', documentFor(round), {
+        headers: { 'content-type': 'text/plain;charset=UTF-8', 'document-url': `http://${host}/${DOC}` },
+      })
+    ).status;
 }
 
 // ---------------------------------------------------------------- figures
 
-const pct = (sorted: number[], p: number) => sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil((p / 100) * sorted.length) - 1))];
+const pct = (sorted: number[], p: number) =>
+  sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil((p / 100) * sorted.length) - 1))];
 
-async function measure(label: string, what: string, streams: Streams, save: (round: number) => () => Promise<number>, goalP99: number, serverPid: number) {
+async function measure(
+  label: string,
+  what: string,
+  streams: Streams,
+  save: (round: number) => () => Promise<number>,
+  goalP99: number,
+  serverPid: number,
+) {
   // Warm-up rounds (JIT, caches) are not counted.
   for (let r = 1; r <= 3; r++) await streams.round(r, save(r));
   const all: number[] = [];
@@ -196,10 +220,14 @@ async function measure(label: string, what: string, streams: Streams, save: (rou
   const p99 = pct(all, 99);
   console.log(`\n${label}`);
   console.log(`  streams open            ${streams.count} (${what})`);
-  console.log(`  deliveries measured     ${all.length} (${ROUNDS} saves × ${streams.count} streams), missing ${missing}`);
+  console.log(
+    `  deliveries measured     ${all.length} (${ROUNDS} saves × ${streams.count} streams), missing ${missing}`,
+  );
   console.log(`  save → delivery  min    ${all[0].toFixed(1)} ms`);
   console.log(`  save → delivery  p50    ${p50.toFixed(1)} ms`);
-  console.log(`  save → delivery  p99    ${p99.toFixed(1)} ms${Number.isFinite(goalP99) ? `   (goal ≤ ${goalP99} ms: ${p99 <= goalP99 ? 'met' : 'NOT met'})` : ''}`);
+  console.log(
+    `  save → delivery  p99    ${p99.toFixed(1)} ms${Number.isFinite(goalP99) ? `   (goal ≤ ${goalP99} ms: ${p99 <= goalP99 ? 'met' : 'NOT met'})` : ''}`,
+  );
   console.log(`  save → delivery  max    ${all[all.length - 1].toFixed(1)} ms`);
   console.log(`  save answer      p50    ${pct(saves, 50).toFixed(1)} ms`);
   console.log(`  server memory (RSS)     ${rssMb(serverPid)} MB with the streams open`);
@@ -229,7 +257,14 @@ async function oneProcess() {
     const t = performance.now();
     await streams.open(kiln.port, f, STREAMS, SYNC_STREAMS);
     console.log(`opened ${STREAMS} streams on one process in ${((performance.now() - t) / 1000).toFixed(1)} s`);
-    return await measure('One process (SQLite, in-process bus)', `${SYNC_STREAMS} sync streams, ${STREAMS - SYNC_STREAMS} saved lanes`, streams, saver(kiln.port, f), 100, kiln.child.pid!);
+    return await measure(
+      'One process (SQLite, in-process bus)',
+      `${SYNC_STREAMS} sync streams, ${STREAMS - SYNC_STREAMS} saved lanes`,
+      streams,
+      saver(kiln.port, f),
+      100,
+      kiln.child.pid!,
+    );
   } finally {
     streams.close();
     await kiln?.kill();
@@ -260,14 +295,27 @@ http.createServer((req, res) => {
 
 async function floor() {
   const port = await freePort();
-  const child = spawn(process.execPath, ['-e', FLOOR_SERVER], { env: { ...process.env, PORT: String(port) }, stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
+  const child = spawn(process.execPath, ['-e', FLOOR_SERVER], {
+    env: { ...process.env, PORT: String(port) },
+    stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
+  });
   const streams = new Streams();
   try {
     await new Promise((resolve) => child.once('message', resolve));
-    await streams.openRequests(port, Array.from({ length: STREAMS }, () => `GET /stream HTTP/1.1\r\nHost: floor\r\n\r\n`));
+    await streams.openRequests(
+      port,
+      Array.from({ length: STREAMS }, () => `GET /stream HTTP/1.1\r\nHost: floor\r\n\r\n`),
+    );
     const c = new Client(port, 'floor');
     const fire = (round: number) => async () => (await c.get(`/fire?m=round-${round}-mark`)).status;
-    return await measure('Floor: a bare Node server writing the same frame to the same number of streams', 'plain SSE responses', streams, fire, Infinity, child.pid!);
+    return await measure(
+      'Floor: a bare Node server writing the same frame to the same number of streams',
+      'plain SSE responses',
+      streams,
+      fire,
+      Infinity,
+      child.pid!,
+    );
   } finally {
     streams.close();
     child.kill();
@@ -307,7 +355,14 @@ async function twoProcesses() {
   await admin.end();
   const dbUrl = PG_URL.replace(/\/[^/]*$/, `/${name}`);
   const dirs = [0, 1, 2].map(() => mkdtempSync(path.join(os.tmpdir(), 'kiln-bench-sse-')));
-  const env = (dir: string) => ({ DATA_DIR: dir, DATABASE_URL: dbUrl, REDIS_URL, ROOT_DOMAIN: ROOT, LOG_LEVEL: 'silent', MAX_STREAMS_PER_ADDRESS: String(STREAMS + 100) });
+  const env = (dir: string) => ({
+    DATA_DIR: dir,
+    DATABASE_URL: dbUrl,
+    REDIS_URL,
+    ROOT_DOMAIN: ROOT,
+    LOG_LEVEL: 'silent',
+    MAX_STREAMS_PER_ADDRESS: String(STREAMS + 100),
+  });
   const kilns: ChildKiln[] = [];
   const streams = new Streams();
   try {
@@ -316,8 +371,17 @@ async function twoProcesses() {
     const [a, b] = kilns;
     const t = performance.now();
     await streams.open(b.port, f, STREAMS, SYNC_STREAMS);
-    console.log(`\nopened ${STREAMS} streams on process B in ${((performance.now() - t) / 1000).toFixed(1)} s; saves go through process A`);
-    return await measure('Two processes (PostgreSQL + Redis): saves through A, streams on B', `${SYNC_STREAMS} sync streams, ${STREAMS - SYNC_STREAMS} saved lanes`, streams, saver(a.port, f), 150, b.child.pid!);
+    console.log(
+      `\nopened ${STREAMS} streams on process B in ${((performance.now() - t) / 1000).toFixed(1)} s; saves go through process A`,
+    );
+    return await measure(
+      'Two processes (PostgreSQL + Redis): saves through A, streams on B',
+      `${SYNC_STREAMS} sync streams, ${STREAMS - SYNC_STREAMS} saved lanes`,
+      streams,
+      saver(a.port, f),
+      150,
+      b.child.pid!,
+    );
   } finally {
     streams.close();
     await Promise.all(kilns.map((k) => k.kill()));
@@ -329,8 +393,14 @@ async function twoProcesses() {
   }
 }
 
-const load = () => os.loadavg().map((l) => l.toFixed(1)).join(' ');
-console.log(`machine: ${os.cpus().length} cores, load average ${load()} (other work on the machine lengthens the tail)`);
+const load = () =>
+  os
+    .loadavg()
+    .map((l) => l.toFixed(1))
+    .join(' ');
+console.log(
+  `machine: ${os.cpus().length} cores, load average ${load()} (other work on the machine lengthens the tail)`,
+);
 const base = await floor();
 const one = await oneProcess();
 const two = await twoProcesses();

@@ -32,7 +32,14 @@ const ROOT_DOMAIN = 'kiln.localhost:8080';
 
 const agent = new http.Agent({ keepAlive: true, maxSockets: 64 });
 
-function request(port: number, method: string, url: string, key: string, body?: unknown, headers: Record<string, string> = {}) {
+function request(
+  port: number,
+  method: string,
+  url: string,
+  key: string,
+  body?: unknown,
+  headers: Record<string, string> = {},
+) {
   const data = body === undefined ? undefined : Buffer.from(JSON.stringify(body));
   return new Promise<{ status: number; text: string }>((resolve, reject) => {
     const req = http.request(
@@ -42,7 +49,12 @@ function request(port: number, method: string, url: string, key: string, body?: 
         method,
         path: url,
         agent,
-        headers: { host: ROOT_DOMAIN, 'x-api-key': key, ...(data ? { 'content-type': 'application/json' } : {}), ...headers },
+        headers: {
+          host: ROOT_DOMAIN,
+          'x-api-key': key,
+          ...(data ? { 'content-type': 'application/json' } : {}),
+          ...headers,
+        },
       },
       (res) => {
         const chunks: Buffer[] = [];
@@ -56,10 +68,18 @@ function request(port: number, method: string, url: string, key: string, body?: 
 }
 
 /** Fills one account with NODES nodes: 100 folders, then documents and uploads spread over them. */
-async function populate(env: Record<string, string>): Promise<{ key: string; docs: Array<{ id: number; etag: string }> }> {
+async function populate(
+  env: Record<string, string>,
+): Promise<{ key: string; docs: Array<{ id: number; etag: string }> }> {
   const s = await createServices(loadConfig(env));
   try {
-    const person = await createPerson(s, { email: 'bench-sync@example.com', username: 'benchsync', password: 'Bench-sync-password-9x', plan: 'maker', emailConfirmed: true });
+    const person = await createPerson(s, {
+      email: 'bench-sync@example.com',
+      username: 'benchsync',
+      password: 'Bench-sync-password-9x',
+      plan: 'maker',
+      emailConfirmed: true,
+    });
     const { key } = await createSyncKey(s, person.id);
     const now = new Date().toISOString();
     const base = {
@@ -94,17 +114,39 @@ async function populate(env: Record<string, string>): Promise<{ key: string; doc
         const folder = folders[i % folders.length];
         const isDoc = i % 3 !== 0;
         const name = isDoc ? `doc-${i}.html` : `file-${i}.png`;
-        rows.push({ ...base, parent_id: folder.id, type: isDoc ? ('site' as const) : ('upload' as const), name, name_key: name, path: folder.name, checksum: checksum(name), size: 1000 + i });
+        rows.push({
+          ...base,
+          parent_id: folder.id,
+          type: isDoc ? ('site' as const) : ('upload' as const),
+          name,
+          name_key: name,
+          path: folder.name,
+          checksum: checksum(name),
+          size: 1000 + i,
+        });
       }
-      for (let i = 0; i < rows.length; i += 500) await trx.insertInto('nodes').values(rows.slice(i, i + 500)).execute();
+      for (let i = 0; i < rows.length; i += 500)
+        await trx
+          .insertInto('nodes')
+          .values(rows.slice(i, i + 500))
+          .execute();
       // The writers' documents, with real content.
       for (let w = 0; w < WRITERS; w++) {
         const name = `writer-${w}.html`;
-        const html = Buffer.from(`<!doctype html><p>writer ${w}</p>` + 'x'.repeat(10_000));
+        const html = Buffer.from(`<!doctype html><p>writer ${w}</p>${'x'.repeat(10_000)}`);
         const etag = checksum(html);
         const row = await trx
           .insertInto('nodes')
-          .values({ ...base, parent_id: 0, type: 'site', name, name_key: name, path: '', checksum: etag, size: html.length })
+          .values({
+            ...base,
+            parent_id: 0,
+            type: 'site',
+            name,
+            name_key: name,
+            path: '',
+            checksum: etag,
+            size: html.length,
+          })
           .returning('id')
           .executeTakeFirstOrThrow();
         await trx.insertInto('node_contents').values({ node_id: row.id, html }).execute();
@@ -121,7 +163,9 @@ async function populate(env: Record<string, string>): Promise<{ key: string; doc
 function cpuMs(pid: number | undefined): number | null {
   if (!pid) return null;
   try {
-    const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').replace(/^.*\) /, '').split(' ');
+    const fields = readFileSync(`/proc/${pid}/stat`, 'utf8')
+      .replace(/^.*\) /, '')
+      .split(' ');
     // After the command: state is field 3, utime field 14, stime field 15 (1-based, in clock ticks).
     return ((Number(fields[11]) + Number(fields[12])) * 1000) / 100;
   } catch {
@@ -154,7 +198,10 @@ async function run(label: string, env: Record<string, string>) {
     const cpu1 = cpuMs(kiln.child.pid);
     times.sort((a, b) => a - b);
     const median = pct(times, 0.5);
-    const cpu = cpu0 !== null && cpu1 !== null ? ` Kiln's CPU time per listing ${((cpu1 - cpu0) / ROUNDS).toFixed(0)} ms (what an idle machine's latency approaches);` : '';
+    const cpu =
+      cpu0 !== null && cpu1 !== null
+        ? ` Kiln's CPU time per listing ${((cpu1 - cpu0) / ROUNDS).toFixed(0)} ms (what an idle machine's latency approaches);`
+        : '';
     console.log(
       `${label}: listing of ${count.toLocaleString('en')} nodes (${(bytes / 1024 / 1024).toFixed(1)} MB JSON): median ${median.toFixed(1)} ms, p95 ${pct(times, 0.95).toFixed(1)} ms, best ${times[0].toFixed(1)} ms over ${ROUNDS} rounds;${cpu} goal ≤ ${GOAL_MS} ms: ${median <= GOAL_MS ? 'met' : 'NOT met'}`,
     );
@@ -168,8 +215,15 @@ async function run(label: string, env: Record<string, string>) {
       docs.map(async (doc, w) => {
         let etag = doc.etag;
         for (let n = 0; Date.now() < end; n++) {
-          const content = `<!doctype html><p>writer ${w} edit ${n}</p>` + 'x'.repeat(10_000);
-          const r = await request(kiln.port, 'PUT', `/_/sync/nodes/${doc.id}/content`, key, { content }, { 'if-match': `"${etag}"` });
+          const content = `<!doctype html><p>writer ${w} edit ${n}</p>${'x'.repeat(10_000)}`;
+          const r = await request(
+            kiln.port,
+            'PUT',
+            `/_/sync/nodes/${doc.id}/content`,
+            key,
+            { content },
+            { 'if-match': `"${etag}"` },
+          );
           if (r.status !== 200) {
             refused++;
             continue;
@@ -189,7 +243,12 @@ async function run(label: string, env: Record<string, string>) {
 }
 
 const dataDir = mkdtempSync(path.join(os.tmpdir(), 'kiln-bench-sync-'));
-console.log(`machine: ${os.cpus().length} cores, load ${os.loadavg().map((l) => l.toFixed(2)).join(' ')}`);
+console.log(
+  `machine: ${os.cpus().length} cores, load ${os
+    .loadavg()
+    .map((l) => l.toFixed(2))
+    .join(' ')}`,
+);
 try {
   await run('SQLite', { DATA_DIR: dataDir });
 } finally {

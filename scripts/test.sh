@@ -5,6 +5,8 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 files=("$@")
 if [ ${#files[@]} -eq 0 ]; then mapfile -t files < <(find test -name '*.test.ts' | sort); fi
+# Formatting and lint (Biome, 120 columns), then the types.
+npx biome ci --colors=off
 npx tsc -p .
 # Child-process tests run bin/kiln.js, which uses the dist/ bundle only when it is fresh: build it.
 npm run --silent build

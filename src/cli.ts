@@ -54,7 +54,7 @@ async function main(argv: string[]) {
     });
     const missing = (['email', 'username', 'password'] as const).filter((k) => !values[k]);
     if (missing.length) {
-      process.stderr.write(`kiln user add: missing ${missing.map((k) => '--' + k).join(', ')}\n\n${HELP}`);
+      process.stderr.write(`kiln user add: missing ${missing.map((k) => `--${k}`).join(', ')}\n\n${HELP}`);
       process.exitCode = 2;
       return;
     }
@@ -88,7 +88,7 @@ async function main(argv: string[]) {
 function required(cmd: string, values: Record<string, unknown>, names: string[]): boolean {
   const missing = names.filter((k) => !values[k]);
   if (missing.length === 0) return true;
-  process.stderr.write(`kiln ${cmd}: missing ${missing.map((k) => '--' + k).join(', ')}\n\n${HELP}`);
+  process.stderr.write(`kiln ${cmd}: missing ${missing.map((k) => `--${k}`).join(', ')}\n\n${HELP}`);
   process.exitCode = 2;
   return false;
 }
@@ -114,7 +114,10 @@ async function accountIdOf(s: Services, username: string, kind: 'person' | 'team
 }
 
 async function keyAdd(config: Config, args: string[]) {
-  const { values } = parseArgs({ args, options: { user: { type: 'string' }, force: { type: 'boolean', default: false } } });
+  const { values } = parseArgs({
+    args,
+    options: { user: { type: 'string' }, force: { type: 'boolean', default: false } },
+  });
   if (!required('key add', values, ['user'])) return;
   await withServices(config, async (s) => {
     const { assertMayGenerateKey, createSyncKey } = await import('./sync/keys.ts');
@@ -122,26 +125,40 @@ async function keyAdd(config: Config, args: string[]) {
     if (!values.force) await assertMayGenerateKey(s, id);
     const made = await createSyncKey(s, id);
     // The key alone on stdout (for scripts); what it is on stderr.
-    process.stdout.write(made.key + '\n');
-    process.stderr.write(`Sync key ${made.prefix}… for ${values.user!.toLowerCase()}, expires ${made.expiresAt}. It is shown only this once.\n`);
+    process.stdout.write(`${made.key}\n`);
+    process.stderr.write(
+      `Sync key ${made.prefix}… for ${values.user!.toLowerCase()}, expires ${made.expiresAt}. It is shown only this once.\n`,
+    );
   });
 }
 
 async function teamAdd(config: Config, args: string[]) {
-  const { values } = parseArgs({ args, options: { name: { type: 'string' }, owner: { type: 'string' }, plan: { type: 'string' } } });
+  const { values } = parseArgs({
+    args,
+    options: { name: { type: 'string' }, owner: { type: 'string' }, plan: { type: 'string' } },
+  });
   if (!required('team add', values, ['name', 'owner'])) return;
   await withServices(config, async (s) => {
     const { createTeam, planIncludesSync } = await import('./teams/teams.ts');
     const ownerId = await accountIdOf(s, values.owner!, 'person');
-    const owner = await s.database.db.selectFrom('accounts').select(['plan', 'has_active_subscription']).where('id', '=', ownerId).executeTakeFirstOrThrow();
+    const owner = await s.database.db
+      .selectFrom('accounts')
+      .select(['plan', 'has_active_subscription'])
+      .where('id', '=', ownerId)
+      .executeTakeFirstOrThrow();
     const plan = (values.plan ?? (planIncludesSync(owner) ? owner.plan : 'free')) as Plan;
     const team = await createTeam(s, { username: values.name!, ownerId, plan });
-    console.log(`Created team ${team.username} (id ${team.id}, plan ${team.plan}), owner ${values.owner!.toLowerCase()}`);
+    console.log(
+      `Created team ${team.username} (id ${team.id}, plan ${team.plan}), owner ${values.owner!.toLowerCase()}`,
+    );
   });
 }
 
 async function teamMemberAdd(config: Config, args: string[]) {
-  const { values } = parseArgs({ args, options: { team: { type: 'string' }, user: { type: 'string' }, role: { type: 'string', default: 'editor' } } });
+  const { values } = parseArgs({
+    args,
+    options: { team: { type: 'string' }, user: { type: 'string' }, role: { type: 'string', default: 'editor' } },
+  });
   if (!required('team member add', values, ['team', 'user'])) return;
   await withServices(config, async (s) => {
     const { setMember } = await import('./teams/teams.ts');
@@ -153,7 +170,7 @@ async function teamMemberAdd(config: Config, args: string[]) {
 
 main(process.argv.slice(2)).catch((err) => {
   if (err instanceof ConfigError) {
-    process.stderr.write(err.message + '\n');
+    process.stderr.write(`${err.message}\n`);
     process.exit(2);
   }
   process.stderr.write(`${err?.message ?? err}\n`);

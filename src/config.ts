@@ -23,9 +23,15 @@ export const ENV_HELP: Array<[string, string]> = [
   ['DOMAIN_WEBHOOK_SECRET', 'shared secret for the custom-domain provider webhook HMAC'],
   ['TRUST_PROXY', 'true when behind a reverse proxy that sets X-Forwarded-* (default false)'],
   ['LOG_LEVEL', 'fatal, error, warn, info, debug, trace or silent (default info)'],
-  ['MAX_STREAMS_PER_ADDRESS', `live streams one client address may hold open in one process; more answer 429 (default ${limits.streamsPerAddress})`],
+  [
+    'MAX_STREAMS_PER_ADDRESS',
+    `live streams one client address may hold open in one process; more answer 429 (default ${limits.streamsPerAddress})`,
+  ],
   ['HEADERS_TIMEOUT_MS', `time a client has to send a request's headers (default ${limits.serverTimeouts.headersMs})`],
-  ['REQUEST_TIMEOUT_MS', `time a client has to send a whole request, body included (default ${limits.serverTimeouts.requestMs}); never cuts answers such as live streams`],
+  [
+    'REQUEST_TIMEOUT_MS',
+    `time a client has to send a whole request, body included (default ${limits.serverTimeouts.requestMs}); never cuts answers such as live streams`,
+  ],
 ];
 
 const schema = z.object({
@@ -41,8 +47,14 @@ const schema = z.object({
     .string()
     .regex(/^postgres(ql)?:\/\//, 'must start with postgres:// (leave unset for SQLite)')
     .optional(),
-  REDIS_URL: z.string().regex(/^rediss?:\/\//, 'must start with redis://').optional(),
-  SMTP_URL: z.string().regex(/^smtps?:\/\//, 'must start with smtp:// or smtps://').optional(),
+  REDIS_URL: z
+    .string()
+    .regex(/^rediss?:\/\//, 'must start with redis://')
+    .optional(),
+  SMTP_URL: z
+    .string()
+    .regex(/^smtps?:\/\//, 'must start with smtp:// or smtps://')
+    .optional(),
   MAIL_FROM: z.string().optional(),
   STRIPE_SECRET_KEY: z.string().optional(),
   STRIPE_WEBHOOK_SECRET: z.string().optional(),
@@ -51,7 +63,12 @@ const schema = z.object({
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
   MAX_STREAMS_PER_ADDRESS: z.coerce.number().int().min(1).max(10_000_000).default(limits.streamsPerAddress),
   HEADERS_TIMEOUT_MS: z.coerce.number().int().min(100).max(3_600_000).default(limits.serverTimeouts.headersMs),
-  REQUEST_TIMEOUT_MS: z.coerce.number().int().min(100).max(24 * 3_600_000).default(limits.serverTimeouts.requestMs),
+  REQUEST_TIMEOUT_MS: z.coerce
+    .number()
+    .int()
+    .min(100)
+    .max(24 * 3_600_000)
+    .default(limits.serverTimeouts.requestMs),
 });
 
 export interface Config {
@@ -91,8 +108,12 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   }
   const parsed = schema.safeParse(input);
   if (!parsed.success) {
-    const lines = parsed.error.issues.map((i) => `  ${i.path.join('.')}: ${i.message} (got ${JSON.stringify(input[String(i.path[0])])})`);
-    throw new ConfigError(`Invalid configuration:\n${lines.join('\n')}\nRun \`kiln --help\` for the list of variables.`);
+    const lines = parsed.error.issues.map(
+      (i) => `  ${i.path.join('.')}: ${i.message} (got ${JSON.stringify(input[String(i.path[0])])})`,
+    );
+    throw new ConfigError(
+      `Invalid configuration:\n${lines.join('\n')}\nRun \`kiln --help\` for the list of variables.`,
+    );
   }
   const c = parsed.data;
   const baseUrl = (c.BASE_URL ?? `http://${c.ROOT_DOMAIN}`).replace(/\/+$/, '');

@@ -26,7 +26,10 @@ export const ERRORS = {
   'invalid-role': { status: 400, when: 'A team role other than owner, editor or viewer.' },
   'invalid-domain': { status: 400, when: 'Not a domain name Kiln can serve.' },
   'invalid-return': { status: 400, when: 'A `return` target that is not a local path of this Kiln.' },
-  'invalid-token': { status: 400, when: 'An email link (confirmation, reset, welcome) that is unknown, used or expired.' },
+  'invalid-token': {
+    status: 400,
+    when: 'An email link (confirmation, reset, welcome) that is unknown, used or expired.',
+  },
   'invalid-signature': { status: 401, when: 'A webhook whose signature does not match its body.' },
   'missing-field': { status: 400, when: 'A required form or JSON field is missing.' },
   'missing-document-url': { status: 400, when: 'A save or upload without the Document-URL (or Page-URL) header.' },
@@ -40,7 +43,10 @@ export const ERRORS = {
   'is-instance': { status: 400, when: 'An app user’s instance cannot itself become an app.' },
   'too-deep': { status: 400, when: 'Folders nest at most 5 levels deep.' },
   'too-long': { status: 400, when: 'A field longer than its limit.' },
-  'folder-not-empty': { status: 400, when: 'Deleting a folder that holds something, without `cascade` (`count` says how much).' },
+  'folder-not-empty': {
+    status: 400,
+    when: 'Deleting a folder that holds something, without `cascade` (`count` says how much).',
+  },
   // 401: who is asking is not known
   'login-required': { status: 401, when: 'Sign in first (browsers are sent to the sign-in page).' },
   'bad-credentials': { status: 401, when: 'Wrong email or password.' },
@@ -50,9 +56,15 @@ export const ERRORS = {
   'expired-key': { status: 401, when: 'An API key past its expiry; generate a new one.' },
   'missing-signature': { status: 401, when: 'A webhook without its signature header.' },
   // 402, 403: known, but not allowed
-  'payment-required': { status: 402, when: 'The plan does not include this (sync, apps, custom domains), or its subscription ended.' },
+  'payment-required': {
+    status: 402,
+    when: 'The plan does not include this (sync, apps, custom domains), or its subscription ended.',
+  },
   'cross-origin': { status: 403, when: 'A write posted from another origin (another account’s host, another site).' },
-  'not-owner': { status: 400, when: 'Only the owner of this document or folder may do that (the spec: a failed condition is 400).' },
+  'not-owner': {
+    status: 400,
+    when: 'Only the owner of this document or folder may do that (the spec: a failed condition is 400).',
+  },
   'not-developer': { status: 400, when: 'Only developer accounts may do that (sync keys, teams).' },
   'not-team-owner': { status: 403, when: 'Only a team’s owners may do that.' },
   viewer: { status: 403, when: 'Team viewers cannot sync a team’s files (owners and editors can).' },
@@ -65,11 +77,20 @@ export const ERRORS = {
   },
   // 404
   'not-found': { status: 404, when: 'No such page, document or file (private ones answer the same).' },
-  'node-not-found': { status: 404, when: 'Sync API: no such file or folder in this account (it may have been deleted).' },
+  'node-not-found': {
+    status: 404,
+    when: 'Sync API: no such file or folder in this account (it may have been deleted).',
+  },
   // 409: the state forbids it
-  'name-conflict': { status: 409, when: 'The name is already taken (sync clients read “already taken” in the message).' },
+  'name-conflict': {
+    status: 409,
+    when: 'The name is already taken (sync clients read “already taken” in the message).',
+  },
   'name-taken': { status: 409, when: 'Another writer took the name a moment ago; choose another (or try again).' },
-  'name-taken-elsewhere': { status: 409, when: 'Document names are unique across Kiln, and another account has this one.' },
+  'name-taken-elsewhere': {
+    status: 409,
+    when: 'Document names are unique across Kiln, and another account has this one.',
+  },
   'node-changed': { status: 409, when: 'Sync API: the node changed since it was listed (`structureVersion`, `etag`).' },
   'account-changed': { status: 409, when: 'Sync API: X-Sync-Account-ID names another account than this base.' },
   'last-owner': { status: 409, when: 'A team needs at least one owner.' },
@@ -81,17 +102,29 @@ export const ERRORS = {
   'invalid-transition': { status: 409, when: 'A domain webhook event that does not follow from the domain’s state.' },
   // 412, 413, 415, 422, 428, 429
   conflict: { status: 412, when: 'The document changed since you loaded it (`etag`, and `changedBy` when known).' },
-  'too-large': { status: 413, when: 'The body, document, or (data API) query, rules or result is larger than allowed.' },
+  'too-large': {
+    status: 413,
+    when: 'The body, document, or (data API) query, rules or result is larger than allowed.',
+  },
   'unsupported-media-type': { status: 415, when: 'Send the document as text.' },
   'invalid-document': { status: 422, when: 'The document has no root `<html>` element.' },
   'precondition-required': { status: 428, when: 'Team writes need If-Match (or `expectedVersion`).' },
-  'account-identity-required': { status: 428, when: 'Team sync requests need X-Sync-Protocol: 2 and X-Sync-Account-ID.' },
+  'account-identity-required': {
+    status: 428,
+    when: 'Team sync requests need X-Sync-Protocol: 2 and X-Sync-Account-ID.',
+  },
   'rate-limited': { status: 429, when: 'Too many requests; `Retry-After` says when to try again.' },
   // 5xx
-  'mail-failed': { status: 500, when: 'A mail Kiln had to send could not be sent; the webhook is answered so that it comes again.' },
+  'mail-failed': {
+    status: 500,
+    when: 'A mail Kiln had to send could not be sent; the webhook is answered so that it comes again.',
+  },
   busy: { status: 503, when: 'Too many sign-ups for one app at once; try again.' },
   'webhook-not-configured': { status: 503, when: 'A webhook arrives but its secret is not configured on this Kiln.' },
-  'storage-unavailable': { status: 503, when: 'The database is unreachable; nothing changed; `Retry-After` says when to retry.' },
+  'storage-unavailable': {
+    status: 503,
+    when: 'The database is unreachable; nothing changed; `Retry-After` says when to retry.',
+  },
   'insufficient-storage': { status: 507, when: 'The disk is full; nothing was saved.' },
   // The data API (`/_/api`, `?data=`) answers `{error, code}` in hyper-html-api's shape.
   'no-rules-tag': { status: 400, when: 'Data API: the document has no `api` rules tag and no `?data=` was given.' },
@@ -130,7 +163,8 @@ export const badRequest = (msg: string, code?: ErrorCode) => new KilnError(400, 
 export const unauthorized = (msg = 'Sign in first.', code?: ErrorCode) => new KilnError(401, msg, code);
 export const forbidden = (msg = 'You do not have access to this.', code?: ErrorCode) => new KilnError(403, msg, code);
 export const notFound = (msg = 'Not found.') => new KilnError(404, msg, 'not-found');
-export const conflict = (msg: string, code?: ErrorCode, extra?: Record<string, unknown>) => new KilnError(409, msg, code, extra);
+export const conflict = (msg: string, code?: ErrorCode, extra?: Record<string, unknown>) =>
+  new KilnError(409, msg, code, extra);
 export const tooLarge = (msg: string) => new KilnError(413, msg, 'too-large');
 export const tooMany = (msg: string, retryAfterSeconds: number) =>
   new KilnError(429, msg, 'rate-limited', { retryAfter: retryAfterSeconds });

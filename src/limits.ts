@@ -42,7 +42,14 @@ export const planLimits = {
   },
 } as const satisfies Record<
   Plan,
-  { sites: number; uploadSize: number; price: { monthly: number; annual: number } | null; subdomains: Growth; customDomains: Growth; apps: Growth }
+  {
+    sites: number;
+    uploadSize: number;
+    price: { monthly: number; annual: number } | null;
+    subdomains: Growth;
+    customDomains: Growth;
+    apps: Growth;
+  }
 >;
 
 export const limits = {
@@ -56,9 +63,17 @@ export const limits = {
     text: 5 * MB,
     form: 2 * MB,
   },
-  uploadSize: { free: planLimits.free.uploadSize, personal: planLimits.personal.uploadSize, maker: planLimits.maker.uploadSize } satisfies Record<Plan, number>,
+  uploadSize: {
+    free: planLimits.free.uploadSize,
+    personal: planLimits.personal.uploadSize,
+    maker: planLimits.maker.uploadSize,
+  } satisfies Record<Plan, number>,
   /** Sites per account. Paid plans are configured at 2000 and reported as unlimited. */
-  sites: { free: planLimits.free.sites, personal: planLimits.personal.sites, maker: planLimits.maker.sites } satisfies Record<Plan, number>,
+  sites: {
+    free: planLimits.free.sites,
+    personal: planLimits.personal.sites,
+    maker: planLimits.maker.sites,
+  } satisfies Record<Plan, number>,
   folderDepth: 5,
   nameLength: 255,
   pathLength: 1024,

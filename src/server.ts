@@ -40,9 +40,17 @@ export async function createServices(config: Config, clock: Clock = systemClock)
     strictLimiter: limiters.create('strict', limits.strictLimiter.max, limits.strictLimiter.windowMs),
     blobs,
     stylesheets: new StylesheetCompiler(database.db, clock),
-    mailer: config.smtpUrl ? new SmtpMailer(config.smtpUrl, config.mailFrom) : new OutboxMailer(path.join(config.dataDir, 'outbox'), config.mailFrom, config.logLevel === 'silent' ? () => {} : undefined),
+    mailer: config.smtpUrl
+      ? new SmtpMailer(config.smtpUrl, config.mailFrom)
+      : new OutboxMailer(
+          path.join(config.dataDir, 'outbox'),
+          config.mailFrom,
+          config.logLevel === 'silent' ? () => {} : undefined,
+        ),
     events,
-    dataCache: config.redisUrl ? new TieredDataCache(new RedisDataCache(config.redisUrl, namespaceFor(config))) : new MemoryDataCache(),
+    dataCache: config.redisUrl
+      ? new TieredDataCache(new RedisDataCache(config.redisUrl, namespaceFor(config)))
+      : new MemoryDataCache(),
     extractions: new ExtractionPool(),
     hub: new StreamHub(events),
     streamsByAddress: new Map(),
@@ -73,7 +81,7 @@ export interface Running {
 export async function startServer(config: Config, clock?: Clock): Promise<Running> {
   const services = await createServices(config, clock);
   const app = await buildApp(services);
-  const address = await app.listen({ port: config.port, host: config.host });
+  await app.listen({ port: config.port, host: config.host });
   const port = (app.server.address() as { port: number }).port;
   return {
     app,
@@ -84,5 +92,4 @@ export async function startServer(config: Config, clock?: Clock): Promise<Runnin
       await closeServices(services);
     },
   };
-  void address;
 }

@@ -17,7 +17,11 @@ async function dev(over = {}) {
 
 test('a private document answers 404 to strangers and visitors (like a missing one), 200 to its owner', async () => {
   const owner = await dev();
-  const res = await owner.main.post('/_/dashboard/nodes', { type: 'site', name: 'secret.html', html: '<html>secret</html>' });
+  const res = await owner.main.post('/_/dashboard/nodes', {
+    type: 'site',
+    name: 'secret.html',
+    html: '<html>secret</html>',
+  });
   const id = res.json.node.id;
   const vis = await owner.main.post(`/_/dashboard/nodes/${id}/visibility`, { visibility: 'private' });
   assert.equal(vis.status, 200);
@@ -56,7 +60,11 @@ test('a private document answers 404 to strangers and visitors (like a missing o
 
 test('a private root document is not shown as the fallback to strangers either', async () => {
   const owner = await dev();
-  const res = await owner.main.post('/_/dashboard/nodes', { type: 'site', name: 'index.html', html: '<html>home</html>' });
+  const res = await owner.main.post('/_/dashboard/nodes', {
+    type: 'site',
+    name: 'index.html',
+    html: '<html>home</html>',
+  });
   assert.equal(res.status, 201, res.text);
   await owner.main.post(`/_/dashboard/nodes/${res.json.node.id}/visibility`, { visibility: 'private' });
   const visitor = kiln.client(kiln.hostOf(owner.me.username));
@@ -73,12 +81,19 @@ test('no_auth on the dashboard: browsers are sent to the login page, AJAX gets 4
   assert.equal(loc.pathname, '/_/login');
   assert.equal(loc.searchParams.get('return'), '/_/dashboard');
   assert.equal(loc.searchParams.get('msgType'), 'error');
-  for (const res of [await anon.get('/_/dashboard/nodes'), await anon.post('/_/dashboard/nodes', { type: 'site', name: 'x.html' })]) {
+  for (const res of [
+    await anon.get('/_/dashboard/nodes'),
+    await anon.post('/_/dashboard/nodes', { type: 'site', name: 'x.html' }),
+  ]) {
     assert.equal(res.status, 401);
     assert.equal(res.json.msgType, 'error');
     assert.equal(typeof res.json.msg, 'string');
   }
-  const form = await anon.post('/_/dashboard/nodes', { type: 'site', name: 'x.html' }, { form: true, headers: { accept: 'text/html' } });
+  const form = await anon.post(
+    '/_/dashboard/nodes',
+    { type: 'site', name: 'x.html' },
+    { form: true, headers: { accept: 'text/html' } },
+  );
   assert.equal(form.status, 302);
   assert.match(form.headers.location!, /^\/_\/login\?/);
 });
@@ -91,19 +106,27 @@ test('app users have a dashboard but may not create or change documents there (4
   assert.equal(res.json.msgType, 'error');
 });
 
-test('another person\'s node: rename, move, delete and visibility are refused (400 not-owner) and change nothing', async () => {
+test("another person's node: rename, move, delete and visibility are refused (400 not-owner) and change nothing", async () => {
   const owner = await dev();
   const other = await dev();
   const res = await owner.main.post('/_/dashboard/nodes', { type: 'site', name: 'mine-only.html' });
   const id = res.json.node.id;
-  for (const [op, body] of [['rename', { name: 'stolen.html' }], ['move', { parentId: 0 }], ['delete', { cascade: true }], ['visibility', { visibility: 'private' }]] as const) {
+  for (const [op, body] of [
+    ['rename', { name: 'stolen.html' }],
+    ['move', { parentId: 0 }],
+    ['delete', { cascade: true }],
+    ['visibility', { visibility: 'private' }],
+  ] as const) {
     const r = await other.main.post(`/_/dashboard/nodes/${id}/${op}`, body);
     assert.equal(r.status, 400, op);
     assert.equal(r.json.code, 'not-owner', op);
   }
   assert.equal((await kiln.client(kiln.hostOf(owner.me.username)).get('/mine-only.html')).status, 200);
   const nodes = (await owner.main.get('/_/dashboard/nodes')).json.nodes;
-  assert.deepEqual(nodes.map((n: { name: string; visibility: string }) => [n.name, n.visibility]), [['mine-only.html', 'public']]);
+  assert.deepEqual(
+    nodes.map((n: { name: string; visibility: string }) => [n.name, n.visibility]),
+    [['mine-only.html', 'public']],
+  );
   // Unknown ids are 404.
   assert.equal((await other.main.post('/_/dashboard/nodes/99999999/rename', { name: 'x.html' })).status, 404);
   assert.equal((await other.main.post('/_/dashboard/nodes/abc/rename', { name: 'x.html' })).status, 404);
@@ -111,12 +134,19 @@ test('another person\'s node: rename, move, delete and visibility are refused (4
 
 test('cross-origin writes to the dashboard are refused (a document on another host cannot drive it)', async () => {
   const owner = await dev();
-  const attempts: Array<Record<string, string>> = [{ origin: `http://${kiln.hostOf('evil')}` }, { 'sec-fetch-site': 'same-site' }];
+  const attempts: Array<Record<string, string>> = [
+    { origin: `http://${kiln.hostOf('evil')}` },
+    { 'sec-fetch-site': 'same-site' },
+  ];
   for (const headers of attempts) {
     const res = await owner.main.post('/_/dashboard/nodes', { type: 'site', name: 'csrf.html' }, { headers });
     assert.equal(res.status, 403);
     assert.equal(res.json.code, 'cross-origin');
   }
-  const same = await owner.main.post('/_/dashboard/nodes', { type: 'site', name: 'csrf.html' }, { headers: { origin: `http://${kiln.config.rootDomain}` } });
+  const same = await owner.main.post(
+    '/_/dashboard/nodes',
+    { type: 'site', name: 'csrf.html' },
+    { headers: { origin: `http://${kiln.config.rootDomain}` } },
+  );
   assert.equal(same.status, 201);
 });

@@ -9,12 +9,22 @@ import type { Actor } from '../src/access/actor.ts';
 const t = (def: Record<string, Check>) => expandTable(def);
 
 test('order 1: the exact key wins over every wildcard', () => {
-  const table = t({ 'dev:regular_site:view': 'owner', '*:regular_site:view': 'visible', 'dev:*:view': 'signed_in', '*:*:view': 'allow' });
+  const table = t({
+    'dev:regular_site:view': 'owner',
+    '*:regular_site:view': 'visible',
+    'dev:*:view': 'signed_in',
+    '*:*:view': 'allow',
+  });
   assert.equal(lookupIn(table, 'dev', 'regular_site', 'view'), 'owner');
 });
 
 test('order 2: admin falls back to dev before any wildcard; its own exact key still wins', () => {
-  const table = t({ 'dev:folder:view': 'owner', '*:folder:view': 'visible', 'admin:*:view': 'deny', '*:*:view': 'allow' });
+  const table = t({
+    'dev:folder:view': 'owner',
+    '*:folder:view': 'visible',
+    'admin:*:view': 'deny',
+    '*:*:view': 'allow',
+  });
   assert.equal(lookupIn(table, 'admin', 'folder', 'view'), 'owner');
   const withAdmin = t({ 'admin:folder:view': 'allow', 'dev:folder:view': 'owner' });
   assert.equal(lookupIn(withAdmin, 'admin', 'folder', 'view'), 'allow');
@@ -28,7 +38,7 @@ test('order 3: `*` for the user type comes before `*` for the resource type', ()
   assert.equal(lookupIn(table, 'dev', 'upload', 'edit'), 'owner');
 });
 
-test('order 4: `*` for the resource type, then (for admins) dev\'s `*` resource entry', () => {
+test("order 4: `*` for the resource type, then (for admins) dev's `*` resource entry", () => {
   const table = t({ 'app_user:*:edit': 'deny', 'dev:*:edit': 'owner', '*:*:edit': 'allow' });
   assert.equal(lookupIn(table, 'app_user', 'instance', 'edit'), 'deny');
   assert.equal(lookupIn(table, 'admin', 'instance', 'edit'), 'owner');
@@ -36,7 +46,8 @@ test('order 4: `*` for the resource type, then (for admins) dev\'s `*` resource 
 
 test('order 5: `*:*` is the last resort; nothing matching is null', () => {
   const table = t({ '*:*:live': 'signed_in' });
-  for (const u of ['no_auth', 'app_user', 'dev', 'admin'] as const) assert.equal(lookupIn(table, u, 'multi_tenant', 'live'), 'signed_in');
+  for (const u of ['no_auth', 'app_user', 'dev', 'admin'] as const)
+    assert.equal(lookupIn(table, u, 'multi_tenant', 'live'), 'signed_in');
   assert.equal(lookupIn(table, 'dev', 'multi_tenant', 'save'), null);
 });
 
@@ -51,7 +62,10 @@ test('`+` lists several values in each part; every combination is its own key', 
 });
 
 test('a key listed twice (also through `+`) or malformed is refused when the table is built', () => {
-  assert.throws(() => t({ 'dev+admin:folder:view': 'owner', 'dev:folder:view': 'allow' }), /lists dev:folder:view twice/);
+  assert.throws(
+    () => t({ 'dev+admin:folder:view': 'owner', 'dev:folder:view': 'allow' }),
+    /lists dev:folder:view twice/,
+  );
   assert.throws(() => t({ 'dev:folder': 'owner' }), /must be user:resource:action/);
   // THE table itself builds.
   assert.ok(expandTable(ACCESS_TABLE).size > 0);
@@ -83,7 +97,14 @@ const actor = (over: Partial<Actor> = {}): Actor => ({
   writer: 'session:1',
   ...over,
 });
-const doc = (over: Partial<Resource> = {}): Resource => ({ ownerId: 1, type: 'site', visibility: 'public', enableSignups: false, sourceNodeId: null, ...over });
+const doc = (over: Partial<Resource> = {}): Resource => ({
+  ownerId: 1,
+  type: 'site',
+  visibility: 'public',
+  enableSignups: false,
+  sourceNodeId: null,
+  ...over,
+});
 function refusal(fn: () => unknown): KilnError {
   try {
     fn();
@@ -98,12 +119,30 @@ test('authorize: unmatched answers 403; the checks refuse with the statuses the 
   assert.equal(refusal(() => authorize({ actor: actor({ accountType: 'app_user' }) }, null, 'manage')).status, 403);
   assert.equal(refusal(() => authorize({ actor: null }, null, 'dashboard')).status, 401);
   assert.equal(refusal(() => authorize({ actor: null }, doc(), 'edit')).status, 401);
-  assert.equal(refusal(() => authorize({ actor: actor({ accountId: 2 }) }, doc(), 'edit')).status, 400, 'ownership is a failed condition: 400');
-  assert.equal(refusal(() => authorize({ actor: null }, doc({ visibility: 'private' }), 'view')).status, 404, 'private looks missing');
-  assert.equal(refusal(() => authorize({ actor: actor({ accountId: 2 }) }, doc({ visibility: 'private' }), 'view')).status, 404);
+  assert.equal(
+    refusal(() => authorize({ actor: actor({ accountId: 2 }) }, doc(), 'edit')).status,
+    400,
+    'ownership is a failed condition: 400',
+  );
+  assert.equal(
+    refusal(() => authorize({ actor: null }, doc({ visibility: 'private' }), 'view')).status,
+    404,
+    'private looks missing',
+  );
+  assert.equal(
+    refusal(() => authorize({ actor: actor({ accountId: 2 }) }, doc({ visibility: 'private' }), 'view')).status,
+    404,
+  );
   assert.equal(authorize({ actor: actor() }, doc({ visibility: 'private' }), 'view'), 'visible_or_guest');
-  assert.equal(authorize({ actor: actor({ accountId: 2, isSuperadmin: true }) }, doc({ visibility: 'private' }), 'view'), 'allow');
-  assert.equal(refusal(() => authorize({ actor: actor({ accountType: 'app_user' }) }, doc(), 'edit')).status, 403, 'app users never edit code');
+  assert.equal(
+    authorize({ actor: actor({ accountId: 2, isSuperadmin: true }) }, doc({ visibility: 'private' }), 'view'),
+    'allow',
+  );
+  assert.equal(
+    refusal(() => authorize({ actor: actor({ accountType: 'app_user' }) }, doc(), 'edit')).status,
+    403,
+    'app users never edit code',
+  );
 });
 
 test('every row of THE table is what lookup answers for its keys (a row shadowed by another is a mistake)', () => {

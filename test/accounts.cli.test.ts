@@ -80,10 +80,28 @@ test('a bad environment variable stops kiln with a non-zero exit and a message n
 test('kiln user add creates an account that signs in on a server using the same storage', async () => {
   const p = newPerson();
   const admin = newPerson();
-  let run = await kilnCmd(['user', 'add', '--email', p.email, '--username', p.username, '--password', p.password, '--plan', 'personal'], storageEnv);
+  let run = await kilnCmd(
+    ['user', 'add', '--email', p.email, '--username', p.username, '--password', p.password, '--plan', 'personal'],
+    storageEnv,
+  );
   assert.equal(run.code, 0, run.stderr);
   assert.match(run.stdout, new RegExp(`Created ${p.username} <${p.email}>.*plan personal`));
-  run = await kilnCmd(['user', 'add', '--email', admin.email, '--username', admin.username, '--password', admin.password, '--plan', 'maker', '--superadmin'], storageEnv);
+  run = await kilnCmd(
+    [
+      'user',
+      'add',
+      '--email',
+      admin.email,
+      '--username',
+      admin.username,
+      '--password',
+      admin.password,
+      '--plan',
+      'maker',
+      '--superadmin',
+    ],
+    storageEnv,
+  );
   assert.equal(run.code, 0, run.stderr);
   assert.match(run.stdout, /superadmin/);
 
@@ -92,22 +110,51 @@ test('kiln user add creates an account that signs in on a server using the same 
     const res = await kiln.client().post('/_/login', { email: p.email, password: p.password });
     assert.equal(res.status, 200);
     assert.equal(res.json.username, p.username);
-    const adminLogin = await kiln.client().post('/_/login', { email: admin.username, password: admin.password }, { form: true, headers: { accept: 'text/html' } });
+    const adminLogin = await kiln
+      .client()
+      .post(
+        '/_/login',
+        { email: admin.username, password: admin.password },
+        { form: true, headers: { accept: 'text/html' } },
+      );
     assert.equal(adminLogin.status, 302);
     assert.equal(adminLogin.headers.location, '/_/dashboard');
     // The instance is set up: the first-run page refuses.
-    const setup = await kiln.client().post('/_/setup', { email: 'x@example.com', username: 'someone', password: 'Another-long-pw-1' });
+    const setup = await kiln
+      .client()
+      .post('/_/setup', { email: 'x@example.com', username: 'someone', password: 'Another-long-pw-1' });
     assert.equal(setup.status, 409);
 
     const rows = await kiln.services.database.db
       .selectFrom('accounts')
       .innerJoin('people', 'people.account_id', 'accounts.id')
-      .select(['accounts.username', 'accounts.plan', 'accounts.has_active_subscription', 'people.is_superadmin', 'people.email_confirmed', 'people.account_type'])
+      .select([
+        'accounts.username',
+        'accounts.plan',
+        'accounts.has_active_subscription',
+        'people.is_superadmin',
+        'people.email_confirmed',
+        'people.account_type',
+      ])
       .orderBy('accounts.id')
       .execute();
     assert.deepEqual(rows, [
-      { username: p.username, plan: 'personal', has_active_subscription: 1, is_superadmin: 0, email_confirmed: 1, account_type: 'dev' },
-      { username: admin.username, plan: 'maker', has_active_subscription: 1, is_superadmin: 1, email_confirmed: 1, account_type: 'dev' },
+      {
+        username: p.username,
+        plan: 'personal',
+        has_active_subscription: 1,
+        is_superadmin: 0,
+        email_confirmed: 1,
+        account_type: 'dev',
+      },
+      {
+        username: admin.username,
+        plan: 'maker',
+        has_active_subscription: 1,
+        is_superadmin: 1,
+        email_confirmed: 1,
+        account_type: 'dev',
+      },
     ]);
   } finally {
     await kiln.stop();
@@ -116,14 +163,25 @@ test('kiln user add creates an account that signs in on a server using the same 
 
 test('kiln user add refuses bad input with a non-zero exit and the rule', async () => {
   const taken = newPerson();
-  assert.equal((await kilnCmd(['user', 'add', '--email', taken.email, '--username', taken.username, '--password', taken.password], storageEnv)).code, 0);
+  assert.equal(
+    (
+      await kilnCmd(
+        ['user', 'add', '--email', taken.email, '--username', taken.username, '--password', taken.password],
+        storageEnv,
+      )
+    ).code,
+    0,
+  );
   const p = newPerson();
   const cases: Array<[string[], RegExp]> = [
     [['--email', p.email, '--username', p.username], /missing --password/],
     [['--email', p.email, '--username', p.username, '--password', 'short'], /at least 8 characters/],
     [['--email', p.email, '--username', p.username, '--password', 'password1'], /most common/],
     [['--email', p.email, '--username', 'admin', '--password', p.password], /reserved/],
-    [['--email', p.email, '--username', p.username, '--password', p.password, '--plan', 'gold'], /Plan must be one of free, personal, maker/],
+    [
+      ['--email', p.email, '--username', p.username, '--password', p.password, '--plan', 'gold'],
+      /Plan must be one of free, personal, maker/,
+    ],
     [['--email', p.email, '--username', taken.username, '--password', p.password], /username is taken/],
     [['--email', taken.email, '--username', p.username, '--password', p.password], /email already exists/],
   ];
@@ -143,7 +201,9 @@ test('kiln listens on 127.0.0.1 unless HOST is set', async () => {
   assert.match(run.stdout, /^\s+HOST\s+address to bind \(default 127\.0\.0\.1/m);
   // A server started without HOST answers on loopback only.
   const dir = mkdtempSync(path.join(os.tmpdir(), 'kiln-host-'));
-  const running = await startServer(loadConfig({ PORT: '0', DATA_DIR: dir, LOG_LEVEL: 'silent', ...(pgdb ? { DATABASE_URL: pgdb.url } : {}) }));
+  const running = await startServer(
+    loadConfig({ PORT: '0', DATA_DIR: dir, LOG_LEVEL: 'silent', ...(pgdb ? { DATABASE_URL: pgdb.url } : {}) }),
+  );
   try {
     const address = running.app.server.address() as { address: string; port: number };
     assert.equal(address.address, '127.0.0.1');

@@ -24,9 +24,13 @@ async function person(over = {}) {
 function cookieLine(res: Res, name: string, domain?: string, cleared = false): string | undefined {
   return res.setCookies.find(
     (c) =>
-      c.startsWith(name + '=') &&
+      c.startsWith(`${name}=`) &&
       /Max-Age=0/i.test(c) === cleared &&
-      (domain === undefined ? true : domain === '' ? !/;\s*domain=/i.test(c) : new RegExp(`;\\s*domain=${domain}(;|$)`, 'i').test(c)),
+      (domain === undefined
+        ? true
+        : domain === ''
+          ? !/;\s*domain=/i.test(c)
+          : new RegExp(`;\\s*domain=${domain}(;|$)`, 'i').test(c)),
   );
 }
 
@@ -38,7 +42,9 @@ async function signedInAs(client: Client): Promise<string | null> {
 }
 
 test('GET /_/login serves the form and shows a signed msg/msgType, escaped', async () => {
-  const res = await kiln.client().page(withMessage(kiln.services.secret, '/_/login', '<b>Hello</b>', 'error', '/_/edit?x=1'));
+  const res = await kiln
+    .client()
+    .page(withMessage(kiln.services.secret, '/_/login', '<b>Hello</b>', 'error', '/_/edit?x=1'));
   assert.equal(res.status, 200);
   assert.match(res.headers['content-type'] ?? '', /text\/html/);
   assert.match(res.text, /<form class="card" method="post" action="\/_\/login">/);
@@ -61,7 +67,7 @@ test('login pages answer on the main app and its loopback names; a document host
   for (const path of ['/_/login', '/_/signup']) {
     const res = await kiln.client(docHost).page(path);
     assert.equal(res.status, 302, path);
-    assert.ok(res.headers.location!.startsWith(kiln.config.baseUrl + '/_/'), res.headers.location);
+    assert.ok(res.headers.location!.startsWith(`${kiln.config.baseUrl}/_/`), res.headers.location);
   }
   const out = await kiln.client(docHost).page('/_/logout');
   assert.equal(out.status, 200);
@@ -88,7 +94,11 @@ test('JSON login: 200 {msg, msgType, username} and a __Host-auth_token cookie: h
   assert.equal(maxAge, 30 * 24 * 3600);
   // The token is stored hashed, never as sent.
   const token = client.jar.get('__Host-auth_token', kiln.config.rootDomain)!;
-  const rows = await kiln.services.database.db.selectFrom('sessions').select('token_hash').where('account_id', '=', p.id).execute();
+  const rows = await kiln.services.database.db
+    .selectFrom('sessions')
+    .select('token_hash')
+    .where('account_id', '=', p.id)
+    .execute();
   assert.equal(rows.length, 1);
   assert.notEqual(rows[0].token_hash, token);
   assert.equal(await signedInAs(client), p.username);
@@ -143,23 +153,45 @@ test('bad return targets (control characters, backslashes, //, and their encodin
     assert.equal(json.status, 400, `POST json ${evil}`);
     assert.equal(json.json.code, 'invalid-return', evil);
     assert.equal(cookieLine(json, 'auth_token'), undefined, evil);
-    const form = await kiln.client().post('/_/login', `email=${encodeURIComponent(p.email)}&password=${encodeURIComponent(p.password)}&return=${evil}`, {
-      headers: { ...HTML, 'content-type': 'application/x-www-form-urlencoded' },
-    });
+    const form = await kiln
+      .client()
+      .post(
+        '/_/login',
+        `email=${encodeURIComponent(p.email)}&password=${encodeURIComponent(p.password)}&return=${evil}`,
+        {
+          headers: { ...HTML, 'content-type': 'application/x-www-form-urlencoded' },
+        },
+      );
     assert.equal(form.status, 400, `POST form ${evil}`);
     assert.equal(form.headers.location, undefined);
     assert.equal(cookieLine(form, 'auth_token'), undefined, evil);
     const q = newPerson();
-    const signup = await kiln.client().post(`/_/signup?return=${evil}`, { email: q.email, username: q.username, password: q.password });
+    const signup = await kiln
+      .client()
+      .post(`/_/signup?return=${evil}`, { email: q.email, username: q.username, password: q.password });
     assert.equal(signup.status, 400, `signup ${evil}`);
     assert.equal(signup.json.code, 'invalid-return');
-    assert.equal((await kiln.client().post('/_/login', { email: q.email, password: q.password })).status, 401, 'no account was created');
+    assert.equal(
+      (await kiln.client().post('/_/login', { email: q.email, password: q.password })).status,
+      401,
+      'no account was created',
+    );
   }
   // The refusals created no session.
-  const rows = await kiln.services.database.db.selectFrom('sessions').select('id').where('account_id', '=', p.id).execute();
+  const rows = await kiln.services.database.db
+    .selectFrom('sessions')
+    .select('id')
+    .where('account_id', '=', p.id)
+    .execute();
   assert.equal(rows.length, 0);
   // Good targets still work, encoded characters in their query included.
-  const ok = await kiln.client().post('/_/login?return=' + encodeURIComponent('/_/edit?path=a%20b.html'), { email: p.email, password: p.password }, { form: true, headers: HTML });
+  const ok = await kiln
+    .client()
+    .post(
+      `/_/login?return=${encodeURIComponent('/_/edit?path=a%20b.html')}`,
+      { email: p.email, password: p.password },
+      { form: true, headers: HTML },
+    );
   assert.equal(ok.status, 302);
   assert.equal(ok.headers.location, '/_/edit?path=a%20b.html');
 });
@@ -171,7 +203,9 @@ test('the username works in the email field and in a username field', async () =
   assert.equal(res.json.username, p.username);
   res = await kiln.client().post('/_/login', { username: p.username, password: p.password });
   assert.equal(res.status, 200);
-  res = await kiln.client().post('/_/login', { email: `  ${p.email.toUpperCase()} `, password: p.password }, { form: true });
+  res = await kiln
+    .client()
+    .post('/_/login', { email: `  ${p.email.toUpperCase()} `, password: p.password }, { form: true });
   assert.equal(res.status, 200);
 });
 
@@ -201,8 +235,8 @@ test('missing fields answer 400; browsers go back to the form with the message',
 
 test('wrong password and unknown email both answer 401 with the same message', async () => {
   const p = await person();
-  const wrong = await kiln.client().post('/_/login', { email: p.email, password: p.password + 'nope' });
-  const unknown = await kiln.client().post('/_/login', { email: 'nobody-' + p.email, password: p.password });
+  const wrong = await kiln.client().post('/_/login', { email: p.email, password: `${p.password}nope` });
+  const unknown = await kiln.client().post('/_/login', { email: `nobody-${p.email}`, password: p.password });
   const unknownName = await kiln.client().post('/_/login', { email: 'nobody-here', password: p.password });
   for (const res of [wrong, unknown, unknownName]) {
     assert.equal(res.status, 401);
@@ -212,7 +246,9 @@ test('wrong password and unknown email both answer 401 with the same message', a
   assert.equal(wrong.json.msg, unknown.json.msg);
   assert.equal(wrong.json.msg, unknownName.json.msg);
 
-  const browser = await kiln.client().post('/_/login', { email: p.email, password: 'wrong-password' }, { form: true, headers: HTML });
+  const browser = await kiln
+    .client()
+    .post('/_/login', { email: p.email, password: 'wrong-password' }, { form: true, headers: HTML });
   assert.equal(browser.status, 302);
   const loc = new URL(browser.headers.location!, 'http://h');
   assert.equal(loc.pathname, '/_/login');
@@ -223,7 +259,9 @@ test('wrong password and unknown email both answer 401 with the same message', a
 test('a password is never posted on a document host; on loopback names the cookie is host-only', async () => {
   const p = await person();
   const docHost = kiln.hostOf(p.username);
-  let res = await kiln.client(docHost).post('/_/login', { email: p.email, password: p.password }, { form: true, headers: HTML });
+  let res = await kiln
+    .client(docHost)
+    .post('/_/login', { email: p.email, password: p.password }, { form: true, headers: HTML });
   assert.equal(res.status, 404);
   assert.equal(cookieLine(res, '__Host-auth_token'), undefined);
 
@@ -247,7 +285,11 @@ test('logout: GET asks, POST revokes the session server-side and clears cookies 
   assert.match(ask.text, /<form class="card" method="post" action="\/_\/logout">/);
   assert.match(ask.text, new RegExp(`Sign out <strong>${p.username}</strong>`));
 
-  const res = await client.post('/_/logout', {}, { headers: { cookie: `__Host-auth_token=${token}; share_notes=abc` } });
+  const res = await client.post(
+    '/_/logout',
+    {},
+    { headers: { cookie: `__Host-auth_token=${token}; share_notes=abc` } },
+  );
   assert.equal(res.status, 200);
   assert.deepEqual({ msgType: res.json.msgType }, { msgType: 'success' });
   for (const name of ['__Host-auth_token', 'isAdminOfCurrentResource', 'currentResource', 'share_notes']) {
@@ -262,7 +304,11 @@ test('logout: GET asks, POST revokes the session server-side and clears cookies 
   const replay = kiln.client();
   replay.jar.store(kiln.config.rootDomain, `__Host-auth_token=${token}; Path=/`);
   assert.equal(await signedInAs(replay), null);
-  const revoked = await kiln.services.database.db.selectFrom('sessions').select('revoked_at').where('account_id', '=', p.id).executeTakeFirstOrThrow();
+  const revoked = await kiln.services.database.db
+    .selectFrom('sessions')
+    .select('revoked_at')
+    .where('account_id', '=', p.id)
+    .executeTakeFirstOrThrow();
   assert.ok(revoked.revoked_at);
 });
 
@@ -293,7 +339,11 @@ test('limiter: the 21st attempt in 15 minutes is 429 with Retry-After; other ema
   assert.ok(retry > 0 && retry <= 15 * 60, `Retry-After ${res.headers['retry-after']}`);
   assert.equal(cookieLine(res, '__Host-auth_token'), undefined, 'even the right password is refused');
 
-  const page = await client.post('/_/login', { email: p.email.toUpperCase(), password: p.password }, { form: true, headers: HTML });
+  const page = await client.post(
+    '/_/login',
+    { email: p.email.toUpperCase(), password: p.password },
+    { form: true, headers: HTML },
+  );
   assert.equal(page.status, 429);
   assert.ok(Number(page.headers['retry-after']) > 0);
   assert.match(page.text, /Too many sign-in attempts/);
@@ -325,28 +375,50 @@ test('limiter: the count is per account, whichever of its email or username is t
 test('limiter: a successful sign-in resets the count', async () => {
   const p = await person();
   const client = kiln.client();
-  for (let i = 1; i <= 19; i++) assert.equal((await client.post('/_/login', { email: p.email, password: `wrong-${i}` })).status, 401);
+  for (let i = 1; i <= 19; i++)
+    assert.equal((await client.post('/_/login', { email: p.email, password: `wrong-${i}` })).status, 401);
   assert.equal((await client.post('/_/login', { email: p.email, password: p.password })).status, 200);
-  for (let i = 1; i <= 20; i++) assert.equal((await client.post('/_/login', { email: p.email, password: `wrong-${i}` })).status, 401, `after reset ${i}`);
+  for (let i = 1; i <= 20; i++)
+    assert.equal(
+      (await client.post('/_/login', { email: p.email, password: `wrong-${i}` })).status,
+      401,
+      `after reset ${i}`,
+    );
   assert.equal((await client.post('/_/login', { email: p.email, password: 'wrong' })).status, 429);
 });
 
 test('cross-site form posts are refused with 403; our own hosts are accepted', async () => {
   const p = await person();
   const other = await person();
-  for (const origin of ['https://evil.example', 'null', 'http://kiln.localhost.evil.example', 'http://a.b.kiln.localhost:8080', `http://${kiln.hostOf(other.username)}`]) {
-    const res = await kiln.client().post('/_/login', { email: p.email, password: p.password }, { form: true, headers: { origin } });
+  for (const origin of [
+    'https://evil.example',
+    'null',
+    'http://kiln.localhost.evil.example',
+    'http://a.b.kiln.localhost:8080',
+    `http://${kiln.hostOf(other.username)}`,
+  ]) {
+    const res = await kiln
+      .client()
+      .post('/_/login', { email: p.email, password: p.password }, { form: true, headers: { origin } });
     assert.equal(res.status, 403, origin);
     assert.equal(res.json.msgType, 'error');
     assert.equal(cookieLine(res, '__Host-auth_token'), undefined);
-    const html = await kiln.client().post('/_/login', { email: p.email, password: p.password }, { form: true, headers: { origin, ...HTML } });
+    const html = await kiln
+      .client()
+      .post('/_/login', { email: p.email, password: p.password }, { form: true, headers: { origin, ...HTML } });
     assert.equal(html.status, 403);
     assert.match(html.text, /Cross-site/);
     const out = await kiln.client().post('/_/logout', {}, { headers: { origin } });
     assert.equal(out.status, 403);
   }
-  for (const origin of ['http://kiln.localhost:8080', `http://127.0.0.1:${kiln.config.port}`, 'http://localhost:8080']) {
-    const res = await kiln.client().post('/_/login', { email: p.email, password: p.password }, { form: true, headers: { origin } });
+  for (const origin of [
+    'http://kiln.localhost:8080',
+    `http://127.0.0.1:${kiln.config.port}`,
+    'http://localhost:8080',
+  ]) {
+    const res = await kiln
+      .client()
+      .post('/_/login', { email: p.email, password: p.password }, { form: true, headers: { origin } });
     assert.equal(res.status, 200, origin);
   }
   // On a document host (sign-out is the form that exists there): its own origin and the main app's
@@ -362,7 +434,7 @@ test('cross-site form posts are refused with 403; our own hosts are accepted', a
 
 test('inputs are bounded: 400 for oversized fields, 413 for a form body over 2 MB', async () => {
   const p = await person();
-  let res = await kiln.client().post('/_/login', { email: 'a'.repeat(250) + '@x.io', password: p.password });
+  let res = await kiln.client().post('/_/login', { email: `${'a'.repeat(250)}@x.io`, password: p.password });
   assert.equal(res.status, 400);
   assert.match(res.json.msg, /Email must be at most 254/);
   res = await kiln.client().post('/_/login', { email: p.email, password: 'x'.repeat(1025) });
@@ -372,10 +444,18 @@ test('inputs are bounded: 400 for oversized fields, 413 for a form body over 2 M
   assert.equal(res.status, 400);
   assert.match(res.json.msg, /Username must be at most 40/);
 
-  res = await kiln.client().post('/_/login', { email: p.email, password: p.password, pad: 'x'.repeat(2 * 1024 * 1024 + 10) }, { form: true });
+  res = await kiln
+    .client()
+    .post('/_/login', { email: p.email, password: p.password, pad: 'x'.repeat(2 * 1024 * 1024 + 10) }, { form: true });
   assert.equal(res.status, 413);
   assert.equal(res.json.msgType, 'error');
-  res = await kiln.client().post('/_/login', { email: p.email, password: p.password, pad: 'x'.repeat(2 * 1024 * 1024 + 10) }, { form: true, headers: HTML });
+  res = await kiln
+    .client()
+    .post(
+      '/_/login',
+      { email: p.email, password: p.password, pad: 'x'.repeat(2 * 1024 * 1024 + 10) },
+      { form: true, headers: HTML },
+    );
   assert.equal(res.status, 413);
   assert.match(res.headers['content-type'] ?? '', /text\/html/);
 });

@@ -25,13 +25,23 @@ after(async () => {
 
 const HTML = { accept: 'text/html' };
 const home = (cookie?: string) =>
-  app.inject({ method: 'GET', url: '/', headers: { host: kiln.config.rootDomain, ...HTML, ...(cookie ? { cookie } : {}) } });
+  app.inject({
+    method: 'GET',
+    url: '/',
+    headers: { host: kiln.config.rootDomain, ...HTML, ...(cookie ? { cookie } : {}) },
+  });
 
 async function superadmins() {
   return kiln.services.database.db
     .selectFrom('people')
     .innerJoin('accounts', 'accounts.id', 'people.account_id')
-    .select(['accounts.username', 'accounts.plan', 'people.is_superadmin', 'people.email_confirmed', 'people.account_type'])
+    .select([
+      'accounts.username',
+      'accounts.plan',
+      'people.is_superadmin',
+      'people.email_confirmed',
+      'people.account_type',
+    ])
     .execute();
 }
 
@@ -60,7 +70,9 @@ test('setup validates like signup: 400 naming the rule, nothing created', async 
   assert.match(res.json.msg, /common/);
   res = await kiln.client().post('/_/setup', { email: p.email, username: p.username });
   assert.equal(res.status, 400);
-  res = await kiln.client().post('/_/setup', { email: p.email, username: 'x', password: p.password }, { form: true, headers: HTML });
+  res = await kiln
+    .client()
+    .post('/_/setup', { email: p.email, username: 'x', password: p.password }, { form: true, headers: HTML });
   assert.equal(res.status, 302);
   const loc = new URL(res.headers.location!, 'http://h');
   assert.equal(loc.pathname, '/_/setup');
@@ -71,7 +83,13 @@ test('setup validates like signup: 400 naming the rule, nothing created', async 
 
 test('setup refuses cross-site posts with 403', async () => {
   const p = newPerson();
-  const res = await kiln.client().post('/_/setup', { email: p.email, username: p.username, password: p.password }, { form: true, headers: { origin: 'https://evil.example' } });
+  const res = await kiln
+    .client()
+    .post(
+      '/_/setup',
+      { email: p.email, username: p.username, password: p.password },
+      { form: true, headers: { origin: 'https://evil.example' } },
+    );
   assert.equal(res.status, 403);
   assert.equal((await superadmins()).length, 0);
 });
@@ -79,7 +97,9 @@ test('setup refuses cross-site posts with 403', async () => {
 test('setup refuses a bad return target with 400 before creating anything', async () => {
   const p = newPerson();
   for (const evil of ['/%0d%0aSet-Cookie:%20x=1', '/%09/evil.example', '%2f%2fevil.example']) {
-    const res = await kiln.client().post(`/_/setup?return=${evil}`, { email: p.email, username: p.username, password: p.password });
+    const res = await kiln
+      .client()
+      .post(`/_/setup?return=${evil}`, { email: p.email, username: p.username, password: p.password });
     assert.equal(res.status, 400, evil);
     assert.equal(res.json.code, 'invalid-return');
     assert.equal((await superadmins()).length, 0);
@@ -95,7 +115,14 @@ test('setup re-checks inside its transaction: an account committed meanwhile mak
     // Another request's account, not yet committed: the setup POST passes its first (outside) check.
     await trx
       .insertInto('accounts')
-      .values({ kind: 'person', username: 'racer', plan: 'free', has_active_subscription: 0, plan_started_at: null, created_at: new Date().toISOString() })
+      .values({
+        kind: 'person',
+        username: 'racer',
+        plan: 'free',
+        has_active_subscription: 0,
+        plan_started_at: null,
+        created_at: new Date().toISOString(),
+      })
       .execute();
     post = kiln.client().post('/_/setup', { email: p.email, username: p.username, password: p.password });
     post.then(() => (settled = true));
@@ -126,14 +153,23 @@ test('four simultaneous setup POSTs create exactly one superadmin; the others an
   assert.deepEqual(results.map((r) => r.status).sort(), [201, 409, 409, 409]);
   const winner = results.find((r) => r.status === 201)!;
   assert.equal(winner.json.msgType, 'success');
-  assert.ok(winner.setCookies.some((c) => c.startsWith('__Host-auth_token=')), 'the first superadmin is signed in');
+  assert.ok(
+    winner.setCookies.some((c) => c.startsWith('__Host-auth_token=')),
+    'the first superadmin is signed in',
+  );
   for (const loser of results.filter((r) => r.status === 409)) {
     assert.equal(loser.json.msgType, 'error');
     assert.match(loser.json.msg, /already set up/);
   }
   const people = await superadmins();
   assert.equal(people.length, 1);
-  assert.deepEqual(people[0], { username: winner.json.username, plan: 'maker', is_superadmin: 1, email_confirmed: 1, account_type: 'dev' });
+  assert.deepEqual(people[0], {
+    username: winner.json.username,
+    plan: 'maker',
+    is_superadmin: 1,
+    email_confirmed: 1,
+    account_type: 'dev',
+  });
 });
 
 test('once an account exists: setup GET goes to login (404 for programs), POST answers 409', async () => {
@@ -150,7 +186,9 @@ test('once an account exists: setup GET goes to login (404 for programs), POST a
   const res = await kiln.client().post('/_/setup', { email: p.email, username: p.username, password: p.password });
   assert.equal(res.status, 409);
   assert.match(res.json.msg, /already set up/);
-  const browser = await kiln.client().post('/_/setup', { email: p.email, username: p.username, password: p.password }, { form: true, headers: HTML });
+  const browser = await kiln
+    .client()
+    .post('/_/setup', { email: p.email, username: p.username, password: p.password }, { form: true, headers: HTML });
   assert.equal(browser.status, 302);
   assert.equal(new URL(browser.headers.location!, 'http://h').pathname, '/_/login');
   assert.equal((await superadmins()).length, 1);

@@ -19,7 +19,14 @@ async function row(username: string) {
   return kiln.services.database.db
     .selectFrom('accounts')
     .innerJoin('people', 'people.account_id', 'accounts.id')
-    .select(['accounts.plan', 'accounts.has_active_subscription', 'people.account_type', 'people.is_superadmin', 'people.email', 'people.password_hash'])
+    .select([
+      'accounts.plan',
+      'accounts.has_active_subscription',
+      'people.account_type',
+      'people.is_superadmin',
+      'people.email',
+      'people.password_hash',
+    ])
     .where('accounts.username', '=', username)
     .executeTakeFirst();
 }
@@ -40,7 +47,11 @@ test('GET /_/signup serves the form on the main app; document hosts send browser
 test('JSON signup creates a free dev account, signs it in, and the password then works for login', async () => {
   const p = newPerson();
   const client = kiln.client();
-  const res = await client.post('/_/signup', { email: p.email.toUpperCase(), username: p.username, password: p.password });
+  const res = await client.post('/_/signup', {
+    email: p.email.toUpperCase(),
+    username: p.username,
+    password: p.password,
+  });
   assert.equal(res.status, 201);
   assert.equal(res.json.msgType, 'success');
   assert.equal(res.json.username, p.username);
@@ -53,7 +64,13 @@ test('JSON signup creates a free dev account, signs it in, and the password then
 
   const r = await row(p.username);
   assert.deepEqual(
-    { plan: r!.plan, paid: r!.has_active_subscription, type: r!.account_type, admin: r!.is_superadmin, email: r!.email },
+    {
+      plan: r!.plan,
+      paid: r!.has_active_subscription,
+      type: r!.account_type,
+      admin: r!.is_superadmin,
+      email: r!.email,
+    },
     { plan: 'free', paid: 0, type: 'dev', admin: 0, email: p.email.toLowerCase() },
   );
   assert.ok(r!.password_hash && !r!.password_hash.includes(p.password), 'password stored hashed');
@@ -64,12 +81,20 @@ test('JSON signup creates a free dev account, signs it in, and the password then
 
 test('browser signup redirects to the dashboard (or a safe return) with the session cookie', async () => {
   let p = newPerson();
-  let res = await kiln.client().post('/_/signup', { email: p.email, username: p.username, password: p.password }, { form: true, headers: HTML });
+  let res = await kiln
+    .client()
+    .post('/_/signup', { email: p.email, username: p.username, password: p.password }, { form: true, headers: HTML });
   assert.equal(res.status, 302);
   assert.equal(res.headers.location, '/_/dashboard');
   assert.ok(res.setCookies.some((c) => c.startsWith('__Host-auth_token=')));
   p = newPerson();
-  res = await kiln.client().post('/_/signup', { email: p.email, username: p.username, password: p.password, return: '/app.html' }, { form: true, headers: HTML });
+  res = await kiln
+    .client()
+    .post(
+      '/_/signup',
+      { email: p.email, username: p.username, password: p.password, return: '/app.html' },
+      { form: true, headers: HTML },
+    );
   assert.equal(res.headers.location, '/app.html');
 });
 
@@ -88,11 +113,16 @@ test('validation errors answer 400 with a message naming the rule', async () => 
   ];
   for (const [over, message] of cases) {
     const p = newPerson();
-    const res = await kiln.client().post('/_/signup', { email: p.email, username: p.username, password: p.password, ...over });
+    const res = await kiln
+      .client()
+      .post('/_/signup', { email: p.email, username: p.username, password: p.password, ...over });
     assert.equal(res.status, 400, JSON.stringify(over));
     assert.equal(res.json.msgType, 'error');
     assert.match(res.json.msg, message, JSON.stringify(over));
-    assert.equal(res.setCookies.find((c) => c.startsWith('__Host-auth_token=')), undefined);
+    assert.equal(
+      res.setCookies.find((c) => c.startsWith('__Host-auth_token=')),
+      undefined,
+    );
   }
 });
 
@@ -106,16 +136,24 @@ test('missing and oversized fields answer 400; a form over 2 MB answers 413', as
     assert.match(res.json.msg, new RegExp(missing, 'i'));
   }
   const over: Array<[Record<string, string>, RegExp]> = [
-    [{ email: 'a'.repeat(250) + '@x.io' }, /Email must be at most 254/],
+    [{ email: `${'a'.repeat(250)}@x.io` }, /Email must be at most 254/],
     [{ username: 'a'.repeat(41) }, /Username must be at most 40/],
     [{ password: 'Zq9!'.repeat(257) }, /Password must be at most 1024/],
   ];
   for (const [o, message] of over) {
-    const res = await kiln.client().post('/_/signup', { email: p.email, username: p.username, password: p.password, ...o });
+    const res = await kiln
+      .client()
+      .post('/_/signup', { email: p.email, username: p.username, password: p.password, ...o });
     assert.equal(res.status, 400);
     assert.match(res.json.msg, message);
   }
-  const big = await kiln.client().post('/_/signup', { email: p.email, username: p.username, password: p.password, pad: 'y'.repeat(2 * 1024 * 1024 + 1) }, { form: true });
+  const big = await kiln
+    .client()
+    .post(
+      '/_/signup',
+      { email: p.email, username: p.username, password: p.password, pad: 'y'.repeat(2 * 1024 * 1024 + 1) },
+      { form: true },
+    );
   assert.equal(big.status, 413);
   assert.equal(big.json.msgType, 'error');
   assert.equal(await row(p.username), undefined, 'nothing created');
@@ -123,18 +161,31 @@ test('missing and oversized fields answer 400; a form over 2 MB answers 413', as
 
 test('a taken email or username answers 409 (case-insensitive)', async () => {
   const p = newPerson();
-  assert.equal((await kiln.client().post('/_/signup', { email: p.email, username: p.username, password: p.password })).status, 201);
+  assert.equal(
+    (await kiln.client().post('/_/signup', { email: p.email, username: p.username, password: p.password })).status,
+    201,
+  );
   const other = newPerson();
-  let res = await kiln.client().post('/_/signup', { email: p.email.toUpperCase(), username: other.username, password: other.password });
+  let res = await kiln
+    .client()
+    .post('/_/signup', { email: p.email.toUpperCase(), username: other.username, password: other.password });
   assert.equal(res.status, 409);
   assert.equal(res.json.msgType, 'error');
   assert.match(res.json.msg, /email/i);
-  res = await kiln.client().post('/_/signup', { email: other.email, username: p.username.toUpperCase(), password: other.password });
+  res = await kiln
+    .client()
+    .post('/_/signup', { email: other.email, username: p.username.toUpperCase(), password: other.password });
   assert.equal(res.status, 409);
   assert.match(res.json.msg, /username/i);
 
   // Browsers go back to the form with the message.
-  res = await kiln.client().post('/_/signup', { email: p.email, username: other.username, password: other.password }, { form: true, headers: HTML });
+  res = await kiln
+    .client()
+    .post(
+      '/_/signup',
+      { email: p.email, username: other.username, password: other.password },
+      { form: true, headers: HTML },
+    );
   assert.equal(res.status, 302);
   const loc = new URL(res.headers.location!, 'http://h');
   assert.equal(loc.pathname, '/_/signup');
@@ -155,7 +206,13 @@ test('two simultaneous signups for one username: one 201, one 409', async () => 
 
 test('signup refuses cross-site posts with 403', async () => {
   const p = newPerson();
-  const res = await kiln.client().post('/_/signup', { email: p.email, username: p.username, password: p.password }, { form: true, headers: { origin: 'https://evil.example' } });
+  const res = await kiln
+    .client()
+    .post(
+      '/_/signup',
+      { email: p.email, username: p.username, password: p.password },
+      { form: true, headers: { origin: 'https://evil.example' } },
+    );
   assert.equal(res.status, 403);
   assert.equal(res.json.msgType, 'error');
   assert.equal(await row(p.username), undefined);

@@ -17,8 +17,10 @@ let kiln: TestKiln;
 before(async () => (kiln = await startKiln()));
 after(() => kiln.stop());
 
-const APP_V1 = '<!doctype html>\n<html><head><title>Todo</title></head><body><ul id="items"><li>from the app</li></ul></body></html>\n';
-const APP_V2 = '<!doctype html>\n<html><head><title>Todo 2</title></head><body><ul id="items"><li>the app, edited</li></ul></body></html>\n';
+const APP_V1 =
+  '<!doctype html>\n<html><head><title>Todo</title></head><body><ul id="items"><li>from the app</li></ul></body></html>\n';
+const APP_V2 =
+  '<!doctype html>\n<html><head><title>Todo 2</title></head><body><ul id="items"><li>the app, edited</li></ul></body></html>\n';
 
 const outbox = () => kiln.services.mailer as OutboxMailer;
 let seq = 0;
@@ -29,10 +31,18 @@ const PASSWORD = 'Appuser-pw-9-kiln';
 async function ownerWithApp(name: string, html = APP_V1) {
   const main = kiln.client();
   const owner = await signedIn(kiln, main);
-  const created = await main.post('/_/dashboard/nodes', { type: 'site', name, html }, { headers: { 'x-requested-with': 'fetch' } });
+  const created = await main.post(
+    '/_/dashboard/nodes',
+    { type: 'site', name, html },
+    { headers: { 'x-requested-with': 'fetch' } },
+  );
   assert.equal(created.status, 201, created.text);
   const id = created.json.node.id as number;
-  const on = await main.post(`/_/dashboard/nodes/${id}/app`, { enableSignups: true }, { headers: { 'x-requested-with': 'fetch' } });
+  const on = await main.post(
+    `/_/dashboard/nodes/${id}/app`,
+    { enableSignups: true },
+    { headers: { 'x-requested-with': 'fetch' } },
+  );
   assert.equal(on.status, 200, on.text);
   assert.equal(on.json.node.enableSignups, true);
   const host = kiln.hostOf(owner.username);
@@ -42,7 +52,11 @@ async function ownerWithApp(name: string, html = APP_V1) {
 /** A fresh visitor (own cookie jar) signing up on the app's host by AJAX. */
 async function signUp(appHost: string, app: string, fields: Record<string, string> = {}) {
   const visitor = kiln.client(appHost);
-  const res = await visitor.post('/_/app/signup', { app, email: email('v'), password: PASSWORD, ...fields }, { headers: { 'x-requested-with': 'fetch' } });
+  const res = await visitor.post(
+    '/_/app/signup',
+    { app, email: email('v'), password: PASSWORD, ...fields },
+    { headers: { 'x-requested-with': 'fetch' } },
+  );
   return { visitor, res };
 }
 
@@ -58,7 +72,12 @@ async function follow(visitor: Client, signInUrl: string): Promise<Client> {
 
 function save(c: Client, url: string, body: string) {
   return c.post('/_/save', body, {
-    headers: { 'content-type': 'text/plain;charset=UTF-8', 'document-url': url, origin: new URL(url).origin, 'sec-fetch-site': 'same-origin' },
+    headers: {
+      'content-type': 'text/plain;charset=UTF-8',
+      'document-url': url,
+      origin: new URL(url).origin,
+      'sec-fetch-site': 'same-origin',
+    },
   });
 }
 
@@ -82,7 +101,7 @@ test('instance names: the app keeps <app>.html, instances take -1, -2 … skippi
   assert.equal(instanceName('todo.html', 0), 'todo.html');
   assert.equal(instanceName('todo.html', 1), 'todo-1.html');
   assert.equal(instanceName('Notes.htmlclay', 12), 'Notes-12.htmlclay');
-  assert.equal(instanceName('a'.repeat(250) + '.html', 3).length, 255);
+  assert.equal(instanceName(`${'a'.repeat(250)}.html`, 3).length, 255);
 
   const { host, owner } = await ownerWithApp('todo.html');
   const first = await signUp(host, 'todo.html');
@@ -106,13 +125,35 @@ test('instance names: the app keeps <app>.html, instances take -1, -2 … skippi
   const row = await kiln.services.database.db
     .selectFrom('nodes')
     .innerJoin('people', 'people.account_id', 'nodes.owner_id')
-    .select(['nodes.type', 'nodes.source_node_id', 'nodes.enable_signups', 'people.account_type', 'people.signup_app_id', 'people.email_confirmed'])
+    .select([
+      'nodes.type',
+      'nodes.source_node_id',
+      'nodes.enable_signups',
+      'people.account_type',
+      'people.signup_app_id',
+      'people.email_confirmed',
+    ])
     .where('nodes.id', '=', instance.id)
     .executeTakeFirstOrThrow();
-  const app = await kiln.services.database.db.selectFrom('nodes').select('id').where('name_key', '=', 'todo.html').executeTakeFirstOrThrow();
-  assert.deepEqual(row, { type: 'site', source_node_id: app.id, enable_signups: 0, account_type: 'app_user', signup_app_id: app.id, email_confirmed: 0 });
+  const app = await kiln.services.database.db
+    .selectFrom('nodes')
+    .select('id')
+    .where('name_key', '=', 'todo.html')
+    .executeTakeFirstOrThrow();
+  assert.deepEqual(row, {
+    type: 'site',
+    source_node_id: app.id,
+    enable_signups: 0,
+    account_type: 'app_user',
+    signup_app_id: app.id,
+    email_confirmed: 0,
+  });
   // The first version of the copy is recorded as an instance copy.
-  const v = await kiln.services.database.db.selectFrom('versions').select(['backup_number', 'saved_by_kind']).where('node_id', '=', instance.id).execute();
+  const v = await kiln.services.database.db
+    .selectFrom('versions')
+    .select(['backup_number', 'saved_by_kind'])
+    .where('node_id', '=', instance.id)
+    .execute();
   assert.deepEqual(v, [{ backup_number: 1, saved_by_kind: 'instance' }]);
   // The app's owner is untouched by all of this.
   assert.notEqual(username, owner.username);
@@ -136,17 +177,28 @@ test('editing the app changes no existing instance; a later signup copies the ap
   const instanceHost = kiln.hostOf(before.res.json.username);
   assert.equal((await kiln.client(instanceHost).get(`/${before.res.json.instance.name}`)).text, APP_V1);
   const later = await signUp(host, 'edit-app.html');
-  assert.equal((await kiln.client(kiln.hostOf(later.res.json.username)).get(`/${later.res.json.instance.name}`)).text, APP_V2);
+  assert.equal(
+    (await kiln.client(kiln.hostOf(later.res.json.username)).get(`/${later.res.json.instance.name}`)).text,
+    APP_V2,
+  );
 });
 
 test('an app user saves its instance only after confirming its email, and never opens the code editor', async () => {
   const { host, ownerDoc } = await ownerWithApp('confirm-app.html');
   const addr = email('c');
   const visitor = kiln.client(host);
-  const res = await visitor.post('/_/app/signup', { app: 'confirm-app.html', email: addr, password: PASSWORD }, { headers: { 'x-requested-with': 'fetch' } });
+  const res = await visitor.post(
+    '/_/app/signup',
+    { app: 'confirm-app.html', email: addr, password: PASSWORD },
+    { headers: { 'x-requested-with': 'fetch' } },
+  );
   assert.equal(res.status, 201, res.text);
   const mine = await follow(visitor, res.json.signInUrl);
-  assert.equal(new URL(res.json.signInUrl).host, kiln.hostOf(res.json.username), 'the session is for the app user’s own host');
+  assert.equal(
+    new URL(res.json.signInUrl).host,
+    kiln.hostOf(res.json.username),
+    'the session is for the app user’s own host',
+  );
   const url = res.json.instance.url as string;
 
   // Signed in right away on their own host (through the handoff) but not confirmed yet.
@@ -170,7 +222,11 @@ test('an app user saves its instance only after confirming its email, and never 
   // Opening it a second time (a mail scanner came first) still says confirmed.
   const again = await kiln.client(host).get(pathOf(link));
   assert.equal(again.status, 200, again.text);
-  const person = await kiln.services.database.db.selectFrom('people').select('email_confirmed').where('email', '=', addr).executeTakeFirstOrThrow();
+  const person = await kiln.services.database.db
+    .selectFrom('people')
+    .select('email_confirmed')
+    .where('email', '=', addr)
+    .executeTakeFirstOrThrow();
   assert.equal(person.email_confirmed, 1);
 
   const ok = await save(mine, url, '<html><body>my own list</body></html>');
@@ -182,7 +238,7 @@ test('an app user saves its instance only after confirming its email, and never 
   assert.ok(appSave.status >= 400, appSave.text);
   assert.equal((await ownerDoc.get('/confirm-app.html')).text, APP_V1);
   // An invalid link is refused with a page, not a confirmation.
-  const bad = await kiln.client(host).page('/_/app/confirm/' + 'x'.repeat(43));
+  const bad = await kiln.client(host).page(`/_/app/confirm/${'x'.repeat(43)}`);
   assert.equal(bad.status, 400);
 });
 
@@ -190,7 +246,11 @@ test('a signed-in app user may ask for a new confirmation link', async () => {
   const { host } = await ownerWithApp('resend-app.html');
   const addr = email('r');
   const visitor = kiln.client(host);
-  const res = await visitor.post('/_/app/signup', { app: 'resend-app.html', email: addr, password: PASSWORD }, { headers: { 'x-requested-with': 'fetch' } });
+  const res = await visitor.post(
+    '/_/app/signup',
+    { app: 'resend-app.html', email: addr, password: PASSWORD },
+    { headers: { 'x-requested-with': 'fetch' } },
+  );
   assert.equal(res.status, 201);
   const first = await linkFor(addr, '/_/app/confirm/');
   // Asked on their own host, where they are signed in; the link still points at the app's host.
@@ -206,12 +266,19 @@ test('password reset: same answer for known and unknown emails; the mailed link 
   const { host } = await ownerWithApp('reset-app.html');
   const addr = email('p');
   const visitor = kiln.client(host);
-  const res = await visitor.post('/_/app/signup', { app: 'reset-app.html', email: addr, password: PASSWORD }, { headers: { 'x-requested-with': 'fetch' } });
+  const res = await visitor.post(
+    '/_/app/signup',
+    { app: 'reset-app.html', email: addr, password: PASSWORD },
+    { headers: { 'x-requested-with': 'fetch' } },
+  );
   assert.equal(res.status, 201);
   const username = res.json.username as string;
   const mine = await follow(visitor, res.json.signInUrl);
 
-  const ask = (who: string) => kiln.client(host).post('/_/app/reset', { app: 'reset-app.html', email: who }, { headers: { 'x-requested-with': 'fetch' } });
+  const ask = (who: string) =>
+    kiln
+      .client(host)
+      .post('/_/app/reset', { app: 'reset-app.html', email: who }, { headers: { 'x-requested-with': 'fetch' } });
   const known = await ask(addr);
   const unknown = await ask(`nobody${seq}@example.com`);
   assert.equal(known.status, 200);
@@ -226,25 +293,57 @@ test('password reset: same answer for known and unknown emails; the mailed link 
   assert.match(form.text, /Choose a new password/);
 
   const stranger = kiln.client(host);
-  const weak = await stranger.post(new URL(link).pathname, { password: 'password' }, { headers: { 'x-requested-with': 'fetch' } });
+  const weak = await stranger.post(
+    new URL(link).pathname,
+    { password: 'password' },
+    { headers: { 'x-requested-with': 'fetch' } },
+  );
   assert.equal(weak.status, 400, 'a common password is refused and the link stays usable');
   const NEW = 'Brand-new-pw-77-kiln';
-  const done = await stranger.post(new URL(link).pathname + new URL(link).search, { password: NEW }, { headers: { 'x-requested-with': 'fetch' } });
+  const done = await stranger.post(
+    new URL(link).pathname + new URL(link).search,
+    { password: NEW },
+    { headers: { 'x-requested-with': 'fetch' } },
+  );
   assert.equal(done.status, 200, done.text);
   assert.equal(done.json.url, res.json.instance.url, 'sent to the instance');
-  assert.equal((await stranger.post(new URL(link).pathname, { password: 'Another-pw-88-kiln' }, { headers: { 'x-requested-with': 'fetch' } })).status, 400, 'single use');
+  assert.equal(
+    (
+      await stranger.post(
+        new URL(link).pathname,
+        { password: 'Another-pw-88-kiln' },
+        { headers: { 'x-requested-with': 'fetch' } },
+      )
+    ).status,
+    400,
+    'single use',
+  );
   assert.equal((await kiln.client(host).get(new URL(link).pathname)).status, 400, 'the form is gone too');
 
   // The old session ended; the old password no longer works; the new one does, and the reset confirmed the email.
   assert.equal((await save(mine, res.json.instance.url, '<html><body>x</body></html>')).status, 401);
   const login = (password: string) =>
-    kiln.client(host).post('/_/app/login', { app: 'reset-app.html', email: addr, password }, { headers: { 'x-requested-with': 'fetch' } });
+    kiln
+      .client(host)
+      .post(
+        '/_/app/login',
+        { app: 'reset-app.html', email: addr, password },
+        { headers: { 'x-requested-with': 'fetch' } },
+      );
   assert.equal((await login(PASSWORD)).status, 401);
   const fresh = kiln.client(host);
-  const signedInAgain = await fresh.post('/_/app/login', { app: 'reset-app.html', email: username, password: NEW }, { headers: { 'x-requested-with': 'fetch' } });
+  const signedInAgain = await fresh.post(
+    '/_/app/login',
+    { app: 'reset-app.html', email: username, password: NEW },
+    { headers: { 'x-requested-with': 'fetch' } },
+  );
   assert.equal(signedInAgain.status, 200, signedInAgain.text);
   assert.equal(signedInAgain.json.url, res.json.instance.url);
-  const saved = await save(await follow(fresh, signedInAgain.json.signInUrl), res.json.instance.url, '<html><body>after reset</body></html>');
+  const saved = await save(
+    await follow(fresh, signedInAgain.json.signInUrl),
+    res.json.instance.url,
+    '<html><body>after reset</body></html>',
+  );
   assert.equal(saved.status, 200, saved.text);
 });
 
@@ -260,7 +359,11 @@ test('signup refusals: duplicate email 409, taken or invalid username, missing f
   const takenName = await signUp(host, 'refuse-app.html', { username: `chosen${process.pid}` });
   assert.equal(takenName.res.status, 409);
   assert.equal(takenName.res.json.code, 'username-taken');
-  assert.equal((await signUp(host, 'refuse-app.html', { username: 'admin' })).res.status, 400, 'reserved: it would name a host');
+  assert.equal(
+    (await signUp(host, 'refuse-app.html', { username: 'admin' })).res.status,
+    400,
+    'reserved: it would name a host',
+  );
   assert.equal((await signUp(host, 'refuse-app.html', { username: 'Bad_Name' })).res.status, 400);
   assert.equal((await signUp(host, 'refuse-app.html', { password: 'short' })).res.status, 400);
   assert.equal((await signUp(host, 'refuse-app.html', { email: '' })).res.status, 400);
@@ -269,22 +372,41 @@ test('signup refusals: duplicate email 409, taken or invalid username, missing f
   assert.equal(n.length, 1);
 
   // A document that is not an app, a missing one, the main host: 404. Signups off: 404, copies stay.
-  const plain = await main.post('/_/dashboard/nodes', { type: 'site', name: 'plain-doc.html' }, { headers: { 'x-requested-with': 'fetch' } });
+  const plain = await main.post(
+    '/_/dashboard/nodes',
+    { type: 'site', name: 'plain-doc.html' },
+    { headers: { 'x-requested-with': 'fetch' } },
+  );
   assert.equal(plain.status, 201);
   assert.equal((await signUp(host, 'plain-doc.html')).res.status, 404);
   assert.equal((await signUp(host, 'nope.html')).res.status, 404);
-  assert.equal((await kiln.client().post('/_/app/signup', { app: 'refuse-app.html', email: email('m'), password: PASSWORD })).status, 404);
-  const off = await main.post(`/_/dashboard/nodes/${id}/app`, { enableSignups: false }, { headers: { 'x-requested-with': 'fetch' } });
+  assert.equal(
+    (await kiln.client().post('/_/app/signup', { app: 'refuse-app.html', email: email('m'), password: PASSWORD }))
+      .status,
+    404,
+  );
+  const off = await main.post(
+    `/_/dashboard/nodes/${id}/app`,
+    { enableSignups: false },
+    { headers: { 'x-requested-with': 'fetch' } },
+  );
   assert.equal(off.status, 200);
   assert.equal(off.json.node.enableSignups, false);
   assert.equal((await signUp(host, 'refuse-app.html')).res.status, 404);
   assert.equal((await kiln.client(host).page('/_/app/signup?app=refuse-app.html')).status, 404);
-  assert.equal((await kiln.client(kiln.hostOf(first.res.json.username)).get(`/${first.res.json.instance.name}`)).status, 200);
+  assert.equal(
+    (await kiln.client(kiln.hostOf(first.res.json.username)).get(`/${first.res.json.instance.name}`)).status,
+    200,
+  );
 });
 
 test('a private app takes no signups from strangers (it answers like a missing one)', async () => {
   const { host, id, main } = await ownerWithApp('private-app.html');
-  const vis = await main.post(`/_/dashboard/nodes/${id}/visibility`, { visibility: 'private' }, { headers: { 'x-requested-with': 'fetch' } });
+  const vis = await main.post(
+    `/_/dashboard/nodes/${id}/visibility`,
+    { visibility: 'private' },
+    { headers: { 'x-requested-with': 'fetch' } },
+  );
   assert.equal(vis.status, 200);
   assert.equal((await signUp(host, 'private-app.html')).res.status, 404);
 });
@@ -293,7 +415,11 @@ test('only the owner turns a document into an app; app users and strangers canno
   const { id, host } = await ownerWithApp('owned-app.html');
   const otherDev = kiln.client();
   await signedIn(kiln, otherDev);
-  const r = await otherDev.post(`/_/dashboard/nodes/${id}/app`, { enableSignups: false }, { headers: { 'x-requested-with': 'fetch' } });
+  const r = await otherDev.post(
+    `/_/dashboard/nodes/${id}/app`,
+    { enableSignups: false },
+    { headers: { 'x-requested-with': 'fetch' } },
+  );
   assert.equal(r.status, 400);
   assert.equal(r.json.code, 'not-owner');
   const appUserEmail = email('o');
@@ -301,24 +427,58 @@ test('only the owner turns a document into an app; app users and strangers canno
   // An app user signed in on the main app.
   const main = kiln.client();
   assert.equal((await main.post('/_/login', { email: appUserEmail, password: PASSWORD })).status, 200);
-  assert.equal((await main.post(`/_/dashboard/nodes/${id}/app`, { enableSignups: false }, { headers: { 'x-requested-with': 'fetch' } })).status, 403);
-  // Nor can an app user make its instance an app.
   assert.equal(
-    (await main.post(`/_/dashboard/nodes/${appUser.res.json.instance.id}/app`, { enableSignups: true }, { headers: { 'x-requested-with': 'fetch' } })).status,
+    (
+      await main.post(
+        `/_/dashboard/nodes/${id}/app`,
+        { enableSignups: false },
+        { headers: { 'x-requested-with': 'fetch' } },
+      )
+    ).status,
     403,
   );
-  assert.equal((await kiln.client().post(`/_/dashboard/nodes/${id}/app`, { enableSignups: false }, { headers: { 'x-requested-with': 'fetch' } })).status, 401);
+  // Nor can an app user make its instance an app.
+  assert.equal(
+    (
+      await main.post(
+        `/_/dashboard/nodes/${appUser.res.json.instance.id}/app`,
+        { enableSignups: true },
+        { headers: { 'x-requested-with': 'fetch' } },
+      )
+    ).status,
+    403,
+  );
+  assert.equal(
+    (
+      await kiln
+        .client()
+        .post(`/_/dashboard/nodes/${id}/app`, { enableSignups: false }, { headers: { 'x-requested-with': 'fetch' } })
+    ).status,
+    401,
+  );
   // The toggle answers with the refreshed node list, like every dashboard operation.
   const ownerMain = kiln.client();
   const dev = await signedIn(kiln, ownerMain);
-  const doc = await ownerMain.post('/_/dashboard/nodes', { type: 'site', name: 'toggle-me.html' }, { headers: { 'x-requested-with': 'fetch' } });
-  const on = await ownerMain.post(`/_/dashboard/nodes/${doc.json.node.id}/app`, { enableSignups: '1' }, { headers: { 'x-requested-with': 'fetch' } });
+  const doc = await ownerMain.post(
+    '/_/dashboard/nodes',
+    { type: 'site', name: 'toggle-me.html' },
+    { headers: { 'x-requested-with': 'fetch' } },
+  );
+  const on = await ownerMain.post(
+    `/_/dashboard/nodes/${doc.json.node.id}/app`,
+    { enableSignups: '1' },
+    { headers: { 'x-requested-with': 'fetch' } },
+  );
   assert.equal(on.status, 200);
   assert.match(on.json.html, /Stop signups/);
   assert.ok(on.json.html.includes(`/_/app/signup?app=toggle-me.html`));
   assert.ok(on.json.msg.includes(`http://${kiln.hostOf(dev.username)}/_/app/signup?app=toggle-me.html`));
   // A browser form post comes back to the dashboard.
-  const form = await ownerMain.post(`/_/dashboard/nodes/${doc.json.node.id}/app`, { enableSignups: '0' }, { form: true, headers: { accept: 'text/html' } });
+  const form = await ownerMain.post(
+    `/_/dashboard/nodes/${doc.json.node.id}/app`,
+    { enableSignups: '0' },
+    { form: true, headers: { accept: 'text/html' } },
+  );
   assert.equal(form.status, 302);
   assert.match(form.headers.location!, /^\/_\/dashboard\?msg=/);
   const page = await ownerMain.page('/_/dashboard');
@@ -331,7 +491,11 @@ test('browser forms: signup redirects to the instance; a refusal comes back to t
   const form = await visitor.page('/_/app/signup?app=forms-app.html');
   assert.equal(form.status, 200);
   assert.match(form.text, /name="app" value="forms-app.html"/);
-  const posted = await visitor.post('/_/app/signup', { app: 'forms-app.html', email: email('f'), password: PASSWORD }, { form: true, headers: { accept: 'text/html' } });
+  const posted = await visitor.post(
+    '/_/app/signup',
+    { app: 'forms-app.html', email: email('f'), password: PASSWORD },
+    { form: true, headers: { accept: 'text/html' } },
+  );
   assert.equal(posted.status, 302, posted.text);
   // Through the session handoff on the app user's own host, to the instance.
   const location = new URL(posted.headers.location!);
@@ -343,7 +507,13 @@ test('browser forms: signup redirects to the instance; a refusal comes back to t
   assert.equal(instance.status, 200);
   assert.equal(instance.text, APP_V1);
 
-  const refused = await kiln.client(host).post('/_/app/signup', { app: 'forms-app.html', email: 'bad', password: PASSWORD }, { form: true, headers: { accept: 'text/html' } });
+  const refused = await kiln
+    .client(host)
+    .post(
+      '/_/app/signup',
+      { app: 'forms-app.html', email: 'bad', password: PASSWORD },
+      { form: true, headers: { accept: 'text/html' } },
+    );
   assert.equal(refused.status, 302);
   const back = new URL(refused.headers.location!, 'http://x');
   assert.equal(back.pathname, '/_/app/signup');
@@ -357,7 +527,13 @@ test('browser forms: signup redirects to the instance; a refusal comes back to t
   const reset = await kiln.client(host).page('/_/app/reset?app=forms-app.html');
   assert.equal(reset.status, 200);
   // Cross-site form posts are refused.
-  const cross = await kiln.client(host).post('/_/app/signup', { app: 'forms-app.html', email: email('x'), password: PASSWORD }, { form: true, headers: { origin: 'http://evil.example' } });
+  const cross = await kiln
+    .client(host)
+    .post(
+      '/_/app/signup',
+      { app: 'forms-app.html', email: email('x'), password: PASSWORD },
+      { form: true, headers: { origin: 'http://evil.example' } },
+    );
   assert.equal(cross.status, 403);
 });
 
@@ -366,35 +542,70 @@ test('concurrent signups on one app get distinct instance names', async () => {
   const N = 8;
   const results = await Promise.all(Array.from({ length: N }, () => signUp(host, 'rush.html')));
   for (const r of results) assert.equal(r.res.status, 201, r.res.text);
-  const names = results.map((r) => r.res.json.instance.name as string).sort((a, b) => a.localeCompare(b, 'en', { numeric: true }));
-  assert.deepEqual(names, Array.from({ length: N }, (_, i) => `rush-${i + 1}.html`));
+  const names = results
+    .map((r) => r.res.json.instance.name as string)
+    .sort((a, b) => a.localeCompare(b, 'en', { numeric: true }));
+  assert.deepEqual(
+    names,
+    Array.from({ length: N }, (_, i) => `rush-${i + 1}.html`),
+  );
   // Each is served, on its own owner's host.
-  for (const r of results) assert.equal((await kiln.client(kiln.hostOf(r.res.json.username)).get(`/${r.res.json.instance.name}`)).text, APP_V1);
+  for (const r of results)
+    assert.equal(
+      (await kiln.client(kiln.hostOf(r.res.json.username)).get(`/${r.res.json.instance.name}`)).text,
+      APP_V1,
+    );
 });
 
 test('concurrent instance copies (no password hashing between them) still get distinct names', async () => {
   const { id } = await ownerWithApp('burst.html');
-  const people = await Promise.all(Array.from({ length: 10 }, () => createPerson(kiln.services, newPerson({ accountType: 'app_user', emailConfirmed: false }))));
+  const people = await Promise.all(
+    Array.from({ length: 10 }, () =>
+      createPerson(kiln.services, newPerson({ accountType: 'app_user', emailConfirmed: false })),
+    ),
+  );
   const made = await Promise.all(people.map((p) => createInstance(kiln.services, p.id, id)));
   assert.deepEqual(
     made.map((n) => n.name).sort((a, b) => a.localeCompare(b, 'en', { numeric: true })),
     Array.from({ length: 10 }, (_, i) => `burst-${i + 1}.html`),
   );
   // A second sign-in of the same person reuses its instance instead of making another.
-  const again = await Promise.all([createInstance(kiln.services, people[0].id, id, { reuseExisting: true }), createInstance(kiln.services, people[0].id, id, { reuseExisting: true })]);
-  assert.deepEqual(again.map((n) => n.id), [made[0].id, made[0].id]);
+  const again = await Promise.all([
+    createInstance(kiln.services, people[0].id, id, { reuseExisting: true }),
+    createInstance(kiln.services, people[0].id, id, { reuseExisting: true }),
+  ]);
+  assert.deepEqual(
+    again.map((n) => n.id),
+    [made[0].id, made[0].id],
+  );
 });
 
 test('sign-ups and reset requests on an app count against the strict limiter: the sixth in an hour from one address is 429', async () => {
   const { host } = await ownerWithApp('limited-app.html');
   const visitor = kiln.client(host);
   const ajax = { headers: { 'x-requested-with': 'fetch' } };
-  for (let i = 0; i < 5; i++) assert.equal((await visitor.post('/_/app/signup', { app: 'limited-app.html', email: 'nope', password: PASSWORD }, ajax)).status, 400);
-  const sixth = await visitor.post('/_/app/signup', { app: 'limited-app.html', email: email('l'), password: PASSWORD }, ajax);
+  for (let i = 0; i < 5; i++)
+    assert.equal(
+      (await visitor.post('/_/app/signup', { app: 'limited-app.html', email: 'nope', password: PASSWORD }, ajax))
+        .status,
+      400,
+    );
+  const sixth = await visitor.post(
+    '/_/app/signup',
+    { app: 'limited-app.html', email: email('l'), password: PASSWORD },
+    ajax,
+  );
   assert.equal(sixth.status, 429);
   assert.ok(Number(sixth.headers['retry-after']) > 0);
-  for (let i = 0; i < 5; i++) assert.equal((await visitor.post('/_/app/reset', { app: 'limited-app.html', email: `x${i}@example.com` }, ajax)).status, 200);
-  assert.equal((await visitor.post('/_/app/reset', { app: 'limited-app.html', email: 'y@example.com' }, ajax)).status, 429);
+  for (let i = 0; i < 5; i++)
+    assert.equal(
+      (await visitor.post('/_/app/reset', { app: 'limited-app.html', email: `x${i}@example.com` }, ajax)).status,
+      200,
+    );
+  assert.equal(
+    (await visitor.post('/_/app/reset', { app: 'limited-app.html', email: 'y@example.com' }, ajax)).status,
+    429,
+  );
   // Another address is not held back.
   assert.equal((await signUp(host, 'limited-app.html')).res.status, 201);
 });
@@ -406,31 +617,63 @@ test('app password resets mail only users of that app, with links on the app hos
   assert.equal(theirs.res.status, 201, theirs.res.text);
   const mine = await signUp(host, 'only-mine.html');
   assert.equal(mine.res.status, 201, mine.res.text);
-  const myEmail = (await kiln.services.database.db.selectFrom('people').innerJoin('accounts', 'accounts.id', 'people.account_id').select('email').where('accounts.username', '=', mine.res.json.username).executeTakeFirstOrThrow()).email;
-  const otherEmail = (await kiln.services.database.db.selectFrom('people').innerJoin('accounts', 'accounts.id', 'people.account_id').select('email').where('accounts.username', '=', theirs.res.json.username).executeTakeFirstOrThrow()).email;
+  const myEmail = (
+    await kiln.services.database.db
+      .selectFrom('people')
+      .innerJoin('accounts', 'accounts.id', 'people.account_id')
+      .select('email')
+      .where('accounts.username', '=', mine.res.json.username)
+      .executeTakeFirstOrThrow()
+  ).email;
+  const otherEmail = (
+    await kiln.services.database.db
+      .selectFrom('people')
+      .innerJoin('accounts', 'accounts.id', 'people.account_id')
+      .select('email')
+      .where('accounts.username', '=', theirs.res.json.username)
+      .executeTakeFirstOrThrow()
+  ).email;
   const developer = await signedIn(kiln, kiln.client()); // a developer with a password
 
-  const ask = (who: string) => kiln.client(host).post('/_/app/reset', { app: 'only-mine.html', email: who }, { headers: { 'x-requested-with': 'fetch', 'x-forwarded-host': 'evil.example' } });
+  const ask = (who: string) =>
+    kiln
+      .client(host)
+      .post(
+        '/_/app/reset',
+        { app: 'only-mine.html', email: who },
+        { headers: { 'x-requested-with': 'fetch', 'x-forwarded-host': 'evil.example' } },
+      );
   const answers = [await ask(owner.email), await ask(developer.email), await ask(otherEmail), await ask(myEmail)];
   for (const a of answers) assert.deepEqual([a.status, a.json], [answers[3].status, answers[3].json]);
   const link = await linkFor(myEmail, '/_/app/reset/');
   assert.equal(new URL(link).host, host, 'the link is on the app host');
   await new Promise((r) => setTimeout(r, 300));
   const resets = (await outbox().messages()).filter((m) => m.text.includes('/_/app/reset/'));
-  for (const who of [owner.email, developer.email, otherEmail]) assert.equal(resets.filter((m) => m.to === who).length, 0, `no reset mail to ${who}`);
+  for (const who of [owner.email, developer.email, otherEmail])
+    assert.equal(resets.filter((m) => m.to === who).length, 0, `no reset mail to ${who}`);
 
   // A developer signed in on the app's host gets no confirmation link there either.
   const dev = kiln.client(host);
   dev.jar = main.jar;
-  const confirm = await dev.post('/_/app/confirm', { app: 'only-mine.html' }, { headers: { 'x-requested-with': 'fetch' } });
+  const confirm = await dev.post(
+    '/_/app/confirm',
+    { app: 'only-mine.html' },
+    { headers: { 'x-requested-with': 'fetch' } },
+  );
   assert.notEqual(confirm.status, 200);
 });
 
-test('app form posts accept the app host\'s own origin, never another account\'s host', async () => {
+test("app form posts accept the app host's own origin, never another account's host", async () => {
   const { host } = await ownerWithApp('origin-app.html');
   const other = await ownerWithApp('other-origin-app.html');
   const post = (origin: string) =>
-    kiln.client(host).post('/_/app/signup', { app: 'origin-app.html', email: email('o'), password: PASSWORD }, { headers: { 'x-requested-with': 'fetch', origin } });
+    kiln
+      .client(host)
+      .post(
+        '/_/app/signup',
+        { app: 'origin-app.html', email: email('o'), password: PASSWORD },
+        { headers: { 'x-requested-with': 'fetch', origin } },
+      );
   const refused = await post(`http://${other.host}`);
   assert.equal(refused.status, 403, refused.text);
   assert.equal(refused.json.code, 'cross-origin');

@@ -5,7 +5,15 @@ import assert from 'node:assert/strict';
 import { startKiln, type TestKiln } from './support/kiln.ts';
 import { signedIn, newPerson } from './support/people.ts';
 import { SyncApi } from './support/sync-client.ts';
-import { WEBHOOK_SECRET, checkoutEvent, subscriptionEvent, deliver, mailsTo, welcomePath, newId } from './support/stripe.ts';
+import {
+  WEBHOOK_SECRET,
+  checkoutEvent,
+  subscriptionEvent,
+  deliver,
+  mailsTo,
+  welcomePath,
+  newId,
+} from './support/stripe.ts';
 import { createPerson } from '../src/accounts/people.ts';
 
 let kiln: TestKiln;
@@ -22,7 +30,18 @@ async function personByEmail(address: string) {
   return kiln.services.database.db
     .selectFrom('people')
     .innerJoin('accounts', 'accounts.id', 'people.account_id')
-    .select(['accounts.id', 'accounts.username', 'accounts.plan', 'accounts.has_active_subscription', 'accounts.plan_started_at', 'accounts.stripe_customer_id', 'accounts.stripe_subscription_id', 'people.password_hash', 'people.email_confirmed', 'people.account_type'])
+    .select([
+      'accounts.id',
+      'accounts.username',
+      'accounts.plan',
+      'accounts.has_active_subscription',
+      'accounts.plan_started_at',
+      'accounts.stripe_customer_id',
+      'accounts.stripe_subscription_id',
+      'people.password_hash',
+      'people.email_confirmed',
+      'people.account_type',
+    ])
     .where('people.email', '=', address)
     .executeTakeFirst();
 }
@@ -50,7 +69,10 @@ test('a signed checkout.session.completed creates a developer with the paid plan
   const ev = checkoutEvent({ email: address, plan: 'maker' });
   const res = await deliver(kiln, ev);
   assert.equal(res.status, 200, res.text);
-  assert.deepEqual({ received: res.json.received, duplicate: res.json.duplicate, action: res.json.action }, { received: true, duplicate: false, action: 'person created' });
+  assert.deepEqual(
+    { received: res.json.received, duplicate: res.json.duplicate, action: res.json.action },
+    { received: true, duplicate: false, action: 'person created' },
+  );
 
   const p = (await personByEmail(address))!;
   assert.ok(p, 'person created');
@@ -68,7 +90,11 @@ test('a signed checkout.session.completed creates a developer with the paid plan
   assert.equal(mails.length, 1);
   assert.match(mails[0].subject, /Maker/);
   assert.match(mails[0].text, new RegExp(`^${kiln.config.baseUrl.replace(/[.]/g, '\\.')}/_/welcome/`, 'm'));
-  const token = await kiln.services.database.db.selectFrom('email_tokens').select(['purpose', 'used_at']).where('account_id', '=', p.id).execute();
+  const token = await kiln.services.database.db
+    .selectFrom('email_tokens')
+    .select(['purpose', 'used_at'])
+    .where('account_id', '=', p.id)
+    .execute();
   assert.deepEqual(token, [{ purpose: 'checkout', used_at: null }]);
   assert.equal((await eventRows(ev.id)).length, 1);
 });
@@ -79,7 +105,9 @@ test('the placeholder username cannot be signed into, chosen at signup or typed 
   const p = (await personByEmail(address))!;
   const login = await kiln.client().post('/_/login', { email: address, password: 'anything-at-all-1' });
   assert.equal(login.status, 401);
-  const signup = await kiln.client().post('/_/signup', { email: email(), username: 'pending--abc', password: 'Kiln-pw-long-enough-1' });
+  const signup = await kiln
+    .client()
+    .post('/_/signup', { email: email(), username: 'pending--abc', password: 'Kiln-pw-long-enough-1' });
   assert.equal(signup.status, 400);
   assert.match(signup.json.msg, /two hyphens/);
   const byName = await kiln.client().post('/_/login', { username: p.username, password: 'anything-at-all-1' });
@@ -102,10 +130,18 @@ test('the welcome link: GET shows the form; bad input keeps the link; POST sets 
   // Refusals leave the link usable: an invalid name (400), a common password (400), a taken username (409).
   const taken = await createPerson(kiln.services, newPerson());
   const HTML = { accept: 'text/html' };
-  let res = await browser.post(path, { username: 'No Spaces', password: 'Fine-password-123' }, { form: true, headers: HTML });
+  let res = await browser.post(
+    path,
+    { username: 'No Spaces', password: 'Fine-password-123' },
+    { form: true, headers: HTML },
+  );
   assert.equal(res.status, 302);
   assert.match(new URL(res.headers.location!, 'http://x').searchParams.get('msg')!, /Username may contain only/);
-  res = await browser.post(path, { username: 'fresh-name', password: 'password' }, { headers: { 'x-requested-with': 'fetch' } });
+  res = await browser.post(
+    path,
+    { username: 'fresh-name', password: 'password' },
+    { headers: { 'x-requested-with': 'fetch' } },
+  );
   assert.equal(res.status, 400);
   res = await browser.post(path, { username: taken.username, password: 'Fine-password-123' });
   assert.equal(res.status, 409);
@@ -131,7 +167,7 @@ test('the welcome link: GET shows the form; bad input keeps the link; POST sets 
   assert.equal((await kiln.client().post('/_/login', { username, password: 'Fine-password-123' })).status, 200);
   // The link is used up.
   assert.equal((await kiln.client().page(path)).status, 400);
-  const again = await kiln.client().post(path, { username: username + 'x', password: 'Fine-password-123' });
+  const again = await kiln.client().post(path, { username: `${username}x`, password: 'Fine-password-123' });
   assert.equal(again.status, 400);
   assert.equal(again.json.code, 'invalid-token');
   assert.equal((await kiln.client().page('/_/welcome/not-a-token')).status, 400);
@@ -144,7 +180,11 @@ test('signatures: a wrong secret, a changed body, a missing or malformed header 
     ['wrong secret', { secret: 'whsec_not_the_right_one' }, 'invalid-signature'],
     ['missing header', { signature: null }, 'missing-signature'],
     ['garbage header', { signature: 't=1,v1=deadbeef' }, 'invalid-signature'],
-    ['body changed after signing', { body: JSON.stringify({ ...ev, data: { object: { ...ev.data.object, metadata: { plan: 'maker' } } } }) }, 'invalid-signature'],
+    [
+      'body changed after signing',
+      { body: JSON.stringify({ ...ev, data: { object: { ...ev.data.object, metadata: { plan: 'maker' } } } }) },
+      'invalid-signature',
+    ],
   ];
   for (const [name, opts, code] of cases) {
     const res = await deliver(kiln, ev, opts);
@@ -155,7 +195,11 @@ test('signatures: a wrong secret, a changed body, a missing or malformed header 
   // An old signature (outside Stripe's 5-minute tolerance) is refused too.
   const Stripe = (await import('stripe')).default;
   const payload = JSON.stringify(ev);
-  const stale = new Stripe('sk_test_kiln').webhooks.generateTestHeaderString({ payload, secret: WEBHOOK_SECRET, timestamp: Math.floor(Date.now() / 1000) - 3600 });
+  const stale = new Stripe('sk_test_kiln').webhooks.generateTestHeaderString({
+    payload,
+    secret: WEBHOOK_SECRET,
+    timestamp: Math.floor(Date.now() / 1000) - 3600,
+  });
   assert.equal((await deliver(kiln, payload, { signature: stale })).status, 401);
 
   assert.equal(await personByEmail(address), undefined);
@@ -173,7 +217,11 @@ test('a Kiln without STRIPE_WEBHOOK_SECRET refuses every webhook', async () => {
     const res = await deliver(bare, checkoutEvent({ email: address }));
     assert.equal(res.status, 503);
     assert.equal(res.json.code, 'webhook-not-configured');
-    const row = await bare.services.database.db.selectFrom('people').select('account_id').where('email', '=', address).executeTakeFirst();
+    const row = await bare.services.database.db
+      .selectFrom('people')
+      .select('account_id')
+      .where('email', '=', address)
+      .executeTakeFirst();
     assert.equal(row, undefined);
   } finally {
     await bare.stop();
@@ -189,15 +237,25 @@ test('replays of one event id change nothing: sequential and concurrent deliveri
   assert.equal(again.status, 200);
   assert.equal(again.json.duplicate, true);
   const burst = await Promise.all(Array.from({ length: 6 }, () => deliver(kiln, ev)));
-  assert.deepEqual(burst.map((r) => [r.status, r.json.duplicate]), Array.from({ length: 6 }, () => [200, true]));
+  assert.deepEqual(
+    burst.map((r) => [r.status, r.json.duplicate]),
+    Array.from({ length: 6 }, () => [200, true]),
+  );
   assert.equal((await mailsTo(kiln, address)).length, 1);
-  assert.equal((await kiln.services.database.db.selectFrom('people').select('account_id').where('email', '=', address).execute()).length, 1);
+  assert.equal(
+    (await kiln.services.database.db.selectFrom('people').select('account_id').where('email', '=', address).execute())
+      .length,
+    1,
+  );
 
   // A new event for a second concurrent burst: exactly one delivery does the work.
   const other = email();
   const ev2 = checkoutEvent({ email: other });
   const answers = await Promise.all(Array.from({ length: 5 }, () => deliver(kiln, ev2)));
-  assert.deepEqual(answers.map((r) => r.status), [200, 200, 200, 200, 200]);
+  assert.deepEqual(
+    answers.map((r) => r.status),
+    [200, 200, 200, 200, 200],
+  );
   assert.equal(answers.filter((r) => r.json.duplicate === false).length, 1);
   assert.equal((await mailsTo(kiln, other)).length, 1);
 
@@ -248,7 +306,12 @@ test('a session still unpaid waits: nothing is created until the payment succeed
   const ev = checkoutEvent({ email: address, paymentStatus: 'unpaid' });
   assert.equal((await deliver(kiln, ev)).status, 200);
   assert.equal(await personByEmail(address), undefined);
-  const succeeded = { ...ev, id: newId('evt'), type: 'checkout.session.async_payment_succeeded', data: { object: { ...ev.data.object, payment_status: 'paid' } } };
+  const succeeded = {
+    ...ev,
+    id: newId('evt'),
+    type: 'checkout.session.async_payment_succeeded',
+    data: { object: { ...ev.data.object, payment_status: 'paid' } },
+  };
   assert.equal((await deliver(kiln, succeeded)).json.action, 'person created');
   assert.equal((await personByEmail(address))!.has_active_subscription, 1);
 });
@@ -264,11 +327,25 @@ test('subscription end clears the flag: sync keys then list, read and delete, bu
   assert.ok((await api.upload(a.id, '<p>a2</p>')).etag);
 
   // An update that keeps the subscription active changes nothing.
-  let res = await deliver(kiln, subscriptionEvent('customer.subscription.updated', { subscription: buyer.subscription, customer: buyer.customer, status: 'past_due' }));
+  let res = await deliver(
+    kiln,
+    subscriptionEvent('customer.subscription.updated', {
+      subscription: buyer.subscription,
+      customer: buyer.customer,
+      status: 'past_due',
+    }),
+  );
   assert.equal(res.json.action, 'subscription active');
   assert.equal((await api.raw('PUT', `/nodes/${a.id}/content`, { body: { content: '<p>a3</p>' } })).status, 200);
 
-  res = await deliver(kiln, subscriptionEvent('customer.subscription.deleted', { subscription: buyer.subscription, customer: buyer.customer, status: 'canceled' }));
+  res = await deliver(
+    kiln,
+    subscriptionEvent('customer.subscription.deleted', {
+      subscription: buyer.subscription,
+      customer: buyer.customer,
+      status: 'canceled',
+    }),
+  );
   assert.equal(res.status, 200);
   assert.equal(res.json.action, 'subscription ended');
   const p = (await personByEmail(buyer.address))!;
@@ -278,8 +355,18 @@ test('subscription end clears the flag: sync keys then list, read and delete, bu
   const put = await api.raw('PUT', `/nodes/${a.id}/content`, { body: { content: '<p>after</p>' } });
   assert.equal(put.status, 402);
   assert.equal(put.json.code, 'payment-required');
-  assert.equal((await api.raw('POST', '/nodes', { body: { type: 'site', name: `${buyer.username}-c.html`, parentId: 0, content: 'x' } })).status, 402);
-  assert.equal((await api.raw('PATCH', `/nodes/${b.id}/rename`, { body: { newName: `${buyer.username}-b2.html` } })).status, 402);
+  assert.equal(
+    (
+      await api.raw('POST', '/nodes', {
+        body: { type: 'site', name: `${buyer.username}-c.html`, parentId: 0, content: 'x' },
+      })
+    ).status,
+    402,
+  );
+  assert.equal(
+    (await api.raw('PATCH', `/nodes/${b.id}/rename`, { body: { newName: `${buyer.username}-b2.html` } })).status,
+    402,
+  );
   // Listing, reading and deleting still work.
   assert.equal((await api.list()).nodes.length, 2);
   assert.equal((await api.download(a.id)).content, '<p>a3</p>');
@@ -294,29 +381,70 @@ test('subscription end clears the flag: sync keys then list, read and delete, bu
   assert.match((await buyer.browser.page('/_/billing')).text, /subscription has ended/);
 
   // A replayed end event changes nothing; a renewal (updated → active) restores writing.
-  res = await deliver(kiln, subscriptionEvent('customer.subscription.updated', { subscription: buyer.subscription, customer: buyer.customer, status: 'active' }));
+  res = await deliver(
+    kiln,
+    subscriptionEvent('customer.subscription.updated', {
+      subscription: buyer.subscription,
+      customer: buyer.customer,
+      status: 'active',
+    }),
+  );
   assert.equal(res.json.action, 'subscription active');
   assert.equal((await personByEmail(buyer.address))!.has_active_subscription, 1);
   assert.equal((await api.raw('PUT', `/nodes/${a.id}/content`, { body: { content: '<p>renewed</p>' } })).status, 200);
 
   // updated with a non-active status ends it too.
-  res = await deliver(kiln, subscriptionEvent('customer.subscription.updated', { subscription: buyer.subscription, customer: buyer.customer, status: 'unpaid' }));
+  res = await deliver(
+    kiln,
+    subscriptionEvent('customer.subscription.updated', {
+      subscription: buyer.subscription,
+      customer: buyer.customer,
+      status: 'unpaid',
+    }),
+  );
   assert.equal(res.json.action, 'subscription ended');
   assert.equal((await api.raw('PUT', `/nodes/${a.id}/content`, { body: { content: '<p>x</p>' } })).status, 402);
 });
 
 test('subscription events find the account by customer id; another subscription of the same customer, or an unknown one, changes nothing', async () => {
   const buyer = await boughtAndWelcomed('maker');
-  let res = await deliver(kiln, subscriptionEvent('customer.subscription.deleted', { subscription: newId('sub'), customer: buyer.customer, status: 'canceled' }));
+  let res = await deliver(
+    kiln,
+    subscriptionEvent('customer.subscription.deleted', {
+      subscription: newId('sub'),
+      customer: buyer.customer,
+      status: 'canceled',
+    }),
+  );
   assert.match(res.json.action, /another subscription/);
   assert.equal((await personByEmail(buyer.address))!.has_active_subscription, 1);
-  res = await deliver(kiln, subscriptionEvent('customer.subscription.deleted', { subscription: newId('sub'), customer: newId('cus'), status: 'canceled' }));
+  res = await deliver(
+    kiln,
+    subscriptionEvent('customer.subscription.deleted', {
+      subscription: newId('sub'),
+      customer: newId('cus'),
+      status: 'canceled',
+    }),
+  );
   assert.match(res.json.action, /no account/);
   // The plan follows a subscription change to another price.
-  res = await deliver(kiln, subscriptionEvent('customer.subscription.updated', { subscription: buyer.subscription, customer: buyer.customer, status: 'active', unitAmount: 600 }));
+  res = await deliver(
+    kiln,
+    subscriptionEvent('customer.subscription.updated', {
+      subscription: buyer.subscription,
+      customer: buyer.customer,
+      status: 'active',
+      unitAmount: 600,
+    }),
+  );
   assert.equal((await personByEmail(buyer.address))!.plan, 'personal');
   // Unknown event types are acknowledged.
-  res = await deliver(kiln, { id: newId('evt'), object: 'event', type: 'invoice.paid', data: { object: { id: newId('in'), object: 'invoice' } } });
+  res = await deliver(kiln, {
+    id: newId('evt'),
+    object: 'event',
+    type: 'invoice.paid',
+    data: { object: { id: newId('in'), object: 'invoice' } },
+  });
   assert.equal(res.status, 200);
   assert.equal(res.json.action, 'ignored');
 });
@@ -330,12 +458,27 @@ test('a checkout by another Stripe customer never takes over an account that alr
   assert.match(res.json.action, /^ignored/);
   assert.deepEqual(await personByEmail(buyer.address), before, 'nothing changed on the account');
   // The stranger's subscription events then cannot end the account's plan.
-  await deliver(kiln, subscriptionEvent('customer.subscription.deleted', { subscription: stranger.data.object.subscription, customer: stranger.data.object.customer, status: 'canceled' }));
+  await deliver(
+    kiln,
+    subscriptionEvent('customer.subscription.deleted', {
+      subscription: stranger.data.object.subscription,
+      customer: stranger.data.object.customer,
+      status: 'canceled',
+    }),
+  );
   assert.equal((await personByEmail(buyer.address))!.has_active_subscription, 1);
   const mails = await mailsTo(kiln, buyer.address);
   assert.match(mails.at(-1)!.subject, /not applied/);
   // The same customer buying again (e.g. another tier) still upgrades in place.
-  const again = await deliver(kiln, checkoutEvent({ email: buyer.address, plan: 'personal', customer: buyer.customer, subscription: buyer.subscription }));
+  const again = await deliver(
+    kiln,
+    checkoutEvent({
+      email: buyer.address,
+      plan: 'personal',
+      customer: buyer.customer,
+      subscription: buyer.subscription,
+    }),
+  );
   assert.equal(again.json.action, 'account upgraded');
   assert.equal((await personByEmail(buyer.address))!.plan, 'personal');
 });

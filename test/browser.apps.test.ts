@@ -27,7 +27,10 @@ after(() => bk?.stop());
 
 /** Calls hyperclay.savePage(), waiting out an autosave that may already be in flight. */
 
-test('a visitor signs up on an app, confirms by the mailed link, edits and saves its own copy; the app stays as it was', { skip: !hasChromium && 'Debian chromium is not installed (.ci/run installs it)', timeout: 180_000 }, async () => {
+test('a visitor signs up on an app, confirms by the mailed link, edits and saves its own copy; the app stays as it was', {
+  skip: !hasChromium && 'Debian chromium is not installed (.ci/run installs it)',
+  timeout: 180_000,
+}, async () => {
   const s = bk.kiln.services;
   const root = bk.kiln.config.rootDomain;
   const owner = await createPerson(s, newPerson());
@@ -44,7 +47,10 @@ test('a visitor signs up on an app, confirms by the mailed link, edits and saves
   await dash.locator('#flash', { hasText: 'is an app' }).waitFor();
   await dash.locator('tr', { hasText: 'shared-todo.html' }).getByRole('button', { name: 'Stop signups' }).waitFor();
   assert.equal(dash.url(), bk.mainUrl('/_/dashboard'), 'no page load: the list was swapped in');
-  const signupHref = await dash.locator('tr', { hasText: 'shared-todo.html' }).getByRole('link', { name: 'signup page' }).getAttribute('href');
+  const signupHref = await dash
+    .locator('tr', { hasText: 'shared-todo.html' })
+    .getByRole('link', { name: 'signup page' })
+    .getAttribute('href');
   assert.equal(signupHref, bk.docUrl(owner.username, '/_/app/signup?app=shared-todo.html'));
 
   // A visitor signs up on the app's host and lands on its own instance.
@@ -73,10 +79,17 @@ test('a visitor signs up on an app, confirms by the mailed link, edits and saves
   await page.getByRole('heading', { name: 'Email confirmed' }).waitFor();
   await Promise.all([page.waitForURL(instanceUrl.href), page.getByRole('link', { name: 'Open your copy' }).click()]);
   assert.equal(await page.evaluate(() => document.cookie.includes('isAdminOfCurrentResource=true')), true);
-  await page.waitForFunction(() => typeof (window as any).hyperclay?.savePage === 'function', null, { timeout: 20_000 });
+  await page.waitForFunction(() => typeof (window as any).hyperclay?.savePage === 'function', null, {
+    timeout: 20_000,
+  });
 
   const mine = bk.kiln.client(instanceUrl.host);
-  const served = await appendAndSave(page, async () => (await mine.get(instanceUrl.pathname)).text, 'mine', 'only in my copy');
+  const served = await appendAndSave(
+    page,
+    async () => (await mine.get(instanceUrl.pathname)).text,
+    'mine',
+    'only in my copy',
+  );
   assert.match(served, /<li id="mine">only in my copy<\/li>/);
   await page.reload();
   assert.equal(await page.locator('#items li').count(), 2);

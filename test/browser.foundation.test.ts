@@ -39,7 +39,10 @@ async function isAdmin(page: Page): Promise<boolean> {
 
 async function signOut(page: Page) {
   await page.goto(b.mainUrl('/_/logout'));
-  await Promise.all([page.waitForURL((u) => u.pathname === '/_/login'), page.getByRole('main').getByRole('button', { name: 'Sign out' }).click()]);
+  await Promise.all([
+    page.waitForURL((u) => u.pathname === '/_/login'),
+    page.getByRole('main').getByRole('button', { name: 'Sign out' }).click(),
+  ]);
 }
 
 test('setup, sign in, create a document, open it on its host as its owner, sign out', async () => {
@@ -52,7 +55,10 @@ test('setup, sign in, create a document, open it on its host as its owner, sign 
   await page.getByLabel('Email').fill(person.email);
   await page.getByLabel('Username').fill(person.username);
   await page.getByLabel('Password').fill(person.password);
-  await Promise.all([page.waitForURL((u) => u.pathname === '/_/dashboard'), page.getByRole('button', { name: 'Create administrator' }).click()]);
+  await Promise.all([
+    page.waitForURL((u) => u.pathname === '/_/dashboard'),
+    page.getByRole('button', { name: 'Create administrator' }).click(),
+  ]);
   assert.equal(await page.getByRole('heading', { level: 1 }).textContent(), 'Your documents');
 
   // Setup is done for good: the page now sends visitors to sign in.
@@ -65,7 +71,10 @@ test('setup, sign in, create a document, open it on its host as its owner, sign 
   assert.equal(new URL(page.url()).pathname, '/_/login', 'the dashboard asks a stranger to sign in');
   await page.getByLabel('Email or username').fill(person.email);
   await page.getByLabel('Password').fill(person.password);
-  await Promise.all([page.waitForURL((u) => u.pathname === '/_/dashboard'), page.getByRole('button', { name: 'Sign in' }).click()]);
+  await Promise.all([
+    page.waitForURL((u) => u.pathname === '/_/dashboard'),
+    page.getByRole('button', { name: 'Sign in' }).click(),
+  ]);
   const cookies = await context.cookies();
   const auth = cookies.find((c) => c.name === '__Host-auth_token');
   assert.ok(auth, 'signed in: __Host-auth_token is set');
@@ -88,21 +97,29 @@ test('setup, sign in, create a document, open it on its host as its owner, sign 
   await doc.waitForLoadState('load');
   assert.equal(doc.url(), b.docUrl(person.username, '/hello.html'));
   const nav = await doc.evaluate(() => {
-    const entry = performance.getEntriesByType('navigation')[0] as PerformanceNavigationTiming & { responseStatus?: number };
+    const entry = performance.getEntriesByType('navigation')[0] as PerformanceNavigationTiming & {
+      responseStatus?: number;
+    };
     return { status: entry.responseStatus, contentType: document.contentType, charset: document.characterSet };
   });
   assert.deepEqual(nav, { status: 200, contentType: 'text/html', charset: 'UTF-8' });
   assert.equal(await doc.title(), 'hello');
   assert.equal(await doc.locator('h1').textContent(), 'hello');
   assert.equal(await isAdmin(doc), true, 'the owner sees isAdminOfCurrentResource true');
-  const hostCookie = (await context.cookies()).find((c) => c.name === '__Host-auth_token' && c.domain === `${person.username}.kiln.localhost`);
+  const hostCookie = (await context.cookies()).find(
+    (c) => c.name === '__Host-auth_token' && c.domain === `${person.username}.kiln.localhost`,
+  );
   assert.ok(hostCookie, 'a host-only session on the document host');
   assert.equal((await pageCookies(doc))['__Host-auth_token'], undefined, 'page script cannot read it');
   assert.equal((await pageCookies(doc)).currentResource, 'hello');
 
   // Sign out: the document is still served, and the page no longer thinks its visitor may edit it.
   await signOut(page);
-  assert.equal((await context.cookies()).find((c) => c.name === '__Host-auth_token' && c.domain === 'kiln.localhost'), undefined, '__Host-auth_token is gone');
+  assert.equal(
+    (await context.cookies()).find((c) => c.name === '__Host-auth_token' && c.domain === 'kiln.localhost'),
+    undefined,
+    '__Host-auth_token is gone',
+  );
   const again = await doc.reload();
   assert.equal(again?.status(), 200, 'the document is still served');
   assert.equal(await doc.locator('h1').textContent(), 'hello');

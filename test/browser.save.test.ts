@@ -24,10 +24,19 @@ before(async () => {
 });
 after(() => bk?.stop());
 
-test('the owner edits a hyperclayjs document in Chromium and it saves itself; strangers cannot save', { skip: !hasChromium && 'Debian chromium is not installed (.ci/run installs it)', timeout: 120_000 }, async () => {
+test('the owner edits a hyperclayjs document in Chromium and it saves itself; strangers cannot save', {
+  skip: !hasChromium && 'Debian chromium is not installed (.ci/run installs it)',
+  timeout: 120_000,
+}, async () => {
   const s = bk.kiln.services;
   const person = await createPerson(s, newPerson());
-  await createNode(s, person.id, { ownerId: person.id, parentId: 0, type: 'site', name: 'browser-todo.html', html: DOC });
+  await createNode(s, person.id, {
+    ownerId: person.id,
+    parentId: 0,
+    type: 'site',
+    name: 'browser-todo.html',
+    html: DOC,
+  });
   const sessions = await sessionsFor(s.database.db, bk.kiln.config, person.id, person.username);
   const url = bk.docUrl(person.username, '/browser-todo.html');
 
@@ -36,9 +45,16 @@ test('the owner edits a hyperclayjs document in Chromium and it saves itself; st
   const page = await owner.newPage();
   await page.goto(url);
   assert.equal(await page.evaluate(() => document.cookie.includes('isAdminOfCurrentResource=true')), true);
-  await page.waitForFunction(() => typeof (window as any).hyperclay?.savePage === 'function', null, { timeout: 20_000 });
+  await page.waitForFunction(() => typeof (window as any).hyperclay?.savePage === 'function', null, {
+    timeout: 20_000,
+  });
   const docClient = bk.kiln.client(`${person.username}.${bk.kiln.config.rootDomain}`);
-  const served = await appendAndSave(page, async () => (await docClient.get('/browser-todo.html')).text, 'added', 'added in the browser');
+  const served = await appendAndSave(
+    page,
+    async () => (await docClient.get('/browser-todo.html')).text,
+    'added',
+    'added in the browser',
+  );
   assert.match(served, /<li id="added">added in the browser<\/li>/);
   await page.reload();
   assert.equal(await page.locator('#items li').count(), 2);
@@ -50,9 +66,11 @@ test('the owner edits a hyperclayjs document in Chromium and it saves itself; st
   other.on('response', (r) => {
     if (new URL(r.url()).pathname === '/_/save') saveStatuses.push(r.status());
   });
-  await other.goto(url + '?editmode=true');
+  await other.goto(`${url}?editmode=true`);
   assert.equal(await other.evaluate(() => document.cookie.includes('isAdminOfCurrentResource')), false);
-  await other.waitForFunction(() => typeof (window as any).hyperclay?.savePage === 'function', null, { timeout: 20_000 });
+  await other.waitForFunction(() => typeof (window as any).hyperclay?.savePage === 'function', null, {
+    timeout: 20_000,
+  });
   // Edit and save until the library actually sends a save (an edit made before it captured its
   // baseline reads as "no changes"); the server must refuse every one.
   let refused = { msg: '', msgType: '' };
@@ -65,7 +83,10 @@ test('the owner edits a hyperclayjs document in Chromium and it saves itself; st
   }
   assert.notEqual(refused.msgType, 'success', JSON.stringify(refused));
   assert.ok(saveStatuses.length > 0, 'the page tried to save');
-  assert.ok(saveStatuses.every((st) => st >= 400), `save statuses: ${saveStatuses}`);
+  assert.ok(
+    saveStatuses.every((st) => st >= 400),
+    `save statuses: ${saveStatuses}`,
+  );
   const after = await bk.kiln.client(`${person.username}.${bk.kiln.config.rootDomain}`).get('/browser-todo.html');
   assert.doesNotMatch(after.text, /defaced/);
   assert.match(after.text, /added in the browser/);

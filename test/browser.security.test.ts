@@ -13,7 +13,8 @@ import { storeUpload } from '../src/uploads/upload.ts';
 import { newPerson, sessionsFor, browserCookies, type Sessions } from './support/people.ts';
 
 const skip = !hasChromium && 'Debian chromium is not installed (.ci/run installs it)';
-const ALICE_DOC = '<!DOCTYPE html><html><head><title>Alice</title></head><body><p id="mine">alice’s words</p></body></html>';
+const ALICE_DOC =
+  '<!DOCTYPE html><html><head><title>Alice</title></head><body><p id="mine">alice’s words</p></body></html>';
 const ALICE_NOTES = '# alice’s private notes';
 
 let bk: BrowserKiln;
@@ -22,37 +23,81 @@ let bob: { id: number; username: string; password: string; email: string; sessio
 let context: BrowserContext;
 let page: Page;
 
-before(async () => {
-  if (!hasChromium) return;
-  bk = await startBrowserKiln();
-  const s = bk.kiln.services;
-  const make = async () => {
-    const input = newPerson({ plan: 'maker' });
-    const p = await createPerson(s, input);
-    return { ...p, password: input.password, email: input.email, sessions: await sessionsFor(s.database.db, bk.kiln.config, p.id, p.username) };
-  };
-  alice = await make();
-  bob = await make();
-  await createNode(s, alice.id, { ownerId: alice.id, parentId: 0, type: 'site', name: 'index.html', html: ALICE_DOC });
-  await storeUpload(s, { ownerId: alice.id, plan: 'maker', parentId: 0, parentPath: '', fileName: 'notes.md', bytes: Buffer.from(ALICE_NOTES) });
-  await createNode(s, bob.id, { ownerId: bob.id, parentId: 0, type: 'site', name: 'index.html', html: '<!DOCTYPE html><html><body>bob</body></html>' });
-  await storeUpload(s, { ownerId: bob.id, plan: 'maker', parentId: 0, parentPath: '', fileName: 'sw.js', bytes: Buffer.from("self.addEventListener('fetch', () => {});") });
-  // Alice's browser: signed in on the main app and on her own host.
-  context = await bk.newContext();
-  // tsx names inner functions with a helper (`__name`) that page scripts do not have.
-  await context.addInitScript('window.__name = (f) => f');
-  await context.addCookies(browserCookies(bk.kiln.config, alice.sessions));
-  page = await context.newPage();
-  await page.goto(bk.docUrl(bob.username, '/'));
-}, { timeout: 120_000 });
-after(async () => {
-  // Cleanup is bounded: a browser or server that does not close in time is reported, not waited on.
-  const done = (async () => {
-    await context?.close().catch(() => {});
-    await bk?.stop();
-  })();
-  if (!(await within(done.then(() => true), 45_000, () => false))) console.error('browser.security: cleanup did not finish within 45 s');
-}, { timeout: 60_000 });
+before(
+  async () => {
+    if (!hasChromium) return;
+    bk = await startBrowserKiln();
+    const s = bk.kiln.services;
+    const make = async () => {
+      const input = newPerson({ plan: 'maker' });
+      const p = await createPerson(s, input);
+      return {
+        ...p,
+        password: input.password,
+        email: input.email,
+        sessions: await sessionsFor(s.database.db, bk.kiln.config, p.id, p.username),
+      };
+    };
+    alice = await make();
+    bob = await make();
+    await createNode(s, alice.id, {
+      ownerId: alice.id,
+      parentId: 0,
+      type: 'site',
+      name: 'index.html',
+      html: ALICE_DOC,
+    });
+    await storeUpload(s, {
+      ownerId: alice.id,
+      plan: 'maker',
+      parentId: 0,
+      parentPath: '',
+      fileName: 'notes.md',
+      bytes: Buffer.from(ALICE_NOTES),
+    });
+    await createNode(s, bob.id, {
+      ownerId: bob.id,
+      parentId: 0,
+      type: 'site',
+      name: 'index.html',
+      html: '<!DOCTYPE html><html><body>bob</body></html>',
+    });
+    await storeUpload(s, {
+      ownerId: bob.id,
+      plan: 'maker',
+      parentId: 0,
+      parentPath: '',
+      fileName: 'sw.js',
+      bytes: Buffer.from("self.addEventListener('fetch', () => {});"),
+    });
+    // Alice's browser: signed in on the main app and on her own host.
+    context = await bk.newContext();
+    // tsx names inner functions with a helper (`__name`) that page scripts do not have.
+    await context.addInitScript('window.__name = (f) => f');
+    await context.addCookies(browserCookies(bk.kiln.config, alice.sessions));
+    page = await context.newPage();
+    await page.goto(bk.docUrl(bob.username, '/'));
+  },
+  { timeout: 120_000 },
+);
+after(
+  async () => {
+    // Cleanup is bounded: a browser or server that does not close in time is reported, not waited on.
+    const done = (async () => {
+      await context?.close().catch(() => {});
+      await bk?.stop();
+    })();
+    if (
+      !(await within(
+        done.then(() => true),
+        45_000,
+        () => false,
+      ))
+    )
+      console.error('browser.security: cleanup did not finish within 45 s');
+  },
+  { timeout: 60_000 },
+);
 
 /** `p`, or `fallback` after `ms` (a page script or frame that never answers must not hang the suite). */
 function within<T>(p: Promise<T>, ms: number, fallback: () => T): Promise<T> {
@@ -71,16 +116,22 @@ function within<T>(p: Promise<T>, ms: number, fallback: () => T): Promise<T> {
 }
 
 /** Runs `fn` as Bob's page script (in Alice's browser, on Bob's host). */
-function asBobsPage<T>(fn: (arg: { alice: string; bob: string; main: string; aliceUser: string; aliceDoc: string }) => Promise<T>): Promise<T> {
-  return within(page.evaluate(fn, {
-    alice: bk.docUrl(alice.username, ''),
-    bob: bk.docUrl(bob.username, ''),
-    main: bk.mainUrl(''),
-    aliceUser: alice.username,
-    aliceDoc: bk.docUrl(alice.username, '/index.html'),
-  }), 30_000, () => {
-    throw new Error('Bob’s page script did not finish within 30 s');
-  });
+function asBobsPage<T>(
+  fn: (arg: { alice: string; bob: string; main: string; aliceUser: string; aliceDoc: string }) => Promise<T>,
+): Promise<T> {
+  return within(
+    page.evaluate(fn, {
+      alice: bk.docUrl(alice.username, ''),
+      bob: bk.docUrl(bob.username, ''),
+      main: bk.mainUrl(''),
+      aliceUser: alice.username,
+      aliceDoc: bk.docUrl(alice.username, '/index.html'),
+    }),
+    30_000,
+    () => {
+      throw new Error('Bob’s page script did not finish within 30 s');
+    },
+  );
 }
 
 async function aliceUnchanged() {
@@ -108,30 +159,37 @@ async function formPostFromBobsPage(path: string, fields: Record<string, string>
   try {
     await p.goto(bk.docUrl(bob.username, '/'));
     const action = bk.mainUrl(path);
-    await p.evaluate(({ action, fields }) => {
-      const f = document.createElement('form');
-      f.method = 'POST';
-      f.action = action;
-      for (const [k, v] of Object.entries(fields)) {
-        const i = document.createElement('input');
-        i.type = 'hidden';
-        i.name = k;
-        i.value = v;
-        f.appendChild(i);
-      }
-      const b = document.createElement('button');
-      b.id = 'bobs-submit';
-      b.textContent = 'go';
-      f.appendChild(b);
-      document.body.appendChild(f);
-    }, { action, fields });
+    await p.evaluate(
+      ({ action, fields }) => {
+        const f = document.createElement('form');
+        f.method = 'POST';
+        f.action = action;
+        for (const [k, v] of Object.entries(fields)) {
+          const i = document.createElement('input');
+          i.type = 'hidden';
+          i.name = k;
+          i.value = v;
+          f.appendChild(i);
+        }
+        const b = document.createElement('button');
+        b.id = 'bobs-submit';
+        b.textContent = 'go';
+        f.appendChild(b);
+        document.body.appendChild(f);
+      },
+      { action, fields },
+    );
     const [res] = await Promise.all([
       p.waitForResponse((r) => r.url() === action && r.request().method() === 'POST', { timeout: 20_000 }),
       p.click('#bobs-submit', { timeout: 20_000 }),
     ]);
     return res.status();
   } finally {
-    await within(p.close().then(() => true), 10_000, () => false);
+    await within(
+      p.close().then(() => true),
+      10_000,
+      () => false,
+    );
   }
 }
 
@@ -139,7 +197,12 @@ test('Bob’s page cannot save Alice’s documents, on her host or through his',
   const results = await asBobsPage(async ({ alice, bob, aliceDoc }) => {
     const attempt = async (url: string, headers: Record<string, string>) => {
       try {
-        const r = await fetch(url, { method: 'POST', credentials: 'include', headers, body: '<html><body>defaced</body></html>' });
+        const r = await fetch(url, {
+          method: 'POST',
+          credentials: 'include',
+          headers,
+          body: '<html><body>defaced</body></html>',
+        });
         return r.status;
       } catch {
         return 'blocked';
@@ -151,7 +214,10 @@ test('Bob’s page cannot save Alice’s documents, on her host or through his',
       // Same-origin on Bob's host, naming her document.
       viaBob: await attempt(`${bob}/_/save`, { 'content-type': 'text/plain', 'document-url': aliceDoc }),
       // Her upload, through the upload editor's save path on Bob's host.
-      upload: await attempt(`${bob}/_/save`, { 'content-type': 'text/plain', 'document-url': `${bob}/_/edit/uploads/${aliceDoc.split('//')[1].split('.')[0]}/notes.md` }),
+      upload: await attempt(`${bob}/_/save`, {
+        'content-type': 'text/plain',
+        'document-url': `${bob}/_/edit/uploads/${aliceDoc.split('//')[1].split('.')[0]}/notes.md`,
+      }),
     };
   });
   assert.notEqual(results.direct, 200);
@@ -202,7 +268,12 @@ test('Bob’s page cannot sign Alice out, nor sign her into Bob’s account', { 
   const r = await asBobsPage(async ({ main, bob: _bob }) => {
     const post = async (path: string, body: string) => {
       try {
-        const res = await fetch(`${main}${path}`, { method: 'POST', credentials: 'include', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body });
+        const res = await fetch(`${main}${path}`, {
+          method: 'POST',
+          credentials: 'include',
+          headers: { 'content-type': 'application/x-www-form-urlencoded' },
+          body,
+        });
         return res.status;
       } catch {
         return 'blocked';
@@ -214,8 +285,16 @@ test('Bob’s page cannot sign Alice out, nor sign her into Bob’s account', { 
   assert.equal(await aliceStillSignedIn(), true, 'fetches to the main app changed nothing');
 
   // Real form posts (a top-level navigation carries cookies and no CORS): refused for their origin.
-  assert.equal(await formPostFromBobsPage('/_/login', { email: bob.email, password: bob.password }), 403, 'a sign-in form posted from another account’s host is refused');
-  assert.equal(await formPostFromBobsPage('/_/logout', {}), 403, 'a sign-out form posted from another account’s host is refused');
+  assert.equal(
+    await formPostFromBobsPage('/_/login', { email: bob.email, password: bob.password }),
+    403,
+    'a sign-in form posted from another account’s host is refused',
+  );
+  assert.equal(
+    await formPostFromBobsPage('/_/logout', {}),
+    403,
+    'a sign-out form posted from another account’s host is refused',
+  );
   assert.equal(await aliceStillSignedIn(), true, 'still Alice, not signed out and not Bob');
   const dash = await context.newPage();
   await dash.goto(bk.mainUrl('/_/dashboard'));
@@ -235,7 +314,13 @@ test('Bob’s page cannot frame Alice’s dashboard', { skip, timeout: 90_000 },
   assert.equal(framed, true);
   const frame = page.frames().find((f) => f.url().includes('/_/dashboard') || f !== page.mainFrame());
   // The browser refuses to render it: no dashboard content reaches the frame.
-  const text = frame ? await within(frame.evaluate(() => document.body?.innerText ?? '').catch(() => ''), 5_000, () => '') : '';
+  const text = frame
+    ? await within(
+        frame.evaluate(() => document.body?.textContent ?? '').catch(() => ''),
+        5_000,
+        () => '',
+      )
+    : '';
   assert.doesNotMatch(text, new RegExp(alice.username));
   assert.doesNotMatch(text, /Your documents/);
 });
@@ -252,7 +337,10 @@ test('Bob’s page cannot register a service worker from an upload', { skip, tim
   assert.match(outcome, /^refused/);
 });
 
-test('a session cookie tossed in by Bob’s page never signs Alice in as Bob; her host session stays hers', { skip, timeout: 90_000 }, async () => {
+test('a session cookie tossed in by Bob’s page never signs Alice in as Bob; her host session stays hers', {
+  skip,
+  timeout: 90_000,
+}, async () => {
   // Bob knows his own main-app token (he can read it in his own browser) and tosses it for the whole root domain.
   await asBobsPage(async () => undefined);
   await page.evaluate((token) => {
@@ -261,7 +349,10 @@ test('a session cookie tossed in by Bob’s page never signs Alice in as Bob; he
   }, bob.sessions.main);
   // The browser refuses a __Host- cookie that names a Domain; the plain one it keeps, and Kiln ignores.
   const tossed = (await context.cookies()).filter((c) => c.value === bob.sessions.main);
-  assert.deepEqual(tossed.map((c) => c.name), ['auth_token']);
+  assert.deepEqual(
+    tossed.map((c) => c.name),
+    ['auth_token'],
+  );
   const dash = await context.newPage();
   try {
     await dash.goto(bk.mainUrl('/_/dashboard'));

@@ -33,7 +33,7 @@ after(async () => {
 /** Distinct documents: different sizes (a few bytes of body to 300 KB), multi-byte UTF-8, CRLF and
  *  LF line ends, tabs, trailing spaces, no final newline: anything a reformatting store would change. */
 function documentBytes(i: number): Buffer {
-  const filler = randomBytes(i % 10 === 0 ? 110_000 : 40 + (i * 97) % 3000).toString('base64');
+  const filler = randomBytes(i % 10 === 0 ? 110_000 : 40 + ((i * 97) % 3000)).toString('base64');
   const eol = i % 2 ? '\r\n' : '\n';
   const text = [
     '<!DOCTYPE html>',
@@ -53,12 +53,19 @@ test(`${COUNT} documents survive SIGKILL with their exact bytes (${storage})`, a
   const main = new Client(server.port, ROOT);
 
   // First-run setup creates the account and signs this client in.
-  const setup = await main.post('/_/setup', { email: 'crash@example.com', username: 'crash', password: 'Crash-test-password-42' });
+  const setup = await main.post('/_/setup', {
+    email: 'crash@example.com',
+    username: 'crash',
+    password: 'Crash-test-password-42',
+  });
   assert.equal(setup.status, 201, setup.text);
   const docHost = `crash.${ROOT}`;
   const doc = await main.enter(docHost);
 
-  const docs = Array.from({ length: COUNT }, (_, i) => ({ name: `doc-${String(i).padStart(3, '0')}.html`, bytes: documentBytes(i) }));
+  const docs = Array.from({ length: COUNT }, (_, i) => ({
+    name: `doc-${String(i).padStart(3, '0')}.html`,
+    bytes: documentBytes(i),
+  }));
   assert.equal(new Set(docs.map((d) => d.bytes.toString('hex'))).size, COUNT, 'the documents differ');
 
   // Four writers at a time: create from the dashboard (AJAX), then save the exact bytes.
@@ -85,7 +92,10 @@ test(`${COUNT} documents survive SIGKILL with their exact bytes (${storage})`, a
   for (const { name, bytes } of docs) {
     const res = await again.get(`/${name}`);
     assert.equal(res.status, 200, `${name} after restart`);
-    assert.ok(res.body.equals(bytes), `${name} has its exact bytes after restart (${res.body.length} vs ${bytes.length} bytes)`);
+    assert.ok(
+      res.body.equals(bytes),
+      `${name} has its exact bytes after restart (${res.body.length} vs ${bytes.length} bytes)`,
+    );
     assert.equal(res.headers.etag, `"${checksumOf(bytes)}"`, `${name} ETag is the checksum of its bytes`);
   }
 
@@ -94,7 +104,12 @@ test(`${COUNT} documents survive SIGKILL with their exact bytes (${storage})`, a
   owner.jar = main.jar;
   const list = await owner.get('/_/dashboard/nodes');
   assert.equal(list.status, 200, list.text);
-  const sites = (list.json.nodes as Array<{ type: string; name: string; size: number }>).filter((n) => n.type === 'site');
-  assert.deepEqual(sites.map((n) => n.name).sort(), docs.map((d) => d.name));
+  const sites = (list.json.nodes as Array<{ type: string; name: string; size: number }>).filter(
+    (n) => n.type === 'site',
+  );
+  assert.deepEqual(
+    sites.map((n) => n.name).sort(),
+    docs.map((d) => d.name),
+  );
   for (const n of sites) assert.equal(n.size, docs.find((d) => d.name === n.name)!.bytes.length, `${n.name} size`);
 });

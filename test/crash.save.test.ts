@@ -24,7 +24,11 @@ const sha = (b: string | Buffer) => createHash('sha256').update(b).digest('hex')
 test(`saves survive SIGKILL at random moments (${ROUNDS} kills)`, { timeout: 600_000 }, async () => {
   const dataDir = mkdtempSync(path.join(os.tmpdir(), 'kiln-crash-save-'));
   const pg = storage === 'postgres' ? await freshPostgres() : null;
-  const env: Record<string, string> = { DATA_DIR: dataDir, LOG_LEVEL: 'silent', ...(pg ? { DATABASE_URL: pg.url } : {}) };
+  const env: Record<string, string> = {
+    DATA_DIR: dataDir,
+    LOG_LEVEL: 'silent',
+    ...(pg ? { DATABASE_URL: pg.url } : {}),
+  };
   const config = loadConfig(env);
   try {
     // Set up the account, a session and the document through the same storage the child will use.
@@ -33,7 +37,13 @@ test(`saves survive SIGKILL at random moments (${ROUNDS} kills)`, { timeout: 600
     const person = await createPerson(s, input);
     const token = (await sessionsFor(s.database.db, config, person.id, person.username)).host;
     const initial = '<html><body>initial</body></html>';
-    const node = await createNode(s, person.id, { ownerId: person.id, parentId: 0, type: 'site', name: 'crash-doc.html', html: initial });
+    const node = await createNode(s, person.id, {
+      ownerId: person.id,
+      parentId: 0,
+      type: 'site',
+      name: 'crash-doc.html',
+      html: initial,
+    });
     await closeServices(s);
 
     const sent = new Set<string>([initial]);
@@ -52,7 +62,9 @@ test(`saves survive SIGKILL at random moments (${ROUNDS} kills)`, { timeout: 600
           const body = `<html><body><h1>save ${++counter}</h1>${'<p>padding</p>'.repeat(50 + (counter % 400))}</body></html>`;
           sent.add(body);
           try {
-            const res = await client.post('/_/save', body, { headers: { 'content-type': 'text/plain', 'document-url': url } });
+            const res = await client.post('/_/save', body, {
+              headers: { 'content-type': 'text/plain', 'document-url': url },
+            });
             if (res.status === 200) acknowledged.push(body);
           } catch {
             return; // the server died mid-request
@@ -83,10 +95,12 @@ test(`saves survive SIGKILL at random moments (${ROUNDS} kills)`, { timeout: 600
           .where('node_id', '=', node.id)
           .orderBy('backup_number')
           .execute();
-        versions.forEach((v, i) => assert.equal(v.backup_number, i + 1, `round ${round}: backup numbers have a gap`));
+        for (const [i, v] of versions.entries())
+          assert.equal(v.backup_number, i + 1, `round ${round}: backup numbers have a gap`);
         assert.equal(versions.at(-1)!.content_hash, sha(bytes), `round ${round}: newest version is not the document`);
         const hashes = new Set(versions.map((v) => v.content_hash));
-        for (const body of acknowledged) assert.ok(hashes.has(sha(body)), `round ${round}: an acknowledged save was lost`);
+        for (const body of acknowledged)
+          assert.ok(hashes.has(sha(body)), `round ${round}: an acknowledged save was lost`);
         // Reconstruct the versions written since the previous round (and always the newest).
         for (const v of versions.slice(-25)) {
           const { bytes: rebuilt } = await versionContent(s.database.db, v.id);

@@ -39,10 +39,16 @@ interface Listed {
 
 const pick = <T>(xs: T[]): T | undefined => xs[Math.floor(Math.random() * xs.length)];
 
-test(`the tree survives SIGKILL during creates, uploads, moves, renames and deletes (${ROUNDS} kills, ${storage})`, { timeout: 600_000 }, async (t) => {
+test(`the tree survives SIGKILL during creates, uploads, moves, renames and deletes (${ROUNDS} kills, ${storage})`, {
+  timeout: 600_000,
+}, async (t) => {
   const dataDir = mkdtempSync(path.join(os.tmpdir(), 'kiln-crash-tree-'));
   const pg = storage === 'postgres' ? await freshPostgres() : null;
-  const env: Record<string, string> = { DATA_DIR: dataDir, LOG_LEVEL: 'silent', ...(pg ? { DATABASE_URL: pg.url } : {}) };
+  const env: Record<string, string> = {
+    DATA_DIR: dataDir,
+    LOG_LEVEL: 'silent',
+    ...(pg ? { DATABASE_URL: pg.url } : {}),
+  };
   const config = loadConfig(env);
   try {
     const s = await createServices(config);
@@ -60,7 +66,10 @@ test(`the tree survives SIGKILL during creates, uploads, moves, renames and dele
     let nodesAtEnd = 0;
     /** Folders nest at most 5 levels: a folder's depth (0 for the top), a subtree's height in folders. */
     const depth = (id: number): number => (id === 0 ? 0 : 1 + depth(known.get(id)!.parentId));
-    const height = (id: number): number => (known.get(id)!.type !== 'folder' ? 0 : 1 + Math.max(0, ...[...known].filter(([, v]) => v.parentId === id).map(([k]) => height(k))));
+    const height = (id: number): number =>
+      known.get(id)!.type !== 'folder'
+        ? 0
+        : 1 + Math.max(0, ...[...known].filter(([, v]) => v.parentId === id).map(([k]) => height(k)));
     const descendants = (id: number): number[] => {
       const out = [id];
       for (let i = 0; i < out.length; i++) for (const [k, v] of known) if (v.parentId === out[i]) out.push(k);
@@ -70,7 +79,8 @@ test(`the tree survives SIGKILL during creates, uploads, moves, renames and dele
     for (let round = 0; round < ROUNDS; round++) {
       const kiln = await spawnKiln(env);
       const c = new Client(kiln.port, config.rootDomain);
-      const call = (method: string, p: string, body?: object) => c.request(method, `/_/sync${p}`, { headers: { 'x-api-key': key }, body });
+      const call = (method: string, p: string, body?: object) =>
+        c.request(method, `/_/sync${p}`, { headers: { 'x-api-key': key }, body });
 
       // 1. What the last round left, as the sync API shows it.
       const listing = await call('GET', '/nodes');
@@ -80,7 +90,11 @@ test(`the tree survives SIGKILL during creates, uploads, moves, renames and dele
         if (x.parentId !== 0) {
           const parent = nodes.get(x.parentId);
           assert.ok(parent && parent.type === 'folder', `round ${round}: ${x.name} has no parent folder ${x.parentId}`);
-          assert.equal(x.path, parent.path ? `${parent.path}/${parent.name}` : parent.name, `round ${round}: ${x.name}'s path disagrees with its parent's`);
+          assert.equal(
+            x.path,
+            parent.path ? `${parent.path}/${parent.name}` : parent.name,
+            `round ${round}: ${x.name}'s path disagrees with its parent's`,
+          );
         } else assert.equal(x.path, '', `round ${round}: a top-level node has a path`);
         const seen = new Set<number>();
         for (let at: Listed | undefined = x; at && at.parentId !== 0; at = nodes.get(at.parentId)) {
@@ -116,7 +130,10 @@ test(`the tree survives SIGKILL during creates, uploads, moves, renames and dele
       for (const [id, x] of nodes) {
         if (known.has(id)) continue;
         const mc = maybeCreated as Known | null;
-        assert.ok(mc && x.name === mc.name && x.parentId === mc.parentId, `round ${round}: an unexpected node ${x.name}`);
+        assert.ok(
+          mc && x.name === mc.name && x.parentId === mc.parentId,
+          `round ${round}: an unexpected node ${x.name}`,
+        );
         const now = await stateOf(x);
         assert.deepEqual(now, mc, `round ${round}: the interrupted create left ${x.name} half-made`);
         known.set(id, now);
@@ -137,10 +154,25 @@ test(`the tree survives SIGKILL during creates, uploads, moves, renames and dele
             if (roll < 0.4 || ids.length < 4) {
               const kind = (['folder', 'site', 'upload'] as const)[i % 3];
               const parentId = pick(kind === 'folder' ? folders.filter((f) => depth(f) < 5) : folders)!;
-              const bytes = kind === 'folder' ? null : kind === 'site' ? Buffer.from(`<!DOCTYPE html><html><body><p>${i}</p>${'<i>x</i>'.repeat(i % 300)}</body></html>`) : randomBytes(1 + (i % 5) * 20_000);
-              const want: Known = { type: kind, name: kind === 'folder' ? `f${i}` : kind === 'site' ? `d${i}.html` : `u${i}.bin`, parentId, ...(bytes ? { hash: sha(bytes) } : {}) };
+              const bytes =
+                kind === 'folder'
+                  ? null
+                  : kind === 'site'
+                    ? Buffer.from(`<!DOCTYPE html><html><body><p>${i}</p>${'<i>x</i>'.repeat(i % 300)}</body></html>`)
+                    : randomBytes(1 + (i % 5) * 20_000);
+              const want: Known = {
+                type: kind,
+                name: kind === 'folder' ? `f${i}` : kind === 'site' ? `d${i}.html` : `u${i}.bin`,
+                parentId,
+                ...(bytes ? { hash: sha(bytes) } : {}),
+              };
               maybeCreated = want;
-              const body = { type: kind, name: want.name, parentId, ...(bytes ? { content: kind === 'upload' ? bytes.toString('base64') : bytes.toString('utf8') } : {}) };
+              const body = {
+                type: kind,
+                name: want.name,
+                parentId,
+                ...(bytes ? { content: kind === 'upload' ? bytes.toString('base64') : bytes.toString('utf8') } : {}),
+              };
               const r = await call('POST', '/nodes', body);
               assert.equal(r.status, 201, r.text);
               known.set(r.json.node.id, want);

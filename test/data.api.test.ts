@@ -54,22 +54,73 @@ before(async () => {
   alice = await owner(kiln);
   bob = await owner(kiln);
   await addDocument(kiln, alice, 'catalog.html', CATALOG);
-  await addDocument(kiln, alice, 'index.html', `<html><head>${apiTag({ page: 'h1' })}</head><body><h1>Home</h1></body></html>`);
-  await addDocument(kiln, alice, 'shop/2024/report.html', `<html><head>${apiTag({ heading: 'h2' })}</head><body><h2>Deep</h2></body></html>`);
+  await addDocument(
+    kiln,
+    alice,
+    'index.html',
+    `<html><head>${apiTag({ page: 'h1' })}</head><body><h1>Home</h1></body></html>`,
+  );
+  await addDocument(
+    kiln,
+    alice,
+    'shop/2024/report.html',
+    `<html><head>${apiTag({ heading: 'h2' })}</head><body><h2>Deep</h2></body></html>`,
+  );
   await addDocument(kiln, alice, 'no-tag.html', '<html><body><h1>Nothing to see</h1></body></html>');
-  await addDocument(kiln, alice, 'other-tag.html', `<html><head><script type="application/json" data-rules-name="form" data-rules-version="1">{"a":"h1"}</script></head><body><h1>x</h1></body></html>`);
-  await addDocument(kiln, alice, 'bad-json.html', `<html><head>${apiTag('{"title": "h1",, }}')}</head><body><h1>x</h1></body></html>`);
-  await addDocument(kiln, alice, 'lenient-tag.html', `<html><head>${apiTag("{title: 'h1', items: li[],}")}</head><body><h1>x</h1><li>1</li><li>2</li></body></html>`);
-  await addDocument(kiln, alice, 'version-2.html', `<html><head>${apiTag({ title: 'h1' }, '2')}</head><body><h1>x</h1></body></html>`);
-  await addDocument(kiln, alice, 'no-version.html', `<html><head><script type="application/json" data-rules-name="api">{"t":"h1"}</script></head><body><h1>x</h1></body></html>`);
-  await addDocument(kiln, alice, 'bad-selector.html', `<html><head>${apiTag({ title: 'p:nth-childx(2)' })}</head><body><p>x</p></body></html>`);
+  await addDocument(
+    kiln,
+    alice,
+    'other-tag.html',
+    `<html><head><script type="application/json" data-rules-name="form" data-rules-version="1">{"a":"h1"}</script></head><body><h1>x</h1></body></html>`,
+  );
+  await addDocument(
+    kiln,
+    alice,
+    'bad-json.html',
+    `<html><head>${apiTag('{"title": "h1",, }}')}</head><body><h1>x</h1></body></html>`,
+  );
+  await addDocument(
+    kiln,
+    alice,
+    'lenient-tag.html',
+    `<html><head>${apiTag("{title: 'h1', items: li[],}")}</head><body><h1>x</h1><li>1</li><li>2</li></body></html>`,
+  );
+  await addDocument(
+    kiln,
+    alice,
+    'version-2.html',
+    `<html><head>${apiTag({ title: 'h1' }, '2')}</head><body><h1>x</h1></body></html>`,
+  );
+  await addDocument(
+    kiln,
+    alice,
+    'no-version.html',
+    `<html><head><script type="application/json" data-rules-name="api">{"t":"h1"}</script></head><body><h1>x</h1></body></html>`,
+  );
+  await addDocument(
+    kiln,
+    alice,
+    'bad-selector.html',
+    `<html><head>${apiTag({ title: 'p:nth-childx(2)' })}</head><body><p>x</p></body></html>`,
+  );
   let deep: unknown = 'h1';
   for (let i = 0; i < 22; i++) deep = { d: deep };
   await addDocument(kiln, alice, 'too-deep.html', `<html><head>${apiTag(deep)}</head><body><h1>x</h1></body></html>`);
   const hugeRules = Object.fromEntries(Array.from({ length: 3000 }, (_, i) => [`key${i}`, `.c${i} span`]));
   await addDocument(kiln, alice, 'huge-tag.html', `<html><head>${apiTag(hugeRules)}</head><body></body></html>`);
-  await addDocument(kiln, alice, 'secret.html', `<html><head>${apiTag({ title: 'h1' })}</head><body><h1>Secret</h1></body></html>`, { private: true });
-  await addDocument(kiln, bob, 'bobs.html', `<html><head>${apiTag({ title: 'h1' })}</head><body><h1>Bob</h1></body></html>`);
+  await addDocument(
+    kiln,
+    alice,
+    'secret.html',
+    `<html><head>${apiTag({ title: 'h1' })}</head><body><h1>Secret</h1></body></html>`,
+    { private: true },
+  );
+  await addDocument(
+    kiln,
+    bob,
+    'bobs.html',
+    `<html><head>${apiTag({ title: 'h1' })}</head><body><h1>Bob</h1></body></html>`,
+  );
 });
 after(() => kiln.stop());
 
@@ -91,7 +142,13 @@ test('the api tag defines the JSON: every grammar form, nulls for missing elemen
       { id: 'p2', name: 'Ink', price: '3.00', tags: [], badge: 'new' },
     ],
     stats: { total: '2', currency: 'EUR', nested: { deeper: '2' } },
-    props: { text: 'Hello there', inner: 'Hello <em>there</em>', outer: '<em>there</em>', value: 'kiln', checked: 'true' },
+    props: {
+      text: 'Hello there',
+      inner: 'Hello <em>there</em>',
+      outer: '<em>there</em>',
+      value: 'kiln',
+      checked: 'true',
+    },
     scripts: ["console.log('app')"],
   });
   // Keys come in rule order.
@@ -187,7 +244,11 @@ test('CORS: any origin reads answers and failures; preflight answers 204 with th
 
   for (const path of ['/_/api/catalog.html', '/_/api', '/_/api/shop/2024/report.html']) {
     const pre = await alice.anonymous.request('OPTIONS', path, {
-      headers: { ...origin, 'access-control-request-method': 'GET', 'access-control-request-headers': 'if-none-match, x-requested-with' },
+      headers: {
+        ...origin,
+        'access-control-request-method': 'GET',
+        'access-control-request-headers': 'if-none-match, x-requested-with',
+      },
     });
     assert.equal(pre.status, 204, path);
     assert.equal(pre.headers['access-control-allow-origin'], '*');

@@ -12,7 +12,16 @@ import { RedisDataCache } from '../src/data/cache.ts';
 import { dataCacheKey, rulesId, TOO_EXPENSIVE_TTL_MS } from '../src/data/read.ts';
 import { namespaceFor } from '../src/events/redis.ts';
 import { checksum } from '../src/core/checksum.ts';
-import { addDocument, apiTag, assertDataAnswer, assertFailure, browserSave, dataUrl, owner, type Owner } from './data.support.ts';
+import {
+  addDocument,
+  apiTag,
+  assertDataAnswer,
+  assertFailure,
+  browserSave,
+  dataUrl,
+  owner,
+  type Owner,
+} from './data.support.ts';
 
 let kiln: TestKiln;
 let alice: Owner;
@@ -23,7 +32,8 @@ const clock: Clock = { now: () => new Date(start + offset) };
 const advance = (ms: number) => (offset += ms);
 const SECOND = 1000;
 
-const page = (price: string) => `<!doctype html><html><head>${apiTag({ price: '#price', name: 'h1' })}</head><body><h1>Pen</h1><p id="price">${price}</p></body></html>`;
+const page = (price: string) =>
+  `<!doctype html><html><head>${apiTag({ price: '#price', name: 'h1' })}</head><body><h1>Pen</h1><p id="price">${price}</p></body></html>`;
 
 before(async () => {
   kiln = await startKiln({ clock });
@@ -106,7 +116,16 @@ test('a save that adds the api tag turns the cached 400 into the answer at once'
   const cached = await alice.anonymous.get('/_/api/tagless.html');
   assertFailure(cached, 400, 'no-rules-tag');
   assert.equal(cacheOf(cached).cache, 'HIT');
-  assert.equal((await browserSave(alice, 'tagless.html', `<html><head>${apiTag({ h: 'h1' })}</head><body><h1>Later</h1></body></html>`)).status, 200);
+  assert.equal(
+    (
+      await browserSave(
+        alice,
+        'tagless.html',
+        `<html><head>${apiTag({ h: 'h1' })}</head><body><h1>Later</h1></body></html>`,
+      )
+    ).status,
+    200,
+  );
   const res = await alice.anonymous.get('/_/api/tagless.html');
   assertDataAnswer(res, 200);
   assert.deepEqual(res.json, { h: 'Later' });
@@ -119,18 +138,24 @@ test('conditional GET: a matching If-None-Match answers 304 (CORS too); a stale 
     const etag = String(first.headers.etag);
     assert.match(etag, /^"[0-9a-f]{16}-[0-9a-f]{16}"$/);
     for (const inm of [etag, `W/${etag}`, `"other", ${etag}`, '*']) {
-      const res = await alice.anonymous.get(url, { headers: { 'if-none-match': inm, origin: 'https://elsewhere.example' } });
+      const res = await alice.anonymous.get(url, {
+        headers: { 'if-none-match': inm, origin: 'https://elsewhere.example' },
+      });
       assertDataAnswer(res, 304);
       assert.equal(res.body.length, 0);
       assert.equal(res.headers.etag, etag);
     }
-    const other = await alice.anonymous.get(url, { headers: { 'if-none-match': '"0000000000000000-0000000000000000"' } });
+    const other = await alice.anonymous.get(url, {
+      headers: { 'if-none-match': '"0000000000000000-0000000000000000"' },
+    });
     assertDataAnswer(other, 200);
     assert.equal(other.text, first.text);
   }
   // Two queries on one document have different ETags: one's ETag does not answer 304 for the other.
   const a = await alice.anonymous.get(dataUrl('/conditional.html', { a: 'h1' }));
-  const b = await alice.anonymous.get(dataUrl('/conditional.html', { b: 'h1' }), { headers: { 'if-none-match': String(a.headers.etag) } });
+  const b = await alice.anonymous.get(dataUrl('/conditional.html', { b: 'h1' }), {
+    headers: { 'if-none-match': String(a.headers.etag) },
+  });
   assertDataAnswer(b, 200);
   assert.notEqual(b.headers.etag, a.headers.etag);
 
@@ -140,7 +165,10 @@ test('conditional GET: a matching If-None-Match answers 304 (CORS too); a stale 
   const fresh = await alice.anonymous.get(url, { headers: { 'if-none-match': old } });
   assertDataAnswer(fresh, 200);
   assert.deepEqual(fresh.json, { p: '6.00' });
-  assert.equal((await alice.anonymous.get(url, { headers: { 'if-none-match': String(fresh.headers.etag) } })).status, 304);
+  assert.equal(
+    (await alice.anonymous.get(url, { headers: { 'if-none-match': String(fresh.headers.etag) } })).status,
+    304,
+  );
 });
 
 test('a private document answers 404 even with a matching ETag from when it was public', async () => {
@@ -149,7 +177,9 @@ test('a private document answers 404 even with a matching ETag from when it was 
   assertDataAnswer(first, 200);
   const { setVisibility } = await import('../src/nodes/tree.ts');
   await setVisibility(kiln.services, alice.id, node.id, 'private');
-  const res = await alice.anonymous.get('/_/api/turns-private.html', { headers: { 'if-none-match': String(first.headers.etag) } });
+  const res = await alice.anonymous.get('/_/api/turns-private.html', {
+    headers: { 'if-none-match': String(first.headers.etag) },
+  });
   assertFailure(res, 404, 'not-found');
   assertFailure(await alice.anonymous.get('/_/api/turns-private.html'), 404, 'not-found');
 });
@@ -163,7 +193,11 @@ test('deterministic failures are cached like answers; a too-expensive one only b
   assertFailure(first, 400, 'too-expensive', /too expensive/i);
   assert.equal(cacheOf(first).cache, 'MISS');
   assertFailure(await alice.anonymous.get(syntax), 400, 'rules-syntax');
-  assert.equal(cacheOf(await alice.anonymous.get(hostile)).cache, 'HIT', 'kept briefly: a repeated hostile query costs nothing');
+  assert.equal(
+    cacheOf(await alice.anonymous.get(hostile)).cache,
+    'HIT',
+    'kept briefly: a repeated hostile query costs nothing',
+  );
 
   advance(TOO_EXPENSIVE_TTL_MS);
   const later = await alice.anonymous.get(hostile);
@@ -186,7 +220,7 @@ test('with REDIS_URL the cache lives in Redis: another process reads the entry',
   // A second cache on the same Redis and namespace, as another Kiln process on this deployment has.
   const other = new RedisDataCache(kiln.config.redisUrl, namespaceFor(kiln.config));
   try {
-    let entry;
+    let entry: Awaited<ReturnType<typeof other.get>> | undefined;
     for (let i = 0; i < 50 && !entry; i++) {
       entry = await other.get(dataCacheKey(sum, rulesId({ kind: 'api' })), clock.now().getTime());
       if (!entry) await new Promise((r) => setTimeout(r, 20)); // the store is written after the answer is sent
@@ -195,7 +229,10 @@ test('with REDIS_URL the cache lives in Redis: another process reads the entry',
     assert.equal(entry.status, 200);
     assert.equal(entry.body, res.text);
     // And past 5 minutes on the deployment's clock it is not used, whatever Redis still holds.
-    assert.equal(await other.get(dataCacheKey(sum, rulesId({ kind: 'api' })), clock.now().getTime() + limits.dataCacheMs), undefined);
+    assert.equal(
+      await other.get(dataCacheKey(sum, rulesId({ kind: 'api' })), clock.now().getTime() + limits.dataCacheMs),
+      undefined,
+    );
   } finally {
     await other.close();
   }

@@ -66,7 +66,9 @@ test('/_/api on 100,000 nested divs answers too-expensive, and the server keeps 
 
 test('?data= on 100,000 nested divs answers too-expensive, and the server keeps answering others meanwhile', async () => {
   const tasks = kiln.services.extractions.stats.tasks;
-  const { slow, others } = await whileOthersRead(() => alice.anonymous.get(dataUrl('/deep-data.html', { deepest: 'div:not(:has(div))', n: 'div@class' })));
+  const { slow, others } = await whileOthersRead(() =>
+    alice.anonymous.get(dataUrl('/deep-data.html', { deepest: 'div:not(:has(div))', n: 'div@class' })),
+  );
   assertFailure(slow.res, 400, 'too-expensive', /too expensive/i);
   assert.ok(slow.ms < 5_000, `answered in ${slow.ms.toFixed(0)} ms`);
   for (const o of others) assert.equal(o.res.status, 200);
@@ -122,7 +124,9 @@ test('the pool stops a thread that runs past its budget, answers too-expensive, 
     // Queued tasks beyond the bound answer at once.
     const small = new ExtractionPool({ threads: 1, maxQueue: 1 });
     try {
-      const replies = await Promise.all([1, 2, 3].map((i) => small.run({ checksum: `p${i}`, bytes: Buffer.from(PAGE), rules: { kind: 'api' } })));
+      const replies = await Promise.all(
+        [1, 2, 3].map((i) => small.run({ checksum: `p${i}`, bytes: Buffer.from(PAGE), rules: { kind: 'api' } })),
+      );
       assert.ok(replies.some((r) => !r.result.ok && r.result.code === 'too-expensive' && /busy/.test(r.result.error)));
       assert.ok(replies.some((r) => r.result.ok));
     } finally {

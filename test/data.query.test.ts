@@ -29,7 +29,12 @@ before(async () => {
   alice = await owner(kiln);
   await addDocument(kiln, alice, 'shop.html', SHOP);
   await addDocument(kiln, alice, 'index.html', '<html><body><h1>Root page</h1></body></html>');
-  await addDocument(kiln, alice, 'blog/posts/first.html', '<html><body><article><h2>First post</h2><p>Body</p></article></body></html>');
+  await addDocument(
+    kiln,
+    alice,
+    'blog/posts/first.html',
+    '<html><body><article><h2>First post</h2><p>Body</p></article></body></html>',
+  );
   await addDocument(kiln, alice, 'hidden.html', '<html><body><h1>Hidden</h1></body></html>', { private: true });
 });
 after(() => kiln.stop());
@@ -65,7 +70,14 @@ test('lenient syntax: unquoted keys, single quotes, trailing commas, selectors w
   const rules = `{title: h1 small, 'first': 'li.item:first-child b', third: li:nth-of-type(3) b, mail: a[href^='mailto:']@href, ids: li[data-id]@data-id, names: li.item b[],}`;
   const res = await alice.anonymous.get(dataUrl('/shop.html', rules));
   assertDataAnswer(res, 200);
-  assert.deepEqual(res.json, { title: 'open', first: 'One', third: 'Three', mail: 'mailto:x@y.org', ids: '1', names: ['One', 'Two', 'Three'] });
+  assert.deepEqual(res.json, {
+    title: 'open',
+    first: 'One',
+    third: 'Three',
+    mail: 'mailto:x@y.org',
+    ids: '1',
+    names: ['One', 'Two', 'Three'],
+  });
 });
 
 test('the query is URL-decoded as forms are: "+" is a space', async () => {
@@ -96,9 +108,12 @@ test('page paths: / is index.html, a path through a document reads that document
   }
 });
 
-test('a private document answers the missing document\'s 404, to everyone, the owner included', async () => {
+test("a private document answers the missing document's 404, to everyone, the owner included", async () => {
   const missing = await alice.anonymous.get(dataUrl('/nope.html', { h: 'h1' }));
-  for (const res of [await alice.anonymous.get(dataUrl('/hidden.html', { h: 'h1' })), await alice.signedIn.get(dataUrl('/hidden.html', { h: 'h1' }))]) {
+  for (const res of [
+    await alice.anonymous.get(dataUrl('/hidden.html', { h: 'h1' })),
+    await alice.signedIn.get(dataUrl('/hidden.html', { h: 'h1' })),
+  ]) {
     assertFailure(res, 404, 'not-found');
     assert.equal(res.text, missing.text);
   }
@@ -107,12 +122,31 @@ test('a private document answers the missing document\'s 404, to everyone, the o
 
 test('bad rules: 400 with the reason (syntax, selector, depth); never 500', async () => {
   assertFailure(await alice.anonymous.get(dataUrl('/shop.html', '{title: "h1"')), 400, 'rules-syntax', /syntax/i);
-  assertFailure(await alice.anonymous.get(dataUrl('/shop.html', '{"a": "p:nth-childx(2)"}')), 400, 'selector', /nth-childx/);
+  assertFailure(
+    await alice.anonymous.get(dataUrl('/shop.html', '{"a": "p:nth-childx(2)"}')),
+    400,
+    'selector',
+    /nth-childx/,
+  );
   assertFailure(await alice.anonymous.get(dataUrl('/shop.html', '{"a": "li:::b"}')), 400, 'selector');
   let deep = '"h1"';
   for (let i = 0; i < 25; i++) deep = `{"d": ${deep}}`;
   assertFailure(await alice.anonymous.get(dataUrl('/shop.html', deep)), 400, 'rules-depth', /depth/i);
-  for (const rules of ['[', ']', '{', '@', '[]', '"', "{a: '}", '{a: [b, {c: ]}', '{"a": "@"}', '{"a": "[x"}', 'null', '42', '{"a": ["li", 7]}']) {
+  for (const rules of [
+    '[',
+    ']',
+    '{',
+    '@',
+    '[]',
+    '"',
+    "{a: '}",
+    '{a: [b, {c: ]}',
+    '{"a": "@"}',
+    '{"a": "[x"}',
+    'null',
+    '42',
+    '{"a": ["li", 7]}',
+  ]) {
     const res = await alice.anonymous.get(dataUrl('/shop.html', rules));
     assert.ok(res.status === 200 || res.status === 400, `${rules}: ${res.status} ${res.text}`);
     assert.equal(res.headers['access-control-allow-origin'], '*');
@@ -156,7 +190,9 @@ test('CORS on ?data= answers and failures; preflight on a document URL with data
   assert.equal(pre.headers['access-control-allow-origin'], '*');
   assert.match(String(pre.headers['access-control-allow-methods']), /\bGET\b/);
   assert.equal(pre.headers['access-control-allow-headers'], 'if-none-match');
-  const plain = await alice.anonymous.request('OPTIONS', '/shop.html', { headers: { ...origin, 'access-control-request-method': 'GET' } });
+  const plain = await alice.anonymous.request('OPTIONS', '/shop.html', {
+    headers: { ...origin, 'access-control-request-method': 'GET' },
+  });
   assert.equal(plain.status, 404);
   assert.equal(plain.headers['access-control-allow-origin'], undefined);
 });

@@ -25,7 +25,13 @@ export async function owner(kiln: TestKiln): Promise<Owner> {
 }
 
 /** Creates a document (folders on the way) with this HTML; `private` hides it. */
-export async function addDocument(kiln: TestKiln, o: Owner, path: string, html: string, opts: { private?: boolean } = {}) {
+export async function addDocument(
+  kiln: TestKiln,
+  o: Owner,
+  path: string,
+  html: string,
+  opts: { private?: boolean } = {},
+) {
   const node = await createPath(kiln.services, o.id, { ownerId: o.id, path, html });
   if (opts.private) await setVisibility(kiln.services, o.id, node.id, 'private');
   return node;

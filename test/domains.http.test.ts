@@ -15,7 +15,10 @@ let kiln: TestKiln;
 /** The server's clock runs this far ahead of the wall clock (to let in-memory rate-limit windows pass). */
 let offsetMs = 0;
 before(async () => {
-  kiln = await startKiln({ env: { DOMAIN_WEBHOOK_SECRET: SECRET }, clock: { now: () => new Date(Date.now() + offsetMs) } });
+  kiln = await startKiln({
+    env: { DOMAIN_WEBHOOK_SECRET: SECRET },
+    clock: { now: () => new Date(Date.now() + offsetMs) },
+  });
 });
 after(() => kiln.stop());
 
@@ -40,7 +43,12 @@ function webhook(body: object | string, signature?: string | null, client: Clien
 }
 
 let eventNo = 0;
-const event = (type: string, domain: string, extra: object = {}) => ({ id: `evt_${process.pid}_${++eventNo}`, type, domain, ...extra });
+const event = (type: string, domain: string, extra: object = {}) => ({
+  id: `evt_${process.pid}_${++eventNo}`,
+  type,
+  domain,
+  ...extra,
+});
 
 async function addDomain(main: Client, domain: string) {
   const res = await main.post('/_/dashboard/domains', { domain });
@@ -85,11 +93,27 @@ test('adding a domain: 201 pending with DNS instructions (CNAME to the root doma
     assert.equal(r.status, 400, `${bad}: ${r.text}`);
     assert.equal(r.json.code, 'invalid-domain');
   }
-  for (const bad of ['', 'localhost', 'x.localhost', 'x.example.com/path', 'x.example.com:8443', 'me@x.example.com', '-x.example.com', 'x-.example.com', 'x..example.com', 'x_y.example.com', `${'a'.repeat(64)}.example.com`, `${'a.'.repeat(127)}com`]) {
+  for (const bad of [
+    '',
+    'localhost',
+    'x.localhost',
+    'x.example.com/path',
+    'x.example.com:8443',
+    'me@x.example.com',
+    '-x.example.com',
+    'x-.example.com',
+    'x..example.com',
+    'x_y.example.com',
+    `${'a'.repeat(64)}.example.com`,
+    `${'a.'.repeat(127)}com`,
+  ]) {
     assert.equal(checkHostname(bad, kiln.config.rootHostname).ok, false, bad);
   }
   assert.deepEqual(checkHostname('bücher.example', 'kiln.localhost'), { ok: true, domain: 'xn--bcher-kva.example' });
-  assert.deepEqual(checkHostname('xn--bcher-kva.example', 'kiln.localhost'), { ok: true, domain: 'xn--bcher-kva.example' });
+  assert.deepEqual(checkHostname('xn--bcher-kva.example', 'kiln.localhost'), {
+    ok: true,
+    domain: 'xn--bcher-kva.example',
+  });
 
   // Strangers and app users may not manage domains.
   assert.equal((await kiln.client().post('/_/dashboard/domains', { domain: uniqueDomain() })).status, 401);
@@ -106,7 +130,8 @@ test('each state through the signed webhook: pending → verifying → active (s
   const name = uniqueDomain();
   const added = await addDomain(main, name);
   const visitor = kiln.client(name);
-  const ask = (domain: string) => kiln.client('127.0.0.1:8080').get(`/_/domains/ask?domain=${encodeURIComponent(domain)}`);
+  const ask = (domain: string) =>
+    kiln.client('127.0.0.1:8080').get(`/_/domains/ask?domain=${encodeURIComponent(domain)}`);
 
   // pending: not served, not asked for.
   assert.equal((await visitor.get('/')).status, 404);
@@ -130,7 +155,7 @@ test('each state through the signed webhook: pending → verifying → active (s
   assert.equal(res.json.domain.sslStatus, 'pending');
   assert.equal(res.json.domain.providerId, 'prov-123');
   assert.equal((await ask(name)).status, 200);
-  assert.equal((await ask(name.toUpperCase() + '.')).status, 200);
+  assert.equal((await ask(`${name.toUpperCase()}.`)).status, 200);
 
   // Served: the account's documents at the custom domain.
   const home = await visitor.get('/');
@@ -177,17 +202,24 @@ test('webhook signatures: missing or wrong → 401 and no change; a replayed eve
   const added = await addDomain(main, name);
   const ev = event('dns.verified', name);
   const raw = JSON.stringify(ev);
-  const statusNow = async () => (await kiln.services.database.db.selectFrom('domains').select('status').where('id', '=', added.id).executeTakeFirstOrThrow()).status;
+  const statusNow = async () =>
+    (
+      await kiln.services.database.db
+        .selectFrom('domains')
+        .select('status')
+        .where('id', '=', added.id)
+        .executeTakeFirstOrThrow()
+    ).status;
 
   let res = await webhook(raw, null);
   assert.equal(res.status, 401);
   assert.equal(res.json.code, 'missing-signature');
   for (const sig of [
     signDomainWebhook('another-secret', raw),
-    signDomainWebhook(SECRET, raw + ' '), // the signature of other bytes
+    signDomainWebhook(SECRET, `${raw} `), // the signature of other bytes
     signDomainWebhook(SECRET, raw).replace('sha256=', 'sha1='),
     signDomainWebhook(SECRET, raw).slice(0, -2),
-    'sha256=' + '0'.repeat(64),
+    `sha256=${'0'.repeat(64)}`,
     'garbage',
   ]) {
     res = await webhook(raw, sig);
@@ -210,14 +242,20 @@ test('webhook signatures: missing or wrong → 401 and no change; a replayed eve
   assert.equal(res.json.outcome, 'duplicate');
   assert.equal(await statusNow(), 'failed');
 
-  for (const body of ['not json', JSON.stringify({ type: 'dns.verified', domain: name }), JSON.stringify({ id: 'x', type: 'dns.exploded', domain: name })]) {
+  for (const body of [
+    'not json',
+    JSON.stringify({ type: 'dns.verified', domain: name }),
+    JSON.stringify({ id: 'x', type: 'dns.exploded', domain: name }),
+  ]) {
     res = await webhook(body);
     assert.equal(res.status, 400, body);
   }
 
   const bare = await startKiln();
   try {
-    const r = await bare.client().post('/_/webhooks/domains', raw, { headers: { 'content-type': 'application/json', 'x-kiln-signature': signDomainWebhook(SECRET, raw) } });
+    const r = await bare.client().post('/_/webhooks/domains', raw, {
+      headers: { 'content-type': 'application/json', 'x-kiln-signature': signDomainWebhook(SECRET, raw) },
+    });
     assert.equal(r.status, 503);
     assert.equal(r.json.code, 'webhook-not-configured');
   } finally {
@@ -249,7 +287,10 @@ test('ask endpoint: 200 for the root domain and existing document hosts, 404 for
   const c = kiln.client('127.0.0.1:8080');
   assert.equal((await c.get(`/_/domains/ask?domain=${kiln.config.rootHostname}`)).status, 200);
   assert.equal((await c.get(`/_/domains/ask?domain=${me.username}.${kiln.config.rootHostname}`)).status, 200);
-  assert.equal((await c.get(`/_/domains/ask?domain=nobody-here-${process.pid}.${kiln.config.rootHostname}`)).status, 404);
+  assert.equal(
+    (await c.get(`/_/domains/ask?domain=nobody-here-${process.pid}.${kiln.config.rootHostname}`)).status,
+    404,
+  );
   assert.equal((await c.get(`/_/domains/ask?domain=a.b.${kiln.config.rootHostname}`)).status, 404);
   assert.equal((await c.get('/_/domains/ask?domain=never-added.example.org')).status, 404);
   assert.equal((await c.get('/_/domains/ask')).status, 400);
@@ -257,7 +298,11 @@ test('ask endpoint: 200 for the root domain and existing document hosts, 404 for
 
 test('the owner reaches an active custom domain through the session handshake: a host-only, Secure, HttpOnly cookie there; a private document is then theirs to see', async () => {
   const { me, main } = await dev();
-  const created = await main.post('/_/dashboard/nodes', { type: 'site', name: `private-${me.username}.html`, html: doc('mine') });
+  const created = await main.post('/_/dashboard/nodes', {
+    type: 'site',
+    name: `private-${me.username}.html`,
+    html: doc('mine'),
+  });
   await main.post(`/_/dashboard/nodes/${created.json.node.id}/visibility`, { visibility: 'private' });
   const name = uniqueDomain();
   await addDomain(main, name);
@@ -272,7 +317,9 @@ test('the owner reaches an active custom domain through the session handshake: a
   // The Domains page's link goes through the handshake.
   const page = await main.page('/_/dashboard/domains');
   assert.ok(page.text.includes(`/_/session/start?host=${name}&amp;return=%2F`));
-  const start = await main.page(`/_/session/start?host=${name}&return=${encodeURIComponent(`/private-${me.username}.html`)}`);
+  const start = await main.page(
+    `/_/session/start?host=${name}&return=${encodeURIComponent(`/private-${me.username}.html`)}`,
+  );
   assert.equal(start.status, 302);
   const grant = new URL(start.headers.location!);
   assert.equal(grant.hostname, name);

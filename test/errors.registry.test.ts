@@ -10,7 +10,10 @@ import { ERRORS, KilnError, type ErrorCode } from '../src/errors.ts';
 const ROOT = path.resolve(import.meta.dirname, '..');
 const sources = readdirSync(path.join(ROOT, 'src'), { recursive: true, withFileTypes: true })
   .filter((e) => e.isFile() && e.name.endsWith('.ts') && !e.parentPath.includes(`${path.sep}client`))
-  .map((e) => ({ file: path.relative(ROOT, path.join(e.parentPath, e.name)), text: readFileSync(path.join(e.parentPath, e.name), 'utf8') }))
+  .map((e) => ({
+    file: path.relative(ROOT, path.join(e.parentPath, e.name)),
+    text: readFileSync(path.join(e.parentPath, e.name), 'utf8'),
+  }))
   .filter((f) => f.file !== path.join('src', 'errors.ts'));
 const codes = Object.keys(ERRORS) as ErrorCode[];
 const HELPERS: Record<string, number> = { badRequest: 400, unauthorized: 401, forbidden: 403, conflict: 409 };
@@ -19,14 +22,18 @@ test('every status written beside a code is that code’s status', () => {
   const wrong: string[] = [];
   for (const { file, text } of sources) {
     // new KilnError(<status>, <message>, '<code>' …): the message may span lines and hold commas.
-    for (const m of text.matchAll(/new KilnError\(\s*(\d{3}),(?:(?!new KilnError)[\s\S]){0,400}?,\s*'([a-z-]+)'\s*[,)]/g)) {
+    for (const m of text.matchAll(
+      /new KilnError\(\s*(\d{3}),(?:(?!new KilnError)[\s\S]){0,400}?,\s*'([a-z-]+)'\s*[,)]/g,
+    )) {
       const spec = ERRORS[m[2] as ErrorCode] as { status: number; also?: readonly number[] } | undefined;
-      if (spec && spec.status !== Number(m[1]) && !spec.also?.includes(Number(m[1]))) wrong.push(`${file}: ${m[2]} with ${m[1]}`);
+      if (spec && spec.status !== Number(m[1]) && !spec.also?.includes(Number(m[1])))
+        wrong.push(`${file}: ${m[2]} with ${m[1]}`);
     }
     for (const m of text.matchAll(/\b(badRequest|unauthorized|forbidden|conflict)\(([^;]*?),\s*'([a-z-]+)'\s*[,)]/g)) {
       const spec = ERRORS[m[3] as ErrorCode] as { status: number; also?: readonly number[] } | undefined;
       const status = HELPERS[m[1]];
-      if (spec && spec.status !== status && !spec.also?.includes(status)) wrong.push(`${file}: ${m[3]} with ${status} (${m[1]})`);
+      if (spec && spec.status !== status && !spec.also?.includes(status))
+        wrong.push(`${file}: ${m[3]} with ${status} (${m[1]})`);
     }
   }
   assert.deepEqual(wrong, []);
@@ -35,7 +42,8 @@ test('every status written beside a code is that code’s status', () => {
 test('codes in answers built by hand are registered', () => {
   const unknown: string[] = [];
   for (const { file, text } of sources) {
-    for (const m of text.matchAll(/\bcode(?: =|:) '([a-z-]+)'/g)) if (!(m[1] in ERRORS)) unknown.push(`${file}: ${m[1]}`);
+    for (const m of text.matchAll(/\bcode(?: =|:) '([a-z-]+)'/g))
+      if (!(m[1] in ERRORS)) unknown.push(`${file}: ${m[1]}`);
   }
   assert.deepEqual(unknown, []);
 });

@@ -36,4 +36,3 @@ test('headers over the limit answer 431, read whole by the client', async () => 
   assert.match(res.text, /^HTTP\/1\.1 431 /);
   assert.match(res.text, /\r\nConnection: close\r\n/i);
 });
-

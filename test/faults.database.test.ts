@@ -34,10 +34,15 @@ after(async () => {
 const doc = (n: number) => `<!DOCTYPE html><html><body><p>save ${n}</p></body></html>`;
 
 function save(c: Client, host: string, name: string, n: number) {
-  return c.post('/_/save', doc(n), { headers: { 'content-type': 'text/plain;charset=UTF-8', 'document-url': `http://${host}/${name}` } });
+  return c.post('/_/save', doc(n), {
+    headers: { 'content-type': 'text/plain;charset=UTF-8', 'document-url': `http://${host}/${name}` },
+  });
 }
 
-test('a database outage under a save loop: 503s while it lasts, the process stays up, serving resumes by itself', { skip, timeout: 120_000 }, async () => {
+test('a database outage under a save loop: 503s while it lasts, the process stays up, serving resumes by itself', {
+  skip,
+  timeout: 120_000,
+}, async () => {
   const main = kiln.client();
   const me = await signedIn(kiln, main);
   const host = kiln.hostOf(me.username);
@@ -101,15 +106,34 @@ test('a database outage under a save loop: 503s while it lasts, the process stay
   assert.notEqual(servedN, 999_999, 'the save refused during the outage was not written');
 });
 
-test('while the database is away, public documents served lately still answer; private and unseen ones answer 503', { skip, timeout: 60_000 }, async () => {
+test('while the database is away, public documents served lately still answer; private and unseen ones answer 503', {
+  skip,
+  timeout: 60_000,
+}, async () => {
   const main = kiln.client();
   const me = await signedIn(kiln, main);
   const host = kiln.hostOf(me.username);
   const pub = '<!DOCTYPE html><html><body><p>public</p></body></html>';
   await createNode(kiln.services, me.id, { ownerId: me.id, parentId: 0, type: 'site', name: 'index.html', html: pub });
-  const secret = await createNode(kiln.services, me.id, { ownerId: me.id, parentId: 0, type: 'site', name: 'secret.html', html: '<p>secret</p>' });
-  await kiln.services.database.db.updateTable('nodes').set({ visibility: 'private' }).where('id', '=', secret.id).execute();
-  await createNode(kiln.services, me.id, { ownerId: me.id, parentId: 0, type: 'site', name: 'unseen.html', html: '<p>unseen</p>' });
+  const secret = await createNode(kiln.services, me.id, {
+    ownerId: me.id,
+    parentId: 0,
+    type: 'site',
+    name: 'secret.html',
+    html: '<p>secret</p>',
+  });
+  await kiln.services.database.db
+    .updateTable('nodes')
+    .set({ visibility: 'private' })
+    .where('id', '=', secret.id)
+    .execute();
+  await createNode(kiln.services, me.id, {
+    ownerId: me.id,
+    parentId: 0,
+    type: 'site',
+    name: 'unseen.html',
+    html: '<p>unseen</p>',
+  });
   const owner = await main.enter(host);
   const visitor = kiln.client(host);
   assert.equal((await visitor.get('/')).text, pub);

@@ -38,7 +38,10 @@ if (storage === 'sqlite' && mounted) {
     // as above
   }
 }
-const skipDb = storage !== 'sqlite' ? 'the SQLite run only (PostgreSQL keeps its data elsewhere)' : !smallMounted && 'mounting a small tmpfs needs root (CI runs as root)';
+const skipDb =
+  storage !== 'sqlite'
+    ? 'the SQLite run only (PostgreSQL keeps its data elsewhere)'
+    : !smallMounted && 'mounting a small tmpfs needs root (CI runs as root)';
 
 let kiln: TestKiln;
 before(async () => {
@@ -54,17 +57,29 @@ after(async () => {
 
 /** Every file under the blob store, temporary ones included. */
 function files(dir: string): string[] {
-  return readdirSync(dir, { withFileTypes: true, recursive: true }).filter((e) => e.isFile()).map((e) => e.name);
+  return readdirSync(dir, { withFileTypes: true, recursive: true })
+    .filter((e) => e.isFile())
+    .map((e) => e.name);
 }
 
 test('a full disk: 507, nothing half-written, and uploads work again once there is room', { skip }, async () => {
   const main = kiln.client();
   const me = await signedIn(kiln, main, { plan: 'maker' });
   const host = kiln.hostOf(me.username);
-  await createNode(kiln.services, me.id, { ownerId: me.id, parentId: 0, type: 'site', name: 'page.html', html: '<html></html>' });
+  await createNode(kiln.services, me.id, {
+    ownerId: me.id,
+    parentId: 0,
+    type: 'site',
+    name: 'page.html',
+    html: '<html></html>',
+  });
   const doc = main.on(host);
   const upload = (name: string, bytes: Buffer) =>
-    doc.post('/_/upload', { fileName: name, fileBody: bytes.toString('base64') }, { headers: { 'page-url': `http://${host}/page.html` } });
+    doc.post(
+      '/_/upload',
+      { fileName: name, fileBody: bytes.toString('base64') },
+      { headers: { 'page-url': `http://${host}/page.html` } },
+    );
 
   // Most of the disk taken by something else.
   const filler = path.join(blobs, 'filler');
@@ -72,8 +87,17 @@ test('a full disk: 507, nothing half-written, and uploads work again once there 
   const big = await upload('big.bin', Buffer.alloc(400 * 1024, 7));
   assert.equal(big.status, 507, big.text);
   assert.equal(big.json.code, 'insufficient-storage');
-  assert.deepEqual(files(blobs).filter((f) => f.startsWith('.tmp-')), [], 'no temporary file left');
-  const rows = await kiln.services.database.db.selectFrom('nodes').select('name').where('owner_id', '=', me.id).where('type', '=', 'upload').execute();
+  assert.deepEqual(
+    files(blobs).filter((f) => f.startsWith('.tmp-')),
+    [],
+    'no temporary file left',
+  );
+  const rows = await kiln.services.database.db
+    .selectFrom('nodes')
+    .select('name')
+    .where('owner_id', '=', me.id)
+    .where('type', '=', 'upload')
+    .execute();
   assert.deepEqual(rows, [], 'no node for the upload that failed');
 
   // Room again: the same upload goes through, without a restart.
@@ -83,20 +107,33 @@ test('a full disk: 507, nothing half-written, and uploads work again once there 
   assert.equal((await kiln.client(host).get('/big.bin')).body.length, 400 * 1024);
 });
 
-test('a full disk under the SQLite database: 507, the last acknowledged save served, integrity ok, saves again once there is room', { skip: skipDb, timeout: 120_000 }, async () => {
+test('a full disk under the SQLite database: 507, the last acknowledged save served, integrity ok, saves again once there is room', {
+  skip: skipDb,
+  timeout: 120_000,
+}, async () => {
   const small = await startKiln({ env: { DATA_DIR: smallDir, LOG_LEVEL: process.env.KILN_DEBUG_LOG ?? 'silent' } });
   try {
     const main = small.client();
     const me = await signedIn(small, main, { plan: 'maker' });
     const host = small.hostOf(me.username);
-    await createNode(small.services, me.id, { ownerId: me.id, parentId: 0, type: 'site', name: 'grow.html', html: '<html></html>' });
+    await createNode(small.services, me.id, {
+      ownerId: me.id,
+      parentId: 0,
+      type: 'site',
+      name: 'grow.html',
+      html: '<html></html>',
+    });
     const doc = main.on(host);
     // Something else takes part of the disk.
     const filler = path.join(smallDir, 'filler');
     writeFileSync(filler, Buffer.alloc(1024 * 1024, 1));
     // Each save is new, incompressible text: its version is about as large as the document.
-    const page = (n: number) => `<!DOCTYPE html><html><body><p>${n}</p><pre>${randomBytes(60 * 1024).toString('base64')}</pre></body></html>`;
-    const save = (html: string) => doc.post('/_/save', html, { headers: { 'content-type': 'text/plain;charset=UTF-8', 'document-url': `http://${host}/grow.html` } });
+    const page = (n: number) =>
+      `<!DOCTYPE html><html><body><p>${n}</p><pre>${randomBytes(60 * 1024).toString('base64')}</pre></body></html>`;
+    const save = (html: string) =>
+      doc.post('/_/save', html, {
+        headers: { 'content-type': 'text/plain;charset=UTF-8', 'document-url': `http://${host}/grow.html` },
+      });
     let last = '';
     let saved = 0;
     let full: Awaited<ReturnType<typeof save>> | null = null;
@@ -114,7 +151,10 @@ test('a full disk under the SQLite database: 507, the last acknowledged save ser
     assert.equal(full.json.code, 'insufficient-storage');
     assert.equal((await small.client(host).get('/grow.html')).text, last, 'the last acknowledged save is served');
     const check = await sql<{ integrity_check: string }>`PRAGMA integrity_check`.execute(small.services.database.db);
-    assert.deepEqual(check.rows.map((r) => r.integrity_check), ['ok']);
+    assert.deepEqual(
+      check.rows.map((r) => r.integrity_check),
+      ['ok'],
+    );
 
     // Room again: without a restart, saves go through.
     rmSync(filler);
@@ -123,7 +163,10 @@ test('a full disk under the SQLite database: 507, the last acknowledged save ser
     assert.equal(again.status, 200, again.text);
     assert.equal((await small.client(host).get('/grow.html')).text, html);
     const after = await sql<{ integrity_check: string }>`PRAGMA integrity_check`.execute(small.services.database.db);
-    assert.deepEqual(after.rows.map((r) => r.integrity_check), ['ok']);
+    assert.deepEqual(
+      after.rows.map((r) => r.integrity_check),
+      ['ok'],
+    );
   } finally {
     await small.stop().catch(() => {});
   }

@@ -32,7 +32,10 @@ after(async () => {
 
 const doc = (n: number) => `<!DOCTYPE html><html><body><p>save ${n}</p></body></html>`;
 
-test('with Redis gone, saves and sign-ins answer at once and succeed; the process stays up', { skip, timeout: 60_000 }, async () => {
+test('with Redis gone, saves and sign-ins answer at once and succeed; the process stays up', {
+  skip,
+  timeout: 60_000,
+}, async () => {
   const main = kiln.client();
   const me = await signedIn(kiln, main);
   const host = kiln.hostOf(me.username);
@@ -45,7 +48,9 @@ test('with Redis gone, saves and sign-ins answer at once and succeed; the proces
   await new Promise((r) => setTimeout(r, 500));
   for (let i = 1; i <= 5; i++) {
     const started = Date.now();
-    const res = await owner.post('/_/save', doc(i), { headers: { 'content-type': 'text/plain;charset=UTF-8', 'document-url': `http://${host}/r.html` } });
+    const res = await owner.post('/_/save', doc(i), {
+      headers: { 'content-type': 'text/plain;charset=UTF-8', 'document-url': `http://${host}/r.html` },
+    });
     assert.equal(res.status, 200, res.text);
     // Before: each save waited out the bus's 2 s command timeout. A generous bound, far below that.
     assert.ok(Date.now() - started < 1_500, `save ${i} took ${Date.now() - started} ms`);
@@ -68,15 +73,28 @@ test('with Redis gone, saves and sign-ins answer at once and succeed; the proces
   assert.ok(back, 'ready again once Redis is back');
 });
 
-test('events saved while Redis is away reach every open stream within 5 s of its return, once each, in order', { skip, timeout: 60_000 }, async (t) => {
+test('events saved while Redis is away reach every open stream within 5 s of its return, once each, in order', {
+  skip,
+  timeout: 60_000,
+}, async (t) => {
   const main = kiln.client();
   const me = await signedIn(kiln, main, { plan: 'personal' });
   const host = kiln.hostOf(me.username);
-  const node = await createNode(kiln.services, me.id, { ownerId: me.id, parentId: 0, type: 'site', name: 'o.html', html: doc(0) });
+  const node = await createNode(kiln.services, me.id, {
+    ownerId: me.id,
+    parentId: 0,
+    type: 'site',
+    name: 'o.html',
+    html: doc(0),
+  });
   const { key } = await createSyncKey(kiln.services, me.id);
   const port = Number(new URL(kiln.url).port);
-  const open = () => SseClient.open({ port, host: kiln.config.rootDomain, path: '/_/sync/stream', headers: { 'x-api-key': key } });
-  const saves = (stream: SseClient) => stream.frames.filter((f) => f.json?.type === 'node-saved' && f.json.nodeId === node.id && f.json.content !== doc(0));
+  const open = () =>
+    SseClient.open({ port, host: kiln.config.rootDomain, path: '/_/sync/stream', headers: { 'x-api-key': key } });
+  const saves = (stream: SseClient) =>
+    stream.frames.filter(
+      (f) => f.json?.type === 'node-saved' && f.json.nodeId === node.id && f.json.content !== doc(0),
+    );
   const before = await open();
   const owner = main.on(host);
   const streams = [before];
@@ -90,7 +108,9 @@ test('events saved while Redis is away reach every open stream within 5 s of its
     assert.equal(during.status, 200, 'a stream opens while Redis is away');
     assert.ok(Date.now() - opened < 2_000, `opening took ${Date.now() - opened} ms`);
     for (let i = 1; i <= 10; i++) {
-      const res = await owner.post('/_/save', doc(i), { headers: { 'content-type': 'text/plain;charset=UTF-8', 'document-url': `http://${host}/o.html` } });
+      const res = await owner.post('/_/save', doc(i), {
+        headers: { 'content-type': 'text/plain;charset=UTF-8', 'document-url': `http://${host}/o.html` },
+      });
       assert.equal(res.status, 200, res.text);
     }
     await new Promise((r) => setTimeout(r, 1_500));
@@ -98,7 +118,8 @@ test('events saved while Redis is away reach every open stream within 5 s of its
     proxy.restore();
     const back = Date.now();
     for (const stream of streams) {
-      while (!saves(stream).some((f) => f.json.content === doc(10))) await stream.next({ timeoutMs: 5_000 - (Date.now() - back) });
+      while (!saves(stream).some((f) => f.json.content === doc(10)))
+        await stream.next({ timeoutMs: 5_000 - (Date.now() - back) });
     }
     const took = Date.now() - back;
     assert.ok(took < 5_000, `caught up ${took} ms after Redis returned`);
@@ -106,9 +127,16 @@ test('events saved while Redis is away reach every open stream within 5 s of its
     await new Promise((r) => setTimeout(r, 500));
     for (const stream of streams) {
       const got = saves(stream);
-      assert.deepEqual(got.map((f) => f.json.content), Array.from({ length: 10 }, (_, i) => doc(i + 1)), 'each save once, in order');
+      assert.deepEqual(
+        got.map((f) => f.json.content),
+        Array.from({ length: 10 }, (_, i) => doc(i + 1)),
+        'each save once, in order',
+      );
       const ids = got.map((f) => Number(f.id));
-      assert.ok(ids.every((id, i) => i === 0 || id > ids[i - 1]), 'ids grow');
+      assert.ok(
+        ids.every((id, i) => i === 0 || id > ids[i - 1]),
+        'ids grow',
+      );
     }
   } finally {
     for (const s of streams) s.close();
@@ -119,7 +147,12 @@ test('revoking a sync key while Redis is away ends its open streams at once', { 
   const me = await signedIn(kiln, kiln.client(), { plan: 'personal' });
   const { key, id } = await createSyncKey(kiln.services, me.id);
   const port = Number(new URL(kiln.url).port);
-  const stream = await SseClient.open({ port, host: kiln.config.rootDomain, path: '/_/sync/stream', headers: { 'x-api-key': key } });
+  const stream = await SseClient.open({
+    port,
+    host: kiln.config.rootDomain,
+    path: '/_/sync/stream',
+    headers: { 'x-api-key': key },
+  });
   try {
     assert.equal(stream.status, 200);
     proxy.cut();

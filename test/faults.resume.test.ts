@@ -26,7 +26,12 @@ test('the sync stream: a resume the log cannot cover gets one resync frame; a co
   const me = await signedIn(kiln, main, { plan: 'personal' });
   const { key } = await createSyncKey(kiln.services, me.id);
   const open = (lastEventId?: string) =>
-    SseClient.open({ port, host: kiln.config.rootDomain, path: '/_/sync/stream', headers: { 'x-api-key': key, ...(lastEventId ? { 'last-event-id': lastEventId } : {}) } });
+    SseClient.open({
+      port,
+      host: kiln.config.rootDomain,
+      path: '/_/sync/stream',
+      headers: { 'x-api-key': key, ...(lastEventId ? { 'last-event-id': lastEventId } : {}) },
+    });
 
   const lost = await open(lostId());
   try {
@@ -39,12 +44,23 @@ test('the sync stream: a resume the log cannot cover gets one resync frame; a co
 
   // A covered resume: the stream sees one event, reconnects from it, and misses nothing and no resync.
   const live = await open();
-  const node = await createNode(kiln.services, me.id, { ownerId: me.id, parentId: 0, type: 'site', name: `r-${me.username}.html`, html: html('one') });
+  const node = await createNode(kiln.services, me.id, {
+    ownerId: me.id,
+    parentId: 0,
+    type: 'site',
+    name: `r-${me.username}.html`,
+    html: html('one'),
+  });
   const first = await live.next({ skipTypes: ['ping'] });
   live.close();
   assert.equal(first.json.nodeId, node.id);
   const doc = main.on(kiln.hostOf(me.username));
-  const saved = await doc.post('/_/save', html('two'), { headers: { 'content-type': 'text/plain;charset=UTF-8', 'document-url': `http://${kiln.hostOf(me.username)}/${node.name}` } });
+  const saved = await doc.post('/_/save', html('two'), {
+    headers: {
+      'content-type': 'text/plain;charset=UTF-8',
+      'document-url': `http://${kiln.hostOf(me.username)}/${node.name}`,
+    },
+  });
   assert.equal(saved.status, 200, saved.text);
   const resumed = await open(first.id!);
   try {

@@ -14,17 +14,18 @@ function golden(input: string, expected: string): void {
 
 test('re-indents with 2 spaces per level and expands multiline attributes one per line', () => {
   golden(
-    H + '<body><div class="a"\n     id=b data-x=\'1\'   hidden><p title="x &amp; y">t</p></div>\n' +
+    H +
+      '<body><div class="a"\n     id=b data-x=\'1\'   hidden><p title="x &amp; y">t</p></div>\n' +
       '<span class="one line" id="long">s</span></body></html>',
     '<!DOCTYPE html>\n<html formathtml="true">\n  <body>\n    <div\n      class="a"\n      id=b\n' +
-      "      data-x='1'\n      hidden>\n      <p title=\"x &amp; y\">t</p>\n    </div>\n" +
+      '      data-x=\'1\'\n      hidden>\n      <p title="x &amp; y">t</p>\n    </div>\n' +
       '    <span class="one line" id="long">s</span>\n  </body>\n</html>',
   );
 });
 
 test('a self-closing multiline tag keeps its slash; an unquoted value keeps a trailing slash', () => {
   golden(
-    H + '<body><input type="text"\n name=q/>\n<input\n  type="checkbox" checked />\n</body></html>',
+    `${H}<body><input type="text"\n name=q/>\n<input\n  type="checkbox" checked />\n</body></html>`,
     '<!DOCTYPE html>\n<html formathtml="true">\n  <body>\n    <input\n      type="text"\n      name=q/>\n' +
       '    <input\n      type="checkbox"\n      checked />\n  </body>\n</html>',
   );
@@ -32,7 +33,8 @@ test('a self-closing multiline tag keeps its slash; an unquoted value keeps a tr
 
 test('void elements stay as written', () => {
   golden(
-    H + '<head><meta charset=utf-8><link rel="stylesheet" href="/a.css"></head>' +
+    H +
+      '<head><meta charset=utf-8><link rel="stylesheet" href="/a.css"></head>' +
       '<body><img src="a.png"><br><hr/><input value=x></body></html>',
     '<!DOCTYPE html>\n<html formathtml="true">\n  <head>\n    <meta charset=utf-8>\n' +
       '    <link rel="stylesheet" href="/a.css">\n  </head>\n  <body>\n    <img src="a.png">\n    <br>\n' +
@@ -42,7 +44,7 @@ test('void elements stay as written', () => {
 
 test('comments are kept and indented like elements', () => {
   golden(
-    H + '<head>\n<!-- head comment --></head><body><!-- a --><div><!--b--></div></body></html>',
+    `${H}<head>\n<!-- head comment --></head><body><!-- a --><div><!--b--></div></body></html>`,
     '<!DOCTYPE html>\n<html formathtml="true">\n  <head>\n    <!-- head comment -->\n  </head>\n' +
       '  <body>\n    <!-- a -->\n    <div>\n      <!--b-->\n    </div>\n  </body>\n</html>',
   );
@@ -50,7 +52,7 @@ test('comments are kept and indented like elements', () => {
 
 test('pre is byte-exact, inner markup included', () => {
   golden(
-    H + '<body><div>\n<pre>\n  keep   this\n    <b>as is</b>\n</pre></div></body></html>',
+    `${H}<body><div>\n<pre>\n  keep   this\n    <b>as is</b>\n</pre></div></body></html>`,
     '<!DOCTYPE html>\n<html formathtml="true">\n  <body>\n    <div>\n      <pre>\n  keep   this\n' +
       '    <b>as is</b>\n</pre>\n    </div>\n  </body>\n</html>',
   );
@@ -58,7 +60,7 @@ test('pre is byte-exact, inner markup included', () => {
 
 test('inline svg is byte-exact, even its multiline start tag', () => {
   golden(
-    H + '<body><div><svg width="10"\n  height="10"><g>\n      <path d="M0 0"/>\n</g></svg></div></body></html>',
+    `${H}<body><div><svg width="10"\n  height="10"><g>\n      <path d="M0 0"/>\n</g></svg></div></body></html>`,
     '<!DOCTYPE html>\n<html formathtml="true">\n  <body>\n    <div>\n      <svg width="10"\n  height="10"><g>\n' +
       '      <path d="M0 0"/>\n</g></svg>\n    </div>\n  </body>\n</html>',
   );
@@ -66,7 +68,8 @@ test('inline svg is byte-exact, even its multiline start tag', () => {
 
 test('script with < inside and style are byte-exact', () => {
   golden(
-    H + '<head><script>\n  if (a < b && c > d) { document.write("</div>") }\n</script>' +
+    H +
+      '<head><script>\n  if (a < b && c > d) { document.write("</div>") }\n</script>' +
       '<style>\n  p > a { color: red }\n</style></head></html>',
     '<!DOCTYPE html>\n<html formathtml="true">\n  <head>\n    <script>\n' +
       '  if (a < b && c > d) { document.write("</div>") }\n</script>\n    <style>\n  p > a { color: red }\n' +
@@ -76,7 +79,7 @@ test('script with < inside and style are byte-exact', () => {
 
 test('textarea is byte-exact', () => {
   golden(
-    H + '<body><form><textarea name="t">\n  a\n\n   b </textarea></form></body></html>',
+    `${H}<body><form><textarea name="t">\n  a\n\n   b </textarea></form></body></html>`,
     '<!DOCTYPE html>\n<html formathtml="true">\n  <body>\n    <form>\n      <textarea name="t">\n  a\n\n   b </textarea>\n' +
       '    </form>\n  </body>\n</html>',
   );
@@ -91,7 +94,7 @@ test('the doctype is kept as written; whitespace before it is dropped', () => {
 
 test('inline neighbours are never separated; text with content is never touched', () => {
   golden(
-    H + '<body><p><b>a</b><i>b</i> <em>c</em></p><div>\n      hello &amp; bye\n   </div></body></html>',
+    `${H}<body><p><b>a</b><i>b</i> <em>c</em></p><div>\n      hello &amp; bye\n   </div></body></html>`,
     '<!DOCTYPE html>\n<html formathtml="true">\n  <body>\n    <p>\n      <b>a</b><i>b</i> <em>c</em>\n    </p>\n' +
       '    <div>\n      hello &amp; bye\n   </div>\n  </body>\n</html>',
   );
@@ -107,7 +110,7 @@ test('CRLF documents get CRLF line breaks; one blank line survives, more collaps
 
 test('implied end tags are indented by the tree the parser builds', () => {
   golden(
-    H + '<body><ul><li>one<li>two</ul>\n<p>a<p>b</body></html>',
+    `${H}<body><ul><li>one<li>two</ul>\n<p>a<p>b</body></html>`,
     '<!DOCTYPE html>\n<html formathtml="true">\n  <body>\n    <ul>\n      <li>one<li>two</ul>\n    <p>a<p>b</body>\n</html>',
   );
 });
@@ -121,7 +124,7 @@ test('without formathtml="true" on the root <html> the input comes back unchange
     messy.replace('<html>', '<html formathtml="true ">'),
     messy.replace('<html>', '<html formathtml>'),
     messy.replace('<div>', '<div formathtml="true">'),
-    '<div formathtml="true"></div>' + messy.replace('<html>', '<html formathtml="true">'),
+    `<div formathtml="true"></div>${messy.replace('<html>', '<html formathtml="true">')}`,
     '',
     'formathtml',
   ]) {
@@ -132,14 +135,22 @@ test('without formathtml="true" on the root <html> the input comes back unchange
 test('the attribute may be unquoted, single-quoted or in capitals; its value must be exactly true', () => {
   for (const attr of ['formathtml=true', "formathtml='true'", 'FormatHTML="true"', 'formathtml="&#116;rue"']) {
     const doc = `<html ${attr}><body><div><p>x</p></div></body></html>`;
-    assert.equal(formatHtml(doc), `<html ${attr}>\n  <body>\n    <div>\n      <p>x</p>\n    </div>\n  </body>\n</html>`, attr);
+    assert.equal(
+      formatHtml(doc),
+      `<html ${attr}>\n  <body>\n    <div>\n      <p>x</p>\n    </div>\n  </body>\n</html>`,
+      attr,
+    );
   }
 });
 
 test('nesting deeper than 256 comes back unchanged; 256 levels are formatted', () => {
   // html + body + n inline spans: nothing to break between the spans, only the line before <body>.
   const nested = (levels: number) =>
-    '<html formathtml="true">\n<body>' + '<span>'.repeat(levels - 2) + 'x' + '</span>'.repeat(levels - 2) + '</body></html>';
+    '<html formathtml="true">\n<body>' +
+    '<span>'.repeat(levels - 2) +
+    'x' +
+    '</span>'.repeat(levels - 2) +
+    '</body></html>';
   const tooDeep = nested(257);
   assert.equal(formatHtml(tooDeep), tooDeep);
   const ok = nested(256);
@@ -151,9 +162,9 @@ test('nesting deeper than 256 comes back unchanged; 256 levels are formatted', (
 
 test('output longer than 3x the input comes back unchanged', () => {
   // 200 nested divs with nothing between them: formatting would add ~40 KB of indentation.
-  const doc = '<html formathtml="true"><body>' + '<div>'.repeat(200) + '</div>'.repeat(200) + '</body></html>';
+  const doc = `<html formathtml="true"><body>${'<div>'.repeat(200)}${'</div>'.repeat(200)}</body></html>`;
   assert.equal(formatHtml(doc), doc);
-  const small = '<html formathtml="true"><body>' + '<div>'.repeat(5) + '</div>'.repeat(5) + '</body></html>';
+  const small = `<html formathtml="true"><body>${'<div>'.repeat(5)}${'</div>'.repeat(5)}</body></html>`;
   assert.ok(formatHtml(small).length > small.length);
 });
 
@@ -173,24 +184,83 @@ const attrName = fc.constantFrom('class', 'id', 'data-x', 'hidden', 'onclick', '
 const attrSep = fc.constantFrom(' ', '  ', '\n  ', '\n', '\t', '\r\n    ', '/');
 const attribute = fc
   .tuple(attrSep, attrName, fc.option(attrValue, { nil: undefined }))
-  .map(([sep, name, value]) => sep + name + (value === undefined ? '' : '=' + value));
+  .map(([sep, name, value]) => sep + name + (value === undefined ? '' : `=${value}`));
 const tagName = fc.constantFrom(
-  'div', 'p', 'span', 'b', 'ul', 'li', 'table', 'tr', 'td', 'pre', 'textarea', 'script', 'style', 'svg',
-  'path', 'g', 'title', 'form', 'select', 'option', 'img', 'br', 'input', 'meta', 'a', 'h1', 'section',
-  'button', 'code', 'template', 'math', 'noscript', 'head', 'body', 'x-widget', 'hr', 'DIV',
+  'div',
+  'p',
+  'span',
+  'b',
+  'ul',
+  'li',
+  'table',
+  'tr',
+  'td',
+  'pre',
+  'textarea',
+  'script',
+  'style',
+  'svg',
+  'path',
+  'g',
+  'title',
+  'form',
+  'select',
+  'option',
+  'img',
+  'br',
+  'input',
+  'meta',
+  'a',
+  'h1',
+  'section',
+  'button',
+  'code',
+  'template',
+  'math',
+  'noscript',
+  'head',
+  'body',
+  'x-widget',
+  'hr',
+  'DIV',
 );
 const openTag = fc
   .tuple(tagName, fc.array(attribute, { maxLength: 3 }), fc.constantFrom('>', ' >', '/>', ' />', '\n>', '\n/>'))
-  .map(([name, attrs, end]) => '<' + name + attrs.join('') + end);
-const closeTag = fc
-  .tuple(tagName, fc.constantFrom('>', ' >', '\n>'))
-  .map(([name, end]) => '</' + name + end);
+  .map(([name, attrs, end]) => `<${name}${attrs.join('')}${end}`);
+const closeTag = fc.tuple(tagName, fc.constantFrom('>', ' >', '\n>')).map(([name, end]) => `</${name}${end}`);
 const text = fc.constantFrom(
-  'hello', ' ', '  ', '\n', '\n\n    ', '\r\n', '\t', 'a < b', '&amp;', '&#32;', '&nbsp;', '\u00a0',
-  'é漢😀', '  x  ', '>', '</>', '<', '&', 'if (a<b) x();', '\n  text\n', '\f',
+  'hello',
+  ' ',
+  '  ',
+  '\n',
+  '\n\n    ',
+  '\r\n',
+  '\t',
+  'a < b',
+  '&amp;',
+  '&#32;',
+  '&nbsp;',
+  '\u00a0',
+  'é漢😀',
+  '  x  ',
+  '>',
+  '</>',
+  '<',
+  '&',
+  'if (a<b) x();',
+  '\n  text\n',
+  '\f',
 );
 const other = fc.constantFrom(
-  '<!-- c -->', '<!---->', '<!-->', '<!x>', '<?pi?>', '<![CDATA[x]]>', '<!DOCTYPE html>', '</ x>', '</1>',
+  '<!-- c -->',
+  '<!---->',
+  '<!-->',
+  '<!x>',
+  '<?pi?>',
+  '<![CDATA[x]]>',
+  '<!DOCTYPE html>',
+  '</ x>',
+  '</1>',
 );
 const piece = fc.oneof(
   { arbitrary: openTag, weight: 4 },
@@ -227,15 +297,15 @@ const { node } = fc.letrec((tie) => ({
 }));
 const treeDoc = fc
   .tuple(prefix, fc.array(node, { maxLength: 6 }))
-  .map(([p, kids]) => p + '<head><title>t</title></head><body>' + kids.join('\n') + '</body></html>');
+  .map(([p, kids]) => `${p}<head><title>t</title></head><body>${kids.join('\n')}</body></html>`);
 
 let changed = 0;
 function checkFormatting(doc: string): void {
   const once = formatHtml(doc);
   if (once !== doc) changed++;
   assert.equal(typeof once, 'string');
-  assert.ok(sameTree(doc, once), 'tree changed:\n' + JSON.stringify(doc) + '\n' + JSON.stringify(once));
-  assert.equal(formatHtml(once), once, 'not idempotent:\n' + JSON.stringify(doc));
+  assert.ok(sameTree(doc, once), `tree changed:\n${JSON.stringify(doc)}\n${JSON.stringify(once)}`);
+  assert.equal(formatHtml(once), once, `not idempotent:\n${JSON.stringify(doc)}`);
 }
 
 test('property: messy generated documents keep their tree and format idempotently', () => {
@@ -256,7 +326,10 @@ test('property: formatHtml never throws and leaves documents without the opt-in 
       const doc = junk + pieces.join('');
       const out = formatHtml(doc);
       if (!/formathtml/i.test(doc)) assert.equal(out, doc);
-      assert.equal(formatHtml('<html formathtml="true">' + doc), formatHtml(formatHtml('<html formathtml="true">' + doc)));
+      assert.equal(
+        formatHtml(`<html formathtml="true">${doc}`),
+        formatHtml(formatHtml(`<html formathtml="true">${doc}`)),
+      );
     }),
     { numRuns: 300, seed: 42 },
   );

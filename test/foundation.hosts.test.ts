@@ -26,7 +26,11 @@ test('every main-app answer forbids framing; document hosts add no such headers'
   for (const client of [main, kiln.client('localhost:8080'), kiln.client('127.0.0.1')]) {
     for (const path of ['/', '/_/login', '/_/dashboard', '/_/no-such-page', '/_/billing']) {
       for (const res of [await client.page(path), await client.get(path)]) {
-        assert.equal(res.headers['content-security-policy'], "frame-ancestors 'none'", `${client.host}${path} ${res.status}`);
+        assert.equal(
+          res.headers['content-security-policy'],
+          "frame-ancestors 'none'",
+          `${client.host}${path} ${res.status}`,
+        );
         assert.equal(res.headers['x-frame-options'], 'DENY', `${client.host}${path}`);
       }
     }
@@ -35,7 +39,13 @@ test('every main-app answer forbids framing; document hosts add no such headers'
   assert.equal(post.headers['x-frame-options'], 'DENY');
 
   const host = kiln.hostOf(person.username);
-  await createNode(kiln.services, person.id, { ownerId: person.id, parentId: 0, type: 'site', name: 'framed.html', html: '<p>frame me</p>' });
+  await createNode(kiln.services, person.id, {
+    ownerId: person.id,
+    parentId: 0,
+    type: 'site',
+    name: 'framed.html',
+    html: '<p>frame me</p>',
+  });
   for (const path of ['/framed.html', '/_/login', '/missing.txt']) {
     const res = await kiln.client(host).page(path);
     assert.equal(res.headers['x-frame-options'], undefined, path);

@@ -27,14 +27,21 @@ after(() => bk?.stop());
 
 /** Waits until the page's live-sync EventSource is open, and says which lane it chose. */
 async function liveSyncOpen(page: Page): Promise<{ lane: string; url: string }> {
-  await page.waitForFunction(() => (window as any).hyperclayModules?.['live-sync']?.liveSync?.sse?.readyState === 1, null, { timeout: 30_000 });
+  await page.waitForFunction(
+    () => (window as any).hyperclayModules?.['live-sync']?.liveSync?.sse?.readyState === 1,
+    null,
+    { timeout: 30_000 },
+  );
   return page.evaluate(() => {
     const ls = (window as any).hyperclayModules['live-sync'].liveSync;
     return { lane: ls.lane, url: ls.sse.url };
   });
 }
 
-test('an owner’s saved edit reaches the other owner tab (live lane) and an anonymous viewer (saved lane) without reloads', { skip: !hasChromium && 'Debian chromium is not installed (.ci/run installs it)', timeout: 180_000 }, async () => {
+test('an owner’s saved edit reaches the other owner tab (live lane) and an anonymous viewer (saved lane) without reloads', {
+  skip: !hasChromium && 'Debian chromium is not installed (.ci/run installs it)',
+  timeout: 180_000,
+}, async () => {
   const s = bk.kiln.services;
   const person = await createPerson(s, newPerson());
   await createNode(s, person.id, { ownerId: person.id, parentId: 0, type: 'site', name: 'live-list.html', html: DOC });
@@ -68,8 +75,12 @@ test('an owner’s saved edit reaches the other owner tab (live lane) and an ano
   const saved = await tabA.evaluate(() => (window as any).hyperclay.savePage());
   assert.equal(saved.msgType, 'success', JSON.stringify(saved));
 
-  await tabB.waitForFunction(() => document.getElementById('added')?.textContent === 'added in tab A', null, { timeout: 30_000 });
-  await viewer.waitForFunction(() => document.getElementById('added')?.textContent === 'added in tab A', null, { timeout: 30_000 });
+  await tabB.waitForFunction(() => document.getElementById('added')?.textContent === 'added in tab A', null, {
+    timeout: 30_000,
+  });
+  await viewer.waitForFunction(() => document.getElementById('added')?.textContent === 'added in tab A', null, {
+    timeout: 30_000,
+  });
   assert.ok(relays.length > 0 && relays.every((st) => st === 200), `snapshot relays from tab A: ${relays}`);
   // The viewer is still a viewer (the morph brought the stored document, not edit controls).
   assert.equal(await viewer.evaluate(() => document.cookie.includes('isAdminOfCurrentResource')), false);

@@ -71,7 +71,10 @@ async function checkIdsAndReplay(bus: EventBus, channel: string) {
   const next = await bus.publish(channel, lane('h'));
   const fromBig = await bus.replay(channel, afterBig.lastId);
   assert.equal(fromBig.complete, true);
-  assert.deepEqual(fromBig.events.map((e) => e.id), [next]);
+  assert.deepEqual(
+    fromBig.events.map((e) => e.id),
+    [next],
+  );
   // An unknown channel: from id 0 nothing is missing; from any other id its log was lost (a restart),
   // so what came after that id is unknown.
   assert.deepEqual(await bus.replay(`${channel}:never`, 0), { events: [], complete: true, lastId: 0 });
@@ -104,7 +107,9 @@ test('namespaces come from the database, never its credentials', () => {
   assert.notEqual(namespaceFor({ dataDir: '/a' }), namespaceFor({ dataDir: '/b' }));
 });
 
-test('Redis bus: ids and replay like the memory bus', { skip: REDIS_URL ? false : 'needs Redis (KILN_TEST_STORAGE=postgres)' }, async () => {
+test('Redis bus: ids and replay like the memory bus', {
+  skip: REDIS_URL ? false : 'needs Redis (KILN_TEST_STORAGE=postgres)',
+}, async () => {
   const bus = new RedisEventBus(REDIS_URL!, uniqueNamespace());
   try {
     await checkIdsAndReplay(bus, 'doc:1');
@@ -113,7 +118,9 @@ test('Redis bus: ids and replay like the memory bus', { skip: REDIS_URL ? false 
   }
 });
 
-test('Redis bus: every subscriber in every process hears each event once, in id order; other namespaces hear nothing', { skip: REDIS_URL ? false : 'needs Redis (KILN_TEST_STORAGE=postgres)' }, async () => {
+test('Redis bus: every subscriber in every process hears each event once, in id order; other namespaces hear nothing', {
+  skip: REDIS_URL ? false : 'needs Redis (KILN_TEST_STORAGE=postgres)',
+}, async () => {
   const ns = uniqueNamespace();
   const a = new RedisEventBus(REDIS_URL!, ns);
   const b = new RedisEventBus(REDIS_URL!, ns);
@@ -124,15 +131,23 @@ test('Redis bus: every subscriber in every process hears each event once, in id 
     const onB2 = collector(b, 'account:7');
     const foreign = collector(elsewhere, 'account:7');
     await Promise.all([a.subscribed('account:7'), b.subscribed('account:7'), elsewhere.subscribed('account:7')]);
-    const ids = await Promise.all(Array.from({ length: 20 }, (_, i) => (i % 2 ? a : b).publish('account:7', lane(`m${i}`))));
+    const ids = await Promise.all(
+      Array.from({ length: 20 }, (_, i) => (i % 2 ? a : b).publish('account:7', lane(`m${i}`))),
+    );
     for (const c of [onA, onB1, onB2]) {
       await c.until(20);
       assert.equal(c.got.length, 20);
-      assert.deepEqual(c.got.map((g) => g.id), [...ids].sort((x, y) => x - y));
+      assert.deepEqual(
+        c.got.map((g) => g.id),
+        [...ids].sort((x, y) => x - y),
+      );
     }
     await elsewhere.publish('account:7', lane('fence'));
     await foreign.until(1);
-    assert.deepEqual(foreign.got.map((g) => g.html), ['fence']);
+    assert.deepEqual(
+      foreign.got.map((g) => g.html),
+      ['fence'],
+    );
     // The last listener leaving drops the Redis subscription; events then stay away.
     onB1.off();
     onB2.off();
@@ -144,7 +159,9 @@ test('Redis bus: every subscriber in every process hears each event once, in id 
   }
 });
 
-test('Redis bus: after its subscriber connection is cut, it catches up on what was published meanwhile, each event once', { skip: REDIS_URL ? false : 'needs Redis (KILN_TEST_STORAGE=postgres)' }, async () => {
+test('Redis bus: after its subscriber connection is cut, it catches up on what was published meanwhile, each event once', {
+  skip: REDIS_URL ? false : 'needs Redis (KILN_TEST_STORAGE=postgres)',
+}, async () => {
   const ns = uniqueNamespace();
   const publisher = new RedisEventBus(REDIS_URL!, ns);
   const listener = new RedisEventBus(REDIS_URL!, ns);
@@ -164,15 +181,23 @@ test('Redis bus: after its subscriber connection is cut, it catches up on what w
     await c.until(6);
     await publisher.publish('doc:9', lane('after'));
     await c.until(7);
-    assert.deepEqual(c.got.map((g) => g.html), ['before', 'during0', 'during1', 'during2', 'during3', 'during4', 'after']);
-    assert.deepEqual(c.got.slice(1, 6).map((g) => g.id), during);
+    assert.deepEqual(
+      c.got.map((g) => g.html),
+      ['before', 'during0', 'during1', 'during2', 'during3', 'during4', 'after'],
+    );
+    assert.deepEqual(
+      c.got.slice(1, 6).map((g) => g.id),
+      during,
+    );
   } finally {
     admin.disconnect();
     await Promise.all([publisher.close(), listener.close()]);
   }
 });
 
-test('Redis bus: a publish whose answer was lost runs once; with Redis away events wait and go out in order', { skip: REDIS_URL ? false : 'needs Redis (KILN_TEST_STORAGE=postgres)' }, async () => {
+test('Redis bus: a publish whose answer was lost runs once; with Redis away events wait and go out in order', {
+  skip: REDIS_URL ? false : 'needs Redis (KILN_TEST_STORAGE=postgres)',
+}, async () => {
   const ns = uniqueNamespace();
   const u = new URL(REDIS_URL!);
   const proxy = await startTcpProxy(u.hostname, Number(u.port || 6379));
@@ -197,15 +222,25 @@ test('Redis bus: a publish whose answer was lost runs once; with Redis away even
     // Redis away: publishes resolve once it is back, in order.
     proxy.cut();
     await new Promise((r) => setTimeout(r, 200));
-    const waiting = [publisher.publish('doc:7', lane('w1')), publisher.publish('doc:7', lane('w2')), publisher.publish('doc:7', lane('w3'))];
+    const waiting = [
+      publisher.publish('doc:7', lane('w1')),
+      publisher.publish('doc:7', lane('w2')),
+      publisher.publish('doc:7', lane('w3')),
+    ];
     await new Promise((r) => setTimeout(r, 500));
     assert.equal(publisher.waiting, 3);
     proxy.restore();
     const ids = await Promise.all(waiting);
     await c.until(5);
     await new Promise((r) => setTimeout(r, 300));
-    assert.deepEqual(c.got.map((g) => g.html), ['first', 'answer lost', 'w1', 'w2', 'w3']);
-    assert.deepEqual(c.got.slice(2).map((g) => g.id), ids);
+    assert.deepEqual(
+      c.got.map((g) => g.html),
+      ['first', 'answer lost', 'w1', 'w2', 'w3'],
+    );
+    assert.deepEqual(
+      c.got.slice(2).map((g) => g.id),
+      ids,
+    );
   } finally {
     await Promise.all([publisher.close(), listener.close()]);
     await proxy.close();

@@ -23,7 +23,13 @@ async function ownerWithDocument(opts: { visibility?: 'public' | 'private'; fold
   const main = kiln.client();
   const person = await signedIn(kiln, main);
   const name = `lane-${person.username}.html`;
-  const node = await createNode(kiln.services, person.id, { ownerId: person.id, parentId: 0, type: 'site', name, html: doc('v1') });
+  const node = await createNode(kiln.services, person.id, {
+    ownerId: person.id,
+    parentId: 0,
+    type: 'site',
+    name,
+    html: doc('v1'),
+  });
   if (opts.visibility === 'private') await setVisibility(kiln.services, person.id, node.id, 'private');
   const host = kiln.hostOf(person.username);
   return { person, node, host, main, url: `http://${host}/${name}`, name };
@@ -32,7 +38,7 @@ async function ownerWithDocument(opts: { visibility?: 'public' | 'private'; fold
 /** The stream URL hyperclayjs builds: the whole href (with query and fragment), encoded. */
 function lanePath(url: string, lane?: string, legacy = false) {
   const base = legacy ? `/_/live-sync/stream?page-url=` : `/_/sync?document-url=`;
-  return `${base}${encodeURIComponent(url + '?editmode=true#x')}${lane ? `&lane=${lane}` : ''}&resume-id=${'ab'.repeat(16)}`;
+  return `${base}${encodeURIComponent(`${url}?editmode=true#x`)}${lane ? `&lane=${lane}` : ''}&resume-id=${'ab'.repeat(16)}`;
 }
 
 /** Opens a lane as a browser would: the jar's cookies for that host, nothing else. */
@@ -43,13 +49,20 @@ function openLane(client: Client | null, host: string, path: string, headers: Re
 
 async function browserSave(main: Client, host: string, url: string, html: string) {
   const res = await main.on(host).post('/_/save', html, {
-    headers: { 'content-type': 'text/plain;charset=UTF-8', 'document-url': url, origin: `http://${host}`, 'sec-fetch-site': 'same-origin' },
+    headers: {
+      'content-type': 'text/plain;charset=UTF-8',
+      'document-url': url,
+      origin: `http://${host}`,
+      'sec-fetch-site': 'same-origin',
+    },
   });
   assert.equal(res.status, 200, res.text);
 }
 
 async function relay(main: Client, host: string, url: string, body: Record<string, unknown>) {
-  return main.on(host).post('/_/sync', body, { headers: { 'document-url': url, origin: `http://${host}`, 'sec-fetch-site': 'same-origin' } });
+  return main.on(host).post('/_/sync', body, {
+    headers: { 'document-url': url, origin: `http://${host}`, 'sec-fetch-site': 'same-origin' },
+  });
 }
 
 test('saved lane: the SSE headers, `: connected` first, then {html, sender, seq} with id = seq after each save', async () => {
@@ -59,7 +72,7 @@ test('saved lane: the SSE headers, `: connected` first, then {html, sender, seq}
     assert.equal(viewer.status, 200);
     assert.equal(viewer.headers['content-type'], 'text/event-stream');
     assert.equal(viewer.headers['cache-control'], 'no-cache');
-    assert.equal(viewer.headers['connection'], 'keep-alive');
+    assert.equal(viewer.headers.connection, 'keep-alive');
     assert.equal(viewer.headers['x-accel-buffering'], 'no');
     await viewer.comment('connected');
     assert.ok(viewer.raw.startsWith(': connected\n\n'));
@@ -112,9 +125,17 @@ test('refusals: no document-url 400, another host 400, the main host 404, no suc
   const none = await openLane(null, host, '/_/sync?lane=saved');
   assert.equal(none.status, 400);
   assert.equal(none.json.msgType, 'error');
-  const foreign = await openLane(null, host, `/_/sync?document-url=${encodeURIComponent(`http://elsewhere.example/${person.username}.html`)}`);
+  const foreign = await openLane(
+    null,
+    host,
+    `/_/sync?document-url=${encodeURIComponent(`http://elsewhere.example/${person.username}.html`)}`,
+  );
   assert.equal(foreign.status, 400);
-  const main = await openLane(null, kiln.config.rootDomain, lanePath(`http://${kiln.config.rootDomain}/x.html`, 'saved'));
+  const main = await openLane(
+    null,
+    kiln.config.rootDomain,
+    lanePath(`http://${kiln.config.rootDomain}/x.html`, 'saved'),
+  );
   assert.equal(main.status, 404);
   const missing = await openLane(null, host, lanePath(url.replace(/\.html$/, '-nope.html'), 'saved'));
   assert.equal(missing.status, 404);
@@ -191,7 +212,12 @@ test('Last-Event-ID: a reconnecting lane gets the frames it missed, in order, th
     await again.comment('connected');
     const r1 = await again.next();
     const r2 = await again.next();
-    assert.deepEqual(r1.json, { html: doc('s2'), sender: 'tab-b', seq: r1.json.seq, identityMap: { 'body.0': 'tab-b:1' } });
+    assert.deepEqual(r1.json, {
+      html: doc('s2'),
+      sender: 'tab-b',
+      seq: r1.json.seq,
+      identityMap: { 'body.0': 'tab-b:1' },
+    });
     assert.equal(r2.json.html, doc('s3'), 'the saved-lane frame in between is not replayed on the live lane');
     assert.ok(seen.json.seq < r1.json.seq && r1.json.seq < r2.json.seq);
     await relay(main, host, url, { snapshot: doc('s4'), sender: 'tab-b' });

@@ -31,7 +31,13 @@ async function ownerWithDocument(opts: { visibility?: 'public' | 'private' } = {
   const main = kiln.client();
   const person = await signedIn(kiln, main);
   const name = `relay-${person.username}.html`;
-  const node = await createNode(kiln.services, person.id, { ownerId: person.id, parentId: 0, type: 'site', name, html: doc('v1') });
+  const node = await createNode(kiln.services, person.id, {
+    ownerId: person.id,
+    parentId: 0,
+    type: 'site',
+    name,
+    html: doc('v1'),
+  });
   if (opts.visibility === 'private') await setVisibility(kiln.services, person.id, node.id, 'private');
   const host = kiln.hostOf(person.username);
   return { person, node, host, main, doc: main.on(host), url: `http://${host}/${name}`, name };
@@ -46,14 +52,23 @@ function relay(c: Client, host: string, url: string, body: unknown, headers: Rec
 
 function openLane(c: Client | null, host: string, url: string, lane: 'live' | 'saved') {
   const cookie = c?.jar.header(host);
-  return SseClient.open({ port, host, path: `/_/sync?document-url=${encodeURIComponent(url)}&lane=${lane}`, headers: cookie ? { cookie } : {} });
+  return SseClient.open({
+    port,
+    host,
+    path: `/_/sync?document-url=${encodeURIComponent(url)}&lane=${lane}`,
+    headers: cookie ? { cookie } : {},
+  });
 }
 
 test('a snapshot is broadcast on the live lane as {html, sender, seq, identityMap}; nothing is written, the saved lane hears nothing', async () => {
   const o = await ownerWithDocument();
   const live = await openLane(o.main, o.host, o.url, 'live');
   const saved = await openLane(null, o.host, o.url, 'saved');
-  const versionsBefore = await kiln.services.database.db.selectFrom('versions').select('id').where('node_id', '=', o.node.id).execute();
+  const versionsBefore = await kiln.services.database.db
+    .selectFrom('versions')
+    .select('id')
+    .where('node_id', '=', o.node.id)
+    .execute();
   try {
     await live.comment('connected');
     await saved.comment('connected');
@@ -69,10 +84,16 @@ test('a snapshot is broadcast on the live lane as {html, sender, seq, identityMa
     // Nothing written: same bytes served, no new version, same checksum.
     const page = await o.doc.get(`/${o.name}`);
     assert.equal(page.text, doc('v1'));
-    const versionsAfter = await kiln.services.database.db.selectFrom('versions').select('id').where('node_id', '=', o.node.id).execute();
+    const versionsAfter = await kiln.services.database.db
+      .selectFrom('versions')
+      .select('id')
+      .where('node_id', '=', o.node.id)
+      .execute();
     assert.equal(versionsAfter.length, versionsBefore.length);
     // The saved lane's first frame is the next save, not the snapshot.
-    const saveRes = await o.doc.post('/_/save', doc('saved'), { headers: { 'content-type': 'text/plain', 'document-url': o.url, ...sameOrigin(o.host) } });
+    const saveRes = await o.doc.post('/_/save', doc('saved'), {
+      headers: { 'content-type': 'text/plain', 'document-url': o.url, ...sameOrigin(o.host) },
+    });
     assert.equal(saveRes.status, 200);
     assert.equal((await saved.next()).json.html, doc('saved'));
   } finally {
@@ -89,7 +110,11 @@ test('`html` works in place of `snapshot`; the legacy POST /_/live-sync/save wit
     const a = await relay(o.doc, o.host, o.url, { html: doc('via html key'), sender: 'tab-2' });
     assert.equal(a.status, 200, a.text);
     assert.deepEqual((await live.next()).json, { html: doc('via html key'), sender: 'tab-2', seq: a.json.seq });
-    const b = await o.doc.post('/_/live-sync/save', { html: doc('legacy'), sender: 'tab-3' }, { headers: { 'page-url': o.url, ...sameOrigin(o.host) } });
+    const b = await o.doc.post(
+      '/_/live-sync/save',
+      { html: doc('legacy'), sender: 'tab-3' },
+      { headers: { 'page-url': o.url, ...sameOrigin(o.host) } },
+    );
     assert.equal(b.status, 200, b.text);
     assert.deepEqual((await live.next()).json, { html: doc('legacy'), sender: 'tab-3', seq: b.json.seq });
     // The sender's own frames come back too: clients drop them by sender.
@@ -107,7 +132,9 @@ test('refusals: 400 without Document-URL or snapshot, 403 anonymous, 400 non-own
   assert.equal(noSnapshot.status, 400);
   const notString = await relay(o.doc, o.host, o.url, { snapshot: 42, sender: 's' });
   assert.equal(notString.status, 400);
-  const asText = await o.doc.post('/_/sync', doc('text'), { headers: { 'content-type': 'text/plain', 'document-url': o.url, ...sameOrigin(o.host) } });
+  const asText = await o.doc.post('/_/sync', doc('text'), {
+    headers: { 'content-type': 'text/plain', 'document-url': o.url, ...sameOrigin(o.host) },
+  });
   assert.equal(asText.status, 400);
 
   const anonymous = kiln.client(o.host);
@@ -116,7 +143,13 @@ test('refusals: 400 without Document-URL or snapshot, 403 anonymous, 400 non-own
   await signedIn(kiln, other);
   const stranger = await relay(other.on(o.host), o.host, o.url, { snapshot: doc('x'), sender: 's' });
   assert.equal(stranger.status, 403, 'another account’s session is no session on this host');
-  const crossSite = await relay(o.doc, o.host, o.url, { snapshot: doc('x'), sender: 's' }, { origin: 'http://evil.example', 'sec-fetch-site': 'cross-site' });
+  const crossSite = await relay(
+    o.doc,
+    o.host,
+    o.url,
+    { snapshot: doc('x'), sender: 's' },
+    { origin: 'http://evil.example', 'sec-fetch-site': 'cross-site' },
+  );
   assert.equal(crossSite.status, 403);
 
   const p = await ownerWithDocument({ visibility: 'private' });
@@ -162,7 +195,13 @@ test('seq keeps growing across a restart on the same storage', async () => {
     const person = await createPerson(running.services, newPerson());
     const sessions = await sessionsFor(running.services.database.db, config, person.id, person.username);
     const name = `restart-${person.username}.html`;
-    await createNode(running.services, person.id, { ownerId: person.id, parentId: 0, type: 'site', name, html: doc('v1') });
+    await createNode(running.services, person.id, {
+      ownerId: person.id,
+      parentId: 0,
+      type: 'site',
+      name,
+      html: doc('v1'),
+    });
     const host = `${person.username}.${config.rootDomain}`;
     const url = `http://${host}/${name}`;
     const send = async (text: string) => {
@@ -193,7 +232,9 @@ test('a stream that stops reading is dropped once too much waits for it; the oth
   // A raw connection that never reads its socket.
   const stalled = net.connect(port, '127.0.0.1');
   stalled.pause();
-  stalled.write(`GET /_/sync?document-url=${encodeURIComponent(o.url)}&lane=live HTTP/1.1\r\nHost: ${o.host}\r\nCookie: ${o.main.jar.header(o.host)}\r\n\r\n`);
+  stalled.write(
+    `GET /_/sync?document-url=${encodeURIComponent(o.url)}&lane=live HTTP/1.1\r\nHost: ${o.host}\r\nCookie: ${o.main.jar.header(o.host)}\r\n\r\n`,
+  );
   let deadline = Date.now() + 10_000;
   while (hub.stats().streams < base + 1 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 10));
   assert.equal(hub.stats().streams, base + 1);
@@ -205,7 +246,9 @@ test('a stream that stops reading is dropped once too much waits for it; the oth
     deadline = Date.now() + 10_000;
     while (hub.stats().streams > base && Date.now() < deadline) await new Promise((r) => setTimeout(r, 10));
     assert.equal(hub.stats().streams, base, 'the stalled stream was dropped');
-    const res = await o.doc.post('/_/save', doc('still flowing'), { headers: { 'content-type': 'text/plain', 'document-url': o.url, ...sameOrigin(o.host) } });
+    const res = await o.doc.post('/_/save', doc('still flowing'), {
+      headers: { 'content-type': 'text/plain', 'document-url': o.url, ...sameOrigin(o.host) },
+    });
     assert.equal(res.status, 200);
     assert.equal((await reader.next()).json.html, doc('still flowing'));
   } finally {

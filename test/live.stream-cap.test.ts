@@ -27,10 +27,22 @@ test('beyond the cap a new stream is 429 with Retry-After; closing one frees its
   const owner = kiln.client();
   const person = await signedIn(kiln, owner);
   const host = kiln.hostOf(person.username);
-  const doc = await createNode(kiln.services, person.id, { ownerId: person.id, parentId: 0, type: 'site', name: 'capped.html', html: '<p>x</p>' });
-  const sync = () => SseClient.open({ port, host: kiln.config.rootDomain, path: '/_/sync/stream', headers: { 'x-api-key': key } });
+  const doc = await createNode(kiln.services, person.id, {
+    ownerId: person.id,
+    parentId: 0,
+    type: 'site',
+    name: 'capped.html',
+    html: '<p>x</p>',
+  });
+  const sync = () =>
+    SseClient.open({ port, host: kiln.config.rootDomain, path: '/_/sync/stream', headers: { 'x-api-key': key } });
   const live = () =>
-    SseClient.open({ port, host, path: `/_/sync?document-url=${encodeURIComponent(`http://${host}/${doc.name}`)}&lane=live`, headers: { cookie: owner.jar.header(host) } });
+    SseClient.open({
+      port,
+      host,
+      path: `/_/sync?document-url=${encodeURIComponent(`http://${host}/${doc.name}`)}&lane=live`,
+      headers: { cookie: owner.jar.header(host) },
+    });
 
   const open = [await sync(), await sync(), await live()];
   for (const s of open) assert.equal(s.status, 200);

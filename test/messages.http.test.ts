@@ -20,7 +20,7 @@ const BANNER = /class="msg (error|success)"/;
 test('a crafted ?msg= (unsigned, or with a made-up sig) is not shown on the login page, the dashboard or an app page', async () => {
   const main = kiln.client();
   const owner = await signedIn(kiln, main);
-  for (const path of [crafted('/_/login'), crafted('/_/login') + '&sig=AAAAAAAAAAAAAAAAAAAAAA', crafted('/_/signup')]) {
+  for (const path of [crafted('/_/login'), `${crafted('/_/login')}&sig=AAAAAAAAAAAAAAAAAAAAAA`, crafted('/_/signup')]) {
     const res = await kiln.client().page(path);
     assert.equal(res.status, 200, path);
     assert.doesNotMatch(res.text, BANNER, path);
@@ -34,9 +34,17 @@ test('a crafted ?msg= (unsigned, or with a made-up sig) is not shown on the logi
   }
 
   const name = `msg-app-${owner.username}.html`;
-  const created = await main.post('/_/dashboard/nodes', { type: 'site', name, html: '<!doctype html><html><body>app</body></html>' }, { headers: { 'x-requested-with': 'fetch' } });
+  const created = await main.post(
+    '/_/dashboard/nodes',
+    { type: 'site', name, html: '<!doctype html><html><body>app</body></html>' },
+    { headers: { 'x-requested-with': 'fetch' } },
+  );
   assert.equal(created.status, 201, created.text);
-  const on = await main.post(`/_/dashboard/nodes/${created.json.node.id}/app`, { enableSignups: true }, { headers: { 'x-requested-with': 'fetch' } });
+  const on = await main.post(
+    `/_/dashboard/nodes/${created.json.node.id}/app`,
+    { enableSignups: true },
+    { headers: { 'x-requested-with': 'fetch' } },
+  );
   assert.equal(on.status, 200, on.text);
   const host = kiln.hostOf(owner.username);
   for (const page of ['login', 'signup', 'reset']) {
@@ -45,14 +53,27 @@ test('a crafted ?msg= (unsigned, or with a made-up sig) is not shown on the logi
     assert.doesNotMatch(res.text, BANNER, page);
     assert.ok(!res.text.includes('555 0100'), page);
     // The same page shows a message Kiln signed for it.
-    const signed = await kiln.client(host).page(withMessage(kiln.services.secret, `/_/app/${page}?app=${encodeURIComponent(name)}`, 'Signed for this page.', 'success'));
+    const signed = await kiln
+      .client(host)
+      .page(
+        withMessage(
+          kiln.services.secret,
+          `/_/app/${page}?app=${encodeURIComponent(name)}`,
+          'Signed for this page.',
+          'success',
+        ),
+      );
     assert.match(signed.text, /class="msg success"[^>]*>Signed for this page\.</, page);
   }
 });
 
 test('a failed sign-in redirects back to /_/login with a signed message, which the page shows', async () => {
   const client = kiln.client();
-  const res = await client.post('/_/login', { email: 'nobody@example.com', password: 'wrong-password-1' }, { form: true, headers: { accept: 'text/html' } });
+  const res = await client.post(
+    '/_/login',
+    { email: 'nobody@example.com', password: 'wrong-password-1' },
+    { form: true, headers: { accept: 'text/html' } },
+  );
   assert.equal(res.status, 302, res.text);
   const location = String(res.headers.location);
   assert.match(location, /^\/_\/login\?msg=.*&msgType=error&sig=[A-Za-z0-9_-]{22}/);

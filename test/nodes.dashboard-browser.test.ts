@@ -23,18 +23,23 @@ after(async () => {
   if (bk) await bk.stop();
 });
 
-const rowNames = (p: Page) => p.$$eval('#tree tbody tr td:first-child', (tds) => tds.map((td) => (td.textContent ?? '').replace(/\s+/g, ' ').trim()));
+const rowNames = (p: Page) =>
+  p.$$eval('#tree tbody tr td:first-child', (tds) =>
+    tds.map((td) => (td.textContent ?? '').replace(/\s+/g, ' ').trim()),
+  );
 
-test('create, rename, move and delete from the dashboard without leaving the page', { skip: !hasChromium && 'Chromium is not installed' }, async () => {
+test('create, rename, move and delete from the dashboard without leaving the page', {
+  skip: !hasChromium && 'Chromium is not installed',
+}, async () => {
   await page.goto(bk.mainUrl('/_/dashboard'));
-  assert.match(await page.textContent('h1') ?? '', /Your documents/);
+  assert.match((await page.textContent('h1')) ?? '', /Your documents/);
   const url = page.url();
 
   // Create a folder, then a document inside it (the folder choice arrives with the fresh list).
   await page.fill('#new-folder', 'notes');
   await page.click('form:has(#new-folder) button[type=submit]');
   await page.waitForSelector('#tree tr[data-type=folder]');
-  assert.match(await page.textContent('#flash') ?? '', /Folder "notes" created/);
+  assert.match((await page.textContent('#flash')) ?? '', /Folder "notes" created/);
   await page.fill('#new-site', 'todo.html');
   await page.selectOption('#new-site-parent', { label: 'notes/' });
   await page.click('form:has(#new-site) button[type=submit]');
@@ -47,7 +52,7 @@ test('create, rename, move and delete from the dashboard without leaving the pag
   await page.fill('#new-site', 'bad.txt');
   await page.click('form:has(#new-site) button[type=submit]');
   await page.waitForFunction(() => document.querySelector('#flash')?.classList.contains('error'));
-  assert.match(await page.textContent('#flash') ?? '', /must end in \.html/);
+  assert.match((await page.textContent('#flash')) ?? '', /must end in \.html/);
 
   // Rename the document.
   const docRow = page.locator('#tree tr[data-type=site]');
@@ -60,12 +65,15 @@ test('create, rename, move and delete from the dashboard without leaving the pag
   await page.fill('#new-folder', 'archive');
   await page.click('form:has(#new-folder) button[type=submit]');
   await page.waitForFunction(() => document.querySelector('#tree')?.textContent?.includes('archive/'));
-  const folderRow = (name: string) => page.locator('#tree tr[data-type=folder]').filter({ has: page.locator('td:first-child', { hasText: name }) });
+  const folderRow = (name: string) =>
+    page.locator('#tree tr[data-type=folder]').filter({ has: page.locator('td:first-child', { hasText: name }) });
   const notesRow = folderRow('notes/');
   await notesRow.locator('summary', { hasText: 'Move' }).click();
   await notesRow.locator('form[action$="/move"] select').selectOption({ label: 'archive/' });
   await notesRow.locator('form[action$="/move"] button').click();
-  await page.waitForFunction(() => document.querySelector('#flash')?.textContent?.includes('Moved "notes" to "archive"'));
+  await page.waitForFunction(() =>
+    document.querySelector('#flash')?.textContent?.includes('Moved "notes" to "archive"'),
+  );
   assert.deepEqual(await rowNames(page), ['archive/', 'notes/', 'done.html']);
 
   // It opens on the account's document host.
@@ -91,5 +99,5 @@ test('create, rename, move and delete from the dashboard without leaving the pag
   await notesDelete.click();
   await page.waitForFunction(() => document.querySelectorAll('#tree tbody tr').length === 1);
   assert.deepEqual(await rowNames(page), ['archive/']);
-  assert.match(await page.textContent('#flash') ?? '', /Deleted "notes" and 1 item inside it/);
+  assert.match((await page.textContent('#flash')) ?? '', /Deleted "notes" and 1 item inside it/);
 });

@@ -22,7 +22,7 @@ async function dev(over = {}) {
 test('the dashboard lists the tree with sizes, modified times, visibility and links to each document on its host', async () => {
   const { me, main } = await dev();
   await main.post('/_/dashboard/nodes', { type: 'site', name: 'blog/post one.html', html: 'x'.repeat(2048) });
-  await main.post('/_/dashboard/nodes', { type: 'site', name: 'home-' + me.username + '.html', html: '<html></html>' });
+  await main.post('/_/dashboard/nodes', { type: 'site', name: `home-${me.username}.html`, html: '<html></html>' });
   const res = await main.page('/_/dashboard');
   assert.equal(res.status, 200);
   assert.match(res.headers['content-type'] ?? '', /text\/html/);
@@ -52,7 +52,11 @@ test('the dashboard lists the tree with sizes, modified times, visibility and li
 
 test('browser form posts answer 302 back to the dashboard with msg and msgType, which the page shows', async () => {
   const { main } = await dev();
-  const ok = await main.post('/_/dashboard/nodes', { type: 'site', name: 'from-form.html', parentId: '0' }, { form: true, headers: HTML });
+  const ok = await main.post(
+    '/_/dashboard/nodes',
+    { type: 'site', name: 'from-form.html', parentId: '0' },
+    { form: true, headers: HTML },
+  );
   assert.equal(ok.status, 302);
   const loc = new URL(ok.headers.location!, 'http://x');
   assert.equal(loc.pathname, '/_/dashboard');
@@ -72,7 +76,11 @@ test('browser form posts answer 302 back to the dashboard with msg and msgType, 
 
 test('AJAX operations answer JSON {msg, msgType, html} where html is the updated node list', async () => {
   const { main } = await dev();
-  const created = await main.post('/_/dashboard/nodes', { type: 'folder', name: 'ajax-folder' }, { headers: { 'x-requested-with': 'fetch', accept: 'application/json' } });
+  const created = await main.post(
+    '/_/dashboard/nodes',
+    { type: 'folder', name: 'ajax-folder' },
+    { headers: { 'x-requested-with': 'fetch', accept: 'application/json' } },
+  );
   assert.equal(created.status, 201);
   assert.deepEqual(Object.keys(created.json).sort(), ['html', 'msg', 'msgType', 'node']);
   const $ = cheerio.load(created.json.html);
@@ -104,7 +112,11 @@ test('deleting a non-empty folder without script: a confirmation page, then a ca
   const $ = cheerio.load(confirm.text);
   assert.match($('main').text(), /holds 3 items/);
   assert.equal($('form input[name=cascade]').attr('value'), '1');
-  const gone = await main.post(`/_/dashboard/nodes/${crate.id}/delete`, { cascade: '1' }, { form: true, headers: HTML });
+  const gone = await main.post(
+    `/_/dashboard/nodes/${crate.id}/delete`,
+    { cascade: '1' },
+    { form: true, headers: HTML },
+  );
   assert.equal(gone.status, 302);
   assert.match(msgOf(gone.headers.location!), /Deleted "crate" and 3 items inside it/);
   assert.deepEqual((await main.get('/_/dashboard/nodes')).json.nodes, []);
@@ -117,9 +129,13 @@ test('bodies over the caps answer 413: JSON over 5 MB, forms over 2 MB (as JSON 
   assert.equal(json.status, 413);
   assert.equal(json.json.msgType, 'error');
   assert.equal(typeof json.json.msg, 'string');
-  const form = await main.post('/_/dashboard/nodes', `type=site&name=huge.html&html=${'x'.repeat(2 * 1024 * 1024 + 10)}`, {
-    headers: { 'content-type': 'application/x-www-form-urlencoded' },
-  });
+  const form = await main.post(
+    '/_/dashboard/nodes',
+    `type=site&name=huge.html&html=${'x'.repeat(2 * 1024 * 1024 + 10)}`,
+    {
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+    },
+  );
   assert.equal(form.status, 413);
   assert.equal(form.json.msgType, 'error');
   assert.deepEqual((await main.get('/_/dashboard/nodes')).json.nodes, []);
@@ -130,6 +146,8 @@ test('the dashboard belongs to the main app: on a document host its GET is sent 
   const res = await main.on(kiln.hostOf(me.username)).page('/_/dashboard');
   assert.equal(res.status, 302);
   assert.equal(res.headers.location, `${kiln.config.baseUrl}/_/dashboard`);
-  const post = await main.on(kiln.hostOf(me.username)).post('/_/dashboard/nodes', { type: 'site', name: 'wrong-host.html' });
+  const post = await main
+    .on(kiln.hostOf(me.username))
+    .post('/_/dashboard/nodes', { type: 'site', name: 'wrong-host.html' });
   assert.equal(post.status, 404);
 });

@@ -87,7 +87,7 @@ test('names: documents must end in .html/.htmlclay; special characters, reserved
     [{ type: 'site', name: '_private.html' }, /reserved/],
     [{ type: 'site', name: ' padded.html' }, /start or end with a space/],
     [{ type: 'site', name: 'zero\u200bwidth.html' }, /invisible/],
-    [{ type: 'site', name: 'x'.repeat(300) + '.html' }, /at most 255 characters/],
+    [{ type: 'site', name: `${'x'.repeat(300)}.html` }, /at most 255 characters/],
     [{ type: 'site', name: '' }, /required/],
     [{ type: 'folder', name: 'dotted.folder' }, /Folder names cannot contain dots/],
     [{ type: 'folder', name: '..' }, /"\.\."|Path segments/],
@@ -145,7 +145,7 @@ test('one owner: a document name once across folders, a folder name once among i
   await mustCreate(main, { type: 'folder', name: 'inner', parentId: b.id });
 });
 
-test('a parent that is not a folder of mine: 400 for a document, 404 for someone else\'s folder', async () => {
+test("a parent that is not a folder of mine: 400 for a document, 404 for someone else's folder", async () => {
   const { main } = await dev();
   const other = await dev();
   const doc = await mustCreate(main, { type: 'site', name: 'not-a-folder.html' });
@@ -270,7 +270,10 @@ test('delete: a document goes with its content; a non-empty folder needs cascade
   assert.equal((await host.get('/doomed.html')).status, 404);
   const { db } = kiln.services.database;
   assert.equal((await db.selectFrom('versions').select('id').where('node_id', '=', doc.id).execute()).length, 0);
-  assert.equal((await db.selectFrom('node_contents').select('node_id').where('node_id', '=', doc.id).execute()).length, 0);
+  assert.equal(
+    (await db.selectFrom('node_contents').select('node_id').where('node_id', '=', doc.id).execute()).length,
+    0,
+  );
 
   await mustCreate(main, { type: 'site', name: 'box/inner/one.html' });
   await mustCreate(main, { type: 'site', name: 'box/two.html' });
@@ -326,7 +329,9 @@ test('races: one name claimed by many accounts at once gives one 201 and 409s; a
 
   const free = await dev({ plan: 'free' });
   for (let i = 0; i < 9; i++) await mustCreate(free.main, { type: 'site', name: `race-${free.me.id}-${i}.html` });
-  const burst = await Promise.all([0, 1, 2, 3, 4].map((i) => create(free.main, { type: 'site', name: `race-${free.me.id}-burst-${i}.html` })));
+  const burst = await Promise.all(
+    [0, 1, 2, 3, 4].map((i) => create(free.main, { type: 'site', name: `race-${free.me.id}-burst-${i}.html` })),
+  );
   assert.deepEqual(burst.map((r) => r.status).sort(), [201, 403, 403, 403, 403]);
   assert.equal((await tree(free.main)).filter((n) => n.type === 'site').length, 10);
 });
@@ -336,13 +341,31 @@ test('every account may have its own index.html (the host home page); other docu
   try {
     const a = await createPerson(kiln2.services, newPerson());
     const b = await createPerson(kiln2.services, newPerson());
-    await createNode(kiln2.services, a.id, { ownerId: a.id, parentId: 0, type: 'site', name: 'index.html', html: '<html>a</html>' });
-    await createNode(kiln2.services, b.id, { ownerId: b.id, parentId: 0, type: 'site', name: 'index.html', html: '<html>b</html>' });
+    await createNode(kiln2.services, a.id, {
+      ownerId: a.id,
+      parentId: 0,
+      type: 'site',
+      name: 'index.html',
+      html: '<html>a</html>',
+    });
+    await createNode(kiln2.services, b.id, {
+      ownerId: b.id,
+      parentId: 0,
+      type: 'site',
+      name: 'index.html',
+      html: '<html>b</html>',
+    });
     assert.equal((await kiln2.client(kiln2.hostOf(a.username)).get('/')).text, '<html>a</html>');
     assert.equal((await kiln2.client(kiln2.hostOf(b.username)).get('/')).text, '<html>b</html>');
     // An index in a folder is that folder's own, too; a second one among the same siblings is refused.
     const folder = await createNode(kiln2.services, a.id, { ownerId: a.id, parentId: 0, type: 'folder', name: 'blog' });
-    await createNode(kiln2.services, a.id, { ownerId: a.id, parentId: folder.id, type: 'site', name: 'index.html', html: '<html>blog</html>' });
+    await createNode(kiln2.services, a.id, {
+      ownerId: a.id,
+      parentId: folder.id,
+      type: 'site',
+      name: 'index.html',
+      html: '<html>blog</html>',
+    });
     assert.equal((await kiln2.client(kiln2.hostOf(a.username)).get('/blog/index.html')).text, '<html>blog</html>');
     await assert.rejects(
       createNode(kiln2.services, a.id, { ownerId: a.id, parentId: 0, type: 'site', name: 'INDEX.html' }),

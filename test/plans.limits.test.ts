@@ -34,7 +34,11 @@ async function member(over: Partial<NewPerson> = {}) {
 
 /** Sessions live 30 days on the server's clock: sign in again after moving it. */
 async function signInNow(c: Client, person: { id: number; username: string }) {
-  storeSessions(c.jar, kiln.config, await sessionsFor(kiln.services.database.db, kiln.config, person.id, person.username, clock.now()));
+  storeSessions(
+    c.jar,
+    kiln.config,
+    await sessionsFor(kiln.services.database.db, kiln.config, person.id, person.username, clock.now()),
+  );
 }
 
 const ajax = { headers: { 'x-requested-with': 'fetch' } };
@@ -66,7 +70,11 @@ test('sites: the 11th document on the free plan is refused naming the limit; pai
   assert.match(page.text, /11 \(unlimited\)/);
 
   // The subscription ends: the free plan's limit applies again, and the refusal says how to lift it.
-  await kiln.services.database.db.updateTable('accounts').set({ has_active_subscription: 0 }).where('id', '=', paid.person.id).execute();
+  await kiln.services.database.db
+    .updateTable('accounts')
+    .set({ has_active_subscription: 0 })
+    .where('id', '=', paid.person.id)
+    .execute();
   const lapsed = await createSite(paid.main, `p-${paid.person.id}-11.html`);
   assert.equal(lapsed.status, 403);
   assert.equal(lapsed.json.limit, 'sites');
@@ -74,16 +82,27 @@ test('sites: the 11th document on the free plan is refused naming the limit; pai
   assert.equal((await plan(paid.main)).effectivePlan, 'free');
 
   const admin = await member({ isSuperadmin: true, plan: 'free' });
-  for (let i = 0; i < 11; i++) assert.equal((await createSite(admin.main, `a-${admin.person.id}-${i}.html`)).status, 201);
+  for (let i = 0; i < 11; i++)
+    assert.equal((await createSite(admin.main, `a-${admin.person.id}-${i}.html`)).status, 201);
 });
 
 /** The owner's document and a client on its host, ready for `/_/upload`. */
 async function uploader(p: Partial<NewPerson>) {
   const m = await member(p);
-  const page = await createNode(kiln.services, m.person.id, { ownerId: m.person.id, parentId: 0, type: 'site', name: `up-${m.person.username}.html`, html: '<p>page</p>' });
+  const page = await createNode(kiln.services, m.person.id, {
+    ownerId: m.person.id,
+    parentId: 0,
+    type: 'site',
+    name: `up-${m.person.username}.html`,
+    html: '<p>page</p>',
+  });
   const pageUrl = `http://${kiln.hostOf(m.person.username)}/${page.name}`;
   return (bytes: number, name = 'file.bin') =>
-    m.host.post('/_/upload', { fileName: name, fileBody: Buffer.alloc(bytes, 1).toString('base64') }, { headers: { 'page-url': pageUrl } });
+    m.host.post(
+      '/_/upload',
+      { fileName: name, fileBody: Buffer.alloc(bytes, 1).toString('base64') },
+      { headers: { 'page-url': pageUrl } },
+    );
 }
 
 test('upload sizes: free 10 MB, Personal 20 MB, Maker 100 MB; a larger file is 413 naming the limit and the plans that allow more', async () => {
@@ -120,8 +139,19 @@ test('allowances grow by one each whole calendar month active, up to the tier’
     now = new Date(date);
     for (const m of [personal, maker, free]) await signInNow(m.main, m.person);
     const [p, k, f] = await Promise.all([plan(personal.main), plan(maker.main), plan(free.main)]);
-    const maxes = (x: any) => [x.monthsActive, x.allowances.subdomains.max, x.allowances.customDomains.max, x.allowances.apps.max];
-    return { p: maxes(p), k: maxes(k), f: maxes(f), pGrows: p.allowances.apps.growsAt, pDomainGrows: p.allowances.customDomains.growsAt };
+    const maxes = (x: any) => [
+      x.monthsActive,
+      x.allowances.subdomains.max,
+      x.allowances.customDomains.max,
+      x.allowances.apps.max,
+    ];
+    return {
+      p: maxes(p),
+      k: maxes(k),
+      f: maxes(f),
+      pGrows: p.allowances.apps.growsAt,
+      pDomainGrows: p.allowances.customDomains.growsAt,
+    };
   };
   let r = await at('2026-01-31T12:00:00.000Z');
   assert.deepEqual(r.p, [0, 1, 1, 2]);
@@ -151,10 +181,19 @@ test('allowances grow by one each whole calendar month active, up to the tier’
   // The calendar rule itself.
   assert.equal(addMonths(new Date('2026-01-31T00:00:00Z'), 1).toISOString(), '2026-02-28T00:00:00.000Z');
   assert.equal(addMonths(new Date('2028-01-31T00:00:00Z'), 1).toISOString(), '2028-02-29T00:00:00.000Z');
-  const acct = { plan: 'personal' as const, hasActiveSubscription: true, planStartedAt: '2026-01-15T00:00:00.000Z', isSuperadmin: false };
+  const acct = {
+    plan: 'personal' as const,
+    hasActiveSubscription: true,
+    planStartedAt: '2026-01-15T00:00:00.000Z',
+    isSuperadmin: false,
+  };
   assert.equal(monthsActive(acct, new Date('2026-03-14T23:59:59Z')), 1);
   assert.equal(monthsActive(acct, new Date('2026-03-15T00:00:00Z')), 2);
-  assert.equal(monthsActive({ ...acct, hasActiveSubscription: false }, new Date('2027-01-01T00:00:00Z')), 0, 'a lapsed plan counts no months');
+  assert.equal(
+    monthsActive({ ...acct, hasActiveSubscription: false }, new Date('2027-01-01T00:00:00Z')),
+    0,
+    'a lapsed plan counts no months',
+  );
 });
 
 test('multi-tenant apps: the allowance refuses one app too many, naming the limit and when it grows; a month later it is allowed', async () => {
@@ -174,9 +213,16 @@ test('multi-tenant apps: the allowance refuses one app too many, naming the limi
   assert.equal(res.json.code, 'quota-exceeded');
   assert.equal(res.json.limit, 'apps');
   assert.match(res.json.msg, /Free plan allows 1 multi-tenant app and this account has 1/);
-  assert.match(res.json.msg, /upgrade to Personal \(2, growing by 1 each month up to 10\) or Maker \(5, growing by 1 each month up to 50\)/);
+  assert.match(
+    res.json.msg,
+    /upgrade to Personal \(2, growing by 1 each month up to 10\) or Maker \(5, growing by 1 each month up to 50\)/,
+  );
   // Browsers get the dashboard back with the message.
-  const browser = await free.main.post(`/_/dashboard/nodes/${first}/app`, { enableSignups: 'true' }, { form: true, headers: { accept: 'text/html' } });
+  const browser = await free.main.post(
+    `/_/dashboard/nodes/${first}/app`,
+    { enableSignups: 'true' },
+    { form: true, headers: { accept: 'text/html' } },
+  );
   assert.equal(browser.status, 302);
   assert.match(new URL(browser.headers.location!, 'http://x').searchParams.get('msg')!, /allows 1 multi-tenant app/);
 
@@ -213,14 +259,28 @@ test('custom domains: none on the free plan (402 payment-required), then the all
     }
   };
   const addRow = (accountId: number, domain: string, status: 'pending' | 'failed' = 'pending') =>
-    s.database.db.insertInto('domains').values({ account_id: accountId, domain, status, ssl_status: null, provider_id: null, dns_instructions: '{}', created_at: START.toISOString() }).execute();
+    s.database.db
+      .insertInto('domains')
+      .values({
+        account_id: accountId,
+        domain,
+        status,
+        ssl_status: null,
+        provider_id: null,
+        dns_instructions: '{}',
+        created_at: START.toISOString(),
+      })
+      .execute();
 
   const free = await createPerson(s, newPerson({ plan: 'free' }));
   const none = (await refusal(free.id))!;
   assert.equal(none.status, 402);
   assert.equal(none.code, 'payment-required');
   assert.equal(none.extra?.limit, 'customDomains');
-  assert.match(none.message, /Free plan includes no custom domains\. Upgrade to Personal \(1, growing by 1 each month up to 3\) or Maker/);
+  assert.match(
+    none.message,
+    /Free plan includes no custom domains\. Upgrade to Personal \(1, growing by 1 each month up to 3\) or Maker/,
+  );
 
   const personal = await createPerson(s, newPerson({ plan: 'personal' }));
   assert.equal(await refusal(personal.id), null);
@@ -235,7 +295,11 @@ test('custom domains: none on the free plan (402 payment-required), then the all
   assert.equal(await refusal(personal.id), null);
 
   // A lapsed subscription is the free plan's none, and the message says so.
-  await s.database.db.updateTable('accounts').set({ has_active_subscription: 0 }).where('id', '=', personal.id).execute();
+  await s.database.db
+    .updateTable('accounts')
+    .set({ has_active_subscription: 0 })
+    .where('id', '=', personal.id)
+    .execute();
   const lapsed = (await refusal(personal.id))!;
   assert.equal(lapsed.status, 402);
   assert.match(lapsed.message, /Personal subscription has ended; renew it/);

@@ -6,7 +6,7 @@ import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { startKiln, storage, type TestKiln } from './support/kiln.ts';
 import { newPerson, sessionsFor, storeSessions } from './support/people.ts';
-import type { Client, Res } from './support/client.ts';
+import type { Res } from './support/client.ts';
 import type { Clock } from '../src/clock.ts';
 import { createPerson, type NewPerson } from '../src/accounts/people.ts';
 import { createSyncKey } from '../src/sync/keys.ts';
@@ -28,7 +28,11 @@ async function member(over: Partial<NewPerson> = {}) {
   const input = newPerson(over);
   const person = await createPerson(kiln.services, input);
   const main = kiln.client();
-  storeSessions(main.jar, kiln.config, await sessionsFor(kiln.services.database.db, kiln.config, person.id, person.username, clock.now()));
+  storeSessions(
+    main.jar,
+    kiln.config,
+    await sessionsFor(kiln.services.database.db, kiln.config, person.id, person.username, clock.now()),
+  );
   return { person, main, input };
 }
 
@@ -56,13 +60,21 @@ test('general limiter: 100 requests to the account pages per address in 15 minut
   for (let i = 1; i <= 100; i++) {
     const res = await (i % 2 ? visitor.page('/_/login') : visitor.page('/_/signup'));
     assert.equal(res.status, 200, `request ${i}`);
-    assert.deepEqual(limitHeaders(res), { limit: '100', remaining: String(100 - i), reset: limitHeaders(res).reset, policy: '100;w=900' });
+    assert.deepEqual(limitHeaders(res), {
+      limit: '100',
+      remaining: String(100 - i),
+      reset: limitHeaders(res).reset,
+      policy: '100;w=900',
+    });
     assert.ok(Number(res.headers['ratelimit-reset']) > 0 && Number(res.headers['ratelimit-reset']) <= 900);
   }
   const json = await visitor.post('/_/login', { email: 'x@example.com', password: 'whatever-it-is' });
   assertRefused(json, 100, 900);
   assert.deepEqual([json.json.code, json.json.msgType], ['rate-limited', 'error']);
-  assert.match(json.json.msg, /Too many requests from your address: at most 100 per 15 minutes\. Try again in \d+ (minute|second)/);
+  assert.match(
+    json.json.msg,
+    /Too many requests from your address: at most 100 per 15 minutes\. Try again in \d+ (minute|second)/,
+  );
   const page = await visitor.page('/_/login');
   assertRefused(page, 100, 900);
   assert.match(page.headers['content-type'] ?? '', /text\/html/);
@@ -79,16 +91,28 @@ test('general limiter: 100 requests to the account pages per address in 15 minut
 
   // What the general limiter leaves alone, even for the exhausted address: documents, the data API,
   // signed-in work, webhooks.
-  const doc = await createNode(kiln.services, owner.person.id, { ownerId: owner.person.id, parentId: 0, type: 'site', name: `rl-${owner.person.username}.html`, html: '<p>hi</p>' });
+  const doc = await createNode(kiln.services, owner.person.id, {
+    ownerId: owner.person.id,
+    parentId: 0,
+    type: 'site',
+    name: `rl-${owner.person.username}.html`,
+    html: '<p>hi</p>',
+  });
   const read = await visitor.on(kiln.hostOf(owner.person.username)).get(`/${doc.name}`);
   assert.equal(read.status, 200);
   assert.equal(read.headers['ratelimit-limit'], undefined);
   const signedInMain = owner.main;
   signedInMain.address = visitor.address;
-  const created = await signedInMain.post('/_/dashboard/nodes', { type: 'site', name: `rl2-${owner.person.username}.html` }, { headers: ajax });
+  const created = await signedInMain.post(
+    '/_/dashboard/nodes',
+    { type: 'site', name: `rl2-${owner.person.username}.html` },
+    { headers: ajax },
+  );
   assert.equal(created.status, 201);
   assert.equal(created.headers['ratelimit-limit'], undefined);
-  const hook = await visitor.post('/_/webhooks/stripe', '{}', { headers: { 'content-type': 'application/json', 'stripe-signature': 't=1,v1=00' } });
+  const hook = await visitor.post('/_/webhooks/stripe', '{}', {
+    headers: { 'content-type': 'application/json', 'stripe-signature': 't=1,v1=00' },
+  });
   assert.equal(hook.status, 401, 'reaches the webhook (bad signature), not the limiter');
 });
 
@@ -113,21 +137,30 @@ test('general limiter: anonymous writes to /_/ count; sync-key requests and shar
   const visitor = kiln.client();
   const owner = await member({ plan: 'personal' });
   const host = kiln.hostOf(owner.person.username);
-  const anon = await visitor.on(host).post('/_/save', '<p>x</p>', { headers: { 'content-type': 'text/plain', 'document-url': `http://${host}/nothing.html` } });
+  const anon = await visitor.on(host).post('/_/save', '<p>x</p>', {
+    headers: { 'content-type': 'text/plain', 'document-url': `http://${host}/nothing.html` },
+  });
   assert.ok(anon.status >= 400 && anon.status < 500);
   assert.equal(anon.headers['ratelimit-remaining'], '99');
 
   // A desktop sync client makes many writes from one address: none is counted.
   const { key } = await createSyncKey(kiln.services, owner.person.id);
-  const made = await visitor.post('/_/sync/nodes', { type: 'site', name: `sync-${owner.person.username}.html`, parentId: 0, content: '<p>0</p>' }, { headers: { 'x-api-key': key } });
+  const made = await visitor.post(
+    '/_/sync/nodes',
+    { type: 'site', name: `sync-${owner.person.username}.html`, parentId: 0, content: '<p>0</p>' },
+    { headers: { 'x-api-key': key } },
+  );
   assert.equal(made.status, 201, made.text);
   for (let i = 1; i <= 110; i++) {
-    const put = await visitor.request('PUT', `/_/sync/nodes/${made.json.node.id}/content`, { body: { content: `<p>${i}</p>` }, headers: { 'x-api-key': key } });
+    const put = await visitor.request('PUT', `/_/sync/nodes/${made.json.node.id}/content`, {
+      body: { content: `<p>${i}</p>` },
+      headers: { 'x-api-key': key },
+    });
     assert.equal(put.status, 200, `sync write ${i}: ${put.text}`);
     assert.equal(put.headers['ratelimit-limit'], undefined);
   }
   // A wrong key is still just a 401 from the sync API.
-  const wrong = await visitor.get('/_/sync/nodes', { headers: { 'x-api-key': 'hcsk_' + '0'.repeat(64) } });
+  const wrong = await visitor.get('/_/sync/nodes', { headers: { 'x-api-key': `hcsk_${'0'.repeat(64)}` } });
   assert.equal(wrong.status, 401);
   assert.equal((await visitor.page('/_/login')).headers['ratelimit-remaining'], '98');
 });
@@ -146,14 +179,24 @@ test('strict limiter on signup: 5 attempts an hour per address, then 429 (a page
   const refused = await visitor.post('/_/signup', { email: p.email, username: p.username, password: p.password });
   assertRefused(refused, 5, 3600);
   assert.match(refused.json.msg, /Too many sign-up attempts: at most 5 per hour/);
-  const page = await visitor.post('/_/signup', { email: p.email, username: p.username, password: p.password }, { form: true, headers: { accept: 'text/html' } });
+  const page = await visitor.post(
+    '/_/signup',
+    { email: p.email, username: p.username, password: p.password },
+    { form: true, headers: { accept: 'text/html' } },
+  );
   assertRefused(page, 5, 3600);
   assert.match(page.text, /<form[^>]*action="\/_\/signup"/);
   assert.match(page.text, /Too many sign-up attempts/);
-  const nobody = await kiln.services.database.db.selectFrom('people').select('account_id').where('email', '=', p.email).executeTakeFirst();
+  const nobody = await kiln.services.database.db
+    .selectFrom('people')
+    .select('account_id')
+    .where('email', '=', p.email)
+    .executeTakeFirst();
   assert.equal(nobody, undefined, 'nothing was created');
 
-  const elsewhere = await kiln.client().post('/_/signup', { email: p.email, username: p.username, password: p.password });
+  const elsewhere = await kiln
+    .client()
+    .post('/_/signup', { email: p.email, username: p.username, password: p.password });
   assert.equal(elsewhere.status, 201);
 });
 
@@ -175,15 +218,33 @@ test('strict limiter on sync-key generation and share-token regeneration: 5 an h
   assert.equal(keys.json.keys.length, 5);
   assert.equal((await b.main.post('/_/dashboard/keys', {}, { headers: ajax })).status, 201);
 
-  const doc = await createNode(kiln.services, a.person.id, { ownerId: a.person.id, parentId: 0, type: 'site', name: `share-${a.person.username}.html`, html: '<p>s</p>' });
-  assert.equal((await a.main.post(`/_/dashboard/nodes/${doc.id}/sharing`, { enabled: true }, { headers: ajax })).status, 200);
-  for (let i = 1; i <= 5; i++) assert.equal((await a.main.post(`/_/dashboard/nodes/${doc.id}/sharing/regenerate`, {}, { headers: ajax })).status, 200, `regenerate ${i}`);
+  const doc = await createNode(kiln.services, a.person.id, {
+    ownerId: a.person.id,
+    parentId: 0,
+    type: 'site',
+    name: `share-${a.person.username}.html`,
+    html: '<p>s</p>',
+  });
+  assert.equal(
+    (await a.main.post(`/_/dashboard/nodes/${doc.id}/sharing`, { enabled: true }, { headers: ajax })).status,
+    200,
+  );
+  for (let i = 1; i <= 5; i++)
+    assert.equal(
+      (await a.main.post(`/_/dashboard/nodes/${doc.id}/sharing/regenerate`, {}, { headers: ajax })).status,
+      200,
+      `regenerate ${i}`,
+    );
   const again = await a.main.post(`/_/dashboard/nodes/${doc.id}/sharing/regenerate`, {}, { headers: ajax });
   assertRefused(again, 5, 3600);
   assert.match(again.json.msg, /share-token regenerations/);
 });
 
-test('windows end: 15 minutes for the general limiter, an hour for the strict one (injected clock, in-memory counters)', { skip: MEMORY ? false : 'Redis counts windows on its own clock; this runs on the in-memory counters (KILN_TEST_STORAGE=sqlite)' }, async () => {
+test('windows end: 15 minutes for the general limiter, an hour for the strict one (injected clock, in-memory counters)', {
+  skip: MEMORY
+    ? false
+    : 'Redis counts windows on its own clock; this runs on the in-memory counters (KILN_TEST_STORAGE=sqlite)',
+}, async () => {
   const visitor = kiln.client();
   for (let i = 0; i < 100; i++) await visitor.page('/_/login');
   assert.equal((await visitor.page('/_/login')).status, 429);
@@ -196,11 +257,17 @@ test('windows end: 15 minutes for the general limiter, an hour for the strict on
 
   for (let i = 0; i < 5; i++) {
     const p = newPerson();
-    assert.equal((await visitor.post('/_/signup', { email: p.email, username: p.username, password: p.password })).status, 201);
+    assert.equal(
+      (await visitor.post('/_/signup', { email: p.email, username: p.username, password: p.password })).status,
+      201,
+    );
   }
   const p = newPerson();
   const refused = await visitor.post('/_/signup', { email: p.email, username: p.username, password: p.password });
   assert.equal(refused.status, 429);
   now = new Date(now.getTime() + Number(refused.headers['retry-after']) * 1000);
-  assert.equal((await visitor.post('/_/signup', { email: p.email, username: p.username, password: p.password })).status, 201);
+  assert.equal(
+    (await visitor.post('/_/signup', { email: p.email, username: p.username, password: p.password })).status,
+    201,
+  );
 });

@@ -16,7 +16,9 @@ import { createPerson } from '../src/accounts/people.ts';
 
 const REDIS_URL = process.env.KILN_TEST_REDIS_URL;
 const skip =
-  storage === 'postgres' && REDIS_URL ? false : 'a limiter shared by two processes needs PostgreSQL and Redis: run with KILN_TEST_STORAGE=postgres (bash scripts/test.sh)';
+  storage === 'postgres' && REDIS_URL
+    ? false
+    : 'a limiter shared by two processes needs PostgreSQL and Redis: run with KILN_TEST_STORAGE=postgres (bash scripts/test.sh)';
 
 const ROOT = 'kiln.localhost:8080';
 let a: ChildKiln;
@@ -29,7 +31,13 @@ before(async () => {
   if (skip) return;
   const pgdb = await freshPostgres();
   dropDb = pgdb.drop;
-  const env = (dir: string) => ({ DATABASE_URL: pgdb.url, REDIS_URL: REDIS_URL!, DATA_DIR: dir, ROOT_DOMAIN: ROOT, LOG_LEVEL: 'error' });
+  const env = (dir: string) => ({
+    DATABASE_URL: pgdb.url,
+    REDIS_URL: REDIS_URL!,
+    DATA_DIR: dir,
+    ROOT_DOMAIN: ROOT,
+    LOG_LEVEL: 'error',
+  });
   for (let i = 0; i < 3; i++) dirs.push(mkdtempSync(path.join(os.tmpdir(), 'kiln-rl-')));
   const setup = await createServices(loadConfig(env(dirs[2])));
   try {
@@ -56,12 +64,18 @@ function visitor(): [Client, Client] {
   return [onA, onB];
 }
 
-test('general limiter: 100 requests spread over two processes exhaust one window; the 101st is refused on either', { skip }, async () => {
+test('general limiter: 100 requests spread over two processes exhaust one window; the 101st is refused on either', {
+  skip,
+}, async () => {
   const [onA, onB] = visitor();
   for (let i = 1; i <= 100; i++) {
     const res = await (i % 2 ? onA : onB).page('/_/login');
     assert.equal(res.status, 200, `request ${i}`);
-    assert.equal(res.headers['ratelimit-remaining'], String(100 - i), `request ${i} counted once, in one shared window`);
+    assert.equal(
+      res.headers['ratelimit-remaining'],
+      String(100 - i),
+      `request ${i} counted once, in one shared window`,
+    );
   }
   for (const c of [onA, onB]) {
     const res = await c.page('/_/login');
@@ -75,7 +89,9 @@ test('general limiter: 100 requests spread over two processes exhaust one window
   assert.equal((await otherB.page('/_/login')).headers['ratelimit-remaining'], '98');
 });
 
-test('strict limiter: 3 signups on one process and 2 on the other use up the hour; concurrent attempts are counted exactly', { skip }, async () => {
+test('strict limiter: 3 signups on one process and 2 on the other use up the hour; concurrent attempts are counted exactly', {
+  skip,
+}, async () => {
   const [onA, onB] = visitor();
   const signup = (c: Client) => {
     const p = newPerson();

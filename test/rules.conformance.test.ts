@@ -24,23 +24,28 @@ type Expectation = { ok: true; data: unknown } | { ok: false; status: number; me
 /** Cases where Kiln answers differently on purpose; every other case must match the reference exactly. */
 const DIFFERENCES: Record<string, { reason: string; kiln: Expectation }> = {
   'depth-exceeded': {
-    reason: 'The reference host answers 500 because the message lacks "JSON"/"selector"; the spec says bad rules never answer 500, so too-deep rules are a 400 (as in depth-exceeded-path-contains-selector).',
+    reason:
+      'The reference host answers 500 because the message lacks "JSON"/"selector"; the spec says bad rules never answer 500, so too-deep rules are a 400 (as in depth-exceeded-path-contains-selector).',
     kiln: { ok: false, status: 400, message: 'max depth 20' },
   },
   'selector-unknown-pseudo-is-500': {
-    reason: 'An unknown pseudo-class is a bad selector: the spec says an invalid selector answers 400 and bad rules never 500.',
+    reason:
+      'An unknown pseudo-class is a bad selector: the spec says an invalid selector answers 400 and bad rules never 500.',
     kiln: { ok: false, status: 400, message: 'Unknown pseudo-class :nth-childx' },
   },
   'props-readonly-always-false': {
-    reason: 'The spec says @ reads DOM properties; the DOM readOnly of <input readonly> is true. The reference can never see the lowercased attribute (a cheerio wart its own notes flag; htmlclay fixes it the same way).',
+    reason:
+      'The spec says @ reads DOM properties; the DOM readOnly of <input readonly> is true. The reference can never see the lowercased attribute (a cheerio wart its own notes flag; htmlclay fixes it the same way).',
     kiln: { ok: true, data: { set: 'true', unset: 'false' } },
   },
   'props-type-is-node-type': {
-    reason: 'The spec says @ reads DOM properties; the reference returns the parser\'s node kind ("tag", "script", "style"), which no DOM has. Kiln returns the type attribute (null when absent), as htmlclay does.',
+    reason:
+      'The spec says @ reads DOM properties; the reference returns the parser\'s node kind ("tag", "script", "style"), which no DOM has. Kiln returns the type attribute (null when absent), as htmlclay does.',
     kiln: { ok: true, data: { input: 'text', script: null, style: null } },
   },
   'template-simple-vs-combinator': {
-    reason: 'Template content is inert in a browser and never matched by selectors; cheerio matches it only through simple selectors (it disagrees with itself). Kiln matches the browser, as htmlclay does: the row inside the template matches neither rule.',
+    reason:
+      'Template content is inert in a browser and never matched by selectors; cheerio matches it only through simple selectors (it disagrees with itself). Kiln matches the browser, as htmlclay does: the row inside the template matches neither rule.',
     kiln: { ok: true, data: { simple: ['one'], viaCombinator: [] } },
   },
 };
@@ -56,12 +61,15 @@ function read(name: string, ext: string): string | null {
 /** The reference's error, with the part of its message Kiln's error must carry too. */
 function referenceError(e: { type: string; message: string; status: number }): Expectation {
   const message =
-    e.type === 'NoRulesTag' ? 'No api rules tag' // the spec's fixed text
-    : e.type === 'RulesParseError' // JSON.parse's words (newer V8 versions add the line and column)
-      ? e.message.replace(/^Invalid extraction rules syntax: /, '').replace(/ \(line \d+ column \d+\)$/, '')
-    : e.type === 'UnknownRulesVersion' ? 'Unknown rules version: "2"'
-    : e.type === 'MaxRuleDepthExceeded' ? 'max depth 20'
-    : e.message; // selector errors: css-what's words
+    e.type === 'NoRulesTag'
+      ? 'No api rules tag' // the spec's fixed text
+      : e.type === 'RulesParseError' // JSON.parse's words (newer V8 versions add the line and column)
+        ? e.message.replace(/^Invalid extraction rules syntax: /, '').replace(/ \(line \d+ column \d+\)$/, '')
+        : e.type === 'UnknownRulesVersion'
+          ? 'Unknown rules version: "2"'
+          : e.type === 'MaxRuleDepthExceeded'
+            ? 'max depth 20'
+            : e.message; // selector errors: css-what's words
   return { ok: false, status: e.status, message };
 }
 
@@ -79,10 +87,12 @@ for (const name of names) {
   const expectedJson = read(name, 'expected.json');
   const errorJson = read(name, 'error.json');
   const parsedJson = read(name, 'parsed.json');
-  const reference: Expectation = expectedJson ? { ok: true, data: JSON.parse(expectedJson) } : referenceError(JSON.parse(errorJson!));
+  const reference: Expectation = expectedJson
+    ? { ok: true, data: JSON.parse(expectedJson) }
+    : referenceError(JSON.parse(errorJson!));
   const difference = DIFFERENCES[name];
 
-  test(`${name} (${face} face)${difference ? ' — Kiln differs: ' + difference.reason : ''}`, () => {
+  test(`${name} (${face} face)${difference ? ` — Kiln differs: ${difference.reason}` : ''}`, () => {
     assert.ok(face === 'query' || face === 'tag', `unknown face in ${name}.meta`);
     const got = face === 'tag' ? extractApi(html) : extractData(html, rulesText!);
     const want = difference ? difference.kiln : reference;

@@ -6,7 +6,14 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { performance } from 'node:perf_hooks';
-import { extractData, parseDocument, parseDocumentWithin, parseRelaxed, type Extraction, type ParsedDocument } from '../src/rules/index.ts';
+import {
+  extractData,
+  parseDocument,
+  parseDocumentWithin,
+  parseRelaxed,
+  type Extraction,
+  type ParsedDocument,
+} from '../src/rules/index.ts';
 import type { AnyNode } from 'domhandler';
 import { loadReference } from './rules.reference.ts';
 
@@ -40,24 +47,132 @@ class Gen {
 }
 
 // ---------------------------------------------------------------- random rules
-const TAGS = ['div', 'p', 'span', 'ul', 'li', 'a', 'h1', 'h2', 'table', 'tr', 'td', 'input', 'script', 'template', 'section', 'b', 'html', 'body', 'head', 'title', 'option', 'svg'];
-const PSEUDOS = [
-  ':first-child', ':last-child', ':only-child', ':nth-child(2n+1)', ':nth-of-type(3)', ':nth-last-child(2)', ':nth-last-of-type(n+2)',
-  ':first', ':last', ':eq(2)', ':eq(-1)', ':gt(1)', ':lt(3)', ':even', ':odd', ':nth(0)', ':empty', ':root', ':scope',
-  ':not(.a)', ':has(span)', ':has(> li)', ':has(+ p)', ':is(h1, h2)', ':where(.b)', ':contains(x)', ':contains("a@b")',
-  ':checked', ':disabled', ':enabled', ':selected', ':header', ':parent', ':link', ':hover', ':bogus', ':nth-childx(2)',
-  '::before', ':not(:first)', ':has(:has(:has(*)))', ':nth-child(-n+99999999)', ':lang(en)',
+const TAGS = [
+  'div',
+  'p',
+  'span',
+  'ul',
+  'li',
+  'a',
+  'h1',
+  'h2',
+  'table',
+  'tr',
+  'td',
+  'input',
+  'script',
+  'template',
+  'section',
+  'b',
+  'html',
+  'body',
+  'head',
+  'title',
+  'option',
+  'svg',
 ];
-const ATTRS = ['[href]', '[id="x"]', "[class~='a']", '[data-k^="1"]', '[title*="@"]', '[href$=".org" i]', '[lang|=en]', '[data-rules-name]', '[cms-template]', '[x=\'"\']', '[', '[=]', '[a=b c]'];
+const PSEUDOS = [
+  ':first-child',
+  ':last-child',
+  ':only-child',
+  ':nth-child(2n+1)',
+  ':nth-of-type(3)',
+  ':nth-last-child(2)',
+  ':nth-last-of-type(n+2)',
+  ':first',
+  ':last',
+  ':eq(2)',
+  ':eq(-1)',
+  ':gt(1)',
+  ':lt(3)',
+  ':even',
+  ':odd',
+  ':nth(0)',
+  ':empty',
+  ':root',
+  ':scope',
+  ':not(.a)',
+  ':has(span)',
+  ':has(> li)',
+  ':has(+ p)',
+  ':is(h1, h2)',
+  ':where(.b)',
+  ':contains(x)',
+  ':contains("a@b")',
+  ':checked',
+  ':disabled',
+  ':enabled',
+  ':selected',
+  ':header',
+  ':parent',
+  ':link',
+  ':hover',
+  ':bogus',
+  ':nth-childx(2)',
+  '::before',
+  ':not(:first)',
+  ':has(:has(:has(*)))',
+  ':nth-child(-n+99999999)',
+  ':lang(en)',
+];
+const ATTRS = [
+  '[href]',
+  '[id="x"]',
+  "[class~='a']",
+  '[data-k^="1"]',
+  '[title*="@"]',
+  '[href$=".org" i]',
+  '[lang|=en]',
+  '[data-rules-name]',
+  '[cms-template]',
+  "[x='\"']",
+  '[',
+  '[=]',
+  '[a=b c]',
+];
 const COMBINATORS = [' ', ' > ', ' + ', ' ~ ', '>', ',', ', ', ' || ', ' < '];
-const PROPS = ['textContent', 'innerText', 'innerHTML', 'outerHTML', 'value', 'checked', 'selected', 'disabled', 'readOnly', 'type', 'tagName', 'nodeName', 'nodeType', 'nodeValue', 'id', 'className', 'classList', 'dataset', 'title', 'href', 'class', 'data-k', 'hidden', '', '@', 'constructor', '__proto__', 'a b'];
+const PROPS = [
+  'textContent',
+  'innerText',
+  'innerHTML',
+  'outerHTML',
+  'value',
+  'checked',
+  'selected',
+  'disabled',
+  'readOnly',
+  'type',
+  'tagName',
+  'nodeName',
+  'nodeType',
+  'nodeValue',
+  'id',
+  'className',
+  'classList',
+  'dataset',
+  'title',
+  'href',
+  'class',
+  'data-k',
+  'hidden',
+  '',
+  '@',
+  'constructor',
+  '__proto__',
+  'a b',
+];
 const JUNK = '{}[]:,\'"@.#>+~*()= \\\n\tab-_0123456789é\u0000';
 
 function compound(g: Gen): string {
   let s = g.pick(['', '*', ...TAGS, ...TAGS]);
   const n = g.int(3);
   for (let i = 0; i < n; i++) {
-    s += g.pick([() => '.' + g.pick(['a', 'b', 'item', 'x']), () => '#' + g.pick(['x', 'top', 'i1']), () => g.pick(ATTRS), () => g.pick(PSEUDOS)])();
+    s += g.pick([
+      () => `.${g.pick(['a', 'b', 'item', 'x'])}`,
+      () => `#${g.pick(['x', 'top', 'i1'])}`,
+      () => g.pick(ATTRS),
+      () => g.pick(PSEUDOS),
+    ])();
   }
   return s || '*';
 }
@@ -73,11 +188,11 @@ function selector(g: Gen): string {
 function scalar(g: Gen): string {
   switch (g.int(7)) {
     case 0:
-      return selector(g) + '[]';
+      return `${selector(g)}[]`;
     case 1:
-      return selector(g) + '@' + g.pick(PROPS);
+      return `${selector(g)}@${g.pick(PROPS)}`;
     case 2:
-      return '@' + g.pick(PROPS);
+      return `@${g.pick(PROPS)}`;
     case 3:
       return g.pick(['.', '', '[]', '@', ' ', '.@x']);
     default:
@@ -89,20 +204,31 @@ function ruleValue(g: Gen, depth: number): unknown {
   const r = g.rnd();
   if (depth > 24 || r < 0.5) return scalar(g);
   if (r < 0.6) return g.pick([1, true, null, -0.5, 'h1']);
-  if (r < 0.75) return g.chance(0.9) ? [selector(g), ruleValue(g, depth + 1)] : g.pick([[], [selector(g)], [3, 'h1'], [selector(g), 'h1', 'x']]);
+  if (r < 0.75)
+    return g.chance(0.9)
+      ? [selector(g), ruleValue(g, depth + 1)]
+      : g.pick([[], [selector(g)], [3, 'h1'], [selector(g), 'h1', 'x']]);
   const o: Record<string, unknown> = {};
   const n = 1 + g.int(4);
-  for (let i = 0; i < n; i++) o[g.pick(['a', 'b', 'title', 'items', '__proto__', 'k' + i, ''])] = ruleValue(g, depth + (g.chance(0.3) ? 6 : 1));
+  for (let i = 0; i < n; i++)
+    o[g.pick(['a', 'b', 'title', 'items', '__proto__', `k${i}`, ''])] = ruleValue(g, depth + (g.chance(0.3) ? 6 : 1));
   return o;
 }
 
 /** A lenient rendering of a rules value: unquoted where possible, single quotes sometimes, trailing commas. */
 function lenient(g: Gen, v: unknown): string {
-  if (typeof v === 'string') return g.chance(0.5) && !/[{},"'\]]/.test(v) && v.trim() === v && v !== '' ? v : g.chance(0.5) ? `'${v.replace(/'/g, "\\'")}'` : JSON.stringify(v);
-  if (Array.isArray(v)) return '[' + v.map((x) => lenient(g, x)).join(', ') + (g.chance(0.2) ? ',' : '') + ']';
+  if (typeof v === 'string')
+    return g.chance(0.5) && !/[{},"'\]]/.test(v) && v.trim() === v && v !== ''
+      ? v
+      : g.chance(0.5)
+        ? `'${v.replace(/'/g, "\\'")}'`
+        : JSON.stringify(v);
+  if (Array.isArray(v)) return `[${v.map((x) => lenient(g, x)).join(', ')}${g.chance(0.2) ? ',' : ''}]`;
   if (v && typeof v === 'object') {
-    const entries = Object.entries(v).map(([k, x]) => (g.chance(0.5) && /^[a-z_][\w]*$/i.test(k) ? k : JSON.stringify(k)) + ': ' + lenient(g, x));
-    return '{' + entries.join(', ') + (g.chance(0.2) ? ',' : '') + '}';
+    const entries = Object.entries(v).map(
+      ([k, x]) => `${g.chance(0.5) && /^[a-z_][\w]*$/i.test(k) ? k : JSON.stringify(k)}: ${lenient(g, x)}`,
+    );
+    return `{${entries.join(', ')}${g.chance(0.2) ? ',' : ''}}`;
   }
   return JSON.stringify(v);
 }
@@ -138,7 +264,19 @@ function randomHtml(g: Gen, elements: number): string {
         g.chance(0.4) ? ` class="${g.pick(['a', 'b', 'a b', 'item', 'x'])}"` : '',
         g.chance(0.2) ? ` id="${g.pick(['x', 'top', 'i1'])}"` : '',
         g.chance(0.2) ? ` href="${g.pick(['/a', 'mailto:me@x.org', 'x.org', ''])}"` : '',
-        g.chance(0.1) ? g.pick([' checked', ' disabled', ' hidden', ' readonly', ' cms-template', ' data-rules-name="api"', ' data-k="1"', ' title="a@b"', ' value="v"']) : '',
+        g.chance(0.1)
+          ? g.pick([
+              ' checked',
+              ' disabled',
+              ' hidden',
+              ' readonly',
+              ' cms-template',
+              ' data-rules-name="api"',
+              ' data-k="1"',
+              ' title="a@b"',
+              ' value="v"',
+            ])
+          : '',
       ].join('');
       parts.push(`<${tag}${attrs}>`);
       open.push(tag);
@@ -147,7 +285,19 @@ function randomHtml(g: Gen, elements: number): string {
     } else if (r < 0.9) {
       parts.push(g.pick(['hello', ' x ', '&amp;', '&lt;b&gt;', 'a@b', 'é', '\u00a0', '{"a":"b"}', '']));
     } else {
-      parts.push(g.pick(['<!-- c -->', '<br>', '<img src=x>', '</p>', '<p', '<![CDATA[x]]>', '<?php ?>', '<script>1<2</script>', '<style>a{}</style>']));
+      parts.push(
+        g.pick([
+          '<!-- c -->',
+          '<br>',
+          '<img src=x>',
+          '</p>',
+          '<p',
+          '<![CDATA[x]]>',
+          '<?php ?>',
+          '<script>1<2</script>',
+          '<style>a{}</style>',
+        ]),
+      );
     }
   }
   while (open.length > 0 && g.chance(0.8)) parts.push(`</${open.pop()}>`);
@@ -156,10 +306,20 @@ function randomHtml(g: Gen, elements: number): string {
 
 /** About 1 MB: a wide list, a deep nest, long texts and attributes, tables, rules tags, templates. */
 function megabyteDocument(): string {
-  const items = Array.from({ length: 6000 }, (_, i) => `<li class="item${i % 3 ? '' : ' a'}" data-k="${i}"><span class="name">Item ${i}</span> <a href="/i/${i}">x@y</a></li>`).join('\n');
-  const deep = '<div class="d">'.repeat(3000) + '<span>bottom</span>' + '</div>'.repeat(3000);
-  const table = '<table>' + Array.from({ length: 1500 }, (_, r) => `<tr><td>${r}</td><td class="v">${'v'.repeat(20)}</td></tr>`).join('') + '</table>';
-  const paragraphs = Array.from({ length: 1000 }, (_, i) => `<p title="t${i}">${'lorem ipsum dolor sit amet, '.repeat(8)}</p>`).join('\n');
+  const items = Array.from(
+    { length: 6000 },
+    (_, i) =>
+      `<li class="item${i % 3 ? '' : ' a'}" data-k="${i}"><span class="name">Item ${i}</span> <a href="/i/${i}">x@y</a></li>`,
+  ).join('\n');
+  const deep = `${'<div class="d">'.repeat(3000)}<span>bottom</span>${'</div>'.repeat(3000)}`;
+  const table =
+    '<table>' +
+    Array.from({ length: 1500 }, (_, r) => `<tr><td>${r}</td><td class="v">${'v'.repeat(20)}</td></tr>`).join('') +
+    '</table>';
+  const paragraphs = Array.from(
+    { length: 1000 },
+    (_, i) => `<p title="t${i}">${'lorem ipsum dolor sit amet, '.repeat(8)}</p>`,
+  ).join('\n');
   const html = `<!doctype html><html><head><title>Big</title>
 <script type="application/json" data-rules-name="api" data-rules-version="1">{"t": "title"}</script></head><body>
 <h1 id="top">Big document</h1><ul class="list">${items}</ul>${deep}${table}<section>${paragraphs}</section>
@@ -206,7 +366,10 @@ function check(doc: ParsedDocument, rules: string, docName: string, slowest: Slo
 
 test('100,000 random rule strings against random HTML: every call answers, within 100 ms', (t) => {
   const g = new Gen(SEED);
-  const docs = Array.from({ length: 50 }, (_, i) => ({ name: `random #${i}`, doc: parseDocument(randomHtml(g, 20 + g.int(i < 40 ? 200 : 3000))) }));
+  const docs = Array.from({ length: 50 }, (_, i) => ({
+    name: `random #${i}`,
+    doc: parseDocument(randomHtml(g, 20 + g.int(i < 40 ? 200 : 3000))),
+  }));
   const slowest: Slowest = { ms: 0, rules: '', doc: '' };
   let failures = 0;
   for (let i = 0; i < 100_000; i++) {
@@ -214,8 +377,13 @@ test('100,000 random rule strings against random HTML: every call answers, withi
     const d = docs[i % docs.length];
     if (!check(d.doc, rules, d.name, slowest).ok) failures++;
   }
-  t.diagnostic(`seed ${SEED}; ${failures} of 100000 answered a 400/413; slowest ${slowest.ms.toFixed(2)} ms on ${slowest.doc}: ${JSON.stringify(slowest.rules).slice(0, 200)}`);
-  assert.ok(slowest.ms < LIMIT_MS, `slowest call ${slowest.ms.toFixed(1)} ms: ${JSON.stringify(slowest.rules)} on ${slowest.doc}`);
+  t.diagnostic(
+    `seed ${SEED}; ${failures} of 100000 answered a 400/413; slowest ${slowest.ms.toFixed(2)} ms on ${slowest.doc}: ${JSON.stringify(slowest.rules).slice(0, 200)}`,
+  );
+  assert.ok(
+    slowest.ms < LIMIT_MS,
+    `slowest call ${slowest.ms.toFixed(1)} ms: ${JSON.stringify(slowest.rules)} on ${slowest.doc}`,
+  );
 });
 
 /** Every node of a tree in document order, as text (without recursion: random trees can be deep). */
@@ -236,7 +404,10 @@ test('parsing in chunks under a budget (the extraction pool) builds the same tre
   const pages = Array.from({ length: 300 }, (_, i) => randomHtml(g, 20 + g.int(i < 250 ? 300 : 3000)));
   // Entities, attributes, comments and multi-byte text straddling the 1,024-character chunk edges.
   const edge = 'x'.repeat(1020);
-  pages.push(`<p>${edge}&amp;&eacute;&#x1F600;</p><a title="${edge}">${'é😀'.repeat(700)}</a><!-- ${edge} --><p>z</p>`, megabyteDocument());
+  pages.push(
+    `<p>${edge}&amp;&eacute;&#x1F600;</p><a title="${edge}">${'é😀'.repeat(700)}</a><!-- ${edge} --><p>z</p>`,
+    megabyteDocument(),
+  );
   for (const html of pages) {
     const chunked = parseDocumentWithin(html, 60_000);
     assert.ok(!('ok' in chunked), 'parsed');
@@ -245,7 +416,7 @@ test('parsing in chunks under a budget (the extraction pool) builds the same tre
 });
 
 test('parsing under a budget gives up on a deeply nested document: too-expensive, long before it would end', () => {
-  const html = '<body>' + '<div class="x">'.repeat(100_000) + '</div>'.repeat(100_000);
+  const html = `<body>${'<div class="x">'.repeat(100_000)}${'</div>'.repeat(100_000)}`;
   const t = performance.now();
   const r = parseDocumentWithin(html, 50);
   const ms = performance.now() - t;
@@ -273,7 +444,11 @@ const HOSTILE = [
   '{"root": "@outerHTML", "text": "."}',
   '{"positional": "*:odd *:even *:gt(2) *:lt(9999)[]"}',
   '{"is": ":is(:is(:is(:is(:is(*)))))[]"}',
-  '{"many": ' + JSON.stringify(Object.fromEntries(Array.from({ length: 300 }, (_, i) => [`k${i}`, `li:nth-of-type(${i + 1}) ~ li span`]))) + '}',
+  '{"many": ' +
+    JSON.stringify(
+      Object.fromEntries(Array.from({ length: 300 }, (_, i) => [`k${i}`, `li:nth-of-type(${i + 1}) ~ li span`])),
+    ) +
+    '}',
   '[".d", [".d", [".d", [".d", [".d", "."]]]]]',
 ];
 
@@ -292,10 +467,15 @@ test('a 1 MB document: random and hostile rules answer within 100 ms, never stal
     outcomes.set(key, (outcomes.get(key) ?? 0) + 1);
   }
   for (let i = 0; i < 600; i++) check(doc, ruleText(g), '1 MB', slowest);
-  t.diagnostic(`1 MB document parsed in ${parseMs.toFixed(1)} ms; hostile rules: ${JSON.stringify(Object.fromEntries(outcomes))}; slowest call ${slowest.ms.toFixed(2)} ms: ${JSON.stringify(slowest.rules).slice(0, 160)}`);
+  t.diagnostic(
+    `1 MB document parsed in ${parseMs.toFixed(1)} ms; hostile rules: ${JSON.stringify(Object.fromEntries(outcomes))}; slowest call ${slowest.ms.toFixed(2)} ms: ${JSON.stringify(slowest.rules).slice(0, 160)}`,
+  );
   assert.ok(slowest.ms < LIMIT_MS, `slowest call ${slowest.ms.toFixed(1)} ms: ${JSON.stringify(slowest.rules)}`);
   // The hostile rules that cannot finish in time end as a clear 400 (too expensive) or 413 (too large).
-  assert.ok([...outcomes.keys()].every((k) => k === 'ok' || k === '400 too-expensive' || k === '413 too-large'), JSON.stringify([...outcomes]));
+  assert.ok(
+    [...outcomes.keys()].every((k) => k === 'ok' || k === '400 too-expensive' || k === '413 too-large'),
+    JSON.stringify([...outcomes]),
+  );
 });
 
 test('the lenient parser accepts exactly what the reference accepts (20,000 random texts)', async () => {
@@ -322,37 +502,87 @@ test('the lenient parser accepts exactly what the reference accepts (20,000 rand
 test('well-formed documents extract as the reference does (2,000 random rules on random pages)', async () => {
   const ref = await loadReference();
   const g = new Gen(SEED + 3);
-  const flow = ['div', 'section', 'ul', 'p', 'h1', 'h2', 'select', 'textarea', 'input', 'img', 'br', 'span', 'a', 'b', 'em', 'label'];
+  const flow = [
+    'div',
+    'section',
+    'ul',
+    'p',
+    'h1',
+    'h2',
+    'select',
+    'textarea',
+    'input',
+    'img',
+    'br',
+    'span',
+    'a',
+    'b',
+    'em',
+    'label',
+  ];
   const phrasing = ['span', 'a', 'b', 'em', 'label', 'input', 'img', 'br'];
   const texts = ['Hello', ' spaced  out ', 'a&amp;b', '&lt;x>', 'café', '\u00a0nb', 'mailto:me@x.org', '"q"'];
   const el = (depth: number, parent: string): string => {
-    const t = parent === 'ul' ? 'li' : parent === 'select' ? 'option' : ['p', 'h1', 'h2', 'span', 'a', 'b', 'em', 'label'].includes(parent) ? g.pick(phrasing) : g.pick(flow);
+    const t =
+      parent === 'ul'
+        ? 'li'
+        : parent === 'select'
+          ? 'option'
+          : ['p', 'h1', 'h2', 'span', 'a', 'b', 'em', 'label'].includes(parent)
+            ? g.pick(phrasing)
+            : g.pick(flow);
     let attrs = g.chance(0.5) ? ` class="${g.pick(['a', 'b', 'item', 'x', 'a b'])}"` : '';
     if (g.chance(0.2)) attrs += ` id="i${g.int(5)}"`;
     if (g.chance(0.2)) attrs += ` href="${g.pick(['/a', 'mailto:me@x.org', ''])}"`;
     if (g.chance(0.15)) attrs += ` value="${g.pick(['v', '', 'on'])}"`;
-    if (g.chance(0.1)) attrs += g.pick([' checked', ' disabled', ' hidden', ' selected', ' type="checkbox"', ' data-k=""']);
+    if (g.chance(0.1))
+      attrs += g.pick([' checked', ' disabled', ' hidden', ' selected', ' type="checkbox"', ' data-k=""']);
     if (['input', 'img', 'br'].includes(t)) return `<${t}${attrs}>`;
     let inner = '';
     const n = depth > 3 ? 0 : g.int(4);
-    for (let i = 0; i < n; i++) inner += g.chance(0.35) || t === 'textarea' || t === 'option' ? g.pick(texts) : el(depth + 1, t);
+    for (let i = 0; i < n; i++)
+      inner += g.chance(0.35) || t === 'textarea' || t === 'option' ? g.pick(texts) : el(depth + 1, t);
     if (t === 'a') inner = inner.replace(/<\/?a\b[^>]*>/g, '');
     return `<${t}${attrs}>${inner}</${t}>`;
   };
   const sel = () => {
-    const base = [g.pick(flow), '.' + g.pick(['a', 'b', 'item']), '#i' + g.int(5), '*', '[href]', 'a[href*="@"]', 'li:first', 'option:last', 'span:eq(1)'];
+    const base = [
+      g.pick(flow),
+      `.${g.pick(['a', 'b', 'item'])}`,
+      `#i${g.int(5)}`,
+      '*',
+      '[href]',
+      'a[href*="@"]',
+      'li:first',
+      'option:last',
+      'span:eq(1)',
+    ];
     let s = g.pick(base);
     if (g.chance(0.3)) s = g.pick(base.slice(0, 6)) + g.pick([' ', ' > ', ' + ', ' ~ ']) + s;
     if (g.chance(0.2)) s += g.pick([':first-child', ':nth-of-type(2)', ':not(.a)', ':has(span)', ':empty']);
     return s;
   };
-  const props = ['textContent', 'innerHTML', 'outerHTML', 'value', 'checked', 'selected', 'id', 'className', 'href', 'class', 'hidden', 'tagName', 'nodeType'];
+  const props = [
+    'textContent',
+    'innerHTML',
+    'outerHTML',
+    'value',
+    'checked',
+    'selected',
+    'id',
+    'className',
+    'href',
+    'class',
+    'hidden',
+    'tagName',
+    'nodeType',
+  ];
   const rule = (d: number): unknown => {
     const r = g.rnd();
     if (d > 2 || r < 0.45) return sel();
-    if (r < 0.6) return sel() + '@' + g.pick(props);
-    if (r < 0.68) return '@' + g.pick(props);
-    if (r < 0.78) return sel() + '[]';
+    if (r < 0.6) return `${sel()}@${g.pick(props)}`;
+    if (r < 0.68) return `@${g.pick(props)}`;
+    if (r < 0.78) return `${sel()}[]`;
     if (r < 0.9) return [sel(), rule(d + 1)];
     return { a: rule(d + 1), b: rule(d + 1) };
   };

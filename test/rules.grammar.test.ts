@@ -80,7 +80,9 @@ test('"<selector>": trimmed text of the first match; no match is null, and the k
 
 test('"<selector>@<attr>": attribute of the first match; missing element, missing or empty attribute: null', () => {
   assert.deepEqual(
-    data('{"d": "meta[name=description]@content", "id": "li.item@data-id", "noEl": ".missing@href", "noAttr": "h1@title", "empty": "p.intro@data-empty"}'),
+    data(
+      '{"d": "meta[name=description]@content", "id": "li.item@data-id", "noEl": ".missing@href", "noAttr": "h1@title", "empty": "p.intro@data-empty"}',
+    ),
     { d: 'About things', id: '1', noEl: null, noAttr: null, empty: null },
   );
 });
@@ -95,7 +97,9 @@ test('"<selector>[]": texts of all matches ([] for none)', () => {
 
 test('["<selector>", shape]: one object per match, every rule scoped to that match', () => {
   assert.deepEqual(
-    data('{"items": [".items > li", {"name": ".name", "price": ".price", "link": "a@href", "id": "@data-id", "nested": "ul li[]", "self": "."}]}'),
+    data(
+      '{"items": [".items > li", {"name": ".name", "price": ".price", "link": "a@href", "id": "@data-id", "nested": "ul li[]", "self": "."}]}',
+    ),
     {
       items: [
         { name: 'One', price: '1.00', link: '/1', id: '1', nested: [], self: 'One 1.00 go' },
@@ -105,7 +109,12 @@ test('["<selector>", shape]: one object per match, every rule scoped to that mat
     },
   );
   // Scoped: the whole selector must match inside the item (a `ul` above the item does not count).
-  assert.deepEqual(data('["li.item", {"viaUl": "ul li"}]'), [{ viaUl: null }, { viaUl: null }, { viaUl: 'Nested' }, { viaUl: null }]);
+  assert.deepEqual(data('["li.item", {"viaUl": "ul li"}]'), [
+    { viaUl: null },
+    { viaUl: null },
+    { viaUl: 'Nested' },
+    { viaUl: null },
+  ]);
   assert.deepEqual(data('{"none": [".missing", {"a": "h1"}]}'), { none: [] });
 });
 
@@ -135,14 +144,28 @@ test('relative selectors inside a list item: > child, + next, ~ following, :scop
 
 test('positional pseudo-classes (jQuery): :first :last :eq :gt :lt :even :odd, also mid-selector', () => {
   assert.deepEqual(
-    data('{"first": ".name:first", "last": ".name:last", "eq": ".name:eq(1)", "neg": ".name:eq(-1)", "gt": ".name:gt(0)[]", "lt": ".name:lt(2)[]", "even": ".name:even[]", "odd": ".name:odd[]", "mid": ".items > li:first span[]"}'),
-    { first: 'One', last: 'Three', eq: 'Two', neg: 'Three', gt: ['Two', 'Three'], lt: ['One', 'Two'], even: ['One', 'Three'], odd: ['Two'], mid: ['One', '1.00'] },
+    data(
+      '{"first": ".name:first", "last": ".name:last", "eq": ".name:eq(1)", "neg": ".name:eq(-1)", "gt": ".name:gt(0)[]", "lt": ".name:lt(2)[]", "even": ".name:even[]", "odd": ".name:odd[]", "mid": ".items > li:first span[]"}',
+    ),
+    {
+      first: 'One',
+      last: 'Three',
+      eq: 'Two',
+      neg: 'Three',
+      gt: ['Two', 'Three'],
+      lt: ['One', 'Two'],
+      even: ['One', 'Three'],
+      odd: ['Two'],
+      mid: ['One', '1.00'],
+    },
   );
 });
 
 test('standard pseudo-classes: :nth-of-type, :first-child, :not, :has, :contains', () => {
   assert.deepEqual(
-    data('{"nth": "p:nth-of-type(2)", "firstChild": ".items > li:first-child .name", "not": ".name:not(:first-child)[]", "has": "li:has(a) .name", "contains": "li:contains(Two) .price"}'),
+    data(
+      '{"nth": "p:nth-of-type(2)", "firstChild": ".items > li:first-child .name", "not": ".name:not(:first-child)[]", "has": "li:has(a) .name", "contains": "li:contains(Two) .price"}',
+    ),
     { nth: 'Second', firstChild: 'One', not: [], has: 'One', contains: '2.00' },
   );
 });
@@ -164,7 +187,8 @@ test('DOM properties through @: text, HTML, form state, names, ids and classes',
       textContent: '  Hello   World\n  ',
       innerText: '  Hello   World\n  ',
       innerHTML: '  Hello   <b>World</b>\n  ',
-      outerHTML: '<li class="item" data-id="1"><span class="name">One</span> <span class="price">1.00</span> <a href="/1">go</a></li>',
+      outerHTML:
+        '<li class="item" data-id="1"><span class="name">One</span> <span class="price">1.00</span> <a href="/1">go</a></li>',
       escaped: '<div id="amp" title="a &amp; b &quot;q&quot;">x &lt; y &amp; z&nbsp;</div>',
       inputValue: 'typed',
       checkboxValue: 'on',
@@ -211,19 +235,32 @@ test('rules tags, [cms-template] rows and <template> content never match', () =>
 });
 
 test('numbers, booleans and null as rules answer null; __proto__ keys are left out; the last duplicate key wins', () => {
-  assert.deepEqual(data('{"n": 1, "b": true, "z": null, "__proto__": {"x": "h1"}, "ok": "title"}'), { n: null, b: null, z: null, ok: 'The Page' });
+  assert.deepEqual(data('{"n": 1, "b": true, "z": null, "__proto__": {"x": "h1"}, "ok": "title"}'), {
+    n: null,
+    b: null,
+    z: null,
+    ok: 'The Page',
+  });
   assert.deepEqual(data('{a: h1, a: title}'), { a: 'The Page' });
 });
 
 test('lenient syntax: unquoted keys and selectors, single quotes, trailing commas, colons and brackets in selectors', () => {
-  assert.deepEqual(data('{title: title, items: ul.items > li .name[]}'), { title: 'The Page', items: ['One', 'Two', 'Three'] });
-  assert.deepEqual(data("{'t': 'title', h: \"h1\",}"), { t: 'The Page', h: 'Hello   World' });
-  assert.deepEqual(data("{first: li:first-child .name, second: p:nth-of-type(2), link: a[href]@href, ids: [.items > li, '@data-id'],}"), {
-    first: 'One',
-    second: 'Second',
-    link: 'mailto:me@example.org',
-    ids: ['1', '2', '3'],
+  assert.deepEqual(data('{title: title, items: ul.items > li .name[]}'), {
+    title: 'The Page',
+    items: ['One', 'Two', 'Three'],
   });
+  assert.deepEqual(data("{'t': 'title', h: \"h1\",}"), { t: 'The Page', h: 'Hello   World' });
+  assert.deepEqual(
+    data(
+      "{first: li:first-child .name, second: p:nth-of-type(2), link: a[href]@href, ids: [.items > li, '@data-id'],}",
+    ),
+    {
+      first: 'One',
+      second: 'Second',
+      link: 'mailto:me@example.org',
+      ids: ['1', '2', '3'],
+    },
+  );
   // A bare word runs to the next , { or }, and is not trimmed at its end (as in the reference): so a bare word
   // swallows a following ] (quote the last element of a list), and `{ y : .i }` has the key "y ".
   assert.ok(!parseRelaxed('[.items > li, @data-id]').ok);
@@ -233,15 +270,20 @@ test('lenient syntax: unquoted keys and selectors, single quotes, trailing comma
 
 test('implied elements: html, head, body and tbody exist as in a browser', () => {
   const bare = parseDocument('<title>T</title><h1>Hi</h1><table><tr><td>cell</td></tr></table>');
-  assert.deepEqual(data('{"t": "html > head > title", "h": "html > body > h1", "td": "table > tbody > tr > td"}', bare), { t: 'T', h: 'Hi', td: 'cell' });
+  assert.deepEqual(
+    data('{"t": "html > head > title", "h": "html > body > h1", "td": "table > tbody > tr > td"}', bare),
+    { t: 'T', h: 'Hi', td: 'cell' },
+  );
 });
 
 test('the api rules tag: the first <script data-rules-name> whose names include api, relaxed JSON body', () => {
   assert.deepEqual(ok(extractApi(doc)), { title: 'The Page', heading: 'Hello   World', intros: ['First', 'Second'] });
   assert.deepEqual(ok(extractApi(PAGE)), ok(extractApi(doc)), 'HTML text or a parsed document');
-  const two = '<h1>A</h1><script type="application/json" data-rules-name="api" data-rules-version="1">{"first": "h1"}</script><script type="application/json" data-rules-name="api" data-rules-version="1">{"second": "h1"}</script>';
+  const two =
+    '<h1>A</h1><script type="application/json" data-rules-name="api" data-rules-version="1">{"first": "h1"}</script><script type="application/json" data-rules-name="api" data-rules-version="1">{"second": "h1"}</script>';
   assert.deepEqual(ok(extractApi(two)), { first: 'A' });
-  const seeded = '<h1>A</h1><div cms-template><script type="application/json" data-rules-name="api" data-rules-version="1">{"x": "h1"}</script></div>';
+  const seeded =
+    '<h1>A</h1><div cms-template><script type="application/json" data-rules-name="api" data-rules-version="1">{"x": "h1"}</script></div>';
   fails(extractApi(seeded), 400, 'no-rules-tag');
   const found = findRulesTag(doc);
   assert.ok(found.ok && found.text.startsWith('{title:'));
@@ -249,13 +291,25 @@ test('the api rules tag: the first <script data-rules-name> whose names include 
 
 test('tag errors: no tag, unknown or missing version, bad JSON, bad selector (400, the error says which)', () => {
   const tag = (attrs: string, body: string) => `<h1>A</h1><script type="application/json" ${attrs}>${body}</script>`;
-  const none = extractApi('<h1>A</h1><script type="application/json" data-rules-name="other" data-rules-version="1">{}</script>');
+  const none = extractApi(
+    '<h1>A</h1><script type="application/json" data-rules-name="other" data-rules-version="1">{}</script>',
+  );
   fails(none, 400, 'no-rules-tag');
   assert.ok(!none.ok && none.error === NO_API_RULES_TAG && NO_API_RULES_TAG === 'No api rules tag');
   fails(extractApi(tag('data-rules-name="api" data-rules-version="2"', '{"a": "h1"}')), 400, 'rules-version', '"2"');
   fails(extractApi(tag('data-rules-name="api"', '{"a": "h1"}')), 400, 'rules-version', 'no data-rules-version');
-  fails(extractApi(tag('data-rules-name="api" data-rules-version="1"', '{"a": "h1"')), 400, 'rules-syntax', 'Invalid rules syntax');
-  fails(extractApi(tag('data-rules-name="api" data-rules-version="1"', '{"a": "h1:bogus"}')), 400, 'selector', 'Unknown pseudo-class :bogus');
+  fails(
+    extractApi(tag('data-rules-name="api" data-rules-version="1"', '{"a": "h1"')),
+    400,
+    'rules-syntax',
+    'Invalid rules syntax',
+  );
+  fails(
+    extractApi(tag('data-rules-name="api" data-rules-version="1"', '{"a": "h1:bogus"}')),
+    400,
+    'selector',
+    'Unknown pseudo-class :bogus',
+  );
 });
 
 test('rule errors: bad syntax, bad selectors (with where), too deep (20 is fine, 21 is not)', () => {
@@ -265,15 +319,20 @@ test('rule errors: bad syntax, bad selectors (with where), too deep (20 is fine,
   fails(extractData(doc, '{"a": [".x", {"b": "p::before"}]}'), 400, 'selector', '(at a[].b)');
   fails(extractData(doc, '{"a": "li:has(:first)"}'), 400, 'selector', ':first is only supported outside');
   fails(extractData(doc, '{"a": "a,"}'), 400, 'selector');
-  const nest = (n: number) => '{"a":'.repeat(n) + '"h1"' + '}'.repeat(n);
+  const nest = (n: number) => `${'{"a":'.repeat(n)}"h1"${'}'.repeat(n)}`;
   assert.ok(extractData(doc, nest(20)).ok);
   fails(extractData(doc, nest(21)), 400, 'rules-depth', 'max depth 20');
-  fails(extractData(doc, '[".x", '.repeat(21) + '"h1"' + ']'.repeat(21)), 400, 'rules-depth');
+  fails(extractData(doc, `${'[".x", '.repeat(21)}"h1"${']'.repeat(21)}`), 400, 'rules-depth');
 });
 
 test('size bounds answer 413: query text, selector length, rule count, rules tag, result size', () => {
   fails(extractData(doc, `{"a": "${'b'.repeat(rulesLimits.maxQueryChars)}"}`), 413, 'too-large', 'Rules too long');
-  fails(ok413(compileRules({ a: 'b'.repeat(rulesLimits.maxSelectorChars + 1) })), 413, 'too-large', 'Selector too long');
+  fails(
+    ok413(compileRules({ a: 'b'.repeat(rulesLimits.maxSelectorChars + 1) })),
+    413,
+    'too-large',
+    'Selector too long',
+  );
   const many = Object.fromEntries(Array.from({ length: rulesLimits.maxRuleNodes }, (_, i) => [`k${i}`, 'h1']));
   fails(ok413(compileRules(many)), 413, 'too-large', 'Too many rules');
   const bigTag = `<script type="application/json" data-rules-name="api" data-rules-version="1">{"a": "${'h1,'.repeat(rulesLimits.maxTagChars / 3)}h1"}</script>`;

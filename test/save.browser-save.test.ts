@@ -17,7 +17,13 @@ const checksumOf = (s: string | Buffer) => createHash('sha256').update(s).digest
 async function ownerWithDocument(name: string, html = DOC_V1) {
   const main = kiln.client();
   const person = await signedIn(kiln, main);
-  const node = await createNode(kiln.services, person.id, { ownerId: person.id, parentId: 0, type: 'site', name, html });
+  const node = await createNode(kiln.services, person.id, {
+    ownerId: person.id,
+    parentId: 0,
+    type: 'site',
+    name,
+    html,
+  });
   const host = kiln.hostOf(person.username);
   const doc = main.on(host);
   const url = `http://${host}/${name}`;
@@ -25,11 +31,16 @@ async function ownerWithDocument(name: string, html = DOC_V1) {
 }
 
 /** The request hyperclayjs 1.38.0 makes (savePageCore.js): text body, Document-URL + Page-URL + Save-Trigger. */
-function browserSave(c: ReturnType<typeof kiln.client>, url: string, body: string | Buffer, headers: Record<string, string> = {}) {
+function browserSave(
+  c: ReturnType<typeof kiln.client>,
+  url: string,
+  body: string | Buffer,
+  headers: Record<string, string> = {},
+) {
   return c.post('/_/save', body, {
     headers: {
       'content-type': 'text/plain;charset=UTF-8',
-      'document-url': url + '?editmode=true#top',
+      'document-url': `${url}?editmode=true#top`,
       'page-url': url,
       'save-trigger': 'user',
       origin: new URL(url).origin,
@@ -66,7 +77,11 @@ test('a save equal to the stored bytes changes nothing and adds no version', asy
   const res = await browserSave(doc, url, DOC_V1);
   assert.equal(res.status, 200);
   assert.equal(res.json.etag, checksumOf(DOC_V1));
-  const versions = await kiln.services.database.db.selectFrom('versions').select('id').where('node_id', '=', node.id).execute();
+  const versions = await kiln.services.database.db
+    .selectFrom('versions')
+    .select('id')
+    .where('node_id', '=', node.id)
+    .execute();
   assert.equal(versions.length, 1);
 });
 
@@ -130,7 +145,7 @@ test('If-Match that differs answers 412 {code: conflict, etag, changedBy} and ch
 
 test('a body over the 5 MB text cap answers 413 JSON', async () => {
   const { doc, url } = await ownerWithDocument('save-big.html');
-  const big = '<html>' + 'x'.repeat(5 * 1024 * 1024 + 10) + '</html>';
+  const big = `<html>${'x'.repeat(5 * 1024 * 1024 + 10)}</html>`;
   const res = await browserSave(doc, url, big);
   assert.equal(res.status, 413);
   assert.equal(res.json.msgType, 'error');
@@ -139,10 +154,25 @@ test('a body over the 5 MB text cap answers 413 JSON', async () => {
 test('a document in a folder is saved through its full path; SPA routes after .html name the same document', async () => {
   const main = kiln.client();
   const person = await signedIn(kiln, main);
-  const folder = await createNode(kiln.services, person.id, { ownerId: person.id, parentId: 0, type: 'folder', name: 'notes' });
-  await createNode(kiln.services, person.id, { ownerId: person.id, parentId: folder.id, type: 'site', name: 'save-in-folder.html', html: DOC_V1 });
+  const folder = await createNode(kiln.services, person.id, {
+    ownerId: person.id,
+    parentId: 0,
+    type: 'folder',
+    name: 'notes',
+  });
+  await createNode(kiln.services, person.id, {
+    ownerId: person.id,
+    parentId: folder.id,
+    type: 'site',
+    name: 'save-in-folder.html',
+    html: DOC_V1,
+  });
   const host = kiln.hostOf(person.username);
-  const res = await browserSave(main.on(host), `http://${host}/notes/save-in-folder.html/some/route`, '<html>deep</html>');
+  const res = await browserSave(
+    main.on(host),
+    `http://${host}/notes/save-in-folder.html/some/route`,
+    '<html>deep</html>',
+  );
   assert.equal(res.status, 200, res.text);
   assert.equal((await main.on(host).get('/notes/save-in-folder.html')).text, '<html>deep</html>');
 });
@@ -160,12 +190,13 @@ test('GET /_/meta makes hyperclayjs choose /_/sync and describes the document', 
 
 test('formathtml="true" documents are re-indented on save; the answer’s etag identifies the stored (formatted) bytes', async () => {
   const { doc, url } = await ownerWithDocument('save-format.html');
-  const messy = '<!doctype html>\n<html formathtml="true"><head><title>t</title></head><body><div><p>a</p>\n\n      <p>b</p></div><script>if (a < b) { x() }</script></body></html>';
+  const messy =
+    '<!doctype html>\n<html formathtml="true"><head><title>t</title></head><body><div><p>a</p>\n\n      <p>b</p></div><script>if (a < b) { x() }</script></body></html>';
   const res = await browserSave(doc, url, messy);
   assert.equal(res.status, 200, res.text);
   const stored = (await doc.get('/save-format.html')).text;
   assert.notEqual(stored, messy);
-  assert.match(stored, /\n  <head>/);
+  assert.match(stored, /\n {2}<head>/);
   assert.match(stored, /<script>if \(a < b\) \{ x\(\) \}<\/script>/);
   assert.equal(res.json.etag, checksumOf(stored));
   // Saving the formatted bytes again changes nothing (formatting is idempotent).

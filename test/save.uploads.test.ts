@@ -13,7 +13,13 @@ after(() => kiln.stop());
 async function setup(over: Parameters<typeof signedIn>[2] = {}) {
   const main = kiln.client();
   const person = await signedIn(kiln, main, over);
-  const page = await createNode(kiln.services, person.id, { ownerId: person.id, parentId: 0, type: 'site', name: `up-${person.username}.html`, html: '<html><body>page</body></html>' });
+  const page = await createNode(kiln.services, person.id, {
+    ownerId: person.id,
+    parentId: 0,
+    type: 'site',
+    name: `up-${person.username}.html`,
+    html: '<html><body>page</body></html>',
+  });
   const host = kiln.hostOf(person.username);
   return { person, page, host, doc: main.on(host), main, pageUrl: `http://${host}/${page.name}` };
 }
@@ -21,7 +27,11 @@ async function setup(over: Parameters<typeof signedIn>[2] = {}) {
 test('hyperclayjs upload: JSON {fileName, fileBody} + Page-URL answers exactly 200 {msg, msgType, urls}; the file is served', async () => {
   const { doc, pageUrl, host } = await setup();
   const bytes = Buffer.from([0x89, 0x50, 0x4e, 0x47, 0, 1, 2, 3, 255]);
-  const res = await doc.post('/_/upload', { fileName: 'pic.png', fileBody: bytes.toString('base64') }, { headers: { 'page-url': pageUrl } });
+  const res = await doc.post(
+    '/_/upload',
+    { fileName: 'pic.png', fileBody: bytes.toString('base64') },
+    { headers: { 'page-url': pageUrl } },
+  );
   assert.equal(res.status, 200, res.text);
   assert.equal(res.json.msgType, 'success');
   assert.equal(typeof res.json.msg, 'string');
@@ -31,18 +41,24 @@ test('hyperclayjs upload: JSON {fileName, fileBody} + Page-URL answers exactly 2
   assert.deepEqual(served.body, bytes);
   assert.equal(served.headers['content-type'], 'image/png');
   // A second upload of the same name does not overwrite: it gets a numbered name.
-  const again = await doc.post('/_/upload', { fileName: 'pic.png', fileBody: 'AAAA' }, { headers: { 'page-url': pageUrl } });
+  const again = await doc.post(
+    '/_/upload',
+    { fileName: 'pic.png', fileBody: 'AAAA' },
+    { headers: { 'page-url': pageUrl } },
+  );
   assert.deepEqual(again.json.urls, [`http://${host}/pic-1.png`]);
 });
 
 test('multipart upload (field "file") stores the exact bytes; uploaded HTML never runs as the host origin', async () => {
   const { doc, pageUrl, host } = await setup();
-  const boundary = '----kilntest' + Date.now();
+  const boundary = `----kilntest${Date.now()}`;
   const content = '<html><script>alert(document.cookie)</script></html>';
   const body = Buffer.from(
     `--${boundary}\r\nContent-Disposition: form-data; name="file"; filename="evil.html"\r\nContent-Type: text/html\r\n\r\n${content}\r\n--${boundary}--\r\n`,
   );
-  const res = await doc.post('/_/upload', body, { headers: { 'content-type': `multipart/form-data; boundary=${boundary}`, 'page-url': pageUrl } });
+  const res = await doc.post('/_/upload', body, {
+    headers: { 'content-type': `multipart/form-data; boundary=${boundary}`, 'page-url': pageUrl },
+  });
   assert.equal(res.status, 200, res.text);
   const served = await kiln.client(host).get('/evil.html');
   assert.equal(served.status, 200);
@@ -53,16 +69,28 @@ test('multipart upload (field "file") stores the exact bytes; uploaded HTML neve
 
 test('upload refusals: nobody signed in 401, someone signed in elsewhere 401 (no session here), a bad name 400, over the plan size 413', async () => {
   const { doc, pageUrl, host } = await setup();
-  const anon = await kiln.client(host).post('/_/upload', { fileName: 'a.txt', fileBody: 'aGk=' }, { headers: { 'page-url': pageUrl } });
+  const anon = await kiln
+    .client(host)
+    .post('/_/upload', { fileName: 'a.txt', fileBody: 'aGk=' }, { headers: { 'page-url': pageUrl } });
   assert.equal(anon.status, 401);
   const stranger = kiln.client();
   await signedIn(kiln, stranger);
-  const other = await stranger.on(host).post('/_/upload', { fileName: 'a.txt', fileBody: 'aGk=' }, { headers: { 'page-url': pageUrl } });
+  const other = await stranger
+    .on(host)
+    .post('/_/upload', { fileName: 'a.txt', fileBody: 'aGk=' }, { headers: { 'page-url': pageUrl } });
   assert.equal(other.status, 401);
-  const bad = await doc.post('/_/upload', { fileName: '../../etc/passwd', fileBody: 'aGk=' }, { headers: { 'page-url': pageUrl } });
+  const bad = await doc.post(
+    '/_/upload',
+    { fileName: '../../etc/passwd', fileBody: 'aGk=' },
+    { headers: { 'page-url': pageUrl } },
+  );
   assert.equal(bad.status, 400);
   const big = Buffer.alloc(10 * 1024 * 1024 + 1, 7).toString('base64');
-  const tooBig = await doc.post('/_/upload', { fileName: 'big.bin', fileBody: big }, { headers: { 'page-url': pageUrl } });
+  const tooBig = await doc.post(
+    '/_/upload',
+    { fileName: 'big.bin', fileBody: big },
+    { headers: { 'page-url': pageUrl } },
+  );
   assert.equal(tooBig.status, 413);
   assert.equal(tooBig.json.msgType, 'error');
   assert.match(tooBig.json.msg, /10 MB.*free/);
@@ -91,14 +119,24 @@ test('code editor: the owner gets CodeMirror served by Kiln; nobody signed in go
   // An app user, on their own host, with a document of their own: never the code editor.
   const appUser = kiln.client();
   const au = await signedIn(kiln, appUser, { accountType: 'app_user' });
-  await createNode(kiln.services, au.id, { ownerId: au.id, parentId: 0, type: 'site', name: `mine-${au.username}.html`, html: '<html></html>' });
+  await createNode(kiln.services, au.id, {
+    ownerId: au.id,
+    parentId: 0,
+    type: 'site',
+    name: `mine-${au.username}.html`,
+    html: '<html></html>',
+  });
   const refused = await appUser.on(kiln.hostOf(au.username)).get(`/_/edit?path=mine-${au.username}.html`);
   assert.equal(refused.status, 403);
 });
 
 test('text uploads open in the editor at /_/edit/uploads/<username>/<path> and save through /_/save', async () => {
   const { doc, pageUrl, main, person } = await setup();
-  await doc.post('/_/upload', { fileName: 'notes.md', fileBody: Buffer.from('# hi').toString('base64') }, { headers: { 'page-url': pageUrl } });
+  await doc.post(
+    '/_/upload',
+    { fileName: 'notes.md', fileBody: Buffer.from('# hi').toString('base64') },
+    { headers: { 'page-url': pageUrl } },
+  );
   const editor = await main.page(`/_/edit/uploads/${person.username}/notes.md`);
   assert.equal(editor.status, 200, editor.text);
   assert.match(editor.text, /# hi/);
@@ -106,7 +144,9 @@ test('text uploads open in the editor at /_/edit/uploads/<username>/<path> and s
   await signedIn(kiln, stranger);
   assert.equal((await stranger.get(`/_/edit/uploads/${person.username}/notes.md`)).status, 403);
   const docUrl = `http://${kiln.config.rootDomain}/_/edit/uploads/${person.username}/notes.md`;
-  const saved = await main.post('/_/save', '# changed', { headers: { 'content-type': 'text/plain', 'document-url': docUrl } });
+  const saved = await main.post('/_/save', '# changed', {
+    headers: { 'content-type': 'text/plain', 'document-url': docUrl },
+  });
   assert.equal(saved.status, 200, saved.text);
   assert.equal((await kiln.client(kiln.hostOf(person.username)).get('/notes.md')).text, '# changed');
 });
@@ -135,14 +175,23 @@ test('Kiln serves the hyperclayjs browser library itself (no CDN)', async () => 
   assert.equal(res.status, 200);
   assert.match(String(res.headers['content-type']), /javascript/);
   assert.match(res.text, /export/);
-  const escape = await doc.get('/_/hyperclayjs/src/../package.json');
-  assert.ok([403, 404].includes(escape.status), `traversal answered ${escape.status}`);
-  assert.doesNotMatch(escape.text, /"name": "hyperclayjs"/);
+  const escaped = await doc.get('/_/hyperclayjs/src/../package.json');
+  assert.ok([403, 404].includes(escaped.status), `traversal answered ${escaped.status}`);
+  assert.doesNotMatch(escaped.text, /"name": "hyperclayjs"/);
 });
 
 test('an encoded percent (%25) in an upload path is 400, never decoded twice into another name; names with % are refused', async () => {
   const { doc, pageUrl, main, person, host } = await setup();
-  assert.equal((await doc.post('/_/upload', { fileName: 'aA.txt', fileBody: Buffer.from('secret A').toString('base64') }, { headers: { 'page-url': pageUrl } })).status, 200);
+  assert.equal(
+    (
+      await doc.post(
+        '/_/upload',
+        { fileName: 'aA.txt', fileBody: Buffer.from('secret A').toString('base64') },
+        { headers: { 'page-url': pageUrl } },
+      )
+    ).status,
+    200,
+  );
   // The editor path is decoded by the router once; a second decode turned %2541 into A.
   const twice = await main.get(`/_/edit/uploads/${person.username}/a%2541.txt`);
   assert.equal(twice.status, 400, twice.text);
@@ -157,7 +206,12 @@ test('an encoded percent (%25) in an upload path is 400, never decoded twice int
   }
   assert.equal((await kiln.client(host).get('/a%41.txt')).text, 'secret A');
   // A save whose Document-URL names an upload through %25 is refused as well.
-  const saved = await main.post('/_/save', 'changed', { headers: { 'content-type': 'text/plain', 'document-url': `http://${kiln.config.rootDomain}/_/edit/uploads/${person.username}/a%2541.txt` } });
+  const saved = await main.post('/_/save', 'changed', {
+    headers: {
+      'content-type': 'text/plain',
+      'document-url': `http://${kiln.config.rootDomain}/_/edit/uploads/${person.username}/a%2541.txt`,
+    },
+  });
   assert.equal(saved.status, 400);
   assert.equal((await kiln.client(host).get('/aA.txt')).text, 'secret A');
   // File names that could be confused with encodings are refused at upload time.
@@ -171,7 +225,14 @@ test('POST /_/upload checks the session before reading the body: an anonymous 20
   const { host, pageUrl } = await setup();
   const port = Number(new URL(kiln.url).port);
   for (const h of [host, kiln.config.rootDomain]) {
-    const a = await answerBeforeBody({ port, host: h, method: 'POST', path: '/_/upload', headers: { 'page-url': pageUrl }, size: 20 * 1024 * 1024 });
+    const a = await answerBeforeBody({
+      port,
+      host: h,
+      method: 'POST',
+      path: '/_/upload',
+      headers: { 'page-url': pageUrl },
+      size: 20 * 1024 * 1024,
+    });
     assert.equal(a.status, 401, `${h}: ${a.body}`);
   }
 });
@@ -180,7 +241,10 @@ test('a malformed multipart body answers 400, not a server error', async () => {
   const { doc, pageUrl } = await setup();
   for (const [type, body] of [
     ['multipart/form-data; boundary=xyz', 'this is not multipart at all'],
-    ['multipart/form-data; boundary=xyz', '--xyz\r\nContent-Disposition: form-data; name="file"; filename="a.txt"\r\n\r\ncut short'],
+    [
+      'multipart/form-data; boundary=xyz',
+      '--xyz\r\nContent-Disposition: form-data; name="file"; filename="a.txt"\r\n\r\ncut short',
+    ],
     ['multipart/form-data', '--xyz\r\n\r\n--xyz--'],
   ]) {
     const res = await doc.post('/_/upload', body, { headers: { 'content-type': type, 'page-url': pageUrl } });

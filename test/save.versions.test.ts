@@ -17,13 +17,21 @@ async function documentWithSaves(name: string, count: number) {
   const main = kiln.client();
   const person = await signedIn(kiln, main);
   const contents = [`<html><body><h1>start</h1>${'<p>filler line</p>\n'.repeat(200)}</body></html>`];
-  await createNode(kiln.services, person.id, { ownerId: person.id, parentId: 0, type: 'site', name, html: contents[0] });
+  await createNode(kiln.services, person.id, {
+    ownerId: person.id,
+    parentId: 0,
+    type: 'site',
+    name,
+    html: contents[0],
+  });
   const host = kiln.hostOf(person.username);
   const doc = main.on(host);
   for (let i = 1; i <= count; i++) {
     const next = contents[i - 1].replace(/<h1>[^<]*<\/h1>/, `<h1>edit ${i}</h1>`);
     contents.push(next);
-    const res = await doc.post('/_/save', next, { headers: { 'content-type': 'text/plain', 'document-url': `http://${host}/${name}` } });
+    const res = await doc.post('/_/save', next, {
+      headers: { 'content-type': 'text/plain', 'document-url': `http://${host}/${name}` },
+    });
     assert.equal(res.status, 200, res.text);
   }
   return { person, doc, host, contents };
@@ -34,7 +42,15 @@ test('every accepted save adds a version; 1 and every 20th are snapshots, the re
   const res = await doc.get('/_/versions?path=ver-chain.html');
   assert.equal(res.status, 200);
   assert.equal(res.json.msgType, 'success');
-  const versions = res.json.versions as Array<{ id: number; backupNumber: number; isDiff: boolean; contentHash: string; savedBy: string; size: number; createdAt: string }>;
+  const versions = res.json.versions as Array<{
+    id: number;
+    backupNumber: number;
+    isDiff: boolean;
+    contentHash: string;
+    savedBy: string;
+    size: number;
+    createdAt: string;
+  }>;
   assert.equal(versions.length, 45);
   for (const v of versions) {
     assert.equal(v.isDiff, !(v.backupNumber === 1 || v.backupNumber % 20 === 0), `backup ${v.backupNumber}`);

@@ -37,7 +37,11 @@ function probes(c: Client, host: string, name: string): Array<[string, () => Pro
 test('a private name and a missing name answer alike to visitors and to people signed in elsewhere', async () => {
   const owner = kiln.client();
   const me = await signedIn(kiln, owner);
-  const created = await owner.post('/_/dashboard/nodes', { type: 'site', name: `hidden-${me.username}.html`, html: DOC });
+  const created = await owner.post('/_/dashboard/nodes', {
+    type: 'site',
+    name: `hidden-${me.username}.html`,
+    html: DOC,
+  });
   assert.equal(created.status, 201, created.text);
   const vis = await owner.post(`/_/dashboard/nodes/${created.json.node.id}/visibility`, { visibility: 'private' });
   assert.equal(vis.status, 200);

@@ -18,20 +18,30 @@ before(async () => (kiln = await startKiln({ clock })));
 after(() => kiln.stop());
 
 const DOC = '<!DOCTYPE html><html><head><title>t</title></head><body><p id="x">hello</p></body></html>';
-const HTML = { accept: 'text/html' };
 /** What Chromium sends for a top-level page load. */
-const NAVIGATE = { accept: 'text/html', 'sec-fetch-mode': 'navigate', 'sec-fetch-dest': 'document', 'sec-fetch-site': 'none' };
+const NAVIGATE = {
+  accept: 'text/html',
+  'sec-fetch-mode': 'navigate',
+  'sec-fetch-dest': 'document',
+  'sec-fetch-site': 'none',
+};
 
 async function person() {
   const input = newPerson();
   const p = await createPerson(kiln.services, input);
-  await createNode(kiln.services, p.id, { ownerId: p.id, parentId: 0, type: 'site', name: `doc-${p.username}.html`, html: DOC });
+  await createNode(kiln.services, p.id, {
+    ownerId: p.id,
+    parentId: 0,
+    type: 'site',
+    name: `doc-${p.username}.html`,
+    html: DOC,
+  });
   return { ...p, password: input.password, doc: `/doc-${p.username}.html` };
 }
 
 /** The Set-Cookie that sets `name` (not one that clears it). */
 function cookieNamed(res: Res, name: string): string | undefined {
-  return res.setCookies.find((c) => c.startsWith(name + '=') && !/Max-Age=0/i.test(c));
+  return res.setCookies.find((c) => c.startsWith(`${name}=`) && !/Max-Age=0/i.test(c));
 }
 
 /** Signs in on the main app's form (JSON). */
@@ -43,12 +53,16 @@ async function login(client: Client, p: { email: string; password: string }) {
 
 /** Follows the handshake from the main app to `host` for `path`: returns the two answers. */
 async function handshake(main: Client, host: string, path: string) {
-  const start = await main.page(`/_/session/start?host=${encodeURIComponent(host.replace(/:\d+$/, ''))}&return=${encodeURIComponent(path)}`);
+  const start = await main.page(
+    `/_/session/start?host=${encodeURIComponent(host.replace(/:\d+$/, ''))}&return=${encodeURIComponent(path)}`,
+  );
   return start;
 }
 
 const save = (c: Client, host: string, path: string, html: string, extra: Record<string, string> = {}) =>
-  c.post('/_/save', html, { headers: { 'content-type': 'text/plain;charset=UTF-8', 'document-url': `http://${host}${path}`, ...extra } });
+  c.post('/_/save', html, {
+    headers: { 'content-type': 'text/plain;charset=UTF-8', 'document-url': `http://${host}${path}`, ...extra },
+  });
 
 test('signing in on the main app sets a host-only session cookie and a hint that carries no authority', async () => {
   const alice = await person();
@@ -81,13 +95,17 @@ test('a main-app session presented on a document host is no session there', asyn
   // As if a browser sent the main app's cookie to the document host (a cookie for the whole root domain did).
   const host = kiln.hostOf(alice.username);
   const res = await kiln.client(host).post('/_/save', DOC.replace('hello', 'stolen'), {
-    headers: { cookie: `__Host-auth_token=${token}`, 'content-type': 'text/plain;charset=UTF-8', 'document-url': `http://${host}${alice.doc}` },
+    headers: {
+      cookie: `__Host-auth_token=${token}`,
+      'content-type': 'text/plain;charset=UTF-8',
+      'document-url': `http://${host}${alice.doc}`,
+    },
   });
   assert.equal(res.status, 401);
   assert.equal((await kiln.client(host).get(alice.doc)).text, DOC);
 });
 
-test('the handshake: a single-use, host-bound grant becomes a host-only session on the owner\'s host', async () => {
+test("the handshake: a single-use, host-bound grant becomes a host-only session on the owner's host", async () => {
   const alice = await person();
   const bob = await person();
   const main = kiln.client();
@@ -132,7 +150,11 @@ test('the handshake: a single-use, host-bound grant becomes a host-only session 
   // The host session is worthless anywhere else: copied to bob's host or the main app, it is nobody.
   const hostToken = main.jar.get('__Host-auth_token', aliceHost)!;
   const onBobWithIt = await kiln.client(kiln.hostOf(bob.username)).post('/_/save', DOC, {
-    headers: { cookie: `__Host-auth_token=${hostToken}`, 'content-type': 'text/plain;charset=UTF-8', 'document-url': `http://${kiln.hostOf(bob.username)}${bob.doc}` },
+    headers: {
+      cookie: `__Host-auth_token=${hostToken}`,
+      'content-type': 'text/plain;charset=UTF-8',
+      'document-url': `http://${kiln.hostOf(bob.username)}${bob.doc}`,
+    },
   });
   assert.equal(onBobWithIt.status, 401);
   const dash = await kiln.client().page('/_/dashboard', { headers: { cookie: `__Host-auth_token=${hostToken}` } });
@@ -156,14 +178,18 @@ test('a grant expires after 60 seconds', async () => {
   }
 });
 
-test('the main app hands a session only for the person\'s own host; elsewhere they arrive as a visitor', async () => {
+test("the main app hands a session only for the person's own host; elsewhere they arrive as a visitor", async () => {
   const alice = await person();
   const bob = await person();
   const main = kiln.client();
   await login(main, alice);
   const res = await handshake(main, kiln.hostOf(bob.username), bob.doc);
   assert.equal(res.status, 302);
-  assert.equal(res.headers.location, `http://${kiln.hostOf(bob.username)}${bob.doc}`, 'no grant for a host that is not hers');
+  assert.equal(
+    res.headers.location,
+    `http://${kiln.hostOf(bob.username)}${bob.doc}`,
+    'no grant for a host that is not hers',
+  );
   // Nobody signed in: the sign-in page first, coming back to the handshake.
   const anon = await handshake(kiln.client(), kiln.hostOf(alice.username), '/');
   assert.equal(anon.status, 302);
@@ -220,7 +246,10 @@ test('a stale hint (signed out on the main app) bounces once and comes straight 
   const start = new URL(first.headers.location!);
   const back = await main.page(start.pathname + start.search);
   assert.equal(back.headers.location, `http://${kiln.hostOf(alice.username)}${alice.doc}`);
-  assert.ok(back.setCookies.some((c) => c.startsWith('kiln_signed_in=;') && /Max-Age=0/i.test(c)), 'the stale hint is cleared');
+  assert.ok(
+    back.setCookies.some((c) => c.startsWith('kiln_signed_in=;') && /Max-Age=0/i.test(c)),
+    'the stale hint is cleared',
+  );
   const second = await aliceDoc.get(alice.doc, { headers: NAVIGATE });
   assert.equal(second.status, 200, 'no bounce loop');
 });
@@ -229,14 +258,19 @@ test('signing out on the main app ends the host sessions of that login; signing 
   const alice = await person();
   const s1 = await sessionsFor(kiln.services.database.db, kiln.config, alice.id, alice.username);
   const host = kiln.hostOf(alice.username);
-  const onHost = (token: string) => save(kiln.client(host), host, alice.doc, DOC.replace('hello', String(Math.random())), { cookie: `__Host-auth_token=${token}` });
+  const onHost = (token: string) =>
+    save(kiln.client(host), host, alice.doc, DOC.replace('hello', String(Math.random())), {
+      cookie: `__Host-auth_token=${token}`,
+    });
   assert.equal((await onHost(s1.host)).status, 200);
   const out = await kiln.client().post('/_/logout', {}, { headers: { cookie: `__Host-auth_token=${s1.main}` } });
   assert.equal(out.status, 200);
   assert.equal((await onHost(s1.host)).status, 401, 'the host session ended with its login');
 
   const s2 = await sessionsFor(kiln.services.database.db, kiln.config, alice.id, alice.username);
-  const outOnHost = await kiln.client(host).post('/_/logout', {}, { headers: { cookie: `__Host-auth_token=${s2.host}` } });
+  const outOnHost = await kiln
+    .client(host)
+    .post('/_/logout', {}, { headers: { cookie: `__Host-auth_token=${s2.host}` } });
   assert.equal(outOnHost.status, 200);
   const dash = await kiln.client().page('/_/dashboard', { headers: { cookie: `__Host-auth_token=${s2.main}` } });
   assert.equal(dash.status, 302, 'the main-app session ended too');
@@ -247,17 +281,22 @@ test('two __Host-auth_token cookies in one request (one tossed in by a sibling h
   const mallory = await person();
   const a = await sessionsFor(kiln.services.database.db, kiln.config, alice.id, alice.username);
   const m = await sessionsFor(kiln.services.database.db, kiln.config, mallory.id, mallory.username);
-  for (const cookie of [`__Host-auth_token=${m.main}; __Host-auth_token=${a.main}`, `__Host-auth_token=${a.main}; __Host-auth_token=${m.main}`]) {
+  for (const cookie of [
+    `__Host-auth_token=${m.main}; __Host-auth_token=${a.main}`,
+    `__Host-auth_token=${a.main}; __Host-auth_token=${m.main}`,
+  ]) {
     const res = await kiln.client().page('/_/dashboard', { headers: { cookie } });
     assert.equal(res.status, 302);
     assert.match(res.headers.location!, /^\/_\/login/);
   }
   const host = kiln.hostOf(alice.username);
-  const tossed = await save(kiln.client(host), host, alice.doc, DOC, { cookie: `__Host-auth_token=${m.host}; __Host-auth_token=${a.host}` });
+  const tossed = await save(kiln.client(host), host, alice.doc, DOC, {
+    cookie: `__Host-auth_token=${m.host}; __Host-auth_token=${a.host}`,
+  });
   assert.equal(tossed.status, 401);
 });
 
-test('sign-in and sign-up forms are the main app\'s: a document host sends the browser there', async () => {
+test("sign-in and sign-up forms are the main app's: a document host sends the browser there", async () => {
   const alice = await person();
   const host = kiln.hostOf(alice.username);
   const res = await kiln.client(host).page('/_/login?return=%2Fnotes.html');

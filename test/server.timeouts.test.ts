@@ -19,7 +19,12 @@ after(() => kiln.stop());
 
 /** Opens a raw connection, sends `first`, then `drip` every `everyMs` until the server answers or
  *  closes; resolves with what the server sent and how long it took. */
-function slowClient(first: string, drip: string, everyMs: number, giveUpMs = 8000): Promise<{ answer: string; closedAfterMs: number | null }> {
+function slowClient(
+  first: string,
+  drip: string,
+  everyMs: number,
+  giveUpMs = 8000,
+): Promise<{ answer: string; closedAfterMs: number | null }> {
   return new Promise((resolve) => {
     const started = Date.now();
     const socket = net.connect(port, '127.0.0.1');
@@ -57,7 +62,7 @@ test('headers sent slowly (slowloris) are cut after the headers timeout', async 
 });
 
 test('a body sent slowly is cut after the request timeout', async () => {
-  const body = '{"email":"x@example.com","password":"' + 'p'.repeat(200) + '"}';
+  const body = `{"email":"x@example.com","password":"${'p'.repeat(200)}"}`;
   const head = `POST /_/login HTTP/1.1\r\nHost: ${kiln.config.rootDomain}\r\nContent-Type: application/json\r\nContent-Length: ${body.length}\r\n\r\n`;
   const r = await slowClient(head, 'p', 200);
   assert.notEqual(r.closedAfterMs, null, 'the server closed the connection');
@@ -66,7 +71,12 @@ test('a body sent slowly is cut after the request timeout', async () => {
 
 test('an open live stream outlives both timeouts', async () => {
   const { key } = await keyHolder(kiln);
-  const sse = await SseClient.open({ port, host: kiln.config.rootDomain, path: '/_/sync/stream', headers: { 'x-api-key': key } });
+  const sse = await SseClient.open({
+    port,
+    host: kiln.config.rootDomain,
+    path: '/_/sync/stream',
+    headers: { 'x-api-key': key },
+  });
   assert.equal(sse.status, 200);
   await new Promise((r) => setTimeout(r, 3500));
   assert.equal(sse.ended, false, 'the stream is still open');

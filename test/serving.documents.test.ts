@@ -24,7 +24,11 @@ before(async () => {
   host = main.on(kiln.hostOf(alice.username));
   anon = kiln.client(kiln.hostOf(alice.username));
   // Document names are unique across the whole instance: only alice has index.html here.
-  for (const [name, html] of [['index.html', INDEX], ['app.html', APP], ['docs/guide.html', '<html>guide</html>']]) {
+  for (const [name, html] of [
+    ['index.html', INDEX],
+    ['app.html', APP],
+    ['docs/guide.html', '<html>guide</html>'],
+  ]) {
     const res = await main.post('/_/dashboard/nodes', { type: 'site', name, html });
     assert.equal(res.status, 201, res.text);
     if (name === 'app.html') appId = res.json.node.id;
@@ -32,15 +36,15 @@ before(async () => {
 });
 after(() => kiln.stop());
 
-const cookie = (res: Res, name: string) => res.setCookies.find((c) => c.startsWith(name + '='));
+const cookie = (res: Res, name: string) => res.setCookies.find((c) => c.startsWith(`${name}=`));
 
 test('GET serves the stored bytes exactly, text/html; charset=utf-8, with the checksum as a strong ETag', async () => {
   const res = await anon.get('/app.html');
   assert.equal(res.status, 200);
   assert.deepEqual(res.body, Buffer.from(APP));
   assert.equal(res.headers['content-type'], 'text/html; charset=utf-8');
-  assert.equal(res.headers['etag'], `"${checksum(Buffer.from(APP))}"`);
-  assert.match(res.headers['etag']!, /^"[0-9a-f]{16}"$/);
+  assert.equal(res.headers.etag, `"${checksum(Buffer.from(APP))}"`);
+  assert.match(res.headers.etag!, /^"[0-9a-f]{16}"$/);
   assert.equal(res.headers['content-length'], String(Buffer.byteLength(APP)));
   // Names match case-insensitively, like their uniqueness.
   assert.deepEqual((await anon.get('/APP.html')).body, Buffer.from(APP));
@@ -48,12 +52,12 @@ test('GET serves the stored bytes exactly, text/html; charset=utf-8, with the ch
 
 test('If-None-Match with the ETag answers 304 without a body; another tag gets the document', async () => {
   const first = await anon.get('/app.html');
-  const etag = first.headers['etag']!;
+  const etag = first.headers.etag!;
   for (const inm of [etag, `W/${etag}`, `"nope", ${etag}`, '*']) {
     const res = await anon.get('/app.html', { headers: { 'if-none-match': inm } });
     assert.equal(res.status, 304, inm);
     assert.equal(res.body.length, 0);
-    assert.equal(res.headers['etag'], etag);
+    assert.equal(res.headers.etag, etag);
   }
   const miss = await anon.get('/app.html', { headers: { 'if-none-match': '"0000000000000000"' } });
   assert.equal(miss.status, 200);
@@ -68,7 +72,7 @@ test('HEAD answers with the same headers and no body', async () => {
   for (const h of ['content-type', 'etag', 'content-length']) assert.equal(head.headers[h], get.headers[h], h);
   const headRoot = await anon.request('HEAD', '/');
   assert.equal(headRoot.status, 200);
-  assert.equal(headRoot.headers['etag'], `"${checksum(Buffer.from(INDEX))}"`);
+  assert.equal(headRoot.headers.etag, `"${checksum(Buffer.from(INDEX))}"`);
 });
 
 test('`/` serves index.html; folders and unknown paths render the root document with 200; a path through a document serves it', async () => {
@@ -108,13 +112,18 @@ test('cookies: the owner gets isAdminOfCurrentResource=true (script-readable, ho
   assert.doesNotMatch(admin!, /HttpOnly/i);
   assert.doesNotMatch(admin!, /Domain=/i);
   assert.match(admin!, /Path=\//);
-  assert.equal(JSON.parse(decodeURIComponent(host.jar.get('isAdminOfCurrentResource', kiln.hostOf(alice.username))!)), true);
+  assert.equal(
+    JSON.parse(decodeURIComponent(host.jar.get('isAdminOfCurrentResource', kiln.hostOf(alice.username))!)),
+    true,
+  );
   const resource = cookie(res, 'currentResource');
   assert.match(resource!, /^currentResource=app;/);
   assert.doesNotMatch(resource!, /HttpOnly/i);
   assert.match(cookie(await host.get('/'), 'currentResource')!, /^currentResource=index;/);
   // A 304 keeps them current too.
-  const again = await host.get('/docs/guide.html', { headers: { 'if-none-match': (await host.get('/docs/guide.html')).headers['etag']! } });
+  const again = await host.get('/docs/guide.html', {
+    headers: { 'if-none-match': (await host.get('/docs/guide.html')).headers.etag! },
+  });
   assert.equal(again.status, 304);
 });
 
@@ -140,17 +149,35 @@ test('cookies: a stranger or a visitor gets no admin cookie, and a stale one is 
 test('a save changes the served bytes and ETag at once (no stale cache)', async () => {
   const before = await anon.get('/app.html');
   const next = Buffer.from('<html><body>second version</body></html>');
-  await saveDocument(kiln.services, { nodeId: appId, bytes: next, by: { kind: 'browser', accountId: alice.id, writer: null } });
-  const after = await anon.get('/app.html', { headers: { 'if-none-match': before.headers['etag']! } });
+  await saveDocument(kiln.services, {
+    nodeId: appId,
+    bytes: next,
+    by: { kind: 'browser', accountId: alice.id, writer: null },
+  });
+  const after = await anon.get('/app.html', { headers: { 'if-none-match': before.headers.etag! } });
   assert.equal(after.status, 200);
   assert.deepEqual(after.body, next);
-  assert.equal(after.headers['etag'], `"${checksum(next)}"`);
-  await saveDocument(kiln.services, { nodeId: appId, bytes: Buffer.from(APP), by: { kind: 'browser', accountId: alice.id, writer: null } });
+  assert.equal(after.headers.etag, `"${checksum(next)}"`);
+  await saveDocument(kiln.services, {
+    nodeId: appId,
+    bytes: Buffer.from(APP),
+    by: { kind: 'browser', accountId: alice.id, writer: null },
+  });
   assert.deepEqual((await anon.get('/app.html')).body, Buffer.from(APP));
 });
 
 test('path traversal of any kind answers 400: "..", encoded dots and slashes, backslashes, NUL, bad escapes', async () => {
-  for (const path of ['/../index.html', '/docs/../app.html', '/%2e%2e/%2e%2e/etc/passwd', '/docs/%2E%2E%2Fapp.html', '/a%5cb.html', '/a\\b', '/x%00.html', '/%E0%A4%A', '/./app.html']) {
+  for (const path of [
+    '/../index.html',
+    '/docs/../app.html',
+    '/%2e%2e/%2e%2e/etc/passwd',
+    '/docs/%2E%2E%2Fapp.html',
+    '/a%5cb.html',
+    '/a\\b',
+    '/x%00.html',
+    '/%E0%A4%A',
+    '/./app.html',
+  ]) {
     const res = await anon.get(path);
     assert.equal(res.status, 400, path);
     assert.equal(res.json.msgType, 'error');
@@ -175,11 +202,33 @@ test('main app: GET / is the home page; other unknown paths are 404', async () =
   assert.deepEqual(Object.keys(missing.json).sort(), ['code', 'msg', 'msgType']);
 });
 
-test('an active custom domain serves its account\'s documents; a pending one is an unknown host', async () => {
+test("an active custom domain serves its account's documents; a pending one is an unknown host", async () => {
   const { db } = kiln.services.database;
   const now = new Date().toISOString();
-  await db.insertInto('domains').values({ account_id: alice.id, domain: 'alice-docs.example', status: 'active', ssl_status: null, provider_id: null, dns_instructions: '', created_at: now }).execute();
-  await db.insertInto('domains').values({ account_id: alice.id, domain: 'pending.example', status: 'pending', ssl_status: null, provider_id: null, dns_instructions: '', created_at: now }).execute();
+  await db
+    .insertInto('domains')
+    .values({
+      account_id: alice.id,
+      domain: 'alice-docs.example',
+      status: 'active',
+      ssl_status: null,
+      provider_id: null,
+      dns_instructions: '',
+      created_at: now,
+    })
+    .execute();
+  await db
+    .insertInto('domains')
+    .values({
+      account_id: alice.id,
+      domain: 'pending.example',
+      status: 'pending',
+      ssl_status: null,
+      provider_id: null,
+      dns_instructions: '',
+      created_at: now,
+    })
+    .execute();
   const res = await kiln.client('alice-docs.example').get('/app.html');
   assert.equal(res.status, 200);
   assert.deepEqual(res.body, Buffer.from(APP));

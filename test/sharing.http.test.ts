@@ -28,7 +28,8 @@ async function ownerWithDocument(visibility: 'public' | 'private' = 'private') {
   const created = await main.post('/_/dashboard/nodes', { type: 'site', name, html: doc('v1') });
   assert.equal(created.status, 201, created.text);
   const id: number = created.json.node.id;
-  if (visibility === 'private') assert.equal((await main.post(`/_/dashboard/nodes/${id}/visibility`, { visibility })).status, 200);
+  if (visibility === 'private')
+    assert.equal((await main.post(`/_/dashboard/nodes/${id}/visibility`, { visibility })).status, 200);
   const host = kiln.hostOf(me.username);
   return { me, main, id, name, host, url: `http://${host}/${name}`, cookie: `share_${name.replace(/\.html$/, '')}` };
 }
@@ -43,17 +44,29 @@ async function setSharing(main: Client, id: number, enabled: boolean) {
 async function openShareLink(visitor: Client, shareUrl: string) {
   const u = new URL(shareUrl);
   const first = await visitor.get(u.pathname + u.search);
-  return { first, then: first.status === 302 ? await visitor.get(first.headers.location!) : null };
+  return { first, next: first.status === 302 ? await visitor.get(first.headers.location!) : null };
 }
 
 function guestSave(c: Client, url: string, html: string) {
   const host = new URL(url).host;
-  return c.on(host).post('/_/save', html, { headers: { 'content-type': 'text/plain;charset=UTF-8', 'document-url': url, origin: `http://${host}`, 'sec-fetch-site': 'same-origin' } });
+  return c.on(host).post('/_/save', html, {
+    headers: {
+      'content-type': 'text/plain;charset=UTF-8',
+      'document-url': url,
+      origin: `http://${host}`,
+      'sec-fetch-site': 'same-origin',
+    },
+  });
 }
 
 function liveLane(c: Client, host: string, url: string, lane = 'live') {
   const cookie = c.jar.header(host);
-  return SseClient.open({ port, host, path: `/_/sync?document-url=${encodeURIComponent(url)}&lane=${lane}`, headers: cookie ? { cookie } : {} });
+  return SseClient.open({
+    port,
+    host,
+    path: `/_/sync?document-url=${encodeURIComponent(url)}&lane=${lane}`,
+    headers: cookie ? { cookie } : {},
+  });
 }
 
 test('the owner turns sharing on (AJAX): JSON {msg, msgType, shareEnabled, shareUrl} with a long url-safe token; the link is shown once', async () => {
@@ -72,7 +85,11 @@ test('the owner turns sharing on (AJAX): JSON {msg, msgType, shareEnabled, share
   assert.match(token, /^[A-Za-z0-9_-]{43}$/, '32 random bytes, base64url');
 
   // Only a hash is kept: the token is not in the database, and not shown again.
-  const row = await kiln.services.database.db.selectFrom('nodes').select(['share_token', 'share_enabled']).where('id', '=', o.id).executeTakeFirstOrThrow();
+  const row = await kiln.services.database.db
+    .selectFrom('nodes')
+    .select(['share_token', 'share_enabled'])
+    .where('id', '=', o.id)
+    .executeTakeFirstOrThrow();
   assert.equal(row.share_enabled, 1);
   assert.notEqual(row.share_token, token);
   assert.match(row.share_token!, /^[0-9a-f]{64}$/);
@@ -96,7 +113,7 @@ test('a valid ?token= sets share_<sitename> (httpOnly, SameSite=Lax, 1 year, Pat
   const visitor = kiln.client(o.host);
   assert.equal((await visitor.get(`/${o.name}`)).status, 404, 'private: a stranger sees nothing');
 
-  const { first, then } = await openShareLink(visitor, `${shareUrl}&keep=1`);
+  const { first, next } = await openShareLink(visitor, `${shareUrl}&keep=1`);
   assert.equal(first.status, 302);
   assert.equal(first.headers.location, `/${o.name}?keep=1`, 'the token leaves the address bar; other parameters stay');
   const set = first.setCookies.find((c) => c.startsWith(`${o.cookie}=`));
@@ -108,9 +125,9 @@ test('a valid ?token= sets share_<sitename> (httpOnly, SameSite=Lax, 1 year, Pat
   assert.doesNotMatch(set, /Domain=/i, 'scoped to this document host only');
   assert.doesNotMatch(set, /Secure/i, 'plain http: no Secure');
 
-  assert.equal(then!.status, 200);
-  assert.equal(then!.text, doc('v1'));
-  assert.equal(then!.headers['cache-control'], 'private, no-cache');
+  assert.equal(next!.status, 200);
+  assert.equal(next!.text, doc('v1'));
+  assert.equal(next!.headers['cache-control'], 'private, no-cache');
   assert.equal(visitor.jar.get('isAdminOfCurrentResource', o.host), 'true', 'the guest gets the edit controls');
   // The cookie is the grant: later visits need no token.
   assert.equal((await visitor.get(`/${o.name}`)).status, 200);
@@ -124,7 +141,11 @@ test('Secure on the share cookie when BASE_URL is https', async () => {
   try {
     const main = secure.client();
     const me = await signedIn(secure, main);
-    const created = await main.post('/_/dashboard/nodes', { type: 'site', name: `sec-${me.username}.html`, html: doc('s') });
+    const created = await main.post('/_/dashboard/nodes', {
+      type: 'site',
+      name: `sec-${me.username}.html`,
+      html: doc('s'),
+    });
     const on = await main.post(`/_/dashboard/nodes/${created.json.node.id}/sharing`, { enabled: true });
     assert.equal(new URL(on.json.shareUrl).protocol, 'https:');
     const u = new URL(on.json.shareUrl);
@@ -143,14 +164,26 @@ test('an invalid token, or any token while sharing is off, grants nothing and se
   const forged = 'A'.repeat(43);
   let res = await visitor.get(`/${o.name}?token=${forged}`);
   assert.equal(res.status, 404);
-  assert.deepEqual(res.setCookies.filter((c) => c.startsWith('share_')), []);
+  assert.deepEqual(
+    res.setCookies.filter((c) => c.startsWith('share_')),
+    [],
+  );
 
   const { shareUrl } = await setSharing(o.main, o.id, true);
   const token = new URL(shareUrl!).searchParams.get('token')!;
-  for (const bad of [forged, token.slice(0, -1), token + 'x', token.slice(0, -1) + (token.endsWith('A') ? 'B' : 'A'), '']) {
+  for (const bad of [
+    forged,
+    token.slice(0, -1),
+    `${token}x`,
+    token.slice(0, -1) + (token.endsWith('A') ? 'B' : 'A'),
+    '',
+  ]) {
     res = await visitor.get(`/${o.name}?token=${encodeURIComponent(bad)}`);
     assert.equal(res.status, 404, `token ${bad}`);
-    assert.deepEqual(res.setCookies.filter((c) => c.startsWith('share_')), []);
+    assert.deepEqual(
+      res.setCookies.filter((c) => c.startsWith('share_')),
+      [],
+    );
   }
   // A forged cookie is no better.
   res = await visitor.get(`/${o.name}`, { headers: { cookie: `${o.cookie}=${forged}` } });
@@ -165,14 +198,20 @@ test('an invalid token, or any token while sharing is off, grants nothing and se
   await setSharing(o.main, o.id, false);
   res = await visitor.get(`/${o.name}?token=${token}`);
   assert.equal(res.status, 404);
-  assert.deepEqual(res.setCookies.filter((c) => c.startsWith('share_')), []);
+  assert.deepEqual(
+    res.setCookies.filter((c) => c.startsWith('share_')),
+    [],
+  );
 
   // On a public document a bad token is just ignored: the page is served, no grant.
   const pub = await ownerWithDocument('public');
   const pv = kiln.client(pub.host);
   res = await pv.get(`/${pub.name}?token=${forged}`);
   assert.equal(res.status, 200);
-  assert.deepEqual(res.setCookies.filter((c) => c.startsWith('share_')), []);
+  assert.deepEqual(
+    res.setCookies.filter((c) => c.startsWith('share_')),
+    [],
+  );
   assert.equal(pv.jar.get('isAdminOfCurrentResource', pub.host), undefined);
 });
 
@@ -180,7 +219,11 @@ test('a share guest saves (200) but gets 403 on the code editor and on versions'
   const o = await ownerWithDocument();
   const { shareUrl } = await setSharing(o.main, o.id, true);
   const guest = kiln.client(o.host);
-  assert.equal((await guestSave(guest, o.url, doc('stranger'))).status, 404, 'without the link: a private document is like a missing one');
+  assert.equal(
+    (await guestSave(guest, o.url, doc('stranger'))).status,
+    404,
+    'without the link: a private document is like a missing one',
+  );
   await openShareLink(guest, shareUrl!);
 
   const saved = await guestSave(guest, o.url, doc('by guest'));
@@ -235,8 +278,8 @@ test('disabling sharing or regenerating the token revokes access at once (the ol
   assert.equal((await guestSave(guest, o.url, doc('late'))).status, 404, 'private again to them');
   const firstUrl = new URL(first);
   assert.equal((await guest.get(firstUrl.pathname + firstUrl.search)).status, 404, 'old link');
-  const { then } = await openShareLink(guest, regen.json.shareUrl);
-  assert.equal(then!.status, 200);
+  const { next } = await openShareLink(guest, regen.json.shareUrl);
+  assert.equal(next!.status, 200);
   assert.equal((await guestSave(guest, o.url, doc('new link'))).status, 200);
 
   // Disable: gone at once.
@@ -278,7 +321,11 @@ test('a guest’s open live stream is closed by revocation (disable, then regene
       await s.comment('connected');
     }
     // The guest uses the live lane: its snapshot reaches the owner.
-    const relay = await guest.post('/_/sync', { snapshot: doc('typing'), sender: 'guest-tab' }, { headers: { 'document-url': o.url, origin: `http://${o.host}`, 'sec-fetch-site': 'same-origin' } });
+    const relay = await guest.post(
+      '/_/sync',
+      { snapshot: doc('typing'), sender: 'guest-tab' },
+      { headers: { 'document-url': o.url, origin: `http://${o.host}`, 'sec-fetch-site': 'same-origin' } },
+    );
     assert.equal(relay.status, 200, relay.text);
     assert.equal((await ownerStream.next()).json.html, doc('typing'));
     assert.equal((await guestLive.next()).json.sender, 'guest-tab');
@@ -287,7 +334,13 @@ test('a guest’s open live stream is closed by revocation (disable, then regene
     await guestLive.end();
     await guestSaved.end();
     assert.equal(ownerStream.ended, false);
-    const ownerRelay = await o.main.on(o.host).post('/_/sync', { snapshot: doc('still here'), sender: 'owner-tab' }, { headers: { 'document-url': o.url, origin: `http://${o.host}`, 'sec-fetch-site': 'same-origin' } });
+    const ownerRelay = await o.main
+      .on(o.host)
+      .post(
+        '/_/sync',
+        { snapshot: doc('still here'), sender: 'owner-tab' },
+        { headers: { 'document-url': o.url, origin: `http://${o.host}`, 'sec-fetch-site': 'same-origin' } },
+      );
     assert.equal(ownerRelay.status, 200);
     assert.equal((await ownerStream.next()).json.html, doc('still here'), 'the owner’s stream lives on');
     // Reconnecting is refused.
@@ -325,12 +378,20 @@ test('only the owner manages sharing: strangers 401, other people 404 (a private
   assert.equal((await o.main.post(`/_/dashboard/nodes/${o.id}/sharing`, {})).status, 400, 'enabled is required');
 
   // A browser form post answers with the page showing the link once.
-  const form = await o.main.post(`/_/dashboard/nodes/${o.id}/sharing`, { enabled: 'true' }, { form: true, headers: { accept: 'text/html' } });
+  const form = await o.main.post(
+    `/_/dashboard/nodes/${o.id}/sharing`,
+    { enabled: 'true' },
+    { form: true, headers: { accept: 'text/html' } },
+  );
   assert.equal(form.status, 200);
   const shown = /id="share-url" readonly value="([^"]+)"/.exec(form.text);
   assert.ok(shown, 'the link is on the page');
   assert.match(shown[1].replace(/&amp;/g, '&'), /\?token=[A-Za-z0-9_-]{43}$/);
-  const off = await o.main.post(`/_/dashboard/nodes/${o.id}/sharing`, { enabled: 'false' }, { form: true, headers: { accept: 'text/html' } });
+  const off = await o.main.post(
+    `/_/dashboard/nodes/${o.id}/sharing`,
+    { enabled: 'false' },
+    { form: true, headers: { accept: 'text/html' } },
+  );
   assert.equal(off.status, 302);
   assert.match(off.headers.location!, new RegExp(`^/_/dashboard/nodes/${o.id}/sharing\\?msg=`));
 });
@@ -348,8 +409,8 @@ test('regenerating is a sensitive operation: the 6th regeneration within an hour
   assert.equal(sixth.json.code, 'rate-limited');
   assert.ok(Number(sixth.headers['retry-after']) > 0);
   const guest = kiln.client(o.host);
-  const { then } = await openShareLink(guest, last);
-  assert.equal(then!.status, 200, 'the refused regeneration changed nothing');
+  const { next } = await openShareLink(guest, last);
+  assert.equal(next!.status, 200, 'the refused regeneration changed nothing');
   // Turning sharing off is never limited: revoking must always be possible.
   assert.equal((await setSharing(o.main, o.id, false)).shareEnabled, false);
 });

@@ -38,7 +38,12 @@ function syncStream(key: string, headers: Record<string, string> = {}, path = '/
 
 function lane(client: Client | null, host: string, url: string, which: 'live' | 'saved') {
   const cookie = client?.jar.header(host);
-  return SseClient.open({ port, host, path: `/_/sync?document-url=${encodeURIComponent(url)}&lane=${which}`, headers: cookie ? { cookie } : {} });
+  return SseClient.open({
+    port,
+    host,
+    path: `/_/sync?document-url=${encodeURIComponent(url)}&lane=${which}`,
+    headers: cookie ? { cookie } : {},
+  });
 }
 
 async function connected(...streams: SseClient[]) {
@@ -69,7 +74,13 @@ test('revoking a key from the dashboard closes its open sync streams; a stream o
     await a2.end();
     await stillOpen(b);
     // The other key's stream still gets changes.
-    await createNode(kiln.services, person.id, { ownerId: person.id, parentId: 0, type: 'site', name: `after-${person.username}.html`, html: doc('x') });
+    await createNode(kiln.services, person.id, {
+      ownerId: person.id,
+      parentId: 0,
+      type: 'site',
+      name: `after-${person.username}.html`,
+      html: doc('x'),
+    });
     assert.equal((await b.next({ skipTypes: ['ping'] })).json.type, 'node-saved');
     assert.equal((await syncStream(key)).status, 401, 'reconnecting with the revoked key is refused');
   } finally {
@@ -81,7 +92,11 @@ test('removing a team member or making them a viewer closes their team stream; t
   const owner = await personWithKey();
   const removed = await personWithKey();
   const demoted = await personWithKey();
-  const team = await createTeam(kiln.services, { username: `rv${owner.person.username}`, ownerId: owner.person.id, plan: 'personal' });
+  const team = await createTeam(kiln.services, {
+    username: `rv${owner.person.username}`,
+    ownerId: owner.person.id,
+    plan: 'personal',
+  });
   await setMember(kiln.services, null, { teamId: team.id, username: removed.person.username, role: 'editor' });
   await setMember(kiln.services, null, { teamId: team.id, username: demoted.person.username, role: 'editor' });
   const path = `/_/team/${team.username}/sync/stream`;
@@ -99,10 +114,16 @@ test('removing a team member or making them a viewer closes their team stream; t
     await stillOpen(demotedTeam);
 
     // Another role that may still sync (owner) keeps the stream; viewer ends it.
-    const promote = await owner.main.post(`/_/dashboard/teams/${team.id}/members`, { username: demoted.person.username, role: 'owner' });
+    const promote = await owner.main.post(`/_/dashboard/teams/${team.id}/members`, {
+      username: demoted.person.username,
+      role: 'owner',
+    });
     assert.equal(promote.status, 200, promote.text);
     await stillOpen(demotedTeam);
-    const demote = await owner.main.post(`/_/dashboard/teams/${team.id}/members`, { username: demoted.person.username, role: 'viewer' });
+    const demote = await owner.main.post(`/_/dashboard/teams/${team.id}/members`, {
+      username: demoted.person.username,
+      role: 'viewer',
+    });
     assert.equal(demote.status, 200, demote.text);
     await demotedTeam.end();
     await stillOpen(ownerTeam);
@@ -135,7 +156,12 @@ test('turning a public document private closes anonymous saved-lane streams, not
     await stillOpen(ownerLive);
     // The owner's saved lane still gets saves.
     const save = await main.on(host).post('/_/save', doc('v2'), {
-      headers: { 'content-type': 'text/plain;charset=UTF-8', 'document-url': url, origin: `http://${host}`, 'sec-fetch-site': 'same-origin' },
+      headers: {
+        'content-type': 'text/plain;charset=UTF-8',
+        'document-url': url,
+        origin: `http://${host}`,
+        'sec-fetch-site': 'same-origin',
+      },
     });
     assert.equal(save.status, 200, save.text);
     assert.equal((await ownerSaved.next()).json.html, doc('v2'));
@@ -152,16 +178,27 @@ test('revokeGrants(s, ["session:<id>"]) closes the lanes opened with that sessio
   await createNode(kiln.services, me.id, { ownerId: me.id, parentId: 0, type: 'site', name, html: doc('v1') });
   const host = kiln.hostOf(me.username);
   const url = `http://${host}/${name}`;
-  const sessions = await kiln.services.database.db.selectFrom('sessions').select('id').where('account_id', '=', me.id).execute();
+  const sessions = await kiln.services.database.db
+    .selectFrom('sessions')
+    .select('id')
+    .where('account_id', '=', me.id)
+    .execute();
   const live = await lane(main, host, url, 'live');
   const saved = await lane(main, host, url, 'saved');
   // A second session of the same person (another browser).
   const otherBrowser = kiln.client();
-  storeSessions(otherBrowser.jar, kiln.config, await sessionsFor(kiln.services.database.db, kiln.config, me.id, me.username));
+  storeSessions(
+    otherBrowser.jar,
+    kiln.config,
+    await sessionsFor(kiln.services.database.db, kiln.config, me.id, me.username),
+  );
   const otherLive = await lane(otherBrowser, host, url, 'live');
   try {
     await connected(live, saved, otherLive);
-    await revokeGrants(kiln.services, sessions.map((r) => `session:${r.id}`));
+    await revokeGrants(
+      kiln.services,
+      sessions.map((r) => `session:${r.id}`),
+    );
     await live.end();
     await saved.end();
     await stillOpen(otherLive);
@@ -170,7 +207,9 @@ test('revokeGrants(s, ["session:<id>"]) closes the lanes opened with that sessio
   }
 });
 
-test('a revocation published by another process (its own bus connection) closes the stream here', { skip: storage !== 'postgres' && 'needs PostgreSQL + Redis' }, async () => {
+test('a revocation published by another process (its own bus connection) closes the stream here', {
+  skip: storage !== 'postgres' && 'needs PostgreSQL + Redis',
+}, async () => {
   assert.ok(kiln.config.redisUrl, 'the PostgreSQL run uses the Redis bus');
   const { person, key, keyId } = await personWithKey();
   const other = await createSyncKey(kiln.services, person.id);

@@ -13,7 +13,6 @@ before(async () => (kiln = await startKiln()));
 after(() => kiln.stop());
 
 const ISO = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/;
-const HEX16 = /^[0-9a-f]{16}$/;
 
 test('401 with a JSON body for a missing key, a key not starting with hcsk_, an unknown, a revoked and an expired key', async () => {
   const { api, person } = await keyHolder(kiln);
@@ -23,13 +22,17 @@ test('401 with a JSON body for a missing key, a key not starting with hcsk_, an 
     return kiln.client().get('/_/sync/nodes', { headers: { ...headers, accept: 'text/html' } });
   };
   const missing = await withKey(undefined);
-  const wrongPrefix = await withKey('sk_' + 'a'.repeat(64));
-  const unknown = await withKey('hcsk_' + '0'.repeat(64));
+  const wrongPrefix = await withKey(`sk_${'a'.repeat(64)}`);
+  const unknown = await withKey(`hcsk_${'0'.repeat(64)}`);
   const { key: revoked, id: revokedId } = await createSyncKey(kiln.services, person.id);
   assert.equal(await revokeSyncKey(kiln.services, person.id, revokedId), true);
   const revokedRes = await withKey(revoked);
   const { key: expired, id: expiredId } = await createSyncKey(kiln.services, person.id);
-  await kiln.services.database.db.updateTable('sync_keys').set({ expires_at: '2000-01-01T00:00:00.000Z' }).where('id', '=', expiredId).execute();
+  await kiln.services.database.db
+    .updateTable('sync_keys')
+    .set({ expires_at: '2000-01-01T00:00:00.000Z' })
+    .where('id', '=', expiredId)
+    .execute();
   const expiredRes = await withKey(expired);
   for (const [res, code] of [
     [missing, 'missing-key'],
@@ -49,7 +52,7 @@ test('401 with a JSON body for a missing key, a key not starting with hcsk_, an 
   assert.equal((await api.raw('GET', '/nodes')).status, 200);
 });
 
-test('GET status: serverTime (ISO) and the key owner\'s username, for protocol 1 and 2', async () => {
+test("GET status: serverTime (ISO) and the key owner's username, for protocol 1 and 2", async () => {
   const { api, person } = await keyHolder(kiln);
   const p1 = await api.raw('GET', '/status');
   assert.equal(p1.status, 200);
@@ -57,11 +60,15 @@ test('GET status: serverTime (ISO) and the key owner\'s username, for protocol 1
   assert.equal(p1.json.username, person.username);
   assert.match(p1.json.serverTime, ISO);
   assert.ok(Math.abs(Date.parse(p1.json.serverTime) - Date.now()) < 60_000);
-  const p2 = await api.raw('GET', '/status', { headers: { 'x-sync-protocol': '2', 'x-sync-account-id': String(person.id) } });
+  const p2 = await api.raw('GET', '/status', {
+    headers: { 'x-sync-protocol': '2', 'x-sync-account-id': String(person.id) },
+  });
   assert.equal(p2.status, 200);
   assert.equal(p2.json.username, person.username);
   // Protocol 2 naming another account on the personal base: 409 account-changed.
-  const other = await api.raw('GET', '/status', { headers: { 'x-sync-protocol': '2', 'x-sync-account-id': String(person.id + 1000) } });
+  const other = await api.raw('GET', '/status', {
+    headers: { 'x-sync-protocol': '2', 'x-sync-account-id': String(person.id + 1000) },
+  });
   assert.equal(other.status, 409);
   assert.equal(other.json.code, 'account-changed');
 });
@@ -78,7 +85,12 @@ test('GET nodes lists EVERY node with parent paths, numeric ids, parentId 0 at t
   const b = await api.create({ type: 'folder', name: 'b', parentId: a.id });
   const html = `<!doctype html><p>deep ${person.username}</p>`;
   const site = await api.create({ type: 'site', name: `deep-${person.username}.html`, parentId: b.id, content: html });
-  const top = await api.create({ type: 'site', name: `top-${person.username}.html`, parentId: 0, content: '<p>top</p>' });
+  const top = await api.create({
+    type: 'site',
+    name: `top-${person.username}.html`,
+    parentId: 0,
+    content: '<p>top</p>',
+  });
   const bin = Buffer.from([0, 1, 2, 250, 255]);
   const up = await api.create({ type: 'upload', name: 'data.bin', parentId: a.id, content: bin });
   const { nodes, complete, serverTime } = await api.list();
@@ -122,7 +134,9 @@ test('GET nodes lists EVERY node with parent paths, numeric ids, parentId 0 at t
 test('POST nodes: a path creates missing folders and reuses existing ones; 201 with {success, node}', async () => {
   const { api, person } = await keyHolder(kiln);
   const name = `x/y/z-${person.username}.html`;
-  const res = await api.raw('POST', '/nodes', { body: { type: 'site', name, parentId: 0, content: '<p>z</p>', modifiedAt: new Date().toISOString() } });
+  const res = await api.raw('POST', '/nodes', {
+    body: { type: 'site', name, parentId: 0, content: '<p>z</p>', modifiedAt: new Date().toISOString() },
+  });
   assert.equal(res.status, 201, res.text);
   assert.equal(res.json.success, true);
   const node: WireNode = res.json.node;
@@ -133,13 +147,21 @@ test('POST nodes: a path creates missing folders and reuses existing ones; 201 w
   const again = await api.create({ type: 'upload', name: 'x/y/w.txt', parentId: 0, content: Buffer.from('w') });
   assert.equal(again.path, 'x/y');
   const { nodes } = await api.list();
-  assert.deepEqual(nodes.filter((n) => n.type === 'folder').map(relPathOf).sort(), ['x', 'x/y']);
+  assert.deepEqual(
+    nodes
+      .filter((n) => n.type === 'folder')
+      .map(relPathOf)
+      .sort(),
+    ['x', 'x/y'],
+  );
   // 'root' and "0" mean the top level; a folder that exists is reused (200).
   const folder = await api.raw('POST', '/nodes', { body: { type: 'folder', name: 'x', parentId: 'root' } });
   assert.equal(folder.status, 200);
   assert.equal(folder.json.node.id, nodes.find((n) => n.name === 'x')!.id);
   // Names are validated with the reason.
-  const bad = await api.raw('POST', '/nodes', { body: { type: 'site', name: 'no-extension', parentId: 0, content: 'x' } });
+  const bad = await api.raw('POST', '/nodes', {
+    body: { type: 'site', name: 'no-extension', parentId: 0, content: 'x' },
+  });
   assert.equal(bad.status, 400);
   assert.equal(bad.json.code, 'invalid-name');
   const reserved = await api.raw('POST', '/nodes', { body: { type: 'folder', name: 'con', parentId: 0 } });
@@ -163,7 +185,22 @@ test('GET content: text for documents, base64 for uploads, ETag header and 304 o
   const r = await api.raw('GET', `/nodes/${site.id}/content`);
   assert.equal(r.status, 200);
   assert.equal(r.headers.etag, `"${checksum(html)}"`);
-  assert.deepEqual(Object.keys(r.json).sort(), ['checksum', 'content', 'etag', 'modifiedAt', 'name', 'nodeId', 'nodeType', 'path', 'size', 'structureVersion', 'success'].sort());
+  assert.deepEqual(
+    Object.keys(r.json).sort(),
+    [
+      'checksum',
+      'content',
+      'etag',
+      'modifiedAt',
+      'name',
+      'nodeId',
+      'nodeType',
+      'path',
+      'size',
+      'structureVersion',
+      'success',
+    ].sort(),
+  );
   assert.equal(r.json.success, true);
   assert.equal(r.json.nodeId, site.id);
   assert.equal(r.json.nodeType, 'site');
@@ -175,11 +212,15 @@ test('GET content: text for documents, base64 for uploads, ETag header and 304 o
   assert.equal(r.json.size, Buffer.byteLength(html));
   assert.equal(r.json.structureVersion, site.structureVersion);
 
-  const notModified = await api.raw('GET', `/nodes/${site.id}/content`, { headers: { 'if-none-match': `"${checksum(html)}"` } });
+  const notModified = await api.raw('GET', `/nodes/${site.id}/content`, {
+    headers: { 'if-none-match': `"${checksum(html)}"` },
+  });
   assert.equal(notModified.status, 304);
   assert.equal(notModified.text, '');
   assert.equal(notModified.headers.etag, `"${checksum(html)}"`);
-  const modified = await api.raw('GET', `/nodes/${site.id}/content`, { headers: { 'if-none-match': '"0000000000000000"' } });
+  const modified = await api.raw('GET', `/nodes/${site.id}/content`, {
+    headers: { 'if-none-match': '"0000000000000000"' },
+  });
   assert.equal(modified.status, 200);
 
   const u = await api.raw('GET', `/nodes/${up.id}/content`);
@@ -204,7 +245,9 @@ test('PUT content: {success, nodeId, checksum, etag, structureVersion} with chec
   const { api, person } = await keyHolder(kiln);
   const name = `w-${person.username}.html`;
   const site = await api.create({ type: 'site', name, parentId: 0, content: '<p>one</p>' });
-  const res = await api.raw('PUT', `/nodes/${site.id}/content`, { body: { content: '<p>two</p>', modifiedAt: new Date().toISOString() } });
+  const res = await api.raw('PUT', `/nodes/${site.id}/content`, {
+    body: { content: '<p>two</p>', modifiedAt: new Date().toISOString() },
+  });
   assert.equal(res.status, 200, res.text);
   assert.equal(res.json.success, true);
   assert.equal(res.json.nodeId, site.id);
@@ -215,8 +258,16 @@ test('PUT content: {success, nodeId, checksum, etag, structureVersion} with chec
   const served = await kiln.client(kiln.hostOf(person.username)).get(`/${name}`);
   assert.equal(served.text, '<p>two</p>');
   // A version was made for the write to an existing file.
-  const versions = await kiln.services.database.db.selectFrom('versions').select('saved_by_kind').where('node_id', '=', site.id).orderBy('backup_number').execute();
-  assert.deepEqual(versions.map((v) => v.saved_by_kind), ['create', 'sync']);
+  const versions = await kiln.services.database.db
+    .selectFrom('versions')
+    .select('saved_by_kind')
+    .where('node_id', '=', site.id)
+    .orderBy('backup_number')
+    .execute();
+  assert.deepEqual(
+    versions.map((v) => v.saved_by_kind),
+    ['create', 'sync'],
+  );
   // Uploads: base64 in, checksum of the bytes out.
   const up = await api.create({ type: 'upload', name: 'u.bin', parentId: 0, content: Buffer.from('a') });
   const bytes = Buffer.from([9, 8, 7]);
@@ -234,7 +285,12 @@ test('PATCH rename and move (with newName in one step); moving a folder recalcul
   const { api, person } = await keyHolder(kiln);
   const docs = await api.create({ type: 'folder', name: 'docs', parentId: 0 });
   const sub = await api.create({ type: 'folder', name: 'sub', parentId: docs.id });
-  const inner = await api.create({ type: 'site', name: `in-${person.username}.html`, parentId: sub.id, content: '<p>in</p>' });
+  const inner = await api.create({
+    type: 'site',
+    name: `in-${person.username}.html`,
+    parentId: sub.id,
+    content: '<p>in</p>',
+  });
   const file = await api.create({ type: 'upload', name: 'f.txt', parentId: docs.id, content: Buffer.from('f') });
   const archive = await api.create({ type: 'folder', name: 'archive', parentId: 0 });
 
@@ -260,7 +316,9 @@ test('PATCH rename and move (with newName in one step); moving a folder recalcul
   assert.equal(at(file.id), 'archive/papers/f.txt');
 
   // Move and rename in one step, back to the top level (0).
-  const both = await api.raw('PATCH', `/nodes/${inner.id}/move`, { body: { targetParentId: 0, newName: `out-${person.username}.html` } });
+  const both = await api.raw('PATCH', `/nodes/${inner.id}/move`, {
+    body: { targetParentId: 0, newName: `out-${person.username}.html` },
+  });
   assert.equal(both.status, 200, both.text);
   assert.equal(both.json.toPath, `out-${person.username}.html`);
   ({ nodes } = await api.list());
@@ -283,7 +341,12 @@ test('DELETE: files, empty folders, non-empty folders only with cascade=true (el
   const { api, person } = await keyHolder(kiln);
   const f = await api.create({ type: 'folder', name: 'full', parentId: 0 });
   const g = await api.create({ type: 'folder', name: 'inner', parentId: f.id });
-  const doc = await api.create({ type: 'site', name: `d-${person.username}.html`, parentId: g.id, content: '<p>d</p>' });
+  const doc = await api.create({
+    type: 'site',
+    name: `d-${person.username}.html`,
+    parentId: g.id,
+    content: '<p>d</p>',
+  });
   const empty = await api.create({ type: 'folder', name: 'empty', parentId: 0 });
   const lone = await api.create({ type: 'upload', name: 'lone.txt', parentId: 0, content: Buffer.from('l') });
 
@@ -301,7 +364,10 @@ test('DELETE: files, empty folders, non-empty folders only with cascade=true (el
   assert.equal(cascade.json.deleted, 3);
   assert.deepEqual((await api.list()).nodes, []);
   assert.equal((await api.raw('GET', `/nodes/${doc.id}/content`)).status, 404);
-  assert.equal((await kiln.client(kiln.hostOf(person.username)).get(`/full/inner/d-${person.username}.html`)).status, 404);
+  assert.equal(
+    (await kiln.client(kiln.hostOf(person.username)).get(`/full/inner/d-${person.username}.html`)).status,
+    404,
+  );
   const again = await api.raw('DELETE', `/nodes/${lone.id}`);
   assert.equal(again.status, 404);
   assert.equal(again.json.code, 'node-not-found');
@@ -312,7 +378,13 @@ test('GET accounts: protocol 2 discovery with all five features, numeric ids, pe
   const d = await api.accounts();
   assert.equal(d.success, true);
   assert.equal(d.protocol, 2);
-  assert.deepEqual(d.features, { accountScopes: true, accountEvents: true, conditionalContent: true, conditionalStructure: true, completeInventory: true });
+  assert.deepEqual(d.features, {
+    accountScopes: true,
+    accountEvents: true,
+    conditionalContent: true,
+    conditionalStructure: true,
+    completeInventory: true,
+  });
   assert.deepEqual(d.actor, { id: person.id, username: person.username });
   assert.equal(d.accounts.length, 1);
   const me = d.accounts[0];
@@ -334,15 +406,22 @@ test('sync writes check the key before reading the body: a 20 MB body without a 
   const port = Number(new URL(kiln.url).port);
   const host = kiln.config.rootDomain;
   const size = 20 * 1024 * 1024;
-  for (const path of ['/_/sync/nodes', '/_/sync/nodes/1/content', '/_/team/someteam/sync/nodes', '/_/team/someteam/sync/nodes/1/content']) {
+  for (const path of [
+    '/_/sync/nodes',
+    '/_/sync/nodes/1/content',
+    '/_/team/someteam/sync/nodes',
+    '/_/team/someteam/sync/nodes/1/content',
+  ]) {
     const method = path.endsWith('content') ? 'PUT' : 'POST';
-    for (const headers of [{}, { 'x-api-key': 'hcsk_' + '0'.repeat(64) }] as Record<string, string>[]) {
+    for (const headers of [{}, { 'x-api-key': `hcsk_${'0'.repeat(64)}` }] as Record<string, string>[]) {
       const a = await answerBeforeBody({ port, host, method, path, headers, size });
       assert.equal(a.status, 401, `${method} ${path} ${JSON.stringify(headers)}: ${a.body}`);
       assert.ok(a.sent < size);
     }
   }
   // A valid key still gets to send its body.
-  const ok = await new SyncApi({ port, host, apiKey: key }).raw('POST', '/nodes', { body: { type: 'site', name: `${person.username}-big.html`, parentId: 0, content: 'x' } });
+  const ok = await new SyncApi({ port, host, apiKey: key }).raw('POST', '/nodes', {
+    body: { type: 'site', name: `${person.username}-big.html`, parentId: 0, content: 'x' },
+  });
   assert.equal(ok.status, 201, ok.text);
 });

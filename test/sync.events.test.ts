@@ -50,10 +50,21 @@ test('dashboard changes reach the account channel: creates, renames, moves and d
   const folder = (await dashboard(c, '/_/dashboard/nodes', { type: 'folder', name: 'alpha' })).node;
   let ev = await rec.take(1);
   assert.equal(ev.length, 1);
-  assert.deepEqual(strip(ev[0]), { type: 'node-saved', nodeId: folder.id, nodeType: 'folder', path: 'alpha', checksum: null, modifiedAt: folder.modifiedAt, size: 0, parentId: 0 });
+  assert.deepEqual(strip(ev[0]), {
+    type: 'node-saved',
+    nodeId: folder.id,
+    nodeType: 'folder',
+    path: 'alpha',
+    checksum: null,
+    modifiedAt: folder.modifiedAt,
+    size: 0,
+    parentId: 0,
+  });
 
   const html = '<!doctype html><p>dash</p>';
-  const doc = (await dashboard(c, '/_/dashboard/nodes', { type: 'site', name: `d-${me.username}.html`, parentId: folder.id, html })).node;
+  const doc = (
+    await dashboard(c, '/_/dashboard/nodes', { type: 'site', name: `d-${me.username}.html`, parentId: folder.id, html })
+  ).node;
   ev = await rec.take(1);
   assert.equal(ev.length, 1);
   const saved = ev[0];
@@ -79,16 +90,34 @@ test('dashboard changes reach the account channel: creates, renames, moves and d
   await dashboard(c, `/_/dashboard/nodes/${folder.id}/rename`, { name: 'omega' });
   ev = await rec.take(1);
   assert.equal(ev.length, 1);
-  assert.deepEqual(strip(ev[0]), { type: 'node-renamed', nodeId: folder.id, nodeType: 'folder', oldPath: 'alpha', newPath: 'omega' });
+  assert.deepEqual(strip(ev[0]), {
+    type: 'node-renamed',
+    nodeId: folder.id,
+    nodeType: 'folder',
+    oldPath: 'alpha',
+    newPath: 'omega',
+  });
 
   const beta = (await c.get('/_/dashboard/nodes')).json.nodes.find((n: { name: string }) => n.name === 'beta');
   await dashboard(c, `/_/dashboard/nodes/${folder.id}/move`, { parentId: beta.id });
   ev = await rec.take(1);
-  assert.deepEqual(strip(ev[0]), { type: 'node-moved', nodeId: folder.id, nodeType: 'folder', oldPath: 'omega', newPath: 'beta/omega' });
+  assert.deepEqual(strip(ev[0]), {
+    type: 'node-moved',
+    nodeId: folder.id,
+    nodeType: 'folder',
+    oldPath: 'omega',
+    newPath: 'beta/omega',
+  });
 
   await dashboard(c, `/_/dashboard/nodes/${doc.id}/move`, { parentId: 0, name: `top-${me.username}.html` });
   ev = await rec.take(1);
-  assert.deepEqual(strip(ev[0]), { type: 'node-moved', nodeId: doc.id, nodeType: 'site', oldPath: `beta/omega/d-${me.username}.html`, newPath: `top-${me.username}.html` });
+  assert.deepEqual(strip(ev[0]), {
+    type: 'node-moved',
+    nodeId: doc.id,
+    nodeType: 'site',
+    oldPath: `beta/omega/d-${me.username}.html`,
+    newPath: `top-${me.username}.html`,
+  });
 
   // A no-op changes nothing and says nothing.
   await dashboard(c, `/_/dashboard/nodes/${doc.id}/rename`, { name: `top-${me.username}.html` });
@@ -99,7 +128,10 @@ test('dashboard changes reach the account channel: creates, renames, moves and d
   assert.equal(ev.length, 4);
   assert.ok(ev.every((e) => e.type === 'node-deleted'));
   assert.equal((ev[0] as { path: string }).path, 'beta');
-  assert.deepEqual(ev.map((e) => (e as { path: string }).path).sort(), ['beta', 'beta/gamma', `beta/gamma/p-${me.username}.html`, 'beta/omega'].sort());
+  assert.deepEqual(
+    ev.map((e) => (e as { path: string }).path).sort(),
+    ['beta', 'beta/gamma', `beta/gamma/p-${me.username}.html`, 'beta/omega'].sort(),
+  );
   rec.stop();
 });
 
@@ -127,19 +159,28 @@ test('sync API changes are published once each, with the key as the writer', asy
   await rec.take(1);
   await api.move(up.id, f.id, 'photo.png');
   ev = await rec.take(1);
-  assert.deepEqual(strip(ev[0]), { type: 'node-moved', nodeId: up.id, nodeType: 'upload', oldPath: 'pic.png', newPath: 'imgs/photo.png' });
+  assert.deepEqual(strip(ev[0]), {
+    type: 'node-moved',
+    nodeId: up.id,
+    nodeType: 'upload',
+    oldPath: 'pic.png',
+    newPath: 'imgs/photo.png',
+  });
   await api.rename(f.id, 'images');
   ev = await rec.take(1);
-  assert.deepEqual(strip(ev[0]), { type: 'node-renamed', nodeId: f.id, nodeType: 'folder', oldPath: 'imgs', newPath: 'images' });
+  assert.deepEqual(strip(ev[0]), {
+    type: 'node-renamed',
+    nodeId: f.id,
+    nodeType: 'folder',
+    oldPath: 'imgs',
+    newPath: 'images',
+  });
   await api.delete(f.id, { cascade: true });
   ev = await rec.take(2);
-  assert.deepEqual(
-    ev.map(strip),
-    [
-      { type: 'node-deleted', nodeId: f.id, nodeType: 'folder', path: 'images' },
-      { type: 'node-deleted', nodeId: up.id, nodeType: 'upload', path: 'images/photo.png' },
-    ],
-  );
+  assert.deepEqual(ev.map(strip), [
+    { type: 'node-deleted', nodeId: f.id, nodeType: 'folder', path: 'images' },
+    { type: 'node-deleted', nodeId: up.id, nodeType: 'upload', path: 'images/photo.png' },
+  ]);
   rec.stop();
 });
 

@@ -15,7 +15,8 @@ before(async () => (kiln = await startKiln()));
 after(() => kiln.stop());
 
 const KEY = /^hcsk_[0-9a-f]{64}$/;
-const apiFor = (key: string) => new SyncApi({ port: Number(new URL(kiln.url).port), host: kiln.config.rootDomain, apiKey: key });
+const apiFor = (key: string) =>
+  new SyncApi({ port: Number(new URL(kiln.url).port), host: kiln.config.rootDomain, apiKey: key });
 const generate = (c: Client) => c.post('/_/dashboard/keys', {}, { headers: { 'x-requested-with': 'fetch' } });
 
 test('a paid account generates a key from the dashboard: shown once, hash only, one year, listed by its first 12 characters', async () => {
@@ -30,7 +31,11 @@ test('a paid account generates a key from the dashboard: shown once, hash only, 
   const days = (Date.parse(res.json.expiresAt) - Date.now()) / 86_400_000;
   assert.ok(days > 364 && days <= 366, String(days));
   // Only the SHA-256 of the key is stored.
-  const rows = await kiln.services.database.db.selectFrom('sync_keys').selectAll().where('account_id', '=', me.id).execute();
+  const rows = await kiln.services.database.db
+    .selectFrom('sync_keys')
+    .selectAll()
+    .where('account_id', '=', me.id)
+    .execute();
   assert.equal(rows.length, 1);
   assert.equal(rows[0].key_hash, createHash('sha256').update(key).digest('hex'));
   assert.ok(!JSON.stringify(rows).includes(key.slice(5)));
@@ -64,7 +69,7 @@ test('a browser form post answers the page with the key shown once; reloading do
   assert.match(String(res.headers['cache-control']), /no-store/);
 });
 
-test('generation needs a plan of one\'s own or an owner/editor role on a team whose plan includes sync (402 payment-required)', async () => {
+test("generation needs a plan of one's own or an owner/editor role on a team whose plan includes sync (402 payment-required)", async () => {
   const freeClient = kiln.client();
   const free = await signedIn(kiln, freeClient, { plan: 'free' });
   const refused = await generate(freeClient);
@@ -77,13 +82,25 @@ test('generation needs a plan of one\'s own or an owner/editor role on a team wh
   const form = await freeClient.post('/_/dashboard/keys', {}, { form: true, headers: { accept: 'text/html' } });
   assert.equal(form.status, 302);
   assert.match(String(form.headers.location), /^\/_\/dashboard\/keys\?msg=.*paid\+plan.*msgType=error/);
-  assert.equal((await kiln.services.database.db.selectFrom('sync_keys').select('id').where('account_id', '=', free.id).execute()).length, 0);
+  assert.equal(
+    (await kiln.services.database.db.selectFrom('sync_keys').select('id').where('account_id', '=', free.id).execute())
+      .length,
+    0,
+  );
 
   // A viewer of a paid team, or an editor of a free team: still no.
   const ownerClient = kiln.client();
   const owner = await signedIn(kiln, ownerClient, { plan: 'personal' });
-  const paidTeam = await createTeam(kiln.services, { username: `pt-${owner.username}`, ownerId: owner.id, plan: 'personal' });
-  const freeTeam = await createTeam(kiln.services, { username: `ft-${owner.username}`, ownerId: owner.id, plan: 'free' });
+  const paidTeam = await createTeam(kiln.services, {
+    username: `pt-${owner.username}`,
+    ownerId: owner.id,
+    plan: 'personal',
+  });
+  const freeTeam = await createTeam(kiln.services, {
+    username: `ft-${owner.username}`,
+    ownerId: owner.id,
+    plan: 'free',
+  });
   await setMember(kiln.services, owner.id, { teamId: paidTeam.id, username: free.username, role: 'viewer' });
   await setMember(kiln.services, owner.id, { teamId: freeTeam.id, username: free.username, role: 'editor' });
   assert.equal((await generate(freeClient)).status, 402);
@@ -119,7 +136,11 @@ test('revoking in the Active tab: the key moves to "Expired and revoked" and eve
   // Someone else's key id: 404, nothing revoked.
   const other = kiln.client();
   await signedIn(kiln, other, { plan: 'personal' });
-  const foreign = await other.post(`/_/dashboard/keys/${b.id}/revoke`, {}, { headers: { 'x-requested-with': 'fetch' } });
+  const foreign = await other.post(
+    `/_/dashboard/keys/${b.id}/revoke`,
+    {},
+    { headers: { 'x-requested-with': 'fetch' } },
+  );
   assert.equal(foreign.status, 404);
   assert.equal((await apiFor(b.key).raw('GET', '/nodes')).status, 200);
 });

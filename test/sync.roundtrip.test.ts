@@ -45,11 +45,27 @@ for (const protocol of [1, 2] as const) {
   test(`round trip, protocol ${protocol}: list, download, edit, conditional upload, conflict, create, rename, move, delete`, async () => {
     const { api: seed, person, port } = await keyHolder(kiln);
     const u = person.username;
-    const conn = (apiKey: string) => ({ port, host: kiln.config.rootDomain, apiKey, protocol, accountId: protocol === 2 ? person.id : undefined });
+    const conn = (apiKey: string) => ({
+      port,
+      host: kiln.config.rootDomain,
+      apiKey,
+      protocol,
+      accountId: protocol === 2 ? person.id : undefined,
+    });
     // What is on the server before the tool starts (made by another device).
     const notes = await seed.create({ type: 'folder', name: 'notes', parentId: 0 });
-    const todo = await seed.create({ type: 'site', name: `todo-${u}.html`, parentId: notes.id, content: '<!doctype html><ul><li>one</li></ul>' });
-    const home = await seed.create({ type: 'site', name: `home-${u}.html`, parentId: 0, content: '<!doctype html><h1>home</h1>' });
+    const todo = await seed.create({
+      type: 'site',
+      name: `todo-${u}.html`,
+      parentId: notes.id,
+      content: '<!doctype html><ul><li>one</li></ul>',
+    });
+    const home = await seed.create({
+      type: 'site',
+      name: `home-${u}.html`,
+      parentId: 0,
+      content: '<!doctype html><h1>home</h1>',
+    });
     const logo = Buffer.from([0x89, 0x50, 0x4e, 0x47, 0, 1, 2, 3, 255]);
     await seed.create({ type: 'upload', name: 'logo.png', parentId: notes.id, content: logo });
 
@@ -72,7 +88,10 @@ for (const protocol of [1, 2] as const) {
     assert.deepEqual(pushed.uploaded, [`notes/todo-${u}.html`]);
     assert.deepEqual(pushed.conflicts, []);
     assert.equal((await seed.download(todo.id)).content, '<!doctype html><ul><li>one</li><li>two</li></ul>');
-    assert.equal((await kiln.client(kiln.hostOf(u)).get(`/notes/todo-${u}.html`)).text, '<!doctype html><ul><li>one</li><li>two</li></ul>');
+    assert.equal(
+      (await kiln.client(kiln.hostOf(u)).get(`/notes/todo-${u}.html`)).text,
+      '<!doctype html><ul><li>one</li><li>two</li></ul>',
+    );
 
     // Conflict: another device saves first; A's edit is refused (412), kept as a local copy, and A
     // takes the server's version. Nothing of A's reaches the server.
@@ -81,7 +100,10 @@ for (const protocol of [1, 2] as const) {
     const conflicted = await a.push();
     assert.deepEqual(conflicted.conflicts, [`home-${u}.html`]);
     assert.equal((await a.read(`home-${u}.html`)).toString(), '<!doctype html><h1>home (other device)</h1>');
-    assert.equal((await a.read(`home-${u}.html.conflict-${other.etag}`)).toString(), '<!doctype html><h1>home (device A)</h1>');
+    assert.equal(
+      (await a.read(`home-${u}.html.conflict-${other.etag}`)).toString(),
+      '<!doctype html><h1>home (device A)</h1>',
+    );
     assert.equal((await seed.download(home.id)).content, '<!doctype html><h1>home (other device)</h1>');
 
     // New local files in a new folder: created on the server, folders first.
@@ -96,9 +118,21 @@ for (const protocol of [1, 2] as const) {
     await a.moveLocal('drafts', 'ideas');
     await a.moveLocal('ideas', 'notes/ideas');
     await a.moveLocal('notes/logo.png', 'brand.png');
-    assert.deepEqual(Object.keys(await serverTree(seed)).sort(), ['brand.png', `home-${u}.html`, 'notes/ideas/data.json', `notes/ideas/plan-${u}.html`, `notes/todo-${u}.html`].sort());
+    assert.deepEqual(
+      Object.keys(await serverTree(seed)).sort(),
+      [
+        'brand.png',
+        `home-${u}.html`,
+        'notes/ideas/data.json',
+        `notes/ideas/plan-${u}.html`,
+        `notes/todo-${u}.html`,
+      ].sort(),
+    );
     assert.deepEqual(await localTree(a.dir), await serverTree(seed));
-    assert.equal((await kiln.client(kiln.hostOf(u)).get(`/notes/ideas/plan-${u}.html`)).text, '<!doctype html><p>idea</p>');
+    assert.equal(
+      (await kiln.client(kiln.hostOf(u)).get(`/notes/ideas/plan-${u}.html`)).text,
+      '<!doctype html><p>idea</p>',
+    );
 
     // Device B starts later and sees the same tree.
     const b = new SyncFolder(new SyncApi(conn((await createSyncKey(kiln.services, person.id)).key)), await tempDir());
@@ -110,7 +144,10 @@ for (const protocol of [1, 2] as const) {
     await a.deleteLocal('notes/ideas');
     assert.deepEqual(Object.keys(await serverTree(seed)).sort(), [`home-${u}.html`, `notes/todo-${u}.html`].sort());
     const followed = await b.pull();
-    assert.deepEqual(followed.removed.sort(), ['brand.png', 'notes/ideas', 'notes/ideas/data.json', `notes/ideas/plan-${u}.html`].sort());
+    assert.deepEqual(
+      followed.removed.sort(),
+      ['brand.png', 'notes/ideas', 'notes/ideas/data.json', `notes/ideas/plan-${u}.html`].sort(),
+    );
     assert.deepEqual(await localTree(b.dir), await serverTree(seed));
     assert.deepEqual(await localTree(a.dir), await serverTree(seed));
 
@@ -128,7 +165,10 @@ for (const protocol of [1, 2] as const) {
       // A stale structure version (B listed before A renamed again) is refused with node-changed.
       const stale = b.byPath(`notes/tasks-${u}.html`)!.structureVersion!;
       await a.moveLocal(`notes/tasks-${u}.html`, `notes/done-${u}.html`);
-      await assert.rejects(b.api.rename(todo.id, `x-${u}.html`, stale), (e: unknown) => e instanceof SyncError && e.status === 409 && e.code === 'node-changed');
+      await assert.rejects(
+        b.api.rename(todo.id, `x-${u}.html`, stale),
+        (e: unknown) => e instanceof SyncError && e.status === 409 && e.code === 'node-changed',
+      );
       assert.ok(Object.keys(await serverTree(seed)).includes(`notes/done-${u}.html`));
     }
   });

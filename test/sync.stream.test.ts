@@ -34,14 +34,25 @@ async function personWithKey(plan: Plan = 'personal') {
 }
 
 function openStream(key: string | null, headers: Record<string, string> = {}, path = '/_/sync/stream') {
-  return SseClient.open({ port, host: kiln.config.rootDomain, path, headers: { ...(key ? { 'x-api-key': key } : {}), ...headers } });
+  return SseClient.open({
+    port,
+    host: kiln.config.rootDomain,
+    path,
+    headers: { ...(key ? { 'x-api-key': key } : {}), ...headers },
+  });
 }
 
 /** The save hyperclayjs makes (text body, Document-URL) as the signed-in owner. */
 async function browserSave(main: ReturnType<TestKiln['client']>, host: string, path: string, html: string) {
   const url = `http://${host}/${path}`;
   const res = await main.on(host).post('/_/save', html, {
-    headers: { 'content-type': 'text/plain;charset=UTF-8', 'document-url': url, 'page-url': url, origin: `http://${host}`, 'sec-fetch-site': 'same-origin' },
+    headers: {
+      'content-type': 'text/plain;charset=UTF-8',
+      'document-url': url,
+      'page-url': url,
+      origin: `http://${host}`,
+      'sec-fetch-site': 'same-origin',
+    },
   });
   assert.equal(res.status, 200, res.text);
   return res;
@@ -51,8 +62,8 @@ test('refusals: a missing key, one not starting with hcsk_, an unknown and a rev
   const { key, keyId, person } = await personWithKey();
   const cases: Array<[string | null, string]> = [
     [null, 'missing-key'],
-    ['sk_' + 'a'.repeat(64), 'invalid-key'],
-    ['hcsk_' + '0'.repeat(64), 'invalid-key'],
+    [`sk_${'a'.repeat(64)}`, 'invalid-key'],
+    [`hcsk_${'0'.repeat(64)}`, 'invalid-key'],
   ];
   for (const [k, code] of cases) {
     const res = await openStream(k);
@@ -66,19 +77,30 @@ test('refusals: a missing key, one not starting with hcsk_, an unknown and a rev
   assert.equal(revoked.status, 401);
   assert.equal(revoked.json.code, 'revoked-key');
   // The sync API, streams included, lives on the main address only.
-  const onDocHost = await SseClient.open({ port, host: kiln.hostOf(person.username), path: '/_/sync/stream', headers: { 'x-api-key': key } });
+  const onDocHost = await SseClient.open({
+    port,
+    host: kiln.hostOf(person.username),
+    path: '/_/sync/stream',
+    headers: { 'x-api-key': key },
+  });
   assert.equal(onDocHost.status, 404);
 });
 
 test('the stream answers the SSE headers and starts with `: connected`; protocol 1 gets no sync-ready', async () => {
   const { key, person, main, host } = await personWithKey();
-  await createNode(kiln.services, person.id, { ownerId: person.id, parentId: 0, type: 'site', name: `p1-${person.username}.html`, html: doc('one') });
+  await createNode(kiln.services, person.id, {
+    ownerId: person.id,
+    parentId: 0,
+    type: 'site',
+    name: `p1-${person.username}.html`,
+    html: doc('one'),
+  });
   const stream = await openStream(key);
   try {
     assert.equal(stream.status, 200);
     assert.equal(stream.headers['content-type'], 'text/event-stream');
     assert.equal(stream.headers['cache-control'], 'no-cache');
-    assert.equal(stream.headers['connection'], 'keep-alive');
+    assert.equal(stream.headers.connection, 'keep-alive');
     assert.equal(stream.headers['x-accel-buffering'], 'no');
     await stream.comment('connected');
     assert.ok(stream.raw.startsWith(': connected\n\n'), stream.raw);
@@ -93,7 +115,11 @@ test('the stream answers the SSE headers and starts with `: connected`; protocol
 test('a browser save reaches the stream as node-saved: full path, 16-hex checksum, ISO time, inline content, unnamed, with an id', async () => {
   const { key, person, main, host } = await personWithKey();
   const name = `todo-${person.username}.html`;
-  const node = await createPath(kiln.services, person.id, { ownerId: person.id, path: `notes/deep/${name}`, html: doc('v1') });
+  const node = await createPath(kiln.services, person.id, {
+    ownerId: person.id,
+    path: `notes/deep/${name}`,
+    html: doc('v1'),
+  });
   const stream = await openStream(key);
   try {
     await stream.comment('connected');
@@ -102,7 +128,16 @@ test('a browser save reaches the stream as node-saved: full path, 16-hex checksu
     const f = await stream.next();
     assert.equal(f.event, undefined, 'frames are unnamed: the desktop engine listens to onmessage only');
     assert.match(f.id ?? '', /^\d+$/);
-    assert.deepEqual(Object.keys(f.json).sort(), ['checksum', 'content', 'modifiedAt', 'nodeId', 'nodeType', 'path', 'size', 'type']);
+    assert.deepEqual(Object.keys(f.json).sort(), [
+      'checksum',
+      'content',
+      'modifiedAt',
+      'nodeId',
+      'nodeType',
+      'path',
+      'size',
+      'type',
+    ]);
     assert.equal(f.json.type, 'node-saved');
     assert.equal(f.json.nodeId, node.id);
     assert.equal(f.json.nodeType, 'site');
@@ -122,8 +157,20 @@ test('every change reaches every stream of the account exactly once, the writerâ
   const second = await createSyncKey(kiln.services, a.person.id);
   const b = await personWithKey();
   const name = `once-${a.person.username}.html`;
-  const node = await createNode(kiln.services, a.person.id, { ownerId: a.person.id, parentId: 0, type: 'site', name, html: doc('v1') });
-  const bNode = await createNode(kiln.services, b.person.id, { ownerId: b.person.id, parentId: 0, type: 'site', name: `fence-${b.person.username}.html`, html: doc('b1') });
+  const node = await createNode(kiln.services, a.person.id, {
+    ownerId: a.person.id,
+    parentId: 0,
+    type: 'site',
+    name,
+    html: doc('v1'),
+  });
+  const bNode = await createNode(kiln.services, b.person.id, {
+    ownerId: b.person.id,
+    parentId: 0,
+    type: 'site',
+    name: `fence-${b.person.username}.html`,
+    html: doc('b1'),
+  });
   const s1 = await openStream(a.key);
   const s2 = await openStream(second.key, { 'x-sync-protocol': '2', 'x-sync-account-id': String(a.person.id) });
   const other = await openStream(b.key);
@@ -131,7 +178,11 @@ test('every change reaches every stream of the account exactly once, the writerâ
     for (const s of [s1, s2, other]) await s.comment('connected');
     // A sync write by the first key (its own stream gets the echo), a browser save, a rename.
     const v2 = doc('by key');
-    await saveDocument(kiln.services, { nodeId: node.id, bytes: Buffer.from(v2), by: { kind: 'sync', accountId: a.person.id, writer: `key:${a.keyId}` } });
+    await saveDocument(kiln.services, {
+      nodeId: node.id,
+      bytes: Buffer.from(v2),
+      by: { kind: 'sync', accountId: a.person.id, writer: `key:${a.keyId}` },
+    });
     const v3 = doc('by browser');
     await browserSave(a.main, a.host, name, v3);
     await renameNode(kiln.services, a.person.id, node.id, `renamed-${name}`);
@@ -155,11 +206,19 @@ test('every change reaches every stream of the account exactly once, the writerâ
         ],
       );
       const ids = s.frames.filter((f) => f.json.type !== 'sync-ready').map((f) => Number(f.id));
-      assert.deepEqual([...ids].sort((x, y) => x - y), ids, 'ids grow');
+      assert.deepEqual(
+        [...ids].sort((x, y) => x - y),
+        ids,
+        'ids grow',
+      );
       assert.equal(new Set(ids).size, ids.length, 'no frame twice');
     }
     // The other account's stream: its own save is the first thing it hears.
-    await saveDocument(kiln.services, { nodeId: bNode.id, bytes: Buffer.from(doc('b2')), by: { kind: 'sync', accountId: b.person.id, writer: null } });
+    await saveDocument(kiln.services, {
+      nodeId: bNode.id,
+      bytes: Buffer.from(doc('b2')),
+      by: { kind: 'sync', accountId: b.person.id, writer: null },
+    });
     const first = await other.next();
     assert.equal(first.json.nodeId, bNode.id);
     assert.equal(other.unread().length, 0);
@@ -172,11 +231,20 @@ test('a sync PUT with snapshotHtml + senderId: node-saved and live-sync once on 
   const a = await personWithKey();
   const second = await createSyncKey(kiln.services, a.person.id);
   const name = `put-${a.person.username}.html`;
-  const node = await createPath(kiln.services, a.person.id, { ownerId: a.person.id, path: `docs/${name}`, html: doc('v1') });
+  const node = await createPath(kiln.services, a.person.id, {
+    ownerId: a.person.id,
+    path: `docs/${name}`,
+    html: doc('v1'),
+  });
   const writer = await openStream(a.key);
   const other = await openStream(second.key);
   const cookie = a.main.jar.header(a.host);
-  const live = await SseClient.open({ port, host: a.host, path: `/_/sync?document-url=${encodeURIComponent(`http://${a.host}/docs/${name}`)}&lane=live`, headers: { cookie } });
+  const live = await SseClient.open({
+    port,
+    host: a.host,
+    path: `/_/sync?document-url=${encodeURIComponent(`http://${a.host}/docs/${name}`)}&lane=live`,
+    headers: { cookie },
+  });
   try {
     for (const st of [writer, other, live]) await st.comment('connected');
     const v2 = doc('from the desktop');
@@ -187,8 +255,17 @@ test('a sync PUT with snapshotHtml + senderId: node-saved and live-sync once on 
     assert.equal(put.status, 200, put.text);
     for (const st of [writer, other]) {
       const frames = [(await st.next()).json, (await st.next()).json].sort((x, y) => x.type.localeCompare(y.type));
-      assert.deepEqual(frames.map((f) => f.type), ['live-sync', 'node-saved']);
-      assert.deepEqual(frames[0], { type: 'live-sync', nodeId: node.id, file: `docs/${name}`, html: doc('pre-strip snapshot'), sender: 'device-7' });
+      assert.deepEqual(
+        frames.map((f) => f.type),
+        ['live-sync', 'node-saved'],
+      );
+      assert.deepEqual(frames[0], {
+        type: 'live-sync',
+        nodeId: node.id,
+        file: `docs/${name}`,
+        html: doc('pre-strip snapshot'),
+        sender: 'device-7',
+      });
       assert.equal(frames[1].content, v2);
       assert.equal(frames[1].checksum, put.json.checksum);
       assert.equal(frames[1].path, `docs/${name}`);
@@ -212,13 +289,25 @@ test('folders, renames, moves and deletes arrive with full paths', async () => {
     const a = await createNode(s, person.id, { ownerId: person.id, parentId: 0, type: 'folder', name: 'a' });
     const b = await createNode(s, person.id, { ownerId: person.id, parentId: 0, type: 'folder', name: 'b' });
     const name = `x-${person.username}.html`;
-    const x = await createNode(s, person.id, { ownerId: person.id, parentId: a.id, type: 'site', name, html: doc('x') });
+    const x = await createNode(s, person.id, {
+      ownerId: person.id,
+      parentId: a.id,
+      type: 'site',
+      name,
+      html: doc('x'),
+    });
     await renameNode(s, person.id, x.id, `y-${name}`);
     await moveNode(s, person.id, x.id, b.id);
     await deleteNode(s, person.id, x.id);
     const folderA = (await stream.next()).json;
     assert.deepEqual(
-      { type: folderA.type, nodeId: folderA.nodeId, nodeType: folderA.nodeType, path: folderA.path, parentId: folderA.parentId },
+      {
+        type: folderA.type,
+        nodeId: folderA.nodeId,
+        nodeType: folderA.nodeType,
+        path: folderA.path,
+        parentId: folderA.parentId,
+      },
       { type: 'node-saved', nodeId: a.id, nodeType: 'folder', path: 'a', parentId: 0 },
     );
     assert.equal((await stream.next()).json.path, 'b');
@@ -226,9 +315,26 @@ test('folders, renames, moves and deletes arrive with full paths', async () => {
     assert.equal(created.type, 'node-saved');
     assert.equal(created.path, `a/${name}`);
     assert.equal(created.content, doc('x'));
-    assert.deepEqual((await stream.next()).json, { type: 'node-renamed', nodeId: x.id, nodeType: 'site', oldPath: `a/${name}`, newPath: `a/y-${name}` });
-    assert.deepEqual((await stream.next()).json, { type: 'node-moved', nodeId: x.id, nodeType: 'site', oldPath: `a/y-${name}`, newPath: `b/y-${name}` });
-    assert.deepEqual((await stream.next()).json, { type: 'node-deleted', nodeId: x.id, nodeType: 'site', path: `b/y-${name}` });
+    assert.deepEqual((await stream.next()).json, {
+      type: 'node-renamed',
+      nodeId: x.id,
+      nodeType: 'site',
+      oldPath: `a/${name}`,
+      newPath: `a/y-${name}`,
+    });
+    assert.deepEqual((await stream.next()).json, {
+      type: 'node-moved',
+      nodeId: x.id,
+      nodeType: 'site',
+      oldPath: `a/y-${name}`,
+      newPath: `b/y-${name}`,
+    });
+    assert.deepEqual((await stream.next()).json, {
+      type: 'node-deleted',
+      nodeId: x.id,
+      nodeType: 'site',
+      path: `b/y-${name}`,
+    });
   } finally {
     stream.close();
   }
@@ -236,14 +342,24 @@ test('folders, renames, moves and deletes arrive with full paths', async () => {
 
 test('a snapshot with a sender reaches the sync streams as live-sync {file, html, sender}', async () => {
   const { key, person } = await personWithKey();
-  const node = await createPath(kiln.services, person.id, { ownerId: person.id, path: `live/${person.username}-page.html`, html: doc('v1') });
+  const node = await createPath(kiln.services, person.id, {
+    ownerId: person.id,
+    path: `live/${person.username}-page.html`,
+    html: doc('v1'),
+  });
   const stream = await openStream(key);
   try {
     await stream.comment('connected');
     await broadcastSnapshot(kiln.services, { node, html: doc('typing'), sender: 'device-42', toSyncStreams: true });
     const f = await stream.next();
     assert.equal(f.event, undefined);
-    assert.deepEqual(f.json, { type: 'live-sync', nodeId: node.id, file: `live/${person.username}-page.html`, html: doc('typing'), sender: 'device-42' });
+    assert.deepEqual(f.json, {
+      type: 'live-sync',
+      nodeId: node.id,
+      file: `live/${person.username}-page.html`,
+      html: doc('typing'),
+      sender: 'device-42',
+    });
   } finally {
     stream.close();
   }
@@ -259,10 +375,18 @@ test('protocol 2: sync-ready first, with the account id and whether the plan inc
     await s1.comment('connected');
     const ready = await s1.next();
     assert.equal(ready.event, undefined);
-    assert.deepEqual(ready.json, { type: 'sync-ready', accountId: paid.person.id, sync: { enabled: true, reason: null } });
+    assert.deepEqual(ready.json, {
+      type: 'sync-ready',
+      accountId: paid.person.id,
+      sync: { enabled: true, reason: null },
+    });
     assert.ok(s1.raw.indexOf(': connected') < s1.raw.indexOf('sync-ready'));
     const freeReady = await s2.next();
-    assert.deepEqual(freeReady.json, { type: 'sync-ready', accountId: free.person.id, sync: { enabled: false, reason: 'payment-required' } });
+    assert.deepEqual(freeReady.json, {
+      type: 'sync-ready',
+      accountId: free.person.id,
+      sync: { enabled: false, reason: 'payment-required' },
+    });
   } finally {
     s1.close();
     s2.close();
@@ -349,7 +473,11 @@ test('team stream: needs protocol 2 and the team id (428), membership (404), the
   const editor = await personWithKey();
   const viewer = await personWithKey();
   const stranger = await personWithKey();
-  const team = await createTeam(kiln.services, { username: `team${owner.person.username}`, ownerId: owner.person.id, plan: 'personal' });
+  const team = await createTeam(kiln.services, {
+    username: `team${owner.person.username}`,
+    ownerId: owner.person.id,
+    plan: 'personal',
+  });
   await setMember(kiln.services, null, { teamId: team.id, username: editor.person.username, role: 'editor' });
   await setMember(kiln.services, null, { teamId: team.id, username: viewer.person.username, role: 'viewer' });
   const path = `/_/team/${team.username}/sync/stream`;
@@ -357,7 +485,9 @@ test('team stream: needs protocol 2 and the team id (428), membership (404), the
 
   const noKey = await openStream(null, teamHeaders, path);
   assert.equal(noKey.status, 401);
-  for (const headers of [{}, { 'x-sync-protocol': '2' }, { 'x-sync-account-id': String(team.id) }] as Array<Record<string, string>>) {
+  for (const headers of [{}, { 'x-sync-protocol': '2' }, { 'x-sync-account-id': String(team.id) }] as Array<
+    Record<string, string>
+  >) {
     const r = await openStream(editor.key, headers, path);
     assert.equal(r.status, 428, JSON.stringify(headers));
     assert.equal(r.json.code, 'account-identity-required');
@@ -374,15 +504,29 @@ test('team stream: needs protocol 2 and the team id (428), membership (404), the
   assert.equal(asViewer.status, 403);
   assert.equal(asViewer.json.code, 'viewer');
 
-  const node = await createNode(kiln.services, owner.person.id, { ownerId: team.id, parentId: 0, type: 'site', name: `team-${team.username}.html`, html: doc('t1') });
+  const node = await createNode(kiln.services, owner.person.id, {
+    ownerId: team.id,
+    parentId: 0,
+    type: 'site',
+    name: `team-${team.username}.html`,
+    html: doc('t1'),
+  });
   const s = await openStream(editor.key, teamHeaders, path);
   const personal = await openStream(editor.key);
   try {
     assert.equal(s.status, 200);
     await s.comment('connected');
     await personal.comment('connected');
-    assert.deepEqual((await s.next()).json, { type: 'sync-ready', accountId: team.id, sync: { enabled: true, reason: null } });
-    await saveDocument(kiln.services, { nodeId: node.id, bytes: Buffer.from(doc('t2')), by: { kind: 'sync', accountId: editor.person.id, writer: null } });
+    assert.deepEqual((await s.next()).json, {
+      type: 'sync-ready',
+      accountId: team.id,
+      sync: { enabled: true, reason: null },
+    });
+    await saveDocument(kiln.services, {
+      nodeId: node.id,
+      bytes: Buffer.from(doc('t2')),
+      by: { kind: 'sync', accountId: editor.person.id, writer: null },
+    });
     const f = await s.next();
     assert.equal(f.json.type, 'node-saved');
     assert.equal(f.json.nodeId, node.id);
@@ -411,7 +555,12 @@ test('closing a stream releases it; the server ends open streams when it stops',
   const main = other.client();
   const person = await signedIn(other, main);
   const k = await createSyncKey(other.services, person.id);
-  const open = await SseClient.open({ port: Number(new URL(other.url).port), host: other.config.rootDomain, path: '/_/sync/stream', headers: { 'x-api-key': k.key } });
+  const open = await SseClient.open({
+    port: Number(new URL(other.url).port),
+    host: other.config.rootDomain,
+    path: '/_/sync/stream',
+    headers: { 'x-api-key': k.key },
+  });
   await open.comment('connected');
   await other.stop();
   await open.end();

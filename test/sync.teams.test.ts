@@ -20,9 +20,21 @@ async function crew(plan: 'personal' | 'free' = 'personal') {
   const editor = await keyHolder(kiln, { plan: 'free' }); // a team-role person without a plan of their own
   const viewer = await keyHolder(kiln);
   const stranger = await keyHolder(kiln);
-  const team = await createTeam(kiln.services, { username: `t-${owner.person.username}`, ownerId: owner.person.id, plan });
-  await setMember(kiln.services, owner.person.id, { teamId: team.id, username: editor.person.username, role: 'editor' });
-  await setMember(kiln.services, owner.person.id, { teamId: team.id, username: viewer.person.username, role: 'viewer' });
+  const team = await createTeam(kiln.services, {
+    username: `t-${owner.person.username}`,
+    ownerId: owner.person.id,
+    plan,
+  });
+  await setMember(kiln.services, owner.person.id, {
+    teamId: team.id,
+    username: editor.person.username,
+    role: 'editor',
+  });
+  await setMember(kiln.services, owner.person.id, {
+    teamId: team.id,
+    username: viewer.person.username,
+    role: 'viewer',
+  });
   const base = `/_/team/${team.username}/sync`;
   const on = (h: { api: SyncApi }) => new SyncApi({ ...h.api.conn, protocol: 2, accountId: team.id, syncBase: base });
   return { owner, editor, viewer, stranger, team, base, on };
@@ -30,29 +42,48 @@ async function crew(plan: 'personal' | 'free' = 'personal') {
 
 test('discovery lists the personal account and every team with role, numeric id, sync base and whether it syncs', async () => {
   const { owner, editor, viewer, team } = await crew();
-  const free = await createTeam(kiln.services, { username: `f-${owner.person.username}`, ownerId: owner.person.id, plan: 'free' });
+  const free = await createTeam(kiln.services, {
+    username: `f-${owner.person.username}`,
+    ownerId: owner.person.id,
+    plan: 'free',
+  });
   const d = await owner.api.accounts();
   assert.equal(d.accounts.length, 3);
   const t = d.accounts.find((a: any) => a.id === team.id);
   assert.deepEqual(
     { id: t.id, kind: t.kind, username: t.username, role: t.role, syncBase: t.syncBase, sync: t.sync },
-    { id: team.id, kind: 'team', username: team.username, role: 'owner', syncBase: `/_/team/${team.username}/sync`, sync: { enabled: true, reason: null } },
+    {
+      id: team.id,
+      kind: 'team',
+      username: team.username,
+      role: 'owner',
+      syncBase: `/_/team/${team.username}/sync`,
+      sync: { enabled: true, reason: null },
+    },
   );
   assert.match(t.syncBase, /^\/_\/[a-z0-9/_-]*sync$/i);
   assert.deepEqual(d.accounts.find((a: any) => a.id === free.id).sync, { enabled: false, reason: 'payment-required' });
   // An editor without a plan of their own: personal paused, the team syncs.
   const de = await editor.api.accounts();
-  assert.deepEqual(de.accounts.find((a: any) => a.kind === 'personal').sync, { enabled: false, reason: 'payment-required' });
+  assert.deepEqual(de.accounts.find((a: any) => a.kind === 'personal').sync, {
+    enabled: false,
+    reason: 'payment-required',
+  });
   assert.deepEqual(de.accounts.find((a: any) => a.id === team.id).sync, { enabled: true, reason: null });
   assert.equal(de.accounts.find((a: any) => a.id === team.id).role, 'editor');
   const dv = await viewer.api.accounts();
   assert.deepEqual(dv.accounts.find((a: any) => a.id === team.id).sync, { enabled: false, reason: 'viewer' });
 });
 
-test('team routes need X-Sync-Protocol: 2 and X-Sync-Account-ID (428 account-identity-required); the id must be the team\'s', async () => {
+test("team routes need X-Sync-Protocol: 2 and X-Sync-Account-ID (428 account-identity-required); the id must be the team's", async () => {
   const { owner, team, base } = await crew();
   const plain = new SyncApi({ ...owner.api.conn, syncBase: base });
-  for (const headers of [{}, { 'x-sync-protocol': '2' }, { 'x-sync-account-id': String(team.id) }, { 'x-sync-protocol': '1', 'x-sync-account-id': String(team.id) }] as Record<string, string>[]) {
+  for (const headers of [
+    {},
+    { 'x-sync-protocol': '2' },
+    { 'x-sync-account-id': String(team.id) },
+    { 'x-sync-protocol': '1', 'x-sync-account-id': String(team.id) },
+  ] as Record<string, string>[]) {
     for (const suffix of ['/nodes', '/status']) {
       const r = await plain.raw('GET', suffix, { headers });
       assert.equal(r.status, 428, `${suffix} ${JSON.stringify(headers)}`);
@@ -60,13 +91,19 @@ test('team routes need X-Sync-Protocol: 2 and X-Sync-Account-ID (428 account-ide
       assert.equal(r.json.msgType, 'error');
     }
   }
-  const wrongId = await plain.raw('GET', '/nodes', { headers: { 'x-sync-protocol': '2', 'x-sync-account-id': String(owner.person.id) } });
+  const wrongId = await plain.raw('GET', '/nodes', {
+    headers: { 'x-sync-protocol': '2', 'x-sync-account-id': String(owner.person.id) },
+  });
   assert.equal(wrongId.status, 409);
   assert.equal(wrongId.json.code, 'account-changed');
-  const ok = await plain.raw('GET', '/nodes', { headers: { 'x-sync-protocol': '2', 'x-sync-account-id': String(team.id) } });
+  const ok = await plain.raw('GET', '/nodes', {
+    headers: { 'x-sync-protocol': '2', 'x-sync-account-id': String(team.id) },
+  });
   assert.equal(ok.status, 200);
   assert.equal(ok.json.complete, true);
-  const status = await plain.raw('GET', '/status', { headers: { 'x-sync-protocol': '2', 'x-sync-account-id': String(team.id) } });
+  const status = await plain.raw('GET', '/status', {
+    headers: { 'x-sync-protocol': '2', 'x-sync-account-id': String(team.id) },
+  });
   assert.equal(status.json.username, team.username);
   // A bad key is still 401 first.
   const badKey = await new SyncApi({ ...plain.conn, apiKey: 'nope' }).raw('GET', '/nodes');
@@ -75,7 +112,12 @@ test('team routes need X-Sync-Protocol: 2 and X-Sync-Account-ID (428 account-ide
 
 test('strangers get 404 not-found; viewers get 403 viewer on every route; unknown teams 404', async () => {
   const { owner, viewer, stranger, on, team } = await crew();
-  const doc = await on(owner).create({ type: 'site', name: `v-${team.username}.html`, parentId: 0, content: '<p>t</p>' });
+  const doc = await on(owner).create({
+    type: 'site',
+    name: `v-${team.username}.html`,
+    parentId: 0,
+    content: '<p>t</p>',
+  });
   const s = await on(stranger).raw('GET', '/nodes');
   assert.equal(s.status, 404);
   assert.equal(s.json.code, 'not-found');
@@ -92,12 +134,17 @@ test('strangers get 404 not-found; viewers get 403 viewer on every route; unknow
     assert.equal(r.json.code, 'viewer');
   }
   assert.equal((await on(owner).download(doc.id)).content, '<p>t</p>');
-  const unknown = await new SyncApi({ ...owner.api.conn, protocol: 2, accountId: 1, syncBase: '/_/team/no-such-team-x/sync' }).raw('GET', '/nodes');
+  const unknown = await new SyncApi({
+    ...owner.api.conn,
+    protocol: 2,
+    accountId: 1,
+    syncBase: '/_/team/no-such-team-x/sync',
+  }).raw('GET', '/nodes');
   assert.equal(unknown.status, 404);
   assert.equal(unknown.json.code, 'not-found');
 });
 
-test('an editor (without a plan of their own) writes the team\'s files: create without If-Match; edits, renames, moves and deletes must be conditional (428)', async () => {
+test("an editor (without a plan of their own) writes the team's files: create without If-Match; edits, renames, moves and deletes must be conditional (428)", async () => {
   const { editor, on, team } = await crew();
   const api = on(editor);
   const folder = await api.create({ type: 'folder', name: 'shared', parentId: 0 });
@@ -132,7 +179,10 @@ test('an editor (without a plan of their own) writes the team\'s files: create w
 
   const put = await api.upload(doc.id, '<p>2</p>', { ifMatch: doc.etag! });
   assert.equal(put.etag, checksum('<p>2</p>'));
-  const stale = await api.raw('PUT', `/nodes/${doc.id}/content`, { body: { content: '<p>3</p>' }, headers: { 'if-match': `"${doc.etag}"` } });
+  const stale = await api.raw('PUT', `/nodes/${doc.id}/content`, {
+    body: { content: '<p>3</p>' },
+    headers: { 'if-match': `"${doc.etag}"` },
+  });
   assert.equal(stale.status, 412);
   assert.equal(stale.json.etag, put.etag);
   const renamed = await api.rename(doc.id, `r-${team.username}.html`, put.structureVersion);
@@ -145,15 +195,24 @@ test('an editor (without a plan of their own) writes the team\'s files: create w
   assert.deepEqual((await api.list()).nodes, []);
   // The team's files are served on the team's host.
   await api.create({ type: 'site', name: `served-${team.username}.html`, parentId: 0, content: '<p>team page</p>' });
-  assert.equal((await kiln.client(kiln.hostOf(team.username)).get(`/served-${team.username}.html`)).text, '<p>team page</p>');
+  assert.equal(
+    (await kiln.client(kiln.hostOf(team.username)).get(`/served-${team.username}.html`)).text,
+    '<p>team page</p>',
+  );
 });
 
 test('scopes stay apart: a team node is not reachable on the personal base, nor a personal node on the team base', async () => {
   const { owner, on } = await crew();
   const teamDoc = await on(owner).create({ type: 'upload', name: 'team.txt', parentId: 0, content: Buffer.from('t') });
   const mine = await owner.api.create({ type: 'upload', name: 'mine.txt', parentId: 0, content: Buffer.from('m') });
-  assert.deepEqual((await owner.api.list()).nodes.map((n) => n.id), [mine.id]);
-  assert.deepEqual((await on(owner).list()).nodes.map((n) => n.id), [teamDoc.id]);
+  assert.deepEqual(
+    (await owner.api.list()).nodes.map((n) => n.id),
+    [mine.id],
+  );
+  assert.deepEqual(
+    (await on(owner).list()).nodes.map((n) => n.id),
+    [teamDoc.id],
+  );
   const a = await owner.api.raw('GET', `/nodes/${teamDoc.id}/content`);
   assert.equal(a.status, 404);
   assert.equal(a.json.code, 'node-not-found');
@@ -161,16 +220,25 @@ test('scopes stay apart: a team node is not reachable on the personal base, nor 
   assert.equal(b.status, 404);
   // Nor can a team node be used as a parent from the personal base.
   const folder = await on(owner).create({ type: 'folder', name: 'tf', parentId: 0 });
-  assert.equal((await owner.api.raw('POST', '/nodes', { body: { type: 'folder', name: 'x', parentId: folder.id } })).status, 404);
+  assert.equal(
+    (await owner.api.raw('POST', '/nodes', { body: { type: 'folder', name: 'x', parentId: folder.id } })).status,
+    404,
+  );
 });
 
-test('team changes are published on the team\'s account channel', async () => {
+test("team changes are published on the team's account channel", async () => {
   const { editor, on, team } = await crew();
   const got: KilnEvent[] = [];
   const stop = kiln.services.events.subscribe(channels.account(team.id), (e) => got.push(e));
   await kiln.services.events.subscribed(channels.account(team.id));
-  const doc = await on(editor).create({ type: 'site', name: `pub-${team.username}.html`, parentId: 0, content: '<p>p</p>' });
-  for (let i = 0; i < 200 && !got.some((e) => e.type === 'node-saved'); i++) await new Promise((r) => setTimeout(r, 10));
+  const doc = await on(editor).create({
+    type: 'site',
+    name: `pub-${team.username}.html`,
+    parentId: 0,
+    content: '<p>p</p>',
+  });
+  for (let i = 0; i < 200 && !got.some((e) => e.type === 'node-saved'); i++)
+    await new Promise((r) => setTimeout(r, 10));
   stop();
   const saved = got.find((e) => e.type === 'node-saved');
   assert.ok(saved && saved.type === 'node-saved');
@@ -180,9 +248,18 @@ test('team changes are published on the team\'s account channel', async () => {
 
 test('a team whose plan does not include sync: editors list, read and delete; create, edit, rename, move answer 402', async () => {
   const { owner, editor, on, team } = await crew();
-  const doc = await on(owner).create({ type: 'site', name: `l-${team.username}.html`, parentId: 0, content: '<p>l</p>' });
+  const doc = await on(owner).create({
+    type: 'site',
+    name: `l-${team.username}.html`,
+    parentId: 0,
+    content: '<p>l</p>',
+  });
   const tmp = await on(owner).create({ type: 'upload', name: 'tmp.txt', parentId: 0, content: Buffer.from('x') });
-  await kiln.services.database.db.updateTable('accounts').set({ has_active_subscription: 0 }).where('id', '=', team.id).execute();
+  await kiln.services.database.db
+    .updateTable('accounts')
+    .set({ has_active_subscription: 0 })
+    .where('id', '=', team.id)
+    .execute();
   const api = on(editor);
   assert.equal((await api.raw('GET', '/nodes')).status, 200);
   assert.equal((await api.raw('GET', `/nodes/${doc.id}/content`)).status, 200);
@@ -196,7 +273,10 @@ test('a team whose plan does not include sync: editors list, read and delete; cr
     assert.equal(r.status, 402, `${method} ${suffix}: ${r.text}`);
     assert.equal(r.json.code, 'payment-required');
   }
-  assert.equal((await api.raw('DELETE', `/nodes/${tmp.id}?expectedVersion=${encodeURIComponent(tmp.structureVersion)}`)).status, 200);
+  assert.equal(
+    (await api.raw('DELETE', `/nodes/${tmp.id}?expectedVersion=${encodeURIComponent(tmp.structureVersion)}`)).status,
+    200,
+  );
 });
 
 test('teams from the dashboard: create (owner), add members with roles, owners only, the last owner stays', async () => {
@@ -222,7 +302,10 @@ test('teams from the dashboard: create (owner), add members with roles, owners o
       [friend.username, 'viewer'],
     ],
   );
-  assert.equal((await c.post(`/_/dashboard/teams/${teamId}/members`, { username: friend.username, role: 'editor' }, ajax)).status, 200);
+  assert.equal(
+    (await c.post(`/_/dashboard/teams/${teamId}/members`, { username: friend.username, role: 'editor' }, ajax)).status,
+    200,
+  );
   teams = (await c.get('/_/dashboard/teams')).json.teams;
   assert.equal(teams[0].members.find((m: any) => m.username === friend.username).role, 'editor');
   // The friend (editor) can generate a key now, and sees the team without its members.
@@ -231,7 +314,11 @@ test('teams from the dashboard: create (owner), add members with roles, owners o
   assert.equal(theirs[0].members, null);
   assert.equal((await friendClient.post('/_/dashboard/keys', {}, ajax)).status, 201);
   // Only owners change members.
-  const notOwner = await friendClient.post(`/_/dashboard/teams/${teamId}/members`, { username: friend.username, role: 'owner' }, ajax);
+  const notOwner = await friendClient.post(
+    `/_/dashboard/teams/${teamId}/members`,
+    { username: friend.username, role: 'owner' },
+    ajax,
+  );
   assert.equal(notOwner.status, 403);
   // The last owner cannot step down.
   const last = await c.post(`/_/dashboard/teams/${teamId}/members`, { username: me.username, role: 'viewer' }, ajax);
@@ -254,7 +341,17 @@ test('kiln team add and kiln team member add', async () => {
   const made = await kilnCmd(kiln, ['team', 'add', '--name', name, '--owner', owner.person.username]);
   assert.equal(made.code, 0, made.stderr);
   assert.match(made.stdout, new RegExp(`Created team ${name} \\(id \\d+, plan personal\\)`));
-  const added = await kilnCmd(kiln, ['team', 'member', 'add', '--team', name, '--user', member.person.username, '--role', 'editor']);
+  const added = await kilnCmd(kiln, [
+    'team',
+    'member',
+    'add',
+    '--team',
+    name,
+    '--user',
+    member.person.username,
+    '--role',
+    'editor',
+  ]);
   assert.equal(added.code, 0, added.stderr);
   const d = await member.api.accounts();
   const team = d.accounts.find((a: any) => a.username === name);

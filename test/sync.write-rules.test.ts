@@ -15,7 +15,15 @@ after(() => kiln.stop());
 
 const db = () => kiln.services.database.db;
 const versionCount = async (id: number) =>
-  Number((await db().selectFrom('versions').select((eb) => eb.fn.countAll<number>().as('n')).where('node_id', '=', id).executeTakeFirstOrThrow()).n);
+  Number(
+    (
+      await db()
+        .selectFrom('versions')
+        .select((eb) => eb.fn.countAll<number>().as('n'))
+        .where('node_id', '=', id)
+        .executeTakeFirstOrThrow()
+    ).n,
+  );
 
 /** Collects the events of a channel until `stop()`. */
 async function listen(channel: string) {
@@ -35,17 +43,35 @@ test('rule 1: If-Match equal to the stored checksum writes (quoted, bare and W/ 
   const name = `r1-${person.username}.html`;
   const site = await api.create({ type: 'site', name, parentId: 0, content: '<p>v1</p>' });
   const v1 = checksum('<p>v1</p>');
-  const ok = await api.raw('PUT', `/nodes/${site.id}/content`, { body: { content: '<p>v2</p>' }, headers: { 'if-match': `"${v1}"` } });
+  const ok = await api.raw('PUT', `/nodes/${site.id}/content`, {
+    body: { content: '<p>v2</p>' },
+    headers: { 'if-match': `"${v1}"` },
+  });
   assert.equal(ok.status, 200, ok.text);
   const v2 = checksum('<p>v2</p>');
   assert.equal(ok.json.etag, v2);
-  assert.equal((await api.raw('PUT', `/nodes/${site.id}/content`, { body: { content: '<p>v3</p>' }, headers: { 'if-match': v2 } })).status, 200);
+  assert.equal(
+    (await api.raw('PUT', `/nodes/${site.id}/content`, { body: { content: '<p>v3</p>' }, headers: { 'if-match': v2 } }))
+      .status,
+    200,
+  );
   const v3 = checksum('<p>v3</p>');
-  assert.equal((await api.raw('PUT', `/nodes/${site.id}/content`, { body: { content: '<p>v4</p>' }, headers: { 'if-match': `W/"${v3}"` } })).status, 200);
+  assert.equal(
+    (
+      await api.raw('PUT', `/nodes/${site.id}/content`, {
+        body: { content: '<p>v4</p>' },
+        headers: { 'if-match': `W/"${v3}"` },
+      })
+    ).status,
+    200,
+  );
   const v4 = checksum('<p>v4</p>');
 
   const before = await versionCount(site.id);
-  const stale = await api.raw('PUT', `/nodes/${site.id}/content`, { body: { content: '<p>lost</p>' }, headers: { 'if-match': `"${v1}"` } });
+  const stale = await api.raw('PUT', `/nodes/${site.id}/content`, {
+    body: { content: '<p>lost</p>' },
+    headers: { 'if-match': `"${v1}"` },
+  });
   assert.equal(stale.status, 412);
   assert.equal(stale.json.msgType, 'error');
   assert.equal(stale.json.code, 'conflict');
@@ -59,17 +85,23 @@ test('rule 1: If-Match equal to the stored checksum writes (quoted, bare and W/ 
   assert.equal((await kiln.client(kiln.hostOf(person.username)).get(`/${name}`)).text, '<p>v4</p>');
   // Uploads follow the same rule.
   const up = await api.create({ type: 'upload', name: 'u.bin', parentId: 0, content: Buffer.from('one') });
-  const upStale = await api.raw('PUT', `/nodes/${up.id}/content`, { body: { content: Buffer.from('two').toString('base64') }, headers: { 'if-match': '"0123456789abcdef"' } });
+  const upStale = await api.raw('PUT', `/nodes/${up.id}/content`, {
+    body: { content: Buffer.from('two').toString('base64') },
+    headers: { 'if-match': '"0123456789abcdef"' },
+  });
   assert.equal(upStale.status, 412);
   assert.equal(upStale.json.code, 'conflict');
   assert.equal(upStale.json.etag, checksum('one'));
   assert.deepEqual((await api.download(up.id)).content, Buffer.from('one'));
-  const upOk = await api.raw('PUT', `/nodes/${up.id}/content`, { body: { content: Buffer.from('two').toString('base64') }, headers: { 'if-match': `"${checksum('one')}"` } });
+  const upOk = await api.raw('PUT', `/nodes/${up.id}/content`, {
+    body: { content: Buffer.from('two').toString('base64') },
+    headers: { 'if-match': `"${checksum('one')}"` },
+  });
   assert.equal(upOk.status, 200);
   assert.equal(upOk.json.etag, checksum('two'));
 });
 
-test('rule 2: without If-Match a write to one\'s own document replaces the content', async () => {
+test("rule 2: without If-Match a write to one's own document replaces the content", async () => {
   const { api, person } = await keyHolder(kiln);
   const site = await api.create({ type: 'site', name: `r2-${person.username}.html`, parentId: 0, content: '<p>a</p>' });
   const r = await api.upload(site.id, '<p>b</p>');
@@ -99,7 +131,7 @@ test('rule 3: a document name owned by another account is 409 name-conflict "alr
   assert.equal((await alice.api.download((await alice.api.list()).nodes[0].id)).content, '<p>alice</p>');
 });
 
-test('rule 3: the account\'s own document name in another folder reuses that node (same id, content written, 200)', async () => {
+test("rule 3: the account's own document name in another folder reuses that node (same id, content written, 200)", async () => {
   const { api, person } = await keyHolder(kiln);
   const name = `reuse-${person.username}.html`;
   const a = await api.create({ type: 'folder', name: 'a', parentId: 0 });
@@ -125,22 +157,44 @@ test('rule 3: the account\'s own document name in another folder reuses that nod
 test('If-None-Match: * on create: 412 when the name exists (nothing written), 201 when it does not', async () => {
   const { api, person } = await keyHolder(kiln);
   const name = `inm-${person.username}.html`;
-  const fresh = await api.raw('POST', '/nodes', { body: { type: 'site', name, parentId: 0, content: '<p>1</p>' }, headers: { 'if-none-match': '*' } });
+  const fresh = await api.raw('POST', '/nodes', {
+    body: { type: 'site', name, parentId: 0, content: '<p>1</p>' },
+    headers: { 'if-none-match': '*' },
+  });
   assert.equal(fresh.status, 201, fresh.text);
-  const exists = await api.raw('POST', '/nodes', { body: { type: 'site', name, parentId: 0, content: '<p>2</p>' }, headers: { 'if-none-match': '*' } });
+  const exists = await api.raw('POST', '/nodes', {
+    body: { type: 'site', name, parentId: 0, content: '<p>2</p>' },
+    headers: { 'if-none-match': '*' },
+  });
   assert.equal(exists.status, 412);
   assert.equal(exists.json.code, 'conflict');
   assert.equal(exists.json.etag, checksum('<p>1</p>'));
   assert.equal((await api.download(fresh.json.node.id)).content, '<p>1</p>');
-  const folder = await api.raw('POST', '/nodes', { body: { type: 'folder', name: 'fx', parentId: 0 }, headers: { 'if-none-match': '*' } });
+  const folder = await api.raw('POST', '/nodes', {
+    body: { type: 'folder', name: 'fx', parentId: 0 },
+    headers: { 'if-none-match': '*' },
+  });
   assert.equal(folder.status, 201);
-  assert.equal((await api.raw('POST', '/nodes', { body: { type: 'folder', name: 'fx', parentId: 0 }, headers: { 'if-none-match': '*' } })).status, 412);
+  assert.equal(
+    (
+      await api.raw('POST', '/nodes', {
+        body: { type: 'folder', name: 'fx', parentId: 0 },
+        headers: { 'if-none-match': '*' },
+      })
+    ).status,
+    412,
+  );
 });
 
 test('rule 4: a sync write publishes node-saved (full path, 16-hex checksum, inline content) and the saved lane', async () => {
   const { api, person } = await keyHolder(kiln);
   const folder = await api.create({ type: 'folder', name: 'ev', parentId: 0 });
-  const site = await api.create({ type: 'site', name: `ev-${person.username}.html`, parentId: folder.id, content: '<p>0</p>' });
+  const site = await api.create({
+    type: 'site',
+    name: `ev-${person.username}.html`,
+    parentId: folder.id,
+    content: '<p>0</p>',
+  });
   const acct = await listen(channels.account(person.id));
   const doc = await listen(channels.document(site.id));
   await api.upload(site.id, '<p>1</p>');
@@ -159,7 +213,7 @@ test('rule 4: a sync write publishes node-saved (full path, 16-hex checksum, inl
   assert.ok(lane.type === 'lane' && lane.lane === 'saved' && lane.html === '<p>1</p>');
 });
 
-test('rule 5: snapshotHtml + senderId add a live-sync frame for the owner\'s sync tools and a live-lane frame for editors', async () => {
+test("rule 5: snapshotHtml + senderId add a live-sync frame for the owner's sync tools and a live-lane frame for editors", async () => {
   const { api, person } = await keyHolder(kiln);
   const name = `live-${person.username}.html`;
   const site = await api.create({ type: 'site', name, parentId: 0, content: '<p>0</p>' });
@@ -171,7 +225,13 @@ test('rule 5: snapshotHtml + senderId add a live-sync frame for the owner\'s syn
   acct.stop();
   doc.stop();
   const live = acct.got.find((e) => e.type === 'live-sync');
-  assert.deepEqual(live, { type: 'live-sync', nodeId: site.id, file: name, html: '<p>live snapshot</p>', sender: 'device-42' });
+  assert.deepEqual(live, {
+    type: 'live-sync',
+    nodeId: site.id,
+    file: name,
+    html: '<p>live snapshot</p>',
+    sender: 'device-42',
+  });
   const lane = doc.got.find((e) => e.type === 'lane' && e.lane === 'live');
   assert.ok(lane && lane.type === 'lane');
   assert.equal(lane.html, '<p>live snapshot</p>');
@@ -186,14 +246,21 @@ test('rule 5: snapshotHtml + senderId add a live-sync frame for the owner\'s syn
 
 test('rule 6: content over 5 MB is 413 on PUT and on create, and nothing changes', async () => {
   const { api, person } = await keyHolder(kiln);
-  const site = await api.create({ type: 'site', name: `big-${person.username}.html`, parentId: 0, content: '<p>small</p>' });
-  const big = '<p>' + 'x'.repeat(5 * 1024 * 1024) + '</p>';
+  const site = await api.create({
+    type: 'site',
+    name: `big-${person.username}.html`,
+    parentId: 0,
+    content: '<p>small</p>',
+  });
+  const big = `<p>${'x'.repeat(5 * 1024 * 1024)}</p>`;
   const put = await api.raw('PUT', `/nodes/${site.id}/content`, { body: { content: big } });
   assert.equal(put.status, 413);
   assert.equal(put.json.msgType, 'error');
   assert.equal(put.json.code, 'too-large');
   assert.equal((await api.download(site.id)).content, '<p>small</p>');
-  const create = await api.raw('POST', '/nodes', { body: { type: 'site', name: `big2-${person.username}.html`, parentId: 0, content: big } });
+  const create = await api.raw('POST', '/nodes', {
+    body: { type: 'site', name: `big2-${person.username}.html`, parentId: 0, content: big },
+  });
   assert.equal(create.status, 413);
   assert.equal((await api.list()).nodes.length, 1);
   // Exactly 5 MB is allowed.
@@ -201,7 +268,7 @@ test('rule 6: content over 5 MB is 413 on PUT and on create, and nothing changes
   assert.equal((await api.raw('PUT', `/nodes/${site.id}/content`, { body: { content: exact } })).status, 200);
 });
 
-test('402 payment-required without a plan of one\'s own: list, read and delete work; create, edit, rename and move do not', async () => {
+test("402 payment-required without a plan of one's own: list, read and delete work; create, edit, rename and move do not", async () => {
   const paid = await keyHolder(kiln);
   const name = `lapse-${paid.person.username}.html`;
   const site = await paid.api.create({ type: 'site', name, parentId: 0, content: '<p>kept</p>' });
@@ -214,7 +281,9 @@ test('402 payment-required without a plan of one\'s own: list, read and delete w
   assert.equal((await api.raw('GET', '/status')).status, 200);
   assert.equal((await api.raw('GET', `/nodes/${site.id}/content`)).status, 200);
   const refusals = [
-    await api.raw('POST', '/nodes', { body: { type: 'site', name: `new-${paid.person.username}.html`, parentId: 0, content: 'x' } }),
+    await api.raw('POST', '/nodes', {
+      body: { type: 'site', name: `new-${paid.person.username}.html`, parentId: 0, content: 'x' },
+    }),
     await api.raw('PUT', `/nodes/${site.id}/content`, { body: { content: '<p>edit</p>' } }),
     await api.raw('PATCH', `/nodes/${site.id}/rename`, { body: { newName: `renamed-${paid.person.username}.html` } }),
     await api.raw('PATCH', `/nodes/${site.id}/move`, { body: { targetParentId: folder.id } }),
@@ -234,7 +303,12 @@ test('structure preconditions: a current expectedVersion passes; a stale one is 
   const { api, person } = await keyHolder(kiln, {}, { protocol: 2 });
   api.conn.accountId = person.id;
   const f = await api.create({ type: 'folder', name: 'box', parentId: 0 });
-  const site = await api.create({ type: 'site', name: `sv-${person.username}.html`, parentId: f.id, content: '<p>1</p>' });
+  const site = await api.create({
+    type: 'site',
+    name: `sv-${person.username}.html`,
+    parentId: f.id,
+    content: '<p>1</p>',
+  });
   const listed = async (id: number) => (await api.list()).nodes.find((n) => n.id === id)!;
   const folderV1 = (await listed(f.id)).structureVersion;
   const siteV1 = (await listed(site.id)).structureVersion;
@@ -246,25 +320,36 @@ test('structure preconditions: a current expectedVersion passes; a stale one is 
   assert.notEqual(siteV2, siteV1);
   assert.notEqual((await listed(f.id)).structureVersion, folderV1);
 
-  const stale = await api.raw('PATCH', `/nodes/${site.id}/rename`, { body: { newName: `x-${person.username}.html`, expectedVersion: siteV1 } });
+  const stale = await api.raw('PATCH', `/nodes/${site.id}/rename`, {
+    body: { newName: `x-${person.username}.html`, expectedVersion: siteV1 },
+  });
   assert.equal(stale.status, 409);
   assert.equal(stale.json.code, 'node-changed');
   assert.equal((await listed(site.id)).name, `sv-${person.username}.html`);
-  const staleMove = await api.raw('PATCH', `/nodes/${site.id}/move`, { body: { targetParentId: 0, expectedVersion: siteV1 } });
+  const staleMove = await api.raw('PATCH', `/nodes/${site.id}/move`, {
+    body: { targetParentId: 0, expectedVersion: siteV1 },
+  });
   assert.equal(staleMove.status, 409);
   assert.equal(staleMove.json.code, 'node-changed');
-  const staleDelete = await api.raw('DELETE', `/nodes/${f.id}?cascade=true&expectedVersion=${encodeURIComponent(folderV1)}`);
+  const staleDelete = await api.raw(
+    'DELETE',
+    `/nodes/${f.id}?cascade=true&expectedVersion=${encodeURIComponent(folderV1)}`,
+  );
   assert.equal(staleDelete.status, 409);
   assert.equal(staleDelete.json.code, 'node-changed');
   assert.equal((await api.list()).nodes.length, 2);
 
-  const ok = await api.raw('PATCH', `/nodes/${site.id}/rename`, { body: { newName: `y-${person.username}.html`, expectedVersion: siteV2 } });
+  const ok = await api.raw('PATCH', `/nodes/${site.id}/rename`, {
+    body: { newName: `y-${person.username}.html`, expectedVersion: siteV2 },
+  });
   assert.equal(ok.status, 200, ok.text);
   // A rename changes the version (the engine re-reads it from the next listing).
   const siteV3 = (await listed(site.id)).structureVersion;
   assert.notEqual(siteV3, siteV2);
   assert.equal(ok.json.structureVersion, siteV3);
-  const moved = await api.raw('PATCH', `/nodes/${site.id}/move`, { body: { targetParentId: 0, newName: null, expectedVersion: siteV3 } });
+  const moved = await api.raw('PATCH', `/nodes/${site.id}/move`, {
+    body: { targetParentId: 0, newName: null, expectedVersion: siteV3 },
+  });
   assert.equal(moved.status, 200, moved.text);
   const folderNow = (await listed(f.id)).structureVersion;
   const del = await api.raw('DELETE', `/nodes/${f.id}?cascade=true&expectedVersion=${encodeURIComponent(folderNow)}`);
@@ -274,14 +359,25 @@ test('structure preconditions: a current expectedVersion passes; a stale one is 
 test('every account syncs its own index.html (index names are not global); other names stay global (409)', async () => {
   const a = await keyHolder(kiln);
   const b = await keyHolder(kiln);
-  const first = await a.api.raw('POST', '/nodes', { body: { type: 'site', name: 'index.html', parentId: 0, content: '<html>a</html>' } });
+  const first = await a.api.raw('POST', '/nodes', {
+    body: { type: 'site', name: 'index.html', parentId: 0, content: '<html>a</html>' },
+  });
   assert.ok([200, 201].includes(first.status), first.text);
-  const second = await b.api.raw('POST', '/nodes', { body: { type: 'site', name: 'index.html', parentId: 0, content: '<html>b</html>' } });
+  const second = await b.api.raw('POST', '/nodes', {
+    body: { type: 'site', name: 'index.html', parentId: 0, content: '<html>b</html>' },
+  });
   assert.ok([200, 201].includes(second.status), second.text);
   assert.notEqual(first.json.node.id, second.json.node.id);
   const shared = `global-${a.person.username}.html`;
-  assert.ok([200, 201].includes((await a.api.raw('POST', '/nodes', { body: { type: 'site', name: shared, parentId: 0, content: '<p>a</p>' } })).status));
-  const taken = await b.api.raw('POST', '/nodes', { body: { type: 'site', name: shared, parentId: 0, content: '<p>b</p>' } });
+  assert.ok(
+    [200, 201].includes(
+      (await a.api.raw('POST', '/nodes', { body: { type: 'site', name: shared, parentId: 0, content: '<p>a</p>' } }))
+        .status,
+    ),
+  );
+  const taken = await b.api.raw('POST', '/nodes', {
+    body: { type: 'site', name: shared, parentId: 0, content: '<p>b</p>' },
+  });
   assert.equal(taken.status, 409);
   assert.match(taken.json.msg, /already taken/);
 });

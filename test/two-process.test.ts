@@ -19,7 +19,10 @@ import { createSyncKey } from '../src/sync/keys.ts';
 import { createNode } from '../src/nodes/tree.ts';
 
 const REDIS_URL = process.env.KILN_TEST_REDIS_URL;
-const skip = storage === 'postgres' && REDIS_URL ? false : 'two processes need PostgreSQL and Redis: run with KILN_TEST_STORAGE=postgres (bash scripts/test.sh)';
+const skip =
+  storage === 'postgres' && REDIS_URL
+    ? false
+    : 'two processes need PostgreSQL and Redis: run with KILN_TEST_STORAGE=postgres (bash scripts/test.sh)';
 
 const ROOT = 'kiln.localhost:8080';
 const checksumOf = (s: string) => createHash('sha256').update(s).digest('hex').slice(0, 16);
@@ -39,7 +42,13 @@ before(async () => {
   if (skip) return;
   const pgdb = await freshPostgres();
   dropDb = pgdb.drop;
-  const env = (dir: string) => ({ DATABASE_URL: pgdb.url, REDIS_URL: REDIS_URL!, DATA_DIR: dir, ROOT_DOMAIN: ROOT, LOG_LEVEL: 'error' });
+  const env = (dir: string) => ({
+    DATABASE_URL: pgdb.url,
+    REDIS_URL: REDIS_URL!,
+    DATA_DIR: dir,
+    ROOT_DOMAIN: ROOT,
+    LOG_LEVEL: 'error',
+  });
   for (let i = 0; i < 3; i++) dirs.push(mkdtempSync(path.join(os.tmpdir(), 'kiln-2p-')));
   // Set up the database (migrations, a person, a document, a key, a session) from this process.
   const setup = await createServices(loadConfig(env(dirs[2])));
@@ -48,7 +57,9 @@ before(async () => {
     person = { id: created.id, username: created.username };
     token = (await sessionsFor(setup.database.db, setup.config, person.id, person.username)).host;
     key = (await createSyncKey(setup, person.id)).key;
-    nodeId = (await createNode(setup, person.id, { ownerId: person.id, parentId: 0, type: 'site', name: NAME, html: doc('v1') })).id;
+    nodeId = (
+      await createNode(setup, person.id, { ownerId: person.id, parentId: 0, type: 'site', name: NAME, html: doc('v1') })
+    ).id;
   } finally {
     await closeServices(setup);
   }
@@ -68,17 +79,31 @@ function saver(k: ChildKiln) {
   const c = new Client(k.port, host());
   c.jar.store(host(), `__Host-auth_token=${token}; Path=/`);
   return (html: string, headers: Record<string, string> = {}) =>
-    c.post('/_/save', html, { headers: { 'content-type': 'text/plain;charset=UTF-8', 'document-url': url(), origin: `http://${host()}`, 'sec-fetch-site': 'same-origin', ...headers } });
+    c.post('/_/save', html, {
+      headers: {
+        'content-type': 'text/plain;charset=UTF-8',
+        'document-url': url(),
+        origin: `http://${host()}`,
+        'sec-fetch-site': 'same-origin',
+        ...headers,
+      },
+    });
 }
 
 function syncStream(k: ChildKiln) {
   return SseClient.open({ port: k.port, host: ROOT, path: '/_/sync/stream', headers: { 'x-api-key': key } });
 }
 function savedLane(k: ChildKiln) {
-  return SseClient.open({ port: k.port, host: host(), path: `/_/sync?document-url=${encodeURIComponent(url())}&lane=saved` });
+  return SseClient.open({
+    port: k.port,
+    host: host(),
+    path: `/_/sync?document-url=${encodeURIComponent(url())}&lane=saved`,
+  });
 }
 
-test('a save through one process reaches the streams opened on the other (and its own), once each', { skip }, async () => {
+test('a save through one process reaches the streams opened on the other (and its own), once each', {
+  skip,
+}, async () => {
   const onB = await syncStream(b);
   const laneOnB = await savedLane(b);
   const onA = await syncStream(a);
@@ -105,13 +130,19 @@ test('a save through one process reaches the streams opened on the other (and it
     for (const s of [onB, onA]) assert.equal((await s.next()).json.content, v3);
     assert.equal((await laneOnB.next()).json.html, v3);
     assert.ok(Number(onB.frames[1].id) > Number(onB.frames[0].id), 'ids grow whichever process took the write');
-    assert.deepEqual(onA.frames.map((f) => f.id), onB.frames.map((f) => f.id), 'both processes number the events alike');
+    assert.deepEqual(
+      onA.frames.map((f) => f.id),
+      onB.frames.map((f) => f.id),
+      'both processes number the events alike',
+    );
   } finally {
     for (const s of [onB, laneOnB, onA]) s.close();
   }
 });
 
-test('20 concurrent saves with the same If-Match over both processes: one 200, nineteen 412, the winner’s bytes stored', { skip }, async () => {
+test('20 concurrent saves with the same If-Match over both processes: one 200, nineteen 412, the winner’s bytes stored', {
+  skip,
+}, async () => {
   const current = await new Client(a.port, host()).get(`/${NAME}`);
   assert.equal(current.status, 200);
   const etag = String(current.headers.etag);
@@ -122,7 +153,11 @@ test('20 concurrent saves with the same If-Match over both processes: one 200, n
     const bodies = Array.from({ length: 20 }, (_, i) => doc(`contender ${i}`));
     const answers = await Promise.all(bodies.map((body, i) => saves[i % 2](body, { 'if-match': etag })));
     const statuses = answers.map((r) => r.status);
-    assert.equal(statuses.filter((s) => s === 200).length, 1, `statuses: ${statuses.join(' ')}\n${answers.map((r) => r.text).join('\n')}`);
+    assert.equal(
+      statuses.filter((s) => s === 200).length,
+      1,
+      `statuses: ${statuses.join(' ')}\n${answers.map((r) => r.text).join('\n')}`,
+    );
     assert.equal(statuses.filter((s) => s === 412).length, 19, `statuses: ${statuses.join(' ')}`);
     const winner = statuses.indexOf(200);
     for (const r of answers.filter((r) => r.status === 412)) {
@@ -146,8 +181,12 @@ test('20 concurrent saves with the same If-Match over both processes: one 200, n
   }
 });
 
-test('20 concurrent sync PUTs with the same If-Match over both processes: one 200, nineteen 412 {code: conflict, etag}, the winner’s bytes stored', { skip }, async () => {
-  const current = await new Client(a.port, ROOT).get(`/_/sync/nodes/${nodeId}/content`, { headers: { 'x-api-key': key } });
+test('20 concurrent sync PUTs with the same If-Match over both processes: one 200, nineteen 412 {code: conflict, etag}, the winner’s bytes stored', {
+  skip,
+}, async () => {
+  const current = await new Client(a.port, ROOT).get(`/_/sync/nodes/${nodeId}/content`, {
+    headers: { 'x-api-key': key },
+  });
   assert.equal(current.status, 200, current.text);
   const etag = current.json.checksum as string;
   const stream = await syncStream(a);
@@ -172,7 +211,9 @@ test('20 concurrent sync PUTs with the same If-Match over both processes: one 20
       assert.equal(r.json.etag, checksumOf(bodies[winner]));
     }
     for (const k of [a, b]) {
-      const stored = await new Client(k.port, ROOT).get(`/_/sync/nodes/${nodeId}/content`, { headers: { 'x-api-key': key } });
+      const stored = await new Client(k.port, ROOT).get(`/_/sync/nodes/${nodeId}/content`, {
+        headers: { 'x-api-key': key },
+      });
       assert.equal(stored.json.content, bodies[winner]);
     }
     const f = await stream.next();

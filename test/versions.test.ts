@@ -29,7 +29,10 @@ test('backup number 1 and every 20th are snapshots', () => {
 });
 
 test('the regular snapshot at or before a version is at most 19 diffs back', () => {
-  assert.deepEqual([1, 2, 19, 20, 21, 39, 40, 41, 999, 1000].map(regularSnapshotFor), [1, 1, 1, 20, 20, 20, 40, 40, 980, 1000]);
+  assert.deepEqual(
+    [1, 2, 19, 20, 21, 39, 40, 41, 999, 1000].map(regularSnapshotFor),
+    [1, 1, 1, 20, 20, 20, 40, 40, 980, 1000],
+  );
   for (let n = 1; n <= 500; n++) {
     const s = regularSnapshotFor(n);
     assert.ok(isSnapshot(s) && s <= n && n - s <= 19, String(n));
@@ -43,8 +46,8 @@ test('a diff of identical texts is empty and applies to the same text', () => {
 });
 
 test('a small edit in a large document gives a tiny diff', () => {
-  const doc = '<html><body>' + '<p>paragraph</p>\n'.repeat(6000) + '</body></html>';
-  const next = doc.slice(0, 50000) + 'EDIT' + doc.slice(50003);
+  const doc = `<html><body>${'<p>paragraph</p>\n'.repeat(6000)}</body></html>`;
+  const next = `${doc.slice(0, 50000)}EDIT${doc.slice(50003)}`;
   const d = makeDiff(doc, next);
   assert.ok(d.length < 40, d);
   assert.equal(applyDiff(doc, d), next);
@@ -52,7 +55,10 @@ test('a small edit in a large document gives a tiny diff', () => {
 
 test('edits far apart become separate small operations, not one big splice', () => {
   const doc = Array.from({ length: 4000 }, (_, i) => `<li data-i="${i}">item ${i}</li>\n`).join('');
-  const next = doc.replace('item 10<', 'item ten<').replace('item 3990<', 'item 3990 done<').replace('data-i="2000"', 'data-i="2k"');
+  const next = doc
+    .replace('item 10<', 'item ten<')
+    .replace('item 3990<', 'item 3990 done<')
+    .replace('data-i="2000"', 'data-i="2k"');
   const d = makeDiff(doc, next);
   assert.ok(d.length < 120, d);
   assert.equal(JSON.parse(d).length, 3 + 3 * 3);
@@ -86,7 +92,15 @@ test('large insertions, deletions and rewrites round-trip', () => {
   const a = lines(3000, 'a');
   const b = lines(1000, 'a') + lines(5000, 'b') + lines(3000, 'a').slice(40000);
   const c = lines(2500, 'totally different');
-  for (const [x, y] of [[a, b], [b, a], [a, c], [c, ''], ['', c], [a, a + a], [a + a, a]] as const) {
+  for (const [x, y] of [
+    [a, b],
+    [b, a],
+    [a, c],
+    [c, ''],
+    ['', c],
+    [a, a + a],
+    [a + a, a],
+  ] as const) {
     assert.equal(applyDiff(x, makeDiff(x, y)), y);
   }
 });
@@ -127,7 +141,7 @@ test('planVersion: snapshots at 1 and every 20th, and whenever a side is not UTF
 });
 
 test('packed snapshots unpack to the same bytes, whatever the bytes are', () => {
-  const html = utf8('<html>' + '<p>repeated text</p>'.repeat(2000) + '</html>');
+  const html = utf8(`<html>${'<p>repeated text</p>'.repeat(2000)}</html>`);
   const packed = packSnapshot(html);
   assert.ok(packed.length < html.length / 10);
   assert.equal(sha256(unpackSnapshot(packed)), sha256(html));
@@ -138,14 +152,15 @@ test('packed snapshots unpack to the same bytes, whatever the bytes are', () => 
 });
 
 test('1,000 small edits of a 100 KB document: diffs take a small fraction of full copies', () => {
-  let doc = '<!DOCTYPE html><html><body>\n' +
+  let doc =
+    '<!DOCTYPE html><html><body>\n' +
     Array.from({ length: 1200 }, (_, i) => `  <div class="card" data-id="${i}"><h2>Item ${i}</h2></div>\n`).join('') +
     '</body></html>\n';
   let diffBytes = 0;
   let fullBytes = 0;
   for (let i = 0; i < 1000; i++) {
     const at = (i * 7919) % (doc.length - 10);
-    const next = doc.slice(0, at) + `<b>${i}</b>` + doc.slice(at + 4);
+    const next = `${doc.slice(0, at)}<b>${i}</b>${doc.slice(at + 4)}`;
     const d = makeDiff(doc, next);
     diffBytes += Buffer.byteLength(d);
     fullBytes += Buffer.byteLength(next);
@@ -181,7 +196,22 @@ function mulberry32(seed: number): () => number {
   };
 }
 
-const ATOMS = ['<div>', '</div>', '<p class="x">', '</p>', 'text ', '\n', '\r\n', '  ', 'é', '漢字', '😀', '&amp;', 'é', '\t'];
+const ATOMS = [
+  '<div>',
+  '</div>',
+  '<p class="x">',
+  '</p>',
+  'text ',
+  '\n',
+  '\r\n',
+  '  ',
+  'é',
+  '漢字',
+  '😀',
+  '&amp;',
+  'é',
+  '\t',
+];
 
 interface StoredVersion {
   id: number;
@@ -205,11 +235,16 @@ test('property: 1,000 random edit sequences; every version reconstructs to its S
   const edit = (doc: string): string => {
     const at = int(doc.length + 1);
     switch (int(10)) {
-      case 0: return ''; // emptied
-      case 1: return piece(int(3000)); // replaced wholesale (a restore)
-      case 2: return doc.slice(0, at) + piece(500 + int(3000)) + doc.slice(at); // large insertion
-      case 3: return doc.slice(0, at) + doc.slice(at + 2000 + int(8000)); // large deletion
-      case 4: { // several scattered edits
+      case 0:
+        return ''; // emptied
+      case 1:
+        return piece(int(3000)); // replaced wholesale (a restore)
+      case 2:
+        return doc.slice(0, at) + piece(500 + int(3000)) + doc.slice(at); // large insertion
+      case 3:
+        return doc.slice(0, at) + doc.slice(at + 2000 + int(8000)); // large deletion
+      case 4: {
+        // several scattered edits
         let d = doc;
         for (let k = 0; k < 4; k++) {
           const p = int(d.length + 1);
@@ -217,8 +252,10 @@ test('property: 1,000 random edit sequences; every version reconstructs to its S
         }
         return d;
       }
-      case 5: return doc.replaceAll('\n', '\r\n'); // line endings changed everywhere
-      default: return doc.slice(0, at) + piece(int(4)) + doc.slice(at + int(6)); // small edit
+      case 5:
+        return doc.replaceAll('\n', '\r\n'); // line endings changed everywhere
+      default:
+        return doc.slice(0, at) + piece(int(4)) + doc.slice(at + int(6)); // small edit
     }
   };
 
@@ -270,7 +307,12 @@ test('property: 1,000 random edit sequences; every version reconstructs to its S
         });
         const base = decodeUtf8Exact(unpackSnapshot(snapshot.html!));
         assert.notEqual(base, null);
-        bytes = utf8(reconstruct(base!, diffs.map((x) => x.diffContent!)));
+        bytes = utf8(
+          reconstruct(
+            base!,
+            diffs.map((x) => x.diffContent!),
+          ),
+        );
       }
       assert.equal(sha256(bytes), v.contentHash, `sequence ${seq}, backup ${v.backupNumber}`);
       versionsChecked++;

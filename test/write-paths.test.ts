@@ -13,7 +13,8 @@ before(async () => (kiln = await startKiln()));
 after(() => kiln.stop());
 
 /** A document that opts in to re-indenting, sent unindented. */
-const UNFORMATTED = '<!DOCTYPE html><html formathtml="true"><head><title>f</title></head><body><div><p>one</p><p>two</p></div></body></html>';
+const UNFORMATTED =
+  '<!DOCTYPE html><html formathtml="true"><head><title>f</title></head><body><div><p>one</p><p>two</p></div></body></html>';
 
 async function syncClient(plan: 'personal' | 'maker' = 'personal') {
   const main = kiln.client();
@@ -25,7 +26,11 @@ async function syncClient(plan: 'personal' | 'maker' = 'personal') {
 }
 
 async function versionCount(nodeId: number) {
-  const rows = await kiln.services.database.db.selectFrom('versions').select('id').where('node_id', '=', nodeId).execute();
+  const rows = await kiln.services.database.db
+    .selectFrom('versions')
+    .select('id')
+    .where('node_id', '=', nodeId)
+    .execute();
   return rows.length;
 }
 
@@ -37,14 +42,25 @@ test('a document created with HTML is stored as a save stores it: saving the sam
   const stored = await call('GET', `/nodes/${id}/content`);
   assert.notEqual(stored.json.content, UNFORMATTED, 'formathtml documents are re-indented on creation too');
   assert.match(stored.json.content, /\n\s+<p>one<\/p>/);
-  const again = await call('PUT', `/nodes/${id}/content`, { content: UNFORMATTED }, { 'if-match': `"${stored.json.etag ?? stored.json.checksum}"` });
+  const again = await call(
+    'PUT',
+    `/nodes/${id}/content`,
+    { content: UNFORMATTED },
+    { 'if-match': `"${stored.json.etag ?? stored.json.checksum}"` },
+  );
   assert.equal(again.status, 200, again.text);
   assert.equal(again.json.changed, false, 'the same bytes, normalized the same way, are no change');
   assert.equal(await versionCount(id), 1);
 
   // Creation from the dashboard (no sync key) goes the same way.
   const { me } = await syncClient();
-  const node = await createNode(kiln.services, me.id, { ownerId: me.id, parentId: 0, type: 'site', name: `fmt2-${me.username}.html`, html: UNFORMATTED });
+  const node = await createNode(kiln.services, me.id, {
+    ownerId: me.id,
+    parentId: 0,
+    type: 'site',
+    name: `fmt2-${me.username}.html`,
+    html: UNFORMATTED,
+  });
   const host = kiln.hostOf(me.username);
   assert.equal((await kiln.client(host).get(`/${node.name}`)).text, stored.json.content);
 });
@@ -52,7 +68,10 @@ test('a document created with HTML is stored as a save stores it: saving the sam
 test('a refused create of a nested path leaves no folder behind', async () => {
   const owner = await syncClient();
   const taken = `taken-${owner.me.username}.html`;
-  assert.equal((await owner.call('POST', '/nodes', { type: 'site', name: taken, content: '<html></html>' })).status, 201);
+  assert.equal(
+    (await owner.call('POST', '/nodes', { type: 'site', name: taken, content: '<html></html>' })).status,
+    201,
+  );
   const other = await syncClient();
   const refused = await other.call('POST', '/nodes', { type: 'site', name: `x/y/${taken}`, content: '<html></html>' });
   assert.equal(refused.status, 409, refused.text);
@@ -67,16 +86,33 @@ test('a refused create of a nested path leaves no folder behind', async () => {
 test('an upload saved from the code editor with If-Match: concurrent saves from one base, one wins', async () => {
   const main = kiln.client();
   const me = await signedIn(kiln, main, { plan: 'maker' });
-  const page = await createNode(kiln.services, me.id, { ownerId: me.id, parentId: 0, type: 'site', name: `up-${me.username}.html`, html: '<html></html>' });
+  const page = await createNode(kiln.services, me.id, {
+    ownerId: me.id,
+    parentId: 0,
+    type: 'site',
+    name: `up-${me.username}.html`,
+    html: '<html></html>',
+  });
   const host = kiln.hostOf(me.username);
   const doc = main.on(host);
-  const up = await doc.post('/_/upload', { fileName: 'notes.md', fileBody: Buffer.from('# base').toString('base64') }, { headers: { 'page-url': `http://${host}/${page.name}` } });
+  const up = await doc.post(
+    '/_/upload',
+    { fileName: 'notes.md', fileBody: Buffer.from('# base').toString('base64') },
+    { headers: { 'page-url': `http://${host}/${page.name}` } },
+  );
   assert.equal(up.status, 200, up.text);
-  const row = await kiln.services.database.db.selectFrom('nodes').select('checksum').where('owner_id', '=', me.id).where('name', '=', 'notes.md').executeTakeFirstOrThrow();
+  const row = await kiln.services.database.db
+    .selectFrom('nodes')
+    .select('checksum')
+    .where('owner_id', '=', me.id)
+    .where('name', '=', 'notes.md')
+    .executeTakeFirstOrThrow();
   const docUrl = `http://${kiln.config.rootDomain}/_/edit/uploads/${me.username}/notes.md`;
   const attempts = await Promise.all(
     Array.from({ length: 8 }, (_, i) =>
-      main.post('/_/save', `# edit ${i} ${'x'.repeat(200_000 + i)}`, { headers: { 'content-type': 'text/plain', 'document-url': docUrl, 'if-match': `"${row.checksum}"` } }),
+      main.post('/_/save', `# edit ${i} ${'x'.repeat(200_000 + i)}`, {
+        headers: { 'content-type': 'text/plain', 'document-url': docUrl, 'if-match': `"${row.checksum}"` },
+      }),
     ),
   );
   const statuses = attempts.map((r) => r.status).sort();

@@ -44,7 +44,11 @@ const CHECKS: Record<Check, (c: Caller, r: Resource | null) => KilnError | null>
   visible_or_guest: (c, r) => (!r || r.visibility === 'public' || owns(c, r) || c.shareGuest ? null : notFound()),
   owner: (c, r) => (owns(c, r) ? null : notOwner()),
   confirmed_owner: (c, r) =>
-    !owns(c, r) ? notOwner() : c.actor!.emailConfirmed ? null : forbidden('Confirm your email address first.', 'email-unconfirmed'),
+    !owns(c, r)
+      ? notOwner()
+      : c.actor!.emailConfirmed
+        ? null
+        : forbidden('Confirm your email address first.', 'email-unconfirmed'),
   owner_or_guest: (c, r) => (owns(c, r) || c.shareGuest ? null : notOwner()),
   signed_in: (c) => (c.actor ? null : loginRequired()),
   login: () => loginRequired(),

@@ -36,7 +36,7 @@ export const ACCESS_TABLE: Record<string, Check> = {
   // Reading: public things are open to all; private ones exist only for their owner (and, for a
   // document, the share guests its owner let in).
   [`*:${DOCUMENTS}:view`]: 'visible_or_guest',
-  ['*:folder+upload:view']: 'visible',
+  '*:folder+upload:view': 'visible',
   [`admin:${DOCUMENTS}+folder+upload:view`]: 'allow',
 
   // Code editing: developers on their own documents and uploads; app users never; strangers log in.
@@ -96,7 +96,12 @@ export function expandTable(table: Record<string, Check>): Map<string, Check> {
 
 /** The check for a request in an expanded table, in the spec's lookup order: exact key → admin falls
  *  back to dev → `*` user type → `*` resource type (admin: then dev's) → `*:*`; `null` = no rule (403). */
-export function lookupIn(table: Map<string, Check>, user: UserType, resource: ResourceType, action: Action): Check | null {
+export function lookupIn(
+  table: Map<string, Check>,
+  user: UserType,
+  resource: ResourceType,
+  action: Action,
+): Check | null {
   const candidates = [
     `${user}:${resource}:${action}`,
     ...(user === 'admin' ? [`dev:${resource}:${action}`] : []),

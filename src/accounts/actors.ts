@@ -36,7 +36,12 @@ export async function actorForAccount(db: Db, accountId: number, writer: string)
 }
 
 /** The signed-in person of a session token on a host (null: the main app), or null. */
-export async function actorForSessionToken(db: Db, token: string, host: string | null, now: Date): Promise<Actor | null> {
+export async function actorForSessionToken(
+  db: Db,
+  token: string,
+  host: string | null,
+  now: Date,
+): Promise<Actor | null> {
   const session = await sessionFor(db, token, host, now);
   const actor = session ? await actorForAccount(db, session.accountId, `session:${session.id}`) : null;
   return actor && { ...actor, loginId: session!.loginId };

@@ -43,4 +43,3 @@ export async function findEmailToken(s: Services, token: string, purpose: EmailT
     .where('expires_at', '>', s.clock.now().toISOString())
     .executeTakeFirst();
 }
-

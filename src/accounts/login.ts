@@ -32,7 +32,6 @@ async function passwordMatches(row: LoginRow | undefined, password: string): Pro
   return ok && row !== undefined;
 }
 
-
 /** The login limiter's key: the client address plus the account the identifier names (so its email
  *  and its username share one count), or the normalized identifier when it names no account. */
 export function loginLimiterKey(ip: string, identifier: string, accountId: number | undefined): string {
@@ -41,15 +40,24 @@ export function loginLimiterKey(ip: string, identifier: string, accountId: numbe
 
 /** A password sign-in attempt: counted by the login limiter (client address + account; 429 beyond
  *  it), checked, and the counter reset on success. Throws 401 for wrong credentials. */
-export async function passwordLogin(s: Services, ip: string, identifier: string, password: string): Promise<LoginTarget> {
+export async function passwordLogin(
+  s: Services,
+  ip: string,
+  identifier: string,
+  password: string,
+): Promise<LoginTarget> {
   const row = await findLoginRow(s.database.db, identifier);
   const key = loginLimiterKey(ip, identifier, row?.id);
   const hit = await s.loginLimiter.hit(key);
   if (!hit.allowed) {
     const minutes = Math.ceil(hit.retryAfter / 60);
-    throw tooMany(`Too many sign-in attempts. Try again in ${minutes} minute${minutes === 1 ? '' : 's'}.`, hit.retryAfter);
+    throw tooMany(
+      `Too many sign-in attempts. Try again in ${minutes} minute${minutes === 1 ? '' : 's'}.`,
+      hit.retryAfter,
+    );
   }
-  if (!(await passwordMatches(row, password)) || !row) throw unauthorized('Wrong email or password.', 'bad-credentials');
+  if (!(await passwordMatches(row, password)) || !row)
+    throw unauthorized('Wrong email or password.', 'bad-credentials');
   await s.loginLimiter.reset(key);
   return { accountId: row.id, username: row.username };
 }

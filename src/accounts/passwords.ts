@@ -24,10 +24,13 @@ function commonPasswords(): Set<string> {
 
 /** Why a password is refused, or null when it is acceptable. */
 export function passwordProblem(password: string): string | null {
-  if (password.length < limits.password.minLength) return `Password must be at least ${limits.password.minLength} characters.`;
-  if (password.length > limits.password.maxLength) return `Password must be at most ${limits.password.maxLength} characters.`;
+  if (password.length < limits.password.minLength)
+    return `Password must be at least ${limits.password.minLength} characters.`;
+  if (password.length > limits.password.maxLength)
+    return `Password must be at most ${limits.password.maxLength} characters.`;
   const set = commonPasswords();
-  if (set.has(password) || set.has(password.toLowerCase())) return 'That password is among the 100,000 most common ones; choose another.';
+  if (set.has(password) || set.has(password.toLowerCase()))
+    return 'That password is among the 100,000 most common ones; choose another.';
   return null;
 }
 

@@ -1,5 +1,5 @@
 // Creating people: one account row (the username/host) and one person row, in one transaction.
-import { sql, type Transaction } from 'kysely';
+import type { Transaction } from 'kysely';
 import type { Services } from '../services.ts';
 import type { AccountType, DB, Plan } from '../store/schema.ts';
 import { badRequest, conflict } from '../errors.ts';
@@ -29,8 +29,12 @@ export const PLANS: Plan[] = ['free', 'personal', 'maker'];
 
 /** Normalizes and validates the input; throws 400 naming the rule that fails. */
 function validated(input: NewPerson) {
-  const email = String(input.email ?? '').trim().toLowerCase();
-  const username = String(input.username ?? '').trim().toLowerCase();
+  const email = String(input.email ?? '')
+    .trim()
+    .toLowerCase();
+  const username = String(input.username ?? '')
+    .trim()
+    .toLowerCase();
   const plan = input.plan ?? 'free';
   const problem =
     emailProblem(email) ??
@@ -69,7 +73,14 @@ async function insertPerson(
   const paid = v.plan !== 'free';
   const account = await trx
     .insertInto('accounts')
-    .values({ kind: 'person', username: v.username, plan: v.plan, has_active_subscription: paid ? 1 : 0, plan_started_at: paid ? now : null, created_at: now })
+    .values({
+      kind: 'person',
+      username: v.username,
+      plan: v.plan,
+      has_active_subscription: paid ? 1 : 0,
+      plan_started_at: paid ? now : null,
+      created_at: now,
+    })
     .returning('id')
     .executeTakeFirstOrThrow();
   await trx
@@ -106,7 +117,10 @@ export const SETUP_DONE_MSG = 'Kiln is already set up; sign in instead.';
 /** First-run setup: creates the first superadmin (plan maker, email confirmed), only while no account
  *  exists. Race-safe: the emptiness check and the insert happen in one transaction that, on PostgreSQL,
  *  holds a lock on `accounts` that concurrent inserts wait for (SQLite runs transactions one at a time). */
-export async function createFirstSuperadmin(s: Services, input: Pick<NewPerson, 'email' | 'username' | 'password'>): Promise<CreatedPerson> {
+export async function createFirstSuperadmin(
+  s: Services,
+  input: Pick<NewPerson, 'email' | 'username' | 'password'>,
+): Promise<CreatedPerson> {
   const full: NewPerson = { ...input, plan: 'maker', accountType: 'dev', isSuperadmin: true, emailConfirmed: true };
   const v = validated(full);
   if ((await countAccounts(s)) > 0) throw conflict(SETUP_DONE_MSG, 'already-set-up');
@@ -114,7 +128,10 @@ export async function createFirstSuperadmin(s: Services, input: Pick<NewPerson, 
   try {
     const id = await s.database.db.transaction().execute(async (trx) => {
       await s.database.lock.table(trx, 'accounts');
-      const n = await trx.selectFrom('accounts').select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow();
+      const n = await trx
+        .selectFrom('accounts')
+        .select((eb) => eb.fn.countAll<number>().as('n'))
+        .executeTakeFirstOrThrow();
       if (Number(n.n) > 0) throw conflict(SETUP_DONE_MSG, 'already-set-up');
       return insertPerson(s, trx, v, full, passwordHash);
     });
@@ -126,9 +143,11 @@ export async function createFirstSuperadmin(s: Services, input: Pick<NewPerson, 
   }
 }
 
-
 /** People and teams: while this is 0 the instance needs first-run setup. */
 export async function countAccounts(s: Services): Promise<number> {
-  const r = await s.database.db.selectFrom('accounts').select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow();
+  const r = await s.database.db
+    .selectFrom('accounts')
+    .select((eb) => eb.fn.countAll<number>().as('n'))
+    .executeTakeFirstOrThrow();
   return Number(r.n);
 }

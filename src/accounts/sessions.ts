@@ -34,7 +34,12 @@ export async function createLogin(db: Db, accountId: number, now: Date): Promise
 }
 
 /** A session on one document host, belonging to a login, expiring with it. */
-export async function createHostSession(db: Db, login: { id: number; accountId: number; expiresAt: Date }, host: string, now: Date): Promise<NewSession> {
+export async function createHostSession(
+  db: Db,
+  login: { id: number; accountId: number; expiresAt: Date },
+  host: string,
+  now: Date,
+): Promise<NewSession> {
   return insertSession(db, { accountId: login.accountId, host, loginId: login.id, now, expiresAt: login.expiresAt });
 }
 
@@ -93,7 +98,12 @@ export async function createGrant(db: Db, loginId: number, host: string, now: Da
 /** Redeems a grant on `host`: a new host session of its login, or null when the grant is unknown,
  *  used, expired, made for another host, or its login has ended. Used once even under races: the
  *  UPDATE that marks it used is the check. */
-export async function redeemGrant(db: Db, token: string, host: string, now: Date): Promise<NewSession & { accountId: number } | null> {
+export async function redeemGrant(
+  db: Db,
+  token: string,
+  host: string,
+  now: Date,
+): Promise<(NewSession & { accountId: number }) | null> {
   const iso = now.toISOString();
   const grant = await db
     .updateTable('session_grants')
@@ -114,14 +124,23 @@ export async function redeemGrant(db: Db, token: string, host: string, now: Date
     .where('expires_at', '>', iso)
     .executeTakeFirst();
   if (!login) return null;
-  const session = await createHostSession(db, { id: login.id, accountId: login.account_id, expiresAt: new Date(login.expires_at) }, host, now);
+  const session = await createHostSession(
+    db,
+    { id: login.id, accountId: login.account_id, expiresAt: new Date(login.expires_at) },
+    host,
+    now,
+  );
   return { ...session, accountId: login.account_id };
 }
 
 /** Ends the login behind a session token (of any host) and every host session of it. Returns the ids
  *  of the sessions that ended, so their open streams can be closed. */
 export async function revokeLogin(db: Db, token: string, now: Date): Promise<number[]> {
-  const row = await db.selectFrom('sessions').select(['id', 'login_id']).where('token_hash', '=', sha256(token)).executeTakeFirst();
+  const row = await db
+    .selectFrom('sessions')
+    .select(['id', 'login_id'])
+    .where('token_hash', '=', sha256(token))
+    .executeTakeFirst();
   if (!row) return [];
   const loginId = row.login_id ?? row.id;
   const ended = await db

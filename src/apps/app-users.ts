@@ -52,7 +52,10 @@ export function generatedUsername(appName: string): string {
 
 /** Creates the app user, its instance, and mails the confirmation link. 400 for invalid input,
  *  409 when the email (or a chosen username) is taken. */
-export async function signUpOnApp(s: Services, input: SignUpInput): Promise<{ person: CreatedPerson; instance: NodeRow }> {
+export async function signUpOnApp(
+  s: Services,
+  input: SignUpInput,
+): Promise<{ person: CreatedPerson; instance: NodeRow }> {
   const base = {
     email: input.email,
     password: input.password,
@@ -70,7 +73,8 @@ export async function signUpOnApp(s: Services, input: SignUpInput): Promise<{ pe
         person = await createPerson(s, { ...base, username: generatedUsername(input.app.name) });
       } catch (err) {
         // A generated name that happens to exist: draw another.
-        if (!(err instanceof KilnError && err.code === 'username-taken') || i + 1 >= GENERATED_USERNAME_TRIES) throw err;
+        if (!(err instanceof KilnError && err.code === 'username-taken') || i + 1 >= GENERATED_USERNAME_TRIES)
+          throw err;
       }
     }
   }
@@ -82,7 +86,11 @@ export async function signUpOnApp(s: Services, input: SignUpInput): Promise<{ pe
 }
 
 /** Mails a fresh confirmation link for the account's email. */
-export async function sendConfirmation(s: Services, who: { accountId: number; email: string }, links: AppLinks): Promise<void> {
+export async function sendConfirmation(
+  s: Services,
+  who: { accountId: number; email: string },
+  links: AppLinks,
+): Promise<void> {
   const token = await createEmailToken(s, { accountId: who.accountId, email: who.email, purpose: 'confirm' });
   await s.mailer.send({
     to: who.email,
@@ -114,7 +122,12 @@ export async function confirmEmail(s: Services, token: string): Promise<{ accoun
         .where('used_at', 'is', null)
         .executeTakeFirst();
       if (Number(used.numUpdatedRows) !== 1) return false;
-      const r = await trx.updateTable('people').set({ email_confirmed: 1 }).where('account_id', '=', accountId).where('email', '=', row.email).executeTakeFirst();
+      const r = await trx
+        .updateTable('people')
+        .set({ email_confirmed: 1 })
+        .where('account_id', '=', accountId)
+        .where('email', '=', row.email)
+        .executeTakeFirst();
       return Number(r.numUpdatedRows) === 1;
     });
     if (done) return { accountId };
@@ -184,7 +197,12 @@ export async function resetPassword(s: Services, token: string, password: string
   const hash = await hashPassword(password);
   const now = s.clock.now().toISOString();
   const ended = await s.database.db.transaction().execute(async (trx) => {
-    const used = await trx.updateTable('email_tokens').set({ used_at: now }).where('id', '=', row.id).where('used_at', 'is', null).executeTakeFirst();
+    const used = await trx
+      .updateTable('email_tokens')
+      .set({ used_at: now })
+      .where('id', '=', row.id)
+      .where('used_at', 'is', null)
+      .executeTakeFirst();
     if (Number(used.numUpdatedRows) !== 1) return null;
     const r = await trx
       .updateTable('people')
@@ -193,11 +211,19 @@ export async function resetPassword(s: Services, token: string, password: string
       .where('email', '=', row.email)
       .executeTakeFirst();
     if (Number(r.numUpdatedRows) !== 1) return null;
-    return trx.updateTable('sessions').set({ revoked_at: now }).where('account_id', '=', accountId).where('revoked_at', 'is', null).returning('id').execute();
+    return trx
+      .updateTable('sessions')
+      .set({ revoked_at: now })
+      .where('account_id', '=', accountId)
+      .where('revoked_at', 'is', null)
+      .returning('id')
+      .execute();
   });
   if (!ended) throw badRequest(INVALID_LINK, 'invalid-token');
   // Streams opened with the ended sessions end too.
-  await revokeGrants(s, ended.map((e) => grants.session(e.id)));
+  await revokeGrants(
+    s,
+    ended.map((e) => grants.session(e.id)),
+  );
   return { accountId };
 }
-

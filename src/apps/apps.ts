@@ -9,25 +9,46 @@ import { assertCanEnableApp } from '../billing/plans.ts';
 /** Turns signups on or off for a document the actor owns. Only documents can be apps, and an
  *  instance (an app user's copy) cannot become one. Existing instances are untouched either way.
  *  Callers authorize `manage` on the node first (the owner only). */
-export async function setEnableSignups(s: Services, actorId: number, nodeId: number, enable: boolean): Promise<NodeRow> {
+export async function setEnableSignups(
+  s: Services,
+  actorId: number,
+  nodeId: number,
+  enable: boolean,
+): Promise<NodeRow> {
   const { db } = s.database;
-  const node = await db.selectFrom('nodes').selectAll().where('id', '=', nodeId).where('owner_id', '=', actorId).executeTakeFirst();
+  const node = await db
+    .selectFrom('nodes')
+    .selectAll()
+    .where('id', '=', nodeId)
+    .where('owner_id', '=', actorId)
+    .executeTakeFirst();
   if (!node) throw notFound('No such file or folder.');
   if (node.type !== 'site') throw badRequest('Only documents can be apps.', 'not-a-document');
-  if (node.source_node_id !== null) throw badRequest('An instance of an app cannot itself take signups.', 'is-instance');
+  if (node.source_node_id !== null)
+    throw badRequest('An instance of an app cannot itself take signups.', 'is-instance');
   const value = enable ? 1 : 0;
   if (node.enable_signups === value) return node;
   // The plan's multi-tenant app allowance (grows with months active; src/billing/plans.ts).
   if (enable) await assertCanEnableApp(s, actorId, node.id);
-  return db.updateTable('nodes').set({ enable_signups: value }).where('id', '=', node.id).returningAll().executeTakeFirstOrThrow();
+  return db
+    .updateTable('nodes')
+    .set({ enable_signups: value })
+    .where('id', '=', node.id)
+    .returningAll()
+    .executeTakeFirstOrThrow();
 }
 
 /** The document at `appPath` on an account's host (`todo.html`, `tools/todo.html`, a leading `/` is
  *  fine), or 404. `signupsOnly`: it must be an app (signups enabled). No visibility check: callers authorize. */
-export async function appAt(s: Services, accountId: number, appPath: string, o: { signupsOnly: boolean }): Promise<NodeRow> {
+export async function appAt(
+  s: Services,
+  accountId: number,
+  appPath: string,
+  o: { signupsOnly: boolean },
+): Promise<NodeRow> {
   const path = appPath.replace(/^\/+/, '');
   const node = path ? await findByPath(s, accountId, path) : undefined;
-  if (!node || node.type !== 'site') throw notFound('No such app.');
+  if (node?.type !== 'site') throw notFound('No such app.');
   if (o.signupsOnly && node.enable_signups !== 1) throw notFound('This document does not take signups.');
   return node;
 }

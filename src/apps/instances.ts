@@ -63,7 +63,12 @@ export interface CreateInstanceOptions {
 }
 
 /** Copies the app's current HTML into a new instance owned by `ownerId`. 404 when the app is gone. */
-export async function createInstance(s: Services, ownerId: number, appId: number, opts: CreateInstanceOptions = {}): Promise<NodeRow> {
+export async function createInstance(
+  s: Services,
+  ownerId: number,
+  appId: number,
+  opts: CreateInstanceOptions = {},
+): Promise<NodeRow> {
   const taken = new Set<number>();
   for (let attempt = 0; attempt < MAX_ATTEMPTS; attempt++) {
     let made: NodeRow | undefined;
@@ -93,7 +98,7 @@ export async function createInstance(s: Services, ownerId: number, appId: number
           .select(['nodes.id', 'nodes.name', 'nodes.type', 'node_contents.html'])
           .where('nodes.id', '=', appId)
           .executeTakeFirst();
-        if (!app || app.type !== 'site') throw notFound('No such app.');
+        if (app?.type !== 'site') throw notFound('No such app.');
         const n = await firstFreeNumber(trx, ownerId, app.name, taken);
         tried = n;
         const name = instanceName(app.name, n);
@@ -105,8 +110,18 @@ export async function createInstance(s: Services, ownerId: number, appId: number
           .values(newNodeRow({ ownerId, parentId: 0, type: 'site', name, path: '', now }, { source_node_id: app.id }))
           .returningAll()
           .executeTakeFirstOrThrow();
-        const written = await writeDocument(s, trx, after, { nodeId: node.id, bytes, by: { kind: 'instance', accountId: ownerId, writer: null } });
-        return { ...node, checksum: written.checksum, size: written.size, modified_at: now, saved_by_account_id: ownerId };
+        const written = await writeDocument(s, trx, after, {
+          nodeId: node.id,
+          bytes,
+          by: { kind: 'instance', accountId: ownerId, writer: null },
+        });
+        return {
+          ...node,
+          checksum: written.checksum,
+          size: written.size,
+          modified_at: now,
+          saved_by_account_id: ownerId,
+        };
       });
     } catch (err) {
       // Someone took this name between our probe and our insert: the next free one.
@@ -123,7 +138,12 @@ export async function createInstance(s: Services, ownerId: number, appId: number
 
 /** The smallest n whose name is free for a new top-level site of `ownerId` (and, for names unique
  *  across Kiln, free everywhere), skipping numbers already known taken. One indexed query per batch. */
-async function firstFreeNumber(trx: Transaction<DB>, ownerId: number, appName: string, taken: Set<number>): Promise<number> {
+async function firstFreeNumber(
+  trx: Transaction<DB>,
+  ownerId: number,
+  appName: string,
+  taken: Set<number>,
+): Promise<number> {
   for (let start = 0; ; start += PROBE_BATCH) {
     const batch: Array<{ n: number; key: string; global: boolean }> = [];
     for (let n = start; n < start + PROBE_BATCH; n++) {
@@ -135,10 +155,21 @@ async function firstFreeNumber(trx: Transaction<DB>, ownerId: number, appName: s
     const keys = batch.map((b) => b.key);
     const globalKeys = batch.filter((b) => b.global).map((b) => b.key);
     // Any top-level node of the owner with that name (a name is never shared by two siblings) …
-    const own = await trx.selectFrom('nodes').select('name_key').where('owner_id', '=', ownerId).where('parent_id', '=', 0).where('name_key', 'in', keys).execute();
+    const own = await trx
+      .selectFrom('nodes')
+      .select('name_key')
+      .where('owner_id', '=', ownerId)
+      .where('parent_id', '=', 0)
+      .where('name_key', 'in', keys)
+      .execute();
     // … and any site in Kiln for names unique across Kiln.
     const everywhere = globalKeys.length
-      ? await trx.selectFrom('nodes').select('name_key').where('name_key', 'in', globalKeys).where(sql.ref('type'), '=', sql.lit('site')).execute()
+      ? await trx
+          .selectFrom('nodes')
+          .select('name_key')
+          .where('name_key', 'in', globalKeys)
+          .where(sql.ref('type'), '=', sql.lit('site'))
+          .execute()
       : [];
     const used = new Set([...own, ...everywhere].map((r) => r.name_key));
     const free = batch.find((b) => !used.has(b.key));

@@ -30,7 +30,8 @@ export function welcomePage(o: { token: string; email: string; msg?: Msg }): str
 }
 
 const size = (bytes: number) => `${Math.round(bytes / 1024 / 1024)} MB`;
-const of = (used: number | null, max: number | null) => (max === null ? `${used ?? 0} (unlimited)` : `${used ?? 0} of ${max}`);
+const of = (used: number | null, max: number | null) =>
+  max === null ? `${used ?? 0} (unlimited)` : `${used ?? 0} of ${max}`;
 
 export function billingPage(o: { username: string; summary: PlanSummary; msg?: Msg }): string {
   const p = o.summary;

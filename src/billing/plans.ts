@@ -47,10 +47,19 @@ export function effectivePlan(a: { plan: Plan; hasActiveSubscription: boolean })
   return a.plan !== 'free' && a.hasActiveSubscription ? a.plan : 'free';
 }
 
-
 /** `d` plus `n` calendar months (UTC), the day clamped to the target month's length. */
 export function addMonths(d: Date, n: number): Date {
-  const t = new Date(Date.UTC(d.getUTCFullYear(), d.getUTCMonth() + n, 1, d.getUTCHours(), d.getUTCMinutes(), d.getUTCSeconds(), d.getUTCMilliseconds()));
+  const t = new Date(
+    Date.UTC(
+      d.getUTCFullYear(),
+      d.getUTCMonth() + n,
+      1,
+      d.getUTCHours(),
+      d.getUTCMinutes(),
+      d.getUTCSeconds(),
+      d.getUTCMilliseconds(),
+    ),
+  );
   const lastDay = new Date(Date.UTC(t.getUTCFullYear(), t.getUTCMonth() + 1, 0)).getUTCDate();
   t.setUTCDate(Math.min(d.getUTCDate(), lastDay));
   return t;
@@ -83,7 +92,10 @@ export function allowance(a: PlanAccount, kind: AllowanceKind, now: Date): Allow
   const months = monthsActive(a, now);
   if (a.isSuperadmin) return { max: Infinity, cap: Infinity, perMonth: 0, monthsActive: months, growsAt: null };
   const max = Math.min(g.cap, g.base + g.perMonth * months);
-  const growsAt = max < g.cap && g.perMonth > 0 && a.planStartedAt ? addMonths(new Date(a.planStartedAt), months + 1).toISOString() : null;
+  const growsAt =
+    max < g.cap && g.perMonth > 0 && a.planStartedAt
+      ? addMonths(new Date(a.planStartedAt), months + 1).toISOString()
+      : null;
   return { max, cap: g.cap, perMonth: g.perMonth, monthsActive: months, growsAt };
 }
 
@@ -115,11 +127,16 @@ export function assertUploadSize(plan: Plan, size: number): void {
   const how = bigger.length
     ? `Upgrade to ${bigger.map((p) => `${PLAN_NAMES[p]} (${mb(planLimits[p].uploadSize)})`).join(' or ')} to upload larger files.`
     : 'This is the largest size any plan allows.';
-  throw new KilnError(413, `Files are limited to ${mb(max)} on the ${PLAN_NAMES[plan].toLowerCase()} plan and this one is ${mb(size)}. ${how}`, 'quota-exceeded', {
-    limit: 'uploadSize',
-    max,
-    plan,
-  });
+  throw new KilnError(
+    413,
+    `Files are limited to ${mb(max)} on the ${PLAN_NAMES[plan].toLowerCase()} plan and this one is ${mb(size)}. ${how}`,
+    'quota-exceeded',
+    {
+      limit: 'uploadSize',
+      max,
+      plan,
+    },
+  );
 }
 
 type Reader = Kysely<DB> | Transaction<DB>;
@@ -159,7 +176,10 @@ export async function assertSiteQuota(s: Services, trx: Transaction<DB>, ownerId
   const count = Number(row.n);
   if (count < limit.max) return;
   const plan = effectivePlan(a);
-  const lapsed = a.plan !== 'free' && plan === 'free' ? ` Your ${PLAN_NAMES[a.plan]} subscription has ended; renewing it lifts the limit.` : '';
+  const lapsed =
+    a.plan !== 'free' && plan === 'free'
+      ? ` Your ${PLAN_NAMES[a.plan]} subscription has ended; renewing it lifts the limit.`
+      : '';
   const msg = limit.unlimited
     ? `This account has reached the ceiling of ${limit.max} documents. Delete documents you no longer need, or ask the administrator of this Kiln to raise it.`
     : `The free plan allows ${limit.max} documents and this account has ${count}. Upgrade to Personal or Maker for unlimited documents, or delete one first.${lapsed}`;
@@ -176,21 +196,27 @@ export function assertAllowance(a: PlanAccount, kind: AllowanceKind, used: numbe
   const count = (n: number) => `${n} ${n === 1 ? w.one : w.many}`;
   const tierOffer = (p: Plan) => {
     const g = planLimits[p][kind];
-    return g.perMonth > 0 && g.cap > g.base ? `${PLAN_NAMES[p]} (${g.base}, growing by ${g.perMonth} each month up to ${g.cap})` : `${PLAN_NAMES[p]} (${g.cap})`;
+    return g.perMonth > 0 && g.cap > g.base
+      ? `${PLAN_NAMES[p]} (${g.base}, growing by ${g.perMonth} each month up to ${g.cap})`
+      : `${PLAN_NAMES[p]} (${g.cap})`;
   };
   const better = PAID_PLANS.filter((p) => planLimits[p][kind].cap > info.cap);
   const upgrade = better.length ? `upgrade to ${better.map(tierOffer).join(' or ')}` : '';
   const extra = { limit: kind, max: info.max, plan, monthsActive: info.monthsActive, growsAt: info.growsAt };
   if (info.max === 0) {
-    const lapsed = a.plan !== 'free' && plan === 'free' ? `Your ${PLAN_NAMES[a.plan]} subscription has ended; renew it, or ` : '';
+    const lapsed =
+      a.plan !== 'free' && plan === 'free' ? `Your ${PLAN_NAMES[a.plan]} subscription has ended; renew it, or ` : '';
     const msg = `The ${PLAN_NAMES[plan]} plan includes no ${w.many}. ${lapsed ? lapsed + upgrade : upgrade.charAt(0).toUpperCase() + upgrade.slice(1)} to add one.`;
     throw new KilnError(402, msg, 'payment-required', extra);
   }
-  const parts = [`The ${PLAN_NAMES[plan]} plan allows ${count(info.max)}${info.perMonth > 0 && plan !== 'free' ? ` after ${info.monthsActive} month${info.monthsActive === 1 ? '' : 's'} active` : ''} and this account has ${used}.`];
+  const parts = [
+    `The ${PLAN_NAMES[plan]} plan allows ${count(info.max)}${info.perMonth > 0 && plan !== 'free' ? ` after ${info.monthsActive} month${info.monthsActive === 1 ? '' : 's'} active` : ''} and this account has ${used}.`,
+  ];
   const ways: string[] = [];
-  if (info.growsAt) ways.push(`the allowance grows by ${info.perMonth} on ${info.growsAt.slice(0, 10)} (up to ${info.cap})`);
+  if (info.growsAt)
+    ways.push(`the allowance grows by ${info.perMonth} on ${info.growsAt.slice(0, 10)} (up to ${info.cap})`);
   if (upgrade) ways.push(upgrade);
-  ways.push(w.remove + ' first');
+  ways.push(`${w.remove} first`);
   parts.push(`To raise it: ${ways.join(', or ')}.`);
   throw new KilnError(403, parts.join(' '), 'quota-exceeded', extra);
 }
@@ -212,7 +238,12 @@ export async function assertCanAddCustomDomain(s: Services, accountId: number, t
 
 /** Before turning a document into a multi-tenant app (`enableSignups`); `nodeId` (the document being
  *  enabled) is not counted, so enabling an app twice is not refused. */
-export async function assertCanEnableApp(s: Services, accountId: number, nodeId?: number, trx?: Transaction<DB>): Promise<void> {
+export async function assertCanEnableApp(
+  s: Services,
+  accountId: number,
+  nodeId?: number,
+  trx?: Transaction<DB>,
+): Promise<void> {
   const db = trx ?? s.database.db;
   const a = await loadPlanAccount(s, db, accountId, !!trx);
   if (a.isSuperadmin) return;
@@ -236,7 +267,10 @@ export interface PlanSummary {
   monthsActive: number;
   sites: { used: number; max: number | null; unlimited: boolean };
   uploadSize: number;
-  allowances: Record<AllowanceKind, { used: number | null; max: number | null; cap: number | null; growsAt: string | null }>;
+  allowances: Record<
+    AllowanceKind,
+    { used: number | null; max: number | null; cap: number | null; growsAt: string | null }
+  >;
 }
 
 /** What the account has and may have, for the billing page and programs. */
@@ -246,8 +280,22 @@ export async function planSummary(s: Services, accountId: number): Promise<PlanS
   const now = s.clock.now();
   const count = async (q: Promise<{ n: number } | undefined>) => Number((await q)?.n ?? 0);
   const [sites, domains, apps] = await Promise.all([
-    count(db.selectFrom('nodes').select((eb) => eb.fn.countAll<number>().as('n')).where('owner_id', '=', accountId).where('type', '=', 'site').executeTakeFirst()),
-    count(db.selectFrom('domains').select((eb) => eb.fn.countAll<number>().as('n')).where('account_id', '=', accountId).where('status', '!=', 'failed').executeTakeFirst()),
+    count(
+      db
+        .selectFrom('nodes')
+        .select((eb) => eb.fn.countAll<number>().as('n'))
+        .where('owner_id', '=', accountId)
+        .where('type', '=', 'site')
+        .executeTakeFirst(),
+    ),
+    count(
+      db
+        .selectFrom('domains')
+        .select((eb) => eb.fn.countAll<number>().as('n'))
+        .where('account_id', '=', accountId)
+        .where('status', '!=', 'failed')
+        .executeTakeFirst(),
+    ),
     count(
       db
         .selectFrom('nodes')

@@ -61,9 +61,17 @@ export function stripeClient(config: { stripeSecretKey?: string | null }): Strip
 }
 
 /** A verified event, or a 400 naming what is wrong. */
-export function verifyStripeEvent(s: Services, rawBody: Buffer, signature: string | string[] | undefined): Stripe.Event {
+export function verifyStripeEvent(
+  s: Services,
+  rawBody: Buffer,
+  signature: string | string[] | undefined,
+): Stripe.Event {
   const secret = s.config.stripeWebhookSecret;
-  if (!secret) throw fail('webhook-not-configured', 'Payments are not configured on this Kiln (STRIPE_WEBHOOK_SECRET is not set).');
+  if (!secret)
+    throw fail(
+      'webhook-not-configured',
+      'Payments are not configured on this Kiln (STRIPE_WEBHOOK_SECRET is not set).',
+    );
   const header = Array.isArray(signature) ? signature[0] : signature;
   if (!header) throw fail('missing-signature', 'Missing Stripe-Signature header.');
   try {
@@ -91,13 +99,20 @@ interface Effects {
 }
 
 /** Verifies and applies one webhook delivery. */
-export async function receiveStripeWebhook(s: Services, rawBody: Buffer, signature: string | string[] | undefined): Promise<WebhookOutcome> {
+export async function receiveStripeWebhook(
+  s: Services,
+  rawBody: Buffer,
+  signature: string | string[] | undefined,
+): Promise<WebhookOutcome> {
   const event = verifyStripeEvent(s, rawBody, signature);
   const { db } = s.database;
   let effects: Effects;
   try {
     effects = await db.transaction().execute(async (trx) => {
-      await trx.insertInto('webhook_events').values({ provider: PROVIDER, event_id: event.id, received_at: s.clock.now().toISOString() }).execute();
+      await trx
+        .insertInto('webhook_events')
+        .values({ provider: PROVIDER, event_id: event.id, received_at: s.clock.now().toISOString() })
+        .execute();
       return applyEvent(s, trx, event);
     });
   } catch (err) {
@@ -113,10 +128,20 @@ export async function receiveStripeWebhook(s: Services, rawBody: Buffer, signatu
       // Let Stripe deliver the event again: the purchase is found by its email and mailed anew.
       await db.deleteFrom('webhook_events').where('provider', '=', PROVIDER).where('event_id', '=', event.id).execute();
       console.error(`Stripe event ${event.id}: mail failed, event left for redelivery:`, (err as Error).message);
-      throw new KilnError(500, 'The confirmation mail could not be sent; deliver the event again later.', 'mail-failed');
+      throw new KilnError(
+        500,
+        'The confirmation mail could not be sent; deliver the event again later.',
+        'mail-failed',
+      );
     }
   }
-  return { eventId: event.id, type: event.type, duplicate: false, action: effects.action, accountId: effects.accountId };
+  return {
+    eventId: event.id,
+    type: event.type,
+    duplicate: false,
+    action: effects.action,
+    accountId: effects.accountId,
+  };
 }
 
 async function applyEvent(s: Services, trx: Transaction<DB>, event: Stripe.Event): Promise<Effects> {
@@ -142,7 +167,10 @@ async function applyEvent(s: Services, trx: Transaction<DB>, event: Stripe.Event
 
 // ---------------------------------------------------------------- plan of a purchase
 
-const paidPlan = (v: unknown): Plan | null => (typeof v === 'string' && (PAID_PLANS as readonly string[]).includes(v.trim().toLowerCase()) ? (v.trim().toLowerCase() as Plan) : null);
+const paidPlan = (v: unknown): Plan | null =>
+  typeof v === 'string' && (PAID_PLANS as readonly string[]).includes(v.trim().toLowerCase())
+    ? (v.trim().toLowerCase() as Plan)
+    : null;
 
 /** The tier an amount (in minor units, or whole units for zero-decimal currencies) pays for, or null. */
 export function planForAmount(amount: number | null | undefined): Plan | null {
@@ -165,13 +193,17 @@ export function planOfSubscription(sub: Stripe.Subscription): Plan | null {
   if (fromMeta) return fromMeta;
   for (const item of sub.items?.data ?? []) {
     const price = item.price;
-    const p = paidPlan(price?.metadata?.plan) ?? paidPlan(price?.lookup_key?.split(/[_-]/)[0]) ?? planForAmount(price?.unit_amount);
+    const p =
+      paidPlan(price?.metadata?.plan) ??
+      paidPlan(price?.lookup_key?.split(/[_-]/)[0]) ??
+      planForAmount(price?.unit_amount);
     if (p) return p;
   }
   return null;
 }
 
-const idOf = (v: string | { id: string } | null | undefined): string | null => (typeof v === 'string' ? v : (v?.id ?? null));
+const idOf = (v: string | { id: string } | null | undefined): string | null =>
+  typeof v === 'string' ? v : (v?.id ?? null);
 
 // ---------------------------------------------------------------- checkout
 
@@ -186,7 +218,15 @@ async function completeCheckout(s: Services, trx: Transaction<DB>, session: Stri
   const existing = await trx
     .selectFrom('people')
     .innerJoin('accounts', 'accounts.id', 'people.account_id')
-    .select(['accounts.id', 'accounts.username', 'accounts.plan', 'accounts.has_active_subscription', 'accounts.plan_started_at', 'accounts.stripe_customer_id', 'people.password_hash'])
+    .select([
+      'accounts.id',
+      'accounts.username',
+      'accounts.plan',
+      'accounts.has_active_subscription',
+      'accounts.plan_started_at',
+      'accounts.stripe_customer_id',
+      'people.password_hash',
+    ])
     .where('people.email', '=', email)
     .executeTakeFirst();
 
@@ -207,7 +247,15 @@ async function completeCheckout(s: Services, trx: Transaction<DB>, session: Stri
       .executeTakeFirstOrThrow();
     await trx
       .insertInto('people')
-      .values({ account_id: account.id, email, password_hash: null, account_type: 'dev', is_superadmin: 0, email_confirmed: 0, signup_app_id: null })
+      .values({
+        account_id: account.id,
+        email,
+        password_hash: null,
+        account_type: 'dev',
+        is_superadmin: 0,
+        email_confirmed: 0,
+        signup_app_id: null,
+      })
       .execute();
     return { action: 'person created', accountId: account.id, mail: (s) => welcomeMail(s, account.id, email, plan) };
   }
@@ -243,7 +291,11 @@ async function completeCheckout(s: Services, trx: Transaction<DB>, session: Stri
     .where('id', '=', existing.id)
     .execute();
   if (isPendingUsername(existing.username) || existing.password_hash === null) {
-    return { action: 'pending person updated', accountId: existing.id, mail: (s) => welcomeMail(s, existing.id, email, plan) };
+    return {
+      action: 'pending person updated',
+      accountId: existing.id,
+      mail: (s) => welcomeMail(s, existing.id, email, plan),
+    };
   }
   // A person who already has an account (an app user who buys becomes a developer).
   await trx.updateTable('people').set({ account_type: 'dev' }).where('account_id', '=', existing.id).execute();
@@ -253,7 +305,11 @@ async function completeCheckout(s: Services, trx: Transaction<DB>, session: Stri
     mail: async (s) => ({
       to: email,
       subject: `Your Kiln ${PLAN_NAMES[plan]} plan is active`,
-      text: [`Thank you! The ${PLAN_NAMES[plan]} plan is now active on your account ${existing.username}.`, '', `${s.config.baseUrl}/_/billing`].join('\n'),
+      text: [
+        `Thank you! The ${PLAN_NAMES[plan]} plan is now active on your account ${existing.username}.`,
+        '',
+        `${s.config.baseUrl}/_/billing`,
+      ].join('\n'),
     }),
   };
 }
@@ -268,21 +324,32 @@ async function welcomeMail(s: Services, accountId: number, email: string, plan: 
       '',
       `${s.config.baseUrl}/_/welcome/${token}`,
       '',
-      'The link works once, for 30 days. Your documents will live at <username>.' + s.config.rootDomain + '.',
+      `The link works once, for 30 days. Your documents will live at <username>.${s.config.rootDomain}.`,
     ].join('\n'),
   };
 }
 
 // ---------------------------------------------------------------- subscriptions
 
-async function applySubscription(s: Services, trx: Transaction<DB>, sub: Stripe.Subscription, active: boolean): Promise<Effects> {
+async function applySubscription(
+  s: Services,
+  trx: Transaction<DB>,
+  sub: Stripe.Subscription,
+  active: boolean,
+): Promise<Effects> {
   const customer = idOf(sub.customer);
-  const base = trx.selectFrom('accounts').select(['id', 'plan', 'has_active_subscription', 'plan_started_at', 'stripe_subscription_id']);
+  const base = trx
+    .selectFrom('accounts')
+    .select(['id', 'plan', 'has_active_subscription', 'plan_started_at', 'stripe_subscription_id']);
   let account = await base.where('stripe_subscription_id', '=', sub.id).executeTakeFirst();
   if (!account && customer) account = await base.where('stripe_customer_id', '=', customer).executeTakeFirst();
   const metaEmail = sub.metadata?.email?.trim().toLowerCase();
   if (!account && metaEmail) {
-    const person = await trx.selectFrom('people').select('account_id').where('email', '=', metaEmail).executeTakeFirst();
+    const person = await trx
+      .selectFrom('people')
+      .select('account_id')
+      .where('email', '=', metaEmail)
+      .executeTakeFirst();
     if (person) account = await base.where('id', '=', person.account_id).executeTakeFirst();
   }
   if (!account) return { action: 'ignored: no account for this subscription' };

@@ -11,7 +11,8 @@ import { hashPassword, passwordProblem } from '../accounts/passwords.ts';
 import { findEmailToken } from '../accounts/email-tokens.ts';
 import { isPendingUsername } from './stripe.ts';
 
-export const WELCOME_LINK_GONE = 'This link has expired or was already used. If you already chose your username, sign in.';
+export const WELCOME_LINK_GONE =
+  'This link has expired or was already used. If you already chose your username, sign in.';
 
 export interface Welcome {
   accountId: number;
@@ -22,14 +23,22 @@ export interface Welcome {
 export async function findWelcome(s: Services, token: string): Promise<Welcome> {
   const row = await findEmailToken(s, token, 'checkout');
   if (!row || row.account_id === null) throw new KilnError(400, WELCOME_LINK_GONE, 'invalid-token');
-  const account = await s.database.db.selectFrom('accounts').select('username').where('id', '=', row.account_id).executeTakeFirst();
+  const account = await s.database.db
+    .selectFrom('accounts')
+    .select('username')
+    .where('id', '=', row.account_id)
+    .executeTakeFirst();
   if (!account || !isPendingUsername(account.username)) throw new KilnError(400, WELCOME_LINK_GONE, 'invalid-token');
   return { accountId: row.account_id, email: row.email };
 }
 
 /** Sets the username and password of a bought account. 400 naming the rule, 409 when the username is
  *  taken, 400 when the link is gone (used, expired, or the account already welcomed). */
-export async function finishWelcome(s: Services, token: string, input: { username: string; password: string }): Promise<{ accountId: number; username: string }> {
+export async function finishWelcome(
+  s: Services,
+  token: string,
+  input: { username: string; password: string },
+): Promise<{ accountId: number; username: string }> {
   const username = input.username.trim().toLowerCase();
   const problem = usernameProblem(username) ?? passwordProblem(input.password);
   if (problem) throw badRequest(problem, 'invalid');
@@ -57,7 +66,11 @@ export async function finishWelcome(s: Services, token: string, input: { usernam
         .where('username', 'like', 'pending--%')
         .executeTakeFirst();
       if (Number(renamed.numUpdatedRows) !== 1) throw new KilnError(400, WELCOME_LINK_GONE, 'invalid-token');
-      await trx.updateTable('people').set({ password_hash: passwordHash, email_confirmed: 1 }).where('account_id', '=', welcome.accountId).execute();
+      await trx
+        .updateTable('people')
+        .set({ password_hash: passwordHash, email_confirmed: 1 })
+        .where('account_id', '=', welcome.accountId)
+        .execute();
     });
   } catch (err) {
     if (isUniqueViolation(err)) throw conflict('That username is taken.', 'username-taken');

@@ -60,7 +60,15 @@ export class FilesystemBlobStore implements BlobStore {
         if (e.isDirectory() && depth < 2) await walk(full, depth + 1);
         else if (e.isFile() && e.name.startsWith(TMP_PREFIX)) {
           const st = await fsp.stat(full).catch(() => null);
-          if (st && st.mtimeMs < cutoff && (await fsp.rm(full, { force: true }).then(() => true, () => false))) removed++;
+          if (
+            st &&
+            st.mtimeMs < cutoff &&
+            (await fsp.rm(full, { force: true }).then(
+              () => true,
+              () => false,
+            ))
+          )
+            removed++;
         }
       }
     };

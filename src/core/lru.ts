@@ -40,11 +40,19 @@ export class Lru<V> {
     const size = this.opts.sizeOf?.(value) ?? 0;
     // A value larger than an eighth of the whole would push out everything else: not kept.
     if (this.opts.maxBytes !== undefined && size > this.opts.maxBytes / 8) return;
-    this.entries.set(key, { value, size, until: this.opts.ttlMs === undefined ? Infinity : this.now() + this.opts.ttlMs });
+    this.entries.set(key, {
+      value,
+      size,
+      until: this.opts.ttlMs === undefined ? Infinity : this.now() + this.opts.ttlMs,
+    });
     this.bytes += size;
     // Map order is insertion order: the first entries are the least recently used.
     for (const [k, e] of this.entries) {
-      if (this.entries.size <= this.opts.maxEntries && (this.opts.maxBytes === undefined || this.bytes <= this.opts.maxBytes)) break;
+      if (
+        this.entries.size <= this.opts.maxEntries &&
+        (this.opts.maxBytes === undefined || this.bytes <= this.opts.maxBytes)
+      )
+        break;
       this.entries.delete(k);
       this.bytes -= e.size;
     }

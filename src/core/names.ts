@@ -3,13 +3,87 @@ import { limits } from '../limits.ts';
 
 /** Usernames become host labels, so they can never collide with the service's own names. */
 export const RESERVED_USERNAMES = new Set([
-  'www', 'api', 'admin', 'administrator', 'mail', 'email', 'smtp', 'imap', 'pop', 'ftp', 'ssh', 'ns', 'ns1', 'ns2',
-  'dns', 'mx', 'app', 'apps', 'dashboard', 'login', 'logout', 'signup', 'register', 'account', 'accounts', 'auth',
-  'oauth', 'sso', 'static', 'assets', 'cdn', 'media', 'img', 'images', 'files', 'uploads', 'download', 'downloads',
-  'docs', 'help', 'support', 'status', 'blog', 'news', 'about', 'billing', 'pay', 'payments', 'stripe', 'webhook',
-  'webhooks', 'sync', 'edit', 'editor', 'root', 'system', 'kiln', 'hyperclay', 'localhost', 'test', 'dev', 'staging',
-  'prod', 'production', 'security', 'abuse', 'postmaster', 'hostmaster', 'webmaster', 'noreply', 'no-reply',
-  'team', 'teams', 'settings', 'new', 'null', 'undefined', 'superadmin', 'internal', 'git', 'svn',
+  'www',
+  'api',
+  'admin',
+  'administrator',
+  'mail',
+  'email',
+  'smtp',
+  'imap',
+  'pop',
+  'ftp',
+  'ssh',
+  'ns',
+  'ns1',
+  'ns2',
+  'dns',
+  'mx',
+  'app',
+  'apps',
+  'dashboard',
+  'login',
+  'logout',
+  'signup',
+  'register',
+  'account',
+  'accounts',
+  'auth',
+  'oauth',
+  'sso',
+  'static',
+  'assets',
+  'cdn',
+  'media',
+  'img',
+  'images',
+  'files',
+  'uploads',
+  'download',
+  'downloads',
+  'docs',
+  'help',
+  'support',
+  'status',
+  'blog',
+  'news',
+  'about',
+  'billing',
+  'pay',
+  'payments',
+  'stripe',
+  'webhook',
+  'webhooks',
+  'sync',
+  'edit',
+  'editor',
+  'root',
+  'system',
+  'kiln',
+  'hyperclay',
+  'localhost',
+  'test',
+  'dev',
+  'staging',
+  'prod',
+  'production',
+  'security',
+  'abuse',
+  'postmaster',
+  'hostmaster',
+  'webmaster',
+  'noreply',
+  'no-reply',
+  'team',
+  'teams',
+  'settings',
+  'new',
+  'null',
+  'undefined',
+  'superadmin',
+  'internal',
+  'git',
+  'svn',
 ]);
 
 export function usernameProblem(username: string): string | null {
@@ -30,12 +104,39 @@ export function emailProblem(email: string): string | null {
 
 /** Node names that would clash with Kiln's own paths or with file systems (compared without extension too). */
 const RESERVED_NODE_NAMES = new Set([
-  '_', '.', '..', 'con', 'prn', 'aux', 'nul', 'com1', 'com2', 'com3', 'com4', 'com5', 'com6', 'com7', 'com8', 'com9',
-  'lpt1', 'lpt2', 'lpt3', 'lpt4', 'lpt5', 'lpt6', 'lpt7', 'lpt8', 'lpt9', 'tailwindcss', 'favicon.ico', 'robots.txt',
+  '_',
+  '.',
+  '..',
+  'con',
+  'prn',
+  'aux',
+  'nul',
+  'com1',
+  'com2',
+  'com3',
+  'com4',
+  'com5',
+  'com6',
+  'com7',
+  'com8',
+  'com9',
+  'lpt1',
+  'lpt2',
+  'lpt3',
+  'lpt4',
+  'lpt5',
+  'lpt6',
+  'lpt7',
+  'lpt8',
+  'lpt9',
+  'tailwindcss',
+  'favicon.ico',
+  'robots.txt',
 ]);
 const DOCUMENT_EXT = /\.(html|htmlclay)$/i;
 /** Invisible and direction-changing characters: a name must look like what it is. */
-const INVISIBLE = /[\u00ad\u061c\u115f\u1160\u180e\u200b-\u200f\u202a-\u202e\u2060-\u2064\u2066-\u206f\u3164\ufeff\uffa0]/;
+const INVISIBLE =
+  /[\u00ad\u061c\u115f\u1160\u180e\u200b-\u200f\u202a-\u202e\u2060-\u2064\u2066-\u206f\u3164\ufeff\uffa0]/;
 
 /** True when `name` is a document name (ends in .html or .htmlclay). */
 export function isDocumentName(name: string): boolean {
@@ -57,13 +158,15 @@ export function nodeNameProblem(name: string, type: 'site' | 'folder' | 'upload'
   if (typeof name !== 'string' || name.length === 0) return 'Name is required.';
   if (name.length > limits.nameLength) return `Name must be at most ${limits.nameLength} characters.`;
   if (name !== name.trim()) return 'Name cannot start or end with a space.';
-  if (name === '.' || name === '..' || name.includes('/') || name.includes('\\')) return 'Name cannot contain slashes or be "." or "..".';
+  if (name === '.' || name === '..' || name.includes('/') || name.includes('\\'))
+    return 'Name cannot contain slashes or be "." or "..".';
   // Control characters and characters that are special in URLs or file systems.
   if (/[\u0000-\u001f\u007f-\u009f<>:"|?*#%&{}$!'`@=+^~[\];,]/.test(name)) {
     return 'Name contains a special character; use letters, digits, spaces, dots, hyphens and underscores.';
   }
   if (INVISIBLE.test(name)) return 'Name cannot contain invisible or direction-changing characters.';
-  if (/\s{2,}/.test(name) || /\s/.test(name.replace(/ /g, ''))) return 'Name may contain single spaces only (no tabs or runs of spaces).';
+  if (/\s{2,}/.test(name) || /\s/.test(name.replace(/ /g, '')))
+    return 'Name may contain single spaces only (no tabs or runs of spaces).';
   if (name.startsWith('.')) return 'Name cannot start with a dot.';
   if (name.endsWith('.')) return 'Name cannot end with a dot.';
   if (name.includes('..')) return 'Name cannot contain two dots in a row.';

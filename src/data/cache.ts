@@ -117,7 +117,7 @@ export class RedisDataCache implements DataCache {
   }
 
   async get(key: string, now: number): Promise<CachedAnswer | undefined> {
-    const raw = await this.client.call(this.client.redis.get(this.namespace + 'data:' + key));
+    const raw = await this.client.call(this.client.redis.get(`${this.namespace}data:${key}`));
     if (typeof raw !== 'string') return undefined;
     const answer = decode(raw);
     return answer && fresh(answer, now) ? answer : undefined;
@@ -126,7 +126,9 @@ export class RedisDataCache implements DataCache {
   async set(key: string, answer: CachedAnswer): Promise<void> {
     if (answer.body.length > REDIS_MAX_ENTRY_CHARS) return;
     // The store's own bound is real time; the entry's createdAt bounds it by the injected clock too.
-    await this.client.call(this.client.redis.set(this.namespace + 'data:' + key, encode(answer), 'PX', Math.max(1, answer.ttlMs)));
+    await this.client.call(
+      this.client.redis.set(`${this.namespace}data:${key}`, encode(answer), 'PX', Math.max(1, answer.ttlMs)),
+    );
   }
 
   close(): Promise<void> {

@@ -7,7 +7,15 @@
 // (scripts/build.ts bundles it next to dist/kiln.mjs).
 import { parentPort } from 'node:worker_threads';
 import { performance } from 'node:perf_hooks';
-import { compileRulesText, extract, findRulesTag, parseDocumentWithin, type Extraction, type ParsedDocument } from '../rules/index.ts';
+import {
+  compileRulesText,
+  extract,
+  findRulesTag,
+  parseDocumentWithin,
+  type Extraction,
+  type ParsedDocument,
+  type CompiledRules,
+} from '../rules/index.ts';
 import type { PoolReply, PoolTask } from './pool.ts';
 
 /** A parsed tree takes about 16 bytes of heap per source character (measured on the bench document):
@@ -66,7 +74,7 @@ export function run(task: PoolTask, onParse?: () => void): PoolReply {
     doc = d;
     remember(task.checksum, doc);
   }
-  let rules;
+  let rules: CompiledRules;
   if (query) rules = query.rules;
   else {
     const tag = findRulesTag(doc, 'api');
@@ -89,11 +97,18 @@ if (parentPort) {
   // the budget: warm them up before taking tasks.
   const sample = new TextEncoder().encode(
     '<!doctype html><html><head><title>t</title><script type="application/json" data-rules-name="api" data-rules-version="1">{"t": "title", "l": ["li", {"a": "a@href", "b": "b"}]}</script></head>' +
-      '<body>' + '<ul><li><a href="/x">x</a><b>y</b></li></ul>'.repeat(50) + '</body></html>',
+      '<body>' +
+      '<ul><li><a href="/x">x</a><b>y</b></li></ul>'.repeat(50) +
+      '</body></html>',
   );
   for (let i = 0; i < 5; i++) {
     run({ checksum: `warm-up-${i}`, bytes: sample, rules: { kind: 'api' }, maxMs: 1e9 });
-    run({ checksum: `warm-up-${i}`, bytes: sample, rules: { kind: 'query', text: `{h: 'ul > li:nth-of-type(2) a@href', n${i}: b}` }, maxMs: 1e9 });
+    run({
+      checksum: `warm-up-${i}`,
+      bytes: sample,
+      rules: { kind: 'query', text: `{h: 'ul > li:nth-of-type(2) a@href', n${i}: b}` },
+      maxMs: 1e9,
+    });
   }
   parsed.clear();
   seenOnce.clear();
@@ -108,7 +123,12 @@ if (parentPort) {
       reply = {
         result: tooDeep
           ? { ok: false, status: 400, code: 'too-expensive', error: `Extraction too expensive: ${err.message}` }
-          : { ok: false, status: 400, code: 'selector', error: `Extraction failed: ${err instanceof Error ? err.message : String(err)}` },
+          : {
+              ok: false,
+              status: 400,
+              code: 'selector',
+              error: `Extraction failed: ${err instanceof Error ? err.message : String(err)}`,
+            },
         cached: false,
       };
     }

@@ -63,7 +63,13 @@ export interface ExtractionPoolOptions {
 
 /** `queuedAt`: the budget runs from here, so time spent waiting for a thread counts; `expiry` answers a
  *  task still waiting when its budget (plus grace) is over. */
-type Job = { task: PoolTask; resolve(r: PoolReply): void; reject(e: Error): void; queuedAt: number; expiry?: NodeJS.Timeout };
+type Job = {
+  task: PoolTask;
+  resolve(r: PoolReply): void;
+  reject(e: Error): void;
+  queuedAt: number;
+  expiry?: NodeJS.Timeout;
+};
 type Slot = {
   worker: Worker;
   ready: boolean;
@@ -131,7 +137,12 @@ export class ExtractionPool {
     }
     this.stats.tasks++;
     return new Promise((resolve, reject) => {
-      const job: Job = { task: { ...task, maxMs: task.maxMs ?? this.budgetFor(task.bytes.length) }, resolve, reject, queuedAt: performance.now() };
+      const job: Job = {
+        task: { ...task, maxMs: task.maxMs ?? this.budgetFor(task.bytes.length) },
+        resolve,
+        reject,
+        queuedAt: performance.now(),
+      };
       this.queue.push(job);
       if (this.slots.some((s) => s.ready)) this.startClock(job);
       this.pump();
@@ -236,7 +247,11 @@ export class ExtractionPool {
     if (!job || slot.answered) return;
     slot.answered = true;
     this.stats.late++;
-    job.resolve({ result: tooExpensive(`over ${job.task.maxMs} ms`), cached: false, ...(slot.parsing ? { phase: 'parse' as const } : {}) });
+    job.resolve({
+      result: tooExpensive(`over ${job.task.maxMs} ms`),
+      cached: false,
+      ...(slot.parsing ? { phase: 'parse' as const } : {}),
+    });
   }
 
   /** Still busy `killMs` past its budget: stopped and replaced. */
@@ -287,7 +302,10 @@ export class ExtractionPool {
     if (i >= 0) slot.recent.splice(i, 1);
     slot.recent.push(task.checksum);
     if (slot.recent.length > RECENT_PER_THREAD) slot.recent.shift();
-    slot.timers = [setTimeout(() => this.late(slot), task.maxMs + this.graceMs), setTimeout(() => this.runaway(slot), task.maxMs + this.killMs)];
+    slot.timers = [
+      setTimeout(() => this.late(slot), task.maxMs + this.graceMs),
+      setTimeout(() => this.runaway(slot), task.maxMs + this.killMs),
+    ];
     // A copy of exactly the document's bytes, moved to the thread (the original may be a view into a larger
     // buffer that other code still reads).
     const bytes = new Uint8Array(task.bytes);

@@ -84,28 +84,38 @@ export function rulesProblem(rules: DataRules): DataAnswer | null {
   if (rules.kind !== 'query') return null;
   if (rules.text.trim() === '') return { status: 400, body: failureBody(MISSING_DATA, 'rules-missing') };
   if (rules.text.length > rulesLimits.maxQueryChars) {
-    return { status: 413, body: failureBody(`Rules too long (max ${rulesLimits.maxQueryChars} characters)`, 'too-large') };
+    return {
+      status: 413,
+      body: failureBody(`Rules too long (max ${rulesLimits.maxQueryChars} characters)`, 'too-large'),
+    };
   }
   return null;
 }
 
 /** The document a data request reads, if an anonymous caller may view it; null otherwise. */
-export async function publicDocumentAt(s: Services, accountId: number, path: string, resolve: 'exact' | 'page'): Promise<NodeRow | null> {
+export async function publicDocumentAt(
+  s: Services,
+  accountId: number,
+  path: string,
+  resolve: 'exact' | 'page',
+): Promise<NodeRow | null> {
   let node: NodeRow | undefined;
   if (resolve === 'exact') {
     node = await findByPath(s, accountId, path.replace(/^\/+/, '') || ROOT_DOCUMENT);
   } else {
-    const found = await resolveDocumentPath(s, accountId, '/' + path.replace(/^\/+/, ''));
+    const found = await resolveDocumentPath(s, accountId, `/${path.replace(/^\/+/, '')}`);
     node = found?.kind === 'document' && !found.fallback ? found.node : undefined;
   }
-  if (!node || node.type !== 'site' || !node.checksum) return null;
+  if (node?.type !== 'site' || !node.checksum) return null;
   // As it would answer a caller with no session and no key (see the top of this file).
   return allows({ actor: null }, resourceOf(node), 'view') ? node : null;
 }
 
 /** What identifies the rules in cache keys and ETags (engine version, kind, SHA-256 of the text). */
 export function rulesId(rules: DataRules): string {
-  return sha256(rules.kind === 'api' ? `${DATA_ENGINE_VERSION}\0api` : `${DATA_ENGINE_VERSION}\0query\0${rules.text}`).slice(0, 16);
+  return sha256(
+    rules.kind === 'api' ? `${DATA_ENGINE_VERSION}\0api` : `${DATA_ENGINE_VERSION}\0query\0${rules.text}`,
+  ).slice(0, 16);
 }
 
 /** The cache key of an answer: everything it depends on. */
@@ -135,7 +145,8 @@ export async function readData(s: Services, req: DataRequest): Promise<DataAnswe
   const now = s.clock.now().getTime();
   const key = dataCacheKey(checksum, id);
   const cached = await s.dataCache.get(key, now);
-  if (cached) return answerOf(cached, etag, { hit: true, ageSeconds: Math.max(0, Math.floor((now - cached.createdAt) / 1000)) });
+  if (cached)
+    return answerOf(cached, etag, { hit: true, ageSeconds: Math.max(0, Math.floor((now - cached.createdAt) / 1000)) });
 
   let pending = inFlight.get(key);
   if (!pending) {
@@ -183,7 +194,12 @@ async function compute(s: Services, node: NodeRow, rules: DataRules, id: string,
 }
 
 /** The engine's answer and the checksum of the bytes it read (null: the document has no content). */
-async function extraction(s: Services, node: NodeRow, rules: DataRules, now: number): Promise<{ result: Extraction; checksum: string | null }> {
+async function extraction(
+  s: Services,
+  node: NodeRow,
+  rules: DataRules,
+  now: number,
+): Promise<{ result: Extraction; checksum: string | null }> {
   // The rules first: compiling needs no document (and is cached by text in this thread too).
   if (rules.kind === 'query') {
     const compiled = compileRulesText(rules.text);
@@ -193,7 +209,8 @@ async function extraction(s: Services, node: NodeRow, rules: DataRules, now: num
   if (knownSlow(node.checksum!, now)) return { result: slow(), checksum: node.checksum! };
   const content = await documentContent(s, node);
   if (!content) return { result: slow(), checksum: null };
-  if (content.checksum !== node.checksum && knownSlow(content.checksum, now)) return { result: slow(), checksum: content.checksum };
+  if (content.checksum !== node.checksum && knownSlow(content.checksum, now))
+    return { result: slow(), checksum: content.checksum };
   const reply = await s.extractions.run({ checksum: content.checksum, bytes: content.bytes, rules });
   if (reply.phase === 'parse') markSlow(content.checksum, now + TOO_EXPENSIVE_TTL_MS);
   return { result: reply.result, checksum: content.checksum };

@@ -63,7 +63,10 @@ export function publicDomain(row: DomainRow): DomainInfo {
   try {
     dns = JSON.parse(row.dns_instructions) as DnsInstructions;
   } catch {
-    dns = { cname: { type: 'CNAME', name: row.domain, value: '' }, txt: { type: 'TXT', name: `${TXT_PREFIX}.${row.domain}`, value: '' } };
+    dns = {
+      cname: { type: 'CNAME', name: row.domain, value: '' },
+      txt: { type: 'TXT', name: `${TXT_PREFIX}.${row.domain}`, value: '' },
+    };
   }
   return {
     id: row.id,
@@ -96,7 +99,11 @@ export async function addDomain(s: Services, accountId: number, input: unknown):
       // The plan's custom-domain allowance (src/billing/plans.ts): counted under a row lock on
       // PostgreSQL, so two adds at once cannot both take the last place.
       const account = await loadPlanAccount(s, trx, accountId, true);
-      const used = await trx.selectFrom('domains').select((eb) => eb.fn.countAll<number>().as('n')).where('account_id', '=', accountId).executeTakeFirstOrThrow();
+      const used = await trx
+        .selectFrom('domains')
+        .select((eb) => eb.fn.countAll<number>().as('n'))
+        .where('account_id', '=', accountId)
+        .executeTakeFirstOrThrow();
       assertAllowance(account, 'customDomains', Number(used.n), now);
       return trx
         .insertInto('domains')
@@ -120,14 +127,23 @@ export async function addDomain(s: Services, accountId: number, input: unknown):
 }
 
 export async function listDomains(s: Services, accountId: number): Promise<DomainInfo[]> {
-  const rows = await s.database.db.selectFrom('domains').selectAll().where('account_id', '=', accountId).orderBy('domain').execute();
+  const rows = await s.database.db
+    .selectFrom('domains')
+    .selectAll()
+    .where('account_id', '=', accountId)
+    .orderBy('domain')
+    .execute();
   return rows.map(publicDomain);
 }
 
-
 /** Removes one of the account's domains (it stops being served at once). */
 export async function removeDomain(s: Services, accountId: number, id: number): Promise<DomainInfo> {
-  const row = await s.database.db.deleteFrom('domains').where('id', '=', id).where('account_id', '=', accountId).returningAll().executeTakeFirst();
+  const row = await s.database.db
+    .deleteFrom('domains')
+    .where('id', '=', id)
+    .where('account_id', '=', accountId)
+    .returningAll()
+    .executeTakeFirst();
   if (!row) throw notFound('No such domain.');
   return publicDomain(row);
 }
@@ -145,10 +161,15 @@ export async function isServedHost(s: Services, name: string): Promise<boolean> 
   const root = s.config.rootHostname;
   const { db } = s.database;
   if (host === root) return true;
-  if (host.endsWith('.' + root)) {
+  if (host.endsWith(`.${root}`)) {
     const label = host.slice(0, -root.length - 1);
     if (label.includes('.')) return false;
     return !!(await db.selectFrom('accounts').select('id').where('username', '=', label).executeTakeFirst());
   }
-  return !!(await db.selectFrom('domains').select('id').where('domain', '=', host).where('status', '=', 'active').executeTakeFirst());
+  return !!(await db
+    .selectFrom('domains')
+    .select('id')
+    .where('domain', '=', host)
+    .where('status', '=', 'active')
+    .executeTakeFirst());
 }

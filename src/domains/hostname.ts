@@ -10,10 +10,12 @@ export type HostnameCheck = { ok: true; domain: string } | { ok: false; problem:
 /** The normalized domain (lowercase, ASCII/punycode, no trailing dot) or why it is refused.
  *  `rootHostname` (Kiln's own domain) and everything below it are refused: those hosts are Kiln's. */
 export function checkHostname(input: unknown, rootHostname: string): HostnameCheck {
-  if (typeof input !== 'string' || input.trim() === '') return { ok: false, problem: 'Enter a domain, like docs.example.com.' };
+  if (typeof input !== 'string' || input.trim() === '')
+    return { ok: false, problem: 'Enter a domain, like docs.example.com.' };
   let name = input.trim().toLowerCase();
   if (name.length > 300) return { ok: false, problem: 'That domain is too long.' };
-  if (/[/:@?#\s\\]/.test(name)) return { ok: false, problem: 'Enter the domain alone, like docs.example.com: no scheme, port or path.' };
+  if (/[/:@?#\s\\]/.test(name))
+    return { ok: false, problem: 'Enter the domain alone, like docs.example.com: no scheme, port or path.' };
   if (name.endsWith('.')) name = name.slice(0, -1);
   if (/[^\x00-\x7f]/.test(name)) {
     const ascii = domainToASCII(name);
@@ -24,11 +26,16 @@ export function checkHostname(input: unknown, rootHostname: string): HostnameChe
   const labels = name.split('.');
   if (labels.length < 2) return { ok: false, problem: 'Enter a full domain, like docs.example.com.' };
   if (!labels.every((l) => LABEL.test(l))) {
-    return { ok: false, problem: 'Each part of a domain has 1 to 63 letters, digits or hyphens, and no hyphen at either end.' };
+    return {
+      ok: false,
+      problem: 'Each part of a domain has 1 to 63 letters, digits or hyphens, and no hyphen at either end.',
+    };
   }
   if (!TLD.test(labels[labels.length - 1])) return { ok: false, problem: 'That is not a valid domain name.' };
   const root = rootHostname.toLowerCase();
-  if (name === root || name.endsWith('.' + root)) return { ok: false, problem: `Addresses under ${root} are Kiln's own.` };
-  if (name === 'localhost' || name.endsWith('.localhost')) return { ok: false, problem: 'localhost names cannot be custom domains.' };
+  if (name === root || name.endsWith(`.${root}`))
+    return { ok: false, problem: `Addresses under ${root} are Kiln's own.` };
+  if (name === 'localhost' || name.endsWith('.localhost'))
+    return { ok: false, problem: 'localhost names cannot be custom domains.' };
   return { ok: true, domain: name };
 }

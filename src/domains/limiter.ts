@@ -12,6 +12,9 @@ export async function countDomainCall(s: Services, reply: FastifyReply, accountI
   const hit = await s.domainLimiter.hit(String(accountId));
   setRateLimitHeaders(reply, hit, limits.domainCalls.windowMs);
   if (!hit.allowed) {
-    throw tooMany(`Too many domain calls: at most ${limits.domainCalls.max} a minute. Try again in ${hit.retryAfter} s.`, hit.retryAfter);
+    throw tooMany(
+      `Too many domain calls: at most ${limits.domainCalls.max} a minute. Try again in ${hit.retryAfter} s.`,
+      hit.retryAfter,
+    );
   }
 }

@@ -48,10 +48,26 @@ type Change = Partial<Pick<DomainsTable, 'status' | 'ssl_status'>>;
 /** Which states each event applies in, and what it sets (see the table in domains.ts). */
 const TRANSITIONS: Record<DomainEventType, { from: DomainStatus[]; set: Change; done: (row: Change) => boolean }> = {
   'dns.verifying': { from: ['pending', 'failed'], set: { status: 'verifying' }, done: (r) => r.status === 'verifying' },
-  'dns.verified': { from: ['pending', 'verifying', 'failed'], set: { status: 'active', ssl_status: 'pending' }, done: (r) => r.status === 'active' },
-  'dns.failed': { from: ['pending', 'verifying', 'active'], set: { status: 'failed' }, done: (r) => r.status === 'failed' },
-  'ssl.issued': { from: ['active'], set: { ssl_status: 'issued' }, done: (r) => r.status === 'active' && r.ssl_status === 'issued' },
-  'ssl.failed': { from: ['active'], set: { ssl_status: 'failed' }, done: (r) => r.status === 'active' && r.ssl_status === 'failed' },
+  'dns.verified': {
+    from: ['pending', 'verifying', 'failed'],
+    set: { status: 'active', ssl_status: 'pending' },
+    done: (r) => r.status === 'active',
+  },
+  'dns.failed': {
+    from: ['pending', 'verifying', 'active'],
+    set: { status: 'failed' },
+    done: (r) => r.status === 'failed',
+  },
+  'ssl.issued': {
+    from: ['active'],
+    set: { ssl_status: 'issued' },
+    done: (r) => r.status === 'active' && r.ssl_status === 'issued',
+  },
+  'ssl.failed': {
+    from: ['active'],
+    set: { ssl_status: 'failed' },
+    done: (r) => r.status === 'active' && r.ssl_status === 'failed',
+  },
 };
 
 const payloadSchema = z.object({
@@ -90,13 +106,19 @@ export async function applyDomainEvent(s: Services, event: DomainEvent): Promise
   const now = s.clock.now().toISOString();
   try {
     return await db.transaction().execute(async (trx) => {
-      await trx.insertInto('webhook_events').values({ provider: PROVIDER, event_id: event.id, received_at: now }).execute();
+      await trx
+        .insertInto('webhook_events')
+        .values({ provider: PROVIDER, event_id: event.id, received_at: now })
+        .execute();
       const row = await trx.selectFrom('domains').selectAll().where('domain', '=', name).executeTakeFirst();
       if (!row) throw notFound(`No domain ${name} is added.`);
       const t = TRANSITIONS[event.type];
       if (t.done(row)) return { outcome: 'unchanged' as const, domain: publicDomain(row) };
       if (!t.from.includes(row.status)) {
-        throw conflict(`The event ${event.type} does not apply to a domain that is ${row.status}.`, 'invalid-transition');
+        throw conflict(
+          `The event ${event.type} does not apply to a domain that is ${row.status}.`,
+          'invalid-transition',
+        );
       }
       const updated = await trx
         .updateTable('domains')

@@ -63,7 +63,14 @@ export type NodeEvent =
       /** The writer (session or sync key) that caused it. Never sent to clients. */
       writer?: string | null;
     }
-  | { type: 'node-renamed' | 'node-moved'; nodeId: number; nodeType: string; oldPath: string; newPath: string; writer?: string | null }
+  | {
+      type: 'node-renamed' | 'node-moved';
+      nodeId: number;
+      nodeType: string;
+      oldPath: string;
+      newPath: string;
+      writer?: string | null;
+    }
   | { type: 'node-deleted'; nodeId: number; nodeType: string; path: string; writer?: string | null }
   /** An editor snapshot relayed to the account's sync tools (`file` = full path with extension). */
   | { type: 'live-sync'; nodeId: number; file: string; html: string; sender: string };

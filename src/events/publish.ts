@@ -41,7 +41,13 @@ export function publishNodeSaved(
       writer: opts.writer ?? null,
     }),
     opts.html !== undefined
-      ? s.events.publish(channels.document(node.id), { type: 'lane', lane: 'saved', nodeId: node.id, html: opts.html, sender: 'server-save' })
+      ? s.events.publish(channels.document(node.id), {
+          type: 'lane',
+          lane: 'saved',
+          nodeId: node.id,
+          html: opts.html,
+          sender: 'server-save',
+        })
       : null,
   ]).catch((err) => console.error(`publishing the change of ${path} failed:`, err));
 }

@@ -126,7 +126,11 @@ export class RedisEventBus implements EventBus {
     private readonly namespace: string,
     private readonly now: () => number = Date.now,
   ) {
-    const options = { lazyConnect: true, enableAutoPipelining: true, retryStrategy: (n: number) => Math.min(100 * n, MAX_RECONNECT_DELAY_MS) };
+    const options = {
+      lazyConnect: true,
+      enableAutoPipelining: true,
+      retryStrategy: (n: number) => Math.min(100 * n, MAX_RECONNECT_DELAY_MS),
+    };
     const tag = `${process.pid}-${randomBytes(3).toString('hex')}`;
     this.connectionNames = { pub: `kiln-pub-${tag}`, sub: `kiln-sub-${tag}` };
     // The publisher fails fast while disconnected (no offline queue, nothing resent behind our back):
@@ -196,7 +200,9 @@ export class RedisEventBus implements EventBus {
   private enqueue(p: Pending, front = false) {
     const bytes = p.json.length;
     if (this.closed || this.outbox.length >= OUTBOX_MAX_EVENTS || this.outboxBytes + bytes > OUTBOX_MAX_BYTES) {
-      p.reject(new Error(this.closed ? 'the event bus is closed' : 'Redis is unreachable and the event outbox is full'));
+      p.reject(
+        new Error(this.closed ? 'the event bus is closed' : 'Redis is unreachable and the event outbox is full'),
+      );
       return;
     }
     if (front) this.outbox.unshift(p);
@@ -246,7 +252,14 @@ export class RedisEventBus implements EventBus {
   subscribe(channel: string, listener: Listener): () => void {
     let state = this.channels.get(channel);
     if (!state) {
-      state = { listeners: new Set(), ready: Promise.resolve(), failed: false, lastId: 0, since: this.now() * 1000, held: null };
+      state = {
+        listeners: new Set(),
+        ready: Promise.resolve(),
+        failed: false,
+        lastId: 0,
+        since: this.now() * 1000,
+        held: null,
+      };
       this.channels.set(channel, state);
       this.subscribeNow(channel, state);
     }
@@ -256,7 +269,8 @@ export class RedisEventBus implements EventBus {
       mine.listeners.delete(listener);
       if (mine.listeners.size === 0 && this.channels.get(channel) === mine) {
         this.channels.delete(channel);
-        if (!this.closed) this.sub.unsubscribe(this.namespace + channel).catch((err) => this.logError('unsubscribe', err));
+        if (!this.closed)
+          this.sub.unsubscribe(this.namespace + channel).catch((err) => this.logError('unsubscribe', err));
       }
     };
   }
@@ -289,10 +303,11 @@ export class RedisEventBus implements EventBus {
   }
 
   async replay(channel: string, afterId: number): Promise<Replay> {
-    const [[, last], [, entries]] = (await this.pub.multi().get(this.idKey(channel)).lrange(this.logKey(channel), 0, -1).exec()) as [
-      [Error | null, string | null],
-      [Error | null, string[]],
-    ];
+    const [[, last], [, entries]] = (await this.pub
+      .multi()
+      .get(this.idKey(channel))
+      .lrange(this.logKey(channel), 0, -1)
+      .exec()) as [[Error | null, string | null], [Error | null, string[]]];
     const lastId = last ? Number(last) : 0;
     // Ids only grow: a channel whose newest id is below the asked one lost its log (Redis restarted).
     if (lastId <= afterId) return { events: [], complete: lastId === afterId, lastId };
@@ -320,7 +335,9 @@ export class RedisEventBus implements EventBus {
     this.channels.clear();
     if (this.flushTimer) clearTimeout(this.flushTimer);
     for (const p of this.outbox.splice(0)) p.reject(new Error('the event bus is closed'));
-    await Promise.all([this.pub, this.sub].map((c) => (c.status === 'ready' ? c.quit().catch(() => c.disconnect()) : c.disconnect())));
+    await Promise.all(
+      [this.pub, this.sub].map((c) => (c.status === 'ready' ? c.quit().catch(() => c.disconnect()) : c.disconnect())),
+    );
   }
 
   private onMessage(channel: string, message: string) {
@@ -365,7 +382,8 @@ export class RedisEventBus implements EventBus {
       await this.sub.subscribe(this.namespace + channel);
       const after = state.lastId || state.since;
       const missed = await this.replay(channel, after);
-      if (!missed.complete && missed.lastId > after) console.error(`event bus: some events on ${channel} were lost while Redis was unreachable`);
+      if (!missed.complete && missed.lastId > after)
+        console.error(`event bus: some events on ${channel} were lost while Redis was unreachable`);
       for (const e of missed.events) this.deliver(state, e);
     } catch (err) {
       this.logError('catch-up', err as Error);

@@ -17,7 +17,8 @@ export function done(
   msg: string,
   opts: { redirect?: string; extra?: Record<string, unknown>; status?: number } = {},
 ) {
-  if (opts.redirect && wantsHtml(req)) return reply.redirect(withMessage(req.messageSecret, opts.redirect, msg, 'success'), 302);
+  if (opts.redirect && wantsHtml(req))
+    return reply.redirect(withMessage(req.messageSecret, opts.redirect, msg, 'success'), 302);
   return reply.code(opts.status ?? 200).send({ msg, msgType: 'success', ...opts.extra });
 }
 
@@ -29,7 +30,8 @@ export const MAX_RETURN = 2048;
  *  characters outside ASCII, and the same once percent-decoded (`/%2f%2fx`, `/%5cx`, `/%0d%0a…`, `/%09/x`), or undecodable. */
 export function returnProblem(value: string): string | null {
   if (value.length > MAX_RETURN) return 'is too long';
-  const bad = (v: string) => !v.startsWith('/') || v.startsWith('//') || v.includes('\\') || /[\u0000-\u001f\u007f]/.test(v);
+  const bad = (v: string) =>
+    !v.startsWith('/') || v.startsWith('//') || v.includes('\\') || /[\u0000-\u001f\u007f]/.test(v);
   if (bad(value)) return 'must be a path on this site';
   // A Location header carries ASCII only: a path with other characters must come percent-encoded.
   if (/[^\u0020-\u007e]/.test(value)) return 'must be a percent-encoded path';

@@ -27,10 +27,17 @@ export async function buildApp(s: Services): Promise<FastifyInstance> {
     requestTimeout: s.config.requestTimeoutMs,
     keepAliveTimeout: limits.serverTimeouts.keepAliveMs,
     // Node checks those deadlines every connectionsCheckingInterval (30 s by default).
-    http: { headersTimeout: s.config.headersTimeoutMs, connectionsCheckingInterval: Math.min(30_000, Math.max(100, Math.floor(s.config.headersTimeoutMs / 4))) },
+    http: {
+      headersTimeout: s.config.headersTimeoutMs,
+      connectionsCheckingInterval: Math.min(30_000, Math.max(100, Math.floor(s.config.headersTimeoutMs / 4))),
+    },
     // Document paths are case-sensitive and may be long; keep the router strict.
     // node:querystring is several times faster than the default parser on long `?data=` rules.
-    routerOptions: { ignoreTrailingSlash: false, maxParamLength: limits.pathLength, querystringParser: (q: string) => querystring.parse(q) },
+    routerOptions: {
+      ignoreTrailingSlash: false,
+      maxParamLength: limits.pathLength,
+      querystringParser: (q: string) => querystring.parse(q),
+    },
     // Malformed URLs (bad percent-escapes) are refused before any hook runs: answer in Kiln's shape too.
     frameworkErrors: (err, req, anyReply) => {
       const reply = anyReply as unknown as FastifyReply;
@@ -45,7 +52,9 @@ export async function buildApp(s: Services): Promise<FastifyInstance> {
   await app.register(formbody, { bodyLimit: limits.body.form });
   // Text bodies (the browser library saves HTML as text/plain) arrive as exact bytes.
   app.removeContentTypeParser(['text/plain']);
-  app.addContentTypeParser(/^text\//, { parseAs: 'buffer', bodyLimit: limits.body.text }, (_req, body, done) => done(null, body));
+  app.addContentTypeParser(/^text\//, { parseAs: 'buffer', bodyLimit: limits.body.text }, (_req, body, done) =>
+    done(null, body),
+  );
 
   registerMessages(app, s.secret);
   registerHosts(app, s);
@@ -96,7 +105,10 @@ export async function buildApp(s: Services): Promise<FastifyInstance> {
     if (status === 429 && extra?.retryAfter) reply.header('Retry-After', String(extra.retryAfter));
     if (wantsHtml(req)) {
       if (status === 401 || (status === 403 && code === 'login-required')) {
-        return reply.redirect(withMessage(s.secret, '/_/login', msg, 'error', safeReturn(req.url, '') || undefined), 302);
+        return reply.redirect(
+          withMessage(s.secret, '/_/login', msg, 'error', safeReturn(req.url, '') || undefined),
+          302,
+        );
       }
       return reply.code(status).type('text/html; charset=utf-8').send(errorPage(status, msg));
     }
@@ -119,7 +131,12 @@ export async function buildApp(s: Services): Promise<FastifyInstance> {
 function answerClientError(err: Error & { code?: string }, socket: import('node:net').Socket) {
   if (err.code === 'ECONNRESET' || socket.destroyed) return;
   const status = err.code === 'ERR_HTTP_REQUEST_TIMEOUT' ? 408 : err.code === 'HPE_HEADER_OVERFLOW' ? 431 : 400;
-  const msg = status === 408 ? 'The request took too long to arrive.' : status === 431 ? 'The request headers are too large.' : 'The request is malformed.';
+  const msg =
+    status === 408
+      ? 'The request took too long to arrive.'
+      : status === 431
+        ? 'The request headers are too large.'
+        : 'The request is malformed.';
   const body = JSON.stringify({ msg, msgType: 'error' });
   if (!socket.writable) return socket.destroy();
   socket.end(

@@ -12,7 +12,10 @@ export function ifNoneMatchHits(header: string | string[] | undefined, checksum:
   const v = Array.isArray(header) ? header.join(',') : header;
   if (!v) return false;
   return v.split(',').some((t) => {
-    const tag = t.trim().replace(/^W\//, '').replace(/^"(.*)"$/, '$1');
+    const tag = t
+      .trim()
+      .replace(/^W\//, '')
+      .replace(/^"(.*)"$/, '$1');
     return tag === '*' || tag === checksum;
   });
 }

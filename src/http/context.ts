@@ -8,7 +8,6 @@ export type HostInfo =
   /** An active custom domain pointing at an account. */
   | { kind: 'domain'; accountId: number; username: string; domain: string };
 
-
 declare module 'fastify' {
   interface FastifyRequest {
     site: HostInfo;

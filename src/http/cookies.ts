@@ -23,7 +23,9 @@ const LEGACY_AUTH_COOKIE = 'auth_token';
  *  name) `auth_token`, where two of them in one request count as none. */
 export function authCookieName(config: Config): string {
   const name = config.rootHostname;
-  return config.secure || name === 'localhost' || name.endsWith('.localhost') ? '__Host-auth_token' : LEGACY_AUTH_COOKIE;
+  return config.secure || name === 'localhost' || name.endsWith('.localhost')
+    ? '__Host-auth_token'
+    : LEGACY_AUTH_COOKIE;
 }
 
 /** The request's session token: exactly one auth cookie, of sane length. Several (a sibling host
@@ -49,7 +51,14 @@ function secureOn(req: FastifyRequest, config: Config): boolean {
 }
 
 /** Sets this host's session cookie: host-only, httpOnly, SameSite=Lax. */
-export function setSessionCookie(req: FastifyRequest, reply: FastifyReply, config: Config, token: string, expiresAt: Date, now: Date) {
+export function setSessionCookie(
+  req: FastifyRequest,
+  reply: FastifyReply,
+  config: Config,
+  token: string,
+  expiresAt: Date,
+  now: Date,
+) {
   // A cookie left by a version of Kiln that set it for the whole root domain would make two.
   clearLegacyDomainCookie(req, reply, config);
   reply.setCookie(authCookieName(config), token, {
@@ -81,7 +90,7 @@ export function clearHintCookie(reply: FastifyReply, config: Config) {
 
 function clearLegacyDomainCookie(req: FastifyRequest, reply: FastifyReply, config: Config) {
   const name = hostnameOf(req);
-  if (name === config.rootHostname || name.endsWith('.' + config.rootHostname)) {
+  if (name === config.rootHostname || name.endsWith(`.${config.rootHostname}`)) {
     reply.clearCookie(LEGACY_AUTH_COOKIE, { path: '/', domain: config.rootHostname });
   }
 }
@@ -89,11 +98,20 @@ function clearLegacyDomainCookie(req: FastifyRequest, reply: FastifyReply, confi
 /** Clears this host's auth and ownership cookies (and, on the main app, the signed-in hint). */
 export function clearSessionCookies(req: FastifyRequest, reply: FastifyReply, config: Config) {
   // Share-token cookies (`share_<sitename>`) grant ownership for a visit: they go too.
-  const shares = Object.keys(req.cookies ?? {}).filter((n) => n.startsWith('share_')).slice(0, 50);
-  for (const name of new Set([authCookieName(config), LEGACY_AUTH_COOKIE, ADMIN_COOKIE, RESOURCE_COOKIE, HINT_SEEN_COOKIE, ...shares])) {
+  const shares = Object.keys(req.cookies ?? {})
+    .filter((n) => n.startsWith('share_'))
+    .slice(0, 50);
+  for (const name of new Set([
+    authCookieName(config),
+    LEGACY_AUTH_COOKIE,
+    ADMIN_COOKIE,
+    RESOURCE_COOKIE,
+    HINT_SEEN_COOKIE,
+    ...shares,
+  ])) {
     reply.clearCookie(name, { path: '/', secure: name.startsWith('__Host-') || undefined });
   }
   clearLegacyDomainCookie(req, reply, config);
   const host = hostnameOf(req);
-  if (host === config.rootHostname || host.endsWith('.' + config.rootHostname)) clearHintCookie(reply, config);
+  if (host === config.rootHostname || host.endsWith(`.${config.rootHostname}`)) clearHintCookie(reply, config);
 }

@@ -58,7 +58,10 @@ export function formPost(
         return send(reply, render(req, { text: err.message, type: 'error' }), 429);
       }
       if (err.status === 400 || err.status === 401 || err.status === 409) {
-        return reply.redirect(withMessage(req.messageSecret, back(req, err.status), err.message, 'error', opts.returnTo?.(req)), 302);
+        return reply.redirect(
+          withMessage(req.messageSecret, back(req, err.status), err.message, 'error', opts.returnTo?.(req)),
+          302,
+        );
       }
       throw err;
     }

@@ -56,7 +56,7 @@ export function registerHosts(app: FastifyInstance, s: Services) {
 /** The document host a name is: `<username>.<root>` or an active custom domain; 404 for any other name. */
 export async function lookupHost(s: Services, name: string): Promise<HostInfo> {
   const { db } = s.database;
-  const suffix = '.' + s.config.rootHostname;
+  const suffix = `.${s.config.rootHostname}`;
   if (name.endsWith(suffix)) {
     const label = name.slice(0, -suffix.length);
     const account = label.includes('.')

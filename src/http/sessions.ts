@@ -64,7 +64,12 @@ export async function handoff(s: Services, req: FastifyRequest, login: Login, ur
 }
 
 /** `<host>/_/session?grant=…&return=<path>` for a new grant of the login on that host. */
-export async function grantUrl(s: Services, loginId: number, site: Exclude<HostInfo, { kind: 'main' }>, returnPath: string): Promise<string> {
+export async function grantUrl(
+  s: Services,
+  loginId: number,
+  site: Exclude<HostInfo, { kind: 'main' }>,
+  returnPath: string,
+): Promise<string> {
   const host = site.kind === 'domain' ? site.domain : `${site.username}.${s.config.rootHostname}`;
   const grant = await createGrant(s.database.db, loginId, host, s.clock.now());
   return `${hostOrigin(s.config, site)}/_/session?grant=${grant}&return=${encodeURIComponent(returnPath)}`;
@@ -101,7 +106,8 @@ function isNavigation(req: FastifyRequest): boolean {
 export function bounceToMainApp(req: FastifyRequest, reply: FastifyReply, s: Services): FastifyReply | null {
   if (req.actor || req.site.kind !== 'account' || !isNavigation(req)) return null;
   const hint = req.cookies[HINT_COOKIE];
-  if (!hint || hint.length > 100 || req.cookies[HINT_SEEN_COOKIE] === hint || !hintIsFor(s, hint, req.site.accountId)) return null;
+  if (!hint || hint.length > 100 || req.cookies[HINT_SEEN_COOKIE] === hint || !hintIsFor(s, hint, req.site.accountId))
+    return null;
   reply.setCookie(HINT_SEEN_COOKIE, hint, { path: '/', httpOnly: true, sameSite: 'lax', secure: s.config.secure });
   const start = new URL(`${s.config.baseUrl}/_/session/start`);
   start.searchParams.set('host', hostnameOf(req));

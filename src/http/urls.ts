@@ -10,12 +10,15 @@ export function documentHostUrl(config: Config, username: string): string {
 /** `/folder/sub/name.html`, each segment percent-encoded. */
 export function nodeUrlPath(node: { path: string; name: string }): string {
   const segments = [...(node.path ? node.path.split('/') : []), node.name];
-  return '/' + segments.map(encodeURIComponent).join('/');
+  return `/${segments.map(encodeURIComponent).join('/')}`;
 }
 
 /** The origin of a document host: `<username>.<root>` as above, or a custom domain (https when BASE_URL
  *  is; the root domain's port, if it has one, since every host is served by the same listener). */
-export function hostOrigin(config: Config, site: { kind: 'account' | 'domain'; username: string; domain?: string }): string {
+export function hostOrigin(
+  config: Config,
+  site: { kind: 'account' | 'domain'; username: string; domain?: string },
+): string {
   if (site.kind === 'account') return documentHostUrl(config, site.username);
   const scheme = config.secure ? 'https' : 'http';
   const port = /:\d+$/.exec(config.rootDomain)?.[0] ?? '';

@@ -40,7 +40,9 @@ export class OutboxMailer implements Mailer {
     } catch {
       return [];
     }
-    return Promise.all(names.map(async (n) => ({ ...JSON.parse(await fs.readFile(path.join(this.dir, n), 'utf8')), file: n })));
+    return Promise.all(
+      names.map(async (n) => ({ ...JSON.parse(await fs.readFile(path.join(this.dir, n), 'utf8')), file: n })),
+    );
   }
 }
 

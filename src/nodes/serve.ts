@@ -18,7 +18,8 @@ export type Resolved =
 /** 400 when a raw URL path carries an encoded percent (`%25`): no node name contains `%`
  *  (src/core/names.ts), and a path decoded twice somewhere would name another node. */
 export function refuseEncodedPercent(rawPath: string): void {
-  if (/%25/i.test(rawPath)) throw badRequest('The URL path may not contain an encoded percent sign (%25).', 'invalid-path');
+  if (/%25/i.test(rawPath))
+    throw badRequest('The URL path may not contain an encoded percent sign (%25).', 'invalid-path');
 }
 
 /** The decoded path of a request URL (query dropped), refusing traversal of any kind: `..`/`.`
@@ -68,13 +69,20 @@ export async function resolveDocumentPath(s: Services, accountId: number, pathna
  *  - `served`: what each URL of a document host last served, public documents only: while the
  *    database cannot be reached these still answer (from `content`, when it holds the same bytes). */
 export class DocumentCache {
-  readonly content = new Lru<{ checksum: string; bytes: Buffer }>({ maxEntries: 100_000, maxBytes: 64 * 1024 * 1024, sizeOf: (v) => v.bytes.length });
+  readonly content = new Lru<{ checksum: string; bytes: Buffer }>({
+    maxEntries: 100_000,
+    maxBytes: 64 * 1024 * 1024,
+    sizeOf: (v) => v.bytes.length,
+  });
   readonly served = new Lru<{ id: number; checksum: string; name: string }>({ maxEntries: 10_000 });
 }
 
 /** The stored bytes of a document and their checksum (re-read together when the cache is stale;
  *  the checksum returned belongs to the bytes returned). Null when the document has no content. */
-export async function documentContent(s: Services, node: Pick<NodeRow, 'id' | 'checksum'>): Promise<{ bytes: Buffer; checksum: string } | null> {
+export async function documentContent(
+  s: Services,
+  node: Pick<NodeRow, 'id' | 'checksum'>,
+): Promise<{ bytes: Buffer; checksum: string } | null> {
   const hit = s.documents.content.get(node.id);
   if (hit && hit.checksum === node.checksum) return hit;
   const row = await s.database.db
@@ -83,7 +91,7 @@ export async function documentContent(s: Services, node: Pick<NodeRow, 'id' | 'c
     .select(['nodes.checksum', 'node_contents.html'])
     .where('node_contents.node_id', '=', node.id)
     .executeTakeFirst();
-  if (!row || !row.checksum) return null;
+  if (!row?.checksum) return null;
   const bytes = Buffer.isBuffer(row.html) ? row.html : Buffer.from(row.html);
   s.documents.content.set(node.id, { checksum: row.checksum, bytes });
   return { bytes, checksum: row.checksum };
@@ -99,15 +107,27 @@ export function resourceNameOf(node: Pick<NodeRow, 'name'>): string {
 const servedKey = (accountId: number, pathname: string) => `${accountId} ${pathname}`;
 
 /** Remembers what a URL served (public documents; a private one forgets the URL). */
-export function rememberServed(s: Services, accountId: number, pathname: string, node: Pick<NodeRow, 'id' | 'name' | 'visibility'>, checksum: string): void {
+export function rememberServed(
+  s: Services,
+  accountId: number,
+  pathname: string,
+  node: Pick<NodeRow, 'id' | 'name' | 'visibility'>,
+  checksum: string,
+): void {
   const key = servedKey(accountId, pathname);
   if (node.visibility === 'public') s.documents.served.set(key, { id: node.id, checksum, name: node.name });
   else s.documents.served.delete(key);
 }
 
 /** The public document this URL last served and its bytes, if both are still at hand. */
-export function servedBefore(s: Services, accountId: number, pathname: string): { name: string; bytes: Buffer; checksum: string } | null {
+export function servedBefore(
+  s: Services,
+  accountId: number,
+  pathname: string,
+): { name: string; bytes: Buffer; checksum: string } | null {
   const last = s.documents.served.stale(servedKey(accountId, pathname));
   const hit = last ? s.documents.content.stale(last.id) : undefined;
-  return last && hit && hit.checksum === last.checksum ? { name: last.name, bytes: hit.bytes, checksum: hit.checksum } : null;
+  return last && hit && hit.checksum === last.checksum
+    ? { name: last.name, bytes: hit.bytes, checksum: hit.checksum }
+    : null;
 }

@@ -41,7 +41,6 @@ export interface ChangeOptions {
   expect?: (trx: Transaction<DB>, node: NodeRow) => Promise<void>;
 }
 
-
 export interface CreateNodeInput {
   /** The account whose tree receives the node (the actor itself, or a team it owns or edits). */
   ownerId: number;
@@ -82,7 +81,14 @@ export async function getNode(s: Services, nodeId: number): Promise<NodeRow | un
 export async function listTree(s: Services, actorId: number, ownerId: number): Promise<NodeRow[]> {
   const { db } = s.database;
   await assertManages(db, actorId, ownerId);
-  return db.selectFrom('nodes').selectAll().where('owner_id', '=', ownerId).orderBy('path').orderBy('name_key').orderBy('id').execute();
+  return db
+    .selectFrom('nodes')
+    .selectAll()
+    .where('owner_id', '=', ownerId)
+    .orderBy('path')
+    .orderBy('name_key')
+    .orderBy('id')
+    .execute();
 }
 
 /** The node at a relative path like `a/b/c.html` in an account's tree (case-insensitive, like names),
@@ -112,7 +118,12 @@ const siteLookups = new WeakMap<Kysely<DB>, CompiledQuery<NodeRow>>();
 async function siteByNameKey(db: Kysely<DB>, nameKey: string): Promise<NodeRow | undefined> {
   let compiled = siteLookups.get(db);
   if (!compiled) {
-    compiled = db.selectFrom('nodes').selectAll().where('name_key', '=', '').where(sql.ref('type'), '=', sql.lit('site')).compile();
+    compiled = db
+      .selectFrom('nodes')
+      .selectAll()
+      .where('name_key', '=', '')
+      .where(sql.ref('type'), '=', sql.lit('site'))
+      .compile();
     siteLookups.set(db, compiled);
   }
   const result = await db.executeQuery<NodeRow>({ ...compiled, parameters: [nameKey] });
@@ -161,9 +172,25 @@ export async function createPath(s: Services, actorId: number, input: CreatePath
       }
       parentId = existing
         ? existing.id
-        : (await createIn(s, trx, actorId, { ownerId: input.ownerId, parentId, type: 'folder', name: folderName, writer: input.writer }, now, after)).id;
+        : (
+            await createIn(
+              s,
+              trx,
+              actorId,
+              { ownerId: input.ownerId, parentId, type: 'folder', name: folderName, writer: input.writer },
+              now,
+              after,
+            )
+          ).id;
     }
-    return createIn(s, trx, actorId, { ownerId: input.ownerId, parentId, type, name: last, html: input.html, writer: input.writer }, now, after);
+    return createIn(
+      s,
+      trx,
+      actorId,
+      { ownerId: input.ownerId, parentId, type, name: last, html: input.html, writer: input.writer },
+      now,
+      after,
+    );
   });
 }
 
@@ -177,7 +204,8 @@ export async function createIn(
   now: string,
   after: AfterCommit,
 ): Promise<NodeRow> {
-  if (input.type !== 'site' && input.type !== 'folder') throw badRequest('Type must be "site" or "folder".', 'invalid-type');
+  if (input.type !== 'site' && input.type !== 'folder')
+    throw badRequest('Type must be "site" or "folder".', 'invalid-type');
   const name = String(input.name ?? '').normalize('NFC');
   assertValidName(name, input.type);
   await assertManages(trx, actorId, input.ownerId);
@@ -195,15 +223,37 @@ export async function createIn(
     after.push(() => publishNodeSaved(s, node, { checksum: null, size: 0, modifiedAt: now }, { writer: input.writer }));
     return node;
   }
-  const bytes = input.html === undefined ? defaultDocument(name) : Buffer.isBuffer(input.html) ? input.html : Buffer.from(String(input.html), 'utf8');
-  const written = await writeDocument(s, trx, after, { nodeId: node.id, bytes, by: { kind: 'create', accountId: actorId, writer: input.writer ?? null } });
-  return { ...node, checksum: written.checksum, size: written.size, modified_at: now, saved_by_account_id: actorId, saved_by_writer: input.writer ?? null };
+  const bytes =
+    input.html === undefined
+      ? defaultDocument(name)
+      : Buffer.isBuffer(input.html)
+        ? input.html
+        : Buffer.from(String(input.html), 'utf8');
+  const written = await writeDocument(s, trx, after, {
+    nodeId: node.id,
+    bytes,
+    by: { kind: 'create', accountId: actorId, writer: input.writer ?? null },
+  });
+  return {
+    ...node,
+    checksum: written.checksum,
+    size: written.size,
+    modified_at: now,
+    saved_by_account_id: actorId,
+    saved_by_writer: input.writer ?? null,
+  };
 }
 
 // ------------------------------------------------------------------ changing
 
 /** Renames a node in place; a folder's descendants get their new path in the same transaction. */
-export async function renameNode(s: Services, actorId: number, nodeId: number, newName: string, opts: ChangeOptions = {}): Promise<NodeRow> {
+export async function renameNode(
+  s: Services,
+  actorId: number,
+  nodeId: number,
+  newName: string,
+  opts: ChangeOptions = {},
+): Promise<NodeRow> {
   const name = String(newName ?? '').normalize('NFC');
   return runWrite(s, async (trx, after) => {
     const node = await loadOwnNode(trx, actorId, nodeId);
@@ -211,7 +261,14 @@ export async function renameNode(s: Services, actorId: number, nodeId: number, n
     if (name === node.name) return node;
     assertValidName(name, node.type);
     const parent = node.parent_id === 0 ? null : await loadParent(trx, node.owner_id, node.parent_id);
-    await assertNameFree(trx, { ownerId: node.owner_id, parentId: node.parent_id, type: node.type, name, parent, exceptId: node.id });
+    await assertNameFree(trx, {
+      ownerId: node.owner_id,
+      parentId: node.parent_id,
+      type: node.type,
+      name,
+      parent,
+      exceptId: node.id,
+    });
     const updated = await trx
       .updateTable('nodes')
       .set({ name, name_key: name.toLowerCase() })
@@ -242,14 +299,26 @@ export async function moveNode(
     const target = await loadParent(trx, node.owner_id, targetParentId);
     if (node.type === 'folder' && target) {
       // Walk up from the target: meeting the folder itself means the move would make a loop.
-      for (let cur: NodeRow | null = target; cur; cur = cur.parent_id === 0 ? null : await loadParent(trx, node.owner_id, cur.parent_id)) {
-        if (cur.id === node.id) throw badRequest('A folder cannot be moved into itself or into one of its own subfolders.', 'move-into-self');
+      for (
+        let cur: NodeRow | null = target;
+        cur;
+        cur = cur.parent_id === 0 ? null : await loadParent(trx, node.owner_id, cur.parent_id)
+      ) {
+        if (cur.id === node.id)
+          throw badRequest('A folder cannot be moved into itself or into one of its own subfolders.', 'move-into-self');
       }
     }
     const path = childPathOf(target);
     if (node.type === 'folder') assertDepth(depthOf(path) + 1 + (await subtreeHeight(trx, node)));
     if ((target?.id ?? 0) === node.parent_id && name === node.name) return node;
-    await assertNameFree(trx, { ownerId: node.owner_id, parentId: target?.id ?? 0, type: node.type, name, parent: target, exceptId: node.id });
+    await assertNameFree(trx, {
+      ownerId: node.owner_id,
+      parentId: target?.id ?? 0,
+      type: node.type,
+      name,
+      parent: target,
+      exceptId: node.id,
+    });
     const updated = await trx
       .updateTable('nodes')
       .set({ parent_id: target?.id ?? 0, path, name, name_key: name.toLowerCase() })
@@ -265,20 +334,42 @@ export async function moveNode(
 /** Makes a document or upload public or private. A private one answers 404 to all but its owner, and
  *  its open saved-lane streams of people who may not view it close (`visibility-changed` on the
  *  document's channel, heard by every process). */
-export async function setVisibility(s: Services, actorId: number, nodeId: number, visibility: Visibility): Promise<NodeRow> {
-  if (visibility !== 'public' && visibility !== 'private') throw badRequest('Visibility must be "public" or "private".', 'invalid-visibility');
+export async function setVisibility(
+  s: Services,
+  actorId: number,
+  nodeId: number,
+  visibility: Visibility,
+): Promise<NodeRow> {
+  if (visibility !== 'public' && visibility !== 'private')
+    throw badRequest('Visibility must be "public" or "private".', 'invalid-visibility');
   return runWrite(s, async (trx, after) => {
     const node = await loadOwnNode(trx, actorId, nodeId);
-    if (node.type === 'folder') throw badRequest('Folders have no visibility of their own; set it on the documents and files inside.', 'invalid-visibility');
+    if (node.type === 'folder')
+      throw badRequest(
+        'Folders have no visibility of their own; set it on the documents and files inside.',
+        'invalid-visibility',
+      );
     if (node.visibility === visibility) return node;
-    after.push(() => s.events.publish(channels.document(node.id), { type: 'visibility-changed', nodeId: node.id, visibility }));
-    return trx.updateTable('nodes').set({ visibility }).where('id', '=', node.id).returningAll().executeTakeFirstOrThrow();
+    after.push(() =>
+      s.events.publish(channels.document(node.id), { type: 'visibility-changed', nodeId: node.id, visibility }),
+    );
+    return trx
+      .updateTable('nodes')
+      .set({ visibility })
+      .where('id', '=', node.id)
+      .returningAll()
+      .executeTakeFirstOrThrow();
   });
 }
 
 /** Deletes a node with its content and versions. A folder that holds anything needs `cascade`, and
  *  then goes with everything below it. Returns the deleted rows (uploads: their blobs may be released). */
-export async function deleteNode(s: Services, actorId: number, nodeId: number, opts: { cascade?: boolean } & ChangeOptions = {}): Promise<NodeRow[]> {
+export async function deleteNode(
+  s: Services,
+  actorId: number,
+  nodeId: number,
+  opts: { cascade?: boolean } & ChangeOptions = {},
+): Promise<NodeRow[]> {
   return runWrite(s, async (trx, after) => {
     const node = await loadOwnNode(trx, actorId, nodeId);
     await opts.expect?.(trx, node);
@@ -294,12 +385,27 @@ export async function deleteNode(s: Services, actorId: number, nodeId: number, o
     const gone = [node, ...below];
     // Content and versions go with their node (foreign keys cascade).
     for (let i = 0; i < gone.length; i += 500) {
-      await trx.deleteFrom('nodes').where('id', 'in', gone.slice(i, i + 500).map((n) => n.id)).execute();
+      await trx
+        .deleteFrom('nodes')
+        .where(
+          'id',
+          'in',
+          gone.slice(i, i + 500).map((n) => n.id),
+        )
+        .execute();
     }
     // The folder first, then what it held (a client that removes the folder finds the rest gone).
     after.push(() =>
       Promise.all(
-        gone.map((n) => publish(s, n.owner_id, { type: 'node-deleted', nodeId: n.id, nodeType: n.type, path: childPathOf(n), writer: opts.writer ?? null })),
+        gone.map((n) =>
+          publish(s, n.owner_id, {
+            type: 'node-deleted',
+            nodeId: n.id,
+            nodeType: n.type,
+            path: childPathOf(n),
+            writer: opts.writer ?? null,
+          }),
+        ),
       ),
     );
     return gone;
@@ -336,7 +442,10 @@ async function assertManages(db: Tx, actorId: number, ownerId: number): Promise<
 
 /** A node the actor manages; anything else answers exactly like a missing node. */
 async function loadOwnNode(trx: Tx, actorId: number, nodeId: number): Promise<NodeRow> {
-  const node = Number.isSafeInteger(nodeId) && nodeId > 0 ? await trx.selectFrom('nodes').selectAll().where('id', '=', nodeId).executeTakeFirst() : undefined;
+  const node =
+    Number.isSafeInteger(nodeId) && nodeId > 0
+      ? await trx.selectFrom('nodes').selectAll().where('id', '=', nodeId).executeTakeFirst()
+      : undefined;
   if (!node) throw notFound(NO_SUCH_NODE);
   try {
     await assertManages(trx, actorId, node.owner_id);
@@ -349,17 +458,26 @@ async function loadOwnNode(trx: Tx, actorId: number, nodeId: number): Promise<No
 /** The folder with this id in the owner's tree; null for 0 (top level). */
 async function loadParent(trx: Tx, ownerId: number, parentId: number): Promise<NodeRow | null> {
   if (parentId === 0 || parentId === undefined || parentId === null) return null;
-  if (!Number.isSafeInteger(parentId) || parentId < 0) throw badRequest('The parent folder id must be a whole number (0 for top level).', 'invalid-parent');
+  if (!Number.isSafeInteger(parentId) || parentId < 0)
+    throw badRequest('The parent folder id must be a whole number (0 for top level).', 'invalid-parent');
   const parent = await trx.selectFrom('nodes').selectAll().where('id', '=', parentId).executeTakeFirst();
   if (!parent || parent.owner_id !== ownerId) throw notFound('No such folder.');
-  if (parent.type !== 'folder') throw badRequest(`"${parent.name}" is a ${TYPE_WORD[parent.type]}, not a folder.`, 'invalid-parent');
+  if (parent.type !== 'folder')
+    throw badRequest(`"${parent.name}" is a ${TYPE_WORD[parent.type]}, not a folder.`, 'invalid-parent');
   return parent;
 }
 
 /** 409 when the name is taken: by any sibling (any type), or for a site anywhere in Kiln. */
 async function assertNameFree(
   trx: Tx,
-  o: { ownerId: number; parentId: number; type: NodeRow['type']; name: string; parent: NodeRow | null; exceptId?: number },
+  o: {
+    ownerId: number;
+    parentId: number;
+    type: NodeRow['type'];
+    name: string;
+    parent: NodeRow | null;
+    exceptId?: number;
+  },
 ) {
   const key = o.name.toLowerCase();
   let q = trx
@@ -437,14 +555,22 @@ async function rewriteDescendantPaths(trx: Tx, folder: NodeRow) {
   const stack: Array<{ id: number; childPath: string }> = [{ id: folder.id, childPath: childPathOf(folder) }];
   while (stack.length) {
     const { id, childPath } = stack.pop()!;
-    await trx.updateTable('nodes').set({ path: childPath }).where('owner_id', '=', folder.owner_id).where('parent_id', '=', id).execute();
+    await trx
+      .updateTable('nodes')
+      .set({ path: childPath })
+      .where('owner_id', '=', folder.owner_id)
+      .where('parent_id', '=', id)
+      .execute();
     for (const f of folders) if (f.parent_id === id) stack.push({ id: f.id, childPath: `${childPath}/${f.name}` });
   }
 }
 
 /** Runs a tree change in one transaction; a unique index that a concurrent writer won answers 409.
  *  What the change queued in `after` (its events) runs once the transaction has committed. */
-export async function runWrite<T>(s: Services, fn: (trx: Transaction<DB>, after: AfterCommit) => Promise<T>): Promise<T> {
+export async function runWrite<T>(
+  s: Services,
+  fn: (trx: Transaction<DB>, after: AfterCommit) => Promise<T>,
+): Promise<T> {
   try {
     return await inTransaction(s, fn);
   } catch (err) {
@@ -465,5 +591,12 @@ function publishMoved(s: Services, before: NodeRow, after: NodeRow, writer: stri
   const newPath = childPathOf(after);
   if (oldPath === newPath) return Promise.resolve();
   const type = before.parent_id !== after.parent_id ? 'node-moved' : 'node-renamed';
-  return publish(s, after.owner_id, { type, nodeId: after.id, nodeType: after.type, oldPath, newPath, writer: writer ?? null });
+  return publish(s, after.owner_id, {
+    type,
+    nodeId: after.id,
+    nodeType: after.type,
+    oldPath,
+    newPath,
+    writer: writer ?? null,
+  });
 }

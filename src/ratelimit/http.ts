@@ -32,7 +32,8 @@ import { tooMany } from '../errors.ts';
 import { limits } from '../limits.ts';
 
 /** Paths of the account pages (sign-in, sign-up, setup, welcome, password reset, email confirmation). */
-export const ACCOUNT_PAGE = /^\/_\/(app\/)?(login|signup|setup|logout|welcome|reset|forgot|password|confirm|verify)[a-z-]*(\/|\?|$)/;
+export const ACCOUNT_PAGE =
+  /^\/_\/(app\/)?(login|signup|setup|logout|welcome|reset|forgot|password|confirm|verify)[a-z-]*(\/|\?|$)/;
 
 const READS = new Set(['GET', 'HEAD', 'OPTIONS']);
 
@@ -80,15 +81,28 @@ function inWords(seconds: number): string {
 }
 
 function windowWords(ms: number): string {
-  return ms % (60 * 60_000) === 0 ? (ms === 60 * 60_000 ? 'hour' : `${ms / 3_600_000} hours`) : `${Math.round(ms / 60_000)} minutes`;
+  return ms % (60 * 60_000) === 0
+    ? ms === 60 * 60_000
+      ? 'hour'
+      : `${ms / 3_600_000} hours`
+    : `${Math.round(ms / 60_000)} minutes`;
 }
 
 /** Counts one hit on `limiter` for `key`, sets the headers, and throws 429 when the limit is passed. */
-async function enforce(reply: FastifyReply, limiter: RateLimiter, key: string, windowMs: number, what: string): Promise<void> {
+async function enforce(
+  reply: FastifyReply,
+  limiter: RateLimiter,
+  key: string,
+  windowMs: number,
+  what: string,
+): Promise<void> {
   const r = await limiter.hit(key);
   setRateLimitHeaders(reply, r, windowMs);
   if (r.allowed) return;
-  throw tooMany(`Too many ${what}: at most ${r.limit} per ${windowWords(windowMs)}. Try again in ${inWords(r.retryAfter)}.`, r.retryAfter);
+  throw tooMany(
+    `Too many ${what}: at most ${r.limit} per ${windowWords(windowMs)}. Try again in ${inWords(r.retryAfter)}.`,
+    r.retryAfter,
+  );
 }
 
 /** Wires the general limiter into the app (after hosts and auth, which it reads). */
@@ -123,7 +137,12 @@ export function strictLimit(s: Services, operation: StrictOperation): preHandler
 
 /** The same count from inside a handler (e.g. after cheap refusals such as a cross-site check, or
  *  inside a wrapper that renders its own 429 page): throws 429 `rate-limited` beyond the limit. */
-export async function strictAttempt(s: Services, req: FastifyRequest, reply: FastifyReply, operation: StrictOperation): Promise<void> {
+export async function strictAttempt(
+  s: Services,
+  req: FastifyRequest,
+  reply: FastifyReply,
+  operation: StrictOperation,
+): Promise<void> {
   const who = !BY_ADDRESS.has(operation) && req.actor ? `account:${req.actor.accountId}` : `ip:${req.ip}`;
   await enforce(reply, s.strictLimiter, `${operation}:${who}`, limits.strictLimiter.windowMs, STRICT_WORDS[operation]);
 }

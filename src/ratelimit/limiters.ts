@@ -18,7 +18,10 @@ export interface LimiterFactory {
   close(): Promise<void>;
 }
 
-export function createLimiterFactory(config: Pick<Config, 'redisUrl' | 'databaseUrl' | 'dataDir'>, clock: Clock): LimiterFactory {
+export function createLimiterFactory(
+  config: Pick<Config, 'redisUrl' | 'databaseUrl' | 'dataDir'>,
+  clock: Clock,
+): LimiterFactory {
   if (config.redisUrl) return new RedisLimiterFactory(config.redisUrl, namespaceFor(config));
   const now = () => clock.now().getTime();
   return {
@@ -57,7 +60,9 @@ class RedisLimiterFactory implements LimiterFactory {
     const prefix = `${this.namespace}rl:${name}:`;
     return {
       hit: async (key: string): Promise<LimitResult> => {
-        const r = (await this.client.call(this.client.redis.eval(HIT, 1, prefix + key, String(windowMs)))) as [number, number] | undefined;
+        const r = (await this.client.call(this.client.redis.eval(HIT, 1, prefix + key, String(windowMs)))) as
+          | [number, number]
+          | undefined;
         if (!r) return { allowed: true, remaining: max - 1, retryAfter: Math.ceil(windowMs / 1000), limit: max };
         const [count, ttl] = [Number(r[0]), Number(r[1])];
         return {

@@ -29,7 +29,9 @@ class Budget {
   /** Called when `steps` reaches `nextCheck`. */
   check(): void {
     if (this.steps > this.maxSteps) {
-      throw new RulesAbort(failure('too-expensive', `Extraction too expensive: over ${this.maxSteps} steps of tree work`));
+      throw new RulesAbort(
+        failure('too-expensive', `Extraction too expensive: over ${this.maxSteps} steps of tree work`),
+      );
     }
     if (performance.now() > this.deadline) {
       throw new RulesAbort(failure('too-expensive', `Extraction too expensive: over ${this.maxMs} ms`));
@@ -60,7 +62,6 @@ export function spend(chars: number): void {
   budget.steps += chars >>> 5;
   if (budget.steps >= budget.nextCheck) budget.check();
 }
-
 
 /** Between extractions: no bound, so stray adapter calls (none are expected) cannot throw. */
 export function unbounded(): void {

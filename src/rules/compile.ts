@@ -76,7 +76,9 @@ function selectorAt(source: string, path: string[], counter: Counter): SelectorQ
 
 function compileNode(rule: unknown, depth: number, path: string[], counter: Counter): RuleNode {
   if (depth > rulesLimits.maxDepth) {
-    throw new CompileError(failure('rules-depth', `Rules nested too deeply (max depth ${rulesLimits.maxDepth}) at ${pathText(path)}`));
+    throw new CompileError(
+      failure('rules-depth', `Rules nested too deeply (max depth ${rulesLimits.maxDepth}) at ${pathText(path)}`),
+    );
   }
   if (++counter.nodes > rulesLimits.maxRuleNodes) {
     throw new CompileError(failure('too-large', `Too many rules (max ${rulesLimits.maxRuleNodes})`));

@@ -89,7 +89,16 @@ function build(doc: Document): DocIndex {
     }
   }
   const n = els.length;
-  return { doc, els, parent: parent.slice(0, n), end: end.slice(0, n), flags: flags.slice(0, n), byTag, byClass: null, byId: null };
+  return {
+    doc,
+    els,
+    parent: parent.slice(0, n),
+    end: end.slice(0, n),
+    flags: flags.slice(0, n),
+    byTag,
+    byClass: null,
+    byId: null,
+  };
 }
 
 const WHITESPACE = /\s+/;

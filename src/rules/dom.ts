@@ -59,7 +59,26 @@ export function text(node: AnyNode): string {
 // Serialization follows the HTML serializer browsers (and parse5) use: attributes in double quotes, `&`, `"` and
 // no-break space escaped in attribute values; `&`, `<`, `>` and no-break space escaped in text except inside the
 // raw-text elements; void elements without an end tag; comments and the doctype as written by the parser.
-const VOID = new Set(['area', 'base', 'basefont', 'bgsound', 'br', 'col', 'embed', 'frame', 'hr', 'img', 'input', 'keygen', 'link', 'meta', 'param', 'source', 'track', 'wbr']);
+const VOID = new Set([
+  'area',
+  'base',
+  'basefont',
+  'bgsound',
+  'br',
+  'col',
+  'embed',
+  'frame',
+  'hr',
+  'img',
+  'input',
+  'keygen',
+  'link',
+  'meta',
+  'param',
+  'source',
+  'track',
+  'wbr',
+]);
 const RAW_TEXT = new Set(['style', 'script', 'xmp', 'iframe', 'noembed', 'noframes', 'plaintext', 'noscript']);
 
 const TEXT_ESCAPES: Record<string, string> = { '&': '&amp;', '<': '&lt;', '>': '&gt;', '\u00a0': '&nbsp;' };
@@ -79,10 +98,10 @@ function escapeAttr(s: string): string {
 }
 
 function openTag(el: Element): string {
-  let s = '<' + el.name;
+  let s = `<${el.name}`;
   const attribs = el.attribs;
-  for (const name in attribs) s += ' ' + name + '="' + escapeAttr(attribs[name] ?? '') + '"';
-  return s + '>';
+  for (const name in attribs) s += ` ${name}="${escapeAttr(attribs[name] ?? '')}"`;
+  return `${s}>`;
 }
 
 function leafHtml(node: AnyNode): string {
@@ -92,11 +111,11 @@ function leafHtml(node: AnyNode): string {
       return parent && isElement(parent) && RAW_TEXT.has(parent.name) ? node.data : escapeText(node.data);
     }
     case 'comment':
-      return '<!--' + node.data + '-->';
+      return `<!--${node.data}-->`;
     case 'directive': {
       const m = /^!doctype(?:\s+(\S*))?/i.exec(node.data);
-      if (m) return '<!DOCTYPE ' + (m[1] ?? '').toLowerCase() + '>';
-      return '<!--' + (node.data.startsWith('!') ? node.data.slice(1) : node.data) + '-->';
+      if (m) return `<!DOCTYPE ${(m[1] ?? '').toLowerCase()}>`;
+      return `<!--${node.data.startsWith('!') ? node.data.slice(1) : node.data}-->`;
     }
     default:
       return '';
@@ -121,7 +140,7 @@ function serialize(nodes: readonly AnyNode[]): string {
       index.pop();
       closers.pop();
       if (!el) continue;
-      piece = '</' + el.name + '>';
+      piece = `</${el.name}>`;
     } else {
       const node = list[index[top]++];
       tick();
@@ -164,19 +183,43 @@ export function outerHTML(node: AnyNode): string {
 /** Names read as DOM properties rather than attributes: the reference engine's list, so `@id` with `id=""`
  *  reads "" while an empty ordinary attribute reads null. */
 export const DOM_PROPERTY_NAMES: ReadonlySet<string> = new Set([
-  'textContent', 'innerText', 'innerHTML', 'outerHTML',
-  'value', 'checked', 'selected', 'disabled', 'readOnly', 'type',
-  'tagName', 'nodeName', 'nodeType', 'nodeValue', 'childElementCount',
-  'id', 'className', 'classList',
+  'textContent',
+  'innerText',
+  'innerHTML',
+  'outerHTML',
+  'value',
+  'checked',
+  'selected',
+  'disabled',
+  'readOnly',
+  'type',
+  'tagName',
+  'nodeName',
+  'nodeType',
+  'nodeValue',
+  'childElementCount',
+  'id',
+  'className',
+  'classList',
   'baseURI',
-  'offsetWidth', 'offsetHeight', 'clientWidth', 'clientHeight', 'scrollWidth', 'scrollHeight',
+  'offsetWidth',
+  'offsetHeight',
+  'clientWidth',
+  'clientHeight',
+  'scrollWidth',
+  'scrollHeight',
   'dataset',
-  'currentSrc', 'duration', 'paused',
-  'title', 'documentURI', 'contentType',
+  'currentSrc',
+  'duration',
+  'paused',
+  'title',
+  'documentURI',
+  'contentType',
 ]);
 
 /** Attributes whose presence is their value (read through `@name` they answer their own name). */
-const BOOLEAN_ATTRIBUTE = /^(?:autofocus|autoplay|async|checked|controls|defer|disabled|hidden|loop|multiple|open|readonly|required|scoped|selected)$/i;
+const BOOLEAN_ATTRIBUTE =
+  /^(?:autofocus|autoplay|async|checked|controls|defer|disabled|hidden|loop|multiple|open|readonly|required|scoped|selected)$/i;
 
 /** Attribute read with the reference's HTML conveniences: a present boolean attribute answers its name, an
  *  option without a value attribute answers its text, a checkbox or radio without one answers "on". */
@@ -239,4 +282,3 @@ export function readNamed(node: AnyNode, name: string): string | null {
   spend(v.length);
   return v;
 }
-

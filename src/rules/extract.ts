@@ -64,7 +64,11 @@ function run(node: RuleNode, ix: DocIndex, ctx: number): Json {
 }
 
 /** Runs compiled rules against an indexed document. Never throws. */
-export function runRules(ix: DocIndex, rules: CompiledRules, limits: Partial<ExtractLimits> = {}): { ok: true; data: Json } | RulesFailure {
+export function runRules(
+  ix: DocIndex,
+  rules: CompiledRules,
+  limits: Partial<ExtractLimits> = {},
+): { ok: true; data: Json } | RulesFailure {
   budget.reset({
     maxSteps: limits.maxSteps ?? rulesLimits.maxSteps,
     maxMs: limits.maxMs ?? rulesLimits.maxMs,

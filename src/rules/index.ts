@@ -45,11 +45,18 @@ const PARSE_CHUNK_CHARS = 1024;
 /** Parses like `parseDocument`, but gives up with `too-expensive` once `maxMs` have passed since `startedAt`
  *  (`performance.now()` time; the budget an extraction that follows gets is what is left), or `too-large` past
  *  `rulesLimits.maxDocumentChars`. */
-export function parseDocumentWithin(html: string, maxMs: number, startedAt = performance.now()): ParsedDocument | RulesFailure {
+export function parseDocumentWithin(
+  html: string,
+  maxMs: number,
+  startedAt = performance.now(),
+): ParsedDocument | RulesFailure {
   if (html.length > rulesLimits.maxDocumentChars) {
     return failure('too-large', `Document too large to extract from (max ${rulesLimits.maxDocumentChars} characters)`);
   }
-  return parseChunked(html, startedAt + maxMs, maxMs) ?? failure('too-expensive', `Extraction too expensive: over ${maxMs} ms`);
+  return (
+    parseChunked(html, startedAt + maxMs, maxMs) ??
+    failure('too-expensive', `Extraction too expensive: over ${maxMs} ms`)
+  );
 }
 
 /** Null when the deadline passed. Feeding the parser in chunks builds the same tree as one write (the tokenizer
@@ -131,7 +138,11 @@ export function extractApi(doc: ParsedDocument | string, limits?: Partial<Extrac
 }
 
 /** GET ?data=: the JSON the given rules text (lenient syntax) defines, with or without a rules tag. */
-export function extractData(doc: ParsedDocument | string, rulesText: string, limits?: Partial<ExtractLimits>): Extraction {
+export function extractData(
+  doc: ParsedDocument | string,
+  rulesText: string,
+  limits?: Partial<ExtractLimits>,
+): Extraction {
   if (rulesText.length > rulesLimits.maxQueryChars) {
     return failure('too-large', `Rules too long (max ${rulesLimits.maxQueryChars} characters)`);
   }

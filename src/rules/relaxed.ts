@@ -118,7 +118,9 @@ function attributeSelectorFollows(input: string, bracket: number): boolean {
 
 /** A single-quoted body as a double-quoted JSON string body: `\'` loses its backslash, a bare `"` gains one. */
 function requoteSingle(raw: string): string {
-  return raw.replace(/\\'/g, "'").replace(/(\\*)"/g, (m, slashes: string) => (slashes.length % 2 === 0 ? slashes + '\\"' : m));
+  return raw
+    .replace(/\\'/g, "'")
+    .replace(/(\\*)"/g, (m, slashes: string) => (slashes.length % 2 === 0 ? `${slashes}\\"` : m));
 }
 
 /** The JSON text the relaxed input stands for (it may still be invalid JSON). */
@@ -134,9 +136,9 @@ export function relaxedToJson(input: string): string {
       }
       out += t.text;
     } else if (t.kind === 'string') {
-      out += '"' + (t.quote === "'" ? requoteSingle(t.raw) : t.raw) + '"';
+      out += `"${t.quote === "'" ? requoteSingle(t.raw) : t.raw}"`;
     } else {
-      out += LITERAL.test(t.text) ? t.text : '"' + t.text + '"';
+      out += LITERAL.test(t.text) ? t.text : `"${t.text}"`;
     }
   }
   return out;

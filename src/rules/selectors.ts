@@ -118,8 +118,10 @@ function keyOf(group: Selector[]): Key {
   for (const t of group.slice(start)) {
     if (t.type === SelectorType.Attribute && t.ignoreCase !== true) {
       if (t.name === 'id' && t.action === 'equals') return { map: 'byId', value: t.value };
-      if (t.name === 'class' && t.action === 'element' && !/\s/.test(t.value)) cls ??= { map: 'byClass', value: t.value };
-    } else if (t.type === SelectorType.Tag && t.namespace === null) tag ??= { map: 'byTag', value: t.name.toLowerCase() };
+      if (t.name === 'class' && t.action === 'element' && !/\s/.test(t.value))
+        cls ??= { map: 'byClass', value: t.value };
+    } else if (t.type === SelectorType.Tag && t.namespace === null)
+      tag ??= { map: 'byTag', value: t.name.toLowerCase() };
   }
   return cls ?? tag;
 }
@@ -178,12 +180,15 @@ export class SelectorQuery {
 
   /** Parses and compiles `source`, or says why not. Never throws. */
   static compile(source: string): SelectorQuery | RulesFailure {
-    const shown = JSON.stringify(source.length > 80 ? source.slice(0, 80) + '…' : source);
+    const shown = JSON.stringify(source.length > 80 ? `${source.slice(0, 80)}…` : source);
     if (source.length > rulesLimits.maxSelectorChars) {
       return failure('too-large', `Selector too long (max ${rulesLimits.maxSelectorChars} characters): ${shown}`);
     }
     if (nestingDepth(source) > rulesLimits.maxSelectorNesting) {
-      return failure('selector', `Invalid selector ${shown}: nested deeper than ${rulesLimits.maxSelectorNesting} brackets`);
+      return failure(
+        'selector',
+        `Invalid selector ${shown}: nested deeper than ${rulesLimits.maxSelectorNesting} brackets`,
+      );
     }
     try {
       const plain: Selector[][] = [];
@@ -275,14 +280,23 @@ export class SelectorQuery {
     }
     if (this.positional.length > 0) {
       const seen = new Set(out);
-      for (const g of this.positional) for (const i of this.findPositional(g, ix, ctx, root, lo, hi, scoped)) seen.add(i);
+      for (const g of this.positional)
+        for (const i of this.findPositional(g, ix, ctx, root, lo, hi, scoped)) seen.add(i);
       out = [...seen].sort(ascending);
       if (first) out.length = Math.min(out.length, 1);
     }
     return out;
   }
 
-  private findPositional(g: PositionalGroup, ix: DocIndex, ctx: number, root: AnyNode, lo: number, hi: number, scoped: boolean): number[] {
+  private findPositional(
+    g: PositionalGroup,
+    ix: DocIndex,
+    ctx: number,
+    root: AnyNode,
+    lo: number,
+    hi: number,
+    scoped: boolean,
+  ): number[] {
     let current: number[] = [];
     if (g.head === null) {
       // A group that starts with a positional (`:first`): the root's element children (or the root itself).
@@ -398,7 +412,8 @@ export function findRulesTags(ix: DocIndex, token: string): Element[] {
   for (const i of ix.byTag.get('script') ?? []) {
     const el = ix.els[i];
     const names = attribute(el, 'data-rules-name');
-    if (names !== undefined && !(ix.flags[i] & IN_CMS_TEMPLATE) && names.split(/[\t\n\f\r ]+/).includes(token)) out.push(el);
+    if (names !== undefined && !(ix.flags[i] & IN_CMS_TEMPLATE) && names.split(/[\t\n\f\r ]+/).includes(token))
+      out.push(el);
   }
   return out;
 }

@@ -6,7 +6,19 @@
 import { Element, type AnyNode, type Document } from 'domhandler';
 import { isElement, type ParentLike } from './dom.ts';
 
-const HEAD_CONTENT = new Set(['base', 'basefont', 'bgsound', 'link', 'meta', 'title', 'noscript', 'noframes', 'style', 'script', 'template']);
+const HEAD_CONTENT = new Set([
+  'base',
+  'basefont',
+  'bgsound',
+  'link',
+  'meta',
+  'title',
+  'noscript',
+  'noframes',
+  'style',
+  'script',
+  'template',
+]);
 
 const isBlank = (n: AnyNode) => n.type === 'text' && /^[\t\n\f\r ]*$/.test(n.data);
 const isNamed = (n: AnyNode, name: string): n is Element => isElement(n) && n.name === name;
@@ -52,7 +64,13 @@ function ensureHeadAndBody(html: Element): void {
   if (headAt === -1 && bodyAt === -1) {
     // Head content (and blank text and comments among it) up to the first other node; the rest is the body.
     let split = 0;
-    while (split < kids.length && (isBlank(kids[split]) || kids[split].type === 'comment' || (isElement(kids[split]) && HEAD_CONTENT.has((kids[split] as Element).name)))) split++;
+    while (
+      split < kids.length &&
+      (isBlank(kids[split]) ||
+        kids[split].type === 'comment' ||
+        (isElement(kids[split]) && HEAD_CONTENT.has((kids[split] as Element).name)))
+    )
+      split++;
     let first = 0;
     while (first < split && isBlank(kids[first])) first++; // blank text before the head content is dropped
     let end = split;

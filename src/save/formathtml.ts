@@ -51,22 +51,93 @@ const INDENT = '  ';
 
 /** Elements copied byte-exact, start tag to end tag, content included. */
 export const PRESERVED_ELEMENTS: ReadonlySet<string> = new Set([
-  'svg', 'math', 'script', 'style', 'pre', 'textarea', 'title', 'noscript', 'iframe',
-  'xmp', 'listing', 'plaintext', 'noembed', 'noframes',
+  'svg',
+  'math',
+  'script',
+  'style',
+  'pre',
+  'textarea',
+  'title',
+  'noscript',
+  'iframe',
+  'xmp',
+  'listing',
+  'plaintext',
+  'noembed',
+  'noframes',
 ]);
 
 /** Elements whose start or end tag may get a line break next to it (block-level or not rendered). */
 const BLOCK = new Set([
-  'html', 'head', 'body', 'base', 'link', 'meta', 'title', 'br', 'hr',
-  'address', 'article', 'aside', 'blockquote', 'details', 'dialog', 'div', 'dl', 'dt', 'dd',
-  'fieldset', 'figcaption', 'figure', 'footer', 'form', 'h1', 'h2', 'h3', 'h4', 'h5', 'h6',
-  'header', 'hgroup', 'legend', 'li', 'main', 'menu', 'nav', 'ol', 'p', 'pre', 'section',
-  'summary', 'ul', 'table', 'caption', 'colgroup', 'col', 'thead', 'tbody', 'tfoot', 'tr', 'td', 'th',
+  'html',
+  'head',
+  'body',
+  'base',
+  'link',
+  'meta',
+  'title',
+  'br',
+  'hr',
+  'address',
+  'article',
+  'aside',
+  'blockquote',
+  'details',
+  'dialog',
+  'div',
+  'dl',
+  'dt',
+  'dd',
+  'fieldset',
+  'figcaption',
+  'figure',
+  'footer',
+  'form',
+  'h1',
+  'h2',
+  'h3',
+  'h4',
+  'h5',
+  'h6',
+  'header',
+  'hgroup',
+  'legend',
+  'li',
+  'main',
+  'menu',
+  'nav',
+  'ol',
+  'p',
+  'pre',
+  'section',
+  'summary',
+  'ul',
+  'table',
+  'caption',
+  'colgroup',
+  'col',
+  'thead',
+  'tbody',
+  'tfoot',
+  'tr',
+  'td',
+  'th',
 ]);
 
 /** Parents inside which whitespace-only text is never rendered. '' is the document itself. */
 const WS_INSENSITIVE_PARENT = new Set([
-  '', 'html', 'head', 'table', 'thead', 'tbody', 'tfoot', 'tr', 'colgroup', 'select', 'optgroup', 'datalist',
+  '',
+  'html',
+  'head',
+  'table',
+  'thead',
+  'tbody',
+  'tfoot',
+  'tr',
+  'colgroup',
+  'select',
+  'optgroup',
+  'datalist',
 ]);
 
 type TokenKind = 'start' | 'end' | 'comment' | 'doctype' | 'region';
@@ -139,7 +210,7 @@ class Scanner extends Parser {
   private checkRoot(name: string, attribs: Record<string, string>): void {
     if (this.firstTagSeen) return;
     this.firstTagSeen = true;
-    if (name !== 'html' || attribs['formathtml'] !== 'true') throw new Abort('not opted in');
+    if (name !== 'html' || attribs.formathtml !== 'true') throw new Abort('not opted in');
     this.applies = true;
   }
 
@@ -158,7 +229,7 @@ class Scanner extends Parser {
   private pop(): void {
     this.events++;
     const el = this.openEls.pop();
-    if (!el || !el.region) return;
+    if (!el?.region) return;
     const region = el.region;
     const tok = this.cur;
     if (tok && tok.start === region.start) {
@@ -180,8 +251,15 @@ class Scanner extends Parser {
 
   private begin(kind: TokenKind, start: number, end: number, name: string): Token {
     const tok: Token = {
-      kind, start, end, name, depth: this.openEls.length, contextAfter: '',
-      nameEnd: end, attrs: [], openEnded: false,
+      kind,
+      start,
+      end,
+      name,
+      depth: this.openEls.length,
+      contextAfter: '',
+      nameEnd: end,
+      attrs: [],
+      openEnded: false,
     };
     this.cur = tok;
     this.events = 0;
@@ -235,13 +313,13 @@ class Scanner extends Parser {
 
   override onattribend(quote: QuoteType, endIndex: number): void {
     const attrs = this.cur?.attrs;
-    if (attrs && attrs.length) attrs[attrs.length - 1]!.end = endIndex;
+    if (attrs?.length) attrs[attrs.length - 1]!.end = endIndex;
     super.onattribend(quote, endIndex);
   }
 
   private endStartTag(endIndex: number): Token | null {
     const tok = this.cur;
-    if (!tok || tok.kind !== 'start') return null;
+    if (tok?.kind !== 'start') return null;
     tok.end = endIndex + 1;
     return tok;
   }

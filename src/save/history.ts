@@ -51,14 +51,21 @@ export async function listVersions(db: Db, nodeId: number): Promise<VersionInfo[
 export class CorruptVersionError extends Error {}
 
 /** The exact bytes of a version. Throws CorruptVersionError when reconstruction does not match contentHash. */
-export async function versionContent(db: Db, versionId: number): Promise<{ nodeId: number; bytes: Buffer; backupNumber: number }> {
+export async function versionContent(
+  db: Db,
+  versionId: number,
+): Promise<{ nodeId: number; bytes: Buffer; backupNumber: number }> {
   const v = await db.selectFrom('versions').selectAll().where('id', '=', versionId).executeTakeFirst();
   if (!v) throw notFound('No such version.');
   let bytes: Buffer;
   if (v.is_diff === 0) {
     bytes = Buffer.from(unpackSnapshot(v.html!));
   } else {
-    const snapshot = await db.selectFrom('versions').select(['html', 'backup_number']).where('id', '=', v.snapshot_id!).executeTakeFirstOrThrow();
+    const snapshot = await db
+      .selectFrom('versions')
+      .select(['html', 'backup_number'])
+      .where('id', '=', v.snapshot_id!)
+      .executeTakeFirstOrThrow();
     const diffs = await db
       .selectFrom('versions')
       .select(['diff_content'])
@@ -67,9 +74,13 @@ export async function versionContent(db: Db, versionId: number): Promise<{ nodeI
       .where('backup_number', '<=', v.backup_number)
       .orderBy('backup_number', 'asc')
       .execute();
-    const text = reconstruct(Buffer.from(unpackSnapshot(snapshot.html!)).toString('utf8'), diffs.map((d) => d.diff_content!));
+    const text = reconstruct(
+      Buffer.from(unpackSnapshot(snapshot.html!)).toString('utf8'),
+      diffs.map((d) => d.diff_content!),
+    );
     bytes = Buffer.from(text, 'utf8');
   }
-  if (sha256(bytes) !== v.content_hash) throw new CorruptVersionError(`version ${versionId} does not match its contentHash`);
+  if (sha256(bytes) !== v.content_hash)
+    throw new CorruptVersionError(`version ${versionId} does not match its contentHash`);
   return { nodeId: v.node_id, bytes, backupNumber: v.backup_number };
 }

@@ -19,7 +19,6 @@ export interface SavedBy {
   writer: string | null;
 }
 
-
 /** Writes a version and the content of a document inside an open transaction and updates the node's
  *  checksum, size and times. `prev` is the stored content (null for a new document). Returns the checksum. */
 async function writeVersionAndContent(
@@ -30,7 +29,8 @@ async function writeVersionAndContent(
   by: SavedBy,
   now: string,
 ): Promise<{ checksum: string; size: number; versionId: number }> {
-  if (bytes.length > limits.documentSize) throw tooLarge(`Documents are limited to ${limits.documentSize / 1024 / 1024} MB.`);
+  if (bytes.length > limits.documentSize)
+    throw tooLarge(`Documents are limited to ${limits.documentSize / 1024 / 1024} MB.`);
   const last = await trx
     .selectFrom('versions')
     .select(['id', 'backup_number', 'is_diff', 'snapshot_id'])
@@ -58,7 +58,13 @@ async function writeVersionAndContent(
   else await trx.updateTable('node_contents').set({ html: bytes }).where('node_id', '=', nodeId).execute();
   await trx
     .updateTable('nodes')
-    .set({ checksum: sum, size: bytes.length, modified_at: now, saved_by_account_id: by.accountId, saved_by_writer: by.writer })
+    .set({
+      checksum: sum,
+      size: bytes.length,
+      modified_at: now,
+      saved_by_account_id: by.accountId,
+      saved_by_writer: by.writer,
+    })
     .where('id', '=', nodeId)
     .execute();
   return { checksum: sum, size: bytes.length, versionId: version.id };
@@ -73,7 +79,14 @@ function versionBody(
   last: { id: number; is_diff: number; snapshot_id: number | null } | undefined,
 ) {
   const plan = last ? planVersion(backupNumber, prev, bytes) : ({ isDiff: false } as const);
-  if (!plan.isDiff) return { is_diff: 0 as const, html: packSnapshot(bytes), diff_content: null, diff_from_id: null, snapshot_id: null };
+  if (!plan.isDiff)
+    return {
+      is_diff: 0 as const,
+      html: packSnapshot(bytes),
+      diff_content: null,
+      diff_from_id: null,
+      snapshot_id: null,
+    };
   return {
     is_diff: 1 as const,
     html: null,
@@ -160,12 +173,13 @@ export async function writeDocument(s: Services, tx: Tx, after: AfterCommit, inp
     ])
     .where('nodes.id', '=', input.nodeId)
     .executeTakeFirst();
-  if (!node || node.type !== 'site') throw notFound('No such document.');
+  if (node?.type !== 'site') throw notFound('No such document.');
   const stored = node.html ? Buffer.from(node.html) : null;
   if (input.ifMatch != null && input.ifMatch !== node.checksum) {
     throw conflictError(node.checksum ?? '', node.saved_by_account_id, node.saved_by_writer, input.by);
   }
-  if (stored && stored.equals(bytes)) return { changed: false, checksum: node.checksum!, size: bytes.length, modifiedAt: node.modified_at };
+  if (stored?.equals(bytes))
+    return { changed: false, checksum: node.checksum!, size: bytes.length, modifiedAt: node.modified_at };
   const written = await writeVersionAndContent(tx, node.id, bytes, stored, input.by, now);
   const result = { changed: true, checksum: written.checksum, size: written.size, modifiedAt: now };
   after.push(() => afterContentChange(s, node, bytes, result, input.by.writer));
@@ -187,7 +201,12 @@ function afterContentChange(
   publishNodeSaved(s, { ...node, type: 'site' }, result, { writer, html });
 }
 
-export function conflictError(etag: string, lastAccount: number | null, lastWriter: string | null, by: SavedBy): KilnError {
+export function conflictError(
+  etag: string,
+  lastAccount: number | null,
+  lastWriter: string | null,
+  by: SavedBy,
+): KilnError {
   const extra: Record<string, unknown> = { etag };
   if (lastAccount !== null) extra.changedBy = lastAccount === by.accountId ? 'another-tab' : 'another-person';
   void lastWriter;

@@ -83,9 +83,7 @@ export function canDiff(bytes: Uint8Array): boolean {
   return decodeUtf8Exact(bytes) !== null;
 }
 
-export type VersionPlan =
-  | { isDiff: false }
-  | { isDiff: true; diffContent: string };
+export type VersionPlan = { isDiff: false } | { isDiff: true; diffContent: string };
 
 /**
  * How to store version `backupNumber` whose content is `next`, given the content of the version

@@ -39,14 +39,18 @@ export const TOKEN_PARAM = 'token';
 export function shareCookieName(node: Pick<NodeRow, 'name' | 'path'>): string {
   let site = node.name.replace(/\.(html|htmlclay)$/i, '');
   if (node.path && site.toLowerCase() === 'index') site = `${node.path}/${site}`;
-  const safe = site.toLowerCase().replace(/[^a-z0-9_-]/g, '_').slice(0, 100);
+  const safe = site
+    .toLowerCase()
+    .replace(/[^a-z0-9_-]/g, '_')
+    .slice(0, 100);
   return `share_${safe}`;
 }
 
 /** True when `token` is the document's share token and sharing is on. Compares SHA-256 digests in
  *  constant time. */
 export function isValidShareToken(node: Pick<NodeRow, 'share_enabled' | 'share_token'>, token: unknown): boolean {
-  if (node.share_enabled !== 1 || !node.share_token || typeof token !== 'string' || !TOKEN_SHAPE.test(token)) return false;
+  if (node.share_enabled !== 1 || !node.share_token || typeof token !== 'string' || !TOKEN_SHAPE.test(token))
+    return false;
   const presented = Buffer.from(sha256(token), 'hex');
   const stored = Buffer.from(node.share_token, 'hex');
   return stored.length === presented.length && timingSafeEqual(stored, presented);
@@ -97,7 +101,12 @@ export interface ShareState {
 }
 
 /** A share link of a document (on its owner's document host). */
-export function shareUrlOf(config: Config, ownerUsername: string, node: Pick<NodeRow, 'path' | 'name'>, token: string): string {
+export function shareUrlOf(
+  config: Config,
+  ownerUsername: string,
+  node: Pick<NodeRow, 'path' | 'name'>,
+  token: string,
+): string {
   return `${documentHostUrl(config, ownerUsername)}${nodeUrlPath(node)}?${TOKEN_PARAM}=${token}`;
 }
 
@@ -139,7 +148,11 @@ async function issueToken(s: Services, node: NodeRow): Promise<ShareState> {
   if (!updated) throw notFound('No such document.');
   // Whatever token was there before no longer works: its guests' streams close (a no-op when none).
   await publishRevocation(s, node.id);
-  const owner = await db.selectFrom('accounts').select('username').where('id', '=', updated.owner_id).executeTakeFirstOrThrow();
+  const owner = await db
+    .selectFrom('accounts')
+    .select('username')
+    .where('id', '=', updated.owner_id)
+    .executeTakeFirstOrThrow();
   return { shareEnabled: true, shareUrl: shareUrlOf(s.config, owner.username, updated, token), node: updated };
 }
 

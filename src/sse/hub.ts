@@ -10,7 +10,7 @@
 // committed between their check and the subscription is not missed.
 import { channels, type EventBus, type KilnEvent, type Replay } from '../events/bus.ts';
 import { limits } from '../limits.ts';
-import { SseStream } from './stream.ts';
+import type { SseStream } from './stream.ts';
 
 /** Turns an event into this view's frame, or null when the view does not show it. */
 export type View = (event: KilnEvent, id: number) => Buffer | null;
@@ -81,7 +81,10 @@ export class StreamHub {
       for (const slot of this.wheel) slot.delete(stream);
     });
     try {
-      await Promise.all([this.bus.subscribed(channel), grants.length > 0 ? this.bus.subscribed(channels.revocations) : null]);
+      await Promise.all([
+        this.bus.subscribed(channel),
+        grants.length > 0 ? this.bus.subscribed(channels.revocations) : null,
+      ]);
     } catch {
       stream.close();
       return;
@@ -145,7 +148,7 @@ export class StreamHub {
 
   private leave(channel: string, member: Member) {
     const ch = this.channels.get(channel);
-    if (!ch || !ch.members.delete(member)) return;
+    if (!ch?.members.delete(member)) return;
     if (ch.members.size === 0) {
       this.channels.delete(channel);
       ch.off();
@@ -153,7 +156,8 @@ export class StreamHub {
   }
 
   private holdGrant(grant: string, stream: SseStream) {
-    if (!this.revocationsOff) this.revocationsOff = this.bus.subscribe(channels.revocations, (event) => this.revoked(event));
+    if (!this.revocationsOff)
+      this.revocationsOff = this.bus.subscribe(channels.revocations, (event) => this.revoked(event));
     let set = this.byGrant.get(grant);
     if (!set) this.byGrant.set(grant, (set = new Set()));
     set.add(stream);
@@ -161,7 +165,7 @@ export class StreamHub {
 
   private dropGrant(grant: string, stream: SseStream) {
     const set = this.byGrant.get(grant);
-    if (!set || !set.delete(stream)) return;
+    if (!set?.delete(stream)) return;
     if (set.size === 0) this.byGrant.delete(grant);
   }
 

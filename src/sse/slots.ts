@@ -15,7 +15,10 @@ export function takeStreamSlot(s: Services, req: FastifyRequest, reply: FastifyR
   const n = open.get(address) ?? 0;
   const cap = s.config.maxStreamsPerAddress;
   if (n >= cap) {
-    throw tooMany(`Too many open live streams from your address: at most ${cap}. Close some, or try again in ${RETRY_AFTER_SECONDS} seconds.`, RETRY_AFTER_SECONDS);
+    throw tooMany(
+      `Too many open live streams from your address: at most ${cap}. Close some, or try again in ${RETRY_AFTER_SECONDS} seconds.`,
+      RETRY_AFTER_SECONDS,
+    );
   }
   open.set(address, n + 1);
   let released = false;
@@ -27,4 +30,3 @@ export function takeStreamSlot(s: Services, req: FastifyRequest, reply: FastifyR
     else open.set(address, left);
   });
 }
-

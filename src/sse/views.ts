@@ -1,7 +1,3 @@
-// What each kind of stream shows of an event, as the real clients parse it. Every frame is unnamed
-// (no `event:` line: both the desktop sync engine and hyperclayjs listen to `onmessage` only) and
-// carries the event's id as its SSE `id:`.
-import type { KilnEvent } from '../events/bus.ts';
 import { eventFrame } from './stream.ts';
 import type { View } from './hub.ts';
 
@@ -24,7 +20,13 @@ export const syncStreamView: View = (e, id) => {
     }
     case 'node-renamed':
     case 'node-moved':
-      return eventFrame(id, { type: e.type, nodeId: e.nodeId, nodeType: e.nodeType, oldPath: e.oldPath, newPath: e.newPath });
+      return eventFrame(id, {
+        type: e.type,
+        nodeId: e.nodeId,
+        nodeType: e.nodeType,
+        oldPath: e.oldPath,
+        newPath: e.newPath,
+      });
     case 'node-deleted':
       return eventFrame(id, { type: e.type, nodeId: e.nodeId, nodeType: e.nodeType, path: e.path });
     case 'live-sync':

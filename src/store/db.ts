@@ -2,7 +2,20 @@
 // and brings its schema up to date. Everything above this file speaks Kysely only.
 import fs from 'node:fs';
 import path from 'node:path';
-import { Kysely, sql, type Transaction, type ColumnDefinitionBuilder, Migrator, PostgresDialect, SqliteDialect, SqliteDriver, type DatabaseConnection, type Driver, type Migration, type MigrationProvider } from 'kysely';
+import {
+  Kysely,
+  sql,
+  type Transaction,
+  type ColumnDefinitionBuilder,
+  Migrator,
+  PostgresDialect,
+  SqliteDialect,
+  SqliteDriver,
+  type DatabaseConnection,
+  type Driver,
+  type Migration,
+  type MigrationProvider,
+} from 'kysely';
 import type { DB, Db } from './schema.ts';
 import { limits } from '../limits.ts';
 import { up001 } from './migrations/001_initial.ts';
@@ -156,13 +169,23 @@ export function isStorageUnavailable(err: unknown): boolean {
   const e = err as { code?: string; message?: string; errno?: string } | null;
   if (!e) return false;
   // PostgreSQL: admin shutdown, crash shutdown, cannot connect now; class 08: connection exceptions.
-  if (e.code && (/^08/.test(e.code) || ['57P01', '57P02', '57P03', 'ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', 'EHOSTUNREACH'].includes(e.code))) return true;
+  if (
+    e.code &&
+    (/^08/.test(e.code) ||
+      ['57P01', '57P02', '57P03', 'ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', 'EHOSTUNREACH'].includes(e.code))
+  )
+    return true;
   const msg = e.message ?? '';
-  return /Connection terminated|connection timeout|timeout exceeded when trying to connect|Query read timeout|Client has encountered a connection error|Connection terminated unexpectedly/i.test(msg);
+  return /Connection terminated|connection timeout|timeout exceeded when trying to connect|Query read timeout|Client has encountered a connection error|Connection terminated unexpectedly/i.test(
+    msg,
+  );
 }
 
 /** True when `err` means the disk is full or read-only: the write did not happen (507). */
 export function isStorageFull(err: unknown): boolean {
   const code = (err as { code?: string } | null)?.code;
-  return !!code && ['ENOSPC', 'EDQUOT', 'EROFS', 'SQLITE_FULL', 'SQLITE_READONLY', 'SQLITE_IOERR_WRITE', '53100'].includes(code);
+  return (
+    !!code &&
+    ['ENOSPC', 'EDQUOT', 'EROFS', 'SQLITE_FULL', 'SQLITE_READONLY', 'SQLITE_IOERR_WRITE', '53100'].includes(code)
+  );
 }

@@ -12,6 +12,10 @@ export async function loadInstanceSecret(db: Db): Promise<Buffer> {
     .values({ name: NAME, value: randomHex(32) })
     .onConflict((oc) => oc.column('name').doNothing())
     .execute();
-  const row = await db.selectFrom('instance_settings').select('value').where('name', '=', NAME).executeTakeFirstOrThrow();
+  const row = await db
+    .selectFrom('instance_settings')
+    .select('value')
+    .where('name', '=', NAME)
+    .executeTakeFirstOrThrow();
   return Buffer.from(row.value, 'hex');
 }

@@ -32,11 +32,19 @@ export class StylesheetCompiler {
       try {
         const css = await compileUtilityCss(html);
         const row = { css, source_checksum: checksum(html), compiled_at: this.clock.now().toISOString() };
-        const exists = await this.db.selectFrom('stylesheets').select('node_id').where('node_id', '=', nodeId).executeTakeFirst();
+        const exists = await this.db
+          .selectFrom('stylesheets')
+          .select('node_id')
+          .where('node_id', '=', nodeId)
+          .executeTakeFirst();
         if (exists) await this.db.updateTable('stylesheets').set(row).where('node_id', '=', nodeId).execute();
         else {
           const alive = await this.db.selectFrom('nodes').select('id').where('id', '=', nodeId).executeTakeFirst();
-          if (alive) await this.db.insertInto('stylesheets').values({ node_id: nodeId, ...row }).execute();
+          if (alive)
+            await this.db
+              .insertInto('stylesheets')
+              .values({ node_id: nodeId, ...row })
+              .execute();
         }
       } catch (err) {
         this.log(err);

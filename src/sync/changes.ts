@@ -4,7 +4,18 @@ import type { Services } from '../services.ts';
 import { KilnError, badRequest } from '../errors.ts';
 import { deleteNode, moveNode, renameNode, type ChangeOptions } from '../nodes/tree.ts';
 import { assertCanWrite, type SyncScope } from './scope.ts';
-import { type Precondition, assertConditional, freshWireNode, fullPath, markSynced, parentIdOf, run, scopedFolder, scopedNode, versionOf } from './wire.ts';
+import {
+  type Precondition,
+  assertConditional,
+  freshWireNode,
+  fullPath,
+  markSynced,
+  parentIdOf,
+  run,
+  scopedFolder,
+  scopedNode,
+  versionOf,
+} from './wire.ts';
 
 /** The expected-version check of rename, move and delete, run inside their transaction. A stale
  *  `expectedVersion` is 409 `node-changed`; an `If-Match` must name the current structure version
@@ -16,17 +27,24 @@ function expectVersion(s: Services, expected: string | null, ifMatch: Preconditi
     await s.database.lock.row(trx, 'nodes', node.id);
     const current = await versionOf(trx, node);
     if (expected !== null && expected !== current) {
-      throw new KilnError(409, `"${node.name}" changed on the server since you last listed it; refresh it and try again.`, 'node-changed', {
-        structureVersion: current,
-        etag: node.checksum,
-      });
+      throw new KilnError(
+        409,
+        `"${node.name}" changed on the server since you last listed it; refresh it and try again.`,
+        'node-changed',
+        {
+          structureVersion: current,
+          etag: node.checksum,
+        },
+      );
     }
     if (ifMatch.kind === 'tag' && ifMatch.value !== current && ifMatch.value !== node.checksum) {
-      throw new KilnError(412, `"${node.name}" changed on the server since you last listed it.`, 'conflict', { etag: node.checksum, structureVersion: current });
+      throw new KilnError(412, `"${node.name}" changed on the server since you last listed it.`, 'conflict', {
+        etag: node.checksum,
+        structureVersion: current,
+      });
     }
   };
 }
-
 
 // ------------------------------------------------------------------ structure
 
@@ -44,31 +62,56 @@ function expectedOf(v: unknown): string | null {
 
 function structureOptions(s: Services, scope: SyncScope, input: StructureInput): ChangeOptions {
   const expected = expectedOf(input.expectedVersion);
-  assertConditional(scope, expected !== null || input.ifMatch.kind !== 'none', 'expectedVersion (the structureVersion from the listing) or If-Match');
+  assertConditional(
+    scope,
+    expected !== null || input.ifMatch.kind !== 'none',
+    'expectedVersion (the structureVersion from the listing) or If-Match',
+  );
   return { writer: scope.actor.writer, expect: expectVersion(s, expected, input.ifMatch) };
 }
 
 /** Renames a node in its folder; a folder's descendants get their new paths. */
-export async function renameSyncNode(s: Services, scope: SyncScope, nodeId: number, input: StructureInput & { newName: unknown }) {
+export async function renameSyncNode(
+  s: Services,
+  scope: SyncScope,
+  nodeId: number,
+  input: StructureInput & { newName: unknown },
+) {
   const node = await scopedNode(s, scope, nodeId);
   assertCanWrite(scope);
-  if (typeof input.newName !== 'string' || input.newName === '') throw badRequest('newName is required.', 'invalid-name');
+  if (typeof input.newName !== 'string' || input.newName === '')
+    throw badRequest('newName is required.', 'invalid-name');
   const opts = structureOptions(s, scope, input);
   const renamed = await run(() => renameNode(s, scope.actor.accountId, node.id, input.newName as string, opts));
   await markSynced(s.database.db, [renamed.id], s.clock.now().toISOString());
   const wire = await freshWireNode(s, renamed.id);
-  return { success: true as const, nodeId: renamed.id, oldName: node.name, newName: renamed.name, node: wire, structureVersion: wire.structureVersion };
+  return {
+    success: true as const,
+    nodeId: renamed.id,
+    oldName: node.name,
+    newName: renamed.name,
+    node: wire,
+    structureVersion: wire.structureVersion,
+  };
 }
 
 /** Moves a node to another folder (0 / 'root' = top level), optionally renaming it in the same step. */
-export async function moveSyncNode(s: Services, scope: SyncScope, nodeId: number, input: StructureInput & { targetParentId: unknown; newName?: unknown }) {
+export async function moveSyncNode(
+  s: Services,
+  scope: SyncScope,
+  nodeId: number,
+  input: StructureInput & { targetParentId: unknown; newName?: unknown },
+) {
   const node = await scopedNode(s, scope, nodeId);
   assertCanWrite(scope);
   const target = parentIdOf(input.targetParentId);
   await scopedFolder(s.database.db, scope, target);
-  if (input.newName !== undefined && input.newName !== null && typeof input.newName !== 'string') throw badRequest('newName must be a string.', 'invalid-name');
+  if (input.newName !== undefined && input.newName !== null && typeof input.newName !== 'string')
+    throw badRequest('newName must be a string.', 'invalid-name');
   const opts = structureOptions(s, scope, input);
-  const moved = await run(() => moveNode(s, scope.actor.accountId, node.id, target, (input.newName as string | null | undefined) ?? null, opts));
+  const moved = await run(() =>
+    moveNode(s, scope.actor.accountId, node.id, target, (input.newName as string | null | undefined) ?? null, opts),
+  );
   await markSynced(s.database.db, [moved.id], s.clock.now().toISOString());
   const wire = await freshWireNode(s, moved.id);
   return {
@@ -84,7 +127,12 @@ export async function moveSyncNode(s: Services, scope: SyncScope, nodeId: number
 }
 
 /** Deletes a node; a folder that holds anything needs `cascade` (400 `folder-not-empty` otherwise). */
-export async function deleteSyncNode(s: Services, scope: SyncScope, nodeId: number, input: StructureInput & { cascade: boolean }) {
+export async function deleteSyncNode(
+  s: Services,
+  scope: SyncScope,
+  nodeId: number,
+  input: StructureInput & { cascade: boolean },
+) {
   const node = await scopedNode(s, scope, nodeId);
   const opts = structureOptions(s, scope, input);
   const gone = await run(() => deleteNode(s, scope.actor.accountId, node.id, { cascade: input.cascade, ...opts }));

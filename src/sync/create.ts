@@ -12,7 +12,19 @@ import { childPathOf, createIn, runWrite, type NodeRow } from '../nodes/tree.ts'
 import { insertUpload, replaceUpload, storeBytes, type StoredBytes } from '../uploads/upload.ts';
 import type { AfterCommit, Tx } from '../store/transaction.ts';
 import { assertCanWrite, type SyncScope } from './scope.ts';
-import { type Precondition, type WireNode, by, contentBytes, freshWireNode, markSynced, parentIdOf, run, scopedFolder, tagOf, uploadWriter } from './wire.ts';
+import {
+  type Precondition,
+  type WireNode,
+  by,
+  contentBytes,
+  freshWireNode,
+  markSynced,
+  parentIdOf,
+  run,
+  scopedFolder,
+  tagOf,
+  uploadWriter,
+} from './wire.ts';
 
 export interface CreateInput {
   type: unknown;
@@ -37,17 +49,28 @@ function nameTaken(name: string, detail: string): KilnError {
  *  - two creators of one name at once: one creates, the other reuses;
  *  - `If-None-Match: *` answers 412 when the name exists (nothing is written).
  *  Answers `{node, created}`. */
-export async function createSyncNode(s: Services, scope: SyncScope, input: CreateInput): Promise<{ node: WireNode; created: boolean }> {
+export async function createSyncNode(
+  s: Services,
+  scope: SyncScope,
+  input: CreateInput,
+): Promise<{ node: WireNode; created: boolean }> {
   const type = input.type;
-  if (type !== 'site' && type !== 'folder' && type !== 'upload') throw badRequest('type must be "site", "upload" or "folder".', 'invalid-type');
+  if (type !== 'site' && type !== 'folder' && type !== 'upload')
+    throw badRequest('type must be "site", "upload" or "folder".', 'invalid-type');
   if (typeof input.name !== 'string' || input.name.trim() === '') throw badRequest('name is required.', 'invalid-name');
   assertCanWrite(scope);
-  const segments = input.name.replace(/^\/+|\/+$/g, '').split('/').map((p) => p.normalize('NFC'));
+  const segments = input.name
+    .replace(/^\/+|\/+$/g, '')
+    .split('/')
+    .map((p) => p.normalize('NFC'));
   for (const [i, seg] of segments.entries()) {
     const problem = nodeNameProblem(seg, i === segments.length - 1 ? type : 'folder');
     if (problem) throw badRequest(segments.length > 1 ? `${problem} (in "${seg}")` : problem, 'invalid-name');
   }
-  const bytes = type === 'folder' || input.content === undefined || input.content === null ? null : contentBytes(input.content, type);
+  const bytes =
+    type === 'folder' || input.content === undefined || input.content === null
+      ? null
+      : contentBytes(input.content, type);
   // An upload's bytes go to the blob store before the transaction (durable first, and no file I/O
   // while the transaction holds the database).
   const stored = type === 'upload' && bytes ? await storeBytes(s, scope.account.plan, bytes) : null;
@@ -55,7 +78,9 @@ export async function createSyncNode(s: Services, scope: SyncScope, input: Creat
     // Two creators of one name at once: the loser of the unique index tries again and reuses.
     for (let attempt = 0; ; attempt++) {
       try {
-        const made = await runWrite(s, (tx, after) => createOnce(s, { tx, after }, scope, type, segments, bytes, stored, input));
+        const made = await runWrite(s, (tx, after) =>
+          createOnce(s, { tx, after }, scope, type, segments, bytes, stored, input),
+        );
         return { node: await freshWireNode(s, made.id), created: made.created };
       } catch (err) {
         if (attempt < 3 && err instanceof KilnError && err.status === 409 && err.code === 'name-taken') continue;
@@ -86,10 +111,18 @@ async function createOnce(
   let parent = await scopedFolder(tx, scope, parentIdOf(input.parentId));
   for (const folderName of segments.slice(0, -1)) {
     const existing = await sibling(tx, scope.account.id, parent?.id ?? 0, folderName);
-    if (existing && existing.type !== 'folder') throw nameTaken(folderName, ` by a ${existing.type === 'site' ? 'document' : 'file'} in this folder`);
+    if (existing && existing.type !== 'folder')
+      throw nameTaken(folderName, ` by a ${existing.type === 'site' ? 'document' : 'file'} in this folder`);
     if (existing) parent = existing;
     else {
-      parent = await createIn(s, tx, scope.actor.accountId, { ownerId: scope.account.id, parentId: parent?.id ?? 0, type: 'folder', name: folderName, writer }, now, after);
+      parent = await createIn(
+        s,
+        tx,
+        scope.actor.accountId,
+        { ownerId: scope.account.id, parentId: parent?.id ?? 0, type: 'folder', name: folderName, writer },
+        now,
+        after,
+      );
       touched.push(parent.id);
     }
   }
@@ -104,16 +137,26 @@ async function createOnce(
       .where('name_key', '=', leaf.toLowerCase())
       .where(sql.ref('type'), '=', sql.lit('site'))
       .executeTakeFirst();
-    if (site && site.owner_id !== scope.account.id) throw nameTaken(leaf, ' by another account; document names are unique across this Kiln');
+    if (site && site.owner_id !== scope.account.id)
+      throw nameTaken(leaf, ' by another account; document names are unique across this Kiln');
     reuse = site;
   }
   const same = await sibling(tx, scope.account.id, parentId, leaf);
-  if (same && same.type !== type) throw nameTaken(leaf, ` by a ${same.type === 'site' ? 'document' : same.type === 'folder' ? 'folder' : 'file'} in this folder`);
+  if (same && same.type !== type)
+    throw nameTaken(
+      leaf,
+      ` by a ${same.type === 'site' ? 'document' : same.type === 'folder' ? 'folder' : 'file'} in this folder`,
+    );
   reuse ??= same;
 
   if (reuse) {
     if (input.ifNoneMatch.kind !== 'none') {
-      throw new KilnError(412, `"${reuse.name}" already exists${reuse.path ? ` in "${reuse.path}"` : ''}.`, 'conflict', { etag: reuse.checksum });
+      throw new KilnError(
+        412,
+        `"${reuse.name}" already exists${reuse.path ? ` in "${reuse.path}"` : ''}.`,
+        'conflict',
+        { etag: reuse.checksum },
+      );
     }
     if (bytes && type !== 'folder') {
       // A team's file is never overwritten blindly: a create that names one with other bytes and no
@@ -121,8 +164,20 @@ async function createOnce(
       if (scope.account.kind === 'team' && input.ifMatch.kind === 'none' && checksumOf(bytes) !== reuse.checksum) {
         throw nameTaken(reuse.name, ' in this team by a file with other content (send If-Match to replace it)');
       }
-      if (type === 'site') await writeDocumentIn(s, tx, after, { nodeId: reuse.id, bytes, by: by(scope), ifMatch: tagOf(input.ifMatch) });
-      else await replaceUpload(s, { node: reuse, plan: scope.account.plan, bytes: stored!, by: uploadWriter(scope), ifMatch: tagOf(input.ifMatch) }, t);
+      if (type === 'site')
+        await writeDocumentIn(s, tx, after, { nodeId: reuse.id, bytes, by: by(scope), ifMatch: tagOf(input.ifMatch) });
+      else
+        await replaceUpload(
+          s,
+          {
+            node: reuse,
+            plan: scope.account.plan,
+            bytes: stored!,
+            by: uploadWriter(scope),
+            ifMatch: tagOf(input.ifMatch),
+          },
+          t,
+        );
     }
     await markSynced(tx, [...touched, reuse.id], now);
     return { id: reuse.id, created: false };
@@ -132,10 +187,32 @@ async function createOnce(
     type === 'upload'
       ? await insertUpload(
           s,
-          { ownerId: scope.account.id, parentId, parentPath: childPathOf(parent), name: leaf, stored: stored ?? (await storeBytes(s, scope.account.plan, Buffer.alloc(0))), by: uploadWriter(scope), ifTaken: 'refuse' },
+          {
+            ownerId: scope.account.id,
+            parentId,
+            parentPath: childPathOf(parent),
+            name: leaf,
+            stored: stored ?? (await storeBytes(s, scope.account.plan, Buffer.alloc(0))),
+            by: uploadWriter(scope),
+            ifTaken: 'refuse',
+          },
           t,
         )
-      : await createIn(s, tx, scope.actor.accountId, { ownerId: scope.account.id, parentId, type, name: leaf, html: type === 'site' && bytes ? bytes : undefined, writer }, now, after);
+      : await createIn(
+          s,
+          tx,
+          scope.actor.accountId,
+          {
+            ownerId: scope.account.id,
+            parentId,
+            type,
+            name: leaf,
+            html: type === 'site' && bytes ? bytes : undefined,
+            writer,
+          },
+          now,
+          after,
+        );
   touched.push(node.id);
   await markSynced(tx, touched, now);
   return { id: node.id, created: true };

@@ -13,14 +13,25 @@ export const KEY_PREFIX = 'hcsk_';
 const KEY_SHAPE = /^hcsk_[0-9a-f]{64}$/;
 
 /** Creates a key for an account. The raw key is returned once and never stored. */
-export async function createSyncKey(s: Services, accountId: number): Promise<{ key: string; id: number; prefix: string; expiresAt: string }> {
+export async function createSyncKey(
+  s: Services,
+  accountId: number,
+): Promise<{ key: string; id: number; prefix: string; expiresAt: string }> {
   const key = KEY_PREFIX + randomHex(32);
   const now = s.clock.now();
   const expiresAt = new Date(now.getTime() + limits.syncKeyLifetimeMs).toISOString();
   const prefix = key.slice(0, 12);
   const row = await s.database.db
     .insertInto('sync_keys')
-    .values({ account_id: accountId, key_hash: sha256(key), key_prefix: prefix, created_at: now.toISOString(), expires_at: expiresAt, revoked_at: null, last_used_at: null })
+    .values({
+      account_id: accountId,
+      key_hash: sha256(key),
+      key_prefix: prefix,
+      created_at: now.toISOString(),
+      expires_at: expiresAt,
+      revoked_at: null,
+      last_used_at: null,
+    })
     .returning('id')
     .executeTakeFirstOrThrow();
   return { key, id: row.id, prefix, expiresAt };
@@ -40,7 +51,8 @@ export async function actorForSyncKey(s: Services, header: string | string[] | u
   if (!row) throw unauthorized('That sync key is not valid.', 'invalid-key');
   if (row.revoked_at !== null) throw unauthorized('That sync key was revoked.', 'revoked-key');
   const now = s.clock.now();
-  if (row.expires_at <= now.toISOString()) throw unauthorized('That sync key has expired; generate a new one in the dashboard.', 'expired-key');
+  if (row.expires_at <= now.toISOString())
+    throw unauthorized('That sync key has expired; generate a new one in the dashboard.', 'expired-key');
   const actor = await actorForAccount(s.database.db, row.account_id, `key:${row.id}`);
   if (!actor) throw unauthorized('That sync key is not valid.', 'invalid-key');
   // "Last used" for the dashboard, written at most once a minute per key (not a write per request).

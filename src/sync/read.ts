@@ -15,7 +15,17 @@ export async function listSyncNodes(s: Services, scope: SyncScope): Promise<Wire
   // objects, not twice that, and each gets its etag and version in place.
   const rows = await s.database.db
     .selectFrom('nodes')
-    .select(['id', 'type', 'name', 'parent_id as parentId', 'path', LAST_SYNCED_SQL.as('lastSyncedAt'), 'size', 'modified_at as modifiedAt', 'checksum'])
+    .select([
+      'id',
+      'type',
+      'name',
+      'parent_id as parentId',
+      'path',
+      LAST_SYNCED_SQL.as('lastSyncedAt'),
+      'size',
+      'modified_at as modifiedAt',
+      'checksum',
+    ])
     .where('owner_id', '=', scope.account.id)
     .execute();
   const { versions, ordered } = analyzeTree(rows);

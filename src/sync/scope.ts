@@ -52,7 +52,10 @@ export function syncBaseOf(account: { kind: 'personal' | 'team'; username: strin
 }
 
 function accountChanged(): KilnError {
-  return conflict('X-Sync-Account-ID does not name the account of this sync base; discover the accounts again.', 'account-changed');
+  return conflict(
+    'X-Sync-Account-ID does not name the account of this sync base; discover the accounts again.',
+    'account-changed',
+  );
 }
 
 /** The scope of a sync request: `team` is the `<team>` of `/_/team/<team>/sync/...`, or undefined. */
@@ -69,7 +72,14 @@ export async function syncScope(s: Services, req: FastifyRequest, team?: string)
       plan: actor.plan,
       hasActiveSubscription: actor.hasActiveSubscription,
     };
-    return { actor, account, role: 'owner', protocol, canWrite: planIncludesSync(account), syncBase: syncBaseOf(account) };
+    return {
+      actor,
+      account,
+      role: 'owner',
+      protocol,
+      canWrite: planIncludesSync(account),
+      syncBase: syncBaseOf(account),
+    };
   }
   if (protocol !== 2 || accountIdHeader === undefined) {
     throw new KilnError(
@@ -82,7 +92,11 @@ export async function syncScope(s: Services, req: FastifyRequest, team?: string)
   const role = found ? await roleIn(s, found.id, actor.accountId) : undefined;
   if (!found || !role) throw new KilnError(404, 'No such team, or you are not a member of it.', 'not-found');
   if (accountIdHeader !== String(found.id)) throw accountChanged();
-  if (role === 'viewer') throw forbidden(`You are a viewer of the team "${found.username}"; syncing its files needs an owner or editor role.`, 'viewer');
+  if (role === 'viewer')
+    throw forbidden(
+      `You are a viewer of the team "${found.username}"; syncing its files needs an owner or editor role.`,
+      'viewer',
+    );
   const account: SyncAccount = { ...found, kind: 'team' };
   return { actor, account, role, protocol, canWrite: planIncludesSync(found), syncBase: syncBaseOf(account) };
 }

@@ -25,7 +25,14 @@ export interface VersionedNode {
 }
 
 /** A database row seen as a VersionedNode. */
-export function versioned(n: { id: number; parent_id: number; type: VersionedNode['type']; path: string; name: string; checksum: string | null }): VersionedNode {
+export function versioned(n: {
+  id: number;
+  parent_id: number;
+  type: VersionedNode['type'];
+  path: string;
+  name: string;
+  checksum: string | null;
+}): VersionedNode {
   return { id: n.id, parentId: n.parent_id, type: n.type, path: n.path, name: n.name, checksum: n.checksum };
 }
 
@@ -60,8 +67,14 @@ function finish(): string {
   b ^= b >>> 16;
   return (
     'sv' +
-    HEX[(a >>> 24) & 255] + HEX[(a >>> 16) & 255] + HEX[(a >>> 8) & 255] + HEX[a & 255] +
-    HEX[(b >>> 24) & 255] + HEX[(b >>> 16) & 255] + HEX[(b >>> 8) & 255] + HEX[b & 255]
+    HEX[(a >>> 24) & 255] +
+    HEX[(a >>> 16) & 255] +
+    HEX[(a >>> 8) & 255] +
+    HEX[a & 255] +
+    HEX[(b >>> 24) & 255] +
+    HEX[(b >>> 16) & 255] +
+    HEX[(b >>> 8) & 255] +
+    HEX[b & 255]
   );
 }
 
@@ -73,7 +86,6 @@ function mixOwn(n: VersionedNode) {
   mixString(n.path);
   mixString(n.name);
 }
-
 
 /** The version of a document or upload. */
 export function fileVersion(n: VersionedNode): string {
@@ -91,7 +103,9 @@ export function structureVersions(rows: readonly VersionedNode[]): Map<number, s
 
 /** The versions, and the rows in tree order (every folder before what it holds, depth first),
  *  from one grouping of the rows by parent — no sort. Rows whose parent is missing come last. */
-export function analyzeTree<T extends VersionedNode>(rows: readonly T[]): { versions: Map<number, string>; ordered: T[] } {
+export function analyzeTree<T extends VersionedNode>(
+  rows: readonly T[],
+): { versions: Map<number, string>; ordered: T[] } {
   const out = new Map<number, string>();
   const children = new Map<number, T[]>();
   for (const n of rows) {
@@ -112,7 +126,8 @@ export function analyzeTree<T extends VersionedNode>(rows: readonly T[]): { vers
       if (!top.expanded) {
         top.expanded = true;
         visiting.add(top.node.id);
-        for (const k of kids) if (k.type === 'folder' && !out.has(k.id) && !visiting.has(k.id)) stack.push({ node: k, expanded: false });
+        for (const k of kids)
+          if (k.type === 'folder' && !out.has(k.id) && !visiting.has(k.id)) stack.push({ node: k, expanded: false });
         continue;
       }
       stack.pop();

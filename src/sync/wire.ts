@@ -45,7 +45,7 @@ type WireRow = Pick<NodeRow, (typeof WIRE_COLUMNS)[number]>;
 /** When the node was last written through the sync API: its `last_synced_at` (sync creates, renames,
  *  moves), or its last content write when a sync key made it; the modification time when never synced. */
 function lastSyncedAt(n: WireRow): string {
-  const byKey = n.saved_by_writer !== null && n.saved_by_writer.startsWith('key:');
+  const byKey = n.saved_by_writer?.startsWith('key:');
   if (n.last_synced_at === null) return n.modified_at;
   return byKey && n.modified_at > n.last_synced_at ? n.modified_at : n.last_synced_at;
 }
@@ -82,12 +82,17 @@ export const nodeNotFound = () => new KilnError(404, NODE_NOT_FOUND, 'node-not-f
  *  `quota-exceeded` (the engine stops creating for the session); a missing node is `node-not-found`. */
 function translated(err: unknown): unknown {
   if (!(err instanceof KilnError)) return err;
-  if (err.status === 409 && (err.code === 'name-taken' || err.code === 'name-taken-elsewhere' || err.code === 'name-conflict')) {
+  if (
+    err.status === 409 &&
+    (err.code === 'name-taken' || err.code === 'name-taken-elsewhere' || err.code === 'name-conflict')
+  ) {
     const msg = /already taken/i.test(err.message) ? err.message : `That name is already taken. ${err.message}`;
     return new KilnError(409, msg, 'name-conflict', err.extra);
   }
-  if (err.status === 403 && err.code === 'quota-exceeded') return new KilnError(413, err.message, 'quota-exceeded', err.extra);
-  if (err.status === 404 && (!err.code || err.code === 'not-found')) return new KilnError(404, err.message, 'node-not-found');
+  if (err.status === 403 && err.code === 'quota-exceeded')
+    return new KilnError(413, err.message, 'quota-exceeded', err.extra);
+  if (err.status === 404 && (!err.code || err.code === 'not-found'))
+    return new KilnError(404, err.message, 'node-not-found');
   return err;
 }
 
@@ -100,7 +105,10 @@ export async function run<T>(fn: () => Promise<T>): Promise<T> {
 }
 
 /** The structure version of one node (a folder's needs its whole subtree: one query of the owner's tree). */
-export async function versionOf(db: Services['database']['db'] | Transaction<DB>, row: RowForVersion & { owner_id: number }): Promise<string> {
+export async function versionOf(
+  db: Services['database']['db'] | Transaction<DB>,
+  row: RowForVersion & { owner_id: number },
+): Promise<string> {
   const node = versioned(row);
   if (node.type !== 'folder') return fileVersion(node);
   const rows = await db
@@ -122,7 +130,8 @@ export async function scopedNode(s: Services, scope: SyncScope, nodeId: number):
 export function parentIdOf(v: unknown): number {
   if (v === undefined || v === null || v === '' || v === 'root' || v === 0 || v === '0') return 0;
   const n = typeof v === 'number' ? v : typeof v === 'string' && /^\d{1,15}$/.test(v) ? Number(v) : NaN;
-  if (!Number.isSafeInteger(n) || n < 0) throw badRequest('parentId must be a folder id (0 or "root" for the top level).', 'invalid-parent');
+  if (!Number.isSafeInteger(n) || n < 0)
+    throw badRequest('parentId must be a folder id (0 or "root" for the top level).', 'invalid-parent');
   return n;
 }
 
@@ -134,7 +143,6 @@ export async function scopedFolder(db: Kysely<DB>, scope: SyncScope, id: number)
   if (folder.type !== 'folder') throw badRequest(`"${folder.name}" is not a folder.`, 'invalid-parent');
   return folder;
 }
-
 
 // ------------------------------------------------------------------ preconditions
 
@@ -162,15 +170,21 @@ export function sizeOf(content: string, type: NodeType): number {
 /** The bytes a request's `content` stands for (sites: UTF-8 text; uploads: base64). 413 for a
  *  document over 5 MB, before anything is read or written. */
 export function contentBytes(content: unknown, type: NodeType): Buffer {
-  if (typeof content !== 'string') throw badRequest('content must be a string (HTML text for documents, base64 for uploads).', 'invalid-content');
+  if (typeof content !== 'string')
+    throw badRequest('content must be a string (HTML text for documents, base64 for uploads).', 'invalid-content');
   if (type === 'site') {
     const bytes = Buffer.from(content, 'utf8');
     if (bytes.length > limits.documentSize) {
-      throw new KilnError(413, `Documents are limited to ${limits.documentSize / 1024 / 1024} MB; this one is ${(bytes.length / 1024 / 1024).toFixed(1)} MB.`, 'too-large');
+      throw new KilnError(
+        413,
+        `Documents are limited to ${limits.documentSize / 1024 / 1024} MB; this one is ${(bytes.length / 1024 / 1024).toFixed(1)} MB.`,
+        'too-large',
+      );
     }
     return bytes;
   }
-  if (!/^[A-Za-z0-9+/_\-\s]*={0,2}\s*$/.test(content)) throw badRequest('Upload content must be base64.', 'invalid-content');
+  if (!/^[A-Za-z0-9+/_\-\s]*={0,2}\s*$/.test(content))
+    throw badRequest('Upload content must be base64.', 'invalid-content');
   return Buffer.from(content, 'base64');
 }
 
@@ -180,12 +194,24 @@ export async function markSynced(db: Kysely<DB>, ids: number[], now: string) {
 }
 
 export async function freshWireNode(s: Services, id: number): Promise<WireNode> {
-  const row = await s.database.db.selectFrom('nodes').select([...WIRE_COLUMNS, 'owner_id']).where('id', '=', id).executeTakeFirst();
+  const row = await s.database.db
+    .selectFrom('nodes')
+    .select([...WIRE_COLUMNS, 'owner_id'])
+    .where('id', '=', id)
+    .executeTakeFirst();
   if (!row) throw nodeNotFound();
   return wireNode(row, await versionOf(s.database.db, row));
 }
 
-export const by = (scope: SyncScope): SavedBy => ({ kind: 'sync', accountId: scope.actor.accountId, writer: scope.actor.writer });
+export const by = (scope: SyncScope): SavedBy => ({
+  kind: 'sync',
+  accountId: scope.actor.accountId,
+  writer: scope.actor.writer,
+});
 
 export const tagOf = (p: Precondition): string | null => (p.kind === 'tag' ? p.value : null);
-export const uploadWriter = (scope: SyncScope) => ({ kind: 'sync' as const, accountId: scope.actor.accountId, writer: scope.actor.writer });
+export const uploadWriter = (scope: SyncScope) => ({
+  kind: 'sync' as const,
+  accountId: scope.actor.accountId,
+  writer: scope.actor.writer,
+});

@@ -8,7 +8,16 @@ import type { NodeRow } from '../nodes/tree.ts';
 import { replaceUpload } from '../uploads/upload.ts';
 import { assertCanWrite, type SyncScope } from './scope.ts';
 import { fileVersion, versioned } from './structure.ts';
-import { type Precondition, assertConditional, by, contentBytes, run, scopedNode, tagOf, uploadWriter } from './wire.ts';
+import {
+  type Precondition,
+  assertConditional,
+  by,
+  contentBytes,
+  run,
+  scopedNode,
+  tagOf,
+  uploadWriter,
+} from './wire.ts';
 
 export interface WriteInput {
   content: unknown;
@@ -32,14 +41,27 @@ export interface WriteAnswer {
  *  succeeds, another answers 412 {code:'conflict', etag, changedBy?} and changes nothing; without
  *  `If-Match` the content is replaced (team scopes: 428). `snapshotHtml` + `senderId` also go to the
  *  document's live lane and the owner's sync streams as a `live-sync` frame. */
-export async function writeSyncContent(s: Services, scope: SyncScope, nodeId: number, input: WriteInput): Promise<WriteAnswer> {
+export async function writeSyncContent(
+  s: Services,
+  scope: SyncScope,
+  nodeId: number,
+  input: WriteInput,
+): Promise<WriteAnswer> {
   const node = await scopedNode(s, scope, nodeId);
   if (node.type === 'folder') throw badRequest('Folders have no content.', 'not-a-file');
   assertCanWrite(scope);
   assertConditional(scope, input.ifMatch.kind !== 'none', 'If-Match with the etag your copy is based on');
   const bytes = contentBytes(input.content, node.type);
-  const answer = node.type === 'site' ? await writeDocument(s, scope, node, bytes, input.ifMatch) : await writeUpload(s, scope, node, bytes, input.ifMatch);
-  if (node.type === 'site' && typeof input.snapshotHtml === 'string' && typeof input.senderId === 'string' && input.senderId !== '') {
+  const answer =
+    node.type === 'site'
+      ? await writeDocument(s, scope, node, bytes, input.ifMatch)
+      : await writeUpload(s, scope, node, bytes, input.ifMatch);
+  if (
+    node.type === 'site' &&
+    typeof input.snapshotHtml === 'string' &&
+    typeof input.senderId === 'string' &&
+    input.senderId !== ''
+  ) {
     // Not awaited: a write never waits on the bus.
     broadcastSnapshot(s, { node, html: input.snapshotHtml, sender: input.senderId, toSyncStreams: true }).catch((err) =>
       console.error('publishing a live-sync snapshot failed:', err),
@@ -48,7 +70,13 @@ export async function writeSyncContent(s: Services, scope: SyncScope, nodeId: nu
   return answer;
 }
 
-async function writeDocument(s: Services, scope: SyncScope, node: NodeRow, bytes: Buffer, ifMatch: Precondition): Promise<WriteAnswer> {
+async function writeDocument(
+  s: Services,
+  scope: SyncScope,
+  node: NodeRow,
+  bytes: Buffer,
+  ifMatch: Precondition,
+): Promise<WriteAnswer> {
   const result = await run(() => saveDocument(s, { nodeId: node.id, bytes, by: by(scope), ifMatch: tagOf(ifMatch) }));
   return {
     success: true,
@@ -63,7 +91,13 @@ async function writeDocument(s: Services, scope: SyncScope, node: NodeRow, bytes
 }
 
 /** Replaces an upload's bytes through the one upload writer (If-Match in the statement). */
-async function writeUpload(s: Services, scope: SyncScope, node: NodeRow, bytes: Buffer, ifMatch: Precondition): Promise<WriteAnswer> {
+async function writeUpload(
+  s: Services,
+  scope: SyncScope,
+  node: NodeRow,
+  bytes: Buffer,
+  ifMatch: Precondition,
+): Promise<WriteAnswer> {
   const { changed, node: n } = await run(() =>
     replaceUpload(s, { node, plan: scope.account.plan, bytes, by: uploadWriter(scope), ifMatch: tagOf(ifMatch) }),
   );

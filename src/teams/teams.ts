@@ -33,15 +33,24 @@ export interface Membership extends Team {
 }
 
 /** True when the plan includes syncing: an active subscription on a paid plan. */
-export function planIncludesSync(account: { plan: Plan; has_active_subscription?: number; hasActiveSubscription?: boolean }): boolean {
+export function planIncludesSync(account: {
+  plan: Plan;
+  has_active_subscription?: number;
+  hasActiveSubscription?: boolean;
+}): boolean {
   const active = account.hasActiveSubscription ?? account.has_active_subscription === 1;
   return active && account.plan !== 'free';
 }
 
 /** Creates a team account with `ownerId` as its first owner. The username follows the rules of
  *  people's usernames (it becomes the team's document host) and is unique across people and teams. */
-export async function createTeam(s: Services, input: { username: string; ownerId: number; plan?: Plan }): Promise<Team> {
-  const username = String(input.username ?? '').trim().toLowerCase();
+export async function createTeam(
+  s: Services,
+  input: { username: string; ownerId: number; plan?: Plan },
+): Promise<Team> {
+  const username = String(input.username ?? '')
+    .trim()
+    .toLowerCase();
   const problem = usernameProblem(username);
   if (problem) throw badRequest(problem.replace(/^Username/, 'Team name'), 'invalid');
   const plan = input.plan ?? 'free';
@@ -63,10 +72,20 @@ export async function createTeam(s: Services, input: { username: string; ownerId
     return await db.transaction().execute(async (trx) => {
       const team = await trx
         .insertInto('accounts')
-        .values({ kind: 'team', username, plan, has_active_subscription: paid ? 1 : 0, plan_started_at: paid ? now : null, created_at: now })
+        .values({
+          kind: 'team',
+          username,
+          plan,
+          has_active_subscription: paid ? 1 : 0,
+          plan_started_at: paid ? now : null,
+          created_at: now,
+        })
         .returning('id')
         .executeTakeFirstOrThrow();
-      await trx.insertInto('team_memberships').values({ team_id: team.id, person_id: input.ownerId, role: 'owner', created_at: now }).execute();
+      await trx
+        .insertInto('team_memberships')
+        .values({ team_id: team.id, person_id: input.ownerId, role: 'owner', created_at: now })
+        .execute();
       return { id: team.id, username, plan, hasActiveSubscription: paid };
     });
   } catch (err) {
@@ -77,10 +96,15 @@ export async function createTeam(s: Services, input: { username: string; ownerId
 
 /** The team with this username (or id), or undefined. */
 export async function findTeam(s: Services, ref: string | number): Promise<Team | undefined> {
-  let q = s.database.db.selectFrom('accounts').select(['id', 'username', 'plan', 'has_active_subscription']).where('kind', '=', 'team');
+  let q = s.database.db
+    .selectFrom('accounts')
+    .select(['id', 'username', 'plan', 'has_active_subscription'])
+    .where('kind', '=', 'team');
   q = typeof ref === 'number' ? q.where('id', '=', ref) : q.where('username', '=', String(ref).toLowerCase());
   const row = await q.executeTakeFirst();
-  return row ? { id: row.id, username: row.username, plan: row.plan, hasActiveSubscription: row.has_active_subscription === 1 } : undefined;
+  return row
+    ? { id: row.id, username: row.username, plan: row.plan, hasActiveSubscription: row.has_active_subscription === 1 }
+    : undefined;
 }
 
 /** The person's role in the team, or undefined when they are not a member. */
@@ -99,12 +123,24 @@ export async function teamsOf(s: Services, personId: number): Promise<Membership
   const rows = await s.database.db
     .selectFrom('team_memberships')
     .innerJoin('accounts', 'accounts.id', 'team_memberships.team_id')
-    .select(['accounts.id', 'accounts.username', 'accounts.plan', 'accounts.has_active_subscription', 'team_memberships.role'])
+    .select([
+      'accounts.id',
+      'accounts.username',
+      'accounts.plan',
+      'accounts.has_active_subscription',
+      'team_memberships.role',
+    ])
     .where('team_memberships.person_id', '=', personId)
     .where('accounts.kind', '=', 'team')
     .orderBy('accounts.username')
     .execute();
-  return rows.map((r) => ({ id: r.id, username: r.username, plan: r.plan, hasActiveSubscription: r.has_active_subscription === 1, role: r.role }));
+  return rows.map((r) => ({
+    id: r.id,
+    username: r.username,
+    plan: r.plan,
+    hasActiveSubscription: r.has_active_subscription === 1,
+    role: r.role,
+  }));
 }
 
 /** The members of a team, owners first. */
@@ -139,7 +175,8 @@ export async function setMember(
   actorId: number | null,
   input: { teamId: number; username: string; role: TeamRole },
 ): Promise<TeamMember> {
-  if (!TEAM_ROLES.includes(input.role)) throw badRequest(`Role must be one of ${TEAM_ROLES.join(', ')}.`, 'invalid-role');
+  if (!TEAM_ROLES.includes(input.role))
+    throw badRequest(`Role must be one of ${TEAM_ROLES.join(', ')}.`, 'invalid-role');
   if (actorId !== null) await assertTeamOwner(s, input.teamId, actorId);
   else if (!(await findTeam(s, input.teamId))) throw notFound('No such team.');
   const { db } = s.database;
@@ -147,7 +184,13 @@ export async function setMember(
     .selectFrom('accounts')
     .innerJoin('people', 'people.account_id', 'accounts.id')
     .select(['accounts.id', 'accounts.username', 'people.email', 'people.account_type'])
-    .where('accounts.username', '=', String(input.username ?? '').trim().toLowerCase())
+    .where(
+      'accounts.username',
+      '=',
+      String(input.username ?? '')
+        .trim()
+        .toLowerCase(),
+    )
     .where('accounts.kind', '=', 'person')
     .executeTakeFirst();
   if (!person) throw notFound(`There is no person named "${input.username}".`);
@@ -163,10 +206,18 @@ export async function setMember(
       .executeTakeFirst();
     if (current) {
       if (current.role === 'owner' && input.role !== 'owner') await assertAnotherOwner(trx, input.teamId, person.id);
-      await trx.updateTable('team_memberships').set({ role: input.role }).where('team_id', '=', input.teamId).where('person_id', '=', person.id).execute();
+      await trx
+        .updateTable('team_memberships')
+        .set({ role: input.role })
+        .where('team_id', '=', input.teamId)
+        .where('person_id', '=', person.id)
+        .execute();
       demoted = input.role === 'viewer' && current.role !== 'viewer';
     } else {
-      await trx.insertInto('team_memberships').values({ team_id: input.teamId, person_id: person.id, role: input.role, created_at: now }).execute();
+      await trx
+        .insertInto('team_memberships')
+        .values({ team_id: input.teamId, person_id: person.id, role: input.role, created_at: now })
+        .execute();
     }
   });
   // A viewer may not sync the team's files: the person's open team sync streams close.
@@ -175,7 +226,12 @@ export async function setMember(
 }
 
 /** Removes a member; the last owner stays. */
-export async function removeMember(s: Services, actorId: number | null, teamId: number, personId: number): Promise<void> {
+export async function removeMember(
+  s: Services,
+  actorId: number | null,
+  teamId: number,
+  personId: number,
+): Promise<void> {
   if (actorId !== null) await assertTeamOwner(s, teamId, actorId);
   await s.database.db.transaction().execute(async (trx) => {
     const current = await trx

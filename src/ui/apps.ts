@@ -38,7 +38,7 @@ ${o.msg ? html`<div class="msg ${o.msg.type === 'error' ? 'error' : 'success'}" 
 
 /** `/tools/todo.html`, each segment encoded. */
 export function appHref(app: AppRef): string {
-  return '/' + app.path.split('/').map(encodeURIComponent).join('/');
+  return `/${app.path.split('/').map(encodeURIComponent).join('/')}`;
 }
 
 /** `/_/app/<page>?app=<path>` */
@@ -53,7 +53,11 @@ const newPassword = () => html`<label for="password">Password</label>
 <input id="password" name="password" type="password" required minlength="${limits.password.minLength}" maxlength="${limits.password.maxLength}" autocomplete="new-password">
 <small>At least ${limits.password.minLength} characters, not a common password.</small>`;
 
-export function appSignupPage(o: { app: AppRef; msg?: Msg; signedIn?: { username: string; instanceUrl?: string } }): string {
+export function appSignupPage(o: {
+  app: AppRef;
+  msg?: Msg;
+  signedIn?: { username: string; instanceUrl?: string };
+}): string {
   const already = o.signedIn?.instanceUrl
     ? html`<p class="muted">You are signed in as <strong>${o.signedIn.username}</strong>. <a href="${o.signedIn.instanceUrl}">Open your copy</a>.</p>`
     : '';
@@ -125,7 +129,13 @@ ${newPassword()}
 }
 
 /** A page that says one thing and offers one link. */
-export function appNoticePage(o: { title: string; text: string; app?: AppRef; link?: { href: string; label: string }; msg?: Msg }): string {
+export function appNoticePage(o: {
+  title: string;
+  text: string;
+  app?: AppRef;
+  link?: { href: string; label: string };
+  msg?: Msg;
+}): string {
   return frame({
     title: o.title,
     app: o.app,

@@ -12,8 +12,10 @@ interface Common {
   username?: string;
 }
 
-const returnField = (returnTo?: string) => (returnTo ? html`<input type="hidden" name="return" value="${returnTo}">` : '');
-const withReturn = (path: string, returnTo?: string) => (returnTo ? `${path}?return=${encodeURIComponent(returnTo)}` : path);
+const returnField = (returnTo?: string) =>
+  returnTo ? html`<input type="hidden" name="return" value="${returnTo}">` : '';
+const withReturn = (path: string, returnTo?: string) =>
+  returnTo ? `${path}?return=${encodeURIComponent(returnTo)}` : path;
 
 const emailInput = (label: string, autocomplete: string, type = 'email') => html`<label for="email">${label}</label>
 <input id="email" name="email" type="${type}" required maxlength="${limits.emailLength}" autocomplete="${autocomplete}" autofocus>`;

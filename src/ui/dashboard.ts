@@ -25,7 +25,7 @@ export function formatSize(bytes: number): string {
 }
 
 function formatTime(iso: string): Html {
-  const shown = iso.replace('T', ' ').slice(0, 16) + ' UTC';
+  const shown = `${iso.replace('T', ' ').slice(0, 16)} UTC`;
   return html`<time datetime="${iso}">${shown}</time>`;
 }
 
@@ -33,7 +33,7 @@ function formatTime(iso: string): Html {
 export function nodeHref(node: Pick<NodeRow, 'path' | 'name'>): string {
   if (node.path === '' && node.name.toLowerCase() === 'index.html') return '/';
   const segments = [...(node.path ? node.path.split('/') : []), node.name];
-  return '/' + segments.map(encodeURIComponent).join('/');
+  return `/${segments.map(encodeURIComponent).join('/')}`;
 }
 
 /** Where visitors sign up on an app: `<host>/_/app/signup?app=<path>` (see src/http/routes/apps.ts). */
@@ -54,7 +54,8 @@ function treeOf(nodes: NodeRow[]): Tree {
     if (list) list.push(n);
     else byParent.set(n.parent_id, [n]);
   }
-  for (const list of byParent.values()) list.sort((a, b) => order[a.type] - order[b.type] || a.name_key.localeCompare(b.name_key));
+  for (const list of byParent.values())
+    list.sort((a, b) => order[a.type] - order[b.type] || a.name_key.localeCompare(b.name_key));
   const folders = nodes.filter((n) => n.type === 'folder').sort((a, b) => childPathOf(a).localeCompare(childPathOf(b)));
   return { byParent, folders };
 }
@@ -68,7 +69,7 @@ function countBelow(tree: Tree, id: number): number {
 function folderOptions(tree: Tree, selected: number, exclude?: NodeRow): Html {
   const excluded = exclude?.type === 'folder' ? childPathOf(exclude) : null;
   const opts = tree.folders
-    .filter((f) => excluded === null || (childPathOf(f) !== excluded && !childPathOf(f).startsWith(excluded + '/')))
+    .filter((f) => excluded === null || (childPathOf(f) !== excluded && !childPathOf(f).startsWith(`${excluded}/`)))
     .map((f) => html`<option value="${f.id}"${f.id === selected ? raw(' selected') : ''}>${childPathOf(f)}/</option>`);
   return html`<option value="0"${selected === 0 ? raw(' selected') : ''}>(top level)</option>${opts}`;
 }
@@ -107,7 +108,13 @@ function row(tree: Tree, n: NodeRow, depth: number, hostUrl: string): Html {
     n.type === 'folder'
       ? html`<strong class="folder">${n.name}/</strong>`
       : html`<a href="${hostUrl + nodeHref(n)}" target="_blank" rel="noopener">${n.name}</a>`;
-  const size = n.type === 'folder' ? (() => { const c = countBelow(tree, n.id); return `${c} item${c === 1 ? '' : 's'}`; })() : formatSize(n.size);
+  const size =
+    n.type === 'folder'
+      ? (() => {
+          const c = countBelow(tree, n.id);
+          return `${c} item${c === 1 ? '' : 's'}`;
+        })()
+      : formatSize(n.size);
   const visibility =
     n.type === 'folder'
       ? ''

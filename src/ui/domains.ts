@@ -27,9 +27,13 @@ section.domain code{word-break:break-all}section.domain form{margin:.5rem 0 0}se
 
 export function domainsPage(v: DomainsView): string {
   const sections = v.domains.map(
-    (d) => html`<section class="domain" data-domain-id="${d.id}"><h2>${d.domain} <span class="badge ${d.status}" data-status="${d.status}">${STATUS_TEXT[d.status]}</span></h2>
+    (
+      d,
+    ) => html`<section class="domain" data-domain-id="${d.id}"><h2>${d.domain} <span class="badge ${d.status}" data-status="${d.status}">${STATUS_TEXT[d.status]}</span></h2>
 <p class="muted">SSL certificate: <strong data-ssl-status="${d.sslStatus ?? ''}">${d.sslStatus ?? (d.status === 'active' ? 'pending' : 'not yet')}</strong>${
-      d.status === 'active' ? html` · <a href="/_/session/start?host=${d.domain}&amp;return=%2F" target="_blank" rel="noopener" title="Opens the domain signed in as you">open https://${d.domain}/</a>` : ''
+      d.status === 'active'
+        ? html` · <a href="/_/session/start?host=${d.domain}&amp;return=%2F" target="_blank" rel="noopener" title="Opens the domain signed in as you">open https://${d.domain}/</a>`
+        : ''
     }</p>
 ${
   d.status === 'active'

@@ -2,8 +2,17 @@
 import { html, raw } from './html.ts';
 import { page } from './pages.ts';
 
-export function editorPage(o: { name: string; content: string; etag: string; documentUrl: string; username?: string }): string {
-  const data = JSON.stringify({ content: o.content, etag: o.etag, documentUrl: o.documentUrl, name: o.name }).replace(/</g, '\\u003c');
+export function editorPage(o: {
+  name: string;
+  content: string;
+  etag: string;
+  documentUrl: string;
+  username?: string;
+}): string {
+  const data = JSON.stringify({ content: o.content, etag: o.etag, documentUrl: o.documentUrl, name: o.name }).replace(
+    /</g,
+    '\\u003c',
+  );
   return page({
     title: `Edit ${o.name}`,
     username: o.username,

@@ -33,9 +33,15 @@ export function keysPage(v: KeysView): string {
   const inactive = v.keys.filter((k) => k.state !== 'active');
   const shown = v.tab === 'active' ? active : inactive;
   const rows = shown.map(
-    (k) => html`<tr data-key-id="${k.id}"><td><code>${k.prefix}…</code></td><td>${when(k.createdAt)}</td><td>${when(k.expiresAt)}</td>
-<td>${when(k.lastUsedAt)}</td><td>${k.state === 'active' ? html`<form method="post" action="/_/dashboard/keys/${k.id}/revoke"
-  onsubmit="return confirm('Revoke this key? Every tool using it stops syncing.')"><button class="secondary" type="submit">Revoke</button></form>` : k.state}</td></tr>`,
+    (
+      k,
+    ) => html`<tr data-key-id="${k.id}"><td><code>${k.prefix}…</code></td><td>${when(k.createdAt)}</td><td>${when(k.expiresAt)}</td>
+<td>${when(k.lastUsedAt)}</td><td>${
+      k.state === 'active'
+        ? html`<form method="post" action="/_/dashboard/keys/${k.id}/revoke"
+  onsubmit="return confirm('Revoke this key? Every tool using it stops syncing.')"><button class="secondary" type="submit">Revoke</button></form>`
+        : k.state
+    }</td></tr>`,
   );
   return page({
     title: 'Sync keys',

@@ -10,7 +10,14 @@ interface Doc {
 }
 
 const pathOf = (n: Doc) => (n.path ? `${n.path}/${n.name}` : n.name);
-const SAVED_BY: Record<string, string> = { browser: 'browser', editor: 'editor', sync: 'sync key', restore: 'restore', create: 'created', instance: 'app copy' };
+const SAVED_BY: Record<string, string> = {
+  browser: 'browser',
+  editor: 'editor',
+  sync: 'sync key',
+  restore: 'restore',
+  create: 'created',
+  instance: 'app copy',
+};
 const who = (v: VersionInfo) => SAVED_BY[v.savedBy] ?? v.savedBy;
 const kb = (n: number) => `${(n / 1024).toFixed(1)} KB`;
 
@@ -21,7 +28,10 @@ export function versionsPage(o: { node: Doc; versions: VersionInfo[]; documentPa
     body: html`<h1>Versions of <a href="${o.documentPath}">${pathOf(o.node)}</a></h1>
       <table><thead><tr><th>#</th><th>Saved</th><th>By</th><th class="num">Size</th><th></th></tr></thead><tbody>
       ${o.versions.map(
-        (v, i) => html`<tr><td>${v.backupNumber}</td><td><time datetime="${v.createdAt}">${v.createdAt.replace('T', ' ').slice(0, 19)}</time></td>
+        (
+          v,
+          i,
+        ) => html`<tr><td>${v.backupNumber}</td><td><time datetime="${v.createdAt}">${v.createdAt.replace('T', ' ').slice(0, 19)}</time></td>
           <td>${who(v)}${v.savedByUsername ? html` <small>(${v.savedByUsername})</small>` : ''}</td><td class="num">${kb(v.size)}</td>
           <td><a href="/_/version/${v.id}">view</a> · <a href="/_/version/${v.id}/diff">diff with current</a>${i === 0 ? html` · <small>current</small>` : html` · <a href="/_/restore/${v.id}">restore</a>`}</td></tr>`,
       )}
@@ -51,17 +61,26 @@ export function diffPage(o: { node: Doc; version: VersionInfo; old: string; curr
       <p class="muted"><span style="background:#fee2e2">− removed since then</span> · <span style="background:#dcfce7">+ added since then</span> ·
       <a href="/_/restore/${o.version.id}">restore version ${o.version.backupNumber}</a></p>
       ${changed ? '' : html`<p>No differences: this version is the current content.</p>`}
-      <pre class="diff" style="background:#fff;border:1px solid var(--line);padding:1rem;overflow:auto">${parts.map((p) => {
-        if (!p.added && !p.removed) {
-          const lines = p.value.split('\n');
-          // Long unchanged runs fold to their first and last three lines.
-          const text = lines.length > 8 ? [...lines.slice(0, 3), `… ${lines.length - 6} unchanged lines …`, ...lines.slice(-3)].join('\n') : p.value;
-          return html`<span>${text}</span>`;
-        }
-        const sign = p.added ? '+' : '−';
-        const bg = p.added ? '#dcfce7' : '#fee2e2';
-        return html`<span style="background:${bg};display:block">${p.value.replace(/\n$/, '').split('\n').map((l) => `${sign} ${l}`).join('\n')}</span>`;
-      })}</pre>`,
+      <pre class="diff" style="background:#fff;border:1px solid var(--line);padding:1rem;overflow:auto">${parts.map(
+        (p) => {
+          if (!p.added && !p.removed) {
+            const lines = p.value.split('\n');
+            // Long unchanged runs fold to their first and last three lines.
+            const text =
+              lines.length > 8
+                ? [...lines.slice(0, 3), `… ${lines.length - 6} unchanged lines …`, ...lines.slice(-3)].join('\n')
+                : p.value;
+            return html`<span>${text}</span>`;
+          }
+          const sign = p.added ? '+' : '−';
+          const bg = p.added ? '#dcfce7' : '#fee2e2';
+          return html`<span style="background:${bg};display:block">${p.value
+            .replace(/\n$/, '')
+            .split('\n')
+            .map((l) => `${sign} ${l}`)
+            .join('\n')}</span>`;
+        },
+      )}</pre>`,
   });
 }
 

@@ -11,7 +11,8 @@ import { ifNoneMatchHits } from '../http/conditional.ts';
 import { isActiveContent } from './content-types.ts';
 
 export async function serveUpload(req: FastifyRequest, reply: FastifyReply, s: Services, node: NodeRow) {
-  if (req.headers['service-worker'] !== undefined) throw forbidden('Uploads cannot be service workers.', 'service-worker-refused');
+  if (req.headers['service-worker'] !== undefined)
+    throw forbidden('Uploads cannot be service workers.', 'service-worker-refused');
   const type = node.content_type ?? 'application/octet-stream';
   reply.header('x-content-type-options', 'nosniff').header('cache-control', 'no-cache');
   if (isActiveContent(type)) reply.header('content-security-policy', 'sandbox');

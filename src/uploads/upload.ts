@@ -66,7 +66,11 @@ function candidateName(name: string, n: number): string {
 
 /** Inserts the upload's row. With a transaction (`tx`, `after`), the row is part of it and the event
  *  waits for its commit; a taken name is then always 409 (one statement per transaction). */
-export async function insertUpload(s: Services, input: InsertUploadInput, tx?: { tx: Tx; after: AfterCommit }): Promise<NodeRow> {
+export async function insertUpload(
+  s: Services,
+  input: InsertUploadInput,
+  tx?: { tx: Tx; after: AfterCommit },
+): Promise<NodeRow> {
   const problem = nodeNameProblem(input.name, 'upload');
   if (problem) throw badRequest(problem, 'invalid-name');
   const db: Kysely<DB> = tx?.tx ?? s.database.db;
@@ -93,7 +97,13 @@ export async function insertUpload(s: Services, input: InsertUploadInput, tx?: {
         )
         .returningAll()
         .executeTakeFirstOrThrow();
-      const publish = () => publishNodeSaved(s, row, { checksum: row.checksum, size: row.size, modifiedAt: row.modified_at }, { writer: input.by.writer });
+      const publish = () =>
+        publishNodeSaved(
+          s,
+          row,
+          { checksum: row.checksum, size: row.size, modifiedAt: row.modified_at },
+          { writer: input.by.writer },
+        );
       if (tx) tx.after.push(publish);
       else void publish(); // never waits on the bus
       return row;
@@ -146,7 +156,11 @@ export interface ReplaceUploadInput {
 /** New bytes for an upload: the blob first, then one UPDATE that carries the If-Match condition.
  *  Unchanged bytes write nothing. With a transaction, the UPDATE is part of it and the event waits
  *  for its commit. */
-export async function replaceUpload(s: Services, input: ReplaceUploadInput, tx?: { tx: Tx; after: AfterCommit }): Promise<{ changed: boolean; node: NodeRow }> {
+export async function replaceUpload(
+  s: Services,
+  input: ReplaceUploadInput,
+  tx?: { tx: Tx; after: AfterCommit },
+): Promise<{ changed: boolean; node: NodeRow }> {
   const { node, ifMatch } = input;
   const db: Kysely<DB> = tx?.tx ?? s.database.db;
   const conflict = (n: Pick<NodeRow, 'checksum' | 'saved_by_account_id' | 'saved_by_writer'>) =>
@@ -173,10 +187,16 @@ export async function replaceUpload(s: Services, input: ReplaceUploadInput, tx?:
   const updated = await q.returningAll().executeTakeFirst();
   if (!updated) {
     const current = await db.selectFrom('nodes').selectAll().where('id', '=', node.id).executeTakeFirst();
-    if (!current || current.type !== 'upload') throw new KilnError(404, 'No such file.', 'not-found');
+    if (current?.type !== 'upload') throw new KilnError(404, 'No such file.', 'not-found');
     throw conflict(current);
   }
-  const publish = () => publishNodeSaved(s, updated, { checksum: updated.checksum, size: updated.size, modifiedAt: now }, { writer: input.by.writer });
+  const publish = () =>
+    publishNodeSaved(
+      s,
+      updated,
+      { checksum: updated.checksum, size: updated.size, modifiedAt: now },
+      { writer: input.by.writer },
+    );
   if (tx) tx.after.push(publish);
   else void publish(); // never waits on the bus
   return { changed: true, node: updated };

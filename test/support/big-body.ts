@@ -10,12 +10,26 @@ export interface EarlyAnswer {
   sent: number;
 }
 
-export function answerBeforeBody(o: { port: number; host: string; method: string; path: string; headers?: Record<string, string>; size: number; waitMs?: number }): Promise<EarlyAnswer> {
+export function answerBeforeBody(o: {
+  port: number;
+  host: string;
+  method: string;
+  path: string;
+  headers?: Record<string, string>;
+  size: number;
+  waitMs?: number;
+}): Promise<EarlyAnswer> {
   return new Promise((resolve, reject) => {
     const first = Buffer.alloc(1024, 0x20);
     let sent = 0;
     let done = false;
-    const req = http.request({ host: '127.0.0.1', port: o.port, method: o.method, path: o.path, headers: { host: o.host, 'content-type': 'application/json', 'content-length': String(o.size), ...o.headers } });
+    const req = http.request({
+      host: '127.0.0.1',
+      port: o.port,
+      method: o.method,
+      path: o.path,
+      headers: { host: o.host, 'content-type': 'application/json', 'content-length': String(o.size), ...o.headers },
+    });
     const finish = (a: EarlyAnswer) => {
       if (done) return;
       done = true;
@@ -31,7 +45,7 @@ export function answerBeforeBody(o: { port: number; host: string; method: string
       res.on('error', () => finish({ status: res.statusCode!, body: Buffer.concat(chunks).toString('utf8'), sent }));
     });
     req.on('error', (err) => (done ? undefined : reject(err)));
-    req.write('{"content":"' + first.toString());
+    req.write(`{"content":"${first.toString()}`);
     sent = first.length + 12;
   });
 }

@@ -88,7 +88,12 @@ export async function saveNow(page: import('playwright-core').Page): Promise<{ m
  *  `stored()` (the document as Kiln serves it) has the item; returns the last stored text. An edit
  *  made before the library captured its baseline reads as "no changes", and an autosave may land it
  *  first: both are fine. Throws when a save answers with an error. */
-export async function appendAndSave(page: import('playwright-core').Page, stored: () => Promise<string>, id: string, text: string): Promise<string> {
+export async function appendAndSave(
+  page: import('playwright-core').Page,
+  stored: () => Promise<string>,
+  id: string,
+  text: string,
+): Promise<string> {
   const item = `<li id="${id}">${text}</li>`;
   let served = await stored();
   for (let i = 0; i < 20 && !served.includes(item); i++) {

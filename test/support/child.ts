@@ -31,11 +31,21 @@ export interface ChildKiln {
 
 /** Starts `node bin/kiln.js serve` with `env` (PORT is chosen here unless given) and waits until it
  *  answers HTTP (`nodeArgs`, e.g. `--cpu-prof`, go to node itself). Rejects with the child's output when it exits first or takes longer than `timeoutMs`. */
-export async function spawnKiln(env: Record<string, string>, opts: { timeoutMs?: number; nodeArgs?: string[] } = {}): Promise<ChildKiln> {
+export async function spawnKiln(
+  env: Record<string, string>,
+  opts: { timeoutMs?: number; nodeArgs?: string[] } = {},
+): Promise<ChildKiln> {
   const port = env.PORT ? Number(env.PORT) : await freePort();
   const child = spawn(process.execPath, [...(opts.nodeArgs ?? []), path.join(REPO, 'bin/kiln.js'), 'serve'], {
     cwd: REPO,
-    env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', HOST: '127.0.0.1', LOG_LEVEL: 'silent', ...env, PORT: String(port) },
+    env: {
+      PATH: process.env.PATH ?? '',
+      HOME: process.env.HOME ?? '',
+      HOST: '127.0.0.1',
+      LOG_LEVEL: 'silent',
+      ...env,
+      PORT: String(port),
+    },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let out = '';

@@ -37,19 +37,27 @@ export class CookieJar {
       if (k.toLowerCase() === 'expires' && expires === null) expires = Date.parse(v);
     }
     const hostname = host.replace(/:\d+$/, '');
-    this.cookies = this.cookies.filter((c) => !(c.name === name && c.domain === domain && (domain !== null || c.host === hostname)));
+    this.cookies = this.cookies.filter(
+      (c) => !(c.name === name && c.domain === domain && (domain !== null || c.host === hostname)),
+    );
     if (expires !== null && expires <= Date.now()) return;
     this.cookies.push({ name, value, domain, host: hostname, expires });
   }
   header(host: string): string {
     const hostname = host.replace(/:\d+$/, '');
     return this.cookies
-      .filter((c) => (c.expires === null || c.expires > Date.now()) && (c.domain === null ? c.host === hostname : hostname === c.domain || hostname.endsWith('.' + c.domain)))
+      .filter(
+        (c) =>
+          (c.expires === null || c.expires > Date.now()) &&
+          (c.domain === null ? c.host === hostname : hostname === c.domain || hostname.endsWith(`.${c.domain}`)),
+      )
       .map((c) => `${c.name}=${c.value}`)
       .join('; ');
   }
   get(name: string, host: string): string | undefined {
-    const line = this.header(host).split('; ').find((p) => p.startsWith(name + '='));
+    const line = this.header(host)
+      .split('; ')
+      .find((p) => p.startsWith(`${name}=`));
     return line?.slice(name.length + 1);
   }
 }
@@ -91,9 +99,12 @@ export class Client {
    *  session handshake (`/_/session/start` → `/_/session?grant=…`); returns a client for that host
    *  sharing the cookie jar. Throws when the main app hands out no grant. */
   async enter(host: string, path = '/'): Promise<Client> {
-    const start = await this.page(`/_/session/start?host=${encodeURIComponent(host.replace(/:\d+$/, ''))}&return=${encodeURIComponent(path)}`);
+    const start = await this.page(
+      `/_/session/start?host=${encodeURIComponent(host.replace(/:\d+$/, ''))}&return=${encodeURIComponent(path)}`,
+    );
     const to = start.headers.location;
-    if (start.status !== 302 || !to || !to.includes('/_/session?grant=')) throw new Error(`no session grant for ${host}: ${start.status} ${to ?? start.text}`);
+    if (start.status !== 302 || !to || !to.includes('/_/session?grant='))
+      throw new Error(`no session grant for ${host}: ${start.status} ${to ?? start.text}`);
     const doc = this.on(host);
     const u = new URL(to);
     await doc.page(u.pathname + u.search);
@@ -117,23 +128,26 @@ export class Client {
     const cookie = this.jar.header(host);
     if (cookie && !headers.cookie) headers.cookie = cookie;
     return new Promise((resolve, reject) => {
-      const req = http.request({ host: '127.0.0.1', localAddress: this.address, port: this.port, method, path, headers }, (res) => {
-        const chunks: Buffer[] = [];
-        res.on('data', (c) => chunks.push(c));
-        res.on('end', () => {
-          const buf = Buffer.concat(chunks);
-          const setCookies = ([] as string[]).concat(res.headers['set-cookie'] ?? []);
-          for (const sc of setCookies) this.jar.store(host, sc);
-          const text = buf.toString('utf8');
-          let json: unknown;
-          try {
-            json = JSON.parse(text);
-          } catch {
-            json = undefined;
-          }
-          resolve({ status: res.statusCode!, headers: res.headers, body: buf, text, json, setCookies });
-        });
-      });
+      const req = http.request(
+        { host: '127.0.0.1', localAddress: this.address, port: this.port, method, path, headers },
+        (res) => {
+          const chunks: Buffer[] = [];
+          res.on('data', (c) => chunks.push(c));
+          res.on('end', () => {
+            const buf = Buffer.concat(chunks);
+            const setCookies = ([] as string[]).concat(res.headers['set-cookie'] ?? []);
+            for (const sc of setCookies) this.jar.store(host, sc);
+            const text = buf.toString('utf8');
+            let json: unknown;
+            try {
+              json = JSON.parse(text);
+            } catch {
+              json = undefined;
+            }
+            resolve({ status: res.statusCode!, headers: res.headers, body: buf, text, json, setCookies });
+          });
+        },
+      );
       req.on('error', reject);
       if (body) req.end(body);
       else req.end();

@@ -12,7 +12,13 @@ let n = 0;
 export function newPerson(over: Partial<NewPerson> = {}): NewPerson {
   n++;
   const tag = `${process.pid.toString(36)}${n}`;
-  return { email: `user${tag}@example.com`, username: `user${tag}`, password: `Kiln-test-pw-${tag}-x9`, emailConfirmed: true, ...over };
+  return {
+    email: `user${tag}@example.com`,
+    username: `user${tag}`,
+    password: `Kiln-test-pw-${tag}-x9`,
+    emailConfirmed: true,
+    ...over,
+  };
 }
 
 export interface Sessions {
@@ -25,7 +31,13 @@ export interface Sessions {
 }
 
 /** A login and a session on the account's own host, as signing in and the session handshake make them. */
-export async function sessionsFor(db: Db, config: Config, accountId: number, username: string, now = new Date()): Promise<Sessions> {
+export async function sessionsFor(
+  db: Db,
+  config: Config,
+  accountId: number,
+  username: string,
+  now = new Date(),
+): Promise<Sessions> {
   const login = await createLogin(db, accountId, now);
   const hostName = `${username}.${config.rootHostname}`;
   const host = await createHostSession(db, { id: login.id, accountId, expiresAt: login.expiresAt }, hostName, now);
@@ -45,8 +57,22 @@ export function storeSessions(jar: CookieJar, config: Config, sessions: Sessions
 export function browserCookies(config: Config, sessions: Sessions) {
   const name = authCookieName(config);
   return [
-    { name, value: sessions.main, url: `https://${config.rootHostname}/`, httpOnly: true, secure: true, sameSite: 'Lax' as const },
-    { name, value: sessions.host, url: `https://${sessions.hostName}/`, httpOnly: true, secure: true, sameSite: 'Lax' as const },
+    {
+      name,
+      value: sessions.main,
+      url: `https://${config.rootHostname}/`,
+      httpOnly: true,
+      secure: true,
+      sameSite: 'Lax' as const,
+    },
+    {
+      name,
+      value: sessions.host,
+      url: `https://${sessions.hostName}/`,
+      httpOnly: true,
+      secure: true,
+      sameSite: 'Lax' as const,
+    },
   ];
 }
 

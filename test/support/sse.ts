@@ -43,7 +43,14 @@ export class SseClient {
     const c = new SseClient();
     return new Promise((resolve, reject) => {
       c.req = http.request(
-        { host: '127.0.0.1', port: opts.port, path: opts.path, method: 'GET', headers: { host: opts.host, accept: 'text/event-stream', ...opts.headers }, agent: false },
+        {
+          host: '127.0.0.1',
+          port: opts.port,
+          path: opts.path,
+          method: 'GET',
+          headers: { host: opts.host, accept: 'text/event-stream', ...opts.headers },
+          agent: false,
+        },
         (res) => {
           c.res = res;
           c.status = res.statusCode!;

@@ -11,7 +11,15 @@ const stripe = new Stripe('sk_test_kiln');
 
 export const newId = (prefix: string) => `${prefix}_${randomBytes(8).toString('hex')}`;
 
-export function checkoutEvent(o: { email: string; plan?: string; amount?: number; customer?: string; subscription?: string; id?: string; paymentStatus?: string }) {
+export function checkoutEvent(o: {
+  email: string;
+  plan?: string;
+  amount?: number;
+  customer?: string;
+  subscription?: string;
+  id?: string;
+  paymentStatus?: string;
+}) {
   return {
     id: o.id ?? newId('evt'),
     object: 'event',
@@ -37,7 +45,10 @@ export function checkoutEvent(o: { email: string; plan?: string; amount?: number
   };
 }
 
-export function subscriptionEvent(type: 'customer.subscription.deleted' | 'customer.subscription.updated', o: { subscription: string; customer: string; status: string; plan?: string; unitAmount?: number }) {
+export function subscriptionEvent(
+  type: 'customer.subscription.deleted' | 'customer.subscription.updated',
+  o: { subscription: string; customer: string; status: string; plan?: string; unitAmount?: number },
+) {
   return {
     id: newId('evt'),
     object: 'event',
@@ -51,17 +62,44 @@ export function subscriptionEvent(type: 'customer.subscription.deleted' | 'custo
         customer: o.customer,
         status: o.status,
         metadata: o.plan ? { plan: o.plan } : {},
-        items: { object: 'list', data: o.unitAmount ? [{ id: newId('si'), object: 'subscription_item', price: { id: newId('price'), object: 'price', unit_amount: o.unitAmount, metadata: {}, lookup_key: null } }] : [] },
+        items: {
+          object: 'list',
+          data: o.unitAmount
+            ? [
+                {
+                  id: newId('si'),
+                  object: 'subscription_item',
+                  price: {
+                    id: newId('price'),
+                    object: 'price',
+                    unit_amount: o.unitAmount,
+                    metadata: {},
+                    lookup_key: null,
+                  },
+                },
+              ]
+            : [],
+        },
       },
     },
   };
 }
 
 /** Posts `event` to the webhook route, signed with `secret` (or with the header given). */
-export function deliver(kiln: TestKiln, event: object | string, opts: { secret?: string; signature?: string | null; body?: string } = {}): Promise<Res> {
+export function deliver(
+  kiln: TestKiln,
+  event: object | string,
+  opts: { secret?: string; signature?: string | null; body?: string } = {},
+): Promise<Res> {
   const payload = typeof event === 'string' ? event : JSON.stringify(event);
-  const signature = opts.signature === undefined ? stripe.webhooks.generateTestHeaderString({ payload, secret: opts.secret ?? WEBHOOK_SECRET }) : opts.signature;
-  const headers: Record<string, string> = { 'content-type': 'application/json; charset=utf-8', 'user-agent': 'Stripe/1.0 (+https://stripe.com/docs/webhooks)' };
+  const signature =
+    opts.signature === undefined
+      ? stripe.webhooks.generateTestHeaderString({ payload, secret: opts.secret ?? WEBHOOK_SECRET })
+      : opts.signature;
+  const headers: Record<string, string> = {
+    'content-type': 'application/json; charset=utf-8',
+    'user-agent': 'Stripe/1.0 (+https://stripe.com/docs/webhooks)',
+  };
   if (signature !== null) headers['stripe-signature'] = signature;
   return kiln.client().post('/_/webhooks/stripe', opts.body ?? payload, { headers });
 }

@@ -77,7 +77,11 @@ export class SyncApi {
   }
 
   /** A raw request to `<syncBase><suffix>` (or an absolute `/_/...` path). Never throws on status. */
-  raw(method: string, suffix: string, opts: { body?: unknown; headers?: Record<string, string> } = {}): Promise<ApiRes> {
+  raw(
+    method: string,
+    suffix: string,
+    opts: { body?: unknown; headers?: Record<string, string> } = {},
+  ): Promise<ApiRes> {
     const url = suffix.startsWith('/_/') ? suffix : `${this.conn.syncBase ?? '/_/sync'}${suffix}`;
     const headers = this.headers(opts.headers);
     const body = opts.body === undefined ? undefined : Buffer.from(JSON.stringify(opts.body));
@@ -104,7 +108,8 @@ export class SyncApi {
 
   private async call(method: string, suffix: string, opts: { body?: unknown; headers?: Record<string, string> } = {}) {
     const res = await this.raw(method, suffix, opts);
-    if (res.status < 200 || res.status > 299) throw new SyncError(res.status, res.json?.code, res.json ?? { msg: res.text });
+    if (res.status < 200 || res.status > 299)
+      throw new SyncError(res.status, res.json?.code, res.json ?? { msg: res.text });
     return res.json;
   }
 
@@ -113,29 +118,57 @@ export class SyncApi {
   }
   /** Discovery: always the personal base, protocol 2, no account id. */
   accounts() {
-    return new SyncApi({ ...this.conn, protocol: undefined }).call('GET', '/_/sync/accounts', { headers: { 'x-sync-protocol': '2' } });
+    return new SyncApi({ ...this.conn, protocol: undefined }).call('GET', '/_/sync/accounts', {
+      headers: { 'x-sync-protocol': '2' },
+    });
   }
   async list(): Promise<{ nodes: WireNode[]; complete: boolean; serverTime: string }> {
     return this.call('GET', '/nodes');
   }
-  async create(body: { type: string; name: string; parentId: number | string; content?: string | Buffer; modifiedAt?: string }): Promise<WireNode> {
+  async create(body: {
+    type: string;
+    name: string;
+    parentId: number | string;
+    content?: string | Buffer;
+    modifiedAt?: string;
+  }): Promise<WireNode> {
     const wire = { ...body, content: Buffer.isBuffer(body.content) ? body.content.toString('base64') : body.content };
     return (await this.call('POST', '/nodes', { body: wire })).node;
   }
   /** Content decoded: a string for documents, a Buffer for uploads. */
-  async download(id: number): Promise<{ content: string | Buffer; nodeType: string; etag: string; structureVersion: string; modifiedAt: string; size: number }> {
+  async download(id: number): Promise<{
+    content: string | Buffer;
+    nodeType: string;
+    etag: string;
+    structureVersion: string;
+    modifiedAt: string;
+    size: number;
+  }> {
     const d = await this.call('GET', `/nodes/${id}/content`);
-    return { ...d, content: d.nodeType === 'upload' ? Buffer.from(d.content, 'base64') : d.content, etag: d.etag ?? d.checksum };
+    return {
+      ...d,
+      content: d.nodeType === 'upload' ? Buffer.from(d.content, 'base64') : d.content,
+      etag: d.etag ?? d.checksum,
+    };
   }
-  async upload(id: number, content: string | Buffer, opts: { ifMatch?: string; snapshotHtml?: string; senderId?: string } = {}) {
-    const body: Record<string, unknown> = { content: Buffer.isBuffer(content) ? content.toString('base64') : content, modifiedAt: new Date().toISOString() };
+  async upload(
+    id: number,
+    content: string | Buffer,
+    opts: { ifMatch?: string; snapshotHtml?: string; senderId?: string } = {},
+  ) {
+    const body: Record<string, unknown> = {
+      content: Buffer.isBuffer(content) ? content.toString('base64') : content,
+      modifiedAt: new Date().toISOString(),
+    };
     if (opts.snapshotHtml) body.snapshotHtml = opts.snapshotHtml;
     if (opts.senderId) body.senderId = opts.senderId;
     const headers: Record<string, string> = opts.ifMatch ? { 'if-match': `"${opts.ifMatch}"` } : {};
     return this.call('PUT', `/nodes/${id}/content`, { body, headers });
   }
   rename(id: number, newName: string, expectedVersion?: string) {
-    return this.call('PATCH', `/nodes/${id}/rename`, { body: expectedVersion ? { newName, expectedVersion } : { newName } });
+    return this.call('PATCH', `/nodes/${id}/rename`, {
+      body: expectedVersion ? { newName, expectedVersion } : { newName },
+    });
   }
   move(id: number, targetParentId: number, newName?: string | null, expectedVersion?: string) {
     const body: Record<string, unknown> = { targetParentId };
@@ -144,8 +177,11 @@ export class SyncApi {
     return this.call('PATCH', `/nodes/${id}/move`, { body });
   }
   delete(id: number, opts: { cascade?: boolean; expectedVersion?: string } = {}) {
-    const q = [opts.cascade ? 'cascade=true' : '', opts.expectedVersion ? `expectedVersion=${encodeURIComponent(opts.expectedVersion)}` : ''].filter(Boolean);
-    return this.call('DELETE', `/nodes/${id}${q.length ? '?' + q.join('&') : ''}`);
+    const q = [
+      opts.cascade ? 'cascade=true' : '',
+      opts.expectedVersion ? `expectedVersion=${encodeURIComponent(opts.expectedVersion)}` : '',
+    ].filter(Boolean);
+    return this.call('DELETE', `/nodes/${id}${q.length ? `?${q.join('&')}` : ''}`);
   }
 }
 
@@ -269,7 +305,13 @@ export class SyncFolder {
       const parts = rel.split('/');
       const parentId = await this.ensureFolders(parts.slice(0, -1));
       const node = await this.api.create({ type, name: parts[parts.length - 1], parentId, content });
-      this.baseline.set(node.id, { id: node.id, type: node.type, rel, etag: node.etag ?? node.checksum, structureVersion: node.structureVersion });
+      this.baseline.set(node.id, {
+        id: node.id,
+        type: node.type,
+        rel,
+        etag: node.etag ?? node.checksum,
+        structureVersion: node.structureVersion,
+      });
       out.created.push(rel);
     }
     return out;
@@ -285,7 +327,13 @@ export class SyncFolder {
         continue;
       }
       const node = await this.api.create({ type: 'folder', name: parts[i], parentId });
-      this.baseline.set(node.id, { id: node.id, type: 'folder', rel, etag: null, structureVersion: node.structureVersion });
+      this.baseline.set(node.id, {
+        id: node.id,
+        type: 'folder',
+        rel,
+        etag: null,
+        structureVersion: node.structureVersion,
+      });
       parentId = node.id;
     }
     return parentId;
@@ -327,7 +375,7 @@ export class SyncFolder {
     // Like the engine: the structure version is re-read from the next listing; paths below a folder follow it.
     for (const x of this.baseline.values()) {
       if (x.rel === from) Object.assign(x, { rel: to, structureVersion: null });
-      else if (x.rel.startsWith(from + '/')) x.rel = to + x.rel.slice(from.length);
+      else if (x.rel.startsWith(`${from}/`)) x.rel = to + x.rel.slice(from.length);
     }
   }
 
@@ -337,12 +385,11 @@ export class SyncFolder {
     if (!b) throw new Error(`${rel} is not synced`);
     await fs.rm(this.abs(rel), { recursive: true, force: true });
     await this.api.delete(b.id, { cascade: b.type === 'folder', expectedVersion: await this.expectedVersion(b) });
-    for (const [id, x] of this.baseline) if (x.rel === rel || x.rel.startsWith(rel + '/')) this.baseline.delete(id);
+    for (const [id, x] of this.baseline) if (x.rel === rel || x.rel.startsWith(`${rel}/`)) this.baseline.delete(id);
   }
 }
 
 // ------------------------------------------------------------------ test set-up
-
 
 /** A person (paid Personal plan unless overridden) with a sync key, and an API client for it. */
 export async function keyHolder(kiln: TestKiln, over: Partial<NewPerson> = {}, conn: Partial<Connection> = {}) {
@@ -354,11 +401,23 @@ export async function keyHolder(kiln: TestKiln, over: Partial<NewPerson> = {}, c
 }
 
 /** Runs `node bin/kiln.js ...args` on the storage of a running test Kiln; killed after 60 s. */
-export function kilnCmd(kiln: TestKiln, args: string[]): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  const env: Record<string, string> = { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', LOG_LEVEL: 'silent', DATA_DIR: kiln.config.dataDir };
+export function kilnCmd(
+  kiln: TestKiln,
+  args: string[],
+): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  const env: Record<string, string> = {
+    PATH: process.env.PATH ?? '',
+    HOME: process.env.HOME ?? '',
+    LOG_LEVEL: 'silent',
+    DATA_DIR: kiln.config.dataDir,
+  };
   if (kiln.config.databaseUrl) env.DATABASE_URL = kiln.config.databaseUrl;
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [path.join(REPO, 'bin', 'kiln.js'), ...args], { cwd: REPO, env, stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(process.execPath, [path.join(REPO, 'bin', 'kiln.js'), ...args], {
+      cwd: REPO,
+      env,
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     let stdout = '';
     let stderr = '';
     child.stdout.on('data', (d) => (stdout += d));

@@ -29,9 +29,8 @@
 // through the session handshake (`signInUrl` in JSON answers; browsers are redirected through it).
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { RoutePlugin } from './index.ts';
-import type { Services } from '../../services.ts';
 import type { NodeRow } from '../../nodes/tree.ts';
-import { KilnError, badRequest, forbidden, notFound, unauthorized } from '../../errors.ts';
+import { KilnError, badRequest, notFound, unauthorized } from '../../errors.ts';
 import { limits } from '../../limits.ts';
 import { authorize, resourceOf } from '../../access/authorize.ts';
 import { passwordLogin } from '../../accounts/login.ts';
@@ -64,7 +63,6 @@ import {
   appResetRequestPage,
   appSignupPage,
   type AppRef,
-  type Msg,
 } from '../../ui/apps.ts';
 
 /** App pages send `Referrer-Policy: same-origin`: with no-referrer Chromium posts their forms with
@@ -79,8 +77,11 @@ function appPathOf(req: FastifyRequest): string | undefined {
 }
 
 /** App form posts go back to their form; a 429 page carries the app pages' referrer policy. */
-const formPost = (back: (req: FastifyRequest) => string, render: Parameters<typeof formPostTo>[1], handler: Parameters<typeof formPostTo>[2]) =>
-  formPostTo(back, render, handler, { sendPage });
+const formPost = (
+  back: (req: FastifyRequest) => string,
+  render: Parameters<typeof formPostTo>[1],
+  handler: Parameters<typeof formPostTo>[2],
+) => formPostTo(back, render, handler, { sendPage });
 
 const refOf = (app: NodeRow): AppRef => ({ name: app.name, path: childPathOf(app) });
 
@@ -128,7 +129,11 @@ const plugin: RoutePlugin = async (app, { services: s }) => {
 
   /** The app an app user signed up on (404 when there is none). */
   async function signupAppOf(accountId: number): Promise<NodeRow> {
-    const person = await db.selectFrom('people').select('signup_app_id').where('account_id', '=', accountId).executeTakeFirst();
+    const person = await db
+      .selectFrom('people')
+      .select('signup_app_id')
+      .where('account_id', '=', accountId)
+      .executeTakeFirst();
     const node = person?.signup_app_id ? await getNode(s, person.signup_app_id) : undefined;
     if (!node) throw notFound('There is no app to confirm an email for.');
     return node;
@@ -136,19 +141,29 @@ const plugin: RoutePlugin = async (app, { services: s }) => {
 
   /** Links of an app on its owner's host, built from configuration. */
   async function appLinksOf(app: NodeRow): Promise<AppLinks> {
-    const owner = await db.selectFrom('accounts').select('username').where('id', '=', app.owner_id).executeTakeFirstOrThrow();
+    const owner = await db
+      .selectFrom('accounts')
+      .select('username')
+      .where('id', '=', app.owner_id)
+      .executeTakeFirstOrThrow();
     return { hostUrl: documentHostUrl(s.config, owner.username), appName: app.name, appPath: childPathOf(app) };
   }
 
-  const instanceUrl = (username: string, instance: NodeRow) => documentHostUrl(s.config, username) + nodeUrlPath(instance);
+  const instanceUrl = (username: string, instance: NodeRow) =>
+    documentHostUrl(s.config, username) + nodeUrlPath(instance);
 
   /** Where a signed-in person goes for this app: their instance (an app user without one gets one
    *  while the app takes signups), else the app itself. */
   async function destination(req: FastifyRequest, accountId: number, username: string, app: NodeRow): Promise<string> {
     let instance = await findInstance(s, accountId, app.id);
     if (!instance && app.enable_signups === 1) {
-      const person = await db.selectFrom('people').select('account_type').where('account_id', '=', accountId).executeTakeFirst();
-      if (person?.account_type === 'app_user') instance = await createInstance(s, accountId, app.id, { reuseExisting: true });
+      const person = await db
+        .selectFrom('people')
+        .select('account_type')
+        .where('account_id', '=', accountId)
+        .executeTakeFirst();
+      if (person?.account_type === 'app_user')
+        instance = await createInstance(s, accountId, app.id, { reuseExisting: true });
     }
     return instance ? instanceUrl(username, instance) : hostUrl(req) + appHref(refOf(app));
   }
@@ -174,7 +189,10 @@ const plugin: RoutePlugin = async (app, { services: s }) => {
     let signedIn: { username: string; instanceUrl?: string } | undefined;
     if (req.actor) {
       const instance = await findInstance(s, req.actor.accountId, node.id);
-      signedIn = { username: req.actor.username, instanceUrl: instance ? instanceUrl(req.actor.username, instance) : undefined };
+      signedIn = {
+        username: req.actor.username,
+        instanceUrl: instance ? instanceUrl(req.actor.username, instance) : undefined,
+      };
     }
     return sendPage(reply, appSignupPage({ app: ref, msg: queryMsg(req), signedIn }));
   });
@@ -194,7 +212,13 @@ const plugin: RoutePlugin = async (app, { services: s }) => {
         const username = field(body, 'username', 'Username', limits.usernameLength.max)?.trim();
         if (!email) throw badRequest('Email is required.', 'missing-field');
         if (!password) throw badRequest('Password is required.', 'missing-field');
-        const { person, instance } = await signUpOnApp(s, { app: node, email, password, username: username || undefined, links: linksFor(req, node) });
+        const { person, instance } = await signUpOnApp(s, {
+          app: node,
+          email,
+          password,
+          username: username || undefined,
+          links: linksFor(req, node),
+        });
         const login = await signIn(req, reply, s, person.id);
         const url = instanceUrl(person.username, instance);
         // The app user's session lives on their own host: the browser goes there through the handshake.
@@ -228,7 +252,9 @@ const plugin: RoutePlugin = async (app, { services: s }) => {
         await refuseCrossSite(req, s);
         const node = await appOf(req, 'view');
         const body = bodyOf(req);
-        const identifier = field(body, 'email', 'Email', limits.emailLength) ?? field(body, 'username', 'Username', limits.usernameLength.max);
+        const identifier =
+          field(body, 'email', 'Email', limits.emailLength) ??
+          field(body, 'username', 'Username', limits.usernameLength.max);
         const password = field(body, 'password', 'Password', limits.password.maxLength);
         if (!identifier) throw badRequest('Enter your email or username.', 'missing-field');
         if (!password) throw badRequest('Enter your password.', 'missing-field');
@@ -238,14 +264,21 @@ const plugin: RoutePlugin = async (app, { services: s }) => {
         const url = await destination(req, who.accountId, who.username, node);
         const next = await handoff(s, req, login, url);
         if (wantsHtml(req)) return reply.redirect(next, 302);
-        return reply.send({ msg: `Signed in as ${who.username}.`, msgType: 'success', username: who.username, url, signInUrl: next });
+        return reply.send({
+          msg: `Signed in as ${who.username}.`,
+          msgType: 'success',
+          username: who.username,
+          url,
+          signInUrl: next,
+        });
       },
     ),
   );
 
   // ------------------------------------------------------------ password reset
 
-  const RESET_SENT = 'If an account uses that email, we sent it a link to choose a new password. The link works for one hour.';
+  const RESET_SENT =
+    'If an account uses that email, we sent it a link to choose a new password. The link works for one hour.';
 
   app.get('/_/app/reset', async (req, reply) => {
     const node = await appOf(req, 'view');
@@ -265,8 +298,11 @@ const plugin: RoutePlugin = async (app, { services: s }) => {
         if (!email) throw badRequest('Email is required.', 'missing-field');
         assertEmailShape(email);
         // Not awaited: how long the lookup and the mail take must not tell whether the account exists.
-        void requestPasswordReset(s, email, node.id, linksFor(req, node)).catch((err) => req.log.error(err, 'password reset mail failed'));
-        if (wantsHtml(req)) return reply.redirect(withMessage(s.secret, appPageUrl('login', refOf(node)), RESET_SENT, 'success'), 302);
+        void requestPasswordReset(s, email, node.id, linksFor(req, node)).catch((err) =>
+          req.log.error(err, 'password reset mail failed'),
+        );
+        if (wantsHtml(req))
+          return reply.redirect(withMessage(s.secret, appPageUrl('login', refOf(node)), RESET_SENT, 'success'), 302);
         return reply.send({ msg: RESET_SENT, msgType: 'success' });
       },
     ),
@@ -291,7 +327,16 @@ const plugin: RoutePlugin = async (app, { services: s }) => {
     if (!token || !(await resetTokenValid(s, token))) {
       const again = ref ? { href: appPageUrl('reset', ref), label: 'Ask for a new link' } : undefined;
       if (!wantsHtml(req)) throw badRequest('This link is invalid or has expired.', 'invalid-token');
-      return sendPage(reply, appNoticePage({ title: 'Link expired', text: 'This link is invalid, was already used, or has expired.', app: ref, link: again }), 400);
+      return sendPage(
+        reply,
+        appNoticePage({
+          title: 'Link expired',
+          text: 'This link is invalid, was already used, or has expired.',
+          app: ref,
+          link: again,
+        }),
+        400,
+      );
     }
     return sendPage(reply, appResetPage({ app: ref, token, msg: queryMsg(req) }));
   });
@@ -299,7 +344,8 @@ const plugin: RoutePlugin = async (app, { services: s }) => {
   app.post(
     '/_/app/reset/:token',
     formPost(
-      (req) => `/_/app/reset/${encodeURIComponent((req.params as { token: string }).token)}${appPathOf(req) ? `?app=${encodeURIComponent(appPathOf(req)!)}` : ''}`,
+      (req) =>
+        `/_/app/reset/${encodeURIComponent((req.params as { token: string }).token)}${appPathOf(req) ? `?app=${encodeURIComponent(appPathOf(req)!)}` : ''}`,
       (req, msg) => appResetPage({ token: (req.params as { token: string }).token, msg }),
       async (req, reply) => {
         appHostOnly(req);
@@ -310,8 +356,14 @@ const plugin: RoutePlugin = async (app, { services: s }) => {
         const { accountId } = await resetPassword(s, token, password);
         const login = await signIn(req, reply, s, accountId);
         const node = await optionalApp(req);
-        const account = await db.selectFrom('accounts').select('username').where('id', '=', accountId).executeTakeFirstOrThrow();
-        const url = node ? await destination(req, accountId, account.username, node) : ((await ownInstanceUrl(accountId)) ?? hostUrl(req) + '/');
+        const account = await db
+          .selectFrom('accounts')
+          .select('username')
+          .where('id', '=', accountId)
+          .executeTakeFirstOrThrow();
+        const url = node
+          ? await destination(req, accountId, account.username, node)
+          : ((await ownInstanceUrl(accountId)) ?? `${hostUrl(req)}/`);
         const msg = 'Your password is changed and you are signed in.';
         const next = await handoff(s, req, login, url);
         if (wantsHtml(req)) return reply.redirect(next, 302);
@@ -335,7 +387,14 @@ const plugin: RoutePlugin = async (app, { services: s }) => {
     const url = await ownInstanceUrl(accountId);
     const msg = 'Your email is confirmed. You can now save your copy.';
     if (!wantsHtml(req)) return reply.send({ msg, msgType: 'success', ...(url ? { url } : {}) });
-    return sendPage(reply, appNoticePage({ title: 'Email confirmed', text: msg, link: url ? { href: url, label: 'Open your copy' } : undefined }));
+    return sendPage(
+      reply,
+      appNoticePage({
+        title: 'Email confirmed',
+        text: msg,
+        link: url ? { href: url, label: 'Open your copy' } : undefined,
+      }),
+    );
   });
 
   app.post(
@@ -348,9 +407,13 @@ const plugin: RoutePlugin = async (app, { services: s }) => {
         // Asked on the app user's own host (where their session is); the link goes to the app's host.
         if (!req.actor) throw unauthorized();
         const node = await signupAppOf(req.actor.accountId);
-        const msg = req.actor.emailConfirmed ? 'Your email is already confirmed.' : `We sent a new confirmation link to ${req.actor.email}.`;
-        if (!req.actor.emailConfirmed) await sendConfirmation(s, { accountId: req.actor.accountId, email: req.actor.email }, await appLinksOf(node));
-        if (wantsHtml(req)) return sendPage(reply, appNoticePage({ title: 'Confirm your email', text: msg, app: refOf(node) }));
+        const msg = req.actor.emailConfirmed
+          ? 'Your email is already confirmed.'
+          : `We sent a new confirmation link to ${req.actor.email}.`;
+        if (!req.actor.emailConfirmed)
+          await sendConfirmation(s, { accountId: req.actor.accountId, email: req.actor.email }, await appLinksOf(node));
+        if (wantsHtml(req))
+          return sendPage(reply, appNoticePage({ title: 'Confirm your email', text: msg, app: refOf(node) }));
         return reply.send({ msg, msgType: 'success' });
       },
     ),

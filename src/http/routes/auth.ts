@@ -80,7 +80,12 @@ function returnOf(req: FastifyRequest): string | undefined {
 
 /** Sign-in and sign-up forms are the main app's: a document host sends the browser there, to come
  *  back through the session handshake (GET), and has no such POST. */
-function mainAppOnly(req: FastifyRequest, reply: FastifyReply, s: Services, page: 'login' | 'signup'): FastifyReply | null {
+function mainAppOnly(
+  req: FastifyRequest,
+  reply: FastifyReply,
+  s: Services,
+  page: 'login' | 'signup',
+): FastifyReply | null {
   if (req.site.kind === 'main') return null;
   if (req.method !== 'GET') throw notFound('Sign in on the main app.');
   const back = safeReturn(queryOf(req).return, '/');
@@ -123,10 +128,20 @@ const plugin: RoutePlugin = async (app, { services: s }) => {
 
   // Sign in.
   /** Form posts go back to their form, keeping the `return` target. */
-  const formPost = (formPath: string | ((status: number) => string), render: Parameters<typeof formPostTo>[1], handler: Parameters<typeof formPostTo>[2]) =>
-    formPostTo((_req, status) => (typeof formPath === 'function' ? formPath(status) : formPath), render, handler, { returnTo: returnOf });
-  const renderLogin = (req: FastifyRequest, msg?: Msg) => loginPage({ msg, returnTo: returnOf(req), username: req.actor?.username });
-  app.get('/_/login', async (req, reply) => mainAppOnly(req, reply, s, 'login') ?? sendPage(reply, renderLogin(req, queryMsg(req))));
+  const formPost = (
+    formPath: string | ((status: number) => string),
+    render: Parameters<typeof formPostTo>[1],
+    handler: Parameters<typeof formPostTo>[2],
+  ) =>
+    formPostTo((_req, status) => (typeof formPath === 'function' ? formPath(status) : formPath), render, handler, {
+      returnTo: returnOf,
+    });
+  const renderLogin = (req: FastifyRequest, msg?: Msg) =>
+    loginPage({ msg, returnTo: returnOf(req), username: req.actor?.username });
+  app.get(
+    '/_/login',
+    async (req, reply) => mainAppOnly(req, reply, s, 'login') ?? sendPage(reply, renderLogin(req, queryMsg(req))),
+  );
   app.post(
     '/_/login',
     formPost('/_/login', renderLogin, async (req, reply) => {
@@ -146,7 +161,8 @@ const plugin: RoutePlugin = async (app, { services: s }) => {
   );
 
   // Sign up: a free developer account.
-  const renderSignup = (req: FastifyRequest, msg?: Msg) => signupPage({ msg, returnTo: returnOf(req), username: req.actor?.username });
+  const renderSignup = (req: FastifyRequest, msg?: Msg) =>
+    signupPage({ msg, returnTo: returnOf(req), username: req.actor?.username });
   app.get('/_/signup', async (req, reply) => {
     const elsewhere = mainAppOnly(req, reply, s, 'signup');
     if (elsewhere) return elsewhere;
@@ -169,17 +185,23 @@ const plugin: RoutePlugin = async (app, { services: s }) => {
 
   // Sign out: GET asks, POST ends the login (its main-app session and every host session of it) and
   // clears this host's auth and ownership cookies.
-  app.get('/_/logout', async (req, reply) => sendPage(reply, logoutPage({ msg: queryMsg(req), username: req.actor?.username })));
+  app.get('/_/logout', async (req, reply) =>
+    sendPage(reply, logoutPage({ msg: queryMsg(req), username: req.actor?.username })),
+  );
   app.post(
     '/_/logout',
-    formPost('/_/logout', (req, msg) => logoutPage({ msg, username: req.actor?.username }), async (req, reply) => {
-      await refuseCrossSite(req, s);
-      const token = sessionTokenOf(req, s.config);
-      // Every stream opened with a session of this login ends too.
-      if (token) await revokeGrants(s, (await revokeLogin(db, token, s.clock.now())).map(grants.session));
-      clearSessionCookies(req, reply, s.config);
-      return done(req, reply, 'You are signed out.', { redirect: req.site.kind === 'main' ? '/_/login' : '/' });
-    }),
+    formPost(
+      '/_/logout',
+      (req, msg) => logoutPage({ msg, username: req.actor?.username }),
+      async (req, reply) => {
+        await refuseCrossSite(req, s);
+        const token = sessionTokenOf(req, s.config);
+        // Every stream opened with a session of this login ends too.
+        if (token) await revokeGrants(s, (await revokeLogin(db, token, s.clock.now())).map(grants.session));
+        clearSessionCookies(req, reply, s.config);
+        return done(req, reply, 'You are signed out.', { redirect: req.site.kind === 'main' ? '/_/login' : '/' });
+      },
+    ),
   );
 
   // First-run setup: the first account becomes the superadmin. Main app only, only while no account exists.
@@ -206,7 +228,10 @@ const plugin: RoutePlugin = async (app, { services: s }) => {
         setUpInstances.add(s);
         await signIn(req, reply, s, person.id);
         if (wantsHtml(req)) return reply.redirect('/_/dashboard', 302);
-        return done(req, reply, `Kiln is set up. Welcome, ${person.username}.`, { status: 201, extra: { username: person.username } });
+        return done(req, reply, `Kiln is set up. Welcome, ${person.username}.`, {
+          status: 201,
+          extra: { username: person.username },
+        });
       },
     ),
   );

@@ -42,13 +42,18 @@ const plugin: RoutePlugin = async (app, { services: s }) => {
   // The webhook needs the exact bytes Stripe signed: its own parsers, in a scope of its own.
   await app.register(async (hook) => {
     hook.removeAllContentTypeParsers();
-    hook.addContentTypeParser('*', { parseAs: 'buffer', bodyLimit: limits.body.json }, (_req, body, done) => done(null, body));
+    hook.addContentTypeParser('*', { parseAs: 'buffer', bodyLimit: limits.body.json }, (_req, body, done) =>
+      done(null, body),
+    );
     hook.post('/_/webhooks/stripe', async (req, reply) => {
       if (req.site.kind !== 'main') throw notFound();
       const raw = Buffer.isBuffer(req.body) ? req.body : Buffer.alloc(0);
       const outcome = await receiveStripeWebhook(s, raw, req.headers['stripe-signature']);
-      if (!outcome.duplicate) req.log.info({ stripeEvent: outcome.eventId, type: outcome.type, action: outcome.action }, 'stripe webhook');
-      return reply.code(200).send({ received: true, duplicate: outcome.duplicate, type: outcome.type, action: outcome.action });
+      if (!outcome.duplicate)
+        req.log.info({ stripeEvent: outcome.eventId, type: outcome.type, action: outcome.action }, 'stripe webhook');
+      return reply
+        .code(200)
+        .send({ received: true, duplicate: outcome.duplicate, type: outcome.type, action: outcome.action });
     });
   });
 
@@ -58,7 +63,8 @@ const plugin: RoutePlugin = async (app, { services: s }) => {
       const w = await findWelcome(s, tokenOf(req));
       return sendPage(reply, welcomePage({ token: tokenOf(req), email: w.email, msg: queryMsg(req) }));
     } catch (err) {
-      if (err instanceof KilnError && err.status === 404 && wantsHtml(req)) return sendPage(reply, errorPage(404, err.message), 404);
+      if (err instanceof KilnError && err.status === 404 && wantsHtml(req))
+        return sendPage(reply, errorPage(404, err.message), 404);
       throw err;
     }
   });
@@ -79,7 +85,8 @@ const plugin: RoutePlugin = async (app, { services: s }) => {
       if (err instanceof KilnError && wantsHtml(req) && (err.status === 400 || err.status === 409)) {
         return reply.redirect(withMessage(s.secret, back, err.message, 'error'), 302);
       }
-      if (err instanceof KilnError && err.status === 404 && wantsHtml(req)) return sendPage(reply, errorPage(404, err.message), 404);
+      if (err instanceof KilnError && err.status === 404 && wantsHtml(req))
+        return sendPage(reply, errorPage(404, err.message), 404);
       throw err;
     }
   });

@@ -21,7 +21,15 @@ import { wantsHtml } from '../answers.ts';
 import { withMessage } from '../messages.ts';
 import { queryMsg } from '../forms.ts';
 import { generateSyncKey, listSyncKeys, revokeSyncKey } from '../../sync/keys.ts';
-import { createTeam, membersOf, planIncludesSync, removeMember, setMember, teamsOf, TEAM_ROLES } from '../../teams/teams.ts';
+import {
+  createTeam,
+  membersOf,
+  planIncludesSync,
+  removeMember,
+  setMember,
+  teamsOf,
+  TEAM_ROLES,
+} from '../../teams/teams.ts';
 import { keysPage, teamsPage } from '../../ui/keys.ts';
 import { strictAttempt } from '../../ratelimit/http.ts';
 
@@ -48,7 +56,12 @@ const plugin: RoutePlugin = async (app, { services: s }) => {
   }
 
   /** Runs a POST: browsers are sent back to `page` with the outcome, programs get JSON. */
-  async function operate(req: FastifyRequest, reply: FastifyReply, back: string, op: (actor: Actor) => Promise<{ msg: string; extra?: Record<string, unknown> }>) {
+  async function operate(
+    req: FastifyRequest,
+    reply: FastifyReply,
+    back: string,
+    op: (actor: Actor) => Promise<{ msg: string; extra?: Record<string, unknown> }>,
+  ) {
     let result: { msg: string; extra?: Record<string, unknown> };
     try {
       result = await op(developer(req, true));
@@ -70,7 +83,9 @@ const plugin: RoutePlugin = async (app, { services: s }) => {
     reply.header('cache-control', 'no-store');
     if (!wantsHtml(req)) return reply.send({ msg: '', msgType: 'success', keys });
     const tab = (req.query as Record<string, unknown>).tab === 'inactive' ? 'inactive' : 'active';
-    return reply.type('text/html; charset=utf-8').send(keysPage({ username: actor.username, keys, tab, msg: queryMsg(req) }));
+    return reply
+      .type('text/html; charset=utf-8')
+      .send(keysPage({ username: actor.username, keys, tab, msg: queryMsg(req) }));
   });
 
   app.post(KEYS, async (req, reply) => {
@@ -81,20 +96,31 @@ const plugin: RoutePlugin = async (app, { services: s }) => {
       await strictAttempt(s, req, reply, 'sync-key');
       made = await generateSyncKey(s, actor.accountId);
     } catch (err) {
-      if (wantsHtml(req) && err instanceof KilnError && err.status !== 401 && err.status !== 429 && req.site.kind === 'main') {
+      if (
+        wantsHtml(req) &&
+        err instanceof KilnError &&
+        err.status !== 401 &&
+        err.status !== 429 &&
+        req.site.kind === 'main'
+      ) {
         return reply.redirect(withMessage(s.secret, KEYS, err.message, 'error'), 302);
       }
       throw err;
     }
     const msg = 'Sync key generated. Copy it now: it is shown only once.';
     reply.header('cache-control', 'no-store');
-    if (!wantsHtml(req)) return reply.code(201).send({ msg, msgType: 'success', key: made.key, id: made.id, prefix: made.prefix, expiresAt: made.expiresAt });
+    if (!wantsHtml(req))
+      return reply
+        .code(201)
+        .send({ msg, msgType: 'success', key: made.key, id: made.id, prefix: made.prefix, expiresAt: made.expiresAt });
     // The key cannot travel in a redirect URL: the answer is the page itself, showing it once.
     const keys = await listSyncKeys(s, actor.accountId);
     return reply
       .code(201)
       .type('text/html; charset=utf-8')
-      .send(keysPage({ username: actor.username, keys, tab: 'active', newKey: made, msg: { text: msg, type: 'success' } }));
+      .send(
+        keysPage({ username: actor.username, keys, tab: 'active', newKey: made, msg: { text: msg, type: 'success' } }),
+      );
   });
 
   app.post(`${KEYS}/:id/revoke`, (req, reply) =>
@@ -112,7 +138,9 @@ const plugin: RoutePlugin = async (app, { services: s }) => {
 
   async function teamsView(actor: Actor) {
     const teams = await teamsOf(s, actor.accountId);
-    return Promise.all(teams.map(async (t) => ({ ...t, members: t.role === 'owner' ? await membersOf(s, t.id) : null })));
+    return Promise.all(
+      teams.map(async (t) => ({ ...t, members: t.role === 'owner' ? await membersOf(s, t.id) : null })),
+    );
   }
 
   app.get(TEAMS, async (req, reply) => {
@@ -120,7 +148,9 @@ const plugin: RoutePlugin = async (app, { services: s }) => {
     const teams = await teamsView(actor);
     reply.header('cache-control', 'no-store');
     if (!wantsHtml(req)) return reply.send({ msg: '', msgType: 'success', teams });
-    return reply.type('text/html; charset=utf-8').send(teamsPage({ username: actor.username, teams, msg: queryMsg(req) }));
+    return reply
+      .type('text/html; charset=utf-8')
+      .send(teamsPage({ username: actor.username, teams, msg: queryMsg(req) }));
   });
 
   app.post(TEAMS, (req, reply) =>
@@ -136,9 +166,17 @@ const plugin: RoutePlugin = async (app, { services: s }) => {
   app.post(`${TEAMS}/:id/members`, (req, reply) =>
     operate(req, reply, TEAMS, async (actor) => {
       const role = field(req, 'role') || 'editor';
-      if (!TEAM_ROLES.includes(role as TeamRole)) throw badRequest(`Role must be one of ${TEAM_ROLES.join(', ')}.`, 'invalid-role');
-      const member = await setMember(s, actor.accountId, { teamId: idParam(req, 'id'), username: field(req, 'username'), role: role as TeamRole });
-      return { msg: `${member.username} is now ${role === 'owner' ? 'an' : 'a'} ${role} of the team.`, extra: { member } };
+      if (!TEAM_ROLES.includes(role as TeamRole))
+        throw badRequest(`Role must be one of ${TEAM_ROLES.join(', ')}.`, 'invalid-role');
+      const member = await setMember(s, actor.accountId, {
+        teamId: idParam(req, 'id'),
+        username: field(req, 'username'),
+        role: role as TeamRole,
+      });
+      return {
+        msg: `${member.username} is now ${role === 'owner' ? 'an' : 'a'} ${role} of the team.`,
+        extra: { member },
+      };
     }),
   );
 

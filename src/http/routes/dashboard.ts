@@ -17,7 +17,6 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { z } from 'zod';
 import type { RoutePlugin } from './index.ts';
-import type { Services } from '../../services.ts';
 import { KilnError, badRequest, notFound } from '../../errors.ts';
 import { limits, isUnlimitedSites } from '../../limits.ts';
 import { authorize, resourceOf, authorizeActor } from '../../access/authorize.ts';
@@ -27,7 +26,17 @@ import { withMessage } from '../messages.ts';
 import { queryMsg } from '../forms.ts';
 import { documentHostUrl } from '../urls.ts';
 import type { Actor } from '../../access/actor.ts';
-import { createNode, createPath, deleteNode, getNode, listTree, moveNode, renameNode, setVisibility, type NodeRow } from '../../nodes/tree.ts';
+import {
+  createNode,
+  createPath,
+  deleteNode,
+  getNode,
+  listTree,
+  moveNode,
+  renameNode,
+  setVisibility,
+  type NodeRow,
+} from '../../nodes/tree.ts';
 import { appSignupUrl, confirmDeletePage, dashboardPage, nodeListHtml } from '../../ui/dashboard.ts';
 import { setEnableSignups } from '../../apps/apps.ts';
 
@@ -35,7 +44,9 @@ const DASHBOARD = '/_/dashboard';
 const TYPE_WORD: Record<NodeRow['type'], string> = { site: 'Document', folder: 'Folder', upload: 'File' };
 
 const id = z.coerce.number().int().min(0).max(Number.MAX_SAFE_INTEGER);
-const flag = z.union([z.boolean(), z.enum(['1', '0', 'true', 'false', 'on', 'yes', 'no', ''])]).transform((v) => v === true || v === '1' || v === 'true' || v === 'on' || v === 'yes');
+const flag = z
+  .union([z.boolean(), z.enum(['1', '0', 'true', 'false', 'on', 'yes', 'no', ''])])
+  .transform((v) => v === true || v === '1' || v === 'true' || v === 'on' || v === 'yes');
 const bodies = {
   create: z.object({
     type: z.enum(['site', 'folder']).default('site'),
@@ -44,7 +55,13 @@ const bodies = {
     html: z.string().optional(),
   }),
   rename: z.object({ name: z.string().max(limits.nameLength * 2) }),
-  move: z.object({ parentId: id, name: z.string().max(limits.nameLength * 2).optional() }),
+  move: z.object({
+    parentId: id,
+    name: z
+      .string()
+      .max(limits.nameLength * 2)
+      .optional(),
+  }),
   delete: z.object({ cascade: flag.default(false) }),
   visibility: z.object({ visibility: z.enum(['public', 'private']) }),
   app: z.object({ enableSignups: flag }),
@@ -156,7 +173,10 @@ const plugin: RoutePlugin = async (app, { services: s }) => {
       const b = parse(bodies.rename, req.body);
       const node = await managedNode(req);
       const renamed = await renameNode(s, actor.accountId, node.id, b.name, { writer: actor.writer });
-      return { msg: node.name === renamed.name ? 'Nothing to rename.' : `Renamed "${node.name}" to "${renamed.name}".`, node: renamed };
+      return {
+        msg: node.name === renamed.name ? 'Nothing to rename.' : `Renamed "${node.name}" to "${renamed.name}".`,
+        node: renamed,
+      };
     }),
   );
 
@@ -185,7 +205,10 @@ const plugin: RoutePlugin = async (app, { services: s }) => {
       const b = parse(bodies.visibility, req.body);
       const node = await managedNode(req);
       const changed = await setVisibility(s, actor.accountId, node.id, b.visibility);
-      const msg = changed.visibility === 'private' ? `"${changed.name}" is now private: only you can open it.` : `"${changed.name}" is now public.`;
+      const msg =
+        changed.visibility === 'private'
+          ? `"${changed.name}" is now private: only you can open it.`
+          : `"${changed.name}" is now public.`;
       return { msg, node: changed };
     }),
   );
@@ -208,8 +231,12 @@ const plugin: RoutePlugin = async (app, { services: s }) => {
     const node = await managedNode(req);
     const all = await listTree(s, actor.accountId, node.owner_id);
     const prefix = node.path ? `${node.path}/${node.name}` : node.name;
-    const count = node.type === 'folder' ? all.filter((n) => n.path === prefix || n.path.startsWith(prefix + '/')).length : 0;
-    return reply.header('cache-control', 'no-store').type('text/html; charset=utf-8').send(confirmDeletePage({ username: actor.username, node, count }));
+    const count =
+      node.type === 'folder' ? all.filter((n) => n.path === prefix || n.path.startsWith(`${prefix}/`)).length : 0;
+    return reply
+      .header('cache-control', 'no-store')
+      .type('text/html; charset=utf-8')
+      .send(confirmDeletePage({ username: actor.username, node, count }));
   });
 };
 

@@ -49,10 +49,23 @@ function pathOf(req: FastifyRequest, reply: FastifyReply): string | FastifyReply
   }
 }
 
-async function answer(req: FastifyRequest, reply: FastifyReply, s: Services, path: string, resolve: 'exact' | 'page', rules: DataRules) {
+async function answer(
+  req: FastifyRequest,
+  reply: FastifyReply,
+  s: Services,
+  path: string,
+  resolve: 'exact' | 'page',
+  rules: DataRules,
+) {
   const site = req.site;
   if (site.kind === 'main') return failure(reply, 404, DOCUMENT_NOT_FOUND, 'not-found');
-  const a = await readData(s, { accountId: site.accountId, path, resolve, rules, ifNoneMatch: req.headers['if-none-match'] });
+  const a = await readData(s, {
+    accountId: site.accountId,
+    path,
+    resolve,
+    rules,
+    ifNoneMatch: req.headers['if-none-match'],
+  });
   return send(reply, a);
 }
 
@@ -76,7 +89,8 @@ function preflight(req: FastifyRequest, reply: FastifyReply) {
   reply.header('access-control-allow-methods', 'GET, HEAD, OPTIONS');
   // Any request header may be sent (If-None-Match, Cache-Control, ...): nothing here uses credentials.
   const asked = req.headers['access-control-request-headers'];
-  if (typeof asked === 'string' && /^[\w\-, ]{1,1000}$/.test(asked)) reply.header('access-control-allow-headers', asked);
+  if (typeof asked === 'string' && /^[\w\-, ]{1,1000}$/.test(asked))
+    reply.header('access-control-allow-headers', asked);
   reply.header('access-control-max-age', '86400');
   return reply.code(204).send();
 }

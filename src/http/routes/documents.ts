@@ -16,7 +16,14 @@ import type { RoutePlugin } from './index.ts';
 import type { Services } from '../../services.ts';
 import { notFound } from '../../errors.ts';
 import { allows, authorize, resourceOf } from '../../access/authorize.ts';
-import { decodeRequestPath, documentContent, rememberServed, resolveDocumentPath, resourceNameOf, servedBefore } from '../../nodes/serve.ts';
+import {
+  decodeRequestPath,
+  documentContent,
+  rememberServed,
+  resolveDocumentPath,
+  resourceNameOf,
+  servedBefore,
+} from '../../nodes/serve.ts';
 import { isStorageUnavailable } from '../../store/db.ts';
 import type { NodeRow } from '../../nodes/tree.ts';
 import { ifNoneMatchHits } from '../conditional.ts';
@@ -40,7 +47,7 @@ const plugin: RoutePlugin = async (app, { services: s }) => {
     // The owner, signed in on the main app, opening their host with no session here yet.
     const bounce = bounceToMainApp(req, reply, s);
     if (bounce) return bounce;
-    let found;
+    let found: Awaited<ReturnType<typeof resolveDocumentPath>>;
     try {
       found = await resolveDocumentPath(s, site.accountId, pathname);
     } catch (err) {
@@ -64,7 +71,8 @@ const plugin: RoutePlugin = async (app, { services: s }) => {
     // Cookies for the page's script: edit controls for whoever may save; never `false` (some editors
     // treat any value as "editable"), so a non-owner's stale cookie is removed instead.
     const cookieOpts = { path: '/', httpOnly: false, sameSite: 'lax' as const, secure: s.config.secure };
-    if ((req.actor || shareGuest) && allows(caller, resource, 'save')) reply.setCookie(ADMIN_COOKIE, 'true', cookieOpts);
+    if ((req.actor || shareGuest) && allows(caller, resource, 'save'))
+      reply.setCookie(ADMIN_COOKIE, 'true', cookieOpts);
     else if (req.cookies[ADMIN_COOKIE] !== undefined) reply.clearCookie(ADMIN_COOKIE, { path: '/' });
     const resourceName = resourceNameOf(node);
     if (req.cookies[RESOURCE_COOKIE] !== resourceName) reply.setCookie(RESOURCE_COOKIE, resourceName, cookieOpts);
@@ -77,12 +85,17 @@ const plugin: RoutePlugin = async (app, { services: s }) => {
     const content = await documentContent(s, node);
     if (!content) throw notFound();
     if (!shareGuest) rememberServed(s, site.accountId, pathname, node, content.checksum);
-    return reply.code(200).header('content-type', 'text/html; charset=utf-8').header('etag', `"${content.checksum}"`).send(content.bytes);
+    return reply
+      .code(200)
+      .header('content-type', 'text/html; charset=utf-8')
+      .header('etag', `"${content.checksum}"`)
+      .send(content.bytes);
   };
   /** While the database is away: the public document this URL served last, as a visitor sees it. */
   function serveLast(req: FastifyRequest, reply: FastifyReply, last: { bytes: Buffer; checksum: string }) {
     reply.header('cache-control', 'no-cache');
-    if (ifNoneMatchHits(req.headers['if-none-match'], last.checksum)) return reply.code(304).header('etag', `"${last.checksum}"`).send();
+    if (ifNoneMatchHits(req.headers['if-none-match'], last.checksum))
+      return reply.code(304).header('etag', `"${last.checksum}"`).send();
     return reply
       .code(200)
       .header('x-content-type-options', 'nosniff')
@@ -103,7 +116,10 @@ const plugin: RoutePlugin = async (app, { services: s }) => {
     const params = new URLSearchParams(q === -1 ? '' : req.url.slice(q + 1));
     params.delete(TOKEN_PARAM);
     const rest = params.toString();
-    return reply.header('cache-control', 'no-store').header('referrer-policy', 'no-referrer').redirect(rest ? `${path}?${rest}` : path, 302);
+    return reply
+      .header('cache-control', 'no-store')
+      .header('referrer-policy', 'no-referrer')
+      .redirect(rest ? `${path}?${rest}` : path, 302);
   }
   app.get('/', handler);
   app.get('/*', handler);

@@ -23,7 +23,13 @@ import { withMessage } from '../messages.ts';
 import { queryMsg } from '../forms.ts';
 import { addDomain, isServedHost, listDomains, removeDomain } from '../../domains/domains.ts';
 import { countDomainCall } from '../../domains/limiter.ts';
-import { DOMAIN_WEBHOOK_PATH, SIGNATURE_HEADER, applyDomainEvent, parseDomainEvent, verifyDomainSignature } from '../../domains/webhook.ts';
+import {
+  DOMAIN_WEBHOOK_PATH,
+  SIGNATURE_HEADER,
+  applyDomainEvent,
+  parseDomainEvent,
+  verifyDomainSignature,
+} from '../../domains/webhook.ts';
 import { domainsPage } from '../../ui/domains.ts';
 import { forgetHost } from '../hosts.ts';
 
@@ -41,13 +47,23 @@ const plugin: RoutePlugin = async (app, { services: s }) => {
     return actor;
   }
 
-  async function operate(req: FastifyRequest, reply: FastifyReply, op: (actor: Actor) => Promise<{ msg: string; status?: number; extra: Record<string, unknown> }>) {
+  async function operate(
+    req: FastifyRequest,
+    reply: FastifyReply,
+    op: (actor: Actor) => Promise<{ msg: string; status?: number; extra: Record<string, unknown> }>,
+  ) {
     let result: { msg: string; status?: number; extra: Record<string, unknown> };
     try {
       result = await op(await manager(req, reply, true));
     } catch (err) {
       // Browser form posts come back to the page with the refusal (sign-in and 429 keep their answers).
-      if (wantsHtml(req) && err instanceof KilnError && err.status !== 401 && err.status !== 429 && req.site.kind === 'main') {
+      if (
+        wantsHtml(req) &&
+        err instanceof KilnError &&
+        err.status !== 401 &&
+        err.status !== 429 &&
+        req.site.kind === 'main'
+      ) {
         return reply.redirect(withMessage(s.secret, DOMAINS, err.message, 'error'), 302);
       }
       throw err;
@@ -62,7 +78,9 @@ const plugin: RoutePlugin = async (app, { services: s }) => {
     reply.header('cache-control', 'no-store');
     if (!wantsHtml(req)) return reply.send({ msg: '', msgType: 'success', domains });
     const msg = queryMsg(req);
-    return reply.type('text/html; charset=utf-8').send(domainsPage({ username: actor.username, domains, rootHostname: s.config.rootHostname, msg }));
+    return reply
+      .type('text/html; charset=utf-8')
+      .send(domainsPage({ username: actor.username, domains, rootHostname: s.config.rootHostname, msg }));
   });
 
   app.post(DOMAINS, (req, reply) =>
@@ -89,7 +107,8 @@ const plugin: RoutePlugin = async (app, { services: s }) => {
   app.get('/_/domains/ask', async (req, reply) => {
     if (req.site.kind !== 'main') throw notFound();
     const name = (req.query as Record<string, unknown>).domain;
-    if (typeof name !== 'string' || name === '') throw badRequest('The domain parameter is required.', 'missing-domain');
+    if (typeof name !== 'string' || name === '')
+      throw badRequest('The domain parameter is required.', 'missing-domain');
     reply.header('cache-control', 'no-store');
     if (!(await isServedHost(s, name))) throw notFound('Kiln does not serve that domain.');
     return reply.send({ msg: 'Kiln serves this domain.', msgType: 'success' });
@@ -98,15 +117,24 @@ const plugin: RoutePlugin = async (app, { services: s }) => {
   // The webhook needs the exact body bytes for its signature: its own parser, in its own context.
   await app.register(async (hook) => {
     hook.removeAllContentTypeParsers();
-    hook.addContentTypeParser('*', { parseAs: 'buffer', bodyLimit: WEBHOOK_BODY_LIMIT }, (_req, body, done) => done(null, body));
+    hook.addContentTypeParser('*', { parseAs: 'buffer', bodyLimit: WEBHOOK_BODY_LIMIT }, (_req, body, done) =>
+      done(null, body),
+    );
     hook.post(DOMAIN_WEBHOOK_PATH, { bodyLimit: WEBHOOK_BODY_LIMIT }, async (req, reply) => {
       if (req.site.kind !== 'main') throw notFound();
       const secret = s.config.domainWebhookSecret;
-      if (!secret) throw new KilnError(503, 'The domain webhook is not configured (DOMAIN_WEBHOOK_SECRET).', 'webhook-not-configured');
+      if (!secret)
+        throw new KilnError(
+          503,
+          'The domain webhook is not configured (DOMAIN_WEBHOOK_SECRET).',
+          'webhook-not-configured',
+        );
       const body = Buffer.isBuffer(req.body) ? req.body : Buffer.alloc(0);
       const header = req.headers[SIGNATURE_HEADER];
-      if (header === undefined) throw new KilnError(401, `The ${SIGNATURE_HEADER} header is required.`, 'missing-signature');
-      if (!verifyDomainSignature(secret, body, header)) throw new KilnError(401, 'The signature does not match the body.', 'invalid-signature');
+      if (header === undefined)
+        throw new KilnError(401, `The ${SIGNATURE_HEADER} header is required.`, 'missing-signature');
+      if (!verifyDomainSignature(secret, body, header))
+        throw new KilnError(401, 'The signature does not match the body.', 'invalid-signature');
       const event = parseDomainEvent(body);
       const applied = await applyDomainEvent(s, event);
       // Served only while active: a domain that stopped being active is forgotten by the host cache.

@@ -17,12 +17,23 @@ const plugin: RoutePlugin = async (app, { services: s }) => {
     if (req.site.kind === 'main') throw notFound('Open the editor on the document’s own host.');
     const path = String((req.query as { path?: string }).path ?? 'index.html');
     const node = await findByPath(s, req.site.accountId, path);
-    if (!node || node.type !== 'site') throw notFound();
+    if (node?.type !== 'site') throw notFound();
     // A share guest is an app user here: 403, not a sign-in page.
     authorize({ actor: req.actor, shareGuest: await shareGuestFor(s, req, node) }, resourceOf(node), 'edit');
-    const row = await s.database.db.selectFrom('node_contents').select('html').where('node_id', '=', node.id).executeTakeFirstOrThrow();
+    const row = await s.database.db
+      .selectFrom('node_contents')
+      .select('html')
+      .where('node_id', '=', node.id)
+      .executeTakeFirstOrThrow();
     const content = Buffer.from(row.html).toString('utf8');
-    return sendEditor(req, reply, node.name, content, node.checksum ?? '', `${req.protocol}://${req.headers.host}${nodeUrlPath(node)}`);
+    return sendEditor(
+      req,
+      reply,
+      node.name,
+      content,
+      node.checksum ?? '',
+      `${req.protocol}://${req.headers.host}${nodeUrlPath(node)}`,
+    );
   });
 
   app.get('/_/edit/uploads/*', async (req, reply) => {
@@ -38,15 +49,29 @@ const plugin: RoutePlugin = async (app, { services: s }) => {
     const path = segments.join('/');
     if (!EDITABLE_EXTENSIONS.has(extensionOf(path))) throw badRequest('Only text files open in the editor.');
     const node = await findByPath(s, req.actor.accountId, path);
-    if (!node || node.type !== 'upload') throw notFound();
+    if (node?.type !== 'upload') throw notFound();
     authorize({ actor: req.actor }, resourceOf(node), 'edit');
     const bytes = await s.blobs.get(node.blob_sha256!);
     if (!bytes) throw notFound('The file’s content is missing.');
-    return sendEditor(req, reply, node.name, bytes.toString('utf8'), node.checksum ?? '', `${req.protocol}://${req.headers.host}${req.url.split('?')[0]}`);
+    return sendEditor(
+      req,
+      reply,
+      node.name,
+      bytes.toString('utf8'),
+      node.checksum ?? '',
+      `${req.protocol}://${req.headers.host}${req.url.split('?')[0]}`,
+    );
   });
 };
 
-function sendEditor(req: FastifyRequest, reply: FastifyReply, name: string, content: string, etag: string, documentUrl: string) {
+function sendEditor(
+  req: FastifyRequest,
+  reply: FastifyReply,
+  name: string,
+  content: string,
+  etag: string,
+  documentUrl: string,
+) {
   reply.header('Cache-Control', 'no-store').type('text/html; charset=utf-8');
   return editorPage({ name, content, etag, documentUrl, username: req.actor?.username });
 }

@@ -11,8 +11,14 @@ function within(p: Promise<unknown>, ms: number): Promise<boolean> {
   return new Promise((resolve) => {
     const t = setTimeout(() => resolve(false), ms);
     p.then(
-      () => (clearTimeout(t), resolve(true)),
-      () => (clearTimeout(t), resolve(false)),
+      () => {
+        clearTimeout(t);
+        resolve(true);
+      },
+      () => {
+        clearTimeout(t);
+        resolve(false);
+      },
     );
   });
 }
@@ -25,9 +31,15 @@ const plugin: RoutePlugin = async (app, { services: s }) => {
   app.get('/_/ready', async (_req, reply) => {
     const [database, bus] = await Promise.all([
       within(sql`select 1`.execute(s.database.db), CHECK_MS),
-      within(s.events.reachable().then((ok) => (ok ? ok : Promise.reject(new Error('unreachable')))), CHECK_MS),
+      within(
+        s.events.reachable().then((ok) => (ok ? ok : Promise.reject(new Error('unreachable')))),
+        CHECK_MS,
+      ),
     ]);
-    const checks = { database: database ? 'ok' : 'unavailable', ...(s.config.redisUrl ? { redis: bus ? 'ok' : 'unavailable' } : {}) };
+    const checks = {
+      database: database ? 'ok' : 'unavailable',
+      ...(s.config.redisUrl ? { redis: bus ? 'ok' : 'unavailable' } : {}),
+    };
     const ready = database && (bus || !s.config.redisUrl);
     reply.header('cache-control', 'no-store');
     if (!ready) reply.code(503).header('Retry-After', String(limits.storageRetryAfterSeconds));

@@ -26,4 +26,26 @@ import billing from './billing.ts';
 export type RoutePlugin = FastifyPluginAsync<{ services: Services }>;
 
 /** `documents` registers the catch-all for document hosts, so it comes last. */
-export const routes: RoutePlugin[] = [health, auth, session, dashboard, dashboardKeys, save, uploads, meta, versions, editor, stylesheets, assets, syncApi, syncStream, liveSync, dataApi, apps, sharing, domains, billing, documents];
+export const routes: RoutePlugin[] = [
+  health,
+  auth,
+  session,
+  dashboard,
+  dashboardKeys,
+  save,
+  uploads,
+  meta,
+  versions,
+  editor,
+  stylesheets,
+  assets,
+  syncApi,
+  syncStream,
+  liveSync,
+  dataApi,
+  apps,
+  sharing,
+  domains,
+  billing,
+  documents,
+];

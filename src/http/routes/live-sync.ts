@@ -68,7 +68,8 @@ const plugin: RoutePlugin = async (app, { services: s }) => {
     if (!url) throw badRequest('The Document-URL header is required.', 'missing-document-url');
     const body = (req.body ?? {}) as Record<string, unknown>;
     const html = typeof body.snapshot === 'string' ? body.snapshot : typeof body.html === 'string' ? body.html : null;
-    if (html === null || Buffer.isBuffer(req.body)) throw badRequest('Send the snapshot as JSON {snapshot, sender}.', 'missing-snapshot');
+    if (html === null || Buffer.isBuffer(req.body))
+      throw badRequest('Send the snapshot as JSON {snapshot, sender}.', 'missing-snapshot');
     const node = await documentOf(s, req, url);
     checkLane(callerOf(req, node), node, 'live');
     const seq = await broadcastSnapshot(s, {
@@ -91,10 +92,11 @@ function first(v: string | string[] | undefined): string | undefined {
 /** The document a page URL names on this host; 404 when there is none (or it is not a document). */
 async function documentOf(s: Services, req: FastifyRequest, pageUrl: string): Promise<NodeRow> {
   const { host, path } = documentPathOf(pageUrl);
-  if (host !== (req.headers.host ?? '').toLowerCase()) throw badRequest('The document URL names another host.', 'bad-document-url');
+  if (host !== (req.headers.host ?? '').toLowerCase())
+    throw badRequest('The document URL names another host.', 'bad-document-url');
   if (req.site.kind === 'main') throw notFound('Documents live on their own host.');
   const node = await findByPath(s, req.site.accountId, path);
-  if (!node || node.type !== 'site') throw notFound();
+  if (node?.type !== 'site') throw notFound();
   return node;
 }
 
@@ -174,8 +176,11 @@ class LaneAccess {
     }
     if (!fresh) return false;
     // A session that ended (sign-out) between the check and the subscription: nobody signed in now.
-    const sessionId = this.caller.actor?.writer.startsWith('session:') ? Number(this.caller.actor.writer.slice(8)) : null;
-    if (sessionId !== null && !(await sessionLive(s.database.db, sessionId, s.clock.now()))) this.caller = { ...this.caller, actor: null };
+    const sessionId = this.caller.actor?.writer.startsWith('session:')
+      ? Number(this.caller.actor.writer.slice(8))
+      : null;
+    if (sessionId !== null && !(await sessionLive(s.database.db, sessionId, s.clock.now())))
+      this.caller = { ...this.caller, actor: null };
     this.visibility = fresh.visibility;
     this.caller = { ...this.caller, shareGuest: isShareGuest(req, fresh) };
     return this.allowed();
@@ -185,7 +190,11 @@ class LaneAccess {
 /** After a gap the replay log cannot fill, the saved lane sends the stored document: it is what
  *  every missed saved-lane frame led to. */
 async function storedDocumentFrame(s: Services, nodeId: number, lastId: number) {
-  const row = await s.database.db.selectFrom('node_contents').select('html').where('node_id', '=', nodeId).executeTakeFirst();
+  const row = await s.database.db
+    .selectFrom('node_contents')
+    .select('html')
+    .where('node_id', '=', nodeId)
+    .executeTakeFirst();
   if (!row?.html || lastId <= 0) return null;
   const html = Buffer.from(row.html).toString('utf8');
   return { id: lastId, frame: eventFrame(lastId, { html, sender: 'server-save', seq: lastId }) };

@@ -15,7 +15,8 @@ const plugin: RoutePlugin = async (app, { services: s }) => {
     if (url && req.site.kind !== 'main') {
       try {
         const { host, path } = documentPathOf(url);
-        const node = host === (req.headers.host ?? '').toLowerCase() ? await findByPath(s, req.site.accountId, path) : undefined;
+        const node =
+          host === (req.headers.host ?? '').toLowerCase() ? await findByPath(s, req.site.accountId, path) : undefined;
         if (node && node.type === 'site') {
           const caller = { actor: req.actor, shareGuest: await shareGuestFor(s, req, node) };
           const writable = allows(caller, resourceOf(node), 'save');

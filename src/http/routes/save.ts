@@ -26,12 +26,13 @@ const plugin: RoutePlugin = async (app, { services: s }) => {
     const url = documentUrlHeader(req.headers);
     if (!url) throw badRequest('The Document-URL (or Page-URL) header is required.', 'missing-document-url');
     const { host, path } = documentPathOf(url);
-    if (host !== (req.headers.host ?? '').toLowerCase()) throw badRequest('Document-URL names another host.', 'bad-document-url');
+    if (host !== (req.headers.host ?? '').toLowerCase())
+      throw badRequest('Document-URL names another host.', 'bad-document-url');
     const upload = editedUploadOf(url);
     if (upload) return saveEditedUpload(s, req, upload, body);
     if (req.site.kind === 'main') throw notFound('Documents are saved on their own host.');
     const node = await findByPath(s, req.site.accountId, path);
-    if (!node || node.type !== 'site') throw notFound();
+    if (node?.type !== 'site') throw notFound();
     authorize({ actor: req.actor, shareGuest: await shareGuestFor(s, req, node) }, resourceOf(node), 'save');
     if (!hasRootHtml(body.toString('utf8'))) {
       throw new KilnError(422, 'The document needs a root <html> element.', 'invalid-document');
@@ -40,7 +41,11 @@ const plugin: RoutePlugin = async (app, { services: s }) => {
       nodeId: node.id,
       bytes: body,
       // The code editor marks its saves so the version list can say who saved.
-      by: { kind: req.headers['x-kiln-editor'] ? 'editor' : 'browser', accountId: req.actor?.accountId ?? null, writer: req.actor?.writer ?? null },
+      by: {
+        kind: req.headers['x-kiln-editor'] ? 'editor' : 'browser',
+        accountId: req.actor?.accountId ?? null,
+        writer: req.actor?.writer ?? null,
+      },
       ifMatch: parseIfMatch(req.headers['if-match']),
     });
     reply.header('ETag', `"${result.checksum}"`);
@@ -51,7 +56,8 @@ const plugin: RoutePlugin = async (app, { services: s }) => {
 function editedUploadOf(url: string): { username: string; path: string } | null {
   const m = /^\/_\/edit\/uploads\/([^/]+)\/(.+)$/.exec(new URL(url).pathname);
   if (!m) return null;
-  if (/%25/i.test(m[0])) throw badRequest('Document-URL may not contain an encoded percent sign (%25).', 'bad-document-url');
+  if (/%25/i.test(m[0]))
+    throw badRequest('Document-URL may not contain an encoded percent sign (%25).', 'bad-document-url');
   try {
     return { username: decodeURIComponent(m[1]), path: m[2].split('/').map(decodeURIComponent).join('/') };
   } catch {
@@ -59,14 +65,19 @@ function editedUploadOf(url: string): { username: string; path: string } | null 
   }
 }
 
-async function saveEditedUpload(s: Services, req: FastifyRequest, target: { username: string; path: string }, body: Buffer) {
+async function saveEditedUpload(
+  s: Services,
+  req: FastifyRequest,
+  target: { username: string; path: string },
+  body: Buffer,
+) {
   if (!req.actor) throw unauthorized();
   // Only the uploads of the account this request arrived for (the main app: the signed-in person's).
   if (target.username !== req.actor.username || (req.site.kind !== 'main' && target.username !== req.site.username)) {
     throw forbidden('You can only edit your own uploads.');
   }
   const node = await findByPath(s, req.actor.accountId, target.path);
-  if (!node || node.type !== 'upload') throw notFound();
+  if (node?.type !== 'upload') throw notFound();
   authorize({ actor: req.actor }, resourceOf(node), 'edit');
   const { node: saved } = await replaceUpload(s, {
     node,

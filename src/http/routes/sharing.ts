@@ -47,12 +47,24 @@ const plugin: RoutePlugin = async (app, { services: s }) => {
   function answer(req: FastifyRequest, reply: FastifyReply, actor: Actor, msg: string, state: ShareState) {
     reply.header('cache-control', 'no-store');
     if (!wantsHtml(req)) {
-      return reply.send({ msg, msgType: 'success', shareEnabled: state.shareEnabled, ...(state.shareUrl ? { shareUrl: state.shareUrl } : {}) });
+      return reply.send({
+        msg,
+        msgType: 'success',
+        shareEnabled: state.shareEnabled,
+        ...(state.shareUrl ? { shareUrl: state.shareUrl } : {}),
+      });
     }
     // A link cannot travel in a redirect URL: the page itself shows it once.
     if (state.shareUrl) {
       return reply.type('text/html; charset=utf-8').send(
-        sharingPage({ username: actor.username, nodeId: state.node.id, name: state.node.name, shareEnabled: true, shareUrl: state.shareUrl, msg: { text: msg, type: 'success' } }),
+        sharingPage({
+          username: actor.username,
+          nodeId: state.node.id,
+          name: state.node.name,
+          shareEnabled: true,
+          shareUrl: state.shareUrl,
+          msg: { text: msg, type: 'success' },
+        }),
       );
     }
     return reply.redirect(withMessage(s.secret, pathOf(state.node), msg, 'success'), 302);
@@ -63,7 +75,13 @@ const plugin: RoutePlugin = async (app, { services: s }) => {
     try {
       return await op();
     } catch (err) {
-      if (wantsHtml(req) && err instanceof KilnError && err.status !== 401 && err.status !== 429 && req.site.kind === 'main') {
+      if (
+        wantsHtml(req) &&
+        err instanceof KilnError &&
+        err.status !== 401 &&
+        err.status !== 429 &&
+        req.site.kind === 'main'
+      ) {
         const raw = (req.params as { id?: string }).id ?? '';
         const back = /^\d{1,15}$/.test(raw) && err.status !== 404 ? SHARING_PATH.replace(':id', raw) : '/_/dashboard';
         return reply.redirect(withMessage(s.secret, back, err.message, 'error'), 302);
@@ -78,7 +96,9 @@ const plugin: RoutePlugin = async (app, { services: s }) => {
     reply.header('cache-control', 'no-store');
     if (!wantsHtml(req)) return reply.send({ msg: '', msgType: 'success', shareEnabled });
     const msg = queryMsg(req);
-    return reply.type('text/html; charset=utf-8').send(sharingPage({ username: actor.username, nodeId: node.id, name: node.name, shareEnabled, msg }));
+    return reply
+      .type('text/html; charset=utf-8')
+      .send(sharingPage({ username: actor.username, nodeId: node.id, name: node.name, shareEnabled, msg }));
   });
 
   app.post(SHARING_PATH, (req, reply) =>
@@ -103,7 +123,13 @@ const plugin: RoutePlugin = async (app, { services: s }) => {
       const { actor, node } = await ownedDocument(req, true);
       await strictAttempt(s, req, reply, 'share-token');
       const state = await regenerateShareToken(s, node);
-      return answer(req, reply, actor, `New share link for "${node.name}": the old one no longer works. Copy it now: it is shown only once.`, state);
+      return answer(
+        req,
+        reply,
+        actor,
+        `New share link for "${node.name}": the old one no longer works. Copy it now: it is shown only once.`,
+        state,
+      );
     }),
   );
 };

@@ -20,10 +20,14 @@ const plugin: RoutePlugin = async (app, { services: s }) => {
     }
     for (const ext of ['.html', '.htmlclay']) {
       const node = await findByPath(s, req.site.accountId, name + ext).catch(() => undefined);
-      if (!node || node.type !== 'site') continue;
+      if (node?.type !== 'site') continue;
       // Whoever may view the document (owner, share guest, anyone when public) may read its stylesheet.
       if (!allows({ actor: req.actor, shareGuest: isShareGuest(req, node) }, resourceOf(node), 'view')) return '';
-      const row = await s.database.db.selectFrom('stylesheets').select(['css', 'source_checksum']).where('node_id', '=', node.id).executeTakeFirst();
+      const row = await s.database.db
+        .selectFrom('stylesheets')
+        .select(['css', 'source_checksum'])
+        .where('node_id', '=', node.id)
+        .executeTakeFirst();
       if (!row) return '';
       reply.header('ETag', `"${row.source_checksum}"`);
       return row.css;

@@ -18,7 +18,6 @@
 // sync clients may send `Accept: */*` or `text/html`.
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { RoutePlugin } from './index.ts';
-import type { Services } from '../../services.ts';
 import { KilnError } from '../../errors.ts';
 import { limits } from '../../limits.ts';
 import { ifNoneMatchHits } from '../conditional.ts';
@@ -62,7 +61,8 @@ const plugin: RoutePlugin = async (app, { services: s }) => {
 
   /** The scope of a request on the main app; anything else is not the sync API. */
   async function scope(req: FastifyRequest): Promise<SyncScope> {
-    if (req.site.kind !== 'main') throw new KilnError(404, 'The sync API is on the main address of this Kiln.', 'not-found');
+    if (req.site.kind !== 'main')
+      throw new KilnError(404, 'The sync API is on the main address of this Kiln.', 'not-found');
     return syncScope(s, req, (req.params as Params).team);
   }
 
@@ -77,7 +77,12 @@ const plugin: RoutePlugin = async (app, { services: s }) => {
   for (const base of BASES) {
     app.get(`${base}/status`, async (req, reply) => {
       const sc = await scope(req);
-      return json(reply, 200, { success: true, serverTime: s.clock.now().toISOString(), username: sc.account.username, accountId: sc.account.id });
+      return json(reply, 200, {
+        success: true,
+        serverTime: s.clock.now().toISOString(),
+        username: sc.account.username,
+        accountId: sc.account.id,
+      });
     });
 
     app.get(`${base}/nodes`, async (req, reply) => {
@@ -87,19 +92,23 @@ const plugin: RoutePlugin = async (app, { services: s }) => {
       return json(reply, 200, { success: true, serverTime, complete: true, nodes });
     });
 
-    app.post(`${base}/nodes`, { bodyLimit: limits.body.jsonSyncAndUpload, preParsing: scopeFirst }, async (req, reply) => {
-      const sc = await scopeOf(req);
-      const b = bodyOf(req);
-      const r = await createSyncNode(s, sc, {
-        type: b.type,
-        name: b.name,
-        parentId: b.parentId,
-        content: b.content,
-        ifMatch: preconditionOf(req.headers['if-match']),
-        ifNoneMatch: preconditionOf(req.headers['if-none-match']),
-      });
-      return json(reply, r.created ? 201 : 200, { success: true, node: r.node });
-    });
+    app.post(
+      `${base}/nodes`,
+      { bodyLimit: limits.body.jsonSyncAndUpload, preParsing: scopeFirst },
+      async (req, reply) => {
+        const sc = await scopeOf(req);
+        const b = bodyOf(req);
+        const r = await createSyncNode(s, sc, {
+          type: b.type,
+          name: b.name,
+          parentId: b.parentId,
+          content: b.content,
+          ifMatch: preconditionOf(req.headers['if-match']),
+          ifNoneMatch: preconditionOf(req.headers['if-none-match']),
+        });
+        return json(reply, r.created ? 201 : 200, { success: true, node: r.node });
+      },
+    );
 
     app.get(`${base}/nodes/:id/content`, async (req, reply) => {
       const sc = await scope(req);
@@ -109,18 +118,22 @@ const plugin: RoutePlugin = async (app, { services: s }) => {
       return reply.code(200).send(answer);
     });
 
-    app.put(`${base}/nodes/:id/content`, { bodyLimit: limits.body.jsonSyncAndUpload, preParsing: scopeFirst }, async (req, reply) => {
-      const sc = await scopeOf(req);
-      const b = bodyOf(req);
-      const answer = await writeSyncContent(s, sc, idOf(req), {
-        content: b.content,
-        ifMatch: preconditionOf(req.headers['if-match']),
-        snapshotHtml: b.snapshotHtml,
-        senderId: b.senderId,
-      });
-      reply.header('etag', `"${answer.etag}"`);
-      return json(reply, 200, answer);
-    });
+    app.put(
+      `${base}/nodes/:id/content`,
+      { bodyLimit: limits.body.jsonSyncAndUpload, preParsing: scopeFirst },
+      async (req, reply) => {
+        const sc = await scopeOf(req);
+        const b = bodyOf(req);
+        const answer = await writeSyncContent(s, sc, idOf(req), {
+          content: b.content,
+          ifMatch: preconditionOf(req.headers['if-match']),
+          snapshotHtml: b.snapshotHtml,
+          senderId: b.senderId,
+        });
+        reply.header('etag', `"${answer.etag}"`);
+        return json(reply, 200, answer);
+      },
+    );
 
     app.patch(`${base}/nodes/:id/rename`, { preParsing: scopeFirst }, async (req, reply) => {
       const sc = await scopeOf(req);

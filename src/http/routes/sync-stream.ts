@@ -28,11 +28,14 @@ const plugin: RoutePlugin = async (app, { services: s }) => {
   // base 428 account-identity-required, 404 not-found, 409 account-changed, 403 viewer; on the
   // personal base 409 account-changed when X-Sync-Account-ID names another account.
   app.get('/_/sync/stream', async (req, reply) => openStream(s, req, reply, await scopeOf(s, req)));
-  app.get<{ Params: { team: string } }>('/_/team/:team/sync/stream', async (req, reply) => openStream(s, req, reply, await scopeOf(s, req, req.params.team)));
+  app.get<{ Params: { team: string } }>('/_/team/:team/sync/stream', async (req, reply) =>
+    openStream(s, req, reply, await scopeOf(s, req, req.params.team)),
+  );
 };
 
 async function scopeOf(s: Services, req: FastifyRequest, team?: string): Promise<SyncScope> {
-  if (req.site.kind !== 'main') throw new KilnError(404, 'The sync API is on the main address of this Kiln.', 'not-found');
+  if (req.site.kind !== 'main')
+    throw new KilnError(404, 'The sync API is on the main address of this Kiln.', 'not-found');
   return syncScope(s, req, team);
 }
 
@@ -70,7 +73,11 @@ function keyIdOf(scope: SyncScope): number {
 /** The key is still active and, on a team base, its holder still an owner or editor of the team. */
 async function stillHeld(s: Services, scope: SyncScope, keyId: number): Promise<boolean> {
   try {
-    const key = await s.database.db.selectFrom('sync_keys').select(['revoked_at', 'expires_at']).where('id', '=', keyId).executeTakeFirst();
+    const key = await s.database.db
+      .selectFrom('sync_keys')
+      .select(['revoked_at', 'expires_at'])
+      .where('id', '=', keyId)
+      .executeTakeFirst();
     if (!key || key.revoked_at !== null || key.expires_at <= s.clock.now().toISOString()) return false;
     if (scope.account.kind !== 'team') return true;
     const role = await roleIn(s, scope.account.id, scope.actor.accountId);

@@ -34,7 +34,7 @@ async function targetFolder(s: Services, req: FastifyRequest, parentIdField: unk
     return { ownerId: authorizeActor({ actor: req.actor }, null, 'upload').accountId, parentId: 0, parentPath: '' };
   }
   const folder = await getNode(s, parentId);
-  if (!folder || folder.type !== 'folder') throw notFound();
+  if (folder?.type !== 'folder') throw notFound();
   authorize({ actor: req.actor }, resourceOf(folder), 'upload');
   return { ownerId: folder.owner_id, parentId: folder.id, parentPath: childPathOf(folder) };
 }
@@ -80,9 +80,17 @@ const plugin: RoutePlugin = async (app, { services: s }) => {
     }
     const target = await targetFolder(s, req, parentIdField);
     const node = await storeUpload(s, { ...target, plan: req.actor.plan, fileName, bytes });
-    const origin = req.site.kind === 'main' ? documentHostUrl(s.config, req.actor.username) : `${req.protocol}://${req.headers.host}`;
+    const origin =
+      req.site.kind === 'main'
+        ? documentHostUrl(s.config, req.actor.username)
+        : `${req.protocol}://${req.headers.host}`;
     const url = origin + nodeUrlPath(node);
-    return reply.code(200).send({ msg: `Uploaded ${node.name}`, msgType: 'success', urls: [url], node: { id: node.id, name: node.name, size: node.size } });
+    return reply.code(200).send({
+      msg: `Uploaded ${node.name}`,
+      msgType: 'success',
+      urls: [url],
+      node: { id: node.id, name: node.name, size: node.size },
+    });
   });
 };
 export default plugin;

@@ -17,8 +17,9 @@ import { versionsPage, versionPage, diffPage, restorePage } from '../../ui/versi
 /** The document whose versions are asked for, checked for the caller. */
 async function documentFor(s: Services, req: FastifyRequest, nodeId: number | null, path?: string) {
   if (req.site.kind === 'main') throw notFound('Versions are on the document’s own host.');
-  const node = nodeId !== null ? await getNode(s, nodeId) : await findByPath(s, req.site.accountId, path ?? 'index.html');
-  if (!node || node.type !== 'site' || node.owner_id !== req.site.accountId) throw notFound();
+  const node =
+    nodeId !== null ? await getNode(s, nodeId) : await findByPath(s, req.site.accountId, path ?? 'index.html');
+  if (node?.type !== 'site' || node.owner_id !== req.site.accountId) throw notFound();
   authorize({ actor: req.actor, shareGuest: await shareGuestFor(s, req, node) }, resourceOf(node), 'versions');
   return node;
 }
@@ -30,7 +31,11 @@ function versionId(req: FastifyRequest): number {
 }
 
 async function currentContent(s: Services, nodeId: number): Promise<Buffer> {
-  const row = await s.database.db.selectFrom('node_contents').select('html').where('node_id', '=', nodeId).executeTakeFirstOrThrow();
+  const row = await s.database.db
+    .selectFrom('node_contents')
+    .select('html')
+    .where('node_id', '=', nodeId)
+    .executeTakeFirstOrThrow();
   return Buffer.from(row.html);
 }
 
@@ -40,7 +45,8 @@ const plugin: RoutePlugin = async (app, { services: s }) => {
   app.get('/_/versions', async (req, reply) => {
     const node = await documentFor(s, req, null, (req.query as { path?: string }).path);
     const versions = await listVersions(db, node.id);
-    if (!wantsHtml(req)) return { msg: `${versions.length} versions`, msgType: 'success', document: node.name, versions };
+    if (!wantsHtml(req))
+      return { msg: `${versions.length} versions`, msgType: 'success', document: node.name, versions };
     reply.type('text/html; charset=utf-8');
     return versionsPage({ node, versions, documentPath: nodeUrlPath(node), username: req.actor?.username });
   });
@@ -90,10 +96,15 @@ const plugin: RoutePlugin = async (app, { services: s }) => {
       by: { kind: 'restore', accountId: req.actor?.accountId ?? null, writer: req.actor?.writer ?? null },
     });
     reply.header('ETag', `"${result.checksum}"`);
-    return done(req, reply, result.changed ? `Restored version ${v.backupNumber}.` : 'That version is already the current one.', {
-      redirect: `/_/versions?path=${encodeURIComponent(nodeUrlPath(node).slice(1))}`,
-      extra: { etag: result.checksum },
-    });
+    return done(
+      req,
+      reply,
+      result.changed ? `Restored version ${v.backupNumber}.` : 'That version is already the current one.',
+      {
+        redirect: `/_/versions?path=${encodeURIComponent(nodeUrlPath(node).slice(1))}`,
+        extra: { etag: result.checksum },
+      },
+    );
   });
 };
 export default plugin;

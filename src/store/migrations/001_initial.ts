@@ -58,7 +58,13 @@ export function up001(t: ColumnTypes) {
       .execute();
     // Document names are global (an instance named `<app>-1.html` exists because `<app>.html` is taken);
     // folders and uploads are unique within their parent folder of one account.
-    await db.schema.createIndex('nodes_site_name').on('nodes').column('name_key').unique().where(sql.ref('type'), '=', 'site').execute();
+    await db.schema
+      .createIndex('nodes_site_name')
+      .on('nodes')
+      .column('name_key')
+      .unique()
+      .where(sql.ref('type'), '=', 'site')
+      .execute();
     await db.schema
       .createIndex('nodes_sibling_name')
       .on('nodes')

@@ -8,6 +8,10 @@ export function up004Billing(_t: ColumnTypes) {
     await db.schema.alterTable('accounts').addColumn('stripe_customer_id', 'text').execute();
     await db.schema.alterTable('accounts').addColumn('stripe_subscription_id', 'text').execute();
     await db.schema.createIndex('accounts_stripe_customer').on('accounts').column('stripe_customer_id').execute();
-    await db.schema.createIndex('accounts_stripe_subscription').on('accounts').column('stripe_subscription_id').execute();
+    await db.schema
+      .createIndex('accounts_stripe_subscription')
+      .on('accounts')
+      .column('stripe_subscription_id')
+      .execute();
   };
 }

@@ -31,7 +31,12 @@ async function save() {
     const res = await fetch('/_/save', {
       method: 'POST',
       credentials: 'same-origin',
-      headers: { 'Content-Type': 'text/plain;charset=UTF-8', 'Document-URL': data.documentUrl, 'If-Match': `"${etag}"`, 'X-Kiln-Editor': '1' },
+      headers: {
+        'Content-Type': 'text/plain;charset=UTF-8',
+        'Document-URL': data.documentUrl,
+        'If-Match': `"${etag}"`,
+        'X-Kiln-Editor': '1',
+      },
       body: content,
     });
     const body = await res.json().catch(() => ({}) as Record<string, string>);
@@ -40,8 +45,16 @@ async function save() {
       saved = content;
       say('Saved.', 'success');
     } else if (res.status === 412) {
-      const who = body.changedBy === 'another-tab' ? 'by you, in another tab or window' : body.changedBy === 'another-person' ? 'by someone else' : 'elsewhere';
-      say(`Not saved: this document was changed ${who} after you opened it. Copy your changes, reload to get the latest version, and apply them again.`, 'error');
+      const who =
+        body.changedBy === 'another-tab'
+          ? 'by you, in another tab or window'
+          : body.changedBy === 'another-person'
+            ? 'by someone else'
+            : 'elsewhere';
+      say(
+        `Not saved: this document was changed ${who} after you opened it. Copy your changes, reload to get the latest version, and apply them again.`,
+        'error',
+      );
     } else {
       say(`Not saved: ${body.msg ?? `HTTP ${res.status}`}`, 'error');
     }
@@ -54,7 +67,21 @@ async function save() {
 
 const view = new EditorView({
   doc: data.content,
-  extensions: [basicSetup, html(), keymap.of([{ key: 'Mod-s', preventDefault: true, run: () => (save(), true) }]), EditorView.lineWrapping],
+  extensions: [
+    basicSetup,
+    html(),
+    keymap.of([
+      {
+        key: 'Mod-s',
+        preventDefault: true,
+        run: () => {
+          void save();
+          return true;
+        },
+      },
+    ]),
+    EditorView.lineWrapping,
+  ],
   parent: document.getElementById('kiln-editor')!,
 });
 saveButton.addEventListener('click', save);
