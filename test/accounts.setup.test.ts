@@ -6,7 +6,7 @@ import { sql } from 'kysely';
 import { startKiln, type TestKiln } from './support/kiln.ts';
 import { newPerson } from './support/people.ts';
 import { buildApp } from '../src/http/app.ts';
-import { mainHome } from '../src/http/routes/auth.ts';
+import { mainHome } from '../src/http/home.ts';
 
 let kiln: TestKiln;
 /** The app as built for serving, for GET `/` on the main host: it calls mainHome through the documents

@@ -6,7 +6,7 @@ import { notFound } from '../errors.ts';
 import { isStorageUnavailable } from '../store/db.ts';
 
 /** Names that reach the main app without DNS set-up (command-line clients, the desktop sync tool). */
-const LOOPBACK = new Set(['localhost', '127.0.0.1', '[::1]', '::1']);
+export const LOOPBACK = new Set(['localhost', '127.0.0.1', '[::1]', '::1']);
 
 export function hostnameOf(req: FastifyRequest): string {
   const raw = (req.headers.host ?? '').toLowerCase();

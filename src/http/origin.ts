@@ -1,7 +1,9 @@
 // Cross-origin write protection. Cookies are shared by every document host under the root domain,
 // so a script on bob.<root> could otherwise post into alice.<root> with alice's cookie.
 import type { FastifyRequest } from 'fastify';
+import type { Services } from '../services.ts';
 import { forbidden } from '../errors.ts';
+import { LOOPBACK, hostnameOf } from './hosts.ts';
 
 /** Throws 403 unless the request comes from a page of the same origin (or from a non-browser client). */
 export function assertSameOrigin(req: FastifyRequest): void {
@@ -21,4 +23,24 @@ export function assertSameOrigin(req: FastifyRequest): void {
       throw forbidden('Cross-origin writes are not allowed.', 'cross-origin');
     }
   }
+}
+
+/** Refuses (403) a POST whose `Origin` is neither the main app (the host of BASE_URL or ROOT_DOMAIN;
+ *  loopback names when the request is on the main app) nor the request's own host. Another account's
+ *  host or another custom domain runs someone else's scripts: never accepted. */
+export async function refuseCrossSite(req: FastifyRequest, s: Services): Promise<void> {
+  const origin = req.headers.origin;
+  if (origin === undefined) return;
+  let host = '';
+  try {
+    host = new URL(origin).hostname.toLowerCase();
+  } catch {
+    // `Origin: null` (sandboxed frames, file://) and garbage are cross-site.
+  }
+  if (host) {
+    if (host === hostnameOf(req)) return;
+    if (host === s.config.rootHostname || host === new URL(s.config.baseUrl).hostname.toLowerCase()) return;
+    if (req.site.kind === 'main' && LOOPBACK.has(host)) return;
+  }
+  throw forbidden('Cross-site form posts are refused.', 'cross-origin');
 }

@@ -47,7 +47,7 @@ import {
   signUpOnApp,
   type AppLinks,
 } from '../../apps/app-users.ts';
-import { refuseCrossSite } from './auth.ts';
+import { refuseCrossSite } from '../origin.ts';
 import { handoff, signIn } from '../sessions.ts';
 import { strictAttempt } from '../../ratelimit/http.ts';
 import { documentHostUrl, nodeUrlPath } from '../urls.ts';

@@ -7,64 +7,25 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { RoutePlugin } from './index.ts';
 import type { Services } from '../../services.ts';
-import { badRequest, forbidden, notFound } from '../../errors.ts';
+import { badRequest, notFound } from '../../errors.ts';
 import { limits } from '../../limits.ts';
 import { strictAttempt } from '../../ratelimit/http.ts';
 import { authorize } from '../../access/authorize.ts';
 import { passwordLogin } from '../../accounts/login.ts';
-import { countAccounts, createFirstSuperadmin, createPerson, SETUP_DONE_MSG } from '../../accounts/people.ts';
+import { createFirstSuperadmin, createPerson, SETUP_DONE_MSG } from '../../accounts/people.ts';
 import { revokeLogin } from '../../accounts/sessions.ts';
 import { grants, revokeGrants } from '../../events/revocations.ts';
 import { clearSessionCookies, sessionTokenOf } from '../cookies.ts';
-import { hostnameOf } from '../hosts.ts';
 import { signIn } from '../sessions.ts';
 import { MAX_RETURN, done, returnProblem, safeReturn, wantsHtml } from '../answers.ts';
 import { withMessage } from '../messages.ts';
+import { refuseCrossSite } from '../origin.ts';
+import { isSetUp, markSetUp } from '../home.ts';
+import { hostnameOf } from '../hosts.ts';
 import { bodyOf, field, formPost as formPostTo, queryMsg, queryOf, sendPage } from '../forms.ts';
-import { landingPage, loginPage, logoutPage, setupPage, signupPage, type Msg } from '../../ui/auth-pages.ts';
-
-const LOOPBACK = new Set(['localhost', '127.0.0.1', '[::1]', '::1']);
-
-// ---------------------------------------------------------------- helpers other routes may use
-
-/** Refuses (403) a POST whose `Origin` is neither the main app (the host of BASE_URL or ROOT_DOMAIN;
- *  loopback names when the request is on the main app) nor the request's own host. Another account's
- *  host or another custom domain runs someone else's scripts: never accepted. */
-export async function refuseCrossSite(req: FastifyRequest, s: Services): Promise<void> {
-  const origin = req.headers.origin;
-  if (origin === undefined) return;
-  let host = '';
-  try {
-    host = new URL(origin).hostname.toLowerCase();
-  } catch {
-    // `Origin: null` (sandboxed frames, file://) and garbage are cross-site.
-  }
-  if (host) {
-    if (host === hostnameOf(req)) return;
-    if (host === s.config.rootHostname || host === new URL(s.config.baseUrl).hostname.toLowerCase()) return;
-    if (req.site.kind === 'main' && LOOPBACK.has(host)) return;
-  }
-  throw forbidden('Cross-site form posts are refused.', 'cross-origin');
-}
-
-/** The main app's `/`: first-run setup while no account exists, the dashboard when signed in, else a landing page.
- *  The documents plugin calls this for GET/HEAD `/` on the main host. */
-export async function mainHome(req: FastifyRequest, reply: FastifyReply, s: Services): Promise<FastifyReply> {
-  if (!(await isSetUp(s))) return reply.redirect('/_/setup', 302);
-  if (req.actor) return reply.redirect('/_/dashboard', 302);
-  return sendPage(reply, landingPage({ msg: queryMsg(req) }));
-}
+import { loginPage, logoutPage, setupPage, signupPage, type Msg } from '../../ui/auth-pages.ts';
 
 // ---------------------------------------------------------------- small parts
-
-/** Once an account exists the instance stays set up; remember it so `/` costs no query. */
-const setUpInstances = new WeakSet<Services>();
-async function isSetUp(s: Services): Promise<boolean> {
-  if (setUpInstances.has(s)) return true;
-  if ((await countAccounts(s)) === 0) return false;
-  setUpInstances.add(s);
-  return true;
-}
 
 /** The local `return` target from the body or the query, or undefined. */
 function returnOf(req: FastifyRequest): string | undefined {
@@ -225,7 +186,7 @@ const plugin: RoutePlugin = async (app, { services: s }) => {
         await refuseCrossSite(req, s);
         const input = newAccountFields(req);
         const person = await createFirstSuperadmin(s, input);
-        setUpInstances.add(s);
+        markSetUp(s);
         await signIn(req, reply, s, person.id);
         if (wantsHtml(req)) return reply.redirect('/_/dashboard', 302);
         return done(req, reply, `Kiln is set up. Welcome, ${person.username}.`, {

@@ -15,7 +15,7 @@ import { authorizeActor } from '../../access/authorize.ts';
 import { wantsHtml } from '../answers.ts';
 import { withMessage } from '../messages.ts';
 import { queryMsg } from '../forms.ts';
-import { refuseCrossSite } from './auth.ts';
+import { refuseCrossSite } from '../origin.ts';
 import { signIn } from '../sessions.ts';
 import { receiveStripeWebhook } from '../../billing/stripe.ts';
 import { findWelcome, finishWelcome } from '../../billing/welcome.ts';

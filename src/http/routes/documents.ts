@@ -28,10 +28,10 @@ import { isStorageUnavailable } from '../../store/db.ts';
 import type { NodeRow } from '../../nodes/tree.ts';
 import { ifNoneMatchHits } from '../conditional.ts';
 import { ADMIN_COOKIE, RESOURCE_COOKIE } from '../cookies.ts';
-import { mainHome } from './auth.ts';
+import { mainHome } from '../home.ts';
 import { bounceToMainApp } from '../sessions.ts';
 import { serveUpload } from '../../uploads/serve.ts';
-import { answerDataQuery, wantsData } from './data-api.ts';
+import { answerDataQuery, wantsData } from '../data-answers.ts';
 import { isShareGuest, isValidShareToken, setShareCookie, tokenParamOf, TOKEN_PARAM } from '../../sharing/share.ts';
 
 const plugin: RoutePlugin = async (app, { services: s }) => {
