@@ -151,3 +151,35 @@ export async function countAccounts(s: Services): Promise<number> {
     .executeTakeFirstOrThrow();
   return Number(r.n);
 }
+
+/** What the app pages need to know of a person: username, account type and the app they signed up on. */
+export async function personFacts(
+  s: Services,
+  accountId: number,
+): Promise<{ username: string; accountType: string; signupAppId: number | null } | undefined> {
+  return s.database.db
+    .selectFrom('people')
+    .innerJoin('accounts', 'accounts.id', 'people.account_id')
+    .select(['accounts.username', 'people.account_type as accountType', 'people.signup_app_id as signupAppId'])
+    .where('people.account_id', '=', accountId)
+    .executeTakeFirst();
+}
+
+/** An account's username (accounts of people and teams alike). */
+export async function usernameOf(s: Services, accountId: number): Promise<string> {
+  const row = await s.database.db
+    .selectFrom('accounts')
+    .select('username')
+    .where('id', '=', accountId)
+    .executeTakeFirstOrThrow();
+  return row.username;
+}
+
+/** The account (person or team) with this username. */
+export function accountNamed(s: Services, username: string): Promise<{ id: number; username: string } | undefined> {
+  return s.database.db
+    .selectFrom('accounts')
+    .select(['id', 'username'])
+    .where('username', '=', username)
+    .executeTakeFirst();
+}

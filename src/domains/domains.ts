@@ -173,3 +173,17 @@ export async function isServedHost(s: Services, name: string): Promise<boolean> 
     .where('status', '=', 'active')
     .executeTakeFirst());
 }
+
+/** The account an active custom domain serves, or undefined. */
+export function activeDomain(
+  s: Services,
+  name: string,
+): Promise<{ domain: string; accountId: number; username: string } | undefined> {
+  return s.database.db
+    .selectFrom('domains')
+    .innerJoin('accounts', 'accounts.id', 'domains.account_id')
+    .select(['domains.domain', 'accounts.id as accountId', 'accounts.username'])
+    .where('domains.domain', '=', name)
+    .where('domains.status', '=', 'active')
+    .executeTakeFirst();
+}

@@ -4,6 +4,8 @@ import type { Services } from '../services.ts';
 import type { HostInfo } from './context.ts';
 import { notFound } from '../errors.ts';
 import { isStorageUnavailable } from '../store/db.ts';
+import { accountNamed } from '../accounts/people.ts';
+import { activeDomain } from '../domains/domains.ts';
 
 /** Names that reach the main app without DNS set-up (command-line clients, the desktop sync tool). */
 export const LOOPBACK = new Set(['localhost', '127.0.0.1', '[::1]', '::1']);
@@ -55,23 +57,14 @@ export function registerHosts(app: FastifyInstance, s: Services) {
 
 /** The document host a name is: `<username>.<root>` or an active custom domain; 404 for any other name. */
 export async function lookupHost(s: Services, name: string): Promise<HostInfo> {
-  const { db } = s.database;
   const suffix = `.${s.config.rootHostname}`;
   if (name.endsWith(suffix)) {
     const label = name.slice(0, -suffix.length);
-    const account = label.includes('.')
-      ? undefined
-      : await db.selectFrom('accounts').select(['id', 'username']).where('username', '=', label).executeTakeFirst();
+    const account = label.includes('.') ? undefined : await accountNamed(s, label);
     if (!account) throw notFound('No such site.');
     return { kind: 'account', accountId: account.id, username: account.username };
   }
-  const domain = await db
-    .selectFrom('domains')
-    .innerJoin('accounts', 'accounts.id', 'domains.account_id')
-    .select(['domains.domain', 'accounts.id', 'accounts.username'])
-    .where('domains.domain', '=', name)
-    .where('domains.status', '=', 'active')
-    .executeTakeFirst();
+  const domain = await activeDomain(s, name);
   if (!domain) throw notFound('Unknown host.');
-  return { kind: 'domain', accountId: domain.id, username: domain.username, domain: domain.domain };
+  return { kind: 'domain', accountId: domain.accountId, username: domain.username, domain: domain.domain };
 }

@@ -15,6 +15,15 @@ export class StylesheetCompiler {
     private log: (err: unknown) => void = (err) => console.error('stylesheet compile failed:', err),
   ) {}
 
+  /** The compiled stylesheet of a document and the checksum of the HTML it was compiled from, if any. */
+  stored(nodeId: number): Promise<{ css: string; sourceChecksum: string } | undefined> {
+    return this.db
+      .selectFrom('stylesheets')
+      .select(['css', 'source_checksum as sourceChecksum'])
+      .where('node_id', '=', nodeId)
+      .executeTakeFirst();
+  }
+
   /** Called after a document's content changed. Returns when this HTML (or a newer one) is compiled. */
   schedule(nodeId: number, html: string): Promise<void> {
     if (!linksUtilityStylesheet(html)) return Promise.resolve();

@@ -68,6 +68,16 @@ export async function actorForSyncKey(s: Services, header: string | string[] | u
 }
 
 /** Revokes an active key of the account; its open sync streams close, in every process. */
+/** True while the key is neither revoked nor expired (open streams re-check it). */
+export async function keyStillValid(s: Services, keyId: number): Promise<boolean> {
+  const key = await s.database.db
+    .selectFrom('sync_keys')
+    .select(['revoked_at', 'expires_at'])
+    .where('id', '=', keyId)
+    .executeTakeFirst();
+  return !!key && key.revoked_at === null && key.expires_at > s.clock.now().toISOString();
+}
+
 export async function revokeSyncKey(s: Services, accountId: number, keyId: number): Promise<boolean> {
   const r = await s.database.db
     .updateTable('sync_keys')

@@ -34,6 +34,7 @@ import { KilnError, badRequest, notFound, unauthorized } from '../../errors.ts';
 import { limits } from '../../limits.ts';
 import { authorize, resourceOf } from '../../access/authorize.ts';
 import { passwordLogin } from '../../accounts/login.ts';
+import { personFacts, usernameOf } from '../../accounts/people.ts';
 import { childPathOf, getNode } from '../../nodes/tree.ts';
 import { appAt } from '../../apps/apps.ts';
 import { createInstance, findInstance } from '../../apps/instances.ts';
@@ -86,8 +87,6 @@ const formPost = (
 const refOf = (app: NodeRow): AppRef => ({ name: app.name, path: childPathOf(app) });
 
 const plugin: RoutePlugin = async (app, { services: s }) => {
-  const { db } = s.database;
-
   /** App pages answer on document hosts only (an app is always some account's document). */
   function appHostOnly(req: FastifyRequest): number {
     if (req.site.kind === 'main') throw notFound('App pages are on the app’s own host.');
@@ -129,24 +128,19 @@ const plugin: RoutePlugin = async (app, { services: s }) => {
 
   /** The app an app user signed up on (404 when there is none). */
   async function signupAppOf(accountId: number): Promise<NodeRow> {
-    const person = await db
-      .selectFrom('people')
-      .select('signup_app_id')
-      .where('account_id', '=', accountId)
-      .executeTakeFirst();
-    const node = person?.signup_app_id ? await getNode(s, person.signup_app_id) : undefined;
+    const person = await personFacts(s, accountId);
+    const node = person?.signupAppId ? await getNode(s, person.signupAppId) : undefined;
     if (!node) throw notFound('There is no app to confirm an email for.');
     return node;
   }
 
   /** Links of an app on its owner's host, built from configuration. */
   async function appLinksOf(app: NodeRow): Promise<AppLinks> {
-    const owner = await db
-      .selectFrom('accounts')
-      .select('username')
-      .where('id', '=', app.owner_id)
-      .executeTakeFirstOrThrow();
-    return { hostUrl: documentHostUrl(s.config, owner.username), appName: app.name, appPath: childPathOf(app) };
+    return {
+      hostUrl: documentHostUrl(s.config, await usernameOf(s, app.owner_id)),
+      appName: app.name,
+      appPath: childPathOf(app),
+    };
   }
 
   const instanceUrl = (username: string, instance: NodeRow) =>
@@ -157,12 +151,8 @@ const plugin: RoutePlugin = async (app, { services: s }) => {
   async function destination(req: FastifyRequest, accountId: number, username: string, app: NodeRow): Promise<string> {
     let instance = await findInstance(s, accountId, app.id);
     if (!instance && app.enable_signups === 1) {
-      const person = await db
-        .selectFrom('people')
-        .select('account_type')
-        .where('account_id', '=', accountId)
-        .executeTakeFirst();
-      if (person?.account_type === 'app_user')
+      const person = await personFacts(s, accountId);
+      if (person?.accountType === 'app_user')
         instance = await createInstance(s, accountId, app.id, { reuseExisting: true });
     }
     return instance ? instanceUrl(username, instance) : hostUrl(req) + appHref(refOf(app));
@@ -170,14 +160,9 @@ const plugin: RoutePlugin = async (app, { services: s }) => {
 
   /** The account's username and its instance of the app it signed up on (for pages after a link). */
   async function ownInstanceUrl(accountId: number): Promise<string | undefined> {
-    const person = await db
-      .selectFrom('people')
-      .innerJoin('accounts', 'accounts.id', 'people.account_id')
-      .select(['accounts.username', 'people.signup_app_id'])
-      .where('people.account_id', '=', accountId)
-      .executeTakeFirst();
-    if (!person?.signup_app_id) return undefined;
-    const instance = await findInstance(s, accountId, person.signup_app_id);
+    const person = await personFacts(s, accountId);
+    if (!person?.signupAppId) return undefined;
+    const instance = await findInstance(s, accountId, person.signupAppId);
     return instance ? instanceUrl(person.username, instance) : undefined;
   }
 
@@ -356,18 +341,14 @@ const plugin: RoutePlugin = async (app, { services: s }) => {
         const { accountId } = await resetPassword(s, token, password);
         const login = await signIn(req, reply, s, accountId);
         const node = await optionalApp(req);
-        const account = await db
-          .selectFrom('accounts')
-          .select('username')
-          .where('id', '=', accountId)
-          .executeTakeFirstOrThrow();
+        const username = await usernameOf(s, accountId);
         const url = node
-          ? await destination(req, accountId, account.username, node)
+          ? await destination(req, accountId, username, node)
           : ((await ownInstanceUrl(accountId)) ?? `${hostUrl(req)}/`);
         const msg = 'Your password is changed and you are signed in.';
         const next = await handoff(s, req, login, url);
         if (wantsHtml(req)) return reply.redirect(next, 302);
-        return reply.send({ msg, msgType: 'success', username: account.username, url, signInUrl: next });
+        return reply.send({ msg, msgType: 'success', username, url, signInUrl: next });
       },
     ),
   );

@@ -6,7 +6,7 @@ import type { RoutePlugin } from './index.ts';
 import { badRequest, forbidden, notFound, unauthorized } from '../../errors.ts';
 import { authorize, resourceOf } from '../../access/authorize.ts';
 import { findByPath } from '../../nodes/tree.ts';
-import { refuseEncodedPercent } from '../../nodes/serve.ts';
+import { documentContent, refuseEncodedPercent } from '../../nodes/serve.ts';
 import { editorPage } from '../../ui/editor.ts';
 import { nodeUrlPath } from '../urls.ts';
 import { shareGuestFor } from '../../sharing/share.ts';
@@ -20,12 +20,7 @@ const plugin: RoutePlugin = async (app, { services: s }) => {
     if (node?.type !== 'site') throw notFound();
     // A share guest is an app user here: 403, not a sign-in page.
     authorize({ actor: req.actor, shareGuest: await shareGuestFor(s, req, node) }, resourceOf(node), 'edit');
-    const row = await s.database.db
-      .selectFrom('node_contents')
-      .select('html')
-      .where('node_id', '=', node.id)
-      .executeTakeFirstOrThrow();
-    const content = Buffer.from(row.html).toString('utf8');
+    const content = (await documentContent(s, node))?.bytes.toString('utf8') ?? '';
     return sendEditor(
       req,
       reply,

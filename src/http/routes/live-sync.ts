@@ -30,6 +30,7 @@ import { liveLaneView, savedLaneView } from '../../sse/views.ts';
 import { lastEventIdOf } from '../../sse/last-event-id.ts';
 import { sessionLive } from '../../accounts/sessions.ts';
 import { isShareGuest } from '../../sharing/share.ts';
+import { documentContent } from '../../nodes/serve.ts';
 
 type Lane = 'live' | 'saved';
 
@@ -190,13 +191,9 @@ class LaneAccess {
 /** After a gap the replay log cannot fill, the saved lane sends the stored document: it is what
  *  every missed saved-lane frame led to. */
 async function storedDocumentFrame(s: Services, nodeId: number, lastId: number) {
-  const row = await s.database.db
-    .selectFrom('node_contents')
-    .select('html')
-    .where('node_id', '=', nodeId)
-    .executeTakeFirst();
-  if (!row?.html || lastId <= 0) return null;
-  const html = Buffer.from(row.html).toString('utf8');
+  const stored = await documentContent(s, { id: nodeId, checksum: null });
+  if (!stored || lastId <= 0) return null;
+  const html = stored.bytes.toString('utf8');
   return { id: lastId, frame: eventFrame(lastId, { html, sender: 'server-save', seq: lastId }) };
 }
 

@@ -23,13 +23,9 @@ const plugin: RoutePlugin = async (app, { services: s }) => {
       if (node?.type !== 'site') continue;
       // Whoever may view the document (owner, share guest, anyone when public) may read its stylesheet.
       if (!allows({ actor: req.actor, shareGuest: isShareGuest(req, node) }, resourceOf(node), 'view')) return '';
-      const row = await s.database.db
-        .selectFrom('stylesheets')
-        .select(['css', 'source_checksum'])
-        .where('node_id', '=', node.id)
-        .executeTakeFirst();
+      const row = await s.stylesheets.stored(node.id);
       if (!row) return '';
-      reply.header('ETag', `"${row.source_checksum}"`);
+      reply.header('ETag', `"${row.sourceChecksum}"`);
       return row.css;
     }
     return '';

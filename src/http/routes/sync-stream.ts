@@ -19,6 +19,7 @@ import { SYNC_PING, syncStreamView } from '../../sse/views.ts';
 import { lastEventIdOf } from '../../sse/last-event-id.ts';
 import { grants } from '../../events/revocations.ts';
 import { roleIn } from '../../teams/teams.ts';
+import { keyStillValid } from '../../sync/keys.ts';
 
 const plugin: RoutePlugin = async (app, { services: s }) => {
   const hub = s.hub;
@@ -73,12 +74,7 @@ function keyIdOf(scope: SyncScope): number {
 /** The key is still active and, on a team base, its holder still an owner or editor of the team. */
 async function stillHeld(s: Services, scope: SyncScope, keyId: number): Promise<boolean> {
   try {
-    const key = await s.database.db
-      .selectFrom('sync_keys')
-      .select(['revoked_at', 'expires_at'])
-      .where('id', '=', keyId)
-      .executeTakeFirst();
-    if (!key || key.revoked_at !== null || key.expires_at <= s.clock.now().toISOString()) return false;
+    if (!(await keyStillValid(s, keyId))) return false;
     if (scope.account.kind !== 'team') return true;
     const role = await roleIn(s, scope.account.id, scope.actor.accountId);
     return role === 'owner' || role === 'editor';

@@ -6,6 +6,7 @@ import type { Services } from '../../services.ts';
 import { badRequest, notFound } from '../../errors.ts';
 import { authorize, resourceOf } from '../../access/authorize.ts';
 import { findByPath, getNode } from '../../nodes/tree.ts';
+import { documentContent } from '../../nodes/serve.ts';
 import { listVersions, versionContent } from '../../save/history.ts';
 import { saveDocument } from '../../save/pipeline.ts';
 import { assertSameOrigin } from '../origin.ts';
@@ -28,15 +29,6 @@ function versionId(req: FastifyRequest): number {
   const id = Number((req.params as { id: string }).id);
   if (!Number.isSafeInteger(id) || id <= 0) throw badRequest('Version ids are positive integers.');
   return id;
-}
-
-async function currentContent(s: Services, nodeId: number): Promise<Buffer> {
-  const row = await s.database.db
-    .selectFrom('node_contents')
-    .select('html')
-    .where('node_id', '=', nodeId)
-    .executeTakeFirstOrThrow();
-  return Buffer.from(row.html);
 }
 
 const plugin: RoutePlugin = async (app, { services: s }) => {
@@ -71,7 +63,7 @@ const plugin: RoutePlugin = async (app, { services: s }) => {
     const v = await versionContent(db, id);
     const node = await documentFor(s, req, v.nodeId);
     const info = (await listVersions(db, node.id)).find((x) => x.id === id)!;
-    const current = (await currentContent(s, node.id)).toString('utf8');
+    const current = (await documentContent(s, node))?.bytes.toString('utf8') ?? '';
     reply.type('text/html; charset=utf-8');
     return diffPage({ node, version: info, old: v.bytes.toString('utf8'), current, username: req.actor?.username });
   });
