@@ -55,6 +55,7 @@ import { documentHostUrl, nodeUrlPath } from '../urls.ts';
 import { wantsHtml } from '../answers.ts';
 import { withMessage } from '../messages.ts';
 import { bodyOf, field, formPost as formPostTo, queryMsg, queryOf, sendPage as sendFormPage } from '../forms.ts';
+import { textParam } from '../input.ts';
 import {
   appHref,
   appLoginPage,
@@ -294,7 +295,7 @@ const plugin: RoutePlugin = async (app, { services: s }) => {
   );
 
   const tokenOf = (req: FastifyRequest) => {
-    const t = (req.params as { token: string }).token;
+    const t = textParam(req, 'token');
     if (!/^[A-Za-z0-9_-]{10,200}$/.test(t)) throw badRequest('This link is invalid or has expired.', 'invalid-token');
     return t;
   };
@@ -330,8 +331,8 @@ const plugin: RoutePlugin = async (app, { services: s }) => {
     '/_/app/reset/:token',
     formPost(
       (req) =>
-        `/_/app/reset/${encodeURIComponent((req.params as { token: string }).token)}${appPathOf(req) ? `?app=${encodeURIComponent(appPathOf(req)!)}` : ''}`,
-      (req, msg) => appResetPage({ token: (req.params as { token: string }).token, msg }),
+        `/_/app/reset/${encodeURIComponent(textParam(req, 'token'))}${appPathOf(req) ? `?app=${encodeURIComponent(appPathOf(req)!)}` : ''}`,
+      (req, msg) => appResetPage({ token: textParam(req, 'token'), msg }),
       async (req, reply) => {
         appHostOnly(req);
         await refuseCrossSite(req, s);

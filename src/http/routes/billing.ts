@@ -14,7 +14,7 @@ import { limits } from '../../limits.ts';
 import { authorizeActor } from '../../access/authorize.ts';
 import { wantsHtml } from '../answers.ts';
 import { withMessage } from '../messages.ts';
-import { queryMsg } from '../forms.ts';
+import { queryMsg, bodyOf, field } from '../forms.ts';
 import { refuseCrossSite } from '../origin.ts';
 import { signIn } from '../sessions.ts';
 import { receiveStripeWebhook } from '../../billing/stripe.ts';
@@ -22,21 +22,19 @@ import { findWelcome, finishWelcome } from '../../billing/welcome.ts';
 import { planSummary } from '../../billing/plans.ts';
 import { billingPage, welcomePage } from '../../billing/pages.ts';
 import { errorPage } from '../../ui/pages.ts';
+import { textParam } from '../input.ts';
 
 function sendPage(reply: FastifyReply, body: string, status = 200) {
   return reply.code(status).header('cache-control', 'no-store').type('text/html; charset=utf-8').send(body);
 }
 
 function textField(req: FastifyRequest, name: string, label: string, max: number): string {
-  const b = req.body;
-  const v = b && typeof b === 'object' && !Buffer.isBuffer(b) ? (b as Record<string, unknown>)[name] : undefined;
-  if (v === undefined || v === null || v === '') throw badRequest(`${label} is required.`, 'missing-field');
-  if (typeof v !== 'string') throw badRequest(`${label} must be text.`, 'invalid');
-  if (v.length > max) throw badRequest(`${label} must be at most ${max} characters.`, 'too-long');
+  const v = field(bodyOf(req), name, label, max);
+  if (v === undefined) throw badRequest(`${label} is required.`, 'missing-field');
   return v;
 }
 
-const tokenOf = (req: FastifyRequest) => (req.params as { token: string }).token;
+const tokenOf = (req: FastifyRequest) => textParam(req, 'token');
 
 const plugin: RoutePlugin = async (app, { services: s }) => {
   // The webhook needs the exact bytes Stripe signed: its own parsers, in a scope of its own.

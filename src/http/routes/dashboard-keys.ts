@@ -19,7 +19,7 @@ import { authorizeActor } from '../../access/authorize.ts';
 import { assertSameOrigin } from '../origin.ts';
 import { wantsHtml } from '../answers.ts';
 import { withMessage } from '../messages.ts';
-import { queryMsg } from '../forms.ts';
+import { bodyOf, queryMsg } from '../forms.ts';
 import { generateSyncKey, listSyncKeys, revokeSyncKey } from '../../sync/keys.ts';
 import {
   createTeam,
@@ -32,18 +32,13 @@ import {
 } from '../../teams/teams.ts';
 import { keysPage, teamsPage } from '../../ui/keys.ts';
 import { strictAttempt } from '../../ratelimit/http.ts';
+import { idParam, queryText } from '../input.ts';
 
 const KEYS = '/_/dashboard/keys';
 const TEAMS = '/_/dashboard/teams';
 
-function idParam(req: FastifyRequest, name: string): number {
-  const raw = (req.params as Record<string, string>)[name] ?? '';
-  if (!/^\d{1,15}$/.test(raw)) throw notFound();
-  return Number(raw);
-}
-
 function field(req: FastifyRequest, name: string): string {
-  const v = (req.body as Record<string, unknown> | undefined)?.[name];
+  const v = bodyOf(req)[name];
   return typeof v === 'string' ? v : '';
 }
 
@@ -82,7 +77,7 @@ const plugin: RoutePlugin = async (app, { services: s }) => {
     const keys = await listSyncKeys(s, actor.accountId);
     reply.header('cache-control', 'no-store');
     if (!wantsHtml(req)) return reply.send({ msg: '', msgType: 'success', keys });
-    const tab = (req.query as Record<string, unknown>).tab === 'inactive' ? 'inactive' : 'active';
+    const tab = queryText(req, 'tab') === 'inactive' ? 'inactive' : 'active';
     return reply
       .type('text/html; charset=utf-8')
       .send(keysPage({ username: actor.username, keys, tab, msg: queryMsg(req) }));

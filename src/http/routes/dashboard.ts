@@ -16,8 +16,9 @@
 // Access: `dashboard` / `manage` on main_app, then `manage` on the node (src/access/table.ts).
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { z } from 'zod';
+import { flag, id, idParam, parse } from '../input.ts';
 import type { RoutePlugin } from './index.ts';
-import { KilnError, badRequest, notFound } from '../../errors.ts';
+import { KilnError, notFound } from '../../errors.ts';
 import { limits, isUnlimitedSites } from '../../limits.ts';
 import { authorize, resourceOf, authorizeActor } from '../../access/authorize.ts';
 import { assertSameOrigin } from '../origin.ts';
@@ -43,10 +44,6 @@ import { setEnableSignups } from '../../apps/apps.ts';
 const DASHBOARD = '/_/dashboard';
 const TYPE_WORD: Record<NodeRow['type'], string> = { site: 'Document', folder: 'Folder', upload: 'File' };
 
-const id = z.coerce.number().int().min(0).max(Number.MAX_SAFE_INTEGER);
-const flag = z
-  .union([z.boolean(), z.enum(['1', '0', 'true', 'false', 'on', 'yes', 'no', ''])])
-  .transform((v) => v === true || v === '1' || v === 'true' || v === 'on' || v === 'yes');
 const bodies = {
   create: z.object({
     type: z.enum(['site', 'folder']).default('site'),
@@ -67,20 +64,6 @@ const bodies = {
   app: z.object({ enableSignups: flag }),
 };
 
-function parse<T extends z.ZodType>(schema: T, body: unknown): z.infer<T> {
-  const r = schema.safeParse(body ?? {});
-  if (r.success) return r.data;
-  const issue = r.error.issues[0];
-  const field = issue.path.join('.') || 'body';
-  throw badRequest(`Invalid ${field}: ${issue.message}`, 'invalid');
-}
-
-function nodeId(req: FastifyRequest): number {
-  const raw = (req.params as { id: string }).id;
-  if (!/^\d{1,15}$/.test(raw)) throw notFound();
-  return Number(raw);
-}
-
 const plugin: RoutePlugin = async (app, { services: s }) => {
   /** The dashboard lives on the main app; on a document host its GET is sent there. */
   function mainOnly(req: FastifyRequest) {
@@ -96,7 +79,7 @@ const plugin: RoutePlugin = async (app, { services: s }) => {
 
   /** A node the caller may manage (the access table's `manage` on that node). */
   async function managedNode(req: FastifyRequest): Promise<NodeRow> {
-    const node = await getNode(s, nodeId(req));
+    const node = await getNode(s, idParam(req));
     if (!node) throw notFound();
     authorize({ actor: req.actor }, resourceOf(node), 'manage');
     return node;

@@ -20,7 +20,7 @@ import { authorizeActor } from '../../access/authorize.ts';
 import { assertSameOrigin } from '../origin.ts';
 import { wantsHtml } from '../answers.ts';
 import { withMessage } from '../messages.ts';
-import { queryMsg } from '../forms.ts';
+import { bodyOf, queryMsg } from '../forms.ts';
 import { addDomain, isServedHost, listDomains, removeDomain } from '../../domains/domains.ts';
 import { countDomainCall } from '../../domains/limiter.ts';
 import {
@@ -32,6 +32,7 @@ import {
 } from '../../domains/webhook.ts';
 import { domainsPage } from '../../ui/domains.ts';
 import { forgetHost } from '../hosts.ts';
+import { idParam, queryText } from '../input.ts';
 
 const DOMAINS = '/_/dashboard/domains';
 /** Webhook bodies are small JSON objects. */
@@ -85,7 +86,7 @@ const plugin: RoutePlugin = async (app, { services: s }) => {
 
   app.post(DOMAINS, (req, reply) =>
     operate(req, reply, async (actor) => {
-      const domain = await addDomain(s, actor.accountId, (req.body as Record<string, unknown> | undefined)?.domain);
+      const domain = await addDomain(s, actor.accountId, bodyOf(req).domain);
       return {
         msg: `Added ${domain.domain}. Point it at ${domain.dns.cname.value} (CNAME) and add the TXT record ${domain.dns.txt.name}; it is served once DNS is verified.`,
         status: 201,
@@ -96,9 +97,11 @@ const plugin: RoutePlugin = async (app, { services: s }) => {
 
   app.post(`${DOMAINS}/:id/delete`, (req, reply) =>
     operate(req, reply, async (actor) => {
-      const raw = (req.params as { id: string }).id;
-      if (!/^\d{1,15}$/.test(raw)) throw notFound('No such domain.');
-      const domain = await removeDomain(s, actor.accountId, Number(raw));
+      const domain = await removeDomain(
+        s,
+        actor.accountId,
+        idParam(req, 'id', () => notFound('No such domain.')),
+      );
       forgetHost(s, domain.domain);
       return { msg: `Removed ${domain.domain}: your documents are no longer served there.`, extra: { domain } };
     }),
@@ -106,9 +109,8 @@ const plugin: RoutePlugin = async (app, { services: s }) => {
 
   app.get('/_/domains/ask', async (req, reply) => {
     if (req.site.kind !== 'main') throw notFound();
-    const name = (req.query as Record<string, unknown>).domain;
-    if (typeof name !== 'string' || name === '')
-      throw badRequest('The domain parameter is required.', 'missing-domain');
+    const name = queryText(req, 'domain');
+    if (!name) throw badRequest('The domain parameter is required.', 'missing-domain');
     reply.header('cache-control', 'no-store');
     if (!(await isServedHost(s, name))) throw notFound('Kiln does not serve that domain.');
     return reply.send({ msg: 'Kiln serves this domain.', msgType: 'success' });

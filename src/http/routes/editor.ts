@@ -11,11 +11,12 @@ import { editorPage } from '../../ui/editor.ts';
 import { nodeUrlPath } from '../urls.ts';
 import { shareGuestFor } from '../../sharing/share.ts';
 import { EDITABLE_EXTENSIONS, extensionOf } from '../../uploads/content-types.ts';
+import { queryText, textParam } from '../input.ts';
 
 const plugin: RoutePlugin = async (app, { services: s }) => {
   app.get('/_/edit', async (req, reply) => {
     if (req.site.kind === 'main') throw notFound('Open the editor on the document’s own host.');
-    const path = String((req.query as { path?: string }).path ?? 'index.html');
+    const path = queryText(req, 'path') ?? 'index.html';
     const node = await findByPath(s, req.site.accountId, path);
     if (node?.type !== 'site') throw notFound();
     // A share guest is an app user here: 403, not a sign-in page.
@@ -35,7 +36,7 @@ const plugin: RoutePlugin = async (app, { services: s }) => {
     if (!req.actor) throw unauthorized();
     // The router already decoded the path once: decoding again would let `%2541` name `A`.
     refuseEncodedPercent(req.url.split('?')[0]);
-    const rest = (req.params as { '*': string })['*'];
+    const rest = textParam(req, '*');
     const [username, ...segments] = rest.split('/');
     if (username !== req.actor.username || (req.site.kind !== 'main' && username !== req.site.username)) {
       throw forbidden('You can only edit your own uploads.');

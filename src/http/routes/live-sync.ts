@@ -31,6 +31,8 @@ import { lastEventIdOf } from '../../sse/last-event-id.ts';
 import { sessionLive } from '../../accounts/sessions.ts';
 import { isShareGuest } from '../../sharing/share.ts';
 import { documentContent } from '../../nodes/serve.ts';
+import { z } from 'zod';
+import { parse } from '../input.ts';
 
 type Lane = 'live' | 'saved';
 
@@ -39,10 +41,9 @@ const plugin: RoutePlugin = async (app, { services: s }) => {
   app.addHook('preClose', async () => hub.closeAll());
 
   const stream = async (req: FastifyRequest, reply: FastifyReply) => {
-    const q = req.query as Record<string, string | string[] | undefined>;
-    const url = first(q['document-url']) ?? first(q['page-url']);
+    const url = firstQuery(req, 'document-url') ?? firstQuery(req, 'page-url');
     if (!url) throw badRequest('The document-url parameter is required.', 'missing-document-url');
-    const lane: Lane = first(q.lane) === 'saved' ? 'saved' : 'live';
+    const lane: Lane = firstQuery(req, 'lane') === 'saved' ? 'saved' : 'live';
     const node = await documentOf(s, req, url);
     const caller = callerOf(req, node);
     checkLane(caller, node, lane);
@@ -67,17 +68,17 @@ const plugin: RoutePlugin = async (app, { services: s }) => {
     assertSameOrigin(req);
     const url = documentUrlHeader(req.headers);
     if (!url) throw badRequest('The Document-URL header is required.', 'missing-document-url');
-    const body = (req.body ?? {}) as Record<string, unknown>;
-    const html = typeof body.snapshot === 'string' ? body.snapshot : typeof body.html === 'string' ? body.html : null;
-    if (html === null || Buffer.isBuffer(req.body))
+    const body = SNAPSHOT.safeParse(req.body ?? {});
+    const html = body.success ? (body.data.snapshot ?? body.data.html ?? null) : null;
+    if (!body.success || html === null)
       throw badRequest('Send the snapshot as JSON {snapshot, sender}.', 'missing-snapshot');
     const node = await documentOf(s, req, url);
     checkLane(callerOf(req, node), node, 'live');
     const seq = await broadcastSnapshot(s, {
       node,
       html,
-      sender: typeof body.sender === 'string' ? body.sender : '',
-      identityMap: body.identityMap ?? undefined,
+      sender: body.data.sender ?? '',
+      identityMap: body.data.identityMap ?? undefined,
     });
     return { success: true, msg: 'Snapshot sent', msgType: 'success', seq };
   };
@@ -85,10 +86,22 @@ const plugin: RoutePlugin = async (app, { services: s }) => {
   app.post('/_/live-sync/save', { bodyLimit: limits.body.jsonLiveSync }, relay);
 };
 
-function first(v: string | string[] | undefined): string | undefined {
+/** A query field's first value (hyperclayjs may repeat one), or undefined when absent or empty. */
+function firstQuery(req: FastifyRequest, name: string): string | undefined {
+  const v = parse(QUERY, req.query)[name];
   const x = Array.isArray(v) ? v[0] : v;
   return x === '' ? undefined : x;
 }
+
+const QUERY = z.record(z.string(), z.union([z.string(), z.array(z.string())]).optional());
+
+/** A live-lane snapshot: `snapshot` (or `html`), the sender's tab id, the editor's identity map. */
+const SNAPSHOT = z.object({
+  snapshot: z.string().optional(),
+  html: z.string().optional(),
+  sender: z.string().optional(),
+  identityMap: z.unknown().optional(),
+});
 
 /** The document a page URL names on this host; 404 when there is none (or it is not a document). */
 async function documentOf(s: Services, req: FastifyRequest, pageUrl: string): Promise<NodeRow> {

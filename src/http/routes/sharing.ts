@@ -17,11 +17,12 @@ import { authorize, resourceOf, authorizeActor } from '../../access/authorize.ts
 import { assertSameOrigin } from '../origin.ts';
 import { wantsHtml } from '../answers.ts';
 import { withMessage } from '../messages.ts';
-import { queryMsg } from '../forms.ts';
+import { bodyOf, queryMsg } from '../forms.ts';
 import { getNode, type NodeRow } from '../../nodes/tree.ts';
 import { regenerateShareToken, setSharing, type ShareState } from '../../sharing/share.ts';
 import { strictAttempt } from '../../ratelimit/http.ts';
 import { sharingPage } from '../../ui/sharing.ts';
+import { idParam, textParam } from '../input.ts';
 
 export const SHARING_PATH = '/_/dashboard/nodes/:id/sharing';
 export const SHARE_REGENERATE_PATH = `${SHARING_PATH}/regenerate`;
@@ -32,8 +33,7 @@ const plugin: RoutePlugin = async (app, { services: s }) => {
     if (req.site.kind !== 'main') throw notFound();
     if (write) assertSameOrigin(req);
     const actor = authorizeActor({ actor: req.actor }, null, 'manage');
-    const raw = (req.params as { id: string }).id;
-    const node = /^\d{1,15}$/.test(raw) ? await getNode(s, Number(raw)) : undefined;
+    const node = await getNode(s, idParam(req));
     if (!node) throw notFound();
     authorize({ actor: req.actor }, resourceOf(node), 'manage');
     if (node.type !== 'site') throw badRequest('Only documents can be shared.', 'not-a-document');
@@ -82,7 +82,7 @@ const plugin: RoutePlugin = async (app, { services: s }) => {
         err.status !== 429 &&
         req.site.kind === 'main'
       ) {
-        const raw = (req.params as { id?: string }).id ?? '';
+        const raw = textParam(req, 'id');
         const back = /^\d{1,15}$/.test(raw) && err.status !== 404 ? SHARING_PATH.replace(':id', raw) : '/_/dashboard';
         return reply.redirect(withMessage(s.secret, back, err.message, 'error'), 302);
       }
@@ -104,7 +104,7 @@ const plugin: RoutePlugin = async (app, { services: s }) => {
   app.post(SHARING_PATH, (req, reply) =>
     operate(req, reply, async () => {
       const { actor, node } = await ownedDocument(req, true);
-      const enabled = flagOf((req.body as Record<string, unknown> | undefined)?.enabled);
+      const enabled = flagOf(bodyOf(req).enabled);
       const was = node.share_enabled === 1 && !!node.share_token;
       const state = await setSharing(s, node, enabled);
       const msg = enabled

@@ -5,12 +5,13 @@ import { findByPath } from '../../nodes/tree.ts';
 import { STYLESHEET_PREFIX } from '../../stylesheet/tailwind.ts';
 import { allows, resourceOf } from '../../access/authorize.ts';
 import { isShareGuest } from '../../sharing/share.ts';
+import { textParam } from '../input.ts';
 
 const plugin: RoutePlugin = async (app, { services: s }) => {
   app.get(`${STYLESHEET_PREFIX}*`, async (req, reply) => {
     if (req.site.kind === 'main') return reply.callNotFound();
     reply.type('text/css; charset=utf-8').header('Cache-Control', 'no-cache');
-    const rest = (req.params as { '*': string })['*'];
+    const rest = textParam(req, '*');
     if (!rest.endsWith('.css')) return '';
     let name: string;
     try {

@@ -29,9 +29,13 @@ import { listSyncNodes, readSyncContent } from '../../sync/read.ts';
 import { writeSyncContent } from '../../sync/write.ts';
 import { createSyncNode } from '../../sync/create.ts';
 import { deleteSyncNode, moveSyncNode, renameSyncNode } from '../../sync/changes.ts';
+import { idParam, textParam } from '../input.ts';
+import { queryOf } from '../forms.ts';
+import { z } from 'zod';
 
-type Params = { team?: string; id?: string };
-type Body = Record<string, unknown>;
+/** A JSON object body (its fields are checked by the use cases, which name what is wrong). */
+const BODY = z.record(z.string(), z.unknown());
+type Body = z.infer<typeof BODY>;
 
 const BASES = ['/_/sync', '/_/team/:team/sync'] as const;
 
@@ -41,18 +45,14 @@ function json(reply: FastifyReply, status: number, body: unknown) {
 }
 
 function bodyOf(req: FastifyRequest): Body {
-  const b = req.body;
-  if (b === undefined || b === null) return {};
-  if (typeof b !== 'object' || Array.isArray(b) || Buffer.isBuffer(b)) {
-    throw new KilnError(400, 'Send a JSON object with Content-Type: application/json.', 'invalid-body');
-  }
-  return b as Body;
+  const b = req.body ?? {};
+  const r = Buffer.isBuffer(b) ? null : BODY.safeParse(b);
+  if (!r?.success) throw new KilnError(400, 'Send a JSON object with Content-Type: application/json.', 'invalid-body');
+  return r.data;
 }
 
 function idOf(req: FastifyRequest): number {
-  const raw = (req.params as Params).id ?? '';
-  if (!/^\d{1,15}$/.test(raw)) throw nodeNotFound();
-  return Number(raw);
+  return idParam(req, 'id', nodeNotFound);
 }
 
 const plugin: RoutePlugin = async (app, { services: s }) => {
@@ -63,7 +63,7 @@ const plugin: RoutePlugin = async (app, { services: s }) => {
   async function scope(req: FastifyRequest): Promise<SyncScope> {
     if (req.site.kind !== 'main')
       throw new KilnError(404, 'The sync API is on the main address of this Kiln.', 'not-found');
-    return syncScope(s, req, (req.params as Params).team);
+    return syncScope(s, req, textParam(req, 'team') || undefined);
   }
 
   /** The scope is checked before the body of a write is read (`preParsing`): a request without a
@@ -160,7 +160,7 @@ const plugin: RoutePlugin = async (app, { services: s }) => {
 
     app.delete(`${base}/nodes/:id`, async (req, reply) => {
       const sc = await scope(req);
-      const q = req.query as Record<string, unknown>;
+      const q = queryOf(req);
       const answer = await deleteSyncNode(s, sc, idOf(req), {
         cascade: q.cascade === 'true' || q.cascade === '1',
         expectedVersion: typeof q.expectedVersion === 'string' ? q.expectedVersion : undefined,

@@ -14,6 +14,10 @@ import { authorize, resourceOf, authorizeActor } from '../../access/authorize.ts
 import { childPathOf, findByPath, getNode } from '../../nodes/tree.ts';
 import { storeUpload } from '../../uploads/upload.ts';
 import { documentHostUrl, nodeUrlPath } from '../urls.ts';
+import { z } from 'zod';
+
+/** The JSON upload hyperclayjs sends: the file as base64, optionally into a folder. */
+const JSON_UPLOAD = z.object({ fileName: z.string(), fileBody: z.string(), parentId: z.unknown().optional() });
 
 const MAX_UPLOAD = Math.max(...Object.values(limits.uploadSize));
 
@@ -70,13 +74,11 @@ const plugin: RoutePlugin = async (app, { services: s }) => {
       if (!file) throw badRequest('Send the file in the field "file".');
       ({ name: fileName, bytes } = file);
     } else {
-      const body = req.body as { fileName?: unknown; fileBody?: unknown } | undefined;
-      if (typeof body?.fileName !== 'string' || typeof body.fileBody !== 'string') {
-        throw badRequest('Send {fileName, fileBody} with the file as base64.');
-      }
-      fileName = body.fileName;
-      bytes = Buffer.from(body.fileBody, 'base64');
-      parentIdField = (body as { parentId?: unknown }).parentId;
+      const body = JSON_UPLOAD.safeParse(req.body ?? {});
+      if (!body.success) throw badRequest('Send {fileName, fileBody} with the file as base64.');
+      fileName = body.data.fileName;
+      bytes = Buffer.from(body.data.fileBody, 'base64');
+      parentIdField = body.data.parentId;
     }
     const target = await targetFolder(s, req, parentIdField);
     const node = await storeUpload(s, { ...target, plan: req.actor.plan, fileName, bytes });

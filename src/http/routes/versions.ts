@@ -14,6 +14,7 @@ import { done, wantsHtml } from '../answers.ts';
 import { nodeUrlPath } from '../urls.ts';
 import { shareGuestFor } from '../../sharing/share.ts';
 import { versionsPage, versionPage, diffPage, restorePage } from '../../ui/versions.ts';
+import { idParam, queryText } from '../input.ts';
 
 /** The document whose versions are asked for, checked for the caller. */
 async function documentFor(s: Services, req: FastifyRequest, nodeId: number | null, path?: string) {
@@ -26,8 +27,8 @@ async function documentFor(s: Services, req: FastifyRequest, nodeId: number | nu
 }
 
 function versionId(req: FastifyRequest): number {
-  const id = Number((req.params as { id: string }).id);
-  if (!Number.isSafeInteger(id) || id <= 0) throw badRequest('Version ids are positive integers.');
+  const id = idParam(req, 'id', () => badRequest('Version ids are positive integers.'));
+  if (id <= 0) throw badRequest('Version ids are positive integers.');
   return id;
 }
 
@@ -35,7 +36,7 @@ const plugin: RoutePlugin = async (app, { services: s }) => {
   const db = s.database.db;
 
   app.get('/_/versions', async (req, reply) => {
-    const node = await documentFor(s, req, null, (req.query as { path?: string }).path);
+    const node = await documentFor(s, req, null, queryText(req, 'path'));
     const versions = await listVersions(db, node.id);
     if (!wantsHtml(req))
       return { msg: `${versions.length} versions`, msgType: 'success', document: node.name, versions };
@@ -48,7 +49,7 @@ const plugin: RoutePlugin = async (app, { services: s }) => {
     const v = await versionContent(db, id);
     const node = await documentFor(s, req, v.nodeId);
     const info = (await listVersions(db, node.id)).find((x) => x.id === id)!;
-    if ((req.query as { raw?: string }).raw !== undefined) {
+    if (queryText(req, 'raw') !== undefined) {
       // The saved HTML as a page, sandboxed: an old version never runs as the live document.
       reply.header('Content-Security-Policy', 'sandbox').header('X-Content-Type-Options', 'nosniff');
       return reply.type('text/html; charset=utf-8').send(v.bytes);
