@@ -12,7 +12,7 @@
 //   first makes the unique index refuse ours, and we try the next free name in a new transaction.
 // - The copy goes through the save pipeline: node, first version and content in one transaction
 //   (`writeDocument`, saved-by kind `instance`), stylesheet and events after commit.
-import { sql, type Transaction } from 'kysely';
+import { sql, type Kysely, type Transaction } from 'kysely';
 import type { Services } from '../services.ts';
 import type { DB } from '../store/schema.ts';
 import type { NodeRow } from '../nodes/tree.ts';
@@ -44,8 +44,13 @@ export function instanceName(appName: string, n: number): string {
 }
 
 /** The instance of `appId` the account owns (the first one when there are several), or undefined. */
-export async function findInstance(s: Services, ownerId: number, appId: number): Promise<NodeRow | undefined> {
-  return s.database.db
+export async function findInstance(
+  s: Services,
+  ownerId: number,
+  appId: number,
+  db: Kysely<DB> = s.database.db,
+): Promise<NodeRow | undefined> {
+  return db
     .selectFrom('nodes')
     .selectAll()
     .where('owner_id', '=', ownerId)
@@ -78,15 +83,7 @@ export async function createInstance(
         // Instances of one account are made one at a time (a reused instance is never doubled).
         await s.database.lock.row(trx, 'accounts', ownerId);
         if (opts.reuseExisting) {
-          const existing = await trx
-            .selectFrom('nodes')
-            .selectAll()
-            .where('owner_id', '=', ownerId)
-            .where('source_node_id', '=', appId)
-            .where('type', '=', 'site')
-            .orderBy('id')
-            .limit(1)
-            .executeTakeFirst();
+          const existing = await findInstance(s, ownerId, appId, trx);
           if (existing) return existing;
         }
         // Copies of one app are named one at a time (they queue on the app's row), so concurrent

@@ -67,3 +67,17 @@ export function formPost(
     }
   };
 }
+
+/** A main-app form POST refused: the browser goes back to `page` with the refusal in words (sign-in
+ *  pages and 429s keep their own answers; programs get the error handler's JSON). Null when `err` is
+ *  not answered this way: rethrow it. */
+export function backWithRefusal(
+  req: FastifyRequest,
+  reply: FastifyReply,
+  err: unknown,
+  page: string,
+): FastifyReply | null {
+  if (!(err instanceof KilnError) || !wantsHtml(req) || err.status === 401 || err.status === 429) return null;
+  if (req.site.kind !== 'main') return null;
+  return reply.redirect(withMessage(req.messageSecret, page, err.message, 'error'), 302);
+}

@@ -269,16 +269,29 @@ export async function renameNode(
       parent,
       exceptId: node.id,
     });
-    const updated = await trx
-      .updateTable('nodes')
-      .set({ name, name_key: name.toLowerCase() })
-      .where('id', '=', node.id)
-      .returningAll()
-      .executeTakeFirstOrThrow();
-    if (node.type === 'folder') await rewriteDescendantPaths(trx, updated);
-    after.push(() => publishMoved(s, node, updated, opts.writer));
-    return updated;
+    return place(s, trx, after, node, { parent_id: node.parent_id, path: node.path, name }, opts.writer);
   });
+}
+
+/** Puts a node at its new parent, path and name; a folder's descendants get their new paths; the
+ *  rename or move event goes out after the commit. */
+async function place(
+  s: Services,
+  trx: Transaction<DB>,
+  after: AfterCommit,
+  node: NodeRow,
+  to: { parent_id: number; path: string; name: string },
+  writer: string | null | undefined,
+): Promise<NodeRow> {
+  const updated = await trx
+    .updateTable('nodes')
+    .set({ ...to, name_key: to.name.toLowerCase() })
+    .where('id', '=', node.id)
+    .returningAll()
+    .executeTakeFirstOrThrow();
+  if (node.type === 'folder') await rewriteDescendantPaths(trx, updated);
+  after.push(() => publishMoved(s, node, updated, writer));
+  return updated;
 }
 
 /** Moves a node into another folder (0 = top level), optionally renaming it; a folder's descendants
@@ -319,15 +332,7 @@ export async function moveNode(
       parent: target,
       exceptId: node.id,
     });
-    const updated = await trx
-      .updateTable('nodes')
-      .set({ parent_id: target?.id ?? 0, path, name, name_key: name.toLowerCase() })
-      .where('id', '=', node.id)
-      .returningAll()
-      .executeTakeFirstOrThrow();
-    if (node.type === 'folder') await rewriteDescendantPaths(trx, updated);
-    after.push(() => publishMoved(s, node, updated, opts.writer));
-    return updated;
+    return place(s, trx, after, node, { parent_id: target?.id ?? 0, path, name }, opts.writer);
   });
 }
 

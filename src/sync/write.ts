@@ -78,15 +78,23 @@ async function writeDocument(
   ifMatch: Precondition,
 ): Promise<WriteAnswer> {
   const result = await run(() => saveDocument(s, { nodeId: node.id, bytes, by: by(scope), ifMatch: tagOf(ifMatch) }));
+  return answerFor(
+    { ...node, checksum: result.checksum, size: result.size, modified_at: result.modifiedAt },
+    result.changed,
+  );
+}
+
+/** The answer to a content write: the node's new checksum (also its etag), size, time and version. */
+function answerFor(n: NodeRow, changed: boolean): WriteAnswer {
   return {
     success: true,
-    nodeId: node.id,
-    checksum: result.checksum,
-    etag: result.checksum,
-    size: result.size,
-    modifiedAt: result.modifiedAt,
-    structureVersion: fileVersion(versioned({ ...node, checksum: result.checksum })),
-    changed: result.changed,
+    nodeId: n.id,
+    checksum: n.checksum!,
+    etag: n.checksum!,
+    size: n.size,
+    modifiedAt: n.modified_at,
+    structureVersion: fileVersion(versioned(n)),
+    changed,
   };
 }
 
@@ -101,14 +109,5 @@ async function writeUpload(
   const { changed, node: n } = await run(() =>
     replaceUpload(s, { node, plan: scope.account.plan, bytes, by: uploadWriter(scope), ifMatch: tagOf(ifMatch) }),
   );
-  return {
-    success: true,
-    nodeId: n.id,
-    checksum: n.checksum!,
-    etag: n.checksum!,
-    size: n.size,
-    modifiedAt: n.modified_at,
-    structureVersion: fileVersion(versioned(n)),
-    changed,
-  };
+  return answerFor(n, changed);
 }

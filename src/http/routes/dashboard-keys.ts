@@ -19,7 +19,7 @@ import { authorizeActor } from '../../access/authorize.ts';
 import { assertSameOrigin } from '../origin.ts';
 import { wantsHtml } from '../answers.ts';
 import { withMessage } from '../messages.ts';
-import { bodyOf, queryMsg } from '../forms.ts';
+import { bodyOf, queryMsg, backWithRefusal } from '../forms.ts';
 import { generateSyncKey, listSyncKeys, revokeSyncKey } from '../../sync/keys.ts';
 import {
   createTeam,
@@ -91,15 +91,8 @@ const plugin: RoutePlugin = async (app, { services: s }) => {
       await strictAttempt(s, req, reply, 'sync-key');
       made = await generateSyncKey(s, actor.accountId);
     } catch (err) {
-      if (
-        wantsHtml(req) &&
-        err instanceof KilnError &&
-        err.status !== 401 &&
-        err.status !== 429 &&
-        req.site.kind === 'main'
-      ) {
-        return reply.redirect(withMessage(s.secret, KEYS, err.message, 'error'), 302);
-      }
+      const back = backWithRefusal(req, reply, err, KEYS);
+      if (back) return back;
       throw err;
     }
     const msg = 'Sync key generated. Copy it now: it is shown only once.';

@@ -20,7 +20,7 @@ import { authorizeActor } from '../../access/authorize.ts';
 import { assertSameOrigin } from '../origin.ts';
 import { wantsHtml } from '../answers.ts';
 import { withMessage } from '../messages.ts';
-import { bodyOf, queryMsg } from '../forms.ts';
+import { bodyOf, queryMsg, backWithRefusal } from '../forms.ts';
 import { addDomain, isServedHost, listDomains, removeDomain } from '../../domains/domains.ts';
 import { countDomainCall } from '../../domains/limiter.ts';
 import {
@@ -57,16 +57,8 @@ const plugin: RoutePlugin = async (app, { services: s }) => {
     try {
       result = await op(await manager(req, reply, true));
     } catch (err) {
-      // Browser form posts come back to the page with the refusal (sign-in and 429 keep their answers).
-      if (
-        wantsHtml(req) &&
-        err instanceof KilnError &&
-        err.status !== 401 &&
-        err.status !== 429 &&
-        req.site.kind === 'main'
-      ) {
-        return reply.redirect(withMessage(s.secret, DOMAINS, err.message, 'error'), 302);
-      }
+      const back = backWithRefusal(req, reply, err, DOMAINS);
+      if (back) return back;
       throw err;
     }
     if (wantsHtml(req)) return reply.redirect(withMessage(s.secret, DOMAINS, result.msg, 'success'), 302);

@@ -12,12 +12,12 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { RoutePlugin } from './index.ts';
 import type { Actor } from '../../access/actor.ts';
-import { KilnError, badRequest, notFound } from '../../errors.ts';
+import { type KilnError, badRequest, notFound } from '../../errors.ts';
 import { authorize, resourceOf, authorizeActor } from '../../access/authorize.ts';
 import { assertSameOrigin } from '../origin.ts';
 import { wantsHtml } from '../answers.ts';
 import { withMessage } from '../messages.ts';
-import { bodyOf, queryMsg } from '../forms.ts';
+import { bodyOf, queryMsg, backWithRefusal } from '../forms.ts';
 import { getNode, type NodeRow } from '../../nodes/tree.ts';
 import { regenerateShareToken, setSharing, type ShareState } from '../../sharing/share.ts';
 import { strictAttempt } from '../../ratelimit/http.ts';
@@ -75,17 +75,11 @@ const plugin: RoutePlugin = async (app, { services: s }) => {
     try {
       return await op();
     } catch (err) {
-      if (
-        wantsHtml(req) &&
-        err instanceof KilnError &&
-        err.status !== 401 &&
-        err.status !== 429 &&
-        req.site.kind === 'main'
-      ) {
-        const raw = textParam(req, 'id');
-        const back = /^\d{1,15}$/.test(raw) && err.status !== 404 ? SHARING_PATH.replace(':id', raw) : '/_/dashboard';
-        return reply.redirect(withMessage(s.secret, back, err.message, 'error'), 302);
-      }
+      const raw = textParam(req, 'id');
+      const page =
+        /^\d{1,15}$/.test(raw) && (err as KilnError).status !== 404 ? SHARING_PATH.replace(':id', raw) : '/_/dashboard';
+      const back = backWithRefusal(req, reply, err, page);
+      if (back) return back;
       throw err;
     }
   }
