@@ -62,6 +62,61 @@ function takenConflict(err: unknown): never {
   throw err;
 }
 
+export interface NewAccountRow {
+  kind: 'person' | 'team';
+  username: string;
+  plan: Plan;
+  /** A paid plan starts now, with an active subscription. */
+  paid: boolean;
+  now: string;
+  stripe?: { customerId: string | null; subscriptionId: string | null };
+}
+
+/** The one way an account row (a person's or a team's) is made; returns its id. */
+export async function insertAccount(trx: Transaction<DB>, a: NewAccountRow): Promise<number> {
+  const row = await trx
+    .insertInto('accounts')
+    .values({
+      kind: a.kind,
+      username: a.username,
+      plan: a.plan,
+      has_active_subscription: a.paid ? 1 : 0,
+      plan_started_at: a.paid ? a.now : null,
+      created_at: a.now,
+      ...(a.stripe ? { stripe_customer_id: a.stripe.customerId, stripe_subscription_id: a.stripe.subscriptionId } : {}),
+    })
+    .returning('id')
+    .executeTakeFirstOrThrow();
+  return row.id;
+}
+
+/** The person row of an account (a password hash, or null until one is chosen). */
+export async function insertPersonRow(
+  trx: Transaction<DB>,
+  accountId: number,
+  p: {
+    email: string;
+    passwordHash: string | null;
+    accountType?: 'dev' | 'app_user';
+    isSuperadmin?: boolean;
+    emailConfirmed?: boolean;
+    signupAppId?: number | null;
+  },
+): Promise<void> {
+  await trx
+    .insertInto('people')
+    .values({
+      account_id: accountId,
+      email: p.email,
+      password_hash: p.passwordHash,
+      account_type: p.accountType ?? 'dev',
+      is_superadmin: p.isSuperadmin ? 1 : 0,
+      email_confirmed: p.emailConfirmed ? 1 : 0,
+      signup_app_id: p.signupAppId ?? null,
+    })
+    .execute();
+}
+
 async function insertPerson(
   s: Services,
   trx: Transaction<DB>,
@@ -70,32 +125,22 @@ async function insertPerson(
   passwordHash: string,
 ): Promise<number> {
   const now = s.clock.now().toISOString();
-  const paid = v.plan !== 'free';
-  const account = await trx
-    .insertInto('accounts')
-    .values({
-      kind: 'person',
-      username: v.username,
-      plan: v.plan,
-      has_active_subscription: paid ? 1 : 0,
-      plan_started_at: paid ? now : null,
-      created_at: now,
-    })
-    .returning('id')
-    .executeTakeFirstOrThrow();
-  await trx
-    .insertInto('people')
-    .values({
-      account_id: account.id,
-      email: v.email,
-      password_hash: passwordHash,
-      account_type: input.accountType ?? 'dev',
-      is_superadmin: input.isSuperadmin ? 1 : 0,
-      email_confirmed: input.emailConfirmed ? 1 : 0,
-      signup_app_id: input.signupAppId ?? null,
-    })
-    .execute();
-  return account.id;
+  const id = await insertAccount(trx, {
+    kind: 'person',
+    username: v.username,
+    plan: v.plan,
+    paid: v.plan !== 'free',
+    now,
+  });
+  await insertPersonRow(trx, id, {
+    email: v.email,
+    passwordHash,
+    accountType: input.accountType,
+    isSuperadmin: input.isSuperadmin,
+    emailConfirmed: input.emailConfirmed,
+    signupAppId: input.signupAppId,
+  });
+  return id;
 }
 
 /** Creates a person. 400 for invalid input (the message names the rule), 409 when the email or username is taken. */

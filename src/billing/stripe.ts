@@ -46,6 +46,7 @@ import { randomHex } from '../clock.ts';
 import { planLimits } from '../limits.ts';
 import { createEmailToken } from '../accounts/email-tokens.ts';
 import { PAID_PLANS, PLAN_NAMES } from './plans.ts';
+import { insertAccount, insertPersonRow } from '../accounts/people.ts';
 
 /** Usernames of accounts bought but not yet welcomed. `--` is refused by usernameProblem, so no one can pick one. */
 export const PENDING_PREFIX = 'pending--';
@@ -231,33 +232,16 @@ async function completeCheckout(s: Services, trx: Transaction<DB>, session: Stri
     .executeTakeFirst();
 
   if (!existing) {
-    const account = await trx
-      .insertInto('accounts')
-      .values({
-        kind: 'person',
-        username: PENDING_PREFIX + randomHex(8),
-        plan,
-        has_active_subscription: 1,
-        plan_started_at: now,
-        created_at: now,
-        stripe_customer_id: customer,
-        stripe_subscription_id: subscription,
-      })
-      .returning('id')
-      .executeTakeFirstOrThrow();
-    await trx
-      .insertInto('people')
-      .values({
-        account_id: account.id,
-        email,
-        password_hash: null,
-        account_type: 'dev',
-        is_superadmin: 0,
-        email_confirmed: 0,
-        signup_app_id: null,
-      })
-      .execute();
-    return { action: 'person created', accountId: account.id, mail: (s) => welcomeMail(s, account.id, email, plan) };
+    const accountId = await insertAccount(trx, {
+      kind: 'person',
+      username: PENDING_PREFIX + randomHex(8),
+      plan,
+      paid: true,
+      now,
+      stripe: { customerId: customer, subscriptionId: subscription },
+    });
+    await insertPersonRow(trx, accountId, { email, passwordHash: null });
+    return { action: 'person created', accountId, mail: (s) => welcomeMail(s, accountId, email, plan) };
   }
 
   const stillActive = existing.has_active_subscription === 1 && existing.plan !== 'free';

@@ -10,6 +10,7 @@ import { usernameProblem } from '../core/names.ts';
 import { isUniqueViolation } from '../store/db.ts';
 import { PLANS } from '../accounts/people.ts';
 import { grants, revokeGrants } from '../events/revocations.ts';
+import { insertAccount } from '../accounts/people.ts';
 
 export const TEAM_ROLES: TeamRole[] = ['owner', 'editor', 'viewer'];
 
@@ -70,23 +71,12 @@ export async function createTeam(
   const paid = plan !== 'free';
   try {
     return await db.transaction().execute(async (trx) => {
-      const team = await trx
-        .insertInto('accounts')
-        .values({
-          kind: 'team',
-          username,
-          plan,
-          has_active_subscription: paid ? 1 : 0,
-          plan_started_at: paid ? now : null,
-          created_at: now,
-        })
-        .returning('id')
-        .executeTakeFirstOrThrow();
+      const teamId = await insertAccount(trx, { kind: 'team', username, plan, paid, now });
       await trx
         .insertInto('team_memberships')
-        .values({ team_id: team.id, person_id: input.ownerId, role: 'owner', created_at: now })
+        .values({ team_id: teamId, person_id: input.ownerId, role: 'owner', created_at: now })
         .execute();
-      return { id: team.id, username, plan, hasActiveSubscription: paid };
+      return { id: teamId, username, plan, hasActiveSubscription: paid };
     });
   } catch (err) {
     if (isUniqueViolation(err)) throw conflict(`The name "${username}" is taken.`, 'username-taken');
