@@ -42,7 +42,7 @@ function save(c: Client, host: string, name: string, n: number) {
 test('a database outage under a save loop: 503s while it lasts, the process stays up, serving resumes by itself', {
   skip,
   timeout: 120_000,
-}, async () => {
+}, async (t) => {
   const main = kiln.client();
   const me = await signedIn(kiln, main);
   const host = kiln.hostOf(me.username);
@@ -92,6 +92,8 @@ test('a database outage under a save loop: 503s while it lasts, the process stay
     await new Promise((r) => setTimeout(r, 100));
   }
   assert.ok(recovered, 'ready again within 10 s');
+  // The issue asks for 2 s; measured (not asserted: a loaded CI machine is slower) and reported.
+  t.diagnostic(`ready again ${Date.now() - back} ms after the database returned`);
   await new Promise((r) => setTimeout(r, 1_000));
   running = false;
   await loop;
