@@ -31,27 +31,52 @@ export function registerHosts(app: FastifyInstance, s: Services) {
   const known = s.hosts;
   app.decorateRequest('site', null as never);
   app.addHook('onRequest', async (req) => {
+    req.site = await siteOf(req);
+    // The one guard of route groups: a route made for one kind of host is missing on the other.
+    const only = req.routeOptions.config?.host;
+    if (only && only !== (req.site.kind === 'main' ? 'main' : 'document'))
+      throw notFound(req.routeOptions.config.hostMessage);
+  });
+
+  async function siteOf(req: FastifyRequest): Promise<HostInfo> {
     const name = hostnameOf(req);
-    if (name === root || LOOPBACK.has(name)) {
-      req.site = { kind: 'main' };
-      return;
-    }
+    if (name === root || LOOPBACK.has(name)) return { kind: 'main' };
     const cached = known.get(name);
-    if (cached) {
-      req.site = cached;
-      return;
-    }
+    if (cached) return cached;
+    let site: HostInfo;
     try {
-      req.site = await lookupHost(s, name);
+      site = await lookupHost(s, name);
     } catch (err) {
       // The database is away: a host seen before is still that host (its documents may be served
       // from what this process last served, src/http/routes/documents.ts).
       const last = isStorageUnavailable(err) ? known.stale(name) : undefined;
       if (!last) throw err;
-      req.site = last;
-      return;
+      return last;
     }
-    known.set(name, req.site);
+    known.set(name, site);
+    return site;
+  }
+}
+
+declare module 'fastify' {
+  interface FastifyContextConfig {
+    /** The kind of host the route answers on; on the other kind it is missing (404, `hostMessage`). */
+    host?: 'main' | 'document';
+    hostMessage?: string;
+  }
+}
+
+/** The account a document-host route serves (its route group made sure the host is one). */
+export function hostAccount(req: FastifyRequest): number {
+  if (req.site.kind === 'main') throw notFound();
+  return req.site.accountId;
+}
+
+/** A route group: every route the plugin registers after this call answers on `host` only (a route's
+ *  own `config.host` still wins). */
+export function onlyOn(app: FastifyInstance, host: 'main' | 'document', hostMessage?: string): void {
+  app.addHook('onRoute', (route) => {
+    route.config = { host, hostMessage, ...(route.config ?? {}) };
   });
 }
 

@@ -56,6 +56,7 @@ import { wantsHtml } from '../answers.ts';
 import { withMessage } from '../messages.ts';
 import { bodyOf, field, formPost as formPostTo, queryMsg, queryOf, sendPage as sendFormPage } from '../forms.ts';
 import { textParam } from '../input.ts';
+import { hostAccount, onlyOn } from '../hosts.ts';
 import {
   appHref,
   appLoginPage,
@@ -88,10 +89,10 @@ const formPost = (
 const refOf = (app: NodeRow): AppRef => ({ name: app.name, path: childPathOf(app) });
 
 const plugin: RoutePlugin = async (app, { services: s }) => {
+  onlyOn(app, 'document', 'App pages are on the app’s own host.');
   /** App pages answer on document hosts only (an app is always some account's document). */
   function appHostOnly(req: FastifyRequest): number {
-    if (req.site.kind === 'main') throw notFound('App pages are on the app’s own host.');
-    return req.site.accountId;
+    return hostAccount(req);
   }
 
   /** The app named by the request: `signup` needs signups on; the others any visible document. */

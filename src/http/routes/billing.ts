@@ -9,7 +9,7 @@
 //   GET  /_/billing             the signed-in account's plan, usage and allowances (page, or JSON {plan: …})
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { RoutePlugin } from './index.ts';
-import { KilnError, badRequest, notFound } from '../../errors.ts';
+import { KilnError, badRequest } from '../../errors.ts';
 import { limits } from '../../limits.ts';
 import { authorizeActor } from '../../access/authorize.ts';
 import { wantsHtml } from '../answers.ts';
@@ -23,6 +23,7 @@ import { planSummary } from '../../billing/plans.ts';
 import { billingPage, welcomePage } from '../../billing/pages.ts';
 import { errorPage } from '../../ui/pages.ts';
 import { textParam } from '../input.ts';
+import { onlyOn } from '../hosts.ts';
 
 function sendPage(reply: FastifyReply, body: string, status = 200) {
   return reply.code(status).header('cache-control', 'no-store').type('text/html; charset=utf-8').send(body);
@@ -37,6 +38,7 @@ function textField(req: FastifyRequest, name: string, label: string, max: number
 const tokenOf = (req: FastifyRequest) => textParam(req, 'token');
 
 const plugin: RoutePlugin = async (app, { services: s }) => {
+  onlyOn(app, 'main');
   // The webhook needs the exact bytes Stripe signed: its own parsers, in a scope of its own.
   await app.register(async (hook) => {
     hook.removeAllContentTypeParsers();
@@ -44,7 +46,6 @@ const plugin: RoutePlugin = async (app, { services: s }) => {
       done(null, body),
     );
     hook.post('/_/webhooks/stripe', async (req, reply) => {
-      if (req.site.kind !== 'main') throw notFound();
       const raw = Buffer.isBuffer(req.body) ? req.body : Buffer.alloc(0);
       const outcome = await receiveStripeWebhook(s, raw, req.headers['stripe-signature']);
       if (!outcome.duplicate)
@@ -56,7 +57,6 @@ const plugin: RoutePlugin = async (app, { services: s }) => {
   });
 
   app.get('/_/welcome/:token', async (req, reply) => {
-    if (req.site.kind !== 'main') throw notFound();
     try {
       const w = await findWelcome(s, tokenOf(req));
       return sendPage(reply, welcomePage({ token: tokenOf(req), email: w.email, msg: queryMsg(req) }));
@@ -68,7 +68,6 @@ const plugin: RoutePlugin = async (app, { services: s }) => {
   });
 
   app.post('/_/welcome/:token', async (req, reply) => {
-    if (req.site.kind !== 'main') throw notFound();
     const back = `/_/welcome/${encodeURIComponent(tokenOf(req))}`;
     try {
       await refuseCrossSite(req, s);
@@ -90,7 +89,6 @@ const plugin: RoutePlugin = async (app, { services: s }) => {
   });
 
   app.get('/_/billing', async (req, reply) => {
-    if (req.site.kind !== 'main') throw notFound();
     const actor = authorizeActor({ actor: req.actor }, null, 'manage');
     const summary = await planSummary(s, actor.accountId);
     reply.header('cache-control', 'no-store');

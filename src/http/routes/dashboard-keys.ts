@@ -33,6 +33,7 @@ import {
 import { keysPage, teamsPage } from '../../ui/keys.ts';
 import { strictAttempt } from '../../ratelimit/http.ts';
 import { idParam, queryText } from '../input.ts';
+import { onlyOn } from '../hosts.ts';
 
 const KEYS = '/_/dashboard/keys';
 const TEAMS = '/_/dashboard/teams';
@@ -43,9 +44,9 @@ function field(req: FastifyRequest, name: string): string {
 }
 
 const plugin: RoutePlugin = async (app, { services: s }) => {
+  onlyOn(app, 'main');
   /** A signed-in developer on the main app (strangers go to the login page, app users get 403). */
   function developer(req: FastifyRequest, write: boolean): Actor {
-    if (req.site.kind !== 'main') throw notFound();
     if (write) assertSameOrigin(req);
     return authorizeActor({ actor: req.actor }, null, 'manage');
   }

@@ -33,15 +33,16 @@ import {
 import { domainsPage } from '../../ui/domains.ts';
 import { forgetHost } from '../hosts.ts';
 import { idParam, queryText } from '../input.ts';
+import { onlyOn } from '../hosts.ts';
 
 const DOMAINS = '/_/dashboard/domains';
 /** Webhook bodies are small JSON objects. */
 const WEBHOOK_BODY_LIMIT = 64 * 1024;
 
 const plugin: RoutePlugin = async (app, { services: s }) => {
+  onlyOn(app, 'main');
   /** A signed-in developer on the main app (strangers 401, app users 403); the call is counted. */
   async function manager(req: FastifyRequest, reply: FastifyReply, write: boolean): Promise<Actor> {
-    if (req.site.kind !== 'main') throw notFound();
     if (write) assertSameOrigin(req);
     const actor = authorizeActor({ actor: req.actor }, null, 'manage');
     await countDomainCall(s, reply, actor.accountId);
@@ -100,7 +101,6 @@ const plugin: RoutePlugin = async (app, { services: s }) => {
   );
 
   app.get('/_/domains/ask', async (req, reply) => {
-    if (req.site.kind !== 'main') throw notFound();
     const name = queryText(req, 'domain');
     if (!name) throw badRequest('The domain parameter is required.', 'missing-domain');
     reply.header('cache-control', 'no-store');
@@ -115,7 +115,6 @@ const plugin: RoutePlugin = async (app, { services: s }) => {
       done(null, body),
     );
     hook.post(DOMAIN_WEBHOOK_PATH, { bodyLimit: WEBHOOK_BODY_LIMIT }, async (req, reply) => {
-      if (req.site.kind !== 'main') throw notFound();
       const secret = s.config.domainWebhookSecret;
       if (!secret)
         throw new KilnError(

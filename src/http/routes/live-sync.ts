@@ -33,10 +33,12 @@ import { isShareGuest } from '../../sharing/share.ts';
 import { documentContent } from '../../nodes/serve.ts';
 import { z } from 'zod';
 import { parse } from '../input.ts';
+import { hostAccount, onlyOn } from '../hosts.ts';
 
 type Lane = 'live' | 'saved';
 
 const plugin: RoutePlugin = async (app, { services: s }) => {
+  onlyOn(app, 'document', 'Documents live on their own host.');
   const hub = s.hub;
   app.addHook('preClose', async () => hub.closeAll());
 
@@ -108,8 +110,7 @@ async function documentOf(s: Services, req: FastifyRequest, pageUrl: string): Pr
   const { host, path } = documentPathOf(pageUrl);
   if (host !== (req.headers.host ?? '').toLowerCase())
     throw badRequest('The document URL names another host.', 'bad-document-url');
-  if (req.site.kind === 'main') throw notFound('Documents live on their own host.');
-  const node = await findByPath(s, req.site.accountId, path);
+  const node = await findByPath(s, hostAccount(req), path);
   if (node?.type !== 'site') throw notFound();
   return node;
 }

@@ -23,14 +23,15 @@ import { regenerateShareToken, setSharing, type ShareState } from '../../sharing
 import { strictAttempt } from '../../ratelimit/http.ts';
 import { sharingPage } from '../../ui/sharing.ts';
 import { idParam, textParam } from '../input.ts';
+import { onlyOn } from '../hosts.ts';
 
 export const SHARING_PATH = '/_/dashboard/nodes/:id/sharing';
 export const SHARE_REGENERATE_PATH = `${SHARING_PATH}/regenerate`;
 
 const plugin: RoutePlugin = async (app, { services: s }) => {
+  onlyOn(app, 'main');
   /** The document, for a signed-in developer who may manage it (strangers 401, others 400/403/404). */
   async function ownedDocument(req: FastifyRequest, write: boolean): Promise<{ actor: Actor; node: NodeRow }> {
-    if (req.site.kind !== 'main') throw notFound();
     if (write) assertSameOrigin(req);
     const actor = authorizeActor({ actor: req.actor }, null, 'manage');
     const node = await getNode(s, idParam(req));

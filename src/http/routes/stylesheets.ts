@@ -6,10 +6,11 @@ import { STYLESHEET_PREFIX } from '../../stylesheet/tailwind.ts';
 import { allows, resourceOf } from '../../access/authorize.ts';
 import { isShareGuest } from '../../sharing/share.ts';
 import { textParam } from '../input.ts';
+import { hostAccount, onlyOn } from '../hosts.ts';
 
 const plugin: RoutePlugin = async (app, { services: s }) => {
+  onlyOn(app, 'document');
   app.get(`${STYLESHEET_PREFIX}*`, async (req, reply) => {
-    if (req.site.kind === 'main') return reply.callNotFound();
     reply.type('text/css; charset=utf-8').header('Cache-Control', 'no-cache');
     const rest = textParam(req, '*');
     if (!rest.endsWith('.css')) return '';
@@ -20,7 +21,7 @@ const plugin: RoutePlugin = async (app, { services: s }) => {
       return '';
     }
     for (const ext of ['.html', '.htmlclay']) {
-      const node = await findByPath(s, req.site.accountId, name + ext).catch(() => undefined);
+      const node = await findByPath(s, hostAccount(req), name + ext).catch(() => undefined);
       if (node?.type !== 'site') continue;
       // Whoever may view the document (owner, share guest, anyone when public) may read its stylesheet.
       if (!allows({ actor: req.actor, shareGuest: isShareGuest(req, node) }, resourceOf(node), 'view')) return '';

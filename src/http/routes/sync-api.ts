@@ -32,6 +32,7 @@ import { deleteSyncNode, moveSyncNode, renameSyncNode } from '../../sync/changes
 import { idParam, textParam } from '../input.ts';
 import { queryOf } from '../forms.ts';
 import { z } from 'zod';
+import { onlyOn } from '../hosts.ts';
 
 /** A JSON object body (its fields are checked by the use cases, which name what is wrong). */
 const BODY = z.record(z.string(), z.unknown());
@@ -58,11 +59,10 @@ function idOf(req: FastifyRequest): number {
 const plugin: RoutePlugin = async (app, { services: s }) => {
   // Sync answers are JSON for every client, whatever it accepts.
   jsonAnswers(app);
+  onlyOn(app, 'main', 'The sync API is on the main address of this Kiln.');
 
   /** The scope of a request on the main app; anything else is not the sync API. */
   async function scope(req: FastifyRequest): Promise<SyncScope> {
-    if (req.site.kind !== 'main')
-      throw new KilnError(404, 'The sync API is on the main address of this Kiln.', 'not-found');
     return syncScope(s, req, textParam(req, 'team') || undefined);
   }
 

@@ -20,8 +20,10 @@ import { lastEventIdOf } from '../../sse/last-event-id.ts';
 import { grants } from '../../events/revocations.ts';
 import { roleIn } from '../../teams/teams.ts';
 import { keyStillValid } from '../../sync/keys.ts';
+import { onlyOn } from '../hosts.ts';
 
 const plugin: RoutePlugin = async (app, { services: s }) => {
+  onlyOn(app, 'main', 'The sync API is on the main address of this Kiln.');
   const hub = s.hub;
   app.addHook('preClose', async () => hub.closeAll());
 
@@ -35,8 +37,6 @@ const plugin: RoutePlugin = async (app, { services: s }) => {
 };
 
 async function scopeOf(s: Services, req: FastifyRequest, team?: string): Promise<SyncScope> {
-  if (req.site.kind !== 'main')
-    throw new KilnError(404, 'The sync API is on the main address of this Kiln.', 'not-found');
   return syncScope(s, req, team);
 }
 

@@ -15,13 +15,13 @@ import { nodeUrlPath } from '../urls.ts';
 import { shareGuestFor } from '../../sharing/share.ts';
 import { versionsPage, versionPage, diffPage, restorePage } from '../../ui/versions.ts';
 import { idParam, queryText } from '../input.ts';
+import { hostAccount, onlyOn } from '../hosts.ts';
 
 /** The document whose versions are asked for, checked for the caller. */
 async function documentFor(s: Services, req: FastifyRequest, nodeId: number | null, path?: string) {
-  if (req.site.kind === 'main') throw notFound('Versions are on the document’s own host.');
-  const node =
-    nodeId !== null ? await getNode(s, nodeId) : await findByPath(s, req.site.accountId, path ?? 'index.html');
-  if (node?.type !== 'site' || node.owner_id !== req.site.accountId) throw notFound();
+  const accountId = hostAccount(req);
+  const node = nodeId !== null ? await getNode(s, nodeId) : await findByPath(s, accountId, path ?? 'index.html');
+  if (node?.type !== 'site' || node.owner_id !== accountId) throw notFound();
   authorize({ actor: req.actor, shareGuest: await shareGuestFor(s, req, node) }, resourceOf(node), 'versions');
   return node;
 }
@@ -33,6 +33,7 @@ function versionId(req: FastifyRequest): number {
 }
 
 const plugin: RoutePlugin = async (app, { services: s }) => {
+  onlyOn(app, 'document', 'Versions are on the document’s own host.');
   const db = s.database.db;
 
   app.get('/_/versions', async (req, reply) => {
