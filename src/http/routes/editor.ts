@@ -12,25 +12,29 @@ import { nodeUrlPath } from '../urls.ts';
 import { shareGuestFor } from '../../sharing/share.ts';
 import { EDITABLE_EXTENSIONS, extensionOf } from '../../uploads/content-types.ts';
 import { queryText, textParam } from '../input.ts';
+import { hostAccount } from '../hosts.ts';
 
 const plugin: RoutePlugin = async (app, { services: s }) => {
-  app.get('/_/edit', async (req, reply) => {
-    if (req.site.kind === 'main') throw notFound('Open the editor on the document’s own host.');
-    const path = queryText(req, 'path') ?? 'index.html';
-    const node = await findByPath(s, req.site.accountId, path);
-    if (node?.type !== 'site') throw notFound();
-    // A share guest is an app user here: 403, not a sign-in page.
-    authorize({ actor: req.actor, shareGuest: await shareGuestFor(s, req, node) }, resourceOf(node), 'edit');
-    const content = (await documentContent(s, node))?.bytes.toString('utf8') ?? '';
-    return sendEditor(
-      req,
-      reply,
-      node.name,
-      content,
-      node.checksum ?? '',
-      `${req.protocol}://${req.headers.host}${nodeUrlPath(node)}`,
-    );
-  });
+  app.get(
+    '/_/edit',
+    { config: { host: 'document', hostMessage: 'Open the editor on the document’s own host.' } },
+    async (req, reply) => {
+      const path = queryText(req, 'path') ?? 'index.html';
+      const node = await findByPath(s, hostAccount(req), path);
+      if (node?.type !== 'site') throw notFound();
+      // A share guest is an app user here: 403, not a sign-in page.
+      authorize({ actor: req.actor, shareGuest: await shareGuestFor(s, req, node) }, resourceOf(node), 'edit');
+      const content = (await documentContent(s, node))?.bytes.toString('utf8') ?? '';
+      return sendEditor(
+        req,
+        reply,
+        node.name,
+        content,
+        node.checksum ?? '',
+        `${req.protocol}://${req.headers.host}${nodeUrlPath(node)}`,
+      );
+    },
+  );
 
   app.get('/_/edit/uploads/*', async (req, reply) => {
     if (!req.actor) throw unauthorized();

@@ -2,7 +2,6 @@
 //   GET /_/session/start?host=<document host>&return=<path>[&auto=1]   main app
 //   GET /_/session?grant=<single-use grant>&return=<path>               document hosts
 import type { RoutePlugin } from './index.ts';
-import { notFound } from '../../errors.ts';
 import { redeemGrant } from '../../accounts/sessions.ts';
 import { clearHintCookie, setSessionCookie } from '../cookies.ts';
 import { hostnameOf } from '../hosts.ts';
@@ -14,8 +13,7 @@ import { returnPathOf } from '../answers.ts';
 const GRANT_SHAPE = /^[A-Za-z0-9_-]{43}$/;
 
 const plugin: RoutePlugin = async (app, { services: s }) => {
-  app.get('/_/session/start', async (req, reply) => {
-    if (req.site.kind !== 'main') throw notFound();
+  app.get('/_/session/start', { config: { host: 'main' } }, async (req, reply) => {
     const q = queryOf(req);
     const returnPath = returnPathOf(q.return) ?? '/';
     const site = await documentHostNamed(s, q.host);
@@ -35,8 +33,7 @@ const plugin: RoutePlugin = async (app, { services: s }) => {
     return reply.redirect(await grantUrl(s, req.actor.loginId!, site, returnPath), 302);
   });
 
-  app.get('/_/session', async (req, reply) => {
-    if (req.site.kind === 'main') throw notFound();
+  app.get('/_/session', { config: { host: 'document' } }, async (req, reply) => {
     const q = queryOf(req);
     const returnPath = returnPathOf(q.return) ?? '/';
     reply.header('cache-control', 'no-store').header('referrer-policy', 'no-referrer');
