@@ -2,7 +2,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { ACCESS_TABLE, expandTable, lookup, lookupIn, type Check } from '../src/access/table.ts';
-import { authorize, type Resource } from '../src/access/authorize.ts';
+import { allowsTeam, authorize, authorizeTeam, type Resource } from '../src/access/authorize.ts';
 import { KilnError } from '../src/errors.ts';
 import type { Actor } from '../src/access/actor.ts';
 
@@ -173,4 +173,26 @@ test('share guests are rows of the table: a guest of one document views, saves a
   assert.equal(refusal(() => authorize(otherDev, privateDoc, 'edit')).status, 400);
   // A token grants nothing on folders and uploads.
   assert.equal(refusal(() => authorize(guest, doc({ type: 'upload', visibility: 'private' }), 'view')).status, 404);
+});
+
+test('team roles are rows of the table: owners and editors manage and sync a team’s files, only owners change members, viewers read', () => {
+  const can = (role: 'owner' | 'editor' | 'viewer' | undefined, action: Parameters<typeof allowsTeam>[1]) =>
+    allowsTeam(role, action);
+  for (const action of ['manage', 'sync'] as const) {
+    assert.equal(can('owner', action), true, `owner ${action}`);
+    assert.equal(can('editor', action), true, `editor ${action}`);
+    assert.equal(can('viewer', action), false, `viewer ${action}`);
+    assert.equal(can(undefined, action), false, `not a member: ${action}`);
+  }
+  assert.equal(can('owner', 'members'), true);
+  assert.equal(can('editor', 'members'), false);
+  assert.equal(can('viewer', 'members'), false);
+  for (const role of ['owner', 'editor', 'viewer'] as const) assert.equal(can(role, 'view'), true);
+  assert.equal(can('editor', 'edit'), false, 'nothing else is granted by a role');
+  const refused = new KilnError(403, 'no', 'viewer');
+  assert.throws(
+    () => authorizeTeam('viewer', 'sync', () => refused),
+    (e) => e === refused,
+  );
+  assert.doesNotThrow(() => authorizeTeam('editor', 'sync', () => refused));
 });

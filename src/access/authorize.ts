@@ -1,6 +1,6 @@
 // Classifies a request and runs the check the access table names for it.
 import type { Actor } from './actor.ts';
-import type { NodeType } from '../store/schema.ts';
+import type { NodeType, TeamRole } from '../store/schema.ts';
 import { KilnError, forbidden, notFound } from '../errors.ts';
 import { lookup, type Action, type Check, type ResourceType, type UserType } from './table.ts';
 
@@ -85,6 +85,16 @@ export function authorizeActor(caller: Caller, resource: Resource | null, action
   authorize(caller, resource, action);
   if (!caller.actor) throw loginRequired();
   return caller.actor;
+}
+
+/** A team member's role decides what they may do with the team's files and members (the `team_*`
+ *  rows of the table). `refusal` is what a member without that right is told. No role: not a member. */
+export function allowsTeam(role: TeamRole | null | undefined, action: Action): boolean {
+  return !!role && lookup(`team_${role}`, 'team', action) === 'allow';
+}
+
+export function authorizeTeam(role: TeamRole | null | undefined, action: Action, refusal: () => KilnError): void {
+  if (!allowsTeam(role, action)) throw refusal();
 }
 
 /** True when `authorize` would let this through: for decisions that are not refusals (e.g. whether a

@@ -4,8 +4,8 @@
 // Lookup order: exact key → admin falls back to dev → `*` user type → `*` resource type → `*:*`.
 // `+` in a key lists several values. Read top to bottom; each line is a rule a person can check.
 
-export type UserType = 'no_auth' | 'app_user' | 'dev' | 'admin';
-export type ResourceType = 'main_app' | 'regular_site' | 'multi_tenant' | 'instance' | 'folder' | 'upload';
+export type UserType = 'no_auth' | 'app_user' | 'dev' | 'admin' | 'team_owner' | 'team_editor' | 'team_viewer';
+export type ResourceType = 'main_app' | 'regular_site' | 'multi_tenant' | 'instance' | 'folder' | 'upload' | 'team';
 export type Action =
   | 'view' // read a document, folder listing or upload on its host
   | 'edit' // the code editor
@@ -16,7 +16,9 @@ export type Action =
   | 'manage' // create, rename, move, delete, change visibility (dashboard)
   | 'dashboard'
   | 'setup' // first-run superadmin creation
-  | 'signup'; // become an app user of a multi-tenant app (and get an instance)
+  | 'signup' // become an app user of a multi-tenant app (and get an instance)
+  | 'sync' // a team's files through the sync API (key holders)
+  | 'members'; // add, change and remove a team's members
 
 /** Names of the checks in checks.ts. */
 export type Check =
@@ -74,6 +76,12 @@ export const ACCESS_TABLE: Record<string, Check> = {
   'dev+app_user:main_app:dashboard': 'signed_in',
   'no_auth:main_app:dashboard': 'login',
   '*:main_app:setup': 'allow',
+
+  // Teams: a member acts on the team's files by role (the team is the resource; authorizeTeam).
+  // Owners and editors create, change and sync them; only owners change who is a member; viewers read.
+  'team_owner+team_editor:team:manage+sync': 'allow',
+  'team_owner:team:members': 'allow',
+  'team_owner+team_editor+team_viewer:team:view': 'allow',
 };
 
 /** A table with every `+` expanded: one entry per concrete key. A key listed twice is a mistake. */

@@ -27,6 +27,7 @@ import { inTransaction, type AfterCommit } from '../store/transaction.ts';
 import { channels, type NodeEvent } from '../events/bus.ts';
 import { defaultDocument } from './default-document.ts';
 import { newNodeRow } from './rows.ts';
+import { authorizeTeam } from '../access/authorize.ts';
 
 export type NodeRow = Selectable<NodesTable>;
 export type Visibility = NodesTable['visibility'];
@@ -440,9 +441,8 @@ async function assertManages(db: Tx, actorId: number, ownerId: number): Promise<
     .select('role')
     .where('team_id', '=', ownerId)
     .where('person_id', '=', actorId)
-    .where('role', 'in', ['owner', 'editor'])
     .executeTakeFirst();
-  if (!m) throw badRequest("You cannot change this account's files.", 'not-owner');
+  authorizeTeam(m?.role, 'manage', () => badRequest("You cannot change this account's files.", 'not-owner'));
 }
 
 /** A node the actor manages; anything else answers exactly like a missing node. */

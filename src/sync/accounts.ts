@@ -6,6 +6,7 @@ import type { Actor } from '../access/actor.ts';
 import type { TeamRole } from '../store/schema.ts';
 import { planIncludesSync, teamsOf } from '../teams/teams.ts';
 import { syncBaseOf } from './scope.ts';
+import { allowsTeam } from '../access/authorize.ts';
 
 export const SYNC_FEATURES = {
   accountScopes: true,
@@ -42,7 +43,7 @@ export async function discoverAccounts(s: Services, actor: Actor) {
     },
   ];
   for (const t of await teamsOf(s, actor.accountId)) {
-    const reason = t.role === 'viewer' ? 'viewer' : planIncludesSync(t) ? null : 'payment-required';
+    const reason = !allowsTeam(t.role, 'sync') ? 'viewer' : planIncludesSync(t) ? null : 'payment-required';
     accounts.push({
       id: t.id,
       kind: 'team',

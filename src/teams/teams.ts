@@ -11,6 +11,7 @@ import { isUniqueViolation } from '../store/db.ts';
 import { PLANS } from '../accounts/people.ts';
 import { grants, revokeGrants } from '../events/revocations.ts';
 import { insertAccount } from '../accounts/people.ts';
+import { authorizeTeam } from '../access/authorize.ts';
 
 export const TEAM_ROLES: TeamRole[] = ['owner', 'editor', 'viewer'];
 
@@ -154,7 +155,9 @@ export async function assertTeamOwner(s: Services, teamId: number, personId: num
   const team = await findTeam(s, teamId);
   const role = team ? await roleIn(s, team.id, personId) : undefined;
   if (!team || !role) throw notFound('No such team.');
-  if (role !== 'owner') throw forbidden('Only the owners of a team can change its members.', 'not-team-owner');
+  authorizeTeam(role, 'members', () =>
+    forbidden('Only the owners of a team can change its members.', 'not-team-owner'),
+  );
   return team;
 }
 

@@ -15,7 +15,7 @@ import type { RoutePlugin } from './index.ts';
 import type { Actor } from '../../access/actor.ts';
 import type { TeamRole } from '../../store/schema.ts';
 import { KilnError, badRequest, notFound } from '../../errors.ts';
-import { authorizeActor } from '../../access/authorize.ts';
+import { authorizeActor, allowsTeam } from '../../access/authorize.ts';
 import { assertSameOrigin } from '../origin.ts';
 import { wantsHtml } from '../answers.ts';
 import { withMessage } from '../messages.ts';
@@ -128,7 +128,7 @@ const plugin: RoutePlugin = async (app, { services: s }) => {
   async function teamsView(actor: Actor) {
     const teams = await teamsOf(s, actor.accountId);
     return Promise.all(
-      teams.map(async (t) => ({ ...t, members: t.role === 'owner' ? await membersOf(s, t.id) : null })),
+      teams.map(async (t) => ({ ...t, members: allowsTeam(t.role, 'members') ? await membersOf(s, t.id) : null })),
     );
   }
 

@@ -21,6 +21,7 @@ import { grants } from '../../events/revocations.ts';
 import { roleIn } from '../../teams/teams.ts';
 import { keyStillValid } from '../../sync/keys.ts';
 import { onlyOn } from '../hosts.ts';
+import { allowsTeam } from '../../access/authorize.ts';
 
 const plugin: RoutePlugin = async (app, { services: s }) => {
   onlyOn(app, 'main', 'The sync API is on the main address of this Kiln.');
@@ -77,7 +78,7 @@ async function stillHeld(s: Services, scope: SyncScope, keyId: number): Promise<
     if (!(await keyStillValid(s, keyId))) return false;
     if (scope.account.kind !== 'team') return true;
     const role = await roleIn(s, scope.account.id, scope.actor.accountId);
-    return role === 'owner' || role === 'editor';
+    return allowsTeam(role, 'sync');
   } catch (err) {
     console.error('re-checking a sync stream’s key failed:', err);
     return false;
