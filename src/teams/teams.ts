@@ -11,7 +11,7 @@ import { isUniqueViolation } from '../store/db.ts';
 import { PLANS } from '../accounts/people.ts';
 import { grants, revokeGrants } from '../events/revocations.ts';
 import { insertAccount } from '../accounts/people.ts';
-import { authorizeTeam } from '../access/authorize.ts';
+import { allowsTeam, authorizeTeam } from '../access/authorize.ts';
 
 export const TEAM_ROLES: TeamRole[] = ['owner', 'editor', 'viewer'];
 
@@ -205,7 +205,7 @@ export async function setMember(
         .where('team_id', '=', input.teamId)
         .where('person_id', '=', person.id)
         .execute();
-      demoted = input.role === 'viewer' && current.role !== 'viewer';
+      demoted = allowsTeam(current.role, 'sync') && !allowsTeam(input.role, 'sync');
     } else {
       await trx
         .insertInto('team_memberships')
