@@ -11,7 +11,7 @@ import { limits } from '../limits.ts';
 import { registerHosts } from './hosts.ts';
 import { registerAuth } from './auth.ts';
 import { registerRateLimits } from '../ratelimit/http.ts';
-import { safeReturn, wantsHtml } from './answers.ts';
+import { safeReturn, wantsHtml } from './io.ts';
 import { registerMessages, withMessage } from './messages.ts';
 import { errorPage } from '../ui/pages.ts';
 import { routes } from './routes/index.ts';

@@ -2,7 +2,7 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { Services } from '../services.ts';
 import { countAccounts } from '../accounts/people.ts';
-import { queryMsg, sendPage } from './forms.ts';
+import { queryMsg, sendPage } from './io.ts';
 import { landingPage } from '../ui/auth-pages.ts';
 
 /** The main app's `/`: first-run setup while no account exists, the dashboard when signed in, else a landing page.

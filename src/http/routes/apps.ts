@@ -52,10 +52,17 @@ import { refuseCrossSite } from '../origin.ts';
 import { handoff, signIn } from '../sessions.ts';
 import { strictAttempt } from '../../ratelimit/http.ts';
 import { documentHostUrl, nodeUrlPath } from '../urls.ts';
-import { wantsHtml } from '../answers.ts';
+import {
+  wantsHtml,
+  bodyOf,
+  field,
+  formPost as formPostTo,
+  queryMsg,
+  queryOf,
+  sendPage as sendFormPage,
+  textParam,
+} from '../io.ts';
 import { withMessage } from '../messages.ts';
-import { bodyOf, field, formPost as formPostTo, queryMsg, queryOf, sendPage as sendFormPage } from '../forms.ts';
-import { textParam } from '../input.ts';
 import { hostAccount, onlyOn } from '../hosts.ts';
 import {
   appHref,

@@ -17,12 +17,23 @@ import { revokeLogin } from '../../accounts/sessions.ts';
 import { grants, revokeGrants } from '../../events/revocations.ts';
 import { clearSessionCookies, sessionTokenOf } from '../cookies.ts';
 import { signIn } from '../sessions.ts';
-import { MAX_RETURN, done, returnProblem, safeReturn, wantsHtml } from '../answers.ts';
+import {
+  MAX_RETURN,
+  done,
+  returnProblem,
+  safeReturn,
+  wantsHtml,
+  bodyOf,
+  field,
+  formPost as formPostTo,
+  queryMsg,
+  queryOf,
+  sendPage,
+} from '../io.ts';
 import { withMessage } from '../messages.ts';
 import { refuseCrossSite } from '../origin.ts';
 import { isSetUp, markSetUp } from '../home.ts';
 import { hostnameOf } from '../hosts.ts';
-import { bodyOf, field, formPost as formPostTo, queryMsg, queryOf, sendPage } from '../forms.ts';
 import { loginPage, logoutPage, setupPage, signupPage, type Msg } from '../../ui/auth-pages.ts';
 
 // ---------------------------------------------------------------- small parts

@@ -12,9 +12,8 @@ import type { RoutePlugin } from './index.ts';
 import { KilnError, badRequest } from '../../errors.ts';
 import { limits } from '../../limits.ts';
 import { authorizeActor } from '../../access/authorize.ts';
-import { wantsHtml } from '../answers.ts';
+import { wantsHtml, queryMsg, bodyOf, field, textParam } from '../io.ts';
 import { withMessage } from '../messages.ts';
-import { queryMsg, bodyOf, field } from '../forms.ts';
 import { refuseCrossSite } from '../origin.ts';
 import { signIn } from '../sessions.ts';
 import { receiveStripeWebhook } from '../../billing/stripe.ts';
@@ -22,7 +21,6 @@ import { findWelcome, finishWelcome } from '../../billing/welcome.ts';
 import { planSummary } from '../../billing/plans.ts';
 import { billingPage, welcomePage } from '../../billing/pages.ts';
 import { errorPage } from '../../ui/pages.ts';
-import { textParam } from '../input.ts';
 import { onlyOn } from '../hosts.ts';
 
 function sendPage(reply: FastifyReply, body: string, status = 200) {

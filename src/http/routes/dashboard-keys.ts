@@ -17,9 +17,8 @@ import type { TeamRole } from '../../store/schema.ts';
 import { KilnError, badRequest, notFound } from '../../errors.ts';
 import { authorizeActor, allowsTeam } from '../../access/authorize.ts';
 import { assertSameOrigin } from '../origin.ts';
-import { wantsHtml } from '../answers.ts';
+import { wantsHtml, bodyOf, queryMsg, backWithRefusal, idParam, queryText } from '../io.ts';
 import { withMessage } from '../messages.ts';
-import { bodyOf, queryMsg, backWithRefusal } from '../forms.ts';
 import { generateSyncKey, listSyncKeys, revokeSyncKey } from '../../sync/keys.ts';
 import {
   createTeam,
@@ -32,7 +31,6 @@ import {
 } from '../../teams/teams.ts';
 import { keysPage, teamsPage } from '../../ui/keys.ts';
 import { strictAttempt } from '../../ratelimit/http.ts';
-import { idParam, queryText } from '../input.ts';
 import { onlyOn } from '../hosts.ts';
 
 const KEYS = '/_/dashboard/keys';

@@ -16,15 +16,13 @@
 // Access: `dashboard` / `manage` on main_app, then `manage` on the node (src/access/table.ts).
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { z } from 'zod';
-import { flag, id, idParam, parse } from '../input.ts';
+import { flag, id, idParam, parse, wantsHtml, queryMsg } from '../io.ts';
 import type { RoutePlugin } from './index.ts';
 import { KilnError, notFound } from '../../errors.ts';
 import { limits, isUnlimitedSites } from '../../limits.ts';
 import { authorize, resourceOf, authorizeActor } from '../../access/authorize.ts';
 import { assertSameOrigin } from '../origin.ts';
-import { wantsHtml } from '../answers.ts';
 import { withMessage } from '../messages.ts';
-import { queryMsg } from '../forms.ts';
 import { documentHostUrl } from '../urls.ts';
 import type { Actor } from '../../access/actor.ts';
 import {

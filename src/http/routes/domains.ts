@@ -18,9 +18,8 @@ import type { Actor } from '../../access/actor.ts';
 import { KilnError, badRequest, notFound } from '../../errors.ts';
 import { authorizeActor } from '../../access/authorize.ts';
 import { assertSameOrigin } from '../origin.ts';
-import { wantsHtml } from '../answers.ts';
+import { wantsHtml, bodyOf, queryMsg, backWithRefusal, idParam, queryText } from '../io.ts';
 import { withMessage } from '../messages.ts';
-import { bodyOf, queryMsg, backWithRefusal } from '../forms.ts';
 import { addDomain, isServedHost, listDomains, removeDomain } from '../../domains/domains.ts';
 import { countDomainCall } from '../../domains/limiter.ts';
 import {
@@ -32,7 +31,6 @@ import {
 } from '../../domains/webhook.ts';
 import { domainsPage } from '../../ui/domains.ts';
 import { forgetHost } from '../hosts.ts';
-import { idParam, queryText } from '../input.ts';
 import { onlyOn } from '../hosts.ts';
 
 const DOMAINS = '/_/dashboard/domains';

@@ -11,7 +11,7 @@ import { editorPage } from '../../ui/editor.ts';
 import { nodeUrlPath } from '../urls.ts';
 import { shareGuestFor } from '../../sharing/share.ts';
 import { EDITABLE_EXTENSIONS, extensionOf } from '../../uploads/content-types.ts';
-import { queryText, textParam } from '../input.ts';
+import { queryText, textParam } from '../io.ts';
 import { hostAccount } from '../hosts.ts';
 
 const plugin: RoutePlugin = async (app, { services: s }) => {

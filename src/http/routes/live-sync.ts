@@ -32,7 +32,7 @@ import { sessionLive } from '../../accounts/sessions.ts';
 import { isShareGuest } from '../../sharing/share.ts';
 import { documentContent } from '../../nodes/serve.ts';
 import { z } from 'zod';
-import { parse } from '../input.ts';
+import { parse } from '../io.ts';
 import { hostAccount, onlyOn } from '../hosts.ts';
 
 type Lane = 'live' | 'saved';

@@ -7,8 +7,7 @@ import { clearHintCookie, setSessionCookie } from '../cookies.ts';
 import { hostnameOf } from '../hosts.ts';
 import { documentHostNamed, grantUrl } from '../sessions.ts';
 import { hostOrigin } from '../urls.ts';
-import { queryOf } from '../forms.ts';
-import { returnPathOf } from '../answers.ts';
+import { queryOf, returnPathOf } from '../io.ts';
 
 const GRANT_SHAPE = /^[A-Za-z0-9_-]{43}$/;
 

@@ -15,14 +15,12 @@ import type { Actor } from '../../access/actor.ts';
 import { type KilnError, badRequest, notFound } from '../../errors.ts';
 import { authorize, resourceOf, authorizeActor } from '../../access/authorize.ts';
 import { assertSameOrigin } from '../origin.ts';
-import { wantsHtml } from '../answers.ts';
+import { wantsHtml, bodyOf, queryMsg, backWithRefusal, idParam, textParam } from '../io.ts';
 import { withMessage } from '../messages.ts';
-import { bodyOf, queryMsg, backWithRefusal } from '../forms.ts';
 import { getNode, type NodeRow } from '../../nodes/tree.ts';
 import { regenerateShareToken, setSharing, type ShareState } from '../../sharing/share.ts';
 import { strictAttempt } from '../../ratelimit/http.ts';
 import { sharingPage } from '../../ui/sharing.ts';
-import { idParam, textParam } from '../input.ts';
 import { onlyOn } from '../hosts.ts';
 
 export const SHARING_PATH = '/_/dashboard/nodes/:id/sharing';

@@ -5,7 +5,7 @@ import { findByPath } from '../../nodes/tree.ts';
 import { STYLESHEET_PREFIX } from '../../stylesheet/tailwind.ts';
 import { allows, resourceOf } from '../../access/authorize.ts';
 import { isShareGuest } from '../../sharing/share.ts';
-import { textParam } from '../input.ts';
+import { textParam } from '../io.ts';
 import { hostAccount, onlyOn } from '../hosts.ts';
 
 const plugin: RoutePlugin = async (app, { services: s }) => {

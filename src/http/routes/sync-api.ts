@@ -21,7 +21,7 @@ import type { RoutePlugin } from './index.ts';
 import { KilnError } from '../../errors.ts';
 import { limits } from '../../limits.ts';
 import { ifNoneMatchHits } from '../conditional.ts';
-import { jsonAnswers } from '../answers.ts';
+import { jsonAnswers, idParam, textParam, queryOf } from '../io.ts';
 import { syncScope, type SyncScope } from '../../sync/scope.ts';
 import { discoverAccounts } from '../../sync/accounts.ts';
 import { nodeNotFound, preconditionOf } from '../../sync/wire.ts';
@@ -29,8 +29,6 @@ import { listSyncNodes, readSyncContent } from '../../sync/read.ts';
 import { writeSyncContent } from '../../sync/write.ts';
 import { createSyncNode } from '../../sync/create.ts';
 import { deleteSyncNode, moveSyncNode, renameSyncNode } from '../../sync/changes.ts';
-import { idParam, textParam } from '../input.ts';
-import { queryOf } from '../forms.ts';
 import { z } from 'zod';
 import { onlyOn } from '../hosts.ts';
 

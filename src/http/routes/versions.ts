@@ -10,11 +10,10 @@ import { documentContent } from '../../nodes/serve.ts';
 import { listVersions, versionContent } from '../../save/history.ts';
 import { saveDocument } from '../../save/pipeline.ts';
 import { assertSameOrigin } from '../origin.ts';
-import { done, wantsHtml } from '../answers.ts';
+import { done, wantsHtml, idParam, queryText } from '../io.ts';
 import { nodeUrlPath } from '../urls.ts';
 import { shareGuestFor } from '../../sharing/share.ts';
 import { versionsPage, versionPage, diffPage, restorePage } from '../../ui/versions.ts';
-import { idParam, queryText } from '../input.ts';
 import { hostAccount, onlyOn } from '../hosts.ts';
 
 /** The document whose versions are asked for, checked for the caller. */
