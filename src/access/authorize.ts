@@ -19,14 +19,14 @@ export interface Caller {
   shareGuest?: boolean;
 }
 
-export function userTypeOf(caller: Caller): UserType {
+function userTypeOf(caller: Caller): UserType {
   const a = caller.actor;
   if (!a) return caller.shareGuest ? 'app_user' : 'no_auth';
   if (a.isSuperadmin) return 'admin';
   return a.accountType;
 }
 
-export function resourceTypeOf(r: Resource | null): ResourceType {
+function resourceTypeOf(r: Resource | null): ResourceType {
   if (!r) return 'main_app';
   if (r.type === 'folder') return 'folder';
   if (r.type === 'upload') return 'upload';

@@ -34,7 +34,7 @@ async function passwordMatches(row: LoginRow | undefined, password: string): Pro
 
 /** The login limiter's key: the client address plus the account the identifier names (so its email
  *  and its username share one count), or the normalized identifier when it names no account. */
-export function loginLimiterKey(ip: string, identifier: string, accountId: number | undefined): string {
+function loginLimiterKey(ip: string, identifier: string, accountId: number | undefined): string {
   return accountId !== undefined ? `${ip}|account:${accountId}` : `${ip}|id:${identifier.trim().toLowerCase()}`;
 }
 

@@ -39,7 +39,7 @@ export interface SignUpInput {
 const GENERATED_USERNAME_TRIES = 5;
 
 /** `todo.html` → `todo-3f9a1c07`: the app's name as a host label plus 8 random hex digits. */
-export function generatedUsername(appName: string): string {
+function generatedUsername(appName: string): string {
   const slug = appName
     .replace(/\.(html|htmlclay)$/i, '')
     .toLowerCase()

@@ -49,7 +49,7 @@ import { PAID_PLANS, PLAN_NAMES } from './plans.ts';
 import { insertAccount, insertPersonRow } from '../accounts/people.ts';
 
 /** Usernames of accounts bought but not yet welcomed. `--` is refused by usernameProblem, so no one can pick one. */
-export const PENDING_PREFIX = 'pending--';
+const PENDING_PREFIX = 'pending--';
 export const isPendingUsername = (username: string) => username.startsWith(PENDING_PREFIX);
 
 const PROVIDER = 'stripe';
@@ -62,11 +62,7 @@ export function stripeClient(config: { stripeSecretKey?: string | null }): Strip
 }
 
 /** A verified event, or a 400 naming what is wrong. */
-export function verifyStripeEvent(
-  s: Services,
-  rawBody: Buffer,
-  signature: string | string[] | undefined,
-): Stripe.Event {
+function verifyStripeEvent(s: Services, rawBody: Buffer, signature: string | string[] | undefined): Stripe.Event {
   const secret = s.config.stripeWebhookSecret;
   if (!secret)
     throw fail(
@@ -174,7 +170,7 @@ const paidPlan = (v: unknown): Plan | null =>
     : null;
 
 /** The tier an amount (in minor units, or whole units for zero-decimal currencies) pays for, or null. */
-export function planForAmount(amount: number | null | undefined): Plan | null {
+function planForAmount(amount: number | null | undefined): Plan | null {
   if (typeof amount !== 'number' || amount <= 0) return null;
   for (const p of PAID_PLANS) {
     const price = planLimits[p].price;
@@ -184,12 +180,12 @@ export function planForAmount(amount: number | null | undefined): Plan | null {
 }
 
 /** metadata.plan, else the amount paid, else Personal. */
-export function planOfCheckout(session: Pick<Stripe.Checkout.Session, 'metadata' | 'amount_total'>): Plan {
+function planOfCheckout(session: Pick<Stripe.Checkout.Session, 'metadata' | 'amount_total'>): Plan {
   return paidPlan(session.metadata?.plan) ?? planForAmount(session.amount_total) ?? 'personal';
 }
 
 /** The subscription's tier (metadata.plan, the price's metadata.plan or lookup_key, or its amount), or null. */
-export function planOfSubscription(sub: Stripe.Subscription): Plan | null {
+function planOfSubscription(sub: Stripe.Subscription): Plan | null {
   const fromMeta = paidPlan(sub.metadata?.plan);
   if (fromMeta) return fromMeta;
   for (const item of sub.items?.data ?? []) {

@@ -11,8 +11,7 @@ import { hashPassword, passwordProblem } from '../accounts/passwords.ts';
 import { findEmailToken } from '../accounts/email-tokens.ts';
 import { isPendingUsername } from './stripe.ts';
 
-export const WELCOME_LINK_GONE =
-  'This link has expired or was already used. If you already chose your username, sign in.';
+const WELCOME_LINK_GONE = 'This link has expired or was already used. If you already chose your username, sign in.';
 
 export interface Welcome {
   accountId: number;

@@ -2,7 +2,7 @@
 import { limits } from '../limits.ts';
 
 /** Usernames become host labels, so they can never collide with the service's own names. */
-export const RESERVED_USERNAMES = new Set([
+const RESERVED_USERNAMES = new Set([
   'www',
   'api',
   'admin',
@@ -145,7 +145,7 @@ export function isDocumentName(name: string): boolean {
 
 /** Index documents are each account's (and each folder's) home page, so every account may have one.
  *  Every other document name is unique across this Kiln. */
-export const INDEX_NAMES = ['index.html', 'index.htmlclay'] as const;
+const INDEX_NAMES = ['index.html', 'index.htmlclay'] as const;
 
 /** True when a document name must be unique across all accounts (every name but the index ones). */
 export function isGlobalDocumentName(name: string): boolean {

@@ -35,7 +35,7 @@ import { withBytes, type CachedAnswer } from './cache.ts';
 import { tooExpensive } from './pool.ts';
 
 /** Changes whenever the engine could answer differently for the same bytes and rules (cache keys, ETags). */
-export const DATA_ENGINE_VERSION = 'r1';
+const DATA_ENGINE_VERSION = 'r1';
 /** How long a `too-expensive` failure is kept. It may come from load rather than from the rules (the
  *  engine's time backstop counts wall-clock time, and a fresh process is slow for its first extractions),
  *  so a legitimate document must recover soon; a couple of seconds still answers a burst of identical
@@ -43,7 +43,7 @@ export const DATA_ENGINE_VERSION = 'r1';
 export const TOO_EXPENSIVE_TTL_MS = 2_000;
 
 export const DOCUMENT_NOT_FOUND = 'Document not found';
-export const MISSING_DATA = 'Missing data parameter';
+const MISSING_DATA = 'Missing data parameter';
 
 export type DataRules = { kind: 'api' } | { kind: 'query'; text: string };
 
@@ -80,7 +80,7 @@ function notFoundAnswer(): DataAnswer {
 }
 
 /** Checks on the rules text that need no document: a missing or too long `?data=` value. */
-export function rulesProblem(rules: DataRules): DataAnswer | null {
+function rulesProblem(rules: DataRules): DataAnswer | null {
   if (rules.kind !== 'query') return null;
   if (rules.text.trim() === '') return { status: 400, body: failureBody(MISSING_DATA, 'rules-missing') };
   if (rules.text.length > rulesLimits.maxQueryChars) {
@@ -93,7 +93,7 @@ export function rulesProblem(rules: DataRules): DataAnswer | null {
 }
 
 /** The document a data request reads, if an anonymous caller may view it; null otherwise. */
-export async function publicDocumentAt(
+async function publicDocumentAt(
   s: Services,
   accountId: number,
   path: string,
@@ -124,7 +124,7 @@ export function dataCacheKey(checksum: string, rulesIdentity: string): string {
 }
 
 /** The ETag of an answer (quoted, strong): the document checksum and the rules. */
-export function dataEtag(checksum: string, rulesIdentity: string): string {
+function dataEtag(checksum: string, rulesIdentity: string): string {
   return `"${checksum}-${rulesIdentity}"`;
 }
 

@@ -56,7 +56,7 @@ export interface DomainInfo {
 }
 
 /** Name of the TXT record that carries the verification value. */
-export const TXT_PREFIX = '_kiln-verification';
+const TXT_PREFIX = '_kiln-verification';
 
 export function publicDomain(row: DomainRow): DomainInfo {
   let dns: DnsInstructions;
@@ -79,7 +79,7 @@ export function publicDomain(row: DomainRow): DomainInfo {
   };
 }
 
-export function dnsInstructionsFor(domain: string, rootHostname: string): DnsInstructions {
+function dnsInstructionsFor(domain: string, rootHostname: string): DnsInstructions {
   return {
     cname: { type: 'CNAME', name: domain, value: rootHostname },
     txt: { type: 'TXT', name: `${TXT_PREFIX}.${domain}`, value: `kiln-verification=${randomHex(16)}` },

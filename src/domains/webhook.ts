@@ -40,7 +40,7 @@ export function verifyDomainSignature(secret: string, body: Buffer, header: stri
   return given.length === expected.length && timingSafeEqual(given, expected);
 }
 
-export const DOMAIN_EVENTS = ['dns.verifying', 'dns.verified', 'dns.failed', 'ssl.issued', 'ssl.failed'] as const;
+const DOMAIN_EVENTS = ['dns.verifying', 'dns.verified', 'dns.failed', 'ssl.issued', 'ssl.failed'] as const;
 export type DomainEventType = (typeof DOMAIN_EVENTS)[number];
 
 type Change = Partial<Pick<DomainsTable, 'status' | 'ssl_status'>>;

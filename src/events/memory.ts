@@ -132,7 +132,7 @@ export class MemoryEventBus implements EventBus {
 }
 
 /** Roughly the serialized size of an event: its long strings plus a little. */
-export function approxBytes(e: KilnEvent): number {
+function approxBytes(e: KilnEvent): number {
   let n = 256;
   if ('html' in e) n += e.html.length;
   if ('content' in e && typeof e.content === 'string') n += e.content.length;

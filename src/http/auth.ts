@@ -10,7 +10,7 @@ import { hostnameOf } from './hosts.ts';
 import { isStorageUnavailable } from '../store/db.ts';
 
 /** The host a session of this request must have been minted for: null on the main app. */
-export function sessionHostOf(req: FastifyRequest): string | null {
+function sessionHostOf(req: FastifyRequest): string | null {
   return req.site.kind === 'main' ? null : hostnameOf(req);
 }
 

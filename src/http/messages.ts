@@ -34,7 +34,7 @@ export function registerMessages(app: FastifyInstance, secret: Buffer): void {
 }
 
 /** The signature of a message issued for `path` (a URL path, no query). */
-export function signMessage(secret: Buffer, path: string, msgType: MsgType, msg: string): string {
+function signMessage(secret: Buffer, path: string, msgType: MsgType, msg: string): string {
   return createHmac('sha256', secret)
     .update(`kiln-msg\n${path}\n${msgType}\n${msg}`)
     .digest()

@@ -25,14 +25,14 @@
 // `RateLimit-Policy` (`<max>;w=<seconds>`); when a route has both limiters, the strict one's numbers are
 // sent. Beyond a limit: 429 `rate-limited` with `Retry-After` (JSON {msg, msgType, code, retryAfter},
 // or an error page for browsers).
-import type { FastifyInstance, FastifyReply, FastifyRequest, preHandlerAsyncHookHandler } from 'fastify';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Services } from '../services.ts';
 import type { LimitResult, RateLimiter } from '../core/rate-limiter.ts';
 import { tooMany } from '../errors.ts';
 import { limits } from '../limits.ts';
 
 /** Paths of the account pages (sign-in, sign-up, setup, welcome, password reset, email confirmation). */
-export const ACCOUNT_PAGE =
+const ACCOUNT_PAGE =
   /^\/_\/(app\/)?(login|signup|setup|logout|welcome|reset|forgot|password|confirm|verify)[a-z-]*(\/|\?|$)/;
 
 const READS = new Set(['GET', 'HEAD', 'OPTIONS']);
@@ -40,7 +40,7 @@ const READS = new Set(['GET', 'HEAD', 'OPTIONS']);
 /** The path as the router sees it: the matched route's pattern (`/_/login` for `/%5f/login` or
  *  `/_/%6cogin`, which the router decodes before matching), else (no route, or the documents'
  *  catch-all) the request's path percent-decoded once, as the router decodes it. */
-export function routedPath(req: FastifyRequest): string {
+function routedPath(req: FastifyRequest): string {
   const pattern = req.routeOptions?.url;
   if (pattern && !pattern.includes('*')) return pattern;
   const raw = req.url;
@@ -54,7 +54,7 @@ export function routedPath(req: FastifyRequest): string {
 }
 
 /** True when the general limiter counts this request (see the head of this file). */
-export function generalLimitApplies(req: FastifyRequest): boolean {
+function generalLimitApplies(req: FastifyRequest): boolean {
   const url = routedPath(req);
   if (!url.startsWith('/_/')) return false;
   if (ACCOUNT_PAGE.test(url)) return true;
@@ -126,17 +126,9 @@ const STRICT_WORDS: Record<StrictOperation, string> = {
 
 const BY_ADDRESS: ReadonlySet<StrictOperation> = new Set(['signup', 'password-reset']);
 
-/** A route `preHandler` that allows 5 `operation`s per hour (per address for signup and password
- *  reset, per signed-in account otherwise), answering 429 with `Retry-After` beyond that:
- *  `app.post('/_/…', { preHandler: strictLimit(s, 'share-token') }, handler)`. */
-export function strictLimit(s: Services, operation: StrictOperation): preHandlerAsyncHookHandler {
-  return async function strictLimitHook(req: FastifyRequest, reply: FastifyReply) {
-    await strictAttempt(s, req, reply, operation);
-  };
-}
-
-/** The same count from inside a handler (e.g. after cheap refusals such as a cross-site check, or
- *  inside a wrapper that renders its own 429 page): throws 429 `rate-limited` beyond the limit. */
+/** Counts one sensitive operation: 5 an hour (per address for signup and password reset, per
+ *  signed-in account otherwise), called from inside a handler after its cheap refusals (such as a
+ *  cross-site check); throws 429 `rate-limited` with `Retry-After` beyond the limit. */
 export async function strictAttempt(
   s: Services,
   req: FastifyRequest,

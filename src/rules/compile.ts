@@ -44,7 +44,7 @@ class Lru<V> {
 const selectorCache = new Lru<SelectorQuery | RulesFailure>(rulesLimits.selectorCacheSize);
 const rulesCache = new Lru<CompiledRules | RulesFailure>(rulesLimits.rulesCacheSize);
 
-export function compileSelector(source: string): SelectorQuery | RulesFailure {
+function compileSelector(source: string): SelectorQuery | RulesFailure {
   let q = selectorCache.get(source);
   if (q === undefined) {
     q = SelectorQuery.compile(source);

@@ -8,7 +8,7 @@ import { isElement } from './dom.ts';
 /** Set on an element that is a `[cms-template]` or inside one: never a match, never searched for rules tags. */
 export const IN_CMS_TEMPLATE = 1;
 /** Set on a rules tag (`script[data-rules-name]`): never a match. */
-export const RULES_TAG = 2;
+const RULES_TAG = 2;
 
 export type DocIndex = {
   readonly doc: Document;

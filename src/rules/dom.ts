@@ -182,7 +182,7 @@ export function outerHTML(node: AnyNode): string {
 
 /** Names read as DOM properties rather than attributes: the reference engine's list, so `@id` with `id=""`
  *  reads "" while an empty ordinary attribute reads null. */
-export const DOM_PROPERTY_NAMES: ReadonlySet<string> = new Set([
+const DOM_PROPERTY_NAMES: ReadonlySet<string> = new Set([
   'textContent',
   'innerText',
   'innerHTML',

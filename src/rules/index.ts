@@ -24,7 +24,7 @@ export { rulesLimits, type ExtractLimits } from './limits.ts';
 export type { RulesFailure, RulesErrorCode } from './errors.ts';
 export type { Json } from './extract.ts';
 
-export const SUPPORTED_RULES_VERSION = '1';
+const SUPPORTED_RULES_VERSION = '1';
 export const NO_API_RULES_TAG = 'No api rules tag';
 
 export type ParsedDocument = { readonly root: Document; readonly chars: number; readonly index: DocIndex };

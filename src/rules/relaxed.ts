@@ -124,7 +124,7 @@ function requoteSingle(raw: string): string {
 }
 
 /** The JSON text the relaxed input stands for (it may still be invalid JSON). */
-export function relaxedToJson(input: string): string {
+function relaxedToJson(input: string): string {
   const tokens = tokenize(input);
   let out = '';
   for (let k = 0; k < tokens.length; k++) {

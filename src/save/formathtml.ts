@@ -44,13 +44,13 @@ import type { Handler, QuoteType } from 'htmlparser2';
 import type { ChildNode } from 'domhandler';
 
 /** Nesting deeper than this returns the input unchanged. */
-export const FORMAT_MAX_DEPTH = 256;
+const FORMAT_MAX_DEPTH = 256;
 /** Output longer than this many times the input returns the input unchanged. */
-export const FORMAT_MAX_GROWTH = 3;
+const FORMAT_MAX_GROWTH = 3;
 const INDENT = '  ';
 
 /** Elements copied byte-exact, start tag to end tag, content included. */
-export const PRESERVED_ELEMENTS: ReadonlySet<string> = new Set([
+const PRESERVED_ELEMENTS: ReadonlySet<string> = new Set([
   'svg',
   'math',
   'script',

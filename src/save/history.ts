@@ -48,7 +48,7 @@ export async function listVersions(db: Db, nodeId: number): Promise<VersionInfo[
   }));
 }
 
-export class CorruptVersionError extends Error {}
+class CorruptVersionError extends Error {}
 
 /** The exact bytes of a version. Throws CorruptVersionError when reconstruction does not match contentHash. */
 export async function versionContent(

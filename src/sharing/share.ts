@@ -25,7 +25,7 @@ import { badRequest, notFound } from '../errors.ts';
 import { documentHostUrl, nodeUrlPath } from '../http/urls.ts';
 
 /** Random bytes in a share token. */
-export const SHARE_TOKEN_BYTES = 32;
+const SHARE_TOKEN_BYTES = 32;
 /** base64url of 32 bytes. Anything else presented is not even hashed. */
 const TOKEN_SHAPE = /^[A-Za-z0-9_-]{43}$/;
 /** The query parameter of a share link. */
@@ -101,7 +101,7 @@ export interface ShareState {
 }
 
 /** A share link of a document (on its owner's document host). */
-export function shareUrlOf(
+function shareUrlOf(
   config: Config,
   ownerUsername: string,
   node: Pick<NodeRow, 'path' | 'name'>,

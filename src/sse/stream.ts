@@ -4,18 +4,18 @@
 import type { ServerResponse } from 'node:http';
 
 /** The answer headers of every Kiln event stream (the spec's list). */
-export const SSE_HEADERS = {
+const SSE_HEADERS = {
   'Content-Type': 'text/event-stream',
   'Cache-Control': 'no-cache',
   Connection: 'keep-alive',
   'X-Accel-Buffering': 'no',
 } as const;
 
-export const CONNECTED = Buffer.from(': connected\n\n');
-export const PING_COMMENT = Buffer.from(': ping\n\n');
+const CONNECTED = Buffer.from(': connected\n\n');
+const PING_COMMENT = Buffer.from(': ping\n\n');
 
 /** Bytes a stream may have waiting in its socket before it counts as a slow consumer and is closed. */
-export const MAX_BUFFERED_BYTES = 16 * 1024 * 1024;
+const MAX_BUFFERED_BYTES = 16 * 1024 * 1024;
 
 export class SseStream {
   /** The id of the last event written (or the Last-Event-ID it resumed from): nothing at or below it

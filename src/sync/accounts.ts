@@ -8,7 +8,7 @@ import { planIncludesSync, teamsOf } from '../teams/teams.ts';
 import { syncBaseOf } from './scope.ts';
 import { allowsTeam } from '../access/authorize.ts';
 
-export const SYNC_FEATURES = {
+const SYNC_FEATURES = {
   accountScopes: true,
   accountEvents: true,
   conditionalContent: true,

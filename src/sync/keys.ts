@@ -9,7 +9,7 @@ import { actorForAccount } from '../accounts/actors.ts';
 import { planIncludesSync } from '../teams/teams.ts';
 import { grants, revokeGrants } from '../events/revocations.ts';
 
-export const KEY_PREFIX = 'hcsk_';
+const KEY_PREFIX = 'hcsk_';
 const KEY_SHAPE = /^hcsk_[0-9a-f]{64}$/;
 
 /** Creates a key for an account. The raw key is returned once and never stored. */

@@ -53,7 +53,7 @@ function lastSyncedAt(n: WireRow): string {
 /** `lastSyncedAt` computed by the database, for the listing (same rule as above). */
 export const LAST_SYNCED_SQL = sql<string>`CASE WHEN last_synced_at IS NULL THEN modified_at WHEN saved_by_writer LIKE 'key:%' AND modified_at > last_synced_at THEN modified_at ELSE last_synced_at END`;
 
-export function wireNode(n: WireRow, structureVersion: string): WireNode {
+function wireNode(n: WireRow, structureVersion: string): WireNode {
   return {
     id: n.id,
     type: n.type,

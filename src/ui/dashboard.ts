@@ -18,7 +18,7 @@ export interface DashboardView {
   msg?: { text: string; type: string };
 }
 
-export function formatSize(bytes: number): string {
+function formatSize(bytes: number): string {
   if (bytes < 1024) return `${bytes} B`;
   if (bytes < 1024 * 1024) return `${(bytes / 1024).toFixed(1)} KB`;
   return `${(bytes / 1024 / 1024).toFixed(1)} MB`;
@@ -30,7 +30,7 @@ function formatTime(iso: string): Html {
 }
 
 /** `/folder/sub/name.html`, each segment encoded; the root index is `/`. */
-export function nodeHref(node: Pick<NodeRow, 'path' | 'name'>): string {
+function nodeHref(node: Pick<NodeRow, 'path' | 'name'>): string {
   if (node.path === '' && node.name.toLowerCase() === 'index.html') return '/';
   const segments = [...(node.path ? node.path.split('/') : []), node.name];
   return `/${segments.map(encodeURIComponent).join('/')}`;

@@ -222,7 +222,7 @@ const plugin: RoutePlugin = async (app, { services: s }) => {
 };
 
 /** The node fields an API client sees (camelCase, booleans). */
-export function publicNode(n: NodeRow) {
+function publicNode(n: NodeRow) {
   return {
     id: n.id,
     type: n.type,

@@ -23,8 +23,8 @@ import { strictAttempt } from '../../ratelimit/http.ts';
 import { sharingPage } from '../../ui/sharing.ts';
 import { onlyOn } from '../hosts.ts';
 
-export const SHARING_PATH = '/_/dashboard/nodes/:id/sharing';
-export const SHARE_REGENERATE_PATH = `${SHARING_PATH}/regenerate`;
+const SHARING_PATH = '/_/dashboard/nodes/:id/sharing';
+const SHARE_REGENERATE_PATH = `${SHARING_PATH}/regenerate`;
 
 const plugin: RoutePlugin = async (app, { services: s }) => {
   onlyOn(app, 'main');
