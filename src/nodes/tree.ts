@@ -13,7 +13,7 @@
 //   the dashboard's changes too): node-saved for created documents (through the pipeline's
 //   afterContentChange, which also compiles the stylesheet) and folders, node-renamed / node-moved
 //   with full old and new paths, node-deleted for every deleted node.
-import { sql, type CompiledQuery, type Kysely, type Selectable, type Transaction } from 'kysely';
+import { sql, type Kysely, type Selectable, type Transaction } from 'kysely';
 import type { Services } from '../services.ts';
 import type { DB, NodesTable } from '../store/schema.ts';
 import { KilnError, badRequest, conflict, notFound } from '../errors.ts';
@@ -28,6 +28,7 @@ import { channels, type NodeEvent } from '../events/bus.ts';
 import { defaultDocument } from './default-document.ts';
 import { newNodeRow } from './rows.ts';
 import { authorizeTeam } from '../access/authorize.ts';
+import { childNamed, nodeById, siteNamed } from '../store/nodes.ts';
 
 export type NodeRow = Selectable<NodesTable>;
 export type Visibility = NodesTable['visibility'];
@@ -73,9 +74,8 @@ const TYPE_WORD: Record<NodeRow['type'], string> = { site: 'document', folder: '
 // ------------------------------------------------------------------ reading
 
 /** One node by id, or undefined. No access check: callers authorize. */
-export async function getNode(s: Services, nodeId: number): Promise<NodeRow | undefined> {
-  if (!Number.isSafeInteger(nodeId) || nodeId <= 0) return undefined;
-  return s.database.db.selectFrom('nodes').selectAll().where('id', '=', nodeId).executeTakeFirst();
+export function getNode(s: Services, nodeId: number): Promise<NodeRow | undefined> {
+  return nodeById(s.database.db, nodeId);
 }
 
 /** Every node of an account, ordered by path then name (folders are listed before what they hold). */
@@ -103,32 +103,13 @@ export async function findByPath(s: Services, ownerId: number, relPath: string):
   const { db } = s.database;
   const global = isGlobalDocumentName(name);
   if (global) {
-    const site = await siteByNameKey(db, nameKey);
+    const site = await siteNamed(db, nameKey);
     if (site && site.owner_id === ownerId && site.path.toLowerCase() === folderKey) return site;
   }
   let q = db.selectFrom('nodes').selectAll().where('owner_id', '=', ownerId).where('name_key', '=', nameKey);
   if (global) q = q.where('type', '!=', 'site');
   const rows = await q.execute();
   return rows.find((r) => r.path.toLowerCase() === folderKey);
-}
-
-/** The site with this name key anywhere in Kiln. Site names are unique across Kiln, so the partial
- *  unique index answers in one probe (the literal 'site' lets SQLite and PostgreSQL match the index's
- *  predicate). This runs on every document GET: the query is compiled once per database and reused. */
-const siteLookups = new WeakMap<Kysely<DB>, CompiledQuery<NodeRow>>();
-async function siteByNameKey(db: Kysely<DB>, nameKey: string): Promise<NodeRow | undefined> {
-  let compiled = siteLookups.get(db);
-  if (!compiled) {
-    compiled = db
-      .selectFrom('nodes')
-      .selectAll()
-      .where('name_key', '=', '')
-      .where(sql.ref('type'), '=', sql.lit('site'))
-      .compile();
-    siteLookups.set(db, compiled);
-  }
-  const result = await db.executeQuery<NodeRow>({ ...compiled, parameters: [nameKey] });
-  return result.rows[0];
 }
 
 /** The path children of `folder` get: `a/b` for folder `b` in `a`; '' for the top level (null). */
@@ -161,13 +142,7 @@ export async function createPath(s: Services, actorId: number, input: CreatePath
     await assertManages(trx, actorId, input.ownerId);
     let parentId = input.parentId ?? 0;
     for (const folderName of names.slice(0, -1)) {
-      const existing = await trx
-        .selectFrom('nodes')
-        .selectAll()
-        .where('owner_id', '=', input.ownerId)
-        .where('parent_id', '=', parentId)
-        .where('name_key', '=', folderName.toLowerCase())
-        .executeTakeFirst();
+      const existing = await childNamed(trx, input.ownerId, parentId, folderName);
       if (existing && existing.type !== 'folder') {
         throw conflict(`"${existing.name}" is a ${TYPE_WORD[existing.type]}, not a folder.`, 'name-taken');
       }
@@ -465,7 +440,7 @@ async function loadParent(trx: Tx, ownerId: number, parentId: number): Promise<N
   if (parentId === 0 || parentId === undefined || parentId === null) return null;
   if (!Number.isSafeInteger(parentId) || parentId < 0)
     throw badRequest('The parent folder id must be a whole number (0 for top level).', 'invalid-parent');
-  const parent = await trx.selectFrom('nodes').selectAll().where('id', '=', parentId).executeTakeFirst();
+  const parent = await nodeById(trx, parentId);
   if (!parent || parent.owner_id !== ownerId) throw notFound('No such folder.');
   if (parent.type !== 'folder')
     throw badRequest(`"${parent.name}" is a ${TYPE_WORD[parent.type]}, not a folder.`, 'invalid-parent');

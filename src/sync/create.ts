@@ -1,9 +1,8 @@
 // The sync API's create: a file or folder by name or nested path, or the account's own node of that
 // name reused (write rule 3), all in one transaction through the tree, the save pipeline and the
 // upload writer.
-import { sql, type Kysely } from 'kysely';
 import type { Services } from '../services.ts';
-import type { DB, NodeType } from '../store/schema.ts';
+import type { NodeType } from '../store/schema.ts';
 import { KilnError, badRequest } from '../errors.ts';
 import { checksum as checksumOf } from '../core/checksum.ts';
 import { isGlobalDocumentName, nodeNameProblem } from '../core/names.ts';
@@ -12,6 +11,7 @@ import { childPathOf, createIn, runWrite, type NodeRow } from '../nodes/tree.ts'
 import { insertUpload, replaceUpload, storeBytes, type StoredBytes } from '../uploads/upload.ts';
 import type { AfterCommit, Tx } from '../store/transaction.ts';
 import { assertCanWrite, type SyncScope } from './scope.ts';
+import { childNamed, siteNamed } from '../store/nodes.ts';
 import {
   type Precondition,
   type WireNode,
@@ -110,7 +110,7 @@ async function createOnce(
   // The folders of the path: reuse what exists, create what is missing.
   let parent = await scopedFolder(tx, scope, parentIdOf(input.parentId));
   for (const folderName of segments.slice(0, -1)) {
-    const existing = await sibling(tx, scope.account.id, parent?.id ?? 0, folderName);
+    const existing = await childNamed(tx, scope.account.id, parent?.id ?? 0, folderName);
     if (existing && existing.type !== 'folder')
       throw nameTaken(folderName, ` by a ${existing.type === 'site' ? 'document' : 'file'} in this folder`);
     if (existing) parent = existing;
@@ -131,17 +131,12 @@ async function createOnce(
   // Rule 3: the leaf name.
   let reuse: NodeRow | undefined;
   if (type === 'site' && isGlobalDocumentName(leaf)) {
-    const site = await tx
-      .selectFrom('nodes')
-      .selectAll()
-      .where('name_key', '=', leaf.toLowerCase())
-      .where(sql.ref('type'), '=', sql.lit('site'))
-      .executeTakeFirst();
+    const site = await siteNamed(tx, leaf);
     if (site && site.owner_id !== scope.account.id)
       throw nameTaken(leaf, ' by another account; document names are unique across this Kiln');
     reuse = site;
   }
-  const same = await sibling(tx, scope.account.id, parentId, leaf);
+  const same = await childNamed(tx, scope.account.id, parentId, leaf);
   if (same && same.type !== type)
     throw nameTaken(
       leaf,
@@ -216,15 +211,4 @@ async function createOnce(
   touched.push(node.id);
   await markSynced(tx, touched, now);
   return { id: node.id, created: true };
-}
-
-/** The account's node of that name in a folder (names are case-insensitive), any type. */
-function sibling(db: Kysely<DB>, ownerId: number, parentId: number, name: string) {
-  return db
-    .selectFrom('nodes')
-    .selectAll()
-    .where('owner_id', '=', ownerId)
-    .where('parent_id', '=', parentId)
-    .where('name_key', '=', name.toLowerCase())
-    .executeTakeFirst();
 }

@@ -12,6 +12,7 @@ import type { SavedBy } from '../save/pipeline.ts';
 import { childPathOf, getNode, type NodeRow } from '../nodes/tree.ts';
 import type { SyncScope } from './scope.ts';
 import { fileVersion, structureVersions, versioned } from './structure.ts';
+import { nodeById } from '../store/nodes.ts';
 
 export interface WireNode {
   id: number;
@@ -138,7 +139,7 @@ export function parentIdOf(v: unknown): number {
 /** A folder of the scope's account (0 = top level → null). */
 export async function scopedFolder(db: Kysely<DB>, scope: SyncScope, id: number): Promise<NodeRow | null> {
   if (id === 0) return null;
-  const folder = await db.selectFrom('nodes').selectAll().where('id', '=', id).executeTakeFirst();
+  const folder = await nodeById(db, id);
   if (!folder || folder.owner_id !== scope.account.id) throw nodeNotFound();
   if (folder.type !== 'folder') throw badRequest(`"${folder.name}" is not a folder.`, 'invalid-parent');
   return folder;
