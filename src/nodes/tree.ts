@@ -13,7 +13,7 @@
 //   the dashboard's changes too): node-saved for created documents (through the pipeline's
 //   afterContentChange, which also compiles the stylesheet) and folders, node-renamed / node-moved
 //   with full old and new paths, node-deleted for every deleted node.
-import { sql, type Kysely, type Selectable, type Transaction } from 'kysely';
+import type { Kysely, Selectable, Transaction } from 'kysely';
 import type { Services } from '../services.ts';
 import type { DB, NodesTable } from '../store/schema.ts';
 import { KilnError, badRequest, conflict, notFound } from '../errors.ts';
@@ -28,7 +28,21 @@ import { channels, type NodeEvent } from '../events/bus.ts';
 import { defaultDocument } from './default-document.ts';
 import { newNodeRow } from './rows.ts';
 import { authorizeTeam } from '../access/authorize.ts';
-import { childNamed, nodeById, siteNamed } from '../store/nodes.ts';
+import { teamRole } from '../store/accounts.ts';
+import {
+  childNamed,
+  deleteNodes,
+  foldersOf,
+  insertNode,
+  nodeById,
+  nodesNamed,
+  nodesOf,
+  otherSiteNamed,
+  setChildrenPath,
+  siblingNamed,
+  siteNamed,
+  updateNode,
+} from '../store/nodes.ts';
 
 export type NodeRow = Selectable<NodesTable>;
 export type Visibility = NodesTable['visibility'];
@@ -82,14 +96,7 @@ export function getNode(s: Services, nodeId: number): Promise<NodeRow | undefine
 export async function listTree(s: Services, actorId: number, ownerId: number): Promise<NodeRow[]> {
   const { db } = s.database;
   await assertManages(db, actorId, ownerId);
-  return db
-    .selectFrom('nodes')
-    .selectAll()
-    .where('owner_id', '=', ownerId)
-    .orderBy('path')
-    .orderBy('name_key')
-    .orderBy('id')
-    .execute();
+  return nodesOf(db, ownerId, { ordered: true });
 }
 
 /** The node at a relative path like `a/b/c.html` in an account's tree (case-insensitive, like names),
@@ -106,9 +113,7 @@ export async function findByPath(s: Services, ownerId: number, relPath: string):
     const site = await siteNamed(db, nameKey);
     if (site && site.owner_id === ownerId && site.path.toLowerCase() === folderKey) return site;
   }
-  let q = db.selectFrom('nodes').selectAll().where('owner_id', '=', ownerId).where('name_key', '=', nameKey);
-  if (global) q = q.where('type', '!=', 'site');
-  const rows = await q.execute();
+  const rows = await nodesNamed(db, ownerId, nameKey, { exceptSites: global });
   return rows.find((r) => r.path.toLowerCase() === folderKey);
 }
 
@@ -190,11 +195,10 @@ export async function createIn(
   if (input.type === 'folder') assertDepth(depthOf(path) + 1);
   await assertNameFree(trx, { ownerId: input.ownerId, parentId: parent?.id ?? 0, type: input.type, name, parent });
   if (input.type === 'site') await assertSiteQuota(s, trx, input.ownerId);
-  const node = await trx
-    .insertInto('nodes')
-    .values(newNodeRow({ ownerId: input.ownerId, parentId: parent?.id ?? 0, type: input.type, name, path, now }))
-    .returningAll()
-    .executeTakeFirstOrThrow();
+  const node = await insertNode(
+    trx,
+    newNodeRow({ ownerId: input.ownerId, parentId: parent?.id ?? 0, type: input.type, name, path, now }),
+  );
   if (input.type !== 'site') {
     after.push(() => publishNodeSaved(s, node, { checksum: null, size: 0, modifiedAt: now }, { writer: input.writer }));
     return node;
@@ -259,12 +263,7 @@ async function place(
   to: { parent_id: number; path: string; name: string },
   writer: string | null | undefined,
 ): Promise<NodeRow> {
-  const updated = await trx
-    .updateTable('nodes')
-    .set({ ...to, name_key: to.name.toLowerCase() })
-    .where('id', '=', node.id)
-    .returningAll()
-    .executeTakeFirstOrThrow();
+  const updated = await updateNode(trx, node.id, { ...to, name_key: to.name.toLowerCase() });
   if (node.type === 'folder') await rewriteDescendantPaths(trx, updated);
   after.push(() => publishMoved(s, node, updated, writer));
   return updated;
@@ -334,12 +333,7 @@ export async function setVisibility(
     after.push(() =>
       s.events.publish(channels.document(node.id), { type: 'visibility-changed', nodeId: node.id, visibility }),
     );
-    return trx
-      .updateTable('nodes')
-      .set({ visibility })
-      .where('id', '=', node.id)
-      .returningAll()
-      .executeTakeFirstOrThrow();
+    return updateNode(trx, node.id, { visibility });
   });
 }
 
@@ -364,17 +358,10 @@ export async function deleteNode(
       );
     }
     const gone = [node, ...below];
-    // Content and versions go with their node (foreign keys cascade).
-    for (let i = 0; i < gone.length; i += 500) {
-      await trx
-        .deleteFrom('nodes')
-        .where(
-          'id',
-          'in',
-          gone.slice(i, i + 500).map((n) => n.id),
-        )
-        .execute();
-    }
+    await deleteNodes(
+      trx,
+      gone.map((n) => n.id),
+    );
     // The folder first, then what it held (a client that removes the folder finds the rest gone).
     after.push(() =>
       Promise.all(
@@ -411,21 +398,14 @@ function assertDepth(depth: number) {
 /** The actor may change the account's tree: it is the account, or an owner/editor of that team. */
 async function assertManages(db: Tx, actorId: number, ownerId: number): Promise<void> {
   if (actorId === ownerId) return;
-  const m = await db
-    .selectFrom('team_memberships')
-    .select('role')
-    .where('team_id', '=', ownerId)
-    .where('person_id', '=', actorId)
-    .executeTakeFirst();
-  authorizeTeam(m?.role, 'manage', () => badRequest("You cannot change this account's files.", 'not-owner'));
+  authorizeTeam(await teamRole(db, ownerId, actorId), 'manage', () =>
+    badRequest("You cannot change this account's files.", 'not-owner'),
+  );
 }
 
 /** A node the actor manages; anything else answers exactly like a missing node. */
 async function loadOwnNode(trx: Tx, actorId: number, nodeId: number): Promise<NodeRow> {
-  const node =
-    Number.isSafeInteger(nodeId) && nodeId > 0
-      ? await trx.selectFrom('nodes').selectAll().where('id', '=', nodeId).executeTakeFirst()
-      : undefined;
+  const node = Number.isSafeInteger(nodeId) && nodeId > 0 ? await nodeById(trx, nodeId) : undefined;
   if (!node) throw notFound(NO_SUCH_NODE);
   try {
     await assertManages(trx, actorId, node.owner_id);
@@ -459,27 +439,13 @@ async function assertNameFree(
     exceptId?: number;
   },
 ) {
-  const key = o.name.toLowerCase();
-  let q = trx
-    .selectFrom('nodes')
-    .select(['id', 'type', 'name'])
-    .where('owner_id', '=', o.ownerId)
-    .where('parent_id', '=', o.parentId)
-    .where('name_key', '=', key);
-  if (o.exceptId) q = q.where('id', '!=', o.exceptId);
-  const sibling = await q.executeTakeFirst();
+  const sibling = await siblingNamed(trx, o.ownerId, o.parentId, o.name, o.exceptId);
   if (sibling) {
     const where = o.parent ? `The folder "${o.parent.name}"` : 'The top level';
     throw conflict(`${where} already has a ${TYPE_WORD[sibling.type]} named "${sibling.name}".`, 'name-taken');
   }
   if (o.type !== 'site' || !isGlobalDocumentName(o.name)) return;
-  let sq = trx
-    .selectFrom('nodes')
-    .select(['id', 'owner_id', 'path', 'name'])
-    .where('name_key', '=', key)
-    .where(sql.ref('type'), '=', sql.lit('site'));
-  if (o.exceptId) sq = sq.where('id', '!=', o.exceptId);
-  const site = await sq.executeTakeFirst();
+  const site = await otherSiteNamed(trx, o.name, o.exceptId);
   if (!site) return;
   if (site.owner_id !== o.ownerId) {
     throw conflict(
@@ -495,7 +461,7 @@ async function assertNameFree(
 
 /** Every node below a folder (any depth), from the owner's rows. */
 async function descendantsOf(trx: Tx, folder: NodeRow): Promise<NodeRow[]> {
-  const all = await trx.selectFrom('nodes').selectAll().where('owner_id', '=', folder.owner_id).execute();
+  const all = await nodesOf(trx, folder.owner_id);
   const byParent = new Map<number, NodeRow[]>();
   for (const n of all) {
     const list = byParent.get(n.parent_id);
@@ -526,21 +492,11 @@ async function subtreeHeight(trx: Tx, folder: NodeRow): Promise<number> {
 /** After a folder got a new name or place: every folder below it gives its children the new path.
  *  One UPDATE per folder in the subtree, walking down from the folder. */
 async function rewriteDescendantPaths(trx: Tx, folder: NodeRow) {
-  const folders = await trx
-    .selectFrom('nodes')
-    .select(['id', 'parent_id', 'name'])
-    .where('owner_id', '=', folder.owner_id)
-    .where('type', '=', 'folder')
-    .execute();
+  const folders = await foldersOf(trx, folder.owner_id);
   const stack: Array<{ id: number; childPath: string }> = [{ id: folder.id, childPath: childPathOf(folder) }];
   while (stack.length) {
     const { id, childPath } = stack.pop()!;
-    await trx
-      .updateTable('nodes')
-      .set({ path: childPath })
-      .where('owner_id', '=', folder.owner_id)
-      .where('parent_id', '=', id)
-      .execute();
+    await setChildrenPath(trx, folder.owner_id, id, childPath);
     for (const f of folders) if (f.parent_id === id) stack.push({ id: f.id, childPath: `${childPath}/${f.name}` });
   }
 }

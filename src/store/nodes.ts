@@ -1,6 +1,6 @@
 // The node lookups the tree, the sync API and serving share, each taking an executor (the database,
 // or the transaction a write runs in). Names compare by `name_key` (lower case), as the unique indexes do.
-import { sql, type CompiledQuery, type Kysely, type Selectable } from 'kysely';
+import { sql, type CompiledQuery, type Insertable, type Kysely, type Selectable, type Updateable } from 'kysely';
 import type { DB, NodesTable } from './schema.ts';
 
 type NodeRow = Selectable<NodesTable>;
@@ -44,4 +44,84 @@ export async function siteNamed(db: Kysely<DB>, name: string): Promise<NodeRow |
   }
   const result = await db.executeQuery<NodeRow>({ ...compiled, parameters: [name.toLowerCase()] });
   return result.rows[0];
+}
+
+/** Every node of an owner; `ordered`: by path, then name (folders before what they hold). */
+export function nodesOf(db: Kysely<DB>, ownerId: number, opts: { ordered?: boolean } = {}): Promise<NodeRow[]> {
+  let q = db.selectFrom('nodes').selectAll().where('owner_id', '=', ownerId);
+  if (opts.ordered) q = q.orderBy('path').orderBy('name_key').orderBy('id');
+  return q.execute();
+}
+
+/** The owner's nodes with this name in any folder (`exceptSites`: folders and uploads only). */
+export function nodesNamed(
+  db: Kysely<DB>,
+  ownerId: number,
+  name: string,
+  opts: { exceptSites?: boolean } = {},
+): Promise<NodeRow[]> {
+  let q = db.selectFrom('nodes').selectAll().where('owner_id', '=', ownerId).where('name_key', '=', name.toLowerCase());
+  if (opts.exceptSites) q = q.where('type', '!=', 'site');
+  return q.execute();
+}
+
+/** A sibling with this name in a folder, other than `exceptId`. */
+export function siblingNamed(db: Kysely<DB>, ownerId: number, parentId: number, name: string, exceptId?: number) {
+  let q = db
+    .selectFrom('nodes')
+    .select(['id', 'type', 'name'])
+    .where('owner_id', '=', ownerId)
+    .where('parent_id', '=', parentId)
+    .where('name_key', '=', name.toLowerCase());
+  if (exceptId) q = q.where('id', '!=', exceptId);
+  return q.executeTakeFirst();
+}
+
+/** A site with this name anywhere in Kiln other than `exceptId` (for the name-free check). */
+export function otherSiteNamed(db: Kysely<DB>, name: string, exceptId?: number) {
+  let q = db
+    .selectFrom('nodes')
+    .select(['id', 'owner_id', 'path', 'name'])
+    .where('name_key', '=', name.toLowerCase())
+    .where(sql.ref('type'), '=', sql.lit('site'));
+  if (exceptId) q = q.where('id', '!=', exceptId);
+  return q.executeTakeFirst();
+}
+
+export function insertNode(db: Kysely<DB>, row: Insertable<NodesTable>): Promise<NodeRow> {
+  return db.insertInto('nodes').values(row).returningAll().executeTakeFirstOrThrow();
+}
+
+export function updateNode(db: Kysely<DB>, id: number, set: Updateable<NodesTable>): Promise<NodeRow> {
+  return db.updateTable('nodes').set(set).where('id', '=', id).returningAll().executeTakeFirstOrThrow();
+}
+
+/** Deletes nodes by id (their content and versions go with them: foreign keys cascade). */
+export async function deleteNodes(db: Kysely<DB>, ids: number[]): Promise<void> {
+  for (let i = 0; i < ids.length; i += 500) {
+    await db
+      .deleteFrom('nodes')
+      .where('id', 'in', ids.slice(i, i + 500))
+      .execute();
+  }
+}
+
+/** The owner's folders: id, parent and name (for rewriting paths below a moved folder). */
+export function foldersOf(db: Kysely<DB>, ownerId: number) {
+  return db
+    .selectFrom('nodes')
+    .select(['id', 'parent_id', 'name'])
+    .where('owner_id', '=', ownerId)
+    .where('type', '=', 'folder')
+    .execute();
+}
+
+/** Gives every child of a folder its path. */
+export async function setChildrenPath(db: Kysely<DB>, ownerId: number, parentId: number, path: string): Promise<void> {
+  await db
+    .updateTable('nodes')
+    .set({ path })
+    .where('owner_id', '=', ownerId)
+    .where('parent_id', '=', parentId)
+    .execute();
 }

@@ -12,6 +12,7 @@ import { PLANS } from '../accounts/people.ts';
 import { grants, revokeGrants } from '../events/revocations.ts';
 import { insertAccount } from '../accounts/people.ts';
 import { allowsTeam, authorizeTeam } from '../access/authorize.ts';
+import { teamRole } from '../store/accounts.ts';
 
 export const TEAM_ROLES: TeamRole[] = ['owner', 'editor', 'viewer'];
 
@@ -99,14 +100,8 @@ export async function findTeam(s: Services, ref: string | number): Promise<Team 
 }
 
 /** The person's role in the team, or undefined when they are not a member. */
-export async function roleIn(s: Services, teamId: number, personId: number): Promise<TeamRole | undefined> {
-  const row = await s.database.db
-    .selectFrom('team_memberships')
-    .select('role')
-    .where('team_id', '=', teamId)
-    .where('person_id', '=', personId)
-    .executeTakeFirst();
-  return row?.role;
+export function roleIn(s: Services, teamId: number, personId: number): Promise<TeamRole | undefined> {
+  return teamRole(s.database.db, teamId, personId);
 }
 
 /** Every team the person belongs to, with their role, by team name. */
