@@ -6,6 +6,8 @@ import { badRequest, conflict } from '../errors.ts';
 import { emailProblem, usernameProblem } from '../core/names.ts';
 import { isUniqueViolation } from '../store/db.ts';
 import { hashPassword, passwordProblem } from './passwords.ts';
+import * as accounts from '../store/accounts.ts';
+import { insertAccount, insertPersonRow } from '../store/accounts.ts';
 
 export interface NewPerson {
   email: string;
@@ -60,61 +62,6 @@ function takenConflict(err: unknown): never {
     throw conflict('That username is taken.', 'username-taken');
   }
   throw err;
-}
-
-export interface NewAccountRow {
-  kind: 'person' | 'team';
-  username: string;
-  plan: Plan;
-  /** A paid plan starts now, with an active subscription. */
-  paid: boolean;
-  now: string;
-  stripe?: { customerId: string | null; subscriptionId: string | null };
-}
-
-/** The one way an account row (a person's or a team's) is made; returns its id. */
-export async function insertAccount(trx: Transaction<DB>, a: NewAccountRow): Promise<number> {
-  const row = await trx
-    .insertInto('accounts')
-    .values({
-      kind: a.kind,
-      username: a.username,
-      plan: a.plan,
-      has_active_subscription: a.paid ? 1 : 0,
-      plan_started_at: a.paid ? a.now : null,
-      created_at: a.now,
-      ...(a.stripe ? { stripe_customer_id: a.stripe.customerId, stripe_subscription_id: a.stripe.subscriptionId } : {}),
-    })
-    .returning('id')
-    .executeTakeFirstOrThrow();
-  return row.id;
-}
-
-/** The person row of an account (a password hash, or null until one is chosen). */
-export async function insertPersonRow(
-  trx: Transaction<DB>,
-  accountId: number,
-  p: {
-    email: string;
-    passwordHash: string | null;
-    accountType?: 'dev' | 'app_user';
-    isSuperadmin?: boolean;
-    emailConfirmed?: boolean;
-    signupAppId?: number | null;
-  },
-): Promise<void> {
-  await trx
-    .insertInto('people')
-    .values({
-      account_id: accountId,
-      email: p.email,
-      password_hash: p.passwordHash,
-      account_type: p.accountType ?? 'dev',
-      is_superadmin: p.isSuperadmin ? 1 : 0,
-      email_confirmed: p.emailConfirmed ? 1 : 0,
-      signup_app_id: p.signupAppId ?? null,
-    })
-    .execute();
 }
 
 async function insertPerson(
@@ -198,33 +145,16 @@ export async function countAccounts(s: Services): Promise<number> {
 }
 
 /** What the app pages need to know of a person: username, account type and the app they signed up on. */
-export async function personFacts(
-  s: Services,
-  accountId: number,
-): Promise<{ username: string; accountType: string; signupAppId: number | null } | undefined> {
-  return s.database.db
-    .selectFrom('people')
-    .innerJoin('accounts', 'accounts.id', 'people.account_id')
-    .select(['accounts.username', 'people.account_type as accountType', 'people.signup_app_id as signupAppId'])
-    .where('people.account_id', '=', accountId)
-    .executeTakeFirst();
+export function personFacts(s: Services, accountId: number) {
+  return accounts.personFacts(s.database.db, accountId);
 }
 
 /** An account's username (accounts of people and teams alike). */
-export async function usernameOf(s: Services, accountId: number): Promise<string> {
-  const row = await s.database.db
-    .selectFrom('accounts')
-    .select('username')
-    .where('id', '=', accountId)
-    .executeTakeFirstOrThrow();
-  return row.username;
+export function usernameOf(s: Services, accountId: number): Promise<string> {
+  return accounts.usernameOf(s.database.db, accountId);
 }
 
 /** The account (person or team) with this username. */
-export function accountNamed(s: Services, username: string): Promise<{ id: number; username: string } | undefined> {
-  return s.database.db
-    .selectFrom('accounts')
-    .select(['id', 'username'])
-    .where('username', '=', username)
-    .executeTakeFirst();
+export function accountNamed(s: Services, username: string) {
+  return accounts.accountNamed(s.database.db, username);
 }

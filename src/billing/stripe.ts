@@ -46,7 +46,7 @@ import { randomHex } from '../clock.ts';
 import { planLimits } from '../limits.ts';
 import { createEmailToken } from '../accounts/email-tokens.ts';
 import { PAID_PLANS, PLAN_NAMES } from './plans.ts';
-import { insertAccount, insertPersonRow } from '../accounts/people.ts';
+import { insertAccount, insertPersonRow } from '../store/accounts.ts';
 
 /** Usernames of accounts bought but not yet welcomed. `--` is refused by usernameProblem, so no one can pick one. */
 const PENDING_PREFIX = 'pending--';

@@ -1,5 +1,6 @@
-// The node lookups the tree, the sync API and serving share, each taking an executor (the database,
-// or the transaction a write runs in). Names compare by `name_key` (lower case), as the unique indexes do.
+// The nodes store: node rows read and written, each function taking an executor (the database, or the
+// transaction a write runs in). Names compare by `name_key` (lower case), as the unique indexes do. The
+// rules (names, depth, quotas, who may) live in src/nodes/tree.ts and the other use cases.
 import { sql, type CompiledQuery, type Insertable, type Kysely, type Selectable, type Updateable } from 'kysely';
 import type { DB, NodesTable } from './schema.ts';
 

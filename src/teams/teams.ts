@@ -10,7 +10,7 @@ import { usernameProblem } from '../core/names.ts';
 import { isUniqueViolation } from '../store/db.ts';
 import { PLANS } from '../accounts/people.ts';
 import { grants, revokeGrants } from '../events/revocations.ts';
-import { insertAccount } from '../accounts/people.ts';
+import { insertAccount } from '../store/accounts.ts';
 import { allowsTeam, authorizeTeam } from '../access/authorize.ts';
 import { teamRole } from '../store/accounts.ts';
 
