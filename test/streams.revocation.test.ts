@@ -245,3 +245,22 @@ test('signing out on the main app closes the lanes its login opened on the docum
     live.close();
   }
 });
+
+test('a sync stream ends when its key expires; a stream of a key that lasts stays open', async () => {
+  const { person, key, keyId } = await personWithKey();
+  const lasting = await createSyncKey(kiln.services, person.id);
+  // This key runs out 1.5 s from now.
+  const soon = new Date(Date.now() + 1_500).toISOString();
+  await kiln.services.database.db.updateTable('sync_keys').set({ expires_at: soon }).where('id', '=', keyId).execute();
+  const expiring = await syncStream(key);
+  const other = await syncStream(lasting.key);
+  try {
+    await connected(expiring, other);
+    for (let i = 0; i < 60 && !expiring.ended; i++) await new Promise((r) => setTimeout(r, 100));
+    assert.equal(expiring.ended, true, 'the stream of the expired key ended');
+    await stillOpen(other);
+  } finally {
+    expiring.close();
+    other.close();
+  }
+});

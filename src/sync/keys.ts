@@ -70,12 +70,17 @@ export async function actorForSyncKey(s: Services, header: string | string[] | u
 /** Revokes an active key of the account; its open sync streams close, in every process. */
 /** True while the key is neither revoked nor expired (open streams re-check it). */
 export async function keyStillValid(s: Services, keyId: number): Promise<boolean> {
+  return (await keyValidUntil(s, keyId)) !== null;
+}
+
+/** When a valid key expires (ISO time), or null when it is revoked, expired or gone. */
+export async function keyValidUntil(s: Services, keyId: number): Promise<string | null> {
   const key = await s.database.db
     .selectFrom('sync_keys')
     .select(['revoked_at', 'expires_at'])
     .where('id', '=', keyId)
     .executeTakeFirst();
-  return !!key && key.revoked_at === null && key.expires_at > s.clock.now().toISOString();
+  return key && key.revoked_at === null && key.expires_at > s.clock.now().toISOString() ? key.expires_at : null;
 }
 
 export async function revokeSyncKey(s: Services, accountId: number, keyId: number): Promise<boolean> {

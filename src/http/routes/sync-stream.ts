@@ -19,7 +19,7 @@ import { SYNC_PING, syncStreamView } from '../../sse/views.ts';
 import { lastEventIdOf } from '../../sse/last-event-id.ts';
 import { grants } from '../../events/revocations.ts';
 import { roleIn } from '../../teams/teams.ts';
-import { keyStillValid } from '../../sync/keys.ts';
+import { keyStillValid, keyValidUntil } from '../../sync/keys.ts';
 import { onlyOn } from '../hosts.ts';
 import { allowsTeam } from '../../access/authorize.ts';
 
@@ -63,6 +63,33 @@ async function openStream(s: Services, req: FastifyRequest, reply: FastifyReply,
   });
   // A revocation committed between the scope check and the subscription was not heard: look again.
   if (!stream.closed && !(await stillHeld(s, scope, keyId))) stream.close();
+  if (!stream.closed) await closeAtExpiry(s, scope, stream, keyId);
+}
+
+const DAY_MS = 24 * 60 * 60_000;
+
+/** The stream ends when its key expires (revocation ends it through the hub): a timer set for the
+ *  key's expiry (at most a day ahead, then set again) checks the key and closes the stream. */
+async function closeAtExpiry(s: Services, scope: SyncScope, stream: SseStream, keyId: number) {
+  const arm = async () => {
+    const until = await keyValidUntil(s, keyId).catch(() => 'unknown');
+    if (stream.closed) return;
+    if (until === null) return stream.close();
+    const left = until === 'unknown' ? 60_000 : Date.parse(until) - s.clock.now().getTime();
+    const timer = setTimeout(
+      () => {
+        void (async () => {
+          if (stream.closed) return;
+          if (!(await stillHeld(s, scope, keyId))) stream.close();
+          else await arm();
+        })();
+      },
+      Math.max(0, Math.min(left, DAY_MS)),
+    );
+    timer.unref();
+    stream.onClose(() => clearTimeout(timer));
+  };
+  await arm();
 }
 
 /** The id of the scope's sync key (its writer is `key:<id>`). */
