@@ -2,7 +2,7 @@
 import type { Actor } from './actor.ts';
 import type { NodeType, TeamRole } from '../store/schema.ts';
 import { KilnError, forbidden, notFound } from '../errors.ts';
-import { lookup, type Action, type Check, type ResourceType, type UserType } from './table.ts';
+import { lookup, ruleOf, type Action, type Check, type ResourceType, type UserType } from './table.ts';
 
 /** The parts of a node that decide access. */
 export interface Resource {
@@ -13,27 +13,40 @@ export interface Resource {
   sourceNodeId: number | null;
 }
 
+/** What a request acts on: a node (the parts of it that decide access), a team (its files and
+ *  members, as one resource), or nothing in particular (`null`: the main app). */
+export type Target = Resource | 'team' | null;
+
 export interface Caller {
   actor: Actor | null;
   /** True when a valid share token (cookie or ?token=) grants access to this resource. */
   shareGuest?: boolean;
+  /** On a team: the caller's role there (none: not a member). */
+  teamRole?: TeamRole | null;
 }
 
-function userTypeOf(caller: Caller): UserType {
-  const a = caller.actor;
-  if (!a) return caller.shareGuest ? 'app_user' : 'no_auth';
+/** The caller's user type in the table. On a team it is their role there; someone who is not a member
+ *  has none (no row: 403). A share guest nobody signed in as counts as an app user (the spec). */
+function userTypeOf(c: Caller, t: Target): UserType | null {
+  if (t === 'team') return c.teamRole ? `team_${c.teamRole}` : null;
+  const a = c.actor;
+  if (!a) return c.shareGuest ? 'app_user' : 'no_auth';
   if (a.isSuperadmin) return 'admin';
   return a.accountType;
 }
 
-function resourceTypeOf(r: Resource | null): ResourceType {
-  if (!r) return 'main_app';
-  if (r.type === 'folder') return 'folder';
-  if (r.type === 'upload') return 'upload';
-  if (r.enableSignups) return 'multi_tenant';
-  if (r.sourceNodeId !== null) return 'instance';
+function resourceTypeOf(t: Target): ResourceType {
+  if (!t) return 'main_app';
+  if (t === 'team') return 'team';
+  if (t.type === 'folder') return 'folder';
+  if (t.type === 'upload') return 'upload';
+  if (t.enableSignups) return 'multi_tenant';
+  if (t.sourceNodeId !== null) return 'instance';
   return 'regular_site';
 }
+
+/** The node a check judges; the main app and a team have none. */
+const nodeOf = (t: Target): Resource | null => (t && t !== 'team' ? t : null);
 
 const owns = (c: Caller, r: Resource | null) => !!c.actor && !!r && r.ownerId === c.actor.accountId;
 
@@ -63,46 +76,66 @@ function loginRequired() {
   return new KilnError(401, 'Sign in first.', 'login-required');
 }
 
-/** A private resource that the caller may not see: to them it does not exist, whatever they ask of it
- *  (same status and body as a missing name, so no route tells the two apart). */
-function hidden(c: Caller, r: Resource | null): boolean {
-  return !!r && r.visibility === 'private' && !owns(c, r) && !c.shareGuest && userTypeOf(c) !== 'admin';
+/** The check the table names for this caller, target and action; `null`: no rule (403). */
+function checkFor(c: Caller, t: Target, action: Action): Check | null {
+  const user = userTypeOf(c, t);
+  return user && lookup(user, resourceTypeOf(t), action);
 }
 
-/** Throws the refusal for this caller, resource and action, or returns the check that passed. */
-export function authorize(caller: Caller, resource: Resource | null, action: Action): Check {
-  if (hidden(caller, resource)) throw notFound();
-  const check = lookup(userTypeOf(caller), resourceTypeOf(resource), action);
+/** What the table answers: the refusal, or null when the caller may. */
+function refusalOf(c: Caller, t: Target, action: Action): KilnError | null {
+  const check = checkFor(c, t, action);
+  return check ? CHECKS[check](c, nodeOf(t)) : forbidden();
+}
+
+/** A private resource that the caller may not see (the table's `view` rows refuse them): to them it
+ *  does not exist, whatever they ask of it (same status and body as a missing name, so no route tells
+ *  the two apart). */
+function hidden(c: Caller, t: Target): boolean {
+  const r = nodeOf(t);
+  return !!r && r.visibility === 'private' && refusalOf(c, t, 'view') !== null;
+}
+
+/** Throws the refusal for this caller, target and action, or returns the check that passed. */
+export function authorize(caller: Caller, target: Target, action: Action): Check {
+  if (hidden(caller, target)) throw notFound();
+  const check = checkFor(caller, target, action);
   if (!check) throw forbidden();
-  const refusal = CHECKS[check](caller, resource);
+  const refusal = CHECKS[check](caller, nodeOf(target));
   if (refusal) throw refusal;
   return check;
 }
 
 /** `authorize` for actions only a signed-in person can pass: returns that person (call sites need no
  *  `req.actor!`). */
-export function authorizeActor(caller: Caller, resource: Resource | null, action: Action): Actor {
-  authorize(caller, resource, action);
+export function authorizeActor(caller: Caller, target: Target, action: Action): Actor {
+  authorize(caller, target, action);
   if (!caller.actor) throw loginRequired();
   return caller.actor;
 }
 
-/** A team member's role decides what they may do with the team's files and members (the `team_*`
- *  rows of the table). `refusal` is what a member without that right is told. No role: not a member. */
-export function allowsTeam(role: TeamRole | null | undefined, action: Action): boolean {
-  return !!role && lookup(`team_${role}`, 'team', action) === 'allow';
-}
-
-export function authorizeTeam(role: TeamRole | null | undefined, action: Action, refusal: () => KilnError): void {
-  if (!allowsTeam(role, action)) throw refusal();
-}
-
 /** True when `authorize` would let this through: for decisions that are not refusals (e.g. whether a
  *  page may show edit controls). */
-export function allows(caller: Caller, resource: Resource | null, action: Action): boolean {
-  if (hidden(caller, resource)) return false;
-  const check = lookup(userTypeOf(caller), resourceTypeOf(resource), action);
-  return check !== null && CHECKS[check](caller, resource) === null;
+export function allows(caller: Caller, target: Target, action: Action): boolean {
+  return !hidden(caller, target) && refusalOf(caller, target, action) === null;
+}
+
+/** The row of the table that decides this request (its expanded key), or null when none does: for
+ *  audits and tests. */
+export function ruleFor(caller: Caller, target: Target, action: Action): string | null {
+  const user = userTypeOf(caller, target);
+  return user && ruleOf(user, resourceTypeOf(target), action);
+}
+
+/** `allows` for a team member's role on the team's files and members (the `team_*` rows of the table).
+ *  No role: not a member. */
+export function allowsTeam(role: TeamRole | null | undefined, action: Action): boolean {
+  return allows({ actor: null, teamRole: role }, 'team', action);
+}
+
+/** `authorize` for a team member's role; `refusal` is what a member without that right is told. */
+export function authorizeTeam(role: TeamRole | null | undefined, action: Action, refusal: () => KilnError): void {
+  if (!allowsTeam(role, action)) throw refusal();
 }
 
 /** The access-relevant part of a node row. */

@@ -1,5 +1,8 @@
 // THE access table. Every request is classified as `<userType>:<resourceType>:<action>` and looked up
-// here; the value names the check that must pass (see checks.ts). Anything not listed answers 403.
+// here; the value names the check that must pass (CHECKS in authorize.ts). Anything not listed answers 403.
+// A share guest (a valid share token of one document) is `app_user` when nobody is signed in (a developer
+// stays `dev`), and passes the `*_or_guest` checks of that document; on a team (the `team` resource) the
+// user type is the caller's role there, and someone who is not a member has no row.
 //
 // Lookup order: exact key → admin falls back to dev → `*` user type → `*` resource type → `*:*`.
 // `+` in a key lists several values. Read top to bottom; each line is a rule a person can check.
@@ -20,7 +23,7 @@ export type Action =
   | 'sync' // a team's files through the sync API (key holders)
   | 'members'; // add, change and remove a team's members
 
-/** Names of the checks in checks.ts. */
+/** Names of the checks (CHECKS in authorize.ts). */
 export type Check =
   | 'allow' // anyone
   | 'visible' // public, or private and the caller owns it (404 otherwise, same as missing)
@@ -77,7 +80,7 @@ export const ACCESS_TABLE: Record<string, Check> = {
   'no_auth:main_app:dashboard': 'login',
   '*:main_app:setup': 'allow',
 
-  // Teams: a member acts on the team's files by role (the team is the resource; authorizeTeam).
+  // Teams: a member acts on the team's files by role (the team is the resource; allowsTeam, authorizeTeam).
   // Owners and editors create, change and sync them; only owners change who is a member; viewers read.
   'team_owner+team_editor:team:manage+sync': 'allow',
   'team_owner:team:members': 'allow',
@@ -102,14 +105,10 @@ export function expandTable(table: Record<string, Check>): Map<string, Check> {
   return out;
 }
 
-/** The check for a request in an expanded table, in the spec's lookup order: exact key → admin falls
- *  back to dev → `*` user type → `*` resource type (admin: then dev's) → `*:*`; `null` = no rule (403). */
-export function lookupIn(
-  table: Map<string, Check>,
-  user: UserType,
-  resource: ResourceType,
-  action: Action,
-): Check | null {
+/** The key of the row that decides a request in an expanded table, in the spec's lookup order: exact
+ *  key → admin falls back to dev → `*` user type → `*` resource type (admin: then dev's) → `*:*`;
+ *  `null` = no rule (403). */
+function ruleIn(table: Map<string, Check>, user: UserType, resource: ResourceType, action: Action): string | null {
   const candidates = [
     `${user}:${resource}:${action}`,
     ...(user === 'admin' ? [`dev:${resource}:${action}`] : []),
@@ -118,16 +117,28 @@ export function lookupIn(
     ...(user === 'admin' ? [`dev:*:${action}`] : []),
     `*:*:${action}`,
   ];
-  for (const k of candidates) {
-    const c = table.get(k);
-    if (c) return c;
-  }
-  return null;
+  return candidates.find((k) => table.has(k)) ?? null;
+}
+
+/** The check for a request in an expanded table (the row `ruleIn` finds); `null` = no rule (403). */
+export function lookupIn(
+  table: Map<string, Check>,
+  user: UserType,
+  resource: ResourceType,
+  action: Action,
+): Check | null {
+  const key = ruleIn(table, user, resource, action);
+  return key === null ? null : table.get(key)!;
 }
 
 const EXPANDED = expandTable(ACCESS_TABLE);
 /** Answers are fixed for the life of the process (the key space is small): remember them. */
 const ANSWERS = new Map<string, Check | null>();
+
+/** The row of THE table that decides a request (its expanded key), or `null`: for audits and tests. */
+export function ruleOf(user: UserType, resource: ResourceType, action: Action): string | null {
+  return ruleIn(EXPANDED, user, resource, action);
+}
 
 /** The check THE table names for a request; `null` means no rule (403). */
 export function lookup(user: UserType, resource: ResourceType, action: Action): Check | null {
