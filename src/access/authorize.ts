@@ -50,22 +50,20 @@ const nodeOf = (t: Target): Resource | null => (t && t !== 'team' ? t : null);
 
 const owns = (c: Caller, r: Resource | null) => !!c.actor && !!r && r.ownerId === c.actor.accountId;
 
-const CHECKS: Record<Check, (c: Caller, r: Resource | null) => KilnError | null> = {
+/** A refusal, made only when it is thrown: `allows` (asked on every page view) builds no error. */
+type Refusal = () => KilnError;
+
+const CHECKS: Record<Check, (c: Caller, r: Resource | null) => Refusal | null> = {
   allow: () => null,
   // A private resource answers exactly like a missing one.
-  visible: (c, r) => (!r || r.visibility === 'public' || owns(c, r) ? null : notFound()),
-  visible_or_guest: (c, r) => (!r || r.visibility === 'public' || owns(c, r) || c.shareGuest ? null : notFound()),
-  owner: (c, r) => (owns(c, r) ? null : notOwner()),
-  confirmed_owner: (c, r) =>
-    !owns(c, r)
-      ? notOwner()
-      : c.actor!.emailConfirmed
-        ? null
-        : forbidden('Confirm your email address first.', 'email-unconfirmed'),
-  owner_or_guest: (c, r) => (owns(c, r) || c.shareGuest ? null : notOwner()),
-  signed_in: (c) => (c.actor ? null : loginRequired()),
-  login: () => loginRequired(),
-  deny: () => forbidden(),
+  visible: (c, r) => (!r || r.visibility === 'public' || owns(c, r) ? null : notFound),
+  visible_or_guest: (c, r) => (!r || r.visibility === 'public' || owns(c, r) || c.shareGuest ? null : notFound),
+  owner: (c, r) => (owns(c, r) ? null : notOwner),
+  confirmed_owner: (c, r) => (!owns(c, r) ? notOwner : c.actor!.emailConfirmed ? null : emailUnconfirmed),
+  owner_or_guest: (c, r) => (owns(c, r) || c.shareGuest ? null : notOwner),
+  signed_in: (c) => (c.actor ? null : loginRequired),
+  login: () => loginRequired,
+  deny: () => forbidden,
 };
 
 function notOwner() {
@@ -75,6 +73,9 @@ function notOwner() {
 function loginRequired() {
   return new KilnError(401, 'Sign in first.', 'login-required');
 }
+function emailUnconfirmed() {
+  return forbidden('Confirm your email address first.', 'email-unconfirmed');
+}
 
 /** The check the table names for this caller, target and action; `null`: no rule (403). */
 function checkFor(c: Caller, t: Target, action: Action): Check | null {
@@ -83,9 +84,9 @@ function checkFor(c: Caller, t: Target, action: Action): Check | null {
 }
 
 /** What the table answers: the refusal, or null when the caller may. */
-function refusalOf(c: Caller, t: Target, action: Action): KilnError | null {
+function refusalOf(c: Caller, t: Target, action: Action): Refusal | null {
   const check = checkFor(c, t, action);
-  return check ? CHECKS[check](c, nodeOf(t)) : forbidden();
+  return check ? CHECKS[check](c, nodeOf(t)) : forbidden;
 }
 
 /** A private resource that the caller may not see (the table's `view` rows refuse them): to them it
@@ -102,7 +103,7 @@ export function authorize(caller: Caller, target: Target, action: Action): Check
   const check = checkFor(caller, target, action);
   if (!check) throw forbidden();
   const refusal = CHECKS[check](caller, nodeOf(target));
-  if (refusal) throw refusal;
+  if (refusal) throw refusal();
   return check;
 }
 
