@@ -7,19 +7,18 @@
 //   `nodes.share_token`), like sessions and sync keys: the link is shown when it is made (enabling
 //   sharing, or regenerating) and cannot be shown again.
 // - `?token=` sets the cookie `share_<sitename>` (host-only, httpOnly, SameSite=lax, Secure when
-//   BASE_URL is https, one year) holding the token; every later request proves the grant with it.
+//   BASE_URL is https, one year) holding the token; every later request proves the grant with it
+//   (reading and setting it: src/http/share-grant.ts).
 // - Disabling sharing or regenerating clears or replaces the stored hash in one UPDATE, so every old
 //   cookie stops working on its next request; a `share-revoked` event on the document's channel
 //   closes streams that were opened on a share grant (in every process).
 import { timingSafeEqual } from 'node:crypto';
-import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { Services } from '../services.ts';
 import type { Config } from '../config.ts';
 import type { NodeRow } from '../nodes/tree.ts';
 import { getNode } from '../nodes/tree.ts';
 import { randomToken } from '../clock.ts';
 import { sha256 } from '../core/checksum.ts';
-import { limits } from '../limits.ts';
 import { channels } from '../events/bus.ts';
 import { badRequest, notFound } from '../errors.ts';
 import { documentHostUrl, nodeUrlPath } from '../http/urls.ts';
@@ -54,41 +53,6 @@ export function isValidShareToken(node: Pick<NodeRow, 'share_enabled' | 'share_t
   const presented = Buffer.from(sha256(token), 'hex');
   const stored = Buffer.from(node.share_token, 'hex');
   return stored.length === presented.length && timingSafeEqual(stored, presented);
-}
-
-/** The `?token=` of this request, if any. */
-export function tokenParamOf(req: FastifyRequest): string | undefined {
-  const v = (req.query as Record<string, unknown> | undefined)?.[TOKEN_PARAM];
-  const first = Array.isArray(v) ? v[0] : v;
-  return typeof first === 'string' && first !== '' ? first : undefined;
-}
-
-/** True when this request holds a valid share grant for the document: its `share_<sitename>` cookie,
- *  or a `?token=` on the request itself. Sync: the node row (read fresh by the route) holds all it
- *  needs, so the hot document path costs nothing when no share cookie is sent. */
-export function isShareGuest(req: FastifyRequest, node: NodeRow): boolean {
-  if (node.type !== 'site' || node.share_enabled !== 1 || !node.share_token) return false;
-  const cookie = req.cookies?.[shareCookieName(node)];
-  if (cookie !== undefined && isValidShareToken(node, cookie)) return true;
-  const param = tokenParamOf(req);
-  return param !== undefined && isValidShareToken(node, param);
-}
-
-/** The one question every route that builds a Caller for a document asks:
- *  `{ actor: req.actor, shareGuest: await shareGuestFor(s, req, node) }`. */
-export async function shareGuestFor(_s: Services, req: FastifyRequest, node: NodeRow): Promise<boolean> {
-  return isShareGuest(req, node);
-}
-
-/** Sets `share_<sitename>` on this host (host-only: a custom domain or one document host). */
-export function setShareCookie(reply: FastifyReply, config: Config, node: NodeRow, token: string) {
-  reply.setCookie(shareCookieName(node), token, {
-    path: '/',
-    httpOnly: true,
-    secure: config.secure,
-    sameSite: 'lax',
-    maxAge: Math.floor(limits.shareCookieMaxAgeMs / 1000),
-  });
 }
 
 // ------------------------------------------------------------------ the owner's operations

@@ -32,7 +32,8 @@ import { mainHome } from '../home.ts';
 import { bounceToMainApp } from '../sessions.ts';
 import { serveUpload } from '../../uploads/serve.ts';
 import { answerDataQuery, wantsData } from '../data-answers.ts';
-import { isShareGuest, isValidShareToken, setShareCookie, tokenParamOf, TOKEN_PARAM } from '../../sharing/share.ts';
+import { isValidShareToken, TOKEN_PARAM } from '../../sharing/share.ts';
+import { callerOf, setShareCookie, tokenParamOf } from '../share-grant.ts';
 
 const plugin: RoutePlugin = async (app, { services: s }) => {
   const handler = async (req: FastifyRequest, reply: FastifyReply) => {
@@ -61,8 +62,7 @@ const plugin: RoutePlugin = async (app, { services: s }) => {
       if (shared) return shared;
     }
     // A share guest (valid `share_<sitename>` cookie) may open the document even when it is private.
-    const shareGuest = found.kind === 'document' && isShareGuest(req, found.node);
-    const caller = { actor: req.actor, shareGuest };
+    const caller = callerOf(req, found.node);
     const resource = resourceOf(found.node);
     authorize(caller, resource, 'view');
     if (found.kind === 'upload') return serveUpload(req, reply, s, found.node);
@@ -71,8 +71,7 @@ const plugin: RoutePlugin = async (app, { services: s }) => {
     // Cookies for the page's script: edit controls for whoever may save; never `false` (some editors
     // treat any value as "editable"), so a non-owner's stale cookie is removed instead.
     const cookieOpts = { path: '/', httpOnly: false, sameSite: 'lax' as const, secure: s.config.secure };
-    if ((req.actor || shareGuest) && allows(caller, resource, 'save'))
-      reply.setCookie(ADMIN_COOKIE, 'true', cookieOpts);
+    if (allows(caller, resource, 'save')) reply.setCookie(ADMIN_COOKIE, 'true', cookieOpts);
     else if (req.cookies[ADMIN_COOKIE] !== undefined) reply.clearCookie(ADMIN_COOKIE, { path: '/' });
     const resourceName = resourceNameOf(node);
     if (req.cookies[RESOURCE_COOKIE] !== resourceName) reply.setCookie(RESOURCE_COOKIE, resourceName, cookieOpts);
@@ -84,7 +83,7 @@ const plugin: RoutePlugin = async (app, { services: s }) => {
     }
     const content = await documentContent(s, node);
     if (!content) throw notFound();
-    if (!shareGuest) rememberServed(s, site.accountId, pathname, node, content.checksum);
+    if (!caller.shareGuest) rememberServed(s, site.accountId, pathname, node, content.checksum);
     return reply
       .code(200)
       .header('content-type', 'text/html; charset=utf-8')

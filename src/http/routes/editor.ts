@@ -9,7 +9,7 @@ import { findByPath } from '../../nodes/tree.ts';
 import { documentContent, refuseEncodedPercent } from '../../nodes/serve.ts';
 import { editorPage } from '../../ui/editor.ts';
 import { nodeUrlPath } from '../urls.ts';
-import { shareGuestFor } from '../../sharing/share.ts';
+import { callerOf } from '../share-grant.ts';
 import { EDITABLE_EXTENSIONS, extensionOf } from '../../uploads/content-types.ts';
 import { queryText, textParam } from '../io.ts';
 import { hostAccount } from '../hosts.ts';
@@ -23,7 +23,7 @@ const plugin: RoutePlugin = async (app, { services: s }) => {
       const node = await findByPath(s, hostAccount(req), path);
       if (node?.type !== 'site') throw notFound();
       // A share guest is an app user here: 403, not a sign-in page.
-      authorize({ actor: req.actor, shareGuest: await shareGuestFor(s, req, node) }, resourceOf(node), 'edit');
+      authorize(callerOf(req, node), resourceOf(node), 'edit');
       const content = (await documentContent(s, node))?.bytes.toString('utf8') ?? '';
       return sendEditor(
         req,

@@ -29,7 +29,7 @@ import { takeStreamSlot } from '../../sse/slots.ts';
 import { liveLaneView, savedLaneView } from '../../sse/views.ts';
 import { lastEventIdOf } from '../../sse/last-event-id.ts';
 import { sessionLive } from '../../accounts/sessions.ts';
-import { isShareGuest } from '../../sharing/share.ts';
+import { callerOf, isShareGuest } from '../share-grant.ts';
 import { documentContent } from '../../nodes/serve.ts';
 import { z } from 'zod';
 import { parse } from '../io.ts';
@@ -113,12 +113,6 @@ async function documentOf(s: Services, req: FastifyRequest, pageUrl: string): Pr
   const node = await findByPath(s, hostAccount(req), path);
   if (node?.type !== 'site') throw notFound();
   return node;
-}
-
-/** A valid share token (`share_<sitename>` cookie) makes the caller a share guest: both lanes then
- *  open even on a private document. */
-function callerOf(req: FastifyRequest, node: NodeRow): Caller {
-  return { actor: req.actor, shareGuest: isShareGuest(req, node) };
 }
 
 function passes(caller: Caller, node: NodeRow, lane: Lane): boolean {

@@ -5,7 +5,7 @@ import { documentPathOf, documentUrlHeader } from '../../save/document-url.ts';
 import { findByPath } from '../../nodes/tree.ts';
 import { allows, resourceOf } from '../../access/authorize.ts';
 import { limits } from '../../limits.ts';
-import { shareGuestFor } from '../../sharing/share.ts';
+import { callerOf } from '../share-grant.ts';
 
 const plugin: RoutePlugin = async (app, { services: s }) => {
   app.get('/_/meta', async (req, reply) => {
@@ -18,7 +18,7 @@ const plugin: RoutePlugin = async (app, { services: s }) => {
         const node =
           host === (req.headers.host ?? '').toLowerCase() ? await findByPath(s, req.site.accountId, path) : undefined;
         if (node && node.type === 'site') {
-          const caller = { actor: req.actor, shareGuest: await shareGuestFor(s, req, node) };
+          const caller = callerOf(req, node);
           const writable = allows(caller, resourceOf(node), 'save');
           // Withheld by omission: a document the caller may not see is not described.
           if (allows(caller, resourceOf(node), 'view')) {

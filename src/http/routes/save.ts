@@ -13,7 +13,7 @@ import { saveDocument } from '../../save/pipeline.ts';
 import { authorize, resourceOf } from '../../access/authorize.ts';
 import { findByPath } from '../../nodes/tree.ts';
 import { parseIfMatch } from '../conditional.ts';
-import { shareGuestFor } from '../../sharing/share.ts';
+import { callerOf } from '../share-grant.ts';
 
 const plugin: RoutePlugin = async (app, { services: s }) => {
   app.post('/_/save', { bodyLimit: limits.body.text }, async (req, reply) => {
@@ -33,7 +33,7 @@ const plugin: RoutePlugin = async (app, { services: s }) => {
     if (req.site.kind === 'main') throw notFound('Documents are saved on their own host.');
     const node = await findByPath(s, req.site.accountId, path);
     if (node?.type !== 'site') throw notFound();
-    authorize({ actor: req.actor, shareGuest: await shareGuestFor(s, req, node) }, resourceOf(node), 'save');
+    authorize(callerOf(req, node), resourceOf(node), 'save');
     if (!hasRootHtml(body.toString('utf8'))) {
       throw new KilnError(422, 'The document needs a root <html> element.', 'invalid-document');
     }

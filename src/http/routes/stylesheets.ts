@@ -4,7 +4,7 @@ import type { RoutePlugin } from './index.ts';
 import { findByPath } from '../../nodes/tree.ts';
 import { STYLESHEET_PREFIX } from '../../stylesheet/tailwind.ts';
 import { allows, resourceOf } from '../../access/authorize.ts';
-import { isShareGuest } from '../../sharing/share.ts';
+import { callerOf } from '../share-grant.ts';
 import { textParam } from '../io.ts';
 import { hostAccount, onlyOn } from '../hosts.ts';
 
@@ -24,7 +24,7 @@ const plugin: RoutePlugin = async (app, { services: s }) => {
       const node = await findByPath(s, hostAccount(req), name + ext).catch(() => undefined);
       if (node?.type !== 'site') continue;
       // Whoever may view the document (owner, share guest, anyone when public) may read its stylesheet.
-      if (!allows({ actor: req.actor, shareGuest: isShareGuest(req, node) }, resourceOf(node), 'view')) return '';
+      if (!allows(callerOf(req, node), resourceOf(node), 'view')) return '';
       const row = await s.stylesheets.stored(node.id);
       if (!row) return '';
       reply.header('ETag', `"${row.sourceChecksum}"`);

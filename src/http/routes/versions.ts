@@ -12,7 +12,7 @@ import { saveDocument } from '../../save/pipeline.ts';
 import { assertSameOrigin } from '../origin.ts';
 import { done, wantsHtml, idParam, queryText } from '../io.ts';
 import { nodeUrlPath } from '../urls.ts';
-import { shareGuestFor } from '../../sharing/share.ts';
+import { callerOf } from '../share-grant.ts';
 import { versionsPage, versionPage, diffPage, restorePage } from '../../ui/versions.ts';
 import { hostAccount, onlyOn } from '../hosts.ts';
 
@@ -21,7 +21,7 @@ async function documentFor(s: Services, req: FastifyRequest, nodeId: number | nu
   const accountId = hostAccount(req);
   const node = nodeId !== null ? await getNode(s, nodeId) : await findByPath(s, accountId, path ?? 'index.html');
   if (node?.type !== 'site' || node.owner_id !== accountId) throw notFound();
-  authorize({ actor: req.actor, shareGuest: await shareGuestFor(s, req, node) }, resourceOf(node), 'versions');
+  authorize(callerOf(req, node), resourceOf(node), 'versions');
   return node;
 }
 
