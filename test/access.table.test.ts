@@ -7,6 +7,7 @@ import {
   allowsTeam,
   authorize,
   authorizeTeam,
+  ownUploads,
   ruleFor,
   type Caller,
   type Resource,
@@ -407,4 +408,11 @@ test('a private resource is hidden (404, like a missing one) from everyone the v
   assert.equal(ruleFor(WHO.dev_other, 'team', 'view'), null, 'not a member: no row');
   assert.equal(ruleFor(WHO.team_viewer, 'team', 'view'), 'team_viewer:team:view');
   assert.equal(ruleFor(WHO.guest, privateDoc, 'save'), 'app_user:regular_site:save', 'a guest is an app user');
+});
+
+test('the upload editor asks about the caller’s own uploads before one is read: developers and admins yes, app users 403, nobody signed in 401', () => {
+  for (const who of ['dev', 'admin'] as const)
+    assert.equal(outcomeOf(WHO[who], ownUploads(WHO[who].actor), 'edit'), 'ok', who);
+  assert.equal(outcomeOf(WHO.app_user, ownUploads(WHO.app_user.actor), 'edit'), 403);
+  assert.equal(outcomeOf(WHO.stranger, ownUploads(null), 'edit'), 401);
 });

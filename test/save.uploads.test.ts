@@ -151,6 +151,31 @@ test('text uploads open in the editor at /_/edit/uploads/<username>/<path> and s
   assert.equal((await kiln.client(kiln.hostOf(person.username)).get('/notes.md')).text, '# changed');
 });
 
+test('the upload editor asks the access table: nobody signed in signs in first (401), app users may not edit code (403)', async () => {
+  const { person } = await setup();
+  const editorPath = (username: string) => `/_/edit/uploads/${username}/notes.md`;
+  const save = (c: ReturnType<typeof kiln.client>, username: string) =>
+    c.post('/_/save', '# changed', {
+      headers: {
+        'content-type': 'text/plain',
+        'document-url': `http://${kiln.config.rootDomain}${editorPath(username)}`,
+      },
+    });
+  const anon = kiln.client();
+  const refused = await anon.get(editorPath(person.username));
+  assert.equal(refused.status, 401);
+  assert.equal(refused.json.code, 'login-required');
+  const page = await anon.page(editorPath(person.username));
+  assert.equal(page.status, 302, 'a browser goes to the sign-in page');
+  assert.match(page.headers.location!, /^\/_\/login\b/);
+  assert.equal((await save(anon, person.username)).status, 401);
+
+  const appUser = kiln.client();
+  const user = await signedIn(kiln, appUser, { accountType: 'app_user' });
+  assert.equal((await appUser.get(editorPath(user.username))).status, 403);
+  assert.equal((await save(appUser, user.username)).status, 403);
+});
+
 test('utility stylesheet: empty CSS with 200 before the first compile, compiled classes after a save', async () => {
   const { doc, pageUrl, page } = await setup();
   const sheet = `/tailwindcss/${page.name.replace(/\.html$/, '')}.css`;

@@ -139,6 +139,18 @@ export function authorizeTeam(role: TeamRole | null | undefined, action: Action,
   if (!allowsTeam(role, action)) throw refusal();
 }
 
+/** The caller's own uploads, before one is read: what the upload editor asks the table about (it opens
+ *  only uploads of the signed-in person, so nobody signed in owns them). */
+export function ownUploads(actor: Actor | null): Resource {
+  return {
+    ownerId: actor?.accountId ?? 0,
+    type: 'upload',
+    visibility: 'public',
+    enableSignups: false,
+    sourceNodeId: null,
+  };
+}
+
 /** The access-relevant part of a node row. */
 export function resourceOf(node: {
   owner_id: number;

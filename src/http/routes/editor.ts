@@ -3,8 +3,8 @@
 // text uploads of the signed-in person. Saving goes through POST /_/save like every other writer.
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { RoutePlugin } from './index.ts';
-import { badRequest, forbidden, notFound, unauthorized } from '../../errors.ts';
-import { authorize, resourceOf } from '../../access/authorize.ts';
+import { badRequest, forbidden, notFound } from '../../errors.ts';
+import { authorize, authorizeActor, ownUploads, resourceOf } from '../../access/authorize.ts';
 import { findByPath } from '../../nodes/tree.ts';
 import { documentContent, refuseEncodedPercent } from '../../nodes/serve.ts';
 import { editorPage } from '../../ui/editor.ts';
@@ -37,20 +37,20 @@ const plugin: RoutePlugin = async (app, { services: s }) => {
   );
 
   app.get('/_/edit/uploads/*', async (req, reply) => {
-    if (!req.actor) throw unauthorized();
+    // Code editing of one's own uploads: developers (app users 403, nobody signed in: sign in first).
+    const actor = authorizeActor({ actor: req.actor }, ownUploads(req.actor), 'edit');
     // The router already decoded the path once: decoding again would let `%2541` name `A`.
     refuseEncodedPercent(req.url.split('?')[0]);
     const rest = textParam(req, '*');
     const [username, ...segments] = rest.split('/');
-    if (username !== req.actor.username || (req.site.kind !== 'main' && username !== req.site.username)) {
+    if (username !== actor.username || (req.site.kind !== 'main' && username !== req.site.username)) {
       throw forbidden('You can only edit your own uploads.');
     }
-    if (req.actor.accountType === 'app_user') throw forbidden('App users cannot edit code.');
     const path = segments.join('/');
     if (!EDITABLE_EXTENSIONS.has(extensionOf(path))) throw badRequest('Only text files open in the editor.');
-    const node = await findByPath(s, req.actor.accountId, path);
+    const node = await findByPath(s, actor.accountId, path);
     if (node?.type !== 'upload') throw notFound();
-    authorize({ actor: req.actor }, resourceOf(node), 'edit');
+    authorize({ actor }, resourceOf(node), 'edit');
     const bytes = await s.blobs.get(node.blob_sha256!);
     if (!bytes) throw notFound('The file’s content is missing.');
     return sendEditor(

@@ -3,14 +3,14 @@
 import type { RoutePlugin } from './index.ts';
 import type { FastifyRequest } from 'fastify';
 import type { Services } from '../../services.ts';
-import { KilnError, badRequest, forbidden, notFound, unauthorized } from '../../errors.ts';
+import { KilnError, badRequest, forbidden, notFound } from '../../errors.ts';
 import { replaceUpload } from '../../uploads/upload.ts';
 import { limits } from '../../limits.ts';
 import { assertSameOrigin } from '../origin.ts';
 import { documentPathOf, documentUrlHeader } from '../../save/document-url.ts';
 import { hasRootHtml } from '../../save/root-html.ts';
 import { saveDocument } from '../../save/pipeline.ts';
-import { authorize, resourceOf } from '../../access/authorize.ts';
+import { authorize, authorizeActor, ownUploads, resourceOf } from '../../access/authorize.ts';
 import { findByPath } from '../../nodes/tree.ts';
 import { parseIfMatch } from '../conditional.ts';
 import { callerOf } from '../share-grant.ts';
@@ -71,19 +71,19 @@ async function saveEditedUpload(
   target: { username: string; path: string },
   body: Buffer,
 ) {
-  if (!req.actor) throw unauthorized();
+  const actor = authorizeActor({ actor: req.actor }, ownUploads(req.actor), 'edit');
   // Only the uploads of the account this request arrived for (the main app: the signed-in person's).
-  if (target.username !== req.actor.username || (req.site.kind !== 'main' && target.username !== req.site.username)) {
+  if (target.username !== actor.username || (req.site.kind !== 'main' && target.username !== req.site.username)) {
     throw forbidden('You can only edit your own uploads.');
   }
-  const node = await findByPath(s, req.actor.accountId, target.path);
+  const node = await findByPath(s, actor.accountId, target.path);
   if (node?.type !== 'upload') throw notFound();
-  authorize({ actor: req.actor }, resourceOf(node), 'edit');
+  authorize({ actor }, resourceOf(node), 'edit');
   const { node: saved } = await replaceUpload(s, {
     node,
-    plan: req.actor.plan,
+    plan: actor.plan,
     bytes: body,
-    by: { kind: 'upload-edit', accountId: req.actor.accountId, writer: req.actor.writer },
+    by: { kind: 'upload-edit', accountId: actor.accountId, writer: actor.writer },
     ifMatch: parseIfMatch(req.headers['if-match']),
   });
   return { msg: 'Saved', msgType: 'success', etag: saved.checksum };
