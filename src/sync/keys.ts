@@ -6,11 +6,14 @@ import { sha256 } from '../core/checksum.ts';
 import { KilnError, badRequest, notFound, unauthorized } from '../errors.ts';
 import { limits, MINUTE } from '../limits.ts';
 import { actorForAccount } from '../accounts/actors.ts';
-import { planIncludesSync } from '../teams/teams.ts';
+import { planIncludesSync, TEAM_ROLES } from '../teams/teams.ts';
+import { allowsTeam } from '../access/authorize.ts';
 import { grants, revokeGrants } from '../events/revocations.ts';
 
 const KEY_PREFIX = 'hcsk_';
 const KEY_SHAPE = /^hcsk_[0-9a-f]{64}$/;
+/** The team roles that may sync a team's files (the access table's `team_*:team:sync` rows). */
+const SYNC_ROLES = TEAM_ROLES.filter((role) => allowsTeam(role, 'sync'));
 
 /** Creates a key for an account. The raw key is returned once and never stored. */
 export async function createSyncKey(
@@ -119,7 +122,7 @@ export async function assertMayGenerateKey(s: Services, accountId: number): Prom
     .innerJoin('accounts', 'accounts.id', 'team_memberships.team_id')
     .select('accounts.id')
     .where('team_memberships.person_id', '=', accountId)
-    .where('team_memberships.role', 'in', ['owner', 'editor'])
+    .where('team_memberships.role', 'in', SYNC_ROLES)
     .where('accounts.has_active_subscription', '=', 1)
     .where('accounts.plan', '!=', 'free')
     .executeTakeFirst();
