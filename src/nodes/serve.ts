@@ -5,6 +5,7 @@ import { badRequest } from '../errors.ts';
 import { isDocumentName } from '../core/names.ts';
 import { findByPath, type NodeRow } from './tree.ts';
 import { Lru } from '../core/lru.ts';
+import { allows, resourceOf } from '../access/authorize.ts';
 
 export const ROOT_DOCUMENT = 'index.html';
 
@@ -106,16 +107,18 @@ export function resourceNameOf(node: Pick<NodeRow, 'name'>): string {
 
 const servedKey = (accountId: number, pathname: string) => `${accountId} ${pathname}`;
 
-/** Remembers what a URL served (public documents; a private one forgets the URL). */
+/** Remembers what a URL served, when any visitor may see it (served to all while the database is
+ *  away); a document only some may see (private) forgets the URL. */
 export function rememberServed(
   s: Services,
   accountId: number,
   pathname: string,
-  node: Pick<NodeRow, 'id' | 'name' | 'visibility'>,
+  node: NodeRow,
   checksum: string,
 ): void {
   const key = servedKey(accountId, pathname);
-  if (node.visibility === 'public') s.documents.served.set(key, { id: node.id, checksum, name: node.name });
+  if (allows({ actor: null }, resourceOf(node), 'view'))
+    s.documents.served.set(key, { id: node.id, checksum, name: node.name });
   else s.documents.served.delete(key);
 }
 
