@@ -100,11 +100,9 @@ function hidden(c: Caller, t: Target): boolean {
 /** Throws the refusal for this caller, target and action, or returns the check that passed. */
 export function authorize(caller: Caller, target: Target, action: Action): Check {
   if (hidden(caller, target)) throw notFound();
-  const check = checkFor(caller, target, action);
-  if (!check) throw forbidden();
-  const refusal = CHECKS[check](caller, nodeOf(target));
+  const refusal = refusalOf(caller, target, action);
   if (refusal) throw refusal();
-  return check;
+  return checkFor(caller, target, action)!;
 }
 
 /** `authorize` for actions only a signed-in person can pass: returns that person (call sites need no
