@@ -138,8 +138,16 @@ export const ERRORS = {
 
 export type ErrorCode = keyof typeof ERRORS;
 
+/** The statuses a code may be answered with: its own, and its documented exceptions. */
+export type StatusOf<C extends ErrorCode> =
+  | (typeof ERRORS)[C]['status']
+  | ((typeof ERRORS)[C] extends { also: readonly (infer A)[] } ? A : never);
+
+/** The codes that may be answered with status `S`. */
+export type CodeWithStatus<S extends number> = { [C in ErrorCode]: S extends StatusOf<C> ? C : never }[ErrorCode];
+
 /** One error type for everything a request can be refused for. */
-export class KilnError extends Error {
+class KilnErrorClass extends Error {
   constructor(
     readonly status: number,
     msg: string,
@@ -155,16 +163,30 @@ export class KilnError extends Error {
   }
 }
 
-/** A refusal by code: its registered status, and its message (or the registered one). */
-export const fail = (code: ErrorCode, msg?: string, extra?: Record<string, unknown>) =>
-  new KilnError(ERRORS[code].status, msg ?? ERRORS[code].when, code, extra);
+/** `new KilnError(status, msg, code?, extra?)`: with a code, the type system takes only a status
+ *  registered for that code (the constructor checks it again at run time, for codes not written
+ *  literally). Without a code, any status. */
+interface KilnErrorConstructor {
+  new <C extends ErrorCode>(status: StatusOf<C>, msg: string, code: C, extra?: Record<string, unknown>): KilnErrorClass;
+  new (status: number, msg: string): KilnErrorClass;
+  readonly prototype: KilnErrorClass;
+}
+export const KilnError = KilnErrorClass as KilnErrorConstructor;
+export type KilnError = KilnErrorClass;
 
-export const badRequest = (msg: string, code?: ErrorCode) => new KilnError(400, msg, code);
-export const unauthorized = (msg = 'Sign in first.', code?: ErrorCode) => new KilnError(401, msg, code);
-export const forbidden = (msg = 'You do not have access to this.', code?: ErrorCode) => new KilnError(403, msg, code);
-export const notFound = (msg = 'Not found.') => new KilnError(404, msg, 'not-found');
-export const conflict = (msg: string, code?: ErrorCode, extra?: Record<string, unknown>) =>
-  new KilnError(409, msg, code, extra);
-export const tooLarge = (msg: string) => new KilnError(413, msg, 'too-large');
-export const tooMany = (msg: string, retryAfterSeconds: number) =>
+/** A refusal by code: its registered status, and its message (or the registered one). */
+export const fail = (code: ErrorCode, msg?: string, extra?: Record<string, unknown>): KilnError =>
+  new KilnErrorClass(ERRORS[code].status, msg ?? ERRORS[code].when, code, extra);
+
+// Refusals by status; each takes only a code registered with that status.
+export const badRequest = (msg: string, code?: CodeWithStatus<400>): KilnError => new KilnErrorClass(400, msg, code);
+export const unauthorized = (msg = 'Sign in first.', code?: CodeWithStatus<401>): KilnError =>
+  new KilnErrorClass(401, msg, code);
+export const forbidden = (msg = 'You do not have access to this.', code?: CodeWithStatus<403>): KilnError =>
+  new KilnErrorClass(403, msg, code);
+export const notFound = (msg = 'Not found.'): KilnError => new KilnError(404, msg, 'not-found');
+export const conflict = (msg: string, code?: CodeWithStatus<409>, extra?: Record<string, unknown>): KilnError =>
+  new KilnErrorClass(409, msg, code, extra);
+export const tooLarge = (msg: string): KilnError => new KilnError(413, msg, 'too-large');
+export const tooMany = (msg: string, retryAfterSeconds: number): KilnError =>
   new KilnError(429, msg, 'rate-limited', { retryAfter: retryAfterSeconds });
