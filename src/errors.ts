@@ -84,9 +84,8 @@ export const ERRORS = {
   // 409: the state forbids it
   'name-conflict': {
     status: 409,
-    when: 'The name is already taken (sync clients read “already taken” in the message).',
+    when: 'The name is already taken: by a sibling, by your own document in another folder, or by another writer a moment ago (sync clients read “already taken” in the message).',
   },
-  'name-taken': { status: 409, when: 'Another writer took the name a moment ago; choose another (or try again).' },
   'name-taken-elsewhere': {
     status: 409,
     when: 'Document names are unique across Kiln, and another account has this one.',
