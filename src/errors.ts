@@ -14,8 +14,7 @@ interface ErrorSpec {
 export const ERRORS = {
   // 400: the request itself is wrong
   invalid: { status: 400, when: 'A field has a value Kiln cannot accept; the message names the field.' },
-  'invalid-body': { status: 400, when: 'The body is not the JSON object the route expects.' },
-  'invalid-json': { status: 400, when: 'The body is not valid JSON.' },
+  'invalid-body': { status: 400, when: 'The body is not JSON, or not the JSON object the route expects.' },
   'invalid-content': { status: 400, when: 'Sync content is not a string, or an upload is not base64.' },
   'invalid-name': { status: 400, when: 'A file or folder name breaks the naming rules.' },
   'invalid-type': { status: 400, when: 'A node type other than site, folder or upload.' },
