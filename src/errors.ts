@@ -50,7 +50,7 @@ export const ERRORS = {
   'login-required': { status: 401, when: 'Sign in first (browsers are sent to the sign-in page).' },
   'bad-credentials': { status: 401, when: 'Wrong email or password.' },
   'missing-key': { status: 401, when: 'A sync request without an API key.' },
-  'invalid-key': { status: 401, when: 'An API key Kiln does not know, or an expired one.' },
+  'invalid-key': { status: 401, when: 'An API key that is malformed (sync keys start with `hcsk_`) or unknown.' },
   'revoked-key': { status: 401, when: 'An API key its owner revoked.' },
   'expired-key': { status: 401, when: 'An API key past its expiry; generate a new one.' },
   'missing-signature': { status: 401, when: 'A webhook without its signature header.' },
@@ -135,6 +135,26 @@ export const ERRORS = {
 } as const satisfies Record<string, ErrorSpec>;
 
 export type ErrorCode = keyof typeof ERRORS;
+
+/** Codes whose names others depend on, each with the status they expect it on: the desktop sync engine
+ *  (hyperclay-local, protocol 2: `reconcile/classify-error.js`) compares these `code`s to decide what to
+ *  do (pause, rediscover, refresh the node, record a conflict, block uploads), and the spec names
+ *  `conflict`, `precondition-required` and `account-identity-required`. Never rename one or change its
+ *  status (the type system and a test hold them to the registry, and the README lists them). */
+export const PINNED_CODES = {
+  'invalid-key': 401,
+  'payment-required': 402,
+  viewer: 403,
+  'not-found': 404,
+  'node-not-found': 404,
+  'account-changed': 409,
+  'node-changed': 409,
+  'name-conflict': 409,
+  conflict: 412,
+  'quota-exceeded': 413,
+  'precondition-required': 428,
+  'account-identity-required': 428,
+} as const satisfies { [C in ErrorCode]?: StatusOf<C> };
 
 /** The statuses a code may be answered with: its own, and its documented exceptions. */
 export type StatusOf<C extends ErrorCode> =
