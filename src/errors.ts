@@ -14,8 +14,7 @@ interface ErrorSpec {
 export const ERRORS = {
   // 400: the request itself is wrong
   invalid: { status: 400, when: 'A field has a value Kiln cannot accept; the message names the field.' },
-  'invalid-body': { status: 400, when: 'The body is not the JSON object the route expects.' },
-  'invalid-json': { status: 400, when: 'The body is not valid JSON.' },
+  'invalid-body': { status: 400, when: 'The body is not JSON, or not the JSON object the route expects.' },
   'invalid-content': { status: 400, when: 'Sync content is not a string, or an upload is not base64.' },
   'invalid-name': { status: 400, when: 'A file or folder name breaks the naming rules.' },
   'invalid-type': { status: 400, when: 'A node type other than site, folder or upload.' },
@@ -51,7 +50,7 @@ export const ERRORS = {
   'login-required': { status: 401, when: 'Sign in first (browsers are sent to the sign-in page).' },
   'bad-credentials': { status: 401, when: 'Wrong email or password.' },
   'missing-key': { status: 401, when: 'A sync request without an API key.' },
-  'invalid-key': { status: 401, when: 'An API key Kiln does not know, or an expired one.' },
+  'invalid-key': { status: 401, when: 'An API key that is malformed (sync keys start with `hcsk_`) or unknown.' },
   'revoked-key': { status: 401, when: 'An API key its owner revoked.' },
   'expired-key': { status: 401, when: 'An API key past its expiry; generate a new one.' },
   'missing-signature': { status: 401, when: 'A webhook without its signature header.' },
@@ -84,9 +83,8 @@ export const ERRORS = {
   // 409: the state forbids it
   'name-conflict': {
     status: 409,
-    when: 'The name is already taken (sync clients read “already taken” in the message).',
+    when: 'The name is already taken: by a sibling, by your own document in another folder, or by another writer a moment ago (sync clients read “already taken” in the message).',
   },
-  'name-taken': { status: 409, when: 'Another writer took the name a moment ago; choose another (or try again).' },
   'name-taken-elsewhere': {
     status: 409,
     when: 'Document names are unique across Kiln, and another account has this one.',
@@ -138,8 +136,36 @@ export const ERRORS = {
 
 export type ErrorCode = keyof typeof ERRORS;
 
+/** Codes whose names others depend on, each with the status they expect it on: the desktop sync engine
+ *  (hyperclay-local, protocol 2: `reconcile/classify-error.js`) compares these `code`s to decide what to
+ *  do (pause, rediscover, refresh the node, record a conflict, block uploads), and the spec names
+ *  `conflict`, `precondition-required` and `account-identity-required`. Never rename one or change its
+ *  status (the type system and a test hold them to the registry, and the README lists them). */
+export const PINNED_CODES = {
+  'invalid-key': 401,
+  'payment-required': 402,
+  viewer: 403,
+  'not-found': 404,
+  'node-not-found': 404,
+  'account-changed': 409,
+  'node-changed': 409,
+  'name-conflict': 409,
+  conflict: 412,
+  'quota-exceeded': 413,
+  'precondition-required': 428,
+  'account-identity-required': 428,
+} as const satisfies { [C in ErrorCode]?: StatusOf<C> };
+
+/** The statuses a code may be answered with: its own, and its documented exceptions. */
+export type StatusOf<C extends ErrorCode> =
+  | (typeof ERRORS)[C]['status']
+  | ((typeof ERRORS)[C] extends { also: readonly (infer A)[] } ? A : never);
+
+/** The codes that may be answered with status `S`. */
+export type CodeWithStatus<S extends number> = { [C in ErrorCode]: S extends StatusOf<C> ? C : never }[ErrorCode];
+
 /** One error type for everything a request can be refused for. */
-export class KilnError extends Error {
+class KilnErrorClass extends Error {
   constructor(
     readonly status: number,
     msg: string,
@@ -155,16 +181,30 @@ export class KilnError extends Error {
   }
 }
 
-/** A refusal by code: its registered status, and its message (or the registered one). */
-export const fail = (code: ErrorCode, msg?: string, extra?: Record<string, unknown>) =>
-  new KilnError(ERRORS[code].status, msg ?? ERRORS[code].when, code, extra);
+/** `new KilnError(status, msg, code?, extra?)`: with a code, the type system takes only a status
+ *  registered for that code (the constructor checks it again at run time, for codes not written
+ *  literally). Without a code, any status. */
+interface KilnErrorConstructor {
+  new <C extends ErrorCode>(status: StatusOf<C>, msg: string, code: C, extra?: Record<string, unknown>): KilnErrorClass;
+  new (status: number, msg: string): KilnErrorClass;
+  readonly prototype: KilnErrorClass;
+}
+export const KilnError = KilnErrorClass as KilnErrorConstructor;
+export type KilnError = KilnErrorClass;
 
-export const badRequest = (msg: string, code?: ErrorCode) => new KilnError(400, msg, code);
-export const unauthorized = (msg = 'Sign in first.', code?: ErrorCode) => new KilnError(401, msg, code);
-export const forbidden = (msg = 'You do not have access to this.', code?: ErrorCode) => new KilnError(403, msg, code);
-export const notFound = (msg = 'Not found.') => new KilnError(404, msg, 'not-found');
-export const conflict = (msg: string, code?: ErrorCode, extra?: Record<string, unknown>) =>
-  new KilnError(409, msg, code, extra);
-export const tooLarge = (msg: string) => new KilnError(413, msg, 'too-large');
-export const tooMany = (msg: string, retryAfterSeconds: number) =>
+/** A refusal by code: its registered status, and its message (or the registered one). */
+export const fail = (code: ErrorCode, msg?: string, extra?: Record<string, unknown>): KilnError =>
+  new KilnErrorClass(ERRORS[code].status, msg ?? ERRORS[code].when, code, extra);
+
+// Refusals by status; each takes only a code registered with that status.
+export const badRequest = (msg: string, code?: CodeWithStatus<400>): KilnError => new KilnErrorClass(400, msg, code);
+export const unauthorized = (msg = 'Sign in first.', code?: CodeWithStatus<401>): KilnError =>
+  new KilnErrorClass(401, msg, code);
+export const forbidden = (msg = 'You do not have access to this.', code?: CodeWithStatus<403>): KilnError =>
+  new KilnErrorClass(403, msg, code);
+export const notFound = (msg = 'Not found.'): KilnError => new KilnError(404, msg, 'not-found');
+export const conflict = (msg: string, code?: CodeWithStatus<409>, extra?: Record<string, unknown>): KilnError =>
+  new KilnErrorClass(409, msg, code, extra);
+export const tooLarge = (msg: string): KilnError => new KilnError(413, msg, 'too-large');
+export const tooMany = (msg: string, retryAfterSeconds: number): KilnError =>
   new KilnError(429, msg, 'rate-limited', { retryAfter: retryAfterSeconds });

@@ -242,13 +242,14 @@ test('webhook signatures: missing or wrong → 401 and no change; a replayed eve
   assert.equal(res.json.outcome, 'duplicate');
   assert.equal(await statusNow(), 'failed');
 
-  for (const body of [
-    'not json',
-    JSON.stringify({ type: 'dns.verified', domain: name }),
-    JSON.stringify({ id: 'x', type: 'dns.exploded', domain: name }),
+  for (const [body, code] of [
+    ['not json', 'invalid-body'],
+    [JSON.stringify({ type: 'dns.verified', domain: name }), 'invalid'],
+    [JSON.stringify({ id: 'x', type: 'dns.exploded', domain: name }), 'invalid'],
   ]) {
     res = await webhook(body);
     assert.equal(res.status, 400, body);
+    assert.equal(res.json.code, code, body);
   }
 
   const bare = await startKiln();

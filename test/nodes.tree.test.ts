@@ -135,7 +135,7 @@ test('one owner: a document name once across folders, a folder name once among i
   await mustCreate(main, { type: 'site', name: 'only-once.html', parentId: a.id });
   const again = await create(main, { type: 'site', name: 'only-once.html', parentId: b.id });
   assert.equal(again.status, 409);
-  assert.equal(again.json.code, 'name-taken');
+  assert.equal(again.json.code, 'name-conflict');
   assert.match(again.json.msg, /already have a document named "only-once\.html" in "a"/);
   const dupFolder = await create(main, { type: 'folder', name: 'A' });
   assert.equal(dupFolder.status, 409);

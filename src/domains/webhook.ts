@@ -84,7 +84,7 @@ export function parseDomainEvent(body: Buffer): DomainEvent {
   try {
     json = JSON.parse(body.toString('utf8'));
   } catch {
-    throw badRequest('The body is not JSON.', 'invalid-json');
+    throw badRequest('The body is not JSON.', 'invalid-body');
   }
   const r = payloadSchema.safeParse(json);
   if (!r.success) {

@@ -149,7 +149,7 @@ export async function createPath(s: Services, actorId: number, input: CreatePath
     for (const folderName of names.slice(0, -1)) {
       const existing = await childNamed(trx, input.ownerId, parentId, folderName);
       if (existing && existing.type !== 'folder') {
-        throw conflict(`"${existing.name}" is a ${TYPE_WORD[existing.type]}, not a folder.`, 'name-taken');
+        throw conflict(`"${existing.name}" is a ${TYPE_WORD[existing.type]}, not a folder.`, 'name-conflict');
       }
       parentId = existing
         ? existing.id
@@ -442,7 +442,7 @@ async function assertNameFree(
   const sibling = await siblingNamed(trx, o.ownerId, o.parentId, o.name, o.exceptId);
   if (sibling) {
     const where = o.parent ? `The folder "${o.parent.name}"` : 'The top level';
-    throw conflict(`${where} already has a ${TYPE_WORD[sibling.type]} named "${sibling.name}".`, 'name-taken');
+    throw conflict(`${where} already has a ${TYPE_WORD[sibling.type]} named "${sibling.name}".`, 'name-conflict');
   }
   if (o.type !== 'site' || !isGlobalDocumentName(o.name)) return;
   const site = await otherSiteNamed(trx, o.name, o.exceptId);
@@ -455,7 +455,7 @@ async function assertNameFree(
   }
   throw conflict(
     `You already have a document named "${site.name}"${site.path ? ` in "${site.path}"` : ''}. Document names are unique across all your folders.`,
-    'name-taken',
+    'name-conflict',
   );
 }
 
@@ -510,7 +510,7 @@ export async function runWrite<T>(
   try {
     return await inTransaction(s, fn);
   } catch (err) {
-    if (isUniqueViolation(err)) throw conflict('That name was just taken; choose another.', 'name-taken');
+    if (isUniqueViolation(err)) throw conflict('That name was just taken; choose another.', 'name-conflict');
     throw err;
   }
 }

@@ -35,8 +35,13 @@ export interface CreateInput {
   ifNoneMatch: Precondition;
 }
 
+/** Rule 3's refusals: final, so never retried (a concurrent writer's 409 is). */
+const final = new WeakSet<KilnError>();
+
 function nameTaken(name: string, detail: string): KilnError {
-  return new KilnError(409, `The name "${name}" is already taken${detail}.`, 'name-conflict');
+  const err = new KilnError(409, `The name "${name}" is already taken${detail}.`, 'name-conflict');
+  final.add(err);
+  return err;
 }
 
 /** Creates a node, or reuses the account's own node of that name (write rule 3):
@@ -83,7 +88,7 @@ export async function createSyncNode(
         );
         return { node: await freshWireNode(s, made.id), created: made.created };
       } catch (err) {
-        if (attempt < 3 && err instanceof KilnError && err.status === 409 && err.code === 'name-taken') continue;
+        if (attempt < 3 && err instanceof KilnError && err.code === 'name-conflict' && !final.has(err)) continue;
         throw err;
       }
     }

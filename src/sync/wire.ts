@@ -83,10 +83,7 @@ export const nodeNotFound = () => new KilnError(404, NODE_NOT_FOUND, 'node-not-f
  *  `quota-exceeded` (the engine stops creating for the session); a missing node is `node-not-found`. */
 function translated(err: unknown): unknown {
   if (!(err instanceof KilnError)) return err;
-  if (
-    err.status === 409 &&
-    (err.code === 'name-taken' || err.code === 'name-taken-elsewhere' || err.code === 'name-conflict')
-  ) {
+  if (err.status === 409 && (err.code === 'name-taken-elsewhere' || err.code === 'name-conflict')) {
     const msg = /already taken/i.test(err.message) ? err.message : `That name is already taken. ${err.message}`;
     return new KilnError(409, msg, 'name-conflict', err.extra);
   }

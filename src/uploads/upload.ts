@@ -1,7 +1,7 @@
 // THE upload writers. Bytes go to the blob store first (durable, content-addressed), then one
 // statement points a row at them:
 // - `insertUpload`: a new upload, with an explicit policy for a taken name (`number`: photo-1.png,
-//   photo-2.png … as the browser's upload does; `refuse`: 409 `name-taken`, as a sync tool names its
+//   photo-2.png … as the browser's upload does; `refuse`: 409 `name-conflict`, as a sync tool names its
 //   files). Inside the caller's transaction when it gives one.
 // - `replaceUpload`: new bytes for an upload, the If-Match condition in the UPDATE itself (so two
 //   writers from one base cannot both win).
@@ -109,7 +109,7 @@ export async function insertUpload(
       return row;
     } catch (e) {
       if (!isUniqueViolation(e)) throw e;
-      if (input.ifTaken === 'refuse' || tx) throw new KilnError(409, 'That name was just taken.', 'name-taken');
+      if (input.ifTaken === 'refuse' || tx) throw new KilnError(409, 'That name was just taken.', 'name-conflict');
     }
   }
   throw conflict('Too many files with that name in this folder.', 'name-conflict');
