@@ -113,7 +113,7 @@ export function siteLimit(a: { plan: Plan; hasActiveSubscription: boolean; isSup
 }
 
 /** Bytes one uploaded file may have on this tier (pass the effective plan). */
-function uploadLimit(plan: Plan): number {
+export function uploadLimit(plan: Plan): number {
   return planLimits[plan].uploadSize;
 }
 

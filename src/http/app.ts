@@ -1,5 +1,5 @@
 // Builds the Fastify application: hosts → auth → routes, one error handler.
-import Fastify, { type FastifyInstance, type FastifyError, type FastifyReply } from 'fastify';
+import Fastify, { type FastifyInstance, type FastifyError, type FastifyReply, type FastifyRequest } from 'fastify';
 import querystring from 'node:querystring';
 import { STATUS_CODES } from 'node:http';
 import cookie from '@fastify/cookie';
@@ -69,6 +69,13 @@ export async function buildApp(s: Services): Promise<FastifyInstance> {
   registerAuth(app, s);
   registerRateLimits(app, s);
 
+  /** An error page that knows who is signed in (a developer sees their menu) and, on a document host,
+   *  leads back to the main app. */
+  function errorPageFor(req: FastifyRequest, status: number, msg: string): string {
+    const dev = req.actor?.accountType === 'dev' ? req.actor.username : undefined;
+    return errorPage(status, msg, { username: dev, base: req.site?.kind === 'main' ? undefined : s.config.baseUrl });
+  }
+
   app.setErrorHandler((err: FastifyError | KilnError, req, reply) => {
     let status: number;
     let msg: string;
@@ -110,14 +117,14 @@ export async function buildApp(s: Services): Promise<FastifyInstance> {
           302,
         );
       }
-      return reply.code(status).type('text/html; charset=utf-8').send(errorPage(status, msg));
+      return reply.code(status).type('text/html; charset=utf-8').send(errorPageFor(req, status, msg));
     }
     return reply.code(status).send({ msg, msgType: 'error', ...(code ? { code } : {}), ...extra });
   });
 
   app.setNotFoundHandler((req, reply) => {
     const msg = 'Not found.';
-    if (wantsHtml(req)) return reply.code(404).type('text/html; charset=utf-8').send(errorPage(404, msg));
+    if (wantsHtml(req)) return reply.code(404).type('text/html; charset=utf-8').send(errorPageFor(req, 404, msg));
     return reply.code(404).send({ msg, msgType: 'error', code: 'not-found' });
   });
 

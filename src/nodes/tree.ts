@@ -25,7 +25,7 @@ import { writeDocument } from '../save/pipeline.ts';
 import { publishNodeSaved } from '../events/publish.ts';
 import { inTransaction, type AfterCommit } from '../store/transaction.ts';
 import { channels, type NodeEvent } from '../events/bus.ts';
-import { defaultDocument } from './default-document.ts';
+import { starterDocument, type Starter } from './starters.ts';
 import { newNodeRow } from './rows.ts';
 import { authorizeTeam } from '../access/authorize.ts';
 import { teamRole } from '../store/accounts.ts';
@@ -64,8 +64,10 @@ export interface CreateNodeInput {
   parentId: number;
   type: 'site' | 'folder';
   name: string;
-  /** Initial HTML of a site, stored byte for byte; a small default document when absent. */
+  /** Initial HTML of a site (through the save pipeline, as every write); a starter when absent. */
   html?: string | Buffer;
+  /** The starter a site without `html` begins from (default: the blank self-saving page). */
+  starter?: Starter;
   /** Opaque writer id (session or sync key) recorded with the first version. */
   writer?: string | null;
 }
@@ -79,6 +81,7 @@ export interface CreatePathInput {
   /** Folder the path starts in (0 = top level). */
   parentId?: number;
   html?: string | Buffer;
+  starter?: Starter;
   writer?: string | null;
 }
 
@@ -131,6 +134,19 @@ export async function createNode(s: Services, actorId: number, input: CreateNode
   return runWrite(s, (trx, after) => createIn(s, trx, actorId, input, now, after));
 }
 
+/** A new account's home page (`index.html`, from the site starter), so its host answers from the first
+ *  visit. */
+export function createHomePage(s: Services, accountId: number, writer: string | null): Promise<NodeRow> {
+  return createNode(s, accountId, {
+    ownerId: accountId,
+    parentId: 0,
+    type: 'site',
+    name: 'index.html',
+    starter: 'site',
+    writer,
+  });
+}
+
 /** Creates `a/b/name.html` (or a folder), creating missing folders on the way, all in one transaction. */
 export async function createPath(s: Services, actorId: number, input: CreatePathInput): Promise<NodeRow> {
   const parts = splitPath(String(input.path ?? '').replace(/^\//, ''));
@@ -168,7 +184,7 @@ export async function createPath(s: Services, actorId: number, input: CreatePath
       s,
       trx,
       actorId,
-      { ownerId: input.ownerId, parentId, type, name: last, html: input.html, writer: input.writer },
+      { ownerId: input.ownerId, parentId, type, name: last, html: input.html, starter: input.starter, writer: input.writer },
       now,
       after,
     );
@@ -205,7 +221,7 @@ export async function createIn(
   }
   const bytes =
     input.html === undefined
-      ? defaultDocument(name)
+      ? starterDocument(input.starter ?? 'blank', name)
       : Buffer.isBuffer(input.html)
         ? input.html
         : Buffer.from(String(input.html), 'utf8');

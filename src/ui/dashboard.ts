@@ -6,19 +6,27 @@ import { page } from './pages.ts';
 import type { NodeRow } from '../nodes/tree.ts';
 import { childPathOf } from '../nodes/tree.ts';
 import { limits } from '../limits.ts';
+import { STARTERS } from '../nodes/starters.ts';
 
-export interface DashboardView {
-  username: string;
+export interface ListView {
   /** Every node of the account (listTree order). */
   nodes: NodeRow[];
   /** `http://alice.kiln.localhost:8080` */
   hostUrl: string;
   /** Sites the plan allows; null when unlimited. */
   siteLimit: number | null;
-  msg?: { text: string; type: string };
+  /** The plan's largest upload, in bytes. */
+  uploadLimit: number;
 }
 
-function formatSize(bytes: number): string {
+export interface DashboardView extends ListView {
+  username: string;
+  msg?: { text: string; type: string };
+  /** A name to fill into the create form (`?new=index.html` from the host's "create index.html"). */
+  newName?: string;
+}
+
+export function formatSize(bytes: number): string {
   if (bytes < 1024) return `${bytes} B`;
   if (bytes < 1024 * 1024) return `${(bytes / 1024).toFixed(1)} KB`;
   return `${(bytes / 1024 / 1024).toFixed(1)} MB`;
@@ -34,6 +42,12 @@ function nodeHref(node: Pick<NodeRow, 'path' | 'name'>): string {
   if (node.path === '' && node.name.toLowerCase() === 'index.html') return '/';
   const segments = [...(node.path ? node.path.split('/') : []), node.name];
   return `/${segments.map(encodeURIComponent).join('/')}`;
+}
+
+/** A page of the owner's host reached through the main app's session hand-off (so the owner arrives
+ *  signed in there: the code editor and the versions need it). */
+function onHost(hostUrl: string, path: string): string {
+  return `/_/session/start?host=${encodeURIComponent(new URL(hostUrl).hostname)}&return=${encodeURIComponent(path)}`;
 }
 
 /** Where visitors sign up on an app: `<host>/_/app/signup?app=<path>` (see src/http/routes/apps.ts). */
@@ -74,10 +88,11 @@ function folderOptions(tree: Tree, selected: number, exclude?: NodeRow): Html {
   return html`<option value="0"${selected === 0 ? raw(' selected') : ''}>(top level)</option>${opts}`;
 }
 
-function actions(tree: Tree, n: NodeRow): Html {
+function actions(tree: Tree, n: NodeRow, hostUrl: string): Html {
   const base = `/_/dashboard/nodes/${n.id}`;
   const below = n.type === 'folder' ? countBelow(tree, n.id) : 0;
   const what = n.type === 'folder' ? 'folder' : n.type === 'site' ? 'document' : 'file';
+  const path = childPathOf(n);
   const del =
     below > 0
       ? html`<a class="button secondary danger" href="${base}/delete" data-delete="${base}/delete"
@@ -93,21 +108,35 @@ function actions(tree: Tree, n: NodeRow): Html {
     n.type === 'site'
       ? html`<a class="button secondary" href="${base}/sharing" title="${n.share_enabled ? 'Anyone with the share link may view and save it. Manage the link.' : 'Share a link that lets others view and save it.'}">${n.share_enabled ? 'Shared' : 'Share'}</a>`
       : '';
-  return html`${app}${share}<details><summary>Rename</summary>
-  <form method="post" action="${base}/rename"><input name="name" value="${n.name}" required maxlength="${limits.nameLength}" aria-label="New name">
-  <button type="submit">Rename</button></form></details>
-<details><summary>Move</summary>
-  <form method="post" action="${base}/move"><select name="parentId" aria-label="Move to folder">${folderOptions(tree, n.parent_id, n)}</select>
-  <button type="submit">Move</button></form></details>
-${del}`;
+  const primary =
+    n.type === 'site'
+      ? html`<a class="button secondary" href="${onHost(hostUrl, nodeHref(n))}">Open</a>
+<a class="button secondary" href="${onHost(hostUrl, `/_/edit?path=${encodeURIComponent(path)}`)}">Edit code</a>
+<a class="button secondary" href="${onHost(hostUrl, `/_/versions?path=${encodeURIComponent(path)}`)}">Versions</a>`
+      : n.type === 'upload'
+        ? html`<a class="button secondary" href="${hostUrl + nodeHref(n)}">Open</a>`
+        : '';
+  const download = n.type === 'folder' ? '' : html`<a class="button secondary" href="${base}/download" download>Download</a>`;
+  const duplicate =
+    n.type === 'site'
+      ? html`<form method="post" action="${base}/duplicate"><button class="secondary" type="submit">Duplicate</button></form>`
+      : '';
+  return html`${primary}<details class="more"><summary class="button secondary">More<span class="visually-hidden"> actions for ${n.name}</span></summary><div class="menu-items">
+${download}${duplicate}${share}${app}
+<form method="post" action="${base}/rename"><label>Rename to<input name="name" value="${n.name}" required maxlength="${limits.nameLength}"></label>
+  <button class="secondary" type="submit">Rename</button></form>
+<form method="post" action="${base}/move"><label>Move to<select name="parentId">${folderOptions(tree, n.parent_id, n)}</select></label>
+  <button class="secondary" type="submit">Move</button></form>
+${del}</div></details>`;
 }
 
 function row(tree: Tree, n: NodeRow, depth: number, hostUrl: string): Html {
   const indent = raw(`style="padding-left:${0.6 + depth * 1.4}rem"`);
+  const path = childPathOf(n);
   const label =
     n.type === 'folder'
-      ? html`<strong class="folder">${n.name}/</strong>`
-      : html`<a href="${hostUrl + nodeHref(n)}" target="_blank" rel="noopener">${n.name}</a>`;
+      ? html`<button class="toggle" type="button" aria-expanded="true" aria-label="${`Collapse the folder ${n.name}`}">▾</button><strong class="folder nm" title="${path}/">${n.name}/</strong>`
+      : html`<a class="nm" href="${hostUrl + nodeHref(n)}" target="_blank" rel="noopener" title="${path}">${n.name}</a>`;
   const size =
     n.type === 'folder'
       ? (() => {
@@ -127,8 +156,8 @@ function row(tree: Tree, n: NodeRow, depth: number, hostUrl: string): Html {
       : n.enable_signups
         ? html` <small class="kind">app · <a href="${appSignupUrl(hostUrl, n)}" target="_blank" rel="noopener">signup page</a></small>`
         : '';
-  return html`<tr data-node-id="${n.id}" data-type="${n.type}"><td ${indent}>${label}${kind}</td><td class="num">${size}</td>
-<td class="muted nowrap">${formatTime(n.modified_at)}</td><td>${visibility}</td><td><div class="actions">${actions(tree, n)}</div></td></tr>`;
+  return html`<tr data-node-id="${n.id}" data-type="${n.type}" data-path="${path}"><td class="name" data-label="Name" ${indent}>${label}${kind}</td><td class="num" data-label="Size">${size}</td>
+<td class="muted nowrap" data-label="Modified">${formatTime(n.modified_at)}</td><td data-label="Visibility">${visibility}</td><td><div class="actions">${actions(tree, n, hostUrl)}</div></td></tr>`;
 }
 
 function rows(tree: Tree, parentId: number, depth: number, hostUrl: string): Html[] {
@@ -140,35 +169,45 @@ function rows(tree: Tree, parentId: number, depth: number, hostUrl: string): Htm
   return out;
 }
 
+/** "3 of 10 documents · 1.2 MB stored": kept in the list so every AJAX answer refreshes it. */
+function usage(v: ListView): Html {
+  const sites = v.nodes.filter((n) => n.type === 'site').length;
+  const stored = v.nodes.reduce((sum, n) => sum + (n.type === 'folder' ? 0 : n.size), 0);
+  const full = v.siteLimit !== null && sites >= v.siteLimit;
+  return html`<p id="usage" class="${full ? 'full' : ''}"><strong>${sites} ${v.siteLimit === null ? '' : `of ${v.siteLimit} `}document${sites === 1 && v.siteLimit === null ? '' : 's'}</strong>${v.siteLimit === null ? ' (unlimited)' : ''} · ${formatSize(stored)} stored · uploads up to ${formatSize(v.uploadLimit)} each${full ? html` · <a href="/_/billing">Upgrade for more</a>` : ''}</p>`;
+}
+
 /** The node list: what AJAX answers carry as `html`, and what the page shows in `#tree`. */
-export function nodeListHtml(nodes: NodeRow[], hostUrl: string): string {
-  const tree = treeOf(nodes);
+export function nodeListHtml(v: ListView): string {
+  const tree = treeOf(v.nodes);
   const body =
-    nodes.length === 0
-      ? html`<p class="muted empty">Nothing here yet. Create your first document above.</p>`
-      : html`<table><thead><tr><th>Name</th><th class="num">Size</th><th>Modified</th><th>Visibility</th><th>Actions</th></tr></thead>
-<tbody>${rows(tree, 0, 0, hostUrl)}</tbody></table>`;
+    v.nodes.length === 0
+      ? html`<p class="muted empty">Nothing here yet. Create your first document above, or drop files here.</p>`
+      : html`<table class="stack"><thead><tr><th>Name</th><th class="num">Size</th><th>Modified</th><th>Visibility</th><th>Actions</th></tr></thead>
+<tbody>${rows(tree, 0, 0, v.hostUrl)}</tbody></table>`;
   // The folder choices of the create forms, refreshed with the list.
-  return html`${body}<select id="folder-choices" hidden>${folderOptions(tree, 0)}</select>`.value;
+  return html`${usage(v)}${body}<select id="folder-choices" hidden aria-hidden="true" tabindex="-1">${folderOptions(tree, 0)}</select>`
+    .value;
 }
 
 export function dashboardPage(v: DashboardView): string {
-  const sites = v.nodes.filter((n) => n.type === 'site').length;
   const tree = treeOf(v.nodes);
+  const starters = Object.entries(STARTERS).map(([value, label]) => html`<option value="${value}">${label}</option>`);
   return page({
     title: 'Dashboard',
     username: v.username,
     msg: v.msg,
     body: html`<h1>Your documents</h1>
-<p class="muted">Served at <a href="${v.hostUrl}/" target="_blank" rel="noopener">${v.hostUrl}/</a> ·
-${sites} document${sites === 1 ? '' : 's'}${v.siteLimit === null ? ' (unlimited)' : ` of ${v.siteLimit}`}</p>
-<div id="flash" role="status" aria-live="polite"></div>
+<p class="muted">Served at <a href="${v.hostUrl}/" target="_blank" rel="noopener">${v.hostUrl}/</a></p>
+<div id="flash" class="msg" role="status" aria-live="polite"></div>
 <div class="create">
 <form method="post" action="/_/dashboard/nodes" class="card">
   <input type="hidden" name="type" value="site">
   <label for="new-site">New document</label>
-  <input id="new-site" name="name" required placeholder="my-app.html" maxlength="${limits.pathLength}">
+  <input id="new-site" name="name" required placeholder="my-app.html" maxlength="${limits.pathLength}" value="${v.newName ?? ''}"${v.newName ? raw(' autofocus') : ''}>
   <small>Ends in .html or .htmlclay. A path like <code>notes/todo.html</code> creates the folders too.</small>
+  <label for="new-site-starter">Start from</label>
+  <select id="new-site-starter" name="starter">${starters}</select>
   <label for="new-site-parent">In folder</label>
   <select id="new-site-parent" name="parentId" data-folder-choices>${folderOptions(tree, 0)}</select>
   <button type="submit">Create document</button>
@@ -182,8 +221,18 @@ ${sites} document${sites === 1 ? '' : 's'}${v.siteLimit === null ? ' (unlimited)
   <select id="new-folder-parent" name="parentId" data-folder-choices>${folderOptions(tree, 0)}</select>
   <button type="submit">Create folder</button>
 </form>
+<form method="post" action="/_/upload" enctype="multipart/form-data" class="card" id="upload-form">
+  <label for="upload-files">Upload files</label>
+  <input id="upload-files" name="file" type="file" multiple required>
+  <small>Up to ${formatSize(v.uploadLimit)} per file on your plan. Or drop files onto the list, or onto a folder.</small>
+  <label for="upload-parent">Into folder</label>
+  <select id="upload-parent" name="parentId" data-folder-choices>${folderOptions(tree, 0)}</select>
+  <button type="submit">Upload</button>
+  <ul id="uploads" aria-live="polite"></ul>
+</form>
 </div>
-<div id="tree">${raw(nodeListHtml(v.nodes, v.hostUrl))}</div>`,
+<div class="list-tools"><label for="filter">Filter</label><input id="filter" type="search" placeholder="Type part of a name" autocomplete="off"></div>
+<div id="tree" data-upload-limit="${v.uploadLimit}">${raw(nodeListHtml(v))}</div>`,
     scripts: html`<style>${raw(STYLE)}</style><script>${raw(SCRIPT)}</script>`,
   });
 }
@@ -204,43 +253,149 @@ export function confirmDeletePage(o: { username: string; node: NodeRow; count: n
 }
 
 const STYLE = `
-.create{display:flex;gap:1rem;flex-wrap:wrap;margin-bottom:1.5rem}.create form.card{flex:1;min-width:260px;max-width:none}
-#tree td{vertical-align:top}td.num,.nowrap{white-space:nowrap}strong.folder{color:var(--fg)}
-div.actions{display:flex;gap:.6rem;align-items:flex-start;flex-wrap:wrap}div.actions details{display:inline-block}
-div.actions summary{cursor:pointer;color:var(--accent)}div.actions form{margin:0;display:flex;gap:.3rem}
-div.actions input,div.actions select{width:auto}td form button,td .button{margin-top:0;padding:.2rem .6rem}
-.button.secondary,button.secondary{background:#e7e5e4;color:var(--fg)}button.danger,.button.danger{color:#991b1b}button.vis{min-width:5rem}
+.create{display:grid;grid-template-columns:repeat(auto-fit,minmax(250px,1fr));gap:var(--s4);margin-bottom:var(--s5)}
+.create form.card{max-width:none;margin:0}.create small{display:block;margin-top:var(--s1)}
+.list-tools{display:flex;gap:var(--s3);align-items:center;margin:var(--s4) 0}.list-tools label{margin:0}.list-tools input{max-width:22rem}
+#usage{margin:var(--s2) 0 var(--s3)}#usage.full strong{color:var(--bad)}
+#tree{border-radius:var(--r);min-height:4rem}#tree.drop,tr.drop td{outline:3px dashed var(--accent);outline-offset:-3px;background:var(--accent-bg)}
+td.name{max-width:24rem}.nm{display:inline-block;max-width:100%;overflow:hidden;text-overflow:ellipsis;white-space:nowrap;vertical-align:bottom}
+td.num,.nowrap{white-space:nowrap}strong.folder{color:var(--fg)}
+button.toggle{margin:0 .3rem 0 0;padding:0 .35rem;background:none;border:1px solid transparent;color:var(--fg);font-weight:400}
+tr.collapsed button.toggle{transform:rotate(-90deg)}
+div.actions{display:flex;gap:var(--s2);align-items:flex-start;flex-wrap:wrap}
+div.actions .button,div.actions button{margin:0;padding:.25rem .6rem;font-weight:500}
+details.more{position:relative}details.more summary{list-style:none}details.more summary::-webkit-details-marker{display:none}
+details.more .menu-items{position:absolute;right:0;z-index:5;min-width:15rem;display:flex;flex-direction:column;gap:var(--s2);
+background:var(--card);border:1px solid var(--line);border-radius:var(--r);padding:var(--s3);box-shadow:0 6px 24px #0002}
+details.more form{margin:0}details.more label{margin:0;font-weight:500}details.more .menu-items>.button,details.more .menu-items>form>button{width:100%}
+.visually-hidden{position:absolute;width:1px;height:1px;overflow:hidden;clip:rect(0 0 0 0);white-space:nowrap}
+tr.row-msg td{padding:0 var(--s3) var(--s2)}tr.row-msg .msg{margin:0}
+#uploads{list-style:none;padding:0;margin:var(--s3) 0 0}#uploads li{margin:var(--s2) 0}#uploads progress{width:100%}
+#uploads .error{color:var(--bad)}#uploads .done{color:var(--ok)}
+@media (max-width:640px){td.name{max-width:none}details.more .menu-items{position:static;box-shadow:none}
+div.actions .button,div.actions button,div.actions details{flex:1 1 auto;text-align:center}}
 `;
 
-// Progressive enhancement: forms post with fetch and the answer's `html` replaces the list.
+// Progressive enhancement: forms post with fetch and the answer's `html` replaces the list; the message
+// appears beside the row acted on; uploads go one request per file with a progress bar; folders
+// collapse; the filter hides rows.
 const SCRIPT = `
 (function(){
-  var flash=document.getElementById('flash');
+  var flash=document.getElementById('flash'),tree=document.getElementById('tree');
+  var limit=Number(tree.dataset.uploadLimit)||0;
   function show(msg,type){flash.className='msg '+(type==='error'?'error':'success');flash.textContent=msg||'';}
+  function esc(t){var d=document.createElement('div');d.textContent=t;return d.innerHTML;}
+  function size(n){return n<1024?n+' B':n<1048576?(n/1024).toFixed(1)+' KB':(n/1048576).toFixed(1)+' MB';}
+  function rowMsg(id,msg,type){
+    var tr=id&&tree.querySelector('tr[data-node-id="'+id+'"]');
+    if(!tr){show(msg,type);return;}
+    show('','success');
+    var m=document.createElement('tr');m.className='row-msg';
+    m.innerHTML='<td colspan="5"><div class="msg '+(type==='error'?'error':'success')+'" role="status">'+esc(msg)+'</div></td>';
+    tr.after(m);
+  }
   function refreshChoices(){
     var src=document.getElementById('folder-choices');if(!src)return;
     document.querySelectorAll('select[data-folder-choices]').forEach(function(sel){var v=sel.value;sel.innerHTML=src.innerHTML;sel.value=v;if(sel.value!==v)sel.value='0';});
   }
-  async function send(url,body){
+  function swap(h){tree.innerHTML=h;refreshChoices();applyCollapsed();applyFilter();}
+  async function send(url,body,rowId){
     try{
-      var res=await fetch(url,{method:'POST',headers:{'Accept':'application/json','X-Requested-With':'fetch'},body:body,credentials:'same-origin'});
+      var res=await fetch(url,{method:'POST',headers:{'Accept':'application/json'},body:body,credentials:'same-origin'});
       var data=await res.json().catch(function(){return {msg:'HTTP '+res.status,msgType:'error'};});
       if(res.status===401){location.href='/_/login?return=/_/dashboard';return;}
-      show(data.msg,data.msgType);
-      if(data.html){document.getElementById('tree').innerHTML=data.html;refreshChoices();}
+      if(data.html)swap(data.html);
+      rowMsg(res.ok&&data.node?data.node.id:rowId,data.msg,data.msgType);
       return res.ok;
-    }catch(e){show('Could not reach the server.','error');}
+    }catch(e){show('Could not reach the server. Nothing was changed.','error');}
+  }
+  async function refresh(){
+    var res=await fetch('/_/dashboard/nodes',{headers:{'Accept':'application/json'},credentials:'same-origin'});
+    if(res.ok){var d=await res.json();if(d.html)swap(d.html);}
   }
   document.addEventListener('submit',function(e){
-    var f=e.target;if(!(f instanceof HTMLFormElement)||!f.action.includes('/_/dashboard/nodes'))return;
+    var f=e.target;if(!(f instanceof HTMLFormElement))return;
+    if(f.id==='upload-form'){e.preventDefault();upload(f.querySelector('input[type=file]').files,f.parentId.value);f.reset();return;}
+    if(!f.action.includes('/_/dashboard/nodes'))return;
     if(f.dataset.confirm&&!confirm(f.dataset.confirm)){e.preventDefault();return;}
     e.preventDefault();
-    send(f.action,new URLSearchParams(new FormData(f))).then(function(ok){if(ok&&f.closest('.create'))f.reset();});
+    var tr=f.closest('tr[data-node-id]');
+    send(f.action,new URLSearchParams(new FormData(f)),tr&&tr.dataset.nodeId).then(function(ok){if(ok&&f.closest('.create'))f.reset();});
   });
   document.addEventListener('click',function(e){
-    var a=e.target.closest&&e.target.closest('a[data-delete]');if(!a)return;
-    e.preventDefault();
-    if(confirm(a.dataset.confirm))send(a.dataset.delete,new URLSearchParams({cascade:'1'}));
+    var a=e.target.closest&&e.target.closest('a[data-delete]');
+    if(a){e.preventDefault();if(confirm(a.dataset.confirm))send(a.dataset.delete,new URLSearchParams({cascade:'1'}),a.closest('tr').dataset.nodeId);return;}
+    var t=e.target.closest&&e.target.closest('button.toggle');
+    if(t){var tr=t.closest('tr');var c=collapsed();var id=tr.dataset.nodeId;
+      if(c.indexOf(id)>=0)c.splice(c.indexOf(id),1);else c.push(id);
+      localStorage.setItem('kiln-collapsed',JSON.stringify(c));applyCollapsed();}
   });
+  function collapsed(){try{return JSON.parse(localStorage.getItem('kiln-collapsed')||'[]');}catch(e){return [];}}
+  function applyCollapsed(){
+    var c=collapsed(),hidden=[];
+    tree.querySelectorAll('tr[data-node-id]').forEach(function(tr){
+      var p=tr.dataset.path,inside=hidden.some(function(h){return p.indexOf(h+'/')===0;});
+      tr.classList.toggle('folded',inside);
+      if(tr.dataset.type==='folder'){var shut=c.indexOf(tr.dataset.nodeId)>=0;tr.classList.toggle('collapsed',shut);
+        var b=tr.querySelector('button.toggle');b.setAttribute('aria-expanded',String(!shut));
+        b.setAttribute('aria-label',(shut?'Expand':'Collapse')+' the folder '+p);if(shut&&!inside)hidden.push(p);}
+    });
+    applyFilter();
+  }
+  var filter=document.getElementById('filter');
+  function applyFilter(){
+    var q=filter.value.trim().toLowerCase();
+    tree.querySelectorAll('tr[data-node-id]').forEach(function(tr){
+      var show=q?tr.dataset.path.toLowerCase().indexOf(q)>=0:!tr.classList.contains('folded');
+      tr.hidden=!show;
+    });
+  }
+  filter.addEventListener('input',applyFilter);
+  // Uploads: one request per file, each with its own progress bar; too-large files are refused here,
+  // with the plan's limit in words, before a byte is sent (the server enforces it too).
+  var list=document.getElementById('uploads');
+  function upload(files,parentId){
+    var pending=0;
+    Array.prototype.forEach.call(files,function(file){
+      var li=document.createElement('li');
+      li.innerHTML='<span class="name"></span> <progress max="100" value="0"></progress> <span class="state" role="status"></span>';
+      li.querySelector('.name').textContent=file.name+' ('+size(file.size)+')';
+      list.append(li);
+      var bar=li.querySelector('progress'),state=li.querySelector('.state');
+      if(limit&&file.size>limit){bar.remove();state.className='state error';
+        state.textContent='Too large: your plan takes files up to '+size(limit)+'.';return;}
+      var body=new FormData();body.append('parentId',parentId||'0');body.append('file',file,file.name);
+      var x=new XMLHttpRequest();pending++;
+      x.open('POST','/_/upload');x.setRequestHeader('Accept','application/json');
+      x.upload.onprogress=function(e){if(e.lengthComputable)bar.value=Math.round(e.loaded/e.total*100);};
+      x.onload=function(){var d={};try{d=JSON.parse(x.responseText);}catch(e){}
+        var ok=x.status===200;bar.value=ok?100:bar.value;state.className='state '+(ok?'done':'error');
+        state.textContent=ok?'Uploaded.':(d.msg||'Upload failed (HTTP '+x.status+').');
+        if(--pending===0)refresh();};
+      x.onerror=function(){state.className='state error';state.textContent='Could not reach the server.';if(--pending===0)refresh();};
+      x.send(body);
+    });
+  }
+  function folderOf(e){var tr=e.target.closest&&e.target.closest('tr[data-type="folder"]');return tr?tr.dataset.nodeId:'0';}
+  function hasFiles(e){return e.dataTransfer&&Array.prototype.indexOf.call(e.dataTransfer.types,'Files')>=0;}
+  function clearDrop(){tree.classList.remove('drop');tree.querySelectorAll('tr.drop').forEach(function(t){t.classList.remove('drop');});}
+  tree.addEventListener('dragover',function(e){if(!hasFiles(e))return;e.preventDefault();clearDrop();
+    var tr=e.target.closest('tr[data-type="folder"]');if(tr)tr.classList.add('drop');else tree.classList.add('drop');});
+  tree.addEventListener('dragleave',function(e){if(!tree.contains(e.relatedTarget))clearDrop();});
+  tree.addEventListener('drop',function(e){if(!hasFiles(e))return;e.preventDefault();clearDrop();upload(e.dataTransfer.files,folderOf(e));});
+  applyCollapsed();
 })();
 `;
+
+/** What the owner sees on their host when it has no `index.html` (visitors get a plain 404). */
+export function noHomePage(o: { base: string; username: string; pathname: string }): string {
+  const create = `${o.base}/_/dashboard?new=index.html`;
+  return page({
+    title: 'No index.html yet',
+    username: o.username,
+    base: o.base,
+    body: html`<h1>Nothing is published here yet</h1>
+<p>Your host answers <code>/</code> with the document named <code>index.html</code>, and you have none${o.pathname === '/' ? '' : html` (and nothing is at <code>${o.pathname}</code>)`}. Visitors see a plain “not found” page until you make one.</p>
+<p><a class="button" href="${create}">Create index.html</a> <a class="button secondary" href="${o.base}/_/dashboard">Go to your documents</a></p>`,
+  });
+}

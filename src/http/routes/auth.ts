@@ -17,6 +17,7 @@ import { revokeLogin } from '../../accounts/sessions.ts';
 import { grants, revokeGrants } from '../../events/revocations.ts';
 import { clearSessionCookies, sessionTokenOf } from '../cookies.ts';
 import { signIn } from '../sessions.ts';
+import { createHomePage } from '../../nodes/tree.ts';
 import {
   MAX_RETURN,
   done,
@@ -132,6 +133,15 @@ const plugin: RoutePlugin = async (app, { services: s }) => {
     }),
   );
 
+  /** A new account gets its index.html at once; best effort (its owner is offered one later). */
+  async function startHomePage(req: FastifyRequest, accountId: number) {
+    try {
+      await createHomePage(s, accountId, null);
+    } catch (err) {
+      req.log.warn({ err, accountId }, 'could not create the home page of a new account');
+    }
+  }
+
   // Sign up: a free developer account.
   const renderSignup = (req: FastifyRequest, msg?: Msg) =>
     signupPage({ msg, returnTo: returnOf(req), username: req.actor?.username });
@@ -150,6 +160,7 @@ const plugin: RoutePlugin = async (app, { services: s }) => {
       const input = newAccountFields(req);
       const person = await createPerson(s, { ...input, plan: 'free', accountType: 'dev' });
       await signIn(req, reply, s, person.id);
+      await startHomePage(req, person.id);
       if (wantsHtml(req)) return reply.redirect(returnOf(req) ?? '/_/dashboard', 302);
       return done(req, reply, `Welcome, ${person.username}.`, { status: 201, extra: { username: person.username } });
     }),
@@ -199,6 +210,7 @@ const plugin: RoutePlugin = async (app, { services: s }) => {
         const person = await createFirstSuperadmin(s, input);
         markSetUp(s);
         await signIn(req, reply, s, person.id);
+        await startHomePage(req, person.id);
         if (wantsHtml(req)) return reply.redirect('/_/dashboard', 302);
         return done(req, reply, `Kiln is set up. Welcome, ${person.username}.`, {
           status: 201,

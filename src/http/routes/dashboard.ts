@@ -9,14 +9,17 @@
 //   POST /_/dashboard/nodes/:id/delete      {cascade?: true|'1'} — a non-empty folder without it: 400
 //   POST /_/dashboard/nodes/:id/visibility  {visibility: 'public'|'private'}
 //   POST /_/dashboard/nodes/:id/app         {enableSignups: true|false} — a document becomes a multi-tenant app
+//   POST /_/dashboard/nodes/:id/duplicate   a document's copy beside it (`name-copy.html`)
+//   GET  /_/dashboard/nodes/:id/download    the stored bytes as an attachment (documents and uploads)
 //   GET  /_/dashboard/nodes/:id/delete      confirmation page for deleting a non-empty folder (no script)
+//   GET  /_/dashboard?new=<name>            the page with the create form filled in (e.g. index.html)
 //
 // AJAX answers: JSON {msg, msgType, html, node?} where `html` is the pre-rendered node list (errors:
 // {msg, msgType:'error', code}). Browser form posts: 302 back to /_/dashboard with msg and msgType.
 // Access: `dashboard` / `manage` on main_app, then `manage` on the node (src/access/table.ts).
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { z } from 'zod';
-import { flag, id, idParam, parse, wantsHtml, queryMsg } from '../io.ts';
+import { flag, id, idParam, parse, wantsHtml, queryMsg, queryText } from '../io.ts';
 import type { RoutePlugin } from './index.ts';
 import { KilnError, notFound } from '../../errors.ts';
 import { limits, isUnlimitedSites } from '../../limits.ts';
@@ -36,8 +39,13 @@ import {
   setVisibility,
   type NodeRow,
 } from '../../nodes/tree.ts';
-import { appSignupUrl, confirmDeletePage, dashboardPage, nodeListHtml } from '../../ui/dashboard.ts';
+import { appSignupUrl, confirmDeletePage, dashboardPage, nodeListHtml, type ListView } from '../../ui/dashboard.ts';
+import { uploadLimit } from '../../billing/plans.ts';
 import { setEnableSignups } from '../../apps/apps.ts';
+import { STARTERS, type Starter } from '../../nodes/starters.ts';
+import { duplicateDocument } from '../../nodes/duplicate.ts';
+import { documentContent } from '../../nodes/serve.ts';
+import { contentTypeFor } from '../../uploads/content-types.ts';
 
 const DASHBOARD = '/_/dashboard';
 const TYPE_WORD: Record<NodeRow['type'], string> = { site: 'Document', folder: 'Folder', upload: 'File' };
@@ -48,6 +56,7 @@ const bodies = {
     name: z.string().max(limits.pathLength),
     parentId: id.default(0),
     html: z.string().optional(),
+    starter: z.enum(Object.keys(STARTERS) as [Starter, ...Starter[]]).default('blank'),
   }),
   rename: z.object({ name: z.string().max(limits.nameLength * 2) }),
   move: z.object({
@@ -83,6 +92,16 @@ const plugin: RoutePlugin = async (app, { services: s }) => {
     return node;
   }
 
+  /** What the list shows besides the nodes: the host, and the plan's limits. */
+  function listView(actor: Actor, nodes: NodeRow[]): ListView {
+    return {
+      nodes,
+      hostUrl: documentHostUrl(s.config, actor.username),
+      siteLimit: actor.isSuperadmin || isUnlimitedSites(actor.plan) ? null : limits.sites[actor.plan],
+      uploadLimit: uploadLimit(actor.plan),
+    };
+  }
+
   /** Runs one operation and shapes the answer: JSON with the fresh node list, or a 302 for browsers. */
   async function operate(
     req: FastifyRequest,
@@ -106,7 +125,7 @@ const plugin: RoutePlugin = async (app, { services: s }) => {
     return reply.code(result.status ?? 200).send({
       msg: result.msg,
       msgType: 'success',
-      html: nodeListHtml(nodes, documentHostUrl(s.config, actor.username)),
+      html: nodeListHtml(listView(actor, nodes)),
       ...(result.node ? { node: publicNode(result.node) } : {}),
     });
   }
@@ -116,11 +135,10 @@ const plugin: RoutePlugin = async (app, { services: s }) => {
     const actor = authorizeActor({ actor: req.actor }, null, 'dashboard');
     const nodes = await listTree(s, actor.accountId, actor.accountId);
     const body = dashboardPage({
+      ...listView(actor, nodes),
       username: actor.username,
-      nodes,
-      hostUrl: documentHostUrl(s.config, actor.username),
-      siteLimit: actor.isSuperadmin || isUnlimitedSites(actor.plan) ? null : limits.sites[actor.plan],
       msg: queryMsg(req),
+      newName: queryText(req, 'new')?.slice(0, limits.pathLength),
     });
     return reply.header('cache-control', 'no-store').type('text/html; charset=utf-8').send(body);
   });
@@ -133,14 +151,14 @@ const plugin: RoutePlugin = async (app, { services: s }) => {
       msg: '',
       msgType: 'success',
       nodes: nodes.map(publicNode),
-      html: nodeListHtml(nodes, documentHostUrl(s.config, actor.username)),
+      html: nodeListHtml(listView(actor, nodes)),
     });
   });
 
   app.post(`${DASHBOARD}/nodes`, (req, reply) =>
     operate(req, reply, async (actor) => {
       const b = parse(bodies.create, req.body);
-      const input = { ownerId: actor.accountId, html: b.html, writer: actor.writer };
+      const input = { ownerId: actor.accountId, html: b.html, starter: b.starter, writer: actor.writer };
       const name = b.name.trim();
       const node = name.includes('/')
         ? await createPath(s, actor.accountId, { ...input, path: name, type: b.type, parentId: b.parentId })
@@ -205,6 +223,33 @@ const plugin: RoutePlugin = async (app, { services: s }) => {
       return { msg, node: changed };
     }),
   );
+
+  app.post(`${DASHBOARD}/nodes/:id/duplicate`, (req, reply) =>
+    operate(req, reply, async (actor) => {
+      const node = await managedNode(req);
+      const copy = await duplicateDocument(s, actor.accountId, node, actor.writer);
+      return { msg: `Duplicated "${node.name}" as "${copy.name}".`, node: copy, status: 201 };
+    }),
+  );
+
+  app.get(`${DASHBOARD}/nodes/:id/download`, async (req, reply) => {
+    mainOnly(req);
+    authorizeActor({ actor: req.actor }, null, 'manage');
+    const node = await managedNode(req);
+    const bytes =
+      node.type === 'site'
+        ? (await documentContent(s, node))?.bytes
+        : node.type === 'upload' && node.blob_sha256
+          ? await s.blobs.get(node.blob_sha256)
+          : null;
+    if (!bytes) throw notFound();
+    return reply
+      .header('cache-control', 'no-store')
+      .header('content-disposition', `attachment; filename*=UTF-8''${encodeURIComponent(node.name)}`)
+      .header('x-content-type-options', 'nosniff')
+      .type(node.type === 'site' ? 'text/html; charset=utf-8' : contentTypeFor(node.name))
+      .send(bytes);
+  });
 
   app.get(`${DASHBOARD}/nodes/:id/delete`, async (req, reply) => {
     mainOnly(req);

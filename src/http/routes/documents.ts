@@ -29,6 +29,8 @@ import type { NodeRow } from '../../nodes/tree.ts';
 import { ifNoneMatchHits } from '../conditional.ts';
 import { ADMIN_COOKIE, RESOURCE_COOKIE } from '../cookies.ts';
 import { mainHome } from '../home.ts';
+import { sendPage, wantsHtml } from '../io.ts';
+import { noHomePage } from '../../ui/dashboard.ts';
 import { bounceToMainApp } from '../sessions.ts';
 import { serveUpload } from '../../uploads/serve.ts';
 import { answerDataQuery, wantsData } from '../data-answers.ts';
@@ -56,7 +58,12 @@ const plugin: RoutePlugin = async (app, { services: s }) => {
       if (!last) throw err;
       return serveLast(req, reply, last);
     }
-    if (!found) throw notFound();
+    if (!found) {
+      // Its owner learns why and gets one click to the fix; everyone else a plain 404.
+      if (req.actor?.accountId === site.accountId && wantsHtml(req))
+        return sendPage(reply, noHomePage({ base: s.config.baseUrl, username: req.actor.username, pathname }), 404);
+      throw notFound();
+    }
     if (found.kind === 'document' && tokenParamOf(req) !== undefined) {
       const shared = shareLinkVisit(req, reply, s, found.node);
       if (shared) return shared;

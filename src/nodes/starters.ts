@@ -1,0 +1,120 @@
+// What a new document starts with: a self-saving page (hyperclayjs loaded from Kiln itself, so it works
+// without a CDN) with regions its owner edits in place. `editmode:contenteditable` makes a region
+// editable for the owner only, and hyperclayjs removes the attribute's effect before each save; Ctrl+S
+// or a `trigger-save` button saves. Pure: a template name and a document name in, bytes out.
+import { escapeHtml } from '../ui/html.ts';
+
+export const STARTERS = {
+  blank: 'Blank self-saving page',
+  notes: 'Notes and to-do list',
+  site: 'Simple site page',
+  app: 'Multi-tenant app starter',
+} as const;
+export type Starter = keyof typeof STARTERS;
+
+const LIBRARY = '<script type="module" src="/_/hyperclayjs/src/hyperclay.js?preset=standard"></script>';
+
+// Owner-only controls hide from visitors (hyperclayjs sets editmode="true|false" on <html>).
+const BASE_STYLE = `body{font:17px/1.6 system-ui,sans-serif;max-width:44rem;margin:2rem auto;padding:0 1rem;color:#1f2328}
+[contenteditable]{outline:1px dashed #c2410c66;outline-offset:4px;border-radius:2px}
+html[editmode="false"] .owner-only{display:none}
+button{font:inherit;padding:.4rem .9rem;border-radius:6px;border:1px solid #d0d7de;background:#fff;cursor:pointer}
+button.save{background:#c2410c;color:#fff;border-color:#c2410c}
+html[savestatus="saving"] button.save::after{content:" …"}`;
+
+function frame(title: string, style: string, body: string): Buffer {
+  return Buffer.from(`<!DOCTYPE html>
+<html lang="en">
+<head>
+  <meta charset="utf-8">
+  <meta name="viewport" content="width=device-width, initial-scale=1">
+  <title>${title}</title>
+  <style>
+${BASE_STYLE}
+${style}
+  </style>
+  ${LIBRARY}
+</head>
+<body>
+${body}
+  <p class="owner-only"><button class="save" trigger-save>Save</button> <small>or press Ctrl+S (⌘S). Click any dashed text to edit it.</small></p>
+</body>
+</html>
+`);
+}
+
+/** The title a document name suggests: `my-notes.html` → `my notes`. */
+function titleOf(name: string): string {
+  return name
+    .replace(/\.(html|htm|htmlclay)$/i, '')
+    .replace(/[-_]+/g, ' ')
+    .trim();
+}
+
+export function starterDocument(starter: Starter, name: string): Buffer {
+  const title = escapeHtml(titleOf(name) || 'Untitled');
+  switch (starter) {
+    case 'blank':
+      return frame(
+        title,
+        '',
+        `  <h1 editmode:contenteditable>${title}</h1>
+  <div editmode:contenteditable>
+    <p>This page saves itself. Click this text, change it, and save: what you see is what your visitors get.</p>
+  </div>`,
+      );
+    case 'notes':
+      return frame(
+        title,
+        `ul.todo{list-style:none;padding:0}ul.todo li{display:flex;gap:.6rem;align-items:baseline;padding:.3rem 0;border-bottom:1px solid #eaeef2}
+ul.todo li span{flex:1}ul.todo input:checked+span{text-decoration:line-through;color:#6e7781}`,
+        `  <h1 editmode:contenteditable>${title}</h1>
+  <ul class="todo">
+    <li><input type="checkbox" persist aria-label="Done"><span editmode:contenteditable>Write the first thing to do</span></li>
+    <li><input type="checkbox" persist aria-label="Done"><span editmode:contenteditable>Tick a box, then save</span></li>
+  </ul>
+  <p class="owner-only"><button type="button" onclick="const li=this.closest('body').querySelector('ul.todo li').cloneNode(true);li.querySelector('input').checked=false;li.querySelector('input').removeAttribute('checked');li.querySelector('span').textContent='New item';this.closest('body').querySelector('ul.todo').append(li)">Add an item</button></p>
+  <h2 editmode:contenteditable>Notes</h2>
+  <div editmode:contenteditable>
+    <p>Anything you type here is kept in this page.</p>
+  </div>`,
+      );
+    case 'site':
+      return frame(
+        title,
+        `header{border-bottom:2px solid #c2410c;margin-bottom:1.5rem}header nav{display:flex;gap:1rem}
+section{margin:2rem 0}footer{margin-top:3rem;color:#6e7781;font-size:.9rem}`,
+        `  <header>
+    <h1 editmode:contenteditable>${title}</h1>
+    <nav><a href="#about">About</a><a href="#contact">Contact</a></nav>
+  </header>
+  <section id="about">
+    <h2 editmode:contenteditable>About</h2>
+    <div editmode:contenteditable><p>Say who you are and what this site is for.</p></div>
+  </section>
+  <section id="contact">
+    <h2 editmode:contenteditable>Contact</h2>
+    <div editmode:contenteditable><p>Where people can reach you.</p></div>
+  </section>
+  <footer editmode:contenteditable>Made with Kiln.</footer>`,
+      );
+    case 'app':
+      return frame(
+        title,
+        `.card{border:1px solid #d0d7de;border-radius:8px;padding:1rem;margin:1rem 0}`,
+        `  <h1 editmode:contenteditable>${title}</h1>
+  <div class="card" editmode:contenteditable>
+    <p>This is an app starter. On the dashboard, choose <strong>Make it an app</strong>: every visitor who signs
+    up gets their own copy of this page, which saves itself just like yours.</p>
+  </div>
+  <h2 editmode:contenteditable>My list</h2>
+  <ul editmode:contenteditable>
+    <li>Each copy keeps its own items.</li>
+  </ul>`,
+      );
+  }
+}
+
+export function isStarter(value: unknown): value is Starter {
+  return typeof value === 'string' && Object.hasOwn(STARTERS, value);
+}
