@@ -117,14 +117,21 @@ export async function buildApp(s: Services): Promise<FastifyInstance> {
           302,
         );
       }
-      return reply.code(status).type('text/html; charset=utf-8').send(errorPageFor(req, status, msg));
+      return reply
+        .code(status)
+        .type('text/html; charset=utf-8')
+        .send(errorPageFor(req, status, msg));
     }
     return reply.code(status).send({ msg, msgType: 'error', ...(code ? { code } : {}), ...extra });
   });
 
   app.setNotFoundHandler((req, reply) => {
     const msg = 'Not found.';
-    if (wantsHtml(req)) return reply.code(404).type('text/html; charset=utf-8').send(errorPageFor(req, 404, msg));
+    if (wantsHtml(req))
+      return reply
+        .code(404)
+        .type('text/html; charset=utf-8')
+        .send(errorPageFor(req, 404, msg));
     return reply.code(404).send({ msg, msgType: 'error', code: 'not-found' });
   });
 

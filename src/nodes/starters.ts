@@ -14,10 +14,11 @@ export type Starter = keyof typeof STARTERS;
 
 const LIBRARY = '<script type="module" src="/_/hyperclayjs/src/hyperclay.js?preset=standard"></script>';
 
-// Owner-only controls hide from visitors (hyperclayjs sets editmode="true|false" on <html>).
+// Owner-only controls stay hidden unless the page is in edit mode: the second style sheet is an
+// `editmode:resource`, which hyperclayjs switches on in edit mode only (and keeps inert in saves).
 const BASE_STYLE = `body{font:17px/1.6 system-ui,sans-serif;max-width:44rem;margin:2rem auto;padding:0 1rem;color:#1f2328}
 [contenteditable]{outline:1px dashed #c2410c66;outline-offset:4px;border-radius:2px}
-html[editmode="false"] .owner-only{display:none}
+.owner-only{display:none}
 button{font:inherit;padding:.4rem .9rem;border-radius:6px;border:1px solid #d0d7de;background:#fff;cursor:pointer}
 button.save{background:#c2410c;color:#fff;border-color:#c2410c}
 html[savestatus="saving"] button.save::after{content:" …"}`;
@@ -33,6 +34,7 @@ function frame(title: string, style: string, body: string): Buffer {
 ${BASE_STYLE}
 ${style}
   </style>
+  <style editmode:resource type="inert/text/css">.owner-only{display:block}</style>
   ${LIBRARY}
 </head>
 <body>
@@ -52,7 +54,7 @@ function titleOf(name: string): string {
 }
 
 export function starterDocument(starter: Starter, name: string): Buffer {
-  const title = escapeHtml(titleOf(name) || 'Untitled');
+  const title = escapeHtml(/^index\.html?$/i.test(name) ? 'My site' : titleOf(name) || 'Untitled');
   switch (starter) {
     case 'blank':
       return frame(

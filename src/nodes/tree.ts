@@ -184,7 +184,15 @@ export async function createPath(s: Services, actorId: number, input: CreatePath
       s,
       trx,
       actorId,
-      { ownerId: input.ownerId, parentId, type, name: last, html: input.html, starter: input.starter, writer: input.writer },
+      {
+        ownerId: input.ownerId,
+        parentId,
+        type,
+        name: last,
+        html: input.html,
+        starter: input.starter,
+        writer: input.writer,
+      },
       now,
       after,
     );

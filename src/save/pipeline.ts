@@ -1,6 +1,7 @@
 // THE save pipeline. Every writer of a document's HTML comes through `writeDocument`: browser save,
 // editor, sync write, restore, instance copy, creation. Steps: normalize → skip if unchanged → version →
 // content → (after commit) stylesheet + event. Version, content and checksum commit together.
+import { withoutToolbar } from '../nodes/toolbar.ts';
 import type { Services } from '../services.ts';
 import { checksum, sha256 } from '../core/checksum.ts';
 import { KilnError, notFound, tooLarge } from '../errors.ts';
@@ -136,8 +137,10 @@ export async function saveDocument(s: Services, input: SaveInput): Promise<SaveR
   return serialized(input.nodeId, () => inTransaction(s, (tx, after) => writeDocument(s, tx, after, input)));
 }
 
-/** Step 1: re-indent documents that opt in with `<html formathtml="true">`; all others keep their exact bytes. */
-export function normalize(bytes: Buffer): Buffer {
+/** Step 1: the owner's toolbar tag never stays (src/nodes/toolbar.ts); then re-indent documents that opt
+ *  in with `<html formathtml="true">`; all others keep their exact bytes. */
+export function normalize(sent: Buffer): Buffer {
+  const bytes = withoutToolbar(sent);
   // Cheap pre-check (the attribute name is case-insensitive); bytes that are not exact UTF-8 are never touched.
   if (!/formathtml/i.test(bytes.toString('latin1'))) return bytes;
   const text = decodeUtf8Exact(bytes);

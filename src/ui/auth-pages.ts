@@ -95,8 +95,18 @@ export function landingPage(o: Common): string {
     title: 'Home',
     username: o.username,
     msg: o.msg,
-    body: html`<h1>Kiln</h1>
-<p>Host single-file HTML apps: each document is a whole app that saves itself.</p>
-<p><a class="button" href="/_/login">Sign in</a> <a class="button" href="/_/signup">Sign up</a></p>`,
+    body: html`<style>.hero{padding:var(--s5) 0}.hero p{font-size:1.15rem;max-width:40rem}
+.points{display:grid;grid-template-columns:repeat(auto-fit,minmax(220px,1fr));gap:var(--s4);margin:var(--s5) 0}
+.points h2{font-size:1.05rem;margin:0 0 var(--s2)}</style>
+<section class="hero"><h1>Pages that save themselves</h1>
+<p>Kiln hosts single-file HTML apps. Each document is one HTML file that is both the app and its data:
+you edit it in the browser, it saves itself, and everyone else sees the saved page on your own address.</p>
+<p><a class="button" href="/_/signup">Create an account</a> <a class="button secondary" href="/_/login">Sign in</a></p></section>
+<div class="points">
+<section class="card"><h2>Edit in place</h2><p>Click the text of your page, change it, press Ctrl+S. No build step, no database to design.</p></section>
+<section class="card"><h2>Every save kept</h2><p>Each save is a version: compare any two, restore one in a click.</p></section>
+<section class="card"><h2>Apps for your visitors</h2><p>Turn a page into an app: each visitor who signs up gets a copy of their own.</p></section>
+<section class="card"><h2>Sync and share</h2><p>Keep a folder on your computer in sync, share a link, read any page as JSON.</p></section>
+</div>`,
   });
 }

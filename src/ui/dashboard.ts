@@ -116,7 +116,8 @@ function actions(tree: Tree, n: NodeRow, hostUrl: string): Html {
       : n.type === 'upload'
         ? html`<a class="button secondary" href="${hostUrl + nodeHref(n)}">Open</a>`
         : '';
-  const download = n.type === 'folder' ? '' : html`<a class="button secondary" href="${base}/download" download>Download</a>`;
+  const download =
+    n.type === 'folder' ? '' : html`<a class="button secondary" href="${base}/download" download>Download</a>`;
   const duplicate =
     n.type === 'site'
       ? html`<form method="post" action="${base}/duplicate"><button class="secondary" type="submit">Duplicate</button></form>`
@@ -322,7 +323,11 @@ const SCRIPT = `
     var tr=f.closest('tr[data-node-id]');
     send(f.action,new URLSearchParams(new FormData(f)),tr&&tr.dataset.nodeId).then(function(ok){if(ok&&f.closest('.create'))f.reset();});
   });
+  // One action menu open at a time; a click elsewhere or Escape closes it.
+  function closeMenus(except){document.querySelectorAll('details.more[open]').forEach(function(d){if(d!==except)d.open=false;});}
+  document.addEventListener('keydown',function(e){if(e.key==='Escape')closeMenus(null);});
   document.addEventListener('click',function(e){
+    closeMenus(e.target.closest&&e.target.closest('details.more'));
     var a=e.target.closest&&e.target.closest('a[data-delete]');
     if(a){e.preventDefault();if(confirm(a.dataset.confirm))send(a.dataset.delete,new URLSearchParams({cascade:'1'}),a.closest('tr').dataset.nodeId);return;}
     var t=e.target.closest&&e.target.closest('button.toggle');

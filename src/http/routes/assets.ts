@@ -1,10 +1,15 @@
 // Front-end files Kiln serves on every host, so documents need no CDN: the hyperclayjs browser library
 // (npm package, at /_/hyperclayjs/src/hyperclay.js?preset=…) and the code editor bundle.
 import path from 'node:path';
+import { readFileSync } from 'node:fs';
+import { ROOT } from '../../paths.ts';
 import { createRequire } from 'node:module';
 import fastifyStatic from '@fastify/static';
 import type { RoutePlugin } from './index.ts';
 import { editorBundle } from '../../ui/assets.ts';
+
+// The owner's toolbar on documents (src/nodes/toolbar.ts), read once.
+const TOOLBAR_JS = readFileSync(path.join(ROOT, 'src/ui/client/toolbar.js'));
 
 // The package's main file is src/hyperclay.js; its folder holds every module the loader imports.
 const HYPERCLAYJS_SRC = path.dirname(createRequire(import.meta.url).resolve('hyperclayjs'));
@@ -17,6 +22,11 @@ const plugin: RoutePlugin = async (app) => {
     index: false,
     dotfiles: 'deny',
     maxAge: '1h',
+  });
+
+  app.get('/_/assets/toolbar.js', async (_req, reply) => {
+    reply.header('Cache-Control', 'public, max-age=3600').type('text/javascript; charset=utf-8');
+    return TOOLBAR_JS;
   });
 
   app.get('/_/assets/editor.js', async (_req, reply) => {

@@ -25,7 +25,8 @@ import {
   servedBefore,
 } from '../../nodes/serve.ts';
 import { isStorageUnavailable } from '../../store/db.ts';
-import type { NodeRow } from '../../nodes/tree.ts';
+import { childPathOf, type NodeRow } from '../../nodes/tree.ts';
+import { toolbarTag, withToolbar } from '../../nodes/toolbar.ts';
 import { ifNoneMatchHits } from '../conditional.ts';
 import { ADMIN_COOKIE, RESOURCE_COOKIE } from '../cookies.ts';
 import { mainHome } from '../home.ts';
@@ -91,11 +92,14 @@ const plugin: RoutePlugin = async (app, { services: s }) => {
     const content = await documentContent(s, node);
     if (!content) throw notFound();
     if (!caller.shareGuest) rememberServed(s, site.accountId, pathname, node, content.checksum);
+    // The owner's copy carries the toolbar; the ETag stays the stored bytes' (saves send it as If-Match).
+    const owner = !caller.shareGuest && req.actor?.accountId === node.owner_id && allows(caller, resource, 'save');
+    if (owner) reply.header('cache-control', 'private, no-cache').header('vary', 'Cookie');
     return reply
       .code(200)
       .header('content-type', 'text/html; charset=utf-8')
       .header('etag', `"${content.checksum}"`)
-      .send(content.bytes);
+      .send(owner ? withToolbar(content.bytes, toolbarTag(childPathOf(node), s.config.baseUrl)) : content.bytes);
   };
   /** While the database is away: the public document this URL served last, as a visitor sees it. */
   function serveLast(req: FastifyRequest, reply: FastifyReply, last: { bytes: Buffer; checksum: string }) {

@@ -1,10 +1,14 @@
 // GET /_/meta — host discovery for the browser library: `spec` + `extensions` tell hyperclayjs to use
 // Kiln's /_/sync live lanes; the `document` block describes the document named by Document-URL.
+// GET /_/data-loss — hyperclayjs's data-clobber guard asks on every page load in edit mode. Kiln keeps
+// every save as a version instead of detecting clobbered island data, so there is never an event to
+// show: `{event: null}`, and resolving an event answers 404.
 import type { RoutePlugin } from './index.ts';
 import { documentPathOf, documentUrlHeader } from '../../save/document-url.ts';
 import { findByPath } from '../../nodes/tree.ts';
 import { allows, resourceOf } from '../../access/authorize.ts';
 import { limits } from '../../limits.ts';
+import { notFound } from '../../errors.ts';
 import { callerOf } from '../share-grant.ts';
 
 const plugin: RoutePlugin = async (app, { services: s }) => {
@@ -34,6 +38,13 @@ const plugin: RoutePlugin = async (app, { services: s }) => {
       }
     }
     return answer;
+  });
+
+  app.get('/_/data-loss', { config: { host: 'document', answers: 'json' } }, async (_req, reply) =>
+    reply.header('Cache-Control', 'no-store').send({ event: null }),
+  );
+  app.post('/_/data-loss/:id', { config: { host: 'document', answers: 'json' } }, async () => {
+    throw notFound('No such data-loss event: Kiln keeps every save as a version instead (see Versions).');
   });
 };
 export default plugin;

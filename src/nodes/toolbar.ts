@@ -1,0 +1,29 @@
+// The owner's toolbar on their documents: one script tag added to the bytes at serve time, for the
+// owner only (visitors, share guests and app users get the stored bytes). It is never stored: the tag
+// and the element its script creates carry `no-save`/`save-remove`, which hyperclayjs strips from every
+// save and snapshot, and the save pipeline removes the exact tag from any body that still has it.
+import { escapeHtml } from '../ui/html.ts';
+
+const SRC = '/_/assets/toolbar.js';
+const TAG = /<script src="\/_\/assets\/toolbar\.js\?[^"<>]*" data-kiln-toolbar no-save save-remove><\/script>/g;
+
+export function toolbarTag(documentPath: string, mainUrl: string): string {
+  const q = new URLSearchParams({ path: documentPath, main: mainUrl });
+  return `<script src="${escapeHtml(`${SRC}?${q}`)}" data-kiln-toolbar no-save save-remove></script>`;
+}
+
+/** The document as its owner gets it: the toolbar's tag just before `</body>` (or at the end). */
+export function withToolbar(bytes: Buffer, tag: string): Buffer {
+  const text = bytes.toString('latin1');
+  const at = text.toLowerCase().lastIndexOf('</body>');
+  const insert = Buffer.from(tag, 'utf8');
+  if (at === -1) return Buffer.concat([bytes, insert]);
+  return Buffer.concat([bytes.subarray(0, at), insert, bytes.subarray(at)]);
+}
+
+/** A save body without the toolbar's tag (a page saved by something that did not strip it). */
+export function withoutToolbar(bytes: Buffer): Buffer {
+  const text = bytes.toString('latin1');
+  if (!text.includes('data-kiln-toolbar')) return bytes;
+  return Buffer.from(text.replace(TAG, ''), 'latin1');
+}

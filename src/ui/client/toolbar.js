@@ -1,0 +1,53 @@
+// The owner's toolbar (src/nodes/toolbar.ts adds its tag at serve time). It lives in a shadow root on
+// an element marked no-save, so neither its markup nor its styles reach a saved page.
+(() => {
+  const me = document.currentScript;
+  if (!me) return;
+  const q = new URL(me.src).searchParams;
+  const path = q.get('path') || '';
+  const main = q.get('main') || '';
+  const html = document.documentElement;
+  const host = document.createElement('kiln-toolbar');
+  for (const a of ['no-save', 'save-remove', 'snapshot-remove']) host.setAttribute(a, '');
+  const root = host.attachShadow({ mode: 'open' });
+  const enc = encodeURIComponent(path);
+  root.innerHTML = `<style>
+:host{all:initial}
+.bar{position:fixed;right:12px;bottom:12px;z-index:2147483600;display:flex;gap:6px;align-items:center;flex-wrap:wrap;
+max-width:calc(100vw - 24px);padding:6px 8px;border-radius:10px;background:#1c1917;color:#fafaf9;
+font:500 13px/1.2 system-ui,sans-serif;box-shadow:0 4px 18px #0004}
+a,button{color:#fafaf9;background:#44403c;border:0;border-radius:6px;padding:6px 9px;font:inherit;text-decoration:none;cursor:pointer}
+a:hover,button:hover{background:#57534e}a:focus-visible,button:focus-visible{outline:3px solid #93c5fd;outline-offset:1px}
+.state{padding:0 4px;min-width:4.5em}.state.error{color:#fca5a5}.state.saved{color:#86efac}
+.bar.min>:not(.show){display:none}.show{display:none}.bar.min .show{display:inline-block}
+</style><div class="bar" role="toolbar" aria-label="Kiln owner toolbar">
+<a class="mode" href="#"></a><span class="state" role="status" aria-live="polite"></span>
+<a href="/_/edit?path=${enc}">Code</a><a href="/_/versions?path=${enc}">Versions</a>
+<a href="${main}/_/dashboard">Dashboard</a><button class="hide" type="button" aria-label="Hide the toolbar">×</button>
+<button class="show" type="button" aria-label="Show the Kiln toolbar">Kiln</button></div>`;
+  const bar = root.querySelector('.bar');
+  const mode = root.querySelector('.mode');
+  const state = root.querySelector('.state');
+  const WORDS = { saving: 'Saving…', saved: 'Saved', error: 'Not saved', offline: 'Offline', dirty: 'Unsaved' };
+  // hyperclayjs's own rule: ?editmode= wins, else the owner cookie Kiln sets for whoever may save.
+  const asked = new URLSearchParams(location.search).get('editmode');
+  const editing = asked ? asked === 'true' : /(^|;\s*)isAdminOfCurrentResource=/.test(document.cookie);
+  function update() {
+    const url = new URL(location.href);
+    url.searchParams.set('editmode', editing ? 'false' : 'true');
+    mode.href = url.pathname + url.search;
+    mode.textContent = editing ? 'View as visitor' : 'Edit';
+    const st = html.getAttribute('savestatus') || '';
+    state.className = `state ${st}`;
+    const selfSaving = 'hyperclay' in window || html.hasAttribute('savestatus');
+    state.textContent = selfSaving ? WORDS[st] || (editing ? 'Editing' : 'Viewing') : 'Not self-saving';
+  }
+  addEventListener('load', update);
+  new MutationObserver(update).observe(html, { attributes: true, attributeFilter: ['savestatus', 'editmode'] });
+  root.querySelector('.hide').addEventListener('click', () => bar.classList.add('min'));
+  root.querySelector('.show').addEventListener('click', () => bar.classList.remove('min'));
+  update();
+  const mount = () => html.appendChild(host);
+  if (document.body) mount();
+  else document.addEventListener('DOMContentLoaded', mount);
+})();
