@@ -256,7 +256,7 @@ export function confirmDeletePage(o: { username: string; node: NodeRow; count: n
 const STYLE = `
 .create{display:grid;grid-template-columns:repeat(auto-fit,minmax(250px,1fr));gap:var(--s4);margin-bottom:var(--s5)}
 .create form.card{max-width:none;margin:0}.create small{display:block;margin-top:var(--s1)}
-.list-tools{display:flex;gap:var(--s3);align-items:center;margin:var(--s4) 0}.list-tools label{margin:0}.list-tools input{max-width:22rem}
+.list-tools{display:flex;gap:var(--s3);align-items:center;margin:var(--s4) 0}.list-tools label{margin:0;white-space:nowrap}.list-tools input{max-width:22rem}
 #usage{margin:var(--s2) 0 var(--s3)}#usage.full strong{color:var(--bad)}
 #tree{border-radius:var(--r);min-height:4rem}#tree.drop,tr.drop td{outline:3px dashed var(--accent);outline-offset:-3px;background:var(--accent-bg)}
 td.name{max-width:24rem}.nm{display:inline-block;max-width:100%;overflow:hidden;text-overflow:ellipsis;white-space:nowrap;vertical-align:bottom}

@@ -8,6 +8,7 @@ export function editorPage(o: {
   etag: string;
   documentUrl: string;
   username?: string;
+  base?: string;
 }): string {
   const data = JSON.stringify({ content: o.content, etag: o.etag, documentUrl: o.documentUrl, name: o.name }).replace(
     /</g,
@@ -16,9 +17,11 @@ export function editorPage(o: {
   return page({
     title: `Edit ${o.name}`,
     username: o.username,
+    base: o.base,
     body: html`<style>
         main{max-width:none;margin:1rem}#kiln-editor{border:1px solid var(--line);background:#fff;height:calc(100vh - 170px);overflow:auto}
-        #kiln-editor .cm-editor{height:100%}.bar{display:flex;gap:1rem;align-items:center;margin-bottom:.5rem}.bar button{margin:0}
+        #kiln-editor .cm-editor{height:100%}.bar{display:flex;flex-wrap:wrap;gap:.5rem 1rem;align-items:center;margin-bottom:.5rem}.bar>strong,.bar>a{white-space:nowrap}.bar button{margin:0}
+        .status button{margin:0 .4rem 0 0;padding:.3rem .7rem}
         .status.error{color:#991b1b}.status.success{color:#065f46}
       </style>
       <div class="bar"><strong>${o.name}</strong><a href="${o.documentUrl}" target="_blank">Open</a>

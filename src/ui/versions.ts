@@ -21,10 +21,17 @@ const SAVED_BY: Record<string, string> = {
 const who = (v: VersionInfo) => SAVED_BY[v.savedBy] ?? v.savedBy;
 const kb = (n: number) => `${(n / 1024).toFixed(1)} KB`;
 
-export function versionsPage(o: { node: Doc; versions: VersionInfo[]; documentPath: string; username?: string }) {
+export function versionsPage(o: {
+  node: Doc;
+  versions: VersionInfo[];
+  documentPath: string;
+  username?: string;
+  base?: string;
+}) {
   return page({
     title: `Versions of ${o.node.name}`,
     username: o.username,
+    base: o.base,
     body: html`<h1>Versions of <a href="${o.documentPath}">${pathOf(o.node)}</a></h1>
       <table><thead><tr><th>#</th><th>Saved</th><th>By</th><th class="num">Size</th><th></th></tr></thead><tbody>
       ${o.versions.map(
@@ -39,10 +46,11 @@ export function versionsPage(o: { node: Doc; versions: VersionInfo[]; documentPa
   });
 }
 
-export function versionPage(o: { node: Doc; version: VersionInfo; content: string; username?: string }) {
+export function versionPage(o: { node: Doc; version: VersionInfo; content: string; username?: string; base?: string }) {
   return page({
     title: `Version ${o.version.backupNumber} of ${o.node.name}`,
     username: o.username,
+    base: o.base,
     body: html`<h1>Version ${o.version.backupNumber} of ${pathOf(o.node)}</h1>
       <p class="muted">Saved ${o.version.createdAt} by ${who(o.version)} · ${kb(o.version.size)} ·
       <a href="/_/version/${o.version.id}?raw">view as page</a> · <a href="/_/version/${o.version.id}/diff">diff with current</a> ·
@@ -51,12 +59,20 @@ export function versionPage(o: { node: Doc; version: VersionInfo; content: strin
   });
 }
 
-export function diffPage(o: { node: Doc; version: VersionInfo; old: string; current: string; username?: string }) {
+export function diffPage(o: {
+  node: Doc;
+  version: VersionInfo;
+  old: string;
+  current: string;
+  username?: string;
+  base?: string;
+}) {
   const parts = diffLines(o.old, o.current);
   const changed = parts.some((p) => p.added || p.removed);
   return page({
     title: `Changes since version ${o.version.backupNumber}`,
     username: o.username,
+    base: o.base,
     body: html`<h1>From version ${o.version.backupNumber} to the current ${pathOf(o.node)}</h1>
       <p class="muted"><span style="background:#fee2e2">− removed since then</span> · <span style="background:#dcfce7">+ added since then</span> ·
       <a href="/_/restore/${o.version.id}">restore version ${o.version.backupNumber}</a></p>
@@ -84,10 +100,11 @@ export function diffPage(o: { node: Doc; version: VersionInfo; old: string; curr
   });
 }
 
-export function restorePage(o: { node: Doc; version: VersionInfo; username?: string }) {
+export function restorePage(o: { node: Doc; version: VersionInfo; username?: string; base?: string }) {
   return page({
     title: `Restore version ${o.version.backupNumber}`,
     username: o.username,
+    base: o.base,
     body: html`<h1>Restore version ${o.version.backupNumber} of ${pathOf(o.node)}?</h1>
       <p>The document’s current content is kept as a version too, so you can go back.</p>
       <form method="post" action="/_/restore/${o.version.id}"><button type="submit">Restore version ${o.version.backupNumber}</button>

@@ -32,6 +32,7 @@ const plugin: RoutePlugin = async (app, { services: s }) => {
         content,
         node.checksum ?? '',
         `${req.protocol}://${req.headers.host}${nodeUrlPath(node)}`,
+        s.config.baseUrl,
       );
     },
   );
@@ -60,6 +61,7 @@ const plugin: RoutePlugin = async (app, { services: s }) => {
       bytes.toString('utf8'),
       node.checksum ?? '',
       `${req.protocol}://${req.headers.host}${req.url.split('?')[0]}`,
+      s.config.baseUrl,
     );
   });
 };
@@ -71,9 +73,10 @@ function sendEditor(
   content: string,
   etag: string,
   documentUrl: string,
+  base: string,
 ) {
   reply.header('Cache-Control', 'no-store').type('text/html; charset=utf-8');
-  return editorPage({ name, content, etag, documentUrl, username: req.actor?.username });
+  return editorPage({ name, content, etag, documentUrl, username: req.actor?.username, base });
 }
 
 export default plugin;

@@ -41,7 +41,13 @@ const plugin: RoutePlugin = async (app, { services: s }) => {
     if (!wantsHtml(req))
       return { msg: `${versions.length} versions`, msgType: 'success', document: node.name, versions };
     reply.type('text/html; charset=utf-8');
-    return versionsPage({ node, versions, documentPath: nodeUrlPath(node), username: req.actor?.username });
+    return versionsPage({
+      node,
+      versions,
+      documentPath: nodeUrlPath(node),
+      username: req.actor?.username,
+      base: s.config.baseUrl,
+    });
   });
 
   app.get('/_/version/:id', async (req, reply) => {
@@ -56,7 +62,13 @@ const plugin: RoutePlugin = async (app, { services: s }) => {
     }
     if (!wantsHtml(req)) return { msg: 'Version', msgType: 'success', version: info, html: v.bytes.toString('utf8') };
     reply.type('text/html; charset=utf-8');
-    return versionPage({ node, version: info, content: v.bytes.toString('utf8'), username: req.actor?.username });
+    return versionPage({
+      node,
+      version: info,
+      content: v.bytes.toString('utf8'),
+      username: req.actor?.username,
+      base: s.config.baseUrl,
+    });
   });
 
   app.get('/_/version/:id/diff', async (req, reply) => {
@@ -66,7 +78,14 @@ const plugin: RoutePlugin = async (app, { services: s }) => {
     const info = (await listVersions(db, node.id)).find((x) => x.id === id)!;
     const current = (await documentContent(s, node))?.bytes.toString('utf8') ?? '';
     reply.type('text/html; charset=utf-8');
-    return diffPage({ node, version: info, old: v.bytes.toString('utf8'), current, username: req.actor?.username });
+    return diffPage({
+      node,
+      version: info,
+      old: v.bytes.toString('utf8'),
+      current,
+      username: req.actor?.username,
+      base: s.config.baseUrl,
+    });
   });
 
   app.get('/_/restore/:id', async (req, reply) => {
@@ -75,7 +94,7 @@ const plugin: RoutePlugin = async (app, { services: s }) => {
     const node = await documentFor(s, req, v.nodeId);
     const info = (await listVersions(db, node.id)).find((x) => x.id === id)!;
     reply.type('text/html; charset=utf-8');
-    return restorePage({ node, version: info, username: req.actor?.username });
+    return restorePage({ node, version: info, username: req.actor?.username, base: s.config.baseUrl });
   });
 
   app.post('/_/restore/:id', async (req, reply) => {
