@@ -88,7 +88,11 @@ test('setup, sign in, create a document, open it on its host as its owner, sign 
   const link = page.locator('#tree a', { hasText: 'hello.html' });
   await link.waitFor();
   assert.equal(new URL(page.url()).search, '', 'created without leaving the page');
-  assert.match((await page.locator('#flash').textContent()) ?? '', /hello\.html/);
+  assert.match(
+    (await page.locator('#tree tr.row-msg').textContent()) ?? '',
+    /hello\.html/,
+    'the message beside the new row',
+  );
   assert.equal(await link.getAttribute('href'), b.docUrl(person.username, '/hello.html'));
 
   // Open it on its document host, in a new tab of the same browser: the host has no session yet, so the

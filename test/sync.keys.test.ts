@@ -55,18 +55,22 @@ test('a paid account generates a key from the dashboard: shown once, hash only, 
   assert.ok(!page.text.includes(key));
 });
 
-test('a browser form post answers the page with the key shown once; reloading does not show it again', async () => {
+test('a browser form post redirects (POST-redirect-GET) to the page that shows the key once; a reload makes no second key and shows none', async () => {
   const c = kiln.client();
   await signedIn(kiln, c, { plan: 'maker' });
   const res = await c.post('/_/dashboard/keys', {}, { form: true, headers: { accept: 'text/html' } });
-  assert.equal(res.status, 201);
-  assert.match(String(res.headers['content-type']), /text\/html/);
-  const key = /hcsk_[0-9a-f]{64}/.exec(res.text)?.[0];
+  assert.equal(res.status, 303);
+  assert.equal(res.headers.location, '/_/dashboard/keys');
+  assert.doesNotMatch(res.headers.location!, /hcsk_/, 'the key never travels in a URL');
+  const shown = await c.page('/_/dashboard/keys');
+  const key = /hcsk_[0-9a-f]{64}/.exec(shown.text)?.[0];
   assert.ok(key, 'the page shows the key');
-  assert.match(res.text, /shown only once/);
+  assert.match(shown.text, /shown only once/);
+  assert.match(String(shown.headers['cache-control']), /no-store/);
   const again = await c.page('/_/dashboard/keys');
-  assert.ok(!again.text.includes(key!));
-  assert.match(String(res.headers['cache-control']), /no-store/);
+  assert.ok(!again.text.includes(key!), 'a reload shows it no more');
+  const listed = await c.get('/_/dashboard/keys', { headers: { accept: 'application/json' } });
+  assert.equal(listed.json.keys.length, 1, 'one key: reloading generated none');
 });
 
 test("generation needs a plan of one's own or an owner/editor role on a team whose plan includes sync (402 payment-required)", async () => {

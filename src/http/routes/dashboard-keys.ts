@@ -1,7 +1,8 @@
 // Dashboard: sync keys and teams (signed-in developers, main app). Bodies may be JSON or form-encoded.
 //
 //   GET  /_/dashboard/keys[?tab=active|inactive]   page (JSON {keys} for programs)
-//   POST /_/dashboard/keys                          generate: the key is shown once (page, or JSON {key});
+//   POST /_/dashboard/keys                          generate: JSON {key} for programs; browsers get 303 to
+//                                                   the page, which shows the key once (a reload makes none);
 //                                                   402 payment-required without a plan that includes sync
 //   POST /_/dashboard/keys/:id/revoke               revoke (requests with it answer 401 from then on)
 //   GET  /_/dashboard/teams                         page (JSON {teams} for programs)
@@ -34,6 +35,8 @@ import { strictAttempt } from '../../ratelimit/http.ts';
 import { onlyOn } from '../hosts.ts';
 
 const KEYS = '/_/dashboard/keys';
+const NEW_KEY_COOKIE = 'kiln_new_key';
+const NEW_KEY_MSG = 'Sync key generated. Copy it now: it is shown only once.';
 const TEAMS = '/_/dashboard/teams';
 
 function field(req: FastifyRequest, name: string): string {
@@ -77,9 +80,18 @@ const plugin: RoutePlugin = async (app, { services: s }) => {
     reply.header('cache-control', 'no-store');
     if (!wantsHtml(req)) return reply.send({ msg: '', msgType: 'success', keys });
     const tab = queryText(req, 'tab') === 'inactive' ? 'inactive' : 'active';
-    return reply
-      .type('text/html; charset=utf-8')
-      .send(keysPage({ username: actor.username, keys, tab, msg: queryMsg(req) }));
+    // A key generated a moment ago, shown once: the cookie is cleared by this very answer.
+    const fresh = newKeyOf(req, keys);
+    if (req.cookies[NEW_KEY_COOKIE] !== undefined) reply.clearCookie(NEW_KEY_COOKIE, { path: KEYS });
+    return reply.type('text/html; charset=utf-8').send(
+      keysPage({
+        username: actor.username,
+        keys,
+        tab,
+        newKey: fresh,
+        msg: fresh ? { text: NEW_KEY_MSG, type: 'success' } : queryMsg(req),
+      }),
+    );
   });
 
   app.post(KEYS, async (req, reply) => {
@@ -94,21 +106,36 @@ const plugin: RoutePlugin = async (app, { services: s }) => {
       if (back) return back;
       throw err;
     }
-    const msg = 'Sync key generated. Copy it now: it is shown only once.';
     reply.header('cache-control', 'no-store');
     if (!wantsHtml(req))
-      return reply
-        .code(201)
-        .send({ msg, msgType: 'success', key: made.key, id: made.id, prefix: made.prefix, expiresAt: made.expiresAt });
-    // The key cannot travel in a redirect URL: the answer is the page itself, showing it once.
-    const keys = await listSyncKeys(s, actor.accountId);
-    return reply
-      .code(201)
-      .type('text/html; charset=utf-8')
-      .send(
-        keysPage({ username: actor.username, keys, tab: 'active', newKey: made, msg: { text: msg, type: 'success' } }),
-      );
+      return reply.code(201).send({
+        msg: NEW_KEY_MSG,
+        msgType: 'success',
+        key: made.key,
+        id: made.id,
+        prefix: made.prefix,
+        expiresAt: made.expiresAt,
+      });
+    // POST-redirect-GET, so a reload never generates a second key. The key cannot travel in the URL
+    // (history, logs): it waits in a short-lived httpOnly cookie scoped to the keys page.
+    reply.setCookie(NEW_KEY_COOKIE, `${made.id}.${made.key}`, {
+      path: KEYS,
+      httpOnly: true,
+      sameSite: 'strict',
+      secure: s.config.secure,
+      maxAge: 120,
+    });
+    return reply.redirect(KEYS, 303);
   });
+
+  /** The key the cookie carries, when it is one of the account's active keys. */
+  function newKeyOf(req: FastifyRequest, keys: Awaited<ReturnType<typeof listSyncKeys>>) {
+    const raw = req.cookies[NEW_KEY_COOKIE];
+    const m = raw ? /^(\d{1,15})\.(hcsk_[0-9a-f]{64})$/.exec(raw) : null;
+    if (!m) return undefined;
+    const listed = keys.find((k) => k.id === Number(m[1]) && k.state === 'active' && m[2].startsWith(k.prefix));
+    return listed ? { key: m[2], prefix: listed.prefix, expiresAt: listed.expiresAt } : undefined;
+  }
 
   app.post(`${KEYS}/:id/revoke`, (req, reply) =>
     operate(req, reply, KEYS, async (actor) => {

@@ -92,8 +92,14 @@ const plugin: RoutePlugin = async (app, { services: s }) => {
     const content = await documentContent(s, node);
     if (!content) throw notFound();
     if (!caller.shareGuest) rememberServed(s, site.accountId, pathname, node, content.checksum);
-    // The owner's copy carries the toolbar; the ETag stays the stored bytes' (saves send it as If-Match).
-    const owner = !caller.shareGuest && req.actor?.accountId === node.owner_id && allows(caller, resource, 'save');
+    // The owner's page load in a browser carries the toolbar; every other request (a script's fetch, a
+    // sync tool, curl) gets the stored bytes exactly. The ETag stays the stored bytes' (saves send it
+    // as If-Match).
+    const owner =
+      !caller.shareGuest &&
+      req.actor?.accountId === node.owner_id &&
+      isPageLoad(req) &&
+      allows(caller, resource, 'save');
     if (owner) reply.header('cache-control', 'private, no-cache').header('vary', 'Cookie');
     return reply
       .code(200)
@@ -101,6 +107,12 @@ const plugin: RoutePlugin = async (app, { services: s }) => {
       .header('etag', `"${content.checksum}"`)
       .send(owner ? withToolbar(content.bytes, toolbarTag(childPathOf(node), s.config.baseUrl)) : content.bytes);
   };
+  /** A browser's top-level page load: `Sec-Fetch-Dest: document` (secure origins), or on plain HTTP,
+   *  where browsers send no Sec-Fetch headers, the `Upgrade-Insecure-Requests: 1` of navigations. */
+  function isPageLoad(req: FastifyRequest): boolean {
+    const dest = req.headers['sec-fetch-dest'];
+    return dest !== undefined ? dest === 'document' : req.headers['upgrade-insecure-requests'] === '1';
+  }
   /** While the database is away: the public document this URL served last, as a visitor sees it. */
   function serveLast(req: FastifyRequest, reply: FastifyReply, last: { bytes: Buffer; checksum: string }) {
     reply.header('cache-control', 'no-cache');
