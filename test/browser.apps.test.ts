@@ -42,10 +42,11 @@ test('a visitor signs up on an app, confirms by the mailed link, edits and saves
   await ownerCtx.addCookies(browserCookies(bk.kiln.config, sessions));
   const dash = await ownerCtx.newPage();
   await dash.goto(bk.mainUrl('/_/dashboard'));
-  const row = dash.locator('tr', { hasText: 'shared-todo.html' });
+  const row = dash.locator('tr[data-node-id]', { hasText: 'shared-todo.html' });
+  await row.getByText('More').click();
   await row.getByRole('button', { name: 'Make it an app' }).click();
-  await dash.locator('#flash', { hasText: 'is an app' }).waitFor();
-  await dash.locator('tr', { hasText: 'shared-todo.html' }).getByRole('button', { name: 'Stop signups' }).waitFor();
+  await dash.locator('#tree tr.row-msg', { hasText: 'is an app' }).waitFor();
+  await row.getByRole('button', { name: 'Stop signups', includeHidden: true }).waitFor({ state: 'attached' });
   assert.equal(dash.url(), bk.mainUrl('/_/dashboard'), 'no page load: the list was swapped in');
   const signupHref = await dash
     .locator('tr', { hasText: 'shared-todo.html' })

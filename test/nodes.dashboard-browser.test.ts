@@ -23,8 +23,16 @@ after(async () => {
   if (bk) await bk.stop();
 });
 
+/** The message shown beside the row acted on (or at the top when the row is gone). */
+const rowMsg = async (p: Page) => (await p.locator('#tree tr.row-msg').textContent()) ?? '';
+
+/** Opens a row's "More" menu. */
+const more = async (row: import('playwright-core').Locator) => {
+  if ((await row.locator('details.more').getAttribute('open')) === null) await row.locator('summary').click();
+};
+
 const rowNames = (p: Page) =>
-  p.$$eval('#tree tbody tr td:first-child', (tds) =>
+  p.$$eval('#tree tbody tr[data-node-id] .nm', (tds) =>
     tds.map((td) => (td.textContent ?? '').replace(/\s+/g, ' ').trim()),
   );
 
@@ -39,7 +47,7 @@ test('create, rename, move and delete from the dashboard without leaving the pag
   await page.fill('#new-folder', 'notes');
   await page.click('form:has(#new-folder) button[type=submit]');
   await page.waitForSelector('#tree tr[data-type=folder]');
-  assert.match((await page.textContent('#flash')) ?? '', /Folder "notes" created/);
+  assert.match(await rowMsg(page), /Folder "notes" created/);
   await page.fill('#new-site', 'todo.html');
   await page.selectOption('#new-site-parent', { label: 'notes/' });
   await page.click('form:has(#new-site) button[type=submit]');
@@ -56,7 +64,7 @@ test('create, rename, move and delete from the dashboard without leaving the pag
 
   // Rename the document.
   const docRow = page.locator('#tree tr[data-type=site]');
-  await docRow.locator('summary', { hasText: 'Rename' }).click();
+  await more(docRow);
   await docRow.locator('form[action$="/rename"] input[name=name]').fill('done.html');
   await docRow.locator('form[action$="/rename"] button').click();
   await page.waitForFunction(() => document.querySelector('#tree')?.textContent?.includes('done.html'));
@@ -68,11 +76,11 @@ test('create, rename, move and delete from the dashboard without leaving the pag
   const folderRow = (name: string) =>
     page.locator('#tree tr[data-type=folder]').filter({ has: page.locator('td:first-child', { hasText: name }) });
   const notesRow = folderRow('notes/');
-  await notesRow.locator('summary', { hasText: 'Move' }).click();
+  await more(notesRow);
   await notesRow.locator('form[action$="/move"] select').selectOption({ label: 'archive/' });
   await notesRow.locator('form[action$="/move"] button').click();
   await page.waitForFunction(() =>
-    document.querySelector('#flash')?.textContent?.includes('Moved "notes" to "archive"'),
+    document.querySelector('#tree tr.row-msg')?.textContent?.includes('Moved "notes" to "archive"'),
   );
   assert.deepEqual(await rowNames(page), ['archive/', 'notes/', 'done.html']);
 
@@ -92,12 +100,14 @@ test('create, rename, move and delete from the dashboard without leaving the pag
     void d.dismiss();
   });
   const notesDelete = folderRow('notes/').locator('a[data-delete]');
+  await more(folderRow('notes/'));
   await notesDelete.click();
   assert.match(messages[0], /Delete the folder "notes" and the 1 item inside it\?/);
   assert.equal((await rowNames(page)).length, 3);
   page.once('dialog', (d) => void d.accept());
+  await more(folderRow('notes/'));
   await notesDelete.click();
-  await page.waitForFunction(() => document.querySelectorAll('#tree tbody tr').length === 1);
+  await page.waitForFunction(() => document.querySelectorAll('#tree tbody tr[data-node-id]').length === 1);
   assert.deepEqual(await rowNames(page), ['archive/']);
   assert.match((await page.textContent('#flash')) ?? '', /Deleted "notes" and 1 item inside it/);
 });

@@ -2,6 +2,7 @@
 // uniqueness, nesting, rename, move (descendant paths), delete, site quota by plan.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
+import * as cheerio from 'cheerio';
 import { startKiln, type TestKiln } from './support/kiln.ts';
 import { newPerson, signedIn } from './support/people.ts';
 import { createPerson } from '../src/accounts/people.ts';
@@ -315,10 +316,13 @@ test('site quota: free accounts stop at 10 documents with 403 quota-exceeded nam
     const paid = await dev(over);
     for (let i = 0; i < 11; i++) await mustCreate(paid.main, { type: 'site', name: `paid-${paid.me.id}-${i}.html` });
     const page = await paid.main.page('/_/dashboard');
-    assert.match(page.text, /11 documents \(unlimited\)/);
+    assert.match(cheerio.load(page.text)('#usage').text(), /^11 documents \(unlimited\)/);
   }
   const page = await free.main.page('/_/dashboard');
-  assert.match(page.text, /10 documents of 10/);
+  assert.match(
+    cheerio.load(page.text)('#usage').text(),
+    /^10 of 10 documents · .* stored · uploads up to 10\.0 MB each · Upgrade for more/,
+  );
 });
 
 test('races: one name claimed by many accounts at once gives one 201 and 409s; a free account at 9 documents creating 5 at once ends at 10', async () => {

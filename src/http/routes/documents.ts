@@ -38,6 +38,9 @@ import { answerDataQuery, wantsData } from '../data-answers.ts';
 import { isValidShareToken, TOKEN_PARAM } from '../../sharing/share.ts';
 import { callerOf, setShareCookie, tokenParamOf } from '../share-grant.ts';
 
+/** Request destinations that may get a document: page loads, frames, and scripts' fetches. */
+const PAGE_DESTINATIONS = new Set(['document', 'iframe', 'frame', 'embed', 'object', 'empty']);
+
 const plugin: RoutePlugin = async (app, { services: s }) => {
   const handler = async (req: FastifyRequest, reply: FastifyReply) => {
     const site = req.site;
@@ -59,6 +62,9 @@ const plugin: RoutePlugin = async (app, { services: s }) => {
       if (!last) throw err;
       return serveLast(req, reply, last);
     }
+    // The root document answers unknown paths for page loads and scripts (single-page apps), never for
+    // a browser's image, script or style request (a missing /favicon.ico is not the home page).
+    if (found?.kind === 'document' && found.fallback && isSubresource(req)) throw notFound();
     if (!found) {
       // Its owner learns why and gets one click to the fix; everyone else a plain 404.
       if (req.actor?.accountId === site.accountId && wantsHtml(req))
@@ -107,6 +113,10 @@ const plugin: RoutePlugin = async (app, { services: s }) => {
       .header('etag', `"${content.checksum}"`)
       .send(owner ? withToolbar(content.bytes, toolbarTag(childPathOf(node), s.config.baseUrl)) : content.bytes);
   };
+  function isSubresource(req: FastifyRequest): boolean {
+    const dest = req.headers['sec-fetch-dest'];
+    return typeof dest === 'string' && !PAGE_DESTINATIONS.has(dest);
+  }
   /** A browser's top-level page load: `Sec-Fetch-Dest: document` (secure origins), or on plain HTTP,
    *  where browsers send no Sec-Fetch headers, the `Upgrade-Insecure-Requests: 1` of navigations. */
   function isPageLoad(req: FastifyRequest): boolean {
