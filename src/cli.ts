@@ -4,6 +4,8 @@ import { ConfigError, ENV_HELP, loadConfig, type Config } from './config.ts';
 import { startServer, createServices, closeServices } from './server.ts';
 import type { Services } from './services.ts';
 import type { Plan, TeamRole } from './store/schema.ts';
+import { createLimiterFactory } from './ratelimit/limiters.ts';
+import { systemClock } from './clock.ts';
 
 const HELP = `kiln — self-hostable service for single-file HTML apps
 
@@ -17,6 +19,8 @@ Usage:
                                create team T owned by U (plan: U's when it includes sync, else free)
   kiln team member add --team T --user U [--role owner|editor|viewer]
                                add U to team T (default editor) or change U's role
+  kiln ratelimit reset         clear every rate-limit counter (run with the server's DATA_DIR,
+                               DATABASE_URL and REDIS_URL)
   kiln --help                  this text
 
 Environment:
@@ -78,6 +82,7 @@ async function main(argv: string[]) {
     return;
   }
   if (cmd === 'key' && sub === 'add') return keyAdd(config, argv.slice(2));
+  if (cmd === 'ratelimit' && sub === 'reset') return ratelimitReset(config);
   if (cmd === 'team' && sub === 'add') return teamAdd(config, argv.slice(2));
   if (cmd === 'team' && sub === 'member' && argv[2] === 'add') return teamMemberAdd(config, argv.slice(3));
   process.stderr.write(`Unknown command: ${argv.join(' ')}\n\n${HELP}`);
@@ -111,6 +116,15 @@ async function accountIdOf(s: Services, username: string, kind: 'person' | 'team
     .executeTakeFirst();
   if (!row) throw new Error(`There is no ${kind === 'team' ? 'team' : 'person'} named "${username}".`);
   return row.id;
+}
+
+async function ratelimitReset(config: Config) {
+  const limiters = createLimiterFactory(config, systemClock);
+  try {
+    process.stdout.write(`${await limiters.resetAll()}\n`);
+  } finally {
+    await limiters.close();
+  }
 }
 
 async function keyAdd(config: Config, args: string[]) {

@@ -11,6 +11,9 @@ import type { Clock } from '../src/clock.ts';
 import { createPerson, type NewPerson } from '../src/accounts/people.ts';
 import { createSyncKey } from '../src/sync/keys.ts';
 import { createNode } from '../src/nodes/tree.ts';
+import { execFileSync } from 'node:child_process';
+import path from 'node:path';
+import { ROOT } from '../src/paths.ts';
 
 let now = new Date('2026-06-01T08:00:00.000Z');
 const clock: Clock = { now: () => new Date(now) };
@@ -55,11 +58,16 @@ function assertRefused(res: Res, limit: number, windowSeconds: number) {
   assert.equal(res.headers['ratelimit-policy'], `${limit};w=${windowSeconds}`);
 }
 
-test('general limiter: 100 requests to the account pages per address in 15 minutes, then 429 with Retry-After; other addresses go on', async () => {
+/** A failed sign-in: a form submission to an account page (each with its own email, so the login
+ *  limiter, keyed on address + email, stays out of the way). */
+const failedLogin = (c: ReturnType<TestKiln['client']>, path = '/_/login') =>
+  c.post(path, { email: `nobody-${Math.random().toString(36).slice(2)}@example.com`, password: 'whatever-it-is' });
+
+test('general limiter: 100 submissions to the account pages per address in 15 minutes, then 429 with Retry-After; viewing the pages never counts; other addresses go on', async () => {
   const visitor = kiln.client();
   for (let i = 1; i <= 100; i++) {
-    const res = await (i % 2 ? visitor.page('/_/login') : visitor.page('/_/signup'));
-    assert.equal(res.status, 200, `request ${i}`);
+    const res = await failedLogin(visitor);
+    assert.equal(res.status, 401, `request ${i}`);
     assert.deepEqual(limitHeaders(res), {
       limit: '100',
       remaining: String(100 - i),
@@ -67,26 +75,37 @@ test('general limiter: 100 requests to the account pages per address in 15 minut
       policy: '100;w=900',
     });
     assert.ok(Number(res.headers['ratelimit-reset']) > 0 && Number(res.headers['ratelimit-reset']) <= 900);
+    if (i % 25 === 0) {
+      // A person looking at the forms uses up nothing.
+      const view = await (i % 50 ? visitor.page('/_/login') : visitor.page('/_/signup'));
+      assert.equal(view.status, 200);
+      assert.equal(view.headers['ratelimit-limit'], undefined);
+    }
   }
-  const json = await visitor.post('/_/login', { email: 'x@example.com', password: 'whatever-it-is' });
+  const json = await failedLogin(visitor);
   assertRefused(json, 100, 900);
   assert.deepEqual([json.json.code, json.json.msgType], ['rate-limited', 'error']);
   assert.match(
     json.json.msg,
     /Too many requests from your address: at most 100 per 15 minutes\. Try again in \d+ (minute|second)/,
   );
-  const page = await visitor.page('/_/login');
+  const page = await visitor.post(
+    '/_/login',
+    { email: 'x@example.com', password: 'whatever-it-is' },
+    { form: true, headers: { accept: 'text/html' } },
+  );
   assertRefused(page, 100, 900);
   assert.match(page.headers['content-type'] ?? '', /text\/html/);
   assert.match(page.text, /Too many requests/);
+  assert.equal((await visitor.page('/_/login')).status, 200, 'the form itself still shows');
   // The same pages on a document host count for the same address.
   const owner = await member();
-  const onHost = await visitor.on(kiln.hostOf(owner.person.username)).page('/_/login');
+  const onHost = await failedLogin(visitor.on(kiln.hostOf(owner.person.username)));
   assert.equal(onHost.status, 429);
 
   // Another visitor (another address) is not affected.
-  const other = await kiln.client().page('/_/login');
-  assert.equal(other.status, 200);
+  const other = await failedLogin(kiln.client());
+  assert.equal(other.status, 401);
   assert.equal(other.headers['ratelimit-remaining'], '99');
 
   // What the general limiter leaves alone, even for the exhausted address: documents, the data API,
@@ -118,19 +137,15 @@ test('general limiter: 100 requests to the account pages per address in 15 minut
 
 test('general limiter: encoded paths that reach the account pages (/%5f/login, /_/%6cogin …) count like the plain ones', async () => {
   const visitor = kiln.client();
-  const variants = ['/%5f/login', '/_/%6cogin', '/%5F/signup', '/_/%73ignup', '/%5f/%6c%6f%67%69%6e?x=1'];
+  const variants = ['/%5f/login', '/_/%6cogin', '/%5F/login', '/_/%6c%6f%67%69%6e', '/%5f/%6c%6f%67%69%6e?x=1'];
   for (let i = 1; i <= 100; i++) {
     const path = variants[i % variants.length];
-    const res = await visitor.page(path);
-    assert.equal(res.status, 200, `${path} reaches the page`);
+    const res = await failedLogin(visitor, path);
+    assert.equal(res.status, 401, `${path} reaches the login`);
     assert.equal(res.headers['ratelimit-remaining'], String(100 - i), path);
   }
-  assert.equal((await visitor.page('/%5f/login')).status, 429);
-  // An anonymous write through an encoded path counts too.
-  const other = kiln.client();
-  const res = await other.post('/%5f/login', { email: 'x@example.com', password: 'whatever-it-is' });
-  assert.equal(res.status, 401);
-  assert.equal(res.headers['ratelimit-remaining'], '99');
+  assert.equal((await failedLogin(visitor, '/%5f/login')).status, 429);
+  assert.equal((await failedLogin(visitor, '/_/%73ignup')).status, 429, 'the sign-up form too');
 });
 
 test('general limiter: anonymous writes to /_/ count; sync-key requests and share guests do not', async () => {
@@ -162,7 +177,7 @@ test('general limiter: anonymous writes to /_/ count; sync-key requests and shar
   // A wrong key is still just a 401 from the sync API.
   const wrong = await visitor.get('/_/sync/nodes', { headers: { 'x-api-key': `hcsk_${'0'.repeat(64)}` } });
   assert.equal(wrong.status, 401);
-  assert.equal((await visitor.page('/_/login')).headers['ratelimit-remaining'], '98');
+  assert.equal((await failedLogin(visitor)).headers['ratelimit-remaining'], '98');
 });
 
 test('strict limiter on signup: 5 attempts an hour per address, then 429 (a page with the form for browsers); another address signs up', async () => {
@@ -246,13 +261,13 @@ test('windows end: 15 minutes for the general limiter, an hour for the strict on
     : 'Redis counts windows on its own clock; this runs on the in-memory counters (KILN_TEST_STORAGE=sqlite)',
 }, async () => {
   const visitor = kiln.client();
-  for (let i = 0; i < 100; i++) await visitor.page('/_/login');
-  assert.equal((await visitor.page('/_/login')).status, 429);
+  for (let i = 0; i < 100; i++) await failedLogin(visitor);
+  assert.equal((await failedLogin(visitor)).status, 429);
   now = new Date(now.getTime() + 14 * 60_000);
-  assert.equal((await visitor.page('/_/login')).status, 429, 'still inside the window');
+  assert.equal((await failedLogin(visitor)).status, 429, 'still inside the window');
   now = new Date(now.getTime() + 60_000);
-  const fresh = await visitor.page('/_/login');
-  assert.equal(fresh.status, 200);
+  const fresh = await failedLogin(visitor);
+  assert.equal(fresh.status, 401);
   assert.equal(fresh.headers['ratelimit-remaining'], '99');
 
   for (let i = 0; i < 5; i++) {
@@ -270,4 +285,70 @@ test('windows end: 15 minutes for the general limiter, an hour for the strict on
     (await visitor.post('/_/signup', { email: p.email, username: p.username, password: p.password })).status,
     201,
   );
+});
+
+test('setup, the main sign-up and an app sign-up count in separate buckets', async () => {
+  const visitor = kiln.client();
+  for (let i = 0; i < 5; i++) {
+    const p = newPerson();
+    assert.equal(
+      (await visitor.post('/_/signup', { email: p.email, username: p.username, password: p.password })).status,
+      201,
+    );
+  }
+  const p = newPerson();
+  assert.equal(
+    (await visitor.post('/_/signup', { email: p.email, username: p.username, password: p.password })).status,
+    429,
+  );
+  // The same address may still sign up to someone's app: the visitors of an app never share a
+  // bucket with the developers' sign-ups.
+  const owner = await member({ plan: 'maker' });
+  const appName = `app-${owner.person.username}.html`;
+  const made = await owner.main.post(
+    '/_/dashboard/nodes',
+    { type: 'site', name: appName, html: '<html><body>app</body></html>' },
+    { headers: ajax },
+  );
+  assert.equal(made.status, 201, made.text);
+  assert.equal(
+    (await owner.main.post(`/_/dashboard/nodes/${made.json.node.id}/app`, { enableSignups: true }, { headers: ajax }))
+      .status,
+    200,
+  );
+  const host = visitor.on(kiln.hostOf(owner.person.username));
+  const v = newPerson();
+  const appSignup = await host.post('/_/app/signup', {
+    app: appName,
+    email: v.email,
+    username: v.username,
+    password: v.password,
+  });
+  assert.ok(appSignup.status < 400, `app sign-up: ${appSignup.status} ${appSignup.text}`);
+  assert.equal(appSignup.headers['ratelimit-remaining'], '4', 'its own bucket: one used of five');
+});
+
+test('`kiln ratelimit reset` clears every counter (in memory: the server notices within seconds; Redis: the keys go)', async () => {
+  const visitor = kiln.client();
+  for (let i = 0; i < 100; i++) await failedLogin(visitor);
+  assert.equal((await failedLogin(visitor)).status, 429);
+  const env = {
+    ...process.env,
+    DATA_DIR: kiln.config.dataDir,
+    ...(kiln.config.databaseUrl ? { DATABASE_URL: kiln.config.databaseUrl } : {}),
+    ...(kiln.config.redisUrl ? { REDIS_URL: kiln.config.redisUrl } : {}),
+  };
+  const out = execFileSync(process.execPath, [path.join(ROOT, 'bin/kiln.js'), 'ratelimit', 'reset'], {
+    env,
+  }).toString();
+  assert.match(
+    out,
+    kiln.config.redisUrl ? /Deleted \d+ rate-limit counters? in Redis/ : /clears them within 2 seconds/,
+  );
+  let status = 429;
+  for (let i = 0; i < 60 && status === 429; i++) {
+    await new Promise((r) => setTimeout(r, 100));
+    status = (await failedLogin(visitor)).status;
+  }
+  assert.equal(status, 401, 'the address may submit again');
 });

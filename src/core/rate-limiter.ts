@@ -41,6 +41,11 @@ export class MemoryRateLimiter implements RateLimiter {
     this.windows.delete(key);
   }
 
+  /** Forgets every window (an operator's reset). */
+  clear(): void {
+    this.windows.clear();
+  }
+
   private sweep(t: number) {
     for (const [k, w] of this.windows) if (w.resetAt <= t) this.windows.delete(k);
   }

@@ -5,10 +5,10 @@
 // to probe accounts or make the server work, and none that an editor or a sync tool calls in bulk:
 //   Paths are read as the router reads them (`routedPath`: `/%5f/login` and `/_/%6cogin` reach the
 //   login route and count as `/_/login`).
-//   - every request (any method, any host) to the account pages: the first path segment after `/_/`
-//     starts with login, signup, setup, logout, welcome, reset, forgot, password, confirm or verify,
-//     and the same under `/_/app/` (a multi-tenant app's sign-up, login, reset and confirm pages);
-//     `ACCOUNT_PAGE`;
+//   - every form submission (any method but GET/HEAD/OPTIONS, any host) to the account pages: the
+//     first path segment after `/_/` starts with login, signup, setup, logout, welcome, reset, forgot,
+//     password, confirm or verify, and the same under `/_/app/` (a multi-tenant app's sign-up, login,
+//     reset and confirm pages); `ACCOUNT_PAGE`. Viewing a page never counts;
 //   - every anonymous write to `/_/…` (POST/PUT/PATCH/DELETE without a session cookie), except
 //     requests that carry a sync key (`X-API-Key`: the sync API is key-authenticated and a desktop
 //     client makes thousands of calls), requests that carry a share cookie (`share_*`: share guests
@@ -17,9 +17,11 @@
 //   Not limited: document and upload GETs, the public data API, live/sync streams, signed-in saves,
 //   uploads and dashboard work (those are bounded by plan quotas per account).
 //
-// Strict limiter — 5 attempts per hour per operation: `strictLimit(s, operation)` as a route
-// `preHandler`. Signup and password reset count per client address; sync-key generation and
-// share-token regeneration count per signed-in account (falling back to the address).
+// Strict limiter — 5 attempts per hour per operation, each operation its own bucket (`strictAttempt`):
+// first-run setup, the main app's sign-up, an app's sign-up and password reset count per client address (so visitors
+// signing up to someone's app never use up the developers' sign-ups, nor the reverse); sync-key
+// generation and share-token regeneration count per signed-in account (falling back to the address).
+// `kiln ratelimit reset` clears every counter (README, Operations).
 //
 // Every limited answer carries `RateLimit-Limit`, `RateLimit-Remaining`, `RateLimit-Reset` (seconds) and
 // `RateLimit-Policy` (`<max>;w=<seconds>`); when a route has both limiters, the strict one's numbers are
@@ -57,8 +59,8 @@ function routedPath(req: FastifyRequest): string {
 function generalLimitApplies(req: FastifyRequest): boolean {
   const url = routedPath(req);
   if (!url.startsWith('/_/')) return false;
-  if (ACCOUNT_PAGE.test(url)) return true;
   if (READS.has(req.method)) return false;
+  if (ACCOUNT_PAGE.test(url)) return true;
   if (req.actor) return false;
   if (url.startsWith('/_/webhooks/')) return false;
   if (req.headers['x-api-key'] !== undefined) return false;
@@ -115,16 +117,18 @@ export function registerRateLimits(app: FastifyInstance, s: Services): void {
 }
 
 /** The sensitive operations the strict limiter counts, each in its own bucket. */
-export type StrictOperation = 'signup' | 'password-reset' | 'sync-key' | 'share-token';
+export type StrictOperation = 'setup' | 'signup' | 'app-signup' | 'password-reset' | 'sync-key' | 'share-token';
 
 const STRICT_WORDS: Record<StrictOperation, string> = {
+  setup: 'set-up attempts',
   signup: 'sign-up attempts',
+  'app-signup': 'sign-up attempts',
   'password-reset': 'password reset requests',
   'sync-key': 'sync keys generated',
   'share-token': 'share-token regenerations',
 };
 
-const BY_ADDRESS: ReadonlySet<StrictOperation> = new Set(['signup', 'password-reset']);
+const BY_ADDRESS: ReadonlySet<StrictOperation> = new Set(['setup', 'signup', 'app-signup', 'password-reset']);
 
 /** Counts one sensitive operation: 5 an hour (per address for signup and password reset, per
  *  signed-in account otherwise), called from inside a handler after its cheap refusals (such as a

@@ -5,6 +5,8 @@
 // returns the count with the time left (atomic: concurrent hits from several processes are counted
 // exactly; the window is Redis's clock). If Redis cannot be reached within a second the hit is allowed
 // (fail open: an outage of the counter store does not lock everyone out) and the error is logged.
+import fs from 'node:fs';
+import path from 'node:path';
 import { SoftRedis } from '../redis/soft-client.ts';
 import type { Config } from '../config.ts';
 import type { Clock } from '../clock.ts';
@@ -15,8 +17,14 @@ export interface LimiterFactory {
   readonly kind: 'memory' | 'redis';
   /** A limiter of `max` hits per `windowMs` for each key; `name` keeps its keys apart from other limiters'. */
   create(name: string, max: number, windowMs: number): RateLimiter;
+  /** Clears every counter of this Kiln (`kiln ratelimit reset`): Redis keys are deleted; in-memory
+   *  counters live in the server process, so a file in DATA_DIR that every server watches is touched. */
+  resetAll(): Promise<string>;
   close(): Promise<void>;
 }
+
+/** The file `kiln ratelimit reset` touches for servers that count in memory. */
+const resetFile = (dataDir: string) => path.join(dataDir, 'ratelimit-reset');
 
 export function createLimiterFactory(
   config: Pick<Config, 'redisUrl' | 'databaseUrl' | 'dataDir'>,
@@ -24,10 +32,31 @@ export function createLimiterFactory(
 ): LimiterFactory {
   if (config.redisUrl) return new RedisLimiterFactory(config.redisUrl, namespaceFor(config));
   const now = () => clock.now().getTime();
+  const made: MemoryRateLimiter[] = [];
+  const file = resetFile(config.dataDir);
+  let watching = false;
+  const onReset = (cur: fs.Stats, prev: fs.Stats) => {
+    if (cur.mtimeMs !== prev.mtimeMs) for (const l of made) l.clear();
+  };
   return {
     kind: 'memory',
-    create: (_name, max, windowMs) => new MemoryRateLimiter(max, windowMs, now),
-    close: async () => {},
+    create: (_name, max, windowMs) => {
+      const limiter = new MemoryRateLimiter(max, windowMs, now);
+      made.push(limiter);
+      if (!watching) {
+        watching = true;
+        fs.watchFile(file, { interval: 2000, persistent: false }, onReset);
+      }
+      return limiter;
+    },
+    resetAll: async () => {
+      await fs.promises.mkdir(config.dataDir, { recursive: true });
+      await fs.promises.writeFile(file, `${new Date().toISOString()}\n`);
+      return `Touched ${file}: a running server (in-memory counters) clears them within 2 seconds.`;
+    },
+    close: async () => {
+      if (watching) fs.unwatchFile(file, onReset);
+    },
   };
 }
 
@@ -76,6 +105,18 @@ class RedisLimiterFactory implements LimiterFactory {
         await this.client.call(this.client.redis.del(prefix + key));
       },
     };
+  }
+
+  async resetAll(): Promise<string> {
+    const pattern = `${this.namespace}rl:*`;
+    let cursor = '0';
+    let deleted = 0;
+    do {
+      const [next, keys] = await this.client.redis.scan(cursor, 'MATCH', pattern, 'COUNT', 1000);
+      cursor = next;
+      if (keys.length) deleted += await this.client.redis.del(...keys);
+    } while (cursor !== '0');
+    return `Deleted ${deleted} rate-limit counter${deleted === 1 ? '' : 's'} in Redis.`;
   }
 
   close(): Promise<void> {

@@ -198,7 +198,7 @@ const plugin: RoutePlugin = async (app, { services: s }) => {
       (req, msg) => appSignupPage({ app: { name: appPathOf(req) ?? '', path: appPathOf(req) ?? '' }, msg }),
       async (req, reply) => {
         await refuseCrossSite(req, s);
-        await strictAttempt(s, req, reply, 'signup');
+        await strictAttempt(s, req, reply, 'app-signup');
         const node = await appOf(req, 'signup');
         const body = bodyOf(req);
         const email = field(body, 'email', 'Email', limits.emailLength);

@@ -206,6 +206,7 @@ const plugin: RoutePlugin = async (app, { services: s }) => {
         if (req.site.kind !== 'main') throw notFound();
         authorize({ actor: req.actor }, null, 'setup');
         await refuseCrossSite(req, s);
+        await strictAttempt(s, req, reply, 'setup');
         const input = newAccountFields(req);
         const person = await createFirstSuperadmin(s, input);
         markSetUp(s);

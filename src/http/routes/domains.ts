@@ -39,11 +39,12 @@ const WEBHOOK_BODY_LIMIT = 64 * 1024;
 
 const plugin: RoutePlugin = async (app, { services: s }) => {
   onlyOn(app, 'main');
-  /** A signed-in developer on the main app (strangers 401, app users 403); the call is counted. */
+  /** A signed-in developer on the main app (strangers 401, app users 403). API calls and changes are
+   *  counted; a person viewing the page is not (looking never uses up the limit). */
   async function manager(req: FastifyRequest, reply: FastifyReply, write: boolean): Promise<Actor> {
     if (write) assertSameOrigin(req);
     const actor = authorizeActor({ actor: req.actor }, null, 'manage');
-    await countDomainCall(s, reply, actor.accountId);
+    if (write || !wantsHtml(req)) await countDomainCall(s, reply, actor.accountId);
     return actor;
   }
 
