@@ -234,8 +234,16 @@ test('an editor tab learns of a newer version and never overwrites it silently',
   const now = await stored('/notes.html');
   assert.match(now, /from tab A/);
   assert.doesNotMatch(now, /from tab B/, "tab A's content, whole");
-  await a.close();
   await b.close();
+
+  // Versions: restore the first one; the page says so, and the document is the starter again.
+  await a.goto(bk.docUrl(owner.username, '/_/versions?path=notes.html'));
+  await a.locator('tbody tr').last().getByRole('link', { name: 'restore' }).click();
+  await a.locator('main button[type=submit]').click();
+  await a.waitForURL(/\/_\/versions\?path=notes\.html/);
+  assert.match((await a.textContent('main .msg.success')) ?? '', /Restored version 1\./);
+  assert.doesNotMatch(await stored('/notes.html'), /from tab/);
+  await a.close();
 });
 
 test('three files dropped on the list upload with a progress bar each; a file over the plan limit is refused before sending', {
@@ -288,7 +296,15 @@ test('a host without index.html offers its owner to create one; visitors get a p
   p.setDefaultTimeout(20_000);
   await p.goto(bk.mainUrl('/_/signup'));
   await check(p, 'signup', 'phone');
+  // A refusal (the name is taken) comes back with the message, and what was typed is still there.
   await p.fill('#email', 'bo@example.com');
+  await p.fill('#username', owner.username);
+  await p.fill('#password', 'a long passphrase for bo');
+  await p.click('main button[type=submit]');
+  await p.waitForSelector('main .msg.error');
+  assert.equal(await p.inputValue('#email'), 'bo@example.com');
+  assert.equal(await p.inputValue('#username'), owner.username);
+  await check(p, 'signup-refused', 'phone');
   await p.fill('#username', 'bo');
   await p.fill('#password', 'a long passphrase for bo');
   await p.click('main button[type=submit]');

@@ -12,6 +12,7 @@
 //   first makes the unique index refuse ours, and we try the next free name in a new transaction.
 // - The copy goes through the save pipeline: node, first version and content in one transaction
 //   (`writeDocument`, saved-by kind `instance`), stylesheet and events after commit.
+import { personFacts } from '../accounts/people.ts';
 import { sql, type Kysely, type Transaction } from 'kysely';
 import type { Services } from '../services.ts';
 import type { DB } from '../store/schema.ts';
@@ -59,6 +60,13 @@ export async function findInstance(
     .orderBy('id')
     .limit(1)
     .executeTakeFirst();
+}
+
+/** An app user's home: its instance of the app it signed up on, or undefined. */
+export async function signupInstance(s: Services, accountId: number): Promise<NodeRow | undefined> {
+  const person = await personFacts(s, accountId);
+  if (!person?.signupAppId) return undefined;
+  return findInstance(s, accountId, person.signupAppId);
 }
 
 export interface CreateInstanceOptions {

@@ -53,14 +53,22 @@ footer.site{max-width:1040px;margin:var(--s6) auto;padding:0 var(--s5);color:var
 }
 `;
 
-// The menu button of phones (the header is usable without script: the links then stay visible), and
-// times shown in the viewer's timezone.
+// The menu button of phones (the header is usable without script: the links then stay visible); times
+// shown in the viewer's timezone; and forms that keep what was typed when the server sends them back
+// with an error (values wait in this tab's sessionStorage, never passwords, never in a URL).
 const HEAD_SCRIPT = `document.documentElement.classList.add('js');`;
 const BODY_SCRIPT = `document.addEventListener('click',function(e){
 var b=e.target.closest&&e.target.closest('button.menu');if(!b)return;var h=b.closest('header');
 var open=h.classList.toggle('open');b.setAttribute('aria-expanded',String(open));});
 document.querySelectorAll('time[datetime]').forEach(function(t){var d=new Date(t.getAttribute('datetime'));
-if(!isNaN(d))t.textContent=d.toLocaleString(undefined,{dateStyle:'medium',timeStyle:'short'});});`;
+if(!isNaN(d))t.textContent=d.toLocaleString(undefined,{dateStyle:'medium',timeStyle:'short'});});
+(function(){var K='kiln-form:';function key(f){return K+f.getAttribute('action');}
+document.addEventListener('submit',function(e){var f=e.target;if(!(f instanceof HTMLFormElement)||f.method!=='post')return;
+var v={};Array.prototype.forEach.call(f.elements,function(el){if(el.name&&(el.type==='text'||el.type==='email'||el.type==='search'||el.tagName==='TEXTAREA'))v[el.name]=el.value;});
+try{sessionStorage.setItem(key(f),JSON.stringify(v));}catch(x){}},true);
+var failed=document.querySelector('main>.msg.error');
+document.querySelectorAll('form[method=post]').forEach(function(f){var saved;try{saved=JSON.parse(sessionStorage.getItem(key(f))||'null');sessionStorage.removeItem(key(f));}catch(x){}
+if(!failed||!saved)return;Object.keys(saved).forEach(function(n){var el=f.elements.namedItem(n);if(el&&'value'in el&&!el.value)el.value=saved[n];});});})();`;
 
 /** A message shown at the top of a page (from a redirect's msg/msgType). */
 export interface Msg {

@@ -1,7 +1,7 @@
 // Pages of the version history.
 import { diffLines } from 'diff';
 import { html } from './html.ts';
-import { page } from './pages.ts';
+import { page, type Msg } from './pages.ts';
 import type { VersionInfo } from '../save/history.ts';
 
 interface Doc {
@@ -27,19 +27,22 @@ export function versionsPage(o: {
   documentPath: string;
   username?: string;
   base?: string;
+  msg?: Msg;
 }) {
   return page({
     title: `Versions of ${o.node.name}`,
     username: o.username,
     base: o.base,
+    msg: o.msg,
     body: html`<h1>Versions of <a href="${o.documentPath}">${pathOf(o.node)}</a></h1>
-      <table><thead><tr><th>#</th><th>Saved</th><th>By</th><th class="num">Size</th><th></th></tr></thead><tbody>
+      <p class="muted">Every save is kept. Open one to read it, compare it with the current page, or restore it (the restore is a new save: nothing is lost).</p>
+      <table class="stack"><thead><tr><th>#</th><th>Saved</th><th>By</th><th class="num">Size</th><th></th></tr></thead><tbody>
       ${o.versions.map(
         (
           v,
           i,
-        ) => html`<tr><td>${v.backupNumber}</td><td><time datetime="${v.createdAt}">${v.createdAt.replace('T', ' ').slice(0, 19)}</time></td>
-          <td>${who(v)}${v.savedByUsername ? html` <small>(${v.savedByUsername})</small>` : ''}</td><td class="num">${kb(v.size)}</td>
+        ) => html`<tr><td data-label="Version">${v.backupNumber}</td><td data-label="Saved"><time datetime="${v.createdAt}">${v.createdAt.replace('T', ' ').slice(0, 19)}</time></td>
+          <td data-label="By">${who(v)}${v.savedByUsername ? html` <small>(${v.savedByUsername})</small>` : ''}</td><td class="num" data-label="Size">${kb(v.size)}</td>
           <td><a href="/_/version/${v.id}">view</a> · <a href="/_/version/${v.id}/diff">diff with current</a>${i === 0 ? html` · <small>current</small>` : html` · <a href="/_/restore/${v.id}">restore</a>`}</td></tr>`,
       )}
       </tbody></table>`,

@@ -37,7 +37,7 @@ import { passwordLogin } from '../../accounts/login.ts';
 import { personFacts, usernameOf } from '../../accounts/people.ts';
 import { childPathOf, getNode } from '../../nodes/tree.ts';
 import { appAt } from '../../apps/apps.ts';
-import { createInstance, findInstance } from '../../apps/instances.ts';
+import { createInstance, findInstance, signupInstance } from '../../apps/instances.ts';
 import {
   assertEmailShape,
   confirmEmail,
@@ -170,9 +170,8 @@ const plugin: RoutePlugin = async (app, { services: s }) => {
   /** The account's username and its instance of the app it signed up on (for pages after a link). */
   async function ownInstanceUrl(accountId: number): Promise<string | undefined> {
     const person = await personFacts(s, accountId);
-    if (!person?.signupAppId) return undefined;
-    const instance = await findInstance(s, accountId, person.signupAppId);
-    return instance ? instanceUrl(person.username, instance) : undefined;
+    const instance = await signupInstance(s, accountId);
+    return person && instance ? instanceUrl(person.username, instance) : undefined;
   }
 
   // ------------------------------------------------------------ sign up

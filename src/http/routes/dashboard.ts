@@ -26,7 +26,8 @@ import { limits, isUnlimitedSites } from '../../limits.ts';
 import { authorize, resourceOf, authorizeActor } from '../../access/authorize.ts';
 import { assertSameOrigin } from '../origin.ts';
 import { withMessage } from '../messages.ts';
-import { documentHostUrl } from '../urls.ts';
+import { documentHostUrl, nodeUrlPath } from '../urls.ts';
+import { signupInstance } from '../../apps/instances.ts';
 import type { Actor } from '../../access/actor.ts';
 import {
   createNode,
@@ -132,6 +133,11 @@ const plugin: RoutePlugin = async (app, { services: s }) => {
 
   app.get(DASHBOARD, async (req, reply) => {
     if (req.site.kind !== 'main') return reply.redirect(`${s.config.baseUrl}${DASHBOARD}`, 302);
+    // A visitor who signed up to someone's app has no dashboard: its home is its own copy.
+    if (req.actor?.accountType === 'app_user' && wantsHtml(req)) {
+      const instance = await signupInstance(s, req.actor.accountId);
+      if (instance) return reply.redirect(documentHostUrl(s.config, req.actor.username) + nodeUrlPath(instance), 302);
+    }
     const actor = authorizeActor({ actor: req.actor }, null, 'dashboard');
     const nodes = await listTree(s, actor.accountId, actor.accountId);
     const body = dashboardPage({

@@ -10,7 +10,7 @@ import { documentContent } from '../../nodes/serve.ts';
 import { listVersions, versionContent } from '../../save/history.ts';
 import { saveDocument } from '../../save/pipeline.ts';
 import { assertSameOrigin } from '../origin.ts';
-import { done, wantsHtml, idParam, queryText } from '../io.ts';
+import { done, wantsHtml, idParam, queryText, queryMsg } from '../io.ts';
 import { nodeUrlPath } from '../urls.ts';
 import { callerOf } from '../share-grant.ts';
 import { versionsPage, versionPage, diffPage, restorePage } from '../../ui/versions.ts';
@@ -47,6 +47,7 @@ const plugin: RoutePlugin = async (app, { services: s }) => {
       documentPath: nodeUrlPath(node),
       username: req.actor?.username,
       base: s.config.baseUrl,
+      msg: queryMsg(req),
     });
   });
 
