@@ -6,6 +6,7 @@
 // exactly; the window is Redis's clock). If Redis cannot be reached within a second the hit is allowed
 // (fail open: an outage of the counter store does not lock everyone out) and the error is logged.
 import fs from 'node:fs';
+import { once } from 'node:events';
 import path from 'node:path';
 import { SoftRedis } from '../redis/soft-client.ts';
 import type { Config } from '../config.ts';
@@ -108,6 +109,15 @@ class RedisLimiterFactory implements LimiterFactory {
   }
 
   async resetAll(): Promise<string> {
+    // An operator's command, not a request: wait for the connection (up to 5 s) instead of failing open.
+    const r = this.client.redis;
+    if (r.status !== 'ready')
+      await Promise.race([
+        once(r, 'ready'),
+        new Promise((_, reject) =>
+          setTimeout(() => reject(new Error('Redis did not answer within 5 s.')), 5000).unref(),
+        ),
+      ]);
     const pattern = `${this.namespace}rl:*`;
     let cursor = '0';
     let deleted = 0;

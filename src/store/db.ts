@@ -23,6 +23,7 @@ import { up002 } from './migrations/002_stylesheets.ts';
 import { up003 } from './migrations/003_index_names.ts';
 import { up004Billing } from './migrations/004_billing.ts';
 import { up005HostSessions } from './migrations/005_host_sessions.ts';
+import { up006TeamInvites } from './migrations/006_team_invites.ts';
 
 /** The two column types that differ between the databases. */
 export interface ColumnTypes {
@@ -39,6 +40,7 @@ function migrations(t: ColumnTypes): Record<string, Migration> {
     '003_index_names': { up: up003(t) },
     '004_billing': { up: up004Billing(t) },
     '005_host_sessions': { up: up005HostSessions(t) },
+    '006_team_invites': { up: up006TeamInvites(t) },
   };
 }
 

@@ -155,6 +155,18 @@ export interface EmailTokensTable {
   used_at: string | null;
 }
 
+export interface TeamInvitesTable {
+  id: Generated<number>;
+  team_id: number;
+  email: string;
+  role: TeamRole;
+  token_hash: string;
+  invited_by: number | null;
+  created_at: string;
+  expires_at: string;
+  used_at: string | null;
+}
+
 export interface WebhookEventsTable {
   provider: string;
   event_id: string;
@@ -179,6 +191,7 @@ export interface DB {
   team_memberships: TeamMembershipsTable;
   domains: DomainsTable;
   email_tokens: EmailTokensTable;
+  team_invites: TeamInvitesTable;
   webhook_events: WebhookEventsTable;
   stylesheets: StylesheetsTable;
   session_grants: SessionGrantsTable;

@@ -146,7 +146,7 @@ export async function membersOf(s: Services, teamId: number): Promise<TeamMember
 
 /** Refuses (403) unless the person is an owner of the team; 404 when the team does not exist or
  *  the person is not a member at all (a team's existence is not revealed to strangers). */
-async function assertTeamOwner(s: Services, teamId: number, personId: number): Promise<Team> {
+export async function assertTeamOwner(s: Services, teamId: number, personId: number): Promise<Team> {
   const team = await findTeam(s, teamId);
   const role = team ? await roleIn(s, team.id, personId) : undefined;
   if (!team || !role) throw notFound('No such team.');

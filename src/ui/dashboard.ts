@@ -17,10 +17,16 @@ export interface ListView {
   siteLimit: number | null;
   /** The plan's largest upload, in bytes. */
   uploadLimit: number;
+  /** Whose tree it is (the caller's account, or a team's). */
+  ownerId: number;
 }
 
 export interface DashboardView extends ListView {
   username: string;
+  /** The username of the tree shown: the caller's, or a team's. */
+  owner: string;
+  /** The trees the caller may manage: its own first, then its teams'. */
+  accounts: string[];
   msg?: { text: string; type: string };
   /** A name to fill into the create form (`?new=index.html` from the host's "create index.html"). */
   newName?: string;
@@ -193,17 +199,29 @@ export function nodeListHtml(v: ListView): string {
 
 export function dashboardPage(v: DashboardView): string {
   const tree = treeOf(v.nodes);
+  const team = v.owner !== v.username;
+  // Forms of a team's tree say whose tree they change.
+  const ownerField = team ? html`<input type="hidden" name="ownerId" value="${v.ownerId}">` : '';
   const starters = Object.entries(STARTERS).map(([value, label]) => html`<option value="${value}">${label}</option>`);
   return page({
     title: 'Dashboard',
     username: v.username,
     msg: v.msg,
-    body: html`<h1>Your documents</h1>
+    body: html`<h1>${team ? html`Documents of the team ${v.owner}` : 'Your documents'}</h1>
+${
+  v.accounts.length > 1
+    ? html`<nav class="accounts" aria-label="Whose documents">${v.accounts.map((a, i) =>
+        a === v.owner
+          ? html`<a class="button" aria-current="page" href="${i === 0 ? '/_/dashboard' : `/_/dashboard?team=${encodeURIComponent(a)}`}">${i === 0 ? `${a} (you)` : a}</a>`
+          : html`<a class="button secondary" href="${i === 0 ? '/_/dashboard' : `/_/dashboard?team=${encodeURIComponent(a)}`}">${i === 0 ? `${a} (you)` : a}</a>`,
+      )}</nav>`
+    : ''
+}
 <p class="muted">Served at <a href="${v.hostUrl}/" target="_blank" rel="noopener">${v.hostUrl}/</a></p>
 <div id="flash" class="msg" role="status" aria-live="polite"></div>
 <div class="create">
 <form method="post" action="/_/dashboard/nodes" class="card">
-  <input type="hidden" name="type" value="site">
+  <input type="hidden" name="type" value="site">${ownerField}
   <label for="new-site">New document</label>
   <input id="new-site" name="name" required placeholder="my-app.html" maxlength="${limits.pathLength}" value="${v.newName ?? ''}"${v.newName ? raw(' autofocus') : ''}>
   <small>Ends in .html or .htmlclay. A path like <code>notes/todo.html</code> creates the folders too.</small>
@@ -214,7 +232,7 @@ export function dashboardPage(v: DashboardView): string {
   <button type="submit">Create document</button>
 </form>
 <form method="post" action="/_/dashboard/nodes" class="card">
-  <input type="hidden" name="type" value="folder">
+  <input type="hidden" name="type" value="folder">${ownerField}
   <label for="new-folder">New folder</label>
   <input id="new-folder" name="name" required placeholder="projects" maxlength="${limits.nameLength}">
   <small>Folders nest at most ${limits.folderDepth} levels.</small>
@@ -222,7 +240,7 @@ export function dashboardPage(v: DashboardView): string {
   <select id="new-folder-parent" name="parentId" data-folder-choices>${folderOptions(tree, 0)}</select>
   <button type="submit">Create folder</button>
 </form>
-<form method="post" action="/_/upload" enctype="multipart/form-data" class="card" id="upload-form">
+<form method="post" action="/_/upload" enctype="multipart/form-data" class="card" id="upload-form">${ownerField}
   <label for="upload-files">Upload files</label>
   <input id="upload-files" name="file" type="file" multiple required>
   <small>Up to ${formatSize(v.uploadLimit)} per file on your plan. Or drop files onto the list, or onto a folder.</small>
@@ -233,7 +251,7 @@ export function dashboardPage(v: DashboardView): string {
 </form>
 </div>
 <div class="list-tools"><label for="filter">Filter</label><input id="filter" type="search" placeholder="Type part of a name" autocomplete="off"></div>
-<div id="tree" data-upload-limit="${v.uploadLimit}">${raw(nodeListHtml(v))}</div>`,
+<div id="tree" data-upload-limit="${v.uploadLimit}" data-team="${team ? v.owner : ''}">${raw(nodeListHtml(v))}</div>`,
     scripts: html`<style>${raw(STYLE)}</style><script>${raw(SCRIPT)}</script>`,
   });
 }
@@ -256,6 +274,7 @@ export function confirmDeletePage(o: { username: string; node: NodeRow; count: n
 const STYLE = `
 .create{display:grid;grid-template-columns:repeat(auto-fit,minmax(250px,1fr));gap:var(--s4);margin-bottom:var(--s5)}
 .create form.card{max-width:none;margin:0}.create small{display:block;margin-top:var(--s1)}
+nav.accounts{display:flex;flex-wrap:wrap;gap:var(--s2);margin:0 0 var(--s3)}nav.accounts .button{margin:0}
 .list-tools{display:flex;gap:var(--s3);align-items:center;margin:var(--s4) 0}.list-tools label{margin:0;white-space:nowrap}.list-tools input{max-width:22rem}
 #usage{margin:var(--s2) 0 var(--s3)}#usage.full strong{color:var(--bad)}
 #tree{border-radius:var(--r);min-height:4rem}#tree.drop,tr.drop td{outline:3px dashed var(--accent);outline-offset:-3px;background:var(--accent-bg)}
@@ -311,7 +330,8 @@ const SCRIPT = `
     }catch(e){show('Could not reach the server. Nothing was changed.','error');}
   }
   async function refresh(){
-    var res=await fetch('/_/dashboard/nodes',{headers:{'Accept':'application/json'},credentials:'same-origin'});
+    var team=tree.dataset.team;
+    var res=await fetch('/_/dashboard/nodes'+(team?'?team='+encodeURIComponent(team):''),{headers:{'Accept':'application/json'},credentials:'same-origin'});
     if(res.ok){var d=await res.json();if(d.html)swap(d.html);}
   }
   document.addEventListener('submit',function(e){
@@ -369,7 +389,9 @@ const SCRIPT = `
       var bar=li.querySelector('progress'),state=li.querySelector('.state');
       if(limit&&file.size>limit){bar.remove();state.className='state error';
         state.textContent='Too large: your plan takes files up to '+size(limit)+'.';return;}
-      var body=new FormData();body.append('parentId',parentId||'0');body.append('file',file,file.name);
+      var body=new FormData();body.append('parentId',parentId||'0');
+      var owner=document.querySelector('#upload-form input[name=ownerId]');if(owner)body.append('ownerId',owner.value);
+      body.append('file',file,file.name);
       var x=new XMLHttpRequest();pending++;
       x.open('POST','/_/upload');x.setRequestHeader('Accept','application/json');
       x.upload.onprogress=function(e){if(e.lengthComputable)bar.value=Math.round(e.loaded/e.total*100);};

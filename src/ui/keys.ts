@@ -1,6 +1,8 @@
 // Dashboard pages for sync keys and teams. Server-rendered, plain forms (no script needed).
 import { html, raw, type Html } from './html.ts';
 import { page } from './pages.ts';
+import type { Invitation } from '../teams/invites.ts';
+import { allowsTeam } from '../access/authorize.ts';
 import type { SyncKeyInfo } from '../sync/keys.ts';
 import type { Membership, TeamMember } from '../teams/teams.ts';
 
@@ -90,9 +92,12 @@ export function teamsPage(v: TeamsView): string {
 <form method="post" action="/_/dashboard/teams/${t.id}/members/${m.personId}/remove"><button class="secondary" type="submit">Remove</button></form></td></tr>`,
         )}</tbody></table>
 <form class="inline" method="post" action="/_/dashboard/teams/${t.id}/members"><label>Add a person<input name="username" required placeholder="username"></label>${roleSelect()}
-<button type="submit">Add member</button></form>`
+<button type="submit">Add member</button></form>
+<form class="inline" method="post" action="/_/dashboard/teams/${t.id}/invites"><label>Invite by email<input name="email" type="email" required placeholder="someone@example.com" autocomplete="off"></label>${roleSelect()}
+<button type="submit">Send invitation</button></form>`
       : html`<p class="muted">Only the team's owners see and change its members.</p>`;
     return html`<section class="team" data-team-id="${t.id}"><h2>${t.username}</h2>
+${allowsTeam(t.role, 'manage') ? html`<p><a class="button secondary" href="/_/dashboard?team=${encodeURIComponent(t.username)}">Open its documents</a></p>` : ''}
 <p class="muted">Your role: <strong>${t.role}</strong> · plan ${t.plan}${t.hasActiveSubscription && t.plan !== 'free' ? ' (includes sync)' : ' (no sync)'} ·
 sync base <code>/_/team/${t.username}/sync</code></p>${members}</section>`;
   });
@@ -109,4 +114,28 @@ viewers only see that it exists; owners manage the members.</p>
 ${v.teams.length === 0 ? html`<p class="muted">You are not in any team yet.</p>` : sections}`,
     scripts: html`<style>${raw(STYLE)}</style>`,
   });
+}
+
+/** An invitation link opened: who invites whom to what, and the one button that accepts. */
+export function invitePage(o: {
+  token: string;
+  username?: string;
+  email?: string;
+  invitation?: Invitation;
+  error?: string;
+}): string {
+  const here = `/_/invite/${o.token}`;
+  const i = o.invitation;
+  const body = !i
+    ? html`<h1>Team invitation</h1><div class="msg error" role="status">${o.error ?? ''}</div>
+<p>Ask the team's owner to send a new one.</p>`
+    : !o.username
+      ? html`<h1>Join the team ${i.team.username}</h1>
+<p>You are invited as <strong>${i.role}</strong>. Sign in (or create your account) with <strong>${i.email}</strong> to accept.</p>
+<p><a class="button" href="/_/login?return=${encodeURIComponent(here)}">Sign in</a>
+<a class="button secondary" href="/_/signup?return=${encodeURIComponent(here)}">Create an account</a></p>`
+      : html`<h1>Join the team ${i.team.username}</h1>
+<p>You are invited as <strong>${i.role}</strong>${o.email && o.email.toLowerCase() !== i.email ? html`, but this invitation is for <strong>${i.email}</strong> and you are signed in as ${o.email}: sign in with that address to accept it` : ''}.</p>
+<form method="post" action="${here}" class="card"><button type="submit">Join ${i.team.username}</button></form>`;
+  return page({ title: 'Team invitation', username: o.username, body });
 }

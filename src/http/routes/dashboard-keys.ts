@@ -9,6 +9,8 @@
 //   POST /_/dashboard/teams                         create {username}: the caller is its owner
 //   POST /_/dashboard/teams/:id/members             {username, role}: add a member or change a role (owners)
 //   POST /_/dashboard/teams/:id/members/:person/remove
+//   POST /_/dashboard/teams/:id/invites             {email, role}: mails a one-time link (owners)
+//   GET  /_/invite/:token                           the invitation; POST accepts it (signed in with that email)
 //
 // Browser form posts come back to the page with msg/msgType; AJAX gets JSON {msg, msgType, ...}.
 import type { FastifyReply, FastifyRequest } from 'fastify';
@@ -18,7 +20,7 @@ import type { TeamRole } from '../../store/schema.ts';
 import { KilnError, badRequest, notFound } from '../../errors.ts';
 import { authorizeActor, allowsTeam } from '../../access/authorize.ts';
 import { assertSameOrigin } from '../origin.ts';
-import { wantsHtml, bodyOf, queryMsg, backWithRefusal, idParam, queryText } from '../io.ts';
+import { wantsHtml, bodyOf, queryMsg, backWithRefusal, idParam, queryText, sendPage, textParam } from '../io.ts';
 import { withMessage } from '../messages.ts';
 import { generateSyncKey, listSyncKeys, revokeSyncKey } from '../../sync/keys.ts';
 import {
@@ -30,7 +32,8 @@ import {
   teamsOf,
   TEAM_ROLES,
 } from '../../teams/teams.ts';
-import { keysPage, teamsPage } from '../../ui/keys.ts';
+import { invitePage, keysPage, teamsPage } from '../../ui/keys.ts';
+import { acceptInvite, invitationOf, inviteToTeam } from '../../teams/invites.ts';
 import { strictAttempt } from '../../ratelimit/http.ts';
 import { onlyOn } from '../hosts.ts';
 
@@ -193,6 +196,49 @@ const plugin: RoutePlugin = async (app, { services: s }) => {
       };
     }),
   );
+
+  app.post(`${TEAMS}/:id/invites`, (req, reply) =>
+    operate(req, reply, TEAMS, async (actor) => {
+      const role = (field(req, 'role') || 'editor') as TeamRole;
+      const sent = await inviteToTeam(
+        s,
+        actor.accountId,
+        { teamId: idParam(req, 'id'), email: field(req, 'email'), role },
+        (token) => `${s.config.baseUrl}/_/invite/${token}`,
+      );
+      return {
+        msg: `Invitation sent to ${sent.email}: the link in it adds them to ${sent.team.username} as ${sent.role}.`,
+        extra: { invitation: { email: sent.email, role: sent.role, team: sent.team.username } },
+      };
+    }),
+  );
+
+  app.get('/_/invite/:token', async (req, reply) => {
+    reply.header('cache-control', 'no-store').header('referrer-policy', 'no-referrer');
+    const token = textParam(req, 'token');
+    let invitation: Awaited<ReturnType<typeof invitationOf>>;
+    try {
+      invitation = await invitationOf(s, token);
+    } catch (err) {
+      if (!(err instanceof KilnError) || !wantsHtml(req)) throw err;
+      return sendPage(reply, invitePage({ token, username: req.actor?.username, error: err.message }), err.status);
+    }
+    if (!wantsHtml(req)) return { team: invitation.team.username, role: invitation.role, email: invitation.email };
+    return sendPage(reply, invitePage({ token, username: req.actor?.username, email: req.actor?.email, invitation }));
+  });
+
+  app.post('/_/invite/:token', async (req, reply) => {
+    const actor = developer(req, true);
+    const joined = await acceptInvite(s, textParam(req, 'token'), actor);
+    const msg = joined.already
+      ? `You were already in ${joined.team.username} (as ${joined.role}).`
+      : `Welcome to ${joined.team.username}: you are ${joined.role === 'owner' ? 'an' : 'a'} ${joined.role}.`;
+    const to = allowsTeam(joined.role, 'manage')
+      ? `/_/dashboard?team=${encodeURIComponent(joined.team.username)}`
+      : TEAMS;
+    if (wantsHtml(req)) return reply.redirect(withMessage(s.secret, to, msg, 'success'), 302);
+    return reply.send({ msg, msgType: 'success', team: joined.team.username, role: joined.role });
+  });
 
   app.post(`${TEAMS}/:id/members/:person/remove`, (req, reply) =>
     operate(req, reply, TEAMS, async (actor) => {

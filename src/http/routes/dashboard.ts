@@ -21,9 +21,11 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import { z } from 'zod';
 import { flag, id, idParam, parse, wantsHtml, queryMsg, queryText } from '../io.ts';
 import type { RoutePlugin } from './index.ts';
-import { KilnError, notFound } from '../../errors.ts';
+import { KilnError, forbidden, notFound } from '../../errors.ts';
 import { limits, isUnlimitedSites } from '../../limits.ts';
-import { authorize, resourceOf, authorizeActor } from '../../access/authorize.ts';
+import { authorize, resourceOf, authorizeActor, authorizeTeam, allowsTeam } from '../../access/authorize.ts';
+import { findTeam, roleIn, teamsOf } from '../../teams/teams.ts';
+import type { Plan } from '../../store/schema.ts';
 import { assertSameOrigin } from '../origin.ts';
 import { withMessage } from '../messages.ts';
 import { documentHostUrl, nodeUrlPath } from '../urls.ts';
@@ -56,6 +58,8 @@ const bodies = {
     type: z.enum(['site', 'folder']).default('site'),
     name: z.string().max(limits.pathLength),
     parentId: id.default(0),
+    /** A team's id to create in the team's tree (owners and editors); default: the caller's own. */
+    ownerId: id.optional(),
     html: z.string().optional(),
     starter: z.enum(Object.keys(STARTERS) as [Starter, ...Starter[]]).default('blank'),
   }),
@@ -85,21 +89,46 @@ const plugin: RoutePlugin = async (app, { services: s }) => {
     return authorizeActor({ actor: req.actor }, null, 'manage');
   }
 
-  /** A node the caller may manage (the access table's `manage` on that node). */
+  /** A node the caller may manage: the access table's `manage` on its own node, or on a team's node the
+   *  team role's (owners and editors); anything else answers like a missing node. */
   async function managedNode(req: FastifyRequest): Promise<NodeRow> {
     const node = await getNode(s, idParam(req));
     if (!node) throw notFound();
-    authorize({ actor: req.actor }, resourceOf(node), 'manage');
+    const actor = req.actor;
+    if (actor && node.owner_id !== actor.accountId) {
+      authorizeTeam(await roleIn(s, node.owner_id, actor.accountId), 'manage', () => notFound());
+      return node;
+    }
+    authorize({ actor }, resourceOf(node), 'manage');
     return node;
   }
 
-  /** What the list shows besides the nodes: the host, and the plan's limits. */
-  function listView(actor: Actor, nodes: NodeRow[]): ListView {
+  /** The tree shown: the caller's own, or a team's it may manage (`?team=<name>` or a team id). */
+  async function ownerOf(actor: Actor, ref: string | number | undefined): Promise<Owner> {
+    const own: Owner = {
+      id: actor.accountId,
+      username: actor.username,
+      plan: actor.plan,
+      unlimited: actor.isSuperadmin,
+    };
+    if (ref === undefined || ref === '' || ref === actor.accountId) return own;
+    const team = await findTeam(s, ref);
+    const role = team ? await roleIn(s, team.id, actor.accountId) : undefined;
+    if (!team || !role) throw notFound('No such team.');
+    authorizeTeam(role, 'manage', () =>
+      forbidden(`Viewers of ${team.username} cannot change its files; ask one of its owners.`),
+    );
+    return { id: team.id, username: team.username, plan: team.plan, unlimited: false };
+  }
+
+  /** What the list shows besides the nodes: the owner's host, and its plan's limits. */
+  function listView(owner: Owner, nodes: NodeRow[]): ListView {
     return {
       nodes,
-      hostUrl: documentHostUrl(s.config, actor.username),
-      siteLimit: actor.isSuperadmin || isUnlimitedSites(actor.plan) ? null : limits.sites[actor.plan],
-      uploadLimit: uploadLimit(actor.plan),
+      hostUrl: documentHostUrl(s.config, owner.username),
+      siteLimit: owner.unlimited || isUnlimitedSites(owner.plan) ? null : limits.sites[owner.plan],
+      uploadLimit: uploadLimit(owner.plan),
+      ownerId: owner.id,
     };
   }
 
@@ -107,9 +136,9 @@ const plugin: RoutePlugin = async (app, { services: s }) => {
   async function operate(
     req: FastifyRequest,
     reply: FastifyReply,
-    op: (actor: Actor) => Promise<{ msg: string; node?: NodeRow; status?: number }>,
+    op: (actor: Actor) => Promise<{ msg: string; node?: NodeRow; status?: number; ownerId?: number }>,
   ) {
-    let result: { msg: string; node?: NodeRow; status?: number };
+    let result: { msg: string; node?: NodeRow; status?: number; ownerId?: number };
     let actor: Actor;
     try {
       actor = manager(req);
@@ -121,12 +150,14 @@ const plugin: RoutePlugin = async (app, { services: s }) => {
       }
       throw err;
     }
-    if (wantsHtml(req)) return reply.redirect(withMessage(s.secret, DASHBOARD, result.msg, 'success'), 302);
-    const nodes = await listTree(s, actor.accountId, actor.accountId);
+    const owner = await ownerOf(actor, result.node?.owner_id ?? result.ownerId);
+    if (wantsHtml(req))
+      return reply.redirect(withMessage(s.secret, dashboardOf(owner, actor), result.msg, 'success'), 302);
+    const nodes = await listTree(s, actor.accountId, owner.id);
     return reply.code(result.status ?? 200).send({
       msg: result.msg,
       msgType: 'success',
-      html: nodeListHtml(listView(actor, nodes)),
+      html: nodeListHtml(listView(owner, nodes)),
       ...(result.node ? { node: publicNode(result.node) } : {}),
     });
   }
@@ -139,10 +170,14 @@ const plugin: RoutePlugin = async (app, { services: s }) => {
       if (instance) return reply.redirect(documentHostUrl(s.config, req.actor.username) + nodeUrlPath(instance), 302);
     }
     const actor = authorizeActor({ actor: req.actor }, null, 'dashboard');
-    const nodes = await listTree(s, actor.accountId, actor.accountId);
+    const owner = await ownerOf(actor, queryText(req, 'team'));
+    const nodes = await listTree(s, actor.accountId, owner.id);
+    const teams = (await teamsOf(s, actor.accountId)).filter((t) => allowsTeam(t.role, 'manage'));
     const body = dashboardPage({
-      ...listView(actor, nodes),
+      ...listView(owner, nodes),
       username: actor.username,
+      owner: owner.username,
+      accounts: [actor.username, ...teams.map((t) => t.username)],
       msg: queryMsg(req),
       newName: queryText(req, 'new')?.slice(0, limits.pathLength),
     });
@@ -152,19 +187,21 @@ const plugin: RoutePlugin = async (app, { services: s }) => {
   app.get(`${DASHBOARD}/nodes`, async (req, reply) => {
     mainOnly(req);
     const actor = authorizeActor({ actor: req.actor }, null, 'dashboard');
-    const nodes = await listTree(s, actor.accountId, actor.accountId);
+    const owner = await ownerOf(actor, queryText(req, 'team'));
+    const nodes = await listTree(s, actor.accountId, owner.id);
     return reply.header('cache-control', 'no-store').send({
       msg: '',
       msgType: 'success',
       nodes: nodes.map(publicNode),
-      html: nodeListHtml(listView(actor, nodes)),
+      html: nodeListHtml(listView(owner, nodes)),
     });
   });
 
   app.post(`${DASHBOARD}/nodes`, (req, reply) =>
     operate(req, reply, async (actor) => {
       const b = parse(bodies.create, req.body);
-      const input = { ownerId: actor.accountId, html: b.html, starter: b.starter, writer: actor.writer };
+      const owner = await ownerOf(actor, b.ownerId);
+      const input = { ownerId: owner.id, html: b.html, starter: b.starter, writer: actor.writer };
       const name = b.name.trim();
       const node = name.includes('/')
         ? await createPath(s, actor.accountId, { ...input, path: name, type: b.type, parentId: b.parentId })
@@ -201,7 +238,7 @@ const plugin: RoutePlugin = async (app, { services: s }) => {
       const node = await managedNode(req);
       const gone = await deleteNode(s, actor.accountId, node.id, { cascade: b.cascade, writer: actor.writer });
       const more = gone.length > 1 ? ` and ${gone.length - 1} item${gone.length === 2 ? '' : 's'} inside it` : '';
-      return { msg: `Deleted "${node.name}"${more}.` };
+      return { msg: `Deleted "${node.name}"${more}.`, ownerId: node.owner_id };
     }),
   );
 
@@ -271,6 +308,20 @@ const plugin: RoutePlugin = async (app, { services: s }) => {
       .send(confirmDeletePage({ username: actor.username, node, count }));
   });
 };
+
+/** Whose tree the dashboard shows. */
+interface Owner {
+  id: number;
+  username: string;
+  plan: Plan;
+  /** Superadmins have no document limit on their own tree. */
+  unlimited: boolean;
+}
+
+/** The dashboard page of a tree: the caller's own, or `?team=<name>`. */
+function dashboardOf(owner: Owner, actor: Actor): string {
+  return owner.id === actor.accountId ? DASHBOARD : `${DASHBOARD}?team=${encodeURIComponent(owner.username)}`;
+}
 
 /** The node fields an API client sees (camelCase, booleans). */
 function publicNode(n: NodeRow) {

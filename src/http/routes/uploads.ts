@@ -10,7 +10,8 @@ import { KilnError, badRequest, notFound, unauthorized } from '../../errors.ts';
 import { limits } from '../../limits.ts';
 import { assertSameOrigin } from '../origin.ts';
 import { documentPathOf, documentUrlHeader } from '../../save/document-url.ts';
-import { authorize, resourceOf, authorizeActor } from '../../access/authorize.ts';
+import { authorize, resourceOf, authorizeActor, authorizeTeam } from '../../access/authorize.ts';
+import { findTeam, roleIn } from '../../teams/teams.ts';
 import { childPathOf, findByPath, getNode } from '../../nodes/tree.ts';
 import { storeUpload } from '../../uploads/upload.ts';
 import { documentHostUrl, nodeUrlPath } from '../urls.ts';
@@ -21,8 +22,9 @@ const JSON_UPLOAD = z.object({ fileName: z.string(), fileBody: z.string(), paren
 
 const MAX_UPLOAD = Math.max(...Object.values(limits.uploadSize));
 
-/** Where an upload goes: the folder of the page named by Page-URL, or (main app) a folder id. */
-async function targetFolder(s: Services, req: FastifyRequest, parentIdField: unknown) {
+/** Where an upload goes and whose it is: the folder of the page named by Page-URL, or (main app) a
+ *  folder id, or the top level of the caller's tree or of a team's it manages (`ownerId`). */
+async function targetFolder(s: Services, req: FastifyRequest, parentIdField: unknown, ownerIdField: unknown) {
   if (req.site.kind !== 'main') {
     const url = documentUrlHeader(req.headers);
     if (!url) throw badRequest('The Page-URL header is required.', 'missing-document-url');
@@ -34,13 +36,23 @@ async function targetFolder(s: Services, req: FastifyRequest, parentIdField: unk
   }
   const parentId = Number(parentIdField ?? 0);
   if (!Number.isInteger(parentId) || parentId < 0) throw badRequest('parentId must be a folder id.');
+  const actor = authorizeActor({ actor: req.actor }, null, 'upload');
   if (parentId === 0) {
-    return { ownerId: authorizeActor({ actor: req.actor }, null, 'upload').accountId, parentId: 0, parentPath: '' };
+    const ownerId = ownerIdField === undefined || ownerIdField === '' ? actor.accountId : Number(ownerIdField);
+    if (ownerId !== actor.accountId) await assertTeamManager(s, ownerId, actor.accountId);
+    return { ownerId, parentId: 0, parentPath: '' };
   }
   const folder = await getNode(s, parentId);
   if (folder?.type !== 'folder') throw notFound();
-  authorize({ actor: req.actor }, resourceOf(folder), 'upload');
+  if (folder.owner_id === actor.accountId) authorize({ actor }, resourceOf(folder), 'upload');
+  else await assertTeamManager(s, folder.owner_id, actor.accountId);
   return { ownerId: folder.owner_id, parentId: folder.id, parentPath: childPathOf(folder) };
+}
+
+/** The caller is an owner or editor of the team (anything else answers like a missing folder). */
+async function assertTeamManager(s: Services, teamId: number, personId: number) {
+  if (!Number.isSafeInteger(teamId) || teamId <= 0) throw notFound();
+  authorizeTeam(await roleIn(s, teamId, personId), 'manage', () => notFound());
 }
 
 const plugin: RoutePlugin = async (app, { services: s }) => {
@@ -56,6 +68,7 @@ const plugin: RoutePlugin = async (app, { services: s }) => {
     let fileName: string;
     let bytes: Buffer;
     let parentIdField: unknown;
+    let ownerIdField: unknown;
     if (req.isMultipart()) {
       let file: { name: string; bytes: Buffer } | null = null;
       try {
@@ -64,6 +77,7 @@ const plugin: RoutePlugin = async (app, { services: s }) => {
             if (part.fieldname !== 'file') throw badRequest('Send the file in the field "file".');
             file = { name: part.filename, bytes: await part.toBuffer() };
           } else if (part.fieldname === 'parentId') parentIdField = part.value;
+          else if (part.fieldname === 'ownerId') ownerIdField = part.value;
         }
       } catch (err) {
         // The parser's own refusals (too large, too many parts) keep their status; a body that is not
@@ -80,11 +94,13 @@ const plugin: RoutePlugin = async (app, { services: s }) => {
       bytes = Buffer.from(body.data.fileBody, 'base64');
       parentIdField = body.data.parentId;
     }
-    const target = await targetFolder(s, req, parentIdField);
-    const node = await storeUpload(s, { ...target, plan: req.actor.plan, fileName, bytes });
+    const target = await targetFolder(s, req, parentIdField, ownerIdField);
+    // A team's files count against the team's plan and are served on its host.
+    const team = target.ownerId === req.actor.accountId ? undefined : await findTeam(s, target.ownerId);
+    const node = await storeUpload(s, { ...target, plan: team?.plan ?? req.actor.plan, fileName, bytes });
     const origin =
       req.site.kind === 'main'
-        ? documentHostUrl(s.config, req.actor.username)
+        ? documentHostUrl(s.config, team?.username ?? req.actor.username)
         : `${req.protocol}://${req.headers.host}`;
     const url = origin + nodeUrlPath(node);
     return reply.code(200).send({

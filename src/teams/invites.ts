@@ -1,0 +1,103 @@
+// Team invitations by email. An owner invites an address with a role; the invitee gets a one-time link
+// (random, kept only as a SHA-256 hash, 7 days) and joins by opening it while signed in with that
+// address (signing up first if they have no account). A used, expired or unknown link answers alike.
+import type { Services } from '../services.ts';
+import type { TeamRole } from '../store/schema.ts';
+import { badRequest, forbidden } from '../errors.ts';
+import { randomToken } from '../clock.ts';
+import { sha256 } from '../core/checksum.ts';
+import { emailProblem } from '../core/names.ts';
+import { DAY } from '../limits.ts';
+import { TEAM_ROLES, assertTeamOwner, findTeam, roleIn, setMember, type Team } from './teams.ts';
+
+const LIFETIME_MS = 7 * DAY;
+const GONE = 'This invitation link is not valid: it was used already, it expired, or it never existed.';
+
+export interface Invitation {
+  team: Team;
+  email: string;
+  role: TeamRole;
+}
+
+/** Creates an invitation and mails its link (`link(token)` makes the URL); returns what was sent. */
+export async function inviteToTeam(
+  s: Services,
+  actorId: number,
+  input: { teamId: number; email: string; role: TeamRole },
+  link: (token: string) => string,
+): Promise<Invitation> {
+  const team = await assertTeamOwner(s, input.teamId, actorId);
+  const email = String(input.email ?? '')
+    .trim()
+    .toLowerCase();
+  const problem = emailProblem(email);
+  if (problem) throw badRequest(problem, 'invalid');
+  if (!TEAM_ROLES.includes(input.role))
+    throw badRequest(`Role must be one of ${TEAM_ROLES.join(', ')}.`, 'invalid-role');
+  const token = randomToken(32);
+  const now = s.clock.now();
+  await s.database.db
+    .insertInto('team_invites')
+    .values({
+      team_id: team.id,
+      email,
+      role: input.role,
+      token_hash: sha256(token),
+      invited_by: actorId,
+      created_at: now.toISOString(),
+      expires_at: new Date(now.getTime() + LIFETIME_MS).toISOString(),
+      used_at: null,
+    })
+    .execute();
+  const url = link(token);
+  await s.mailer.send({
+    to: email,
+    subject: `You are invited to the team ${team.username} on Kiln`,
+    text: `You are invited to join the team ${team.username} as ${input.role}.\n\nOpen this link to accept (valid for 7 days, once):\n${url}\n\nIf you did not expect this, ignore this message.`,
+  });
+  return { team, email, role: input.role };
+}
+
+async function pending(s: Services, token: string) {
+  if (!token || token.length > 200) return undefined;
+  return s.database.db
+    .selectFrom('team_invites')
+    .selectAll()
+    .where('token_hash', '=', sha256(token))
+    .where('used_at', 'is', null)
+    .where('expires_at', '>', s.clock.now().toISOString())
+    .executeTakeFirst();
+}
+
+/** What a still-valid link offers; 404 otherwise. */
+export async function invitationOf(s: Services, token: string): Promise<Invitation> {
+  const row = await pending(s, token);
+  const team = row ? await findTeam(s, row.team_id) : undefined;
+  if (!row || !team) throw badRequest(GONE, 'invalid-token');
+  return { team, email: row.email, role: row.role };
+}
+
+/** The signed-in person accepts: they must hold the invited address. The link is used up; a member
+ *  already in the team keeps their role. */
+export async function acceptInvite(
+  s: Services,
+  token: string,
+  person: { accountId: number; username: string; email: string },
+): Promise<Invitation & { already: boolean }> {
+  const invitation = await invitationOf(s, token);
+  if (person.email.toLowerCase() !== invitation.email)
+    throw forbidden(
+      `This invitation is for ${invitation.email}; you are signed in as ${person.email}. Sign in with that address to accept it.`,
+    );
+  const used = await s.database.db
+    .updateTable('team_invites')
+    .set({ used_at: s.clock.now().toISOString() })
+    .where('token_hash', '=', sha256(token))
+    .where('used_at', 'is', null)
+    .executeTakeFirst();
+  if (Number(used.numUpdatedRows) !== 1) throw badRequest(GONE, 'invalid-token');
+  const current = await roleIn(s, invitation.team.id, person.accountId);
+  if (!current)
+    await setMember(s, null, { teamId: invitation.team.id, username: person.username, role: invitation.role });
+  return { ...invitation, role: current ?? invitation.role, already: current !== undefined };
+}
