@@ -1,4 +1,5 @@
 // Starts Kiln: configuration → services → HTTP.
+import { sweepTrash } from './nodes/trash.ts';
 import type { FastifyInstance } from 'fastify';
 import type { Config } from './config.ts';
 import type { Services } from './services.ts';
@@ -83,11 +84,19 @@ export async function startServer(config: Config, clock?: Clock): Promise<Runnin
   const app = await buildApp(services);
   await app.listen({ port: config.port, host: config.host });
   const port = (app.server.address() as { port: number }).port;
+  // The trash's 30 days: one sweep shortly after start, then hourly (each process; a purge is one
+  // transaction, so two processes sweeping at once purge each deletion once).
+  const sweep = () =>
+    void sweepTrash(services).catch((err) => app.log.warn({ err }, 'sweeping the trash failed; retried in an hour'));
+  const first = setTimeout(sweep, 60_000).unref();
+  const hourly = setInterval(sweep, 3_600_000).unref();
   return {
     app,
     services,
     url: `http://127.0.0.1:${port}`,
     close: async () => {
+      clearTimeout(first);
+      clearInterval(hourly);
       await app.close();
       await closeServices(services);
     },

@@ -21,6 +21,7 @@ export async function setEnableSignups(
     .selectAll()
     .where('id', '=', nodeId)
     .where('owner_id', '=', actorId)
+    .where('trashed_at', 'is', null)
     .executeTakeFirst();
   if (!node) throw notFound('No such file or folder.');
   if (node.type !== 'site') throw badRequest('Only documents can be apps.', 'not-a-document');

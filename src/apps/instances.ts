@@ -57,6 +57,7 @@ export async function findInstance(
     .where('owner_id', '=', ownerId)
     .where('source_node_id', '=', appId)
     .where('type', '=', 'site')
+    .where('trashed_at', 'is', null)
     .orderBy('id')
     .limit(1)
     .executeTakeFirst();
@@ -102,6 +103,7 @@ export async function createInstance(
           .innerJoin('node_contents', 'node_contents.node_id', 'nodes.id')
           .select(['nodes.id', 'nodes.name', 'nodes.type', 'node_contents.html'])
           .where('nodes.id', '=', appId)
+          .where('nodes.trashed_at', 'is', null)
           .executeTakeFirst();
         if (app?.type !== 'site') throw notFound('No such app.');
         const n = await firstFreeNumber(trx, ownerId, app.name, taken);
@@ -166,6 +168,7 @@ async function firstFreeNumber(
       .where('owner_id', '=', ownerId)
       .where('parent_id', '=', 0)
       .where('name_key', 'in', keys)
+      .where('trashed_at', 'is', null)
       .execute();
     // … and any site in Kiln for names unique across Kiln.
     const everywhere = globalKeys.length
@@ -174,6 +177,7 @@ async function firstFreeNumber(
           .select('name_key')
           .where('name_key', 'in', globalKeys)
           .where(sql.ref('type'), '=', sql.lit('site'))
+          .where('trashed_at', 'is', null)
           .execute()
       : [];
     const used = new Set([...own, ...everywhere].map((r) => r.name_key));

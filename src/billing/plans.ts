@@ -163,7 +163,7 @@ export async function loadPlanAccount(s: Services, db: Reader, accountId: number
 
 /** 403 `quota-exceeded` when the owner has as many sites as its plan allows (superadmins: no limit).
  *  Call inside the transaction that creates the site. */
-export async function assertSiteQuota(s: Services, trx: Transaction<DB>, ownerId: number): Promise<void> {
+export async function assertSiteQuota(s: Services, trx: Transaction<DB>, ownerId: number, adding = 1): Promise<void> {
   const a = await loadPlanAccount(s, trx, ownerId, true);
   const limit = siteLimit(a);
   if (limit.max === null) return;
@@ -172,9 +172,10 @@ export async function assertSiteQuota(s: Services, trx: Transaction<DB>, ownerId
     .select((eb) => eb.fn.countAll<number>().as('n'))
     .where('owner_id', '=', ownerId)
     .where('type', '=', 'site')
+    .where('trashed_at', 'is', null)
     .executeTakeFirstOrThrow();
   const count = Number(row.n);
-  if (count < limit.max) return;
+  if (count + adding <= limit.max) return;
   const plan = effectivePlan(a);
   const lapsed =
     a.plan !== 'free' && plan === 'free'
@@ -252,7 +253,8 @@ export async function assertCanEnableApp(
     .select((eb) => eb.fn.countAll<number>().as('n'))
     .where('owner_id', '=', accountId)
     .where('type', '=', 'site')
-    .where('enable_signups', '=', 1);
+    .where('enable_signups', '=', 1)
+    .where('trashed_at', 'is', null);
   if (nodeId !== undefined) q = q.where('id', '!=', nodeId);
   const row = await q.executeTakeFirstOrThrow();
   assertAllowance(a, 'apps', Number(row.n), s.clock.now());
@@ -286,6 +288,7 @@ export async function planSummary(s: Services, accountId: number): Promise<PlanS
         .select((eb) => eb.fn.countAll<number>().as('n'))
         .where('owner_id', '=', accountId)
         .where('type', '=', 'site')
+        .where('trashed_at', 'is', null)
         .executeTakeFirst(),
     ),
     count(
@@ -303,6 +306,7 @@ export async function planSummary(s: Services, accountId: number): Promise<PlanS
         .where('owner_id', '=', accountId)
         .where('type', '=', 'site')
         .where('enable_signups', '=', 1)
+        .where('trashed_at', 'is', null)
         .executeTakeFirst(),
     ),
   ]);

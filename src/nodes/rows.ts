@@ -34,6 +34,9 @@ export function newNodeRow(n: NewNode, over: Partial<Insertable<NodesTable>> = {
     last_synced_at: null,
     saved_by_account_id: null,
     saved_by_writer: null,
+    trashed_at: null,
+    trash_root: null,
+    trashed_parent_id: null,
     ...over,
   };
 }

@@ -31,7 +31,7 @@ import { authorizeTeam } from '../access/authorize.ts';
 import { teamRole } from '../store/accounts.ts';
 import {
   childNamed,
-  deleteNodes,
+  trashNodes,
   foldersOf,
   insertNode,
   nodeById,
@@ -361,8 +361,8 @@ export async function setVisibility(
   });
 }
 
-/** Deletes a node with its content and versions. A folder that holds anything needs `cascade`, and
- *  then goes with everything below it. Returns the deleted rows (uploads: their blobs may be released). */
+/** Deletes a node: it goes to the trash with its content and versions (src/nodes/trash.ts). A folder
+ *  that holds anything needs `cascade`, and then goes with everything below it. Returns what went. */
 export async function deleteNode(
   s: Services,
   actorId: number,
@@ -382,9 +382,12 @@ export async function deleteNode(
       );
     }
     const gone = [node, ...below];
-    await deleteNodes(
+    // Into the trash (src/nodes/trash.ts): gone for every reader, restorable for 30 days.
+    await trashNodes(
       trx,
+      node,
       gone.map((n) => n.id),
+      s.clock.now().toISOString(),
     );
     // The folder first, then what it held (a client that removes the folder finds the rest gone).
     after.push(() =>
@@ -420,7 +423,7 @@ function assertDepth(depth: number) {
 }
 
 /** The actor may change the account's tree: it is the account, or an owner/editor of that team. */
-async function assertManages(db: Tx, actorId: number, ownerId: number): Promise<void> {
+export async function assertManages(db: Tx, actorId: number, ownerId: number): Promise<void> {
   if (actorId === ownerId) return;
   authorizeTeam(await teamRole(db, ownerId, actorId), 'manage', () =>
     badRequest("You cannot change this account's files.", 'not-owner'),
@@ -515,7 +518,7 @@ async function subtreeHeight(trx: Tx, folder: NodeRow): Promise<number> {
 
 /** After a folder got a new name or place: every folder below it gives its children the new path.
  *  One UPDATE per folder in the subtree, walking down from the folder. */
-async function rewriteDescendantPaths(trx: Tx, folder: NodeRow) {
+export async function rewriteDescendantPaths(trx: Tx, folder: NodeRow) {
   const folders = await foldersOf(trx, folder.owner_id);
   const stack: Array<{ id: number; childPath: string }> = [{ id: folder.id, childPath: childPathOf(folder) }];
   while (stack.length) {

@@ -175,6 +175,7 @@ export async function writeDocument(s: Services, tx: Tx, after: AfterCommit, inp
       'node_contents.html',
     ])
     .where('nodes.id', '=', input.nodeId)
+    .where('nodes.trashed_at', 'is', null)
     .executeTakeFirst();
   if (node?.type !== 'site') throw notFound('No such document.');
   const stored = node.html ? Buffer.from(node.html) : null;

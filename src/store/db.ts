@@ -24,6 +24,7 @@ import { up003 } from './migrations/003_index_names.ts';
 import { up004Billing } from './migrations/004_billing.ts';
 import { up005HostSessions } from './migrations/005_host_sessions.ts';
 import { up006TeamInvites } from './migrations/006_team_invites.ts';
+import { up007Trash } from './migrations/007_trash.ts';
 
 /** The two column types that differ between the databases. */
 export interface ColumnTypes {
@@ -41,6 +42,7 @@ function migrations(t: ColumnTypes): Record<string, Migration> {
     '004_billing': { up: up004Billing(t) },
     '005_host_sessions': { up: up005HostSessions(t) },
     '006_team_invites': { up: up006TeamInvites(t) },
+    '007_trash': { up: up007Trash(t) },
   };
 }
 

@@ -9,7 +9,7 @@ type NodeRow = Selectable<NodesTable>;
 /** One node by id, or undefined (ids that cannot exist are not looked up). */
 export function nodeById(db: Kysely<DB>, id: number): Promise<NodeRow | undefined> {
   if (!Number.isSafeInteger(id) || id <= 0) return Promise.resolve(undefined);
-  return db.selectFrom('nodes').selectAll().where('id', '=', id).executeTakeFirst();
+  return db.selectFrom('nodes').selectAll().where('id', '=', id).where('trashed_at', 'is', null).executeTakeFirst();
 }
 
 /** The owner's node of that name directly in a folder (0 = top level), any type. */
@@ -25,6 +25,7 @@ export function childNamed(
     .where('owner_id', '=', ownerId)
     .where('parent_id', '=', parentId)
     .where('name_key', '=', name.toLowerCase())
+    .where('trashed_at', 'is', null)
     .executeTakeFirst();
 }
 
@@ -40,6 +41,7 @@ export async function siteNamed(db: Kysely<DB>, name: string): Promise<NodeRow |
       .selectAll()
       .where('name_key', '=', '')
       .where(sql.ref('type'), '=', sql.lit('site'))
+      .where('trashed_at', 'is', null)
       .compile();
     siteLookups.set(db, compiled);
   }
@@ -49,7 +51,7 @@ export async function siteNamed(db: Kysely<DB>, name: string): Promise<NodeRow |
 
 /** Every node of an owner; `ordered`: by path, then name (folders before what they hold). */
 export function nodesOf(db: Kysely<DB>, ownerId: number, opts: { ordered?: boolean } = {}): Promise<NodeRow[]> {
-  let q = db.selectFrom('nodes').selectAll().where('owner_id', '=', ownerId);
+  let q = db.selectFrom('nodes').selectAll().where('owner_id', '=', ownerId).where('trashed_at', 'is', null);
   if (opts.ordered) q = q.orderBy('path').orderBy('name_key').orderBy('id');
   return q.execute();
 }
@@ -61,7 +63,12 @@ export function nodesNamed(
   name: string,
   opts: { exceptSites?: boolean } = {},
 ): Promise<NodeRow[]> {
-  let q = db.selectFrom('nodes').selectAll().where('owner_id', '=', ownerId).where('name_key', '=', name.toLowerCase());
+  let q = db
+    .selectFrom('nodes')
+    .selectAll()
+    .where('owner_id', '=', ownerId)
+    .where('name_key', '=', name.toLowerCase())
+    .where('trashed_at', 'is', null);
   if (opts.exceptSites) q = q.where('type', '!=', 'site');
   return q.execute();
 }
@@ -73,7 +80,8 @@ export function siblingNamed(db: Kysely<DB>, ownerId: number, parentId: number, 
     .select(['id', 'type', 'name'])
     .where('owner_id', '=', ownerId)
     .where('parent_id', '=', parentId)
-    .where('name_key', '=', name.toLowerCase());
+    .where('name_key', '=', name.toLowerCase())
+    .where('trashed_at', 'is', null);
   if (exceptId) q = q.where('id', '!=', exceptId);
   return q.executeTakeFirst();
 }
@@ -84,7 +92,8 @@ export function otherSiteNamed(db: Kysely<DB>, name: string, exceptId?: number) 
     .selectFrom('nodes')
     .select(['id', 'owner_id', 'path', 'name'])
     .where('name_key', '=', name.toLowerCase())
-    .where(sql.ref('type'), '=', sql.lit('site'));
+    .where(sql.ref('type'), '=', sql.lit('site'))
+    .where('trashed_at', 'is', null);
   if (exceptId) q = q.where('id', '!=', exceptId);
   return q.executeTakeFirst();
 }
@@ -114,6 +123,7 @@ export function foldersOf(db: Kysely<DB>, ownerId: number) {
     .select(['id', 'parent_id', 'name'])
     .where('owner_id', '=', ownerId)
     .where('type', '=', 'folder')
+    .where('trashed_at', 'is', null)
     .execute();
 }
 
@@ -124,5 +134,74 @@ export async function setChildrenPath(db: Kysely<DB>, ownerId: number, parentId:
     .set({ path })
     .where('owner_id', '=', ownerId)
     .where('parent_id', '=', parentId)
+    .where('trashed_at', 'is', null)
+    .execute();
+}
+
+// ------------------------------------------------------------------ the trash
+
+/** Puts nodes in the trash: `root` (what was deleted) and what it held. */
+export async function trashNodes(db: Kysely<DB>, root: NodeRow, ids: number[], now: string): Promise<void> {
+  for (let i = 0; i < ids.length; i += 500) {
+    await db
+      .updateTable('nodes')
+      .set({ trashed_at: now, trash_root: root.id })
+      .where('id', 'in', ids.slice(i, i + 500))
+      .execute();
+  }
+  await db.updateTable('nodes').set({ trashed_parent_id: root.parent_id }).where('id', '=', root.id).execute();
+}
+
+/** What an owner deleted (one row per deletion), newest first, with how many items each took along. */
+export function trashRootsOf(db: Kysely<DB>, ownerId: number) {
+  return db
+    .selectFrom('nodes as r')
+    .selectAll('r')
+    .select((eb) =>
+      eb
+        .selectFrom('nodes as c')
+        .select((e) => e.fn.countAll<number>().as('n'))
+        .whereRef('c.trash_root', '=', 'r.id')
+        .as('items'),
+    )
+    .where('r.owner_id', '=', ownerId)
+    .where('r.trashed_at', 'is not', null)
+    .whereRef('r.trash_root', '=', 'r.id')
+    .orderBy('r.trashed_at', 'desc')
+    .orderBy('r.id', 'desc')
+    .execute();
+}
+
+/** A deletion in the trash and everything it took along (the root first). */
+export async function trashedWith(db: Kysely<DB>, rootId: number): Promise<NodeRow[]> {
+  if (!Number.isSafeInteger(rootId) || rootId <= 0) return [];
+  const rows = await db
+    .selectFrom('nodes')
+    .selectAll()
+    .where('trash_root', '=', rootId)
+    .where('trashed_at', 'is not', null)
+    .execute();
+  return rows.sort((a, b) => (a.id === rootId ? -1 : b.id === rootId ? 1 : a.path.length - b.path.length));
+}
+
+/** Takes nodes out of the trash (the caller gives the root its place). */
+export async function untrashNodes(db: Kysely<DB>, ids: number[]): Promise<void> {
+  for (let i = 0; i < ids.length; i += 500) {
+    await db
+      .updateTable('nodes')
+      .set({ trashed_at: null, trash_root: null, trashed_parent_id: null })
+      .where('id', 'in', ids.slice(i, i + 500))
+      .execute();
+  }
+}
+
+/** Deletions that have been in the trash since before `before` (ISO time). */
+export function trashRootsBefore(db: Kysely<DB>, before: string, limit = 500) {
+  return db
+    .selectFrom('nodes')
+    .select(['id', 'owner_id'])
+    .where('trashed_at', '<', before)
+    .whereRef('trash_root', '=', 'id')
+    .limit(limit)
     .execute();
 }

@@ -92,6 +92,12 @@ export interface NodesTable {
   /** Who wrote last: account id and an opaque writer id (session or key), for `changedBy`. */
   saved_by_account_id: number | null;
   saved_by_writer: string | null;
+  /** Set while the node is in the trash (src/nodes/trash.ts); null for live nodes. */
+  trashed_at: string | null;
+  /** The node whose deletion put this one in the trash (itself for that node). */
+  trash_root: number | null;
+  /** The trash root's folder before it was deleted. */
+  trashed_parent_id: number | null;
 }
 
 export interface NodeContentsTable {

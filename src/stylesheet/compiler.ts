@@ -48,7 +48,12 @@ export class StylesheetCompiler {
           .executeTakeFirst();
         if (exists) await this.db.updateTable('stylesheets').set(row).where('node_id', '=', nodeId).execute();
         else {
-          const alive = await this.db.selectFrom('nodes').select('id').where('id', '=', nodeId).executeTakeFirst();
+          const alive = await this.db
+            .selectFrom('nodes')
+            .select('id')
+            .where('id', '=', nodeId)
+            .where('trashed_at', 'is', null)
+            .executeTakeFirst();
           if (alive)
             await this.db
               .insertInto('stylesheets')

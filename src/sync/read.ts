@@ -27,6 +27,7 @@ export async function listSyncNodes(s: Services, scope: SyncScope): Promise<Wire
       'checksum',
     ])
     .where('owner_id', '=', scope.account.id)
+    .where('trashed_at', 'is', null)
     .execute();
   const { versions, ordered } = analyzeTree(rows);
   const out = ordered as Array<(typeof ordered)[number] & { etag?: string | null; structureVersion?: string }>;

@@ -113,6 +113,7 @@ export async function versionOf(
     .selectFrom('nodes')
     .select(['id', 'parent_id as parentId', 'type', 'path', 'name', 'checksum'])
     .where('owner_id', '=', row.owner_id)
+    .where('trashed_at', 'is', null)
     .execute();
   return structureVersions(rows).get(node.id) ?? fileVersion(node);
 }
@@ -196,6 +197,7 @@ export async function freshWireNode(s: Services, id: number): Promise<WireNode> 
     .selectFrom('nodes')
     .select([...WIRE_COLUMNS, 'owner_id'])
     .where('id', '=', id)
+    .where('trashed_at', 'is', null)
     .executeTakeFirst();
   if (!row) throw nodeNotFound();
   return wireNode(row, await versionOf(s.database.db, row));

@@ -7,6 +7,7 @@ import type { NodeRow } from '../nodes/tree.ts';
 import { childPathOf } from '../nodes/tree.ts';
 import { limits } from '../limits.ts';
 import { STARTERS } from '../nodes/starters.ts';
+import type { TrashEntry } from '../nodes/trash.ts';
 
 export interface ListView {
   /** Every node of the account (listTree order). */
@@ -30,6 +31,8 @@ export interface DashboardView extends ListView {
   msg?: { text: string; type: string };
   /** A name to fill into the create form (`?new=index.html` from the host's "create index.html"). */
   newName?: string;
+  /** Deletions in this tree's trash. */
+  trashed: number;
 }
 
 export function formatSize(bytes: number): string {
@@ -102,8 +105,8 @@ function actions(tree: Tree, n: NodeRow, hostUrl: string): Html {
   const del =
     below > 0
       ? html`<a class="button secondary danger" href="${base}/delete" data-delete="${base}/delete"
-  data-confirm="${`Delete the folder "${n.name}" and the ${below} item${below === 1 ? '' : 's'} inside it? This cannot be undone.`}">Delete…</a>`
-      : html`<form method="post" action="${base}/delete" data-confirm="${`Delete the ${what} "${n.name}"? This cannot be undone.`}">
+  data-confirm="${`Delete the folder "${n.name}" and the ${below} item${below === 1 ? '' : 's'} inside it? They stay in the trash for 30 days.`}">Delete…</a>`
+      : html`<form method="post" action="${base}/delete" data-confirm="${`Delete the ${what} "${n.name}"? It stays in the trash for 30 days.`}">
   <button class="secondary danger" type="submit">Delete</button></form>`;
   const app =
     n.type === 'site' && n.source_node_id === null
@@ -250,7 +253,8 @@ ${
   <ul id="uploads" aria-live="polite"></ul>
 </form>
 </div>
-<div class="list-tools"><label for="filter">Filter</label><input id="filter" type="search" placeholder="Type part of a name" autocomplete="off"></div>
+<div class="list-tools"><label for="filter">Filter</label><input id="filter" type="search" placeholder="Type part of a name" autocomplete="off">
+<a class="trash-link" href="/_/dashboard/trash${team ? `?team=${encodeURIComponent(v.owner)}` : ''}">Trash${v.trashed ? ` (${v.trashed})` : ''}</a></div>
 <div id="tree" data-upload-limit="${v.uploadLimit}" data-team="${team ? v.owner : ''}">${raw(nodeListHtml(v))}</div>`,
     scripts: html`<style>${raw(STYLE)}</style><script>${raw(SCRIPT)}</script>`,
   });
@@ -262,7 +266,7 @@ export function confirmDeletePage(o: { username: string; node: NodeRow; count: n
     title: 'Delete folder',
     username: o.username,
     body: html`<h1>Delete the folder "${o.node.name}"?</h1>
-<p>It holds ${o.count} item${o.count === 1 ? '' : 's'}. Deleting the folder deletes everything inside it, with all versions. This cannot be undone.</p>
+<p>It holds ${o.count} item${o.count === 1 ? '' : 's'}. Deleting the folder deletes everything inside it, with all versions; all of it stays in the trash for 30 days, restorable in one click.</p>
 <form method="post" action="/_/dashboard/nodes/${o.node.id}/delete">
   <input type="hidden" name="cascade" value="1">
   <button type="submit">Delete the folder and its contents</button>
@@ -275,7 +279,7 @@ const STYLE = `
 .create{display:grid;grid-template-columns:repeat(auto-fit,minmax(250px,1fr));gap:var(--s4);margin-bottom:var(--s5)}
 .create form.card{max-width:none;margin:0}.create small{display:block;margin-top:var(--s1)}
 nav.accounts{display:flex;flex-wrap:wrap;gap:var(--s2);margin:0 0 var(--s3)}nav.accounts .button{margin:0}
-.list-tools{display:flex;gap:var(--s3);align-items:center;margin:var(--s4) 0}.list-tools label{margin:0;white-space:nowrap}.list-tools input{max-width:22rem}
+.list-tools{display:flex;gap:var(--s3);align-items:center;margin:var(--s4) 0}.list-tools .trash-link{margin-left:auto;white-space:nowrap}.list-tools label{margin:0;white-space:nowrap}.list-tools input{max-width:22rem}
 #usage{margin:var(--s2) 0 var(--s3)}#usage.full strong{color:var(--bad)}
 #tree{border-radius:var(--r);min-height:4rem}#tree.drop,tr.drop td{outline:3px dashed var(--accent);outline-offset:-3px;background:var(--accent-bg)}
 td.name{max-width:24rem}.nm{display:inline-block;max-width:100%;overflow:hidden;text-overflow:ellipsis;white-space:nowrap;vertical-align:bottom}
@@ -424,5 +428,48 @@ export function noHomePage(o: { base: string; username: string; pathname: string
     body: html`<h1>Nothing is published here yet</h1>
 <p>Your host answers <code>/</code> with the document named <code>index.html</code>, and you have none${o.pathname === '/' ? '' : html` (and nothing is at <code>${o.pathname}</code>)`}. Visitors see a plain “not found” page until you make one.</p>
 <p><a class="button" href="${create}">Create index.html</a> <a class="button secondary" href="${o.base}/_/dashboard">Go to your documents</a></p>`,
+  });
+}
+
+/** The trash of a tree: each deletion, restorable or purged for good, until the sweep after 30 days. */
+export function trashPage(o: {
+  username: string;
+  owner: string;
+  ownerId: number;
+  team: boolean;
+  entries: TrashEntry[];
+  msg?: { text: string; type: string };
+}): string {
+  const back = o.team ? `/_/dashboard?team=${encodeURIComponent(o.owner)}` : '/_/dashboard';
+  const rows = o.entries.map((e) => {
+    const n = e.node;
+    const what =
+      n.type === 'folder'
+        ? `folder, with ${e.inside} item${e.inside === 1 ? '' : 's'}`
+        : n.type === 'site'
+          ? 'document'
+          : 'file';
+    return html`<tr data-node-id="${n.id}"><td data-label="Name"><span class="nm" title="${childPathOf(n)}">${n.name}${n.type === 'folder' ? '/' : ''}</span>
+<small class="muted"> ${n.path ? `in ${n.path}/` : 'at the top level'}</small></td><td data-label="What">${what}</td>
+<td data-label="Deleted">${formatTime(n.trashed_at ?? n.modified_at)}</td><td data-label="Purged">${formatTime(e.purgeAt)}</td>
+<td><div class="actions"><form method="post" action="/_/dashboard/trash/${n.id}/restore"><button type="submit">Restore</button></form>
+<form method="post" action="/_/dashboard/trash/${n.id}/purge" data-confirm="${`Delete "${n.name}" for good, with its versions? This cannot be undone.`}"><button class="secondary danger" type="submit">Delete for good</button></form></div></td></tr>`;
+  });
+  return page({
+    title: 'Trash',
+    username: o.username,
+    msg: o.msg,
+    body: html`<h1>Trash${o.team ? ` of ${o.owner}` : ''}</h1>
+<p class="muted">What you delete stays here for 30 days with its versions, then goes for good. Names in the trash are free to use again.
+<a href="${back}">Back to the documents</a></p>
+${
+  o.entries.length === 0
+    ? html`<p class="muted">The trash is empty.</p>`
+    : html`<table class="stack"><thead><tr><th>Name</th><th>What</th><th>Deleted</th><th>Purged after</th><th>Actions</th></tr></thead>
+<tbody>${rows}</tbody></table>
+<form method="post" action="/_/dashboard/trash/empty" data-confirm="Delete everything in the trash for good? This cannot be undone.">
+${o.team ? html`<input type="hidden" name="ownerId" value="${o.ownerId}">` : ''}<button class="secondary danger" type="submit">Empty the trash</button></form>`
+}`,
+    scripts: html`<style>${raw(STYLE)}</style><script>document.addEventListener('submit',function(e){var f=e.target;if(f.dataset&&f.dataset.confirm&&!confirm(f.dataset.confirm))e.preventDefault();});</script>`,
   });
 }

@@ -182,7 +182,8 @@ export async function replaceUpload(
       ...(input.syncedAt ? { last_synced_at: input.syncedAt } : {}),
     })
     .where('id', '=', node.id)
-    .where('type', '=', 'upload');
+    .where('type', '=', 'upload')
+    .where('trashed_at', 'is', null);
   if (ifMatch !== null) q = q.where('checksum', '=', ifMatch);
   const updated = await q.returningAll().executeTakeFirst();
   if (!updated) {

@@ -13,13 +13,18 @@
 //   GET  /_/dashboard/nodes/:id/download    the stored bytes as an attachment (documents and uploads)
 //   GET  /_/dashboard/nodes/:id/delete      confirmation page for deleting a non-empty folder (no script)
 //   GET  /_/dashboard?new=<name>            the page with the create form filled in (e.g. index.html)
+//   GET  /_/dashboard?team=<name>           a team's tree (its owners and editors)
+//   GET  /_/dashboard/trash[?team=]         the trash: deletions restorable for 30 days (JSON {trash})
+//   POST /_/dashboard/trash/:id/restore     back where it was (409 when its name is taken there now)
+//   POST /_/dashboard/trash/:id/purge       gone for good
+//   POST /_/dashboard/trash/empty           {ownerId?}: every deletion gone for good
 //
 // AJAX answers: JSON {msg, msgType, html, node?} where `html` is the pre-rendered node list (errors:
 // {msg, msgType:'error', code}). Browser form posts: 302 back to /_/dashboard with msg and msgType.
 // Access: `dashboard` / `manage` on main_app, then `manage` on the node (src/access/table.ts).
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { z } from 'zod';
-import { flag, id, idParam, parse, wantsHtml, queryMsg, queryText } from '../io.ts';
+import { flag, id, idParam, parse, wantsHtml, queryMsg, queryText, sendPage } from '../io.ts';
 import type { RoutePlugin } from './index.ts';
 import { KilnError, forbidden, notFound } from '../../errors.ts';
 import { limits, isUnlimitedSites } from '../../limits.ts';
@@ -42,12 +47,20 @@ import {
   setVisibility,
   type NodeRow,
 } from '../../nodes/tree.ts';
-import { appSignupUrl, confirmDeletePage, dashboardPage, nodeListHtml, type ListView } from '../../ui/dashboard.ts';
+import {
+  appSignupUrl,
+  confirmDeletePage,
+  dashboardPage,
+  nodeListHtml,
+  trashPage,
+  type ListView,
+} from '../../ui/dashboard.ts';
 import { uploadLimit } from '../../billing/plans.ts';
 import { setEnableSignups } from '../../apps/apps.ts';
 import { STARTERS, type Starter } from '../../nodes/starters.ts';
 import { duplicateDocument } from '../../nodes/duplicate.ts';
 import { documentContent } from '../../nodes/serve.ts';
+import { TRASH_DAYS, emptyTrash, listTrash, purgeFromTrash, restoreFromTrash } from '../../nodes/trash.ts';
 import { contentTypeFor } from '../../uploads/content-types.ts';
 
 const DASHBOARD = '/_/dashboard';
@@ -74,6 +87,7 @@ const bodies = {
   delete: z.object({ cascade: flag.default(false) }),
   visibility: z.object({ visibility: z.enum(['public', 'private']) }),
   app: z.object({ enableSignups: flag }),
+  empty: z.object({ ownerId: id.optional() }),
 };
 
 const plugin: RoutePlugin = async (app, { services: s }) => {
@@ -173,11 +187,13 @@ const plugin: RoutePlugin = async (app, { services: s }) => {
     const owner = await ownerOf(actor, queryText(req, 'team'));
     const nodes = await listTree(s, actor.accountId, owner.id);
     const teams = (await teamsOf(s, actor.accountId)).filter((t) => allowsTeam(t.role, 'manage'));
+    const trashed = (await listTrash(s, actor.accountId, owner.id)).length;
     const body = dashboardPage({
       ...listView(owner, nodes),
       username: actor.username,
       owner: owner.username,
       accounts: [actor.username, ...teams.map((t) => t.username)],
+      trashed,
       msg: queryMsg(req),
       newName: queryText(req, 'new')?.slice(0, limits.pathLength),
     });
@@ -238,7 +254,10 @@ const plugin: RoutePlugin = async (app, { services: s }) => {
       const node = await managedNode(req);
       const gone = await deleteNode(s, actor.accountId, node.id, { cascade: b.cascade, writer: actor.writer });
       const more = gone.length > 1 ? ` and ${gone.length - 1} item${gone.length === 2 ? '' : 's'} inside it` : '';
-      return { msg: `Deleted "${node.name}"${more}.`, ownerId: node.owner_id };
+      return {
+        msg: `Deleted "${node.name}"${more}: it stays in the trash for ${TRASH_DAYS} days.`,
+        ownerId: node.owner_id,
+      };
     }),
   );
 
@@ -293,6 +312,98 @@ const plugin: RoutePlugin = async (app, { services: s }) => {
       .type(node.type === 'site' ? 'text/html; charset=utf-8' : contentTypeFor(node.name))
       .send(bytes);
   });
+
+  // ---------------------------------------------------------------- trash
+
+  app.get(`${DASHBOARD}/trash`, async (req, reply) => {
+    mainOnly(req);
+    const actor = authorizeActor({ actor: req.actor }, null, 'dashboard');
+    const owner = await ownerOf(actor, queryText(req, 'team'));
+    const entries = await listTrash(s, actor.accountId, owner.id);
+    reply.header('cache-control', 'no-store');
+    if (!wantsHtml(req))
+      return reply.send({
+        msg: '',
+        msgType: 'success',
+        trash: entries.map((e) => ({
+          ...publicNode(e.node),
+          inside: e.inside,
+          trashedAt: e.node.trashed_at,
+          purgeAt: e.purgeAt,
+        })),
+      });
+    return sendPage(
+      reply,
+      trashPage({
+        username: actor.username,
+        owner: owner.username,
+        ownerId: owner.id,
+        team: owner.id !== actor.accountId,
+        entries,
+        msg: queryMsg(req),
+      }),
+    );
+  });
+
+  /** Runs a trash operation: back to the trash page (browsers) or JSON. */
+  async function trashOp(
+    req: FastifyRequest,
+    reply: FastifyReply,
+    op: (actor: Actor) => Promise<{ msg: string; ownerId: number; node?: NodeRow }>,
+  ) {
+    let actor: Actor;
+    let result: { msg: string; ownerId: number; node?: NodeRow };
+    try {
+      actor = manager(req);
+      result = await op(actor);
+    } catch (err) {
+      if (wantsHtml(req) && err instanceof KilnError && err.status !== 401 && req.site.kind === 'main')
+        return reply.redirect(withMessage(s.secret, `${DASHBOARD}/trash${teamQuery(req)}`, err.message, 'error'), 302);
+      throw err;
+    }
+    const owner = await ownerOf(actor, result.ownerId);
+    const page = `${DASHBOARD}/trash${owner.id === actor.accountId ? '' : `?team=${encodeURIComponent(owner.username)}`}`;
+    if (wantsHtml(req)) return reply.redirect(withMessage(s.secret, page, result.msg, 'success'), 302);
+    return reply.send({
+      msg: result.msg,
+      msgType: 'success',
+      ...(result.node ? { node: publicNode(result.node) } : {}),
+    });
+  }
+  const teamQuery = (req: FastifyRequest) => {
+    const t = queryText(req, 'team');
+    return t ? `?team=${encodeURIComponent(t)}` : '';
+  };
+
+  app.post(`${DASHBOARD}/trash/:id/restore`, (req, reply) =>
+    trashOp(req, reply, async (actor) => {
+      const node = await restoreFromTrash(s, actor.accountId, idParam(req), actor.writer);
+      const where = node.path ? `"${node.path}"` : 'the top level';
+      return { msg: `Restored "${node.name}" to ${where}, with its versions.`, ownerId: node.owner_id, node };
+    }),
+  );
+
+  app.post(`${DASHBOARD}/trash/:id/purge`, (req, reply) =>
+    trashOp(req, reply, async (actor) => {
+      const node = await purgeFromTrash(s, actor.accountId, idParam(req));
+      return { msg: `"${node.name}" is deleted for good.`, ownerId: node.owner_id };
+    }),
+  );
+
+  app.post(`${DASHBOARD}/trash/empty`, (req, reply) =>
+    trashOp(req, reply, async (actor) => {
+      const b = parse(bodies.empty, req.body);
+      const owner = await ownerOf(actor, b.ownerId);
+      const n = await emptyTrash(s, actor.accountId, owner.id);
+      return {
+        msg:
+          n === 0
+            ? 'The trash was already empty.'
+            : `Emptied the trash: ${n} deletion${n === 1 ? '' : 's'} gone for good.`,
+        ownerId: owner.id,
+      };
+    }),
+  );
 
   app.get(`${DASHBOARD}/nodes/:id/delete`, async (req, reply) => {
     mainOnly(req);

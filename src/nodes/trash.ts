@@ -1,0 +1,144 @@
+// The trash. Every deletion (dashboard, sync API) puts the node and what it held in the trash instead of
+// removing them: the rows stay, with their content, versions and blobs, and `trashed_at` set, so every
+// reader of live nodes passes them by and their names block nothing. For 30 days the owner (or a
+// team's owners and editors) may restore a deletion whole, or purge it; a sweep purges what is older.
+import type { Services } from '../services.ts';
+import { conflict, notFound } from '../errors.ts';
+import { DAY } from '../limits.ts';
+import { assertSiteQuota } from '../billing/plans.ts';
+import { isGlobalDocumentName } from '../core/names.ts';
+import { publishNodeSaved } from '../events/publish.ts';
+import {
+  deleteNodes,
+  nodeById,
+  otherSiteNamed,
+  siblingNamed,
+  trashRootsBefore,
+  trashRootsOf,
+  trashedWith,
+  untrashNodes,
+  updateNode,
+} from '../store/nodes.ts';
+import { assertManages, childPathOf, rewriteDescendantPaths, runWrite, type NodeRow } from './tree.ts';
+
+/** How long a deletion stays restorable. */
+export const TRASH_DAYS = 30;
+const NOT_IN_TRASH = 'That is not in the trash (restored, purged, or never deleted).';
+
+export interface TrashEntry {
+  node: NodeRow;
+  /** Items it took along (a folder's contents), not counting itself. */
+  inside: number;
+  /** When it will be purged (ISO). */
+  purgeAt: string;
+}
+
+/** An owner's trash, newest deletion first. */
+export async function listTrash(s: Services, actorId: number, ownerId: number): Promise<TrashEntry[]> {
+  await assertManages(s.database.db, actorId, ownerId);
+  const rows = await trashRootsOf(s.database.db, ownerId);
+  return rows.map(({ items, ...node }) => ({
+    node: node as NodeRow,
+    inside: Math.max(0, Number(items) - 1),
+    purgeAt: new Date(Date.parse(node.trashed_at!) + TRASH_DAYS * DAY).toISOString(),
+  }));
+}
+
+/** The deletion `rootId` of an account the actor manages, with what it took along; 404 otherwise. */
+async function deletion(db: Parameters<typeof trashedWith>[0], actorId: number, rootId: number) {
+  const all = await trashedWith(db, rootId);
+  const root = all[0];
+  if (!root || root.id !== rootId) throw notFound(NOT_IN_TRASH);
+  try {
+    await assertManages(db, actorId, root.owner_id);
+  } catch {
+    throw notFound(NOT_IN_TRASH);
+  }
+  return { root, all };
+}
+
+/** Puts a deletion back: into the folder it was in when that folder still exists, else the top level.
+ *  Refused (409) when a live node has taken its name there meanwhile, or (403) past the plan's count. */
+export async function restoreFromTrash(
+  s: Services,
+  actorId: number,
+  rootId: number,
+  writer: string | null = null,
+): Promise<NodeRow> {
+  return runWrite(s, async (trx, after) => {
+    await s.database.lock.row(trx, 'nodes', rootId);
+    const { root, all } = await deletion(trx, actorId, rootId);
+    const folder = root.trashed_parent_id ? await nodeById(trx, root.trashed_parent_id) : undefined;
+    const parent = folder?.type === 'folder' && folder.owner_id === root.owner_id ? folder : null;
+    const where = parent ? `"${childPathOf(parent)}"` : 'the top level';
+    const taken = await siblingNamed(trx, root.owner_id, parent?.id ?? 0, root.name);
+    if (taken)
+      throw conflict(`Something named "${root.name}" is in ${where} now: rename or delete it first.`, 'name-conflict');
+    for (const n of all) {
+      if (n.type !== 'site' || !isGlobalDocumentName(n.name)) continue;
+      if (await otherSiteNamed(trx, n.name, n.id))
+        throw conflict(`The document name "${n.name}" was taken meanwhile: rename that one first.`, 'name-conflict');
+    }
+    const sites = all.filter((n) => n.type === 'site').length;
+    if (sites > 0) await assertSiteQuota(s, trx, root.owner_id, sites);
+    await untrashNodes(
+      trx,
+      all.map((n) => n.id),
+    );
+    const restored = await updateNode(trx, root.id, { parent_id: parent?.id ?? 0, path: childPathOf(parent) });
+    if (restored.type === 'folder') await rewriteDescendantPaths(trx, restored);
+    // To sync clients the restored nodes are new: the folder first, then what it holds.
+    const fresh = [restored, ...all.slice(1)];
+    after.push(async () => {
+      for (const n of fresh) {
+        const live = n.id === restored.id ? restored : ((await nodeById(s.database.db, n.id)) ?? n);
+        await publishNodeSaved(
+          s,
+          live,
+          { checksum: live.checksum, size: live.size, modifiedAt: live.modified_at },
+          { writer },
+        );
+      }
+    });
+    return restored;
+  });
+}
+
+/** Deletes a deletion for good: rows, content and versions (blobs no row names are swept later). */
+export async function purgeFromTrash(s: Services, actorId: number, rootId: number): Promise<NodeRow> {
+  return runWrite(s, async (trx) => {
+    const { root, all } = await deletion(trx, actorId, rootId);
+    await deleteNodes(
+      trx,
+      all.map((n) => n.id),
+    );
+    return root;
+  });
+}
+
+/** Purges every deletion in an owner's trash; returns how many. */
+export async function emptyTrash(s: Services, actorId: number, ownerId: number): Promise<number> {
+  const entries = await listTrash(s, actorId, ownerId);
+  for (const e of entries) await purgeFromTrash(s, actorId, e.node.id);
+  return entries.length;
+}
+
+/** The background sweep: purges deletions older than 30 days (in batches); returns how many. */
+export async function sweepTrash(s: Services): Promise<number> {
+  const before = new Date(s.clock.now().getTime() - TRASH_DAYS * DAY).toISOString();
+  let purged = 0;
+  for (;;) {
+    const roots = await trashRootsBefore(s.database.db, before);
+    if (roots.length === 0) return purged;
+    for (const r of roots) {
+      await runWrite(s, async (trx) => {
+        const all = await trashedWith(trx, r.id);
+        await deleteNodes(
+          trx,
+          all.map((n) => n.id),
+        );
+      });
+      purged++;
+    }
+  }
+}
