@@ -133,7 +133,11 @@ test('an owner invites by email; the invitee joins with the link; the team’s f
   assert.equal((await viola.main.get(`/_/dashboard?team=${teamName}`, json)).status, 403);
   const sneaky = await viola.main.post('/_/dashboard/nodes', { type: 'site', name: 'x.html', ownerId: teamId }, json);
   assert.equal(sneaky.status, 403);
-  assert.equal((await eve.main.post(`/_/dashboard/nodes/${planId}/delete`, {}, json)).status, 404);
+  assert.equal(
+    (await eve.main.post(`/_/dashboard/nodes/${planId}/delete`, {}, json)).status,
+    400,
+    'not hers: not-owner',
+  );
   const up2 = multipart({ parentId: '0', ownerId: String(teamId) }, { name: 'no.txt', content: 'no' });
   assert.equal((await eve.main.post('/_/upload', up2.body, { headers: up2.headers })).status, 404);
 });

@@ -4,6 +4,7 @@ import type { Services } from '../services.ts';
 import { badRequest } from '../errors.ts';
 import { isDocumentName } from '../core/names.ts';
 import { findByPath, type NodeRow } from './tree.ts';
+import { redirectTarget } from '../store/nodes.ts';
 import { Lru } from '../core/lru.ts';
 import { allows, resourceOf } from '../access/authorize.ts';
 
@@ -14,6 +15,8 @@ export type Resolved =
   | { kind: 'document'; node: NodeRow; fallback: boolean }
   /** An upload at exactly this path (served by the upload seam, not here). */
   | { kind: 'upload'; node: NodeRow }
+  /** The old address of a document renamed or moved in the last 30 days: where it is now. */
+  | { kind: 'redirect'; node: NodeRow; rest: string }
   | null;
 
 /** 400 when a raw URL path carries an encoded percent (`%25`): no node name contains `%`
@@ -57,6 +60,10 @@ export async function resolveDocumentPath(s: Services, accountId: number, pathna
   const node = await findByPath(s, accountId, rel);
   if (node?.type === 'site') return { kind: 'document', node, fallback: false };
   if (node?.type === 'upload' && (docEnd === -1 || docEnd === segments.length - 1)) return { kind: 'upload', node };
+  if (!node && docEnd !== -1) {
+    const moved = await redirectTarget(s.database.db, accountId, rel, s.clock.now().toISOString());
+    if (moved) return { kind: 'redirect', node: moved, rest: segments.slice(docEnd + 1).join('/') };
+  }
   const root = await findByPath(s, accountId, ROOT_DOCUMENT);
   return root?.type === 'site' ? { kind: 'document', node: root, fallback: true } : null;
 }

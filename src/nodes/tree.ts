@@ -18,7 +18,7 @@ import type { Services } from '../services.ts';
 import type { DB, NodesTable } from '../store/schema.ts';
 import { KilnError, badRequest, conflict, notFound } from '../errors.ts';
 import { isUniqueViolation } from '../store/db.ts';
-import { limits } from '../limits.ts';
+import { DAY, limits } from '../limits.ts';
 import { assertSiteQuota } from '../billing/plans.ts';
 import { isDocumentName, isGlobalDocumentName, nodeNameProblem, splitPath } from '../core/names.ts';
 import { writeDocument } from '../save/pipeline.ts';
@@ -32,6 +32,8 @@ import { teamRole } from '../store/accounts.ts';
 import {
   childNamed,
   trashNodes,
+  rememberRedirect,
+  forgetRedirect,
   foldersOf,
   insertNode,
   nodeById,
@@ -86,6 +88,8 @@ export interface CreatePathInput {
 }
 
 const NO_SUCH_NODE = 'No such file or folder.';
+/** How long a renamed or moved document's old address redirects to it. */
+export const REDIRECT_DAYS = 30;
 const TYPE_WORD: Record<NodeRow['type'], string> = { site: 'document', folder: 'folder', upload: 'file' };
 
 // ------------------------------------------------------------------ reading
@@ -289,6 +293,12 @@ async function place(
 ): Promise<NodeRow> {
   const updated = await updateNode(trx, node.id, { ...to, name_key: to.name.toLowerCase() });
   if (node.type === 'folder') await rewriteDescendantPaths(trx, updated);
+  // A document's old address leads to it for 30 days (links already shared keep working).
+  if (node.type === 'site' && childPathOf(node) !== childPathOf(updated)) {
+    const expiresAt = new Date(s.clock.now().getTime() + REDIRECT_DAYS * DAY).toISOString();
+    await rememberRedirect(trx, { ownerId: node.owner_id, fromPath: childPathOf(node), nodeId: node.id, expiresAt });
+    await forgetRedirect(trx, node.owner_id, childPathOf(updated));
+  }
   after.push(() => publishMoved(s, node, updated, writer));
   return updated;
 }

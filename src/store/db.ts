@@ -25,6 +25,7 @@ import { up004Billing } from './migrations/004_billing.ts';
 import { up005HostSessions } from './migrations/005_host_sessions.ts';
 import { up006TeamInvites } from './migrations/006_team_invites.ts';
 import { up007Trash } from './migrations/007_trash.ts';
+import { up008Redirects } from './migrations/008_redirects.ts';
 
 /** The two column types that differ between the databases. */
 export interface ColumnTypes {
@@ -43,6 +44,7 @@ function migrations(t: ColumnTypes): Record<string, Migration> {
     '005_host_sessions': { up: up005HostSessions(t) },
     '006_team_invites': { up: up006TeamInvites(t) },
     '007_trash': { up: up007Trash(t) },
+    '008_redirects': { up: up008Redirects(t) },
   };
 }
 

@@ -205,3 +205,37 @@ export function trashRootsBefore(db: Kysely<DB>, before: string, limit = 500) {
     .limit(limit)
     .execute();
 }
+
+// ------------------------------------------------------------------ old addresses
+
+/** Remembers that `fromPath` (an old path of the node) leads to the node until `expiresAt`; a newer
+ *  redirect from the same path replaces an older one. */
+export async function rememberRedirect(
+  db: Kysely<DB>,
+  r: { ownerId: number; fromPath: string; nodeId: number; expiresAt: string },
+): Promise<void> {
+  const from_key = r.fromPath.toLowerCase();
+  await db.deleteFrom('redirects').where('owner_id', '=', r.ownerId).where('from_key', '=', from_key).execute();
+  await db
+    .insertInto('redirects')
+    .values({ owner_id: r.ownerId, from_key, node_id: r.nodeId, expires_at: r.expiresAt })
+    .execute();
+}
+
+/** A path a live node now holds redirects nowhere. */
+export async function forgetRedirect(db: Kysely<DB>, ownerId: number, path: string): Promise<void> {
+  await db.deleteFrom('redirects').where('owner_id', '=', ownerId).where('from_key', '=', path.toLowerCase()).execute();
+}
+
+/** The live node an old path leads to, or undefined. */
+export function redirectTarget(db: Kysely<DB>, ownerId: number, path: string, now: string) {
+  return db
+    .selectFrom('redirects')
+    .innerJoin('nodes', 'nodes.id', 'redirects.node_id')
+    .selectAll('nodes')
+    .where('redirects.owner_id', '=', ownerId)
+    .where('redirects.from_key', '=', path.toLowerCase())
+    .where('redirects.expires_at', '>', now)
+    .where('nodes.trashed_at', 'is', null)
+    .executeTakeFirst();
+}

@@ -173,6 +173,15 @@ export interface TeamInvitesTable {
   used_at: string | null;
 }
 
+export interface RedirectsTable {
+  id: Generated<number>;
+  owner_id: number;
+  /** The old path, lower case (`folder/old.html`). */
+  from_key: string;
+  node_id: number;
+  expires_at: string;
+}
+
 export interface WebhookEventsTable {
   provider: string;
   event_id: string;
@@ -198,6 +207,7 @@ export interface DB {
   domains: DomainsTable;
   email_tokens: EmailTokensTable;
   team_invites: TeamInvitesTable;
+  redirects: RedirectsTable;
   webhook_events: WebhookEventsTable;
   stylesheets: StylesheetsTable;
   session_grants: SessionGrantsTable;

@@ -1,7 +1,7 @@
 // The developer dashboard: the account's tree of documents, folders and uploads. Server-rendered and
 // usable with plain form posts; a little inline script turns the forms into AJAX calls that swap in
 // the pre-rendered node list the server answers with.
-import { html, raw, type Html } from './html.ts';
+import { escapeHtml, html, raw, type Html } from './html.ts';
 import { page } from './pages.ts';
 import type { NodeRow } from '../nodes/tree.ts';
 import { childPathOf } from '../nodes/tree.ts';
@@ -117,6 +117,18 @@ function actions(tree: Tree, n: NodeRow, hostUrl: string): Html {
     n.type === 'site'
       ? html`<a class="button secondary" href="${base}/sharing" title="${n.share_enabled ? 'Anyone with the share link may view and save it. Manage the link.' : 'Share a link that lets others view and save it.'}">${n.share_enabled ? 'Shared' : 'Share'}</a>`
       : '';
+  // Links to an app or a shared document are out there: say what a new address does to them.
+  const why = n.enable_signups
+    ? 'is an app: its visitors'
+    : n.share_enabled
+      ? 'has a share link: people who have it'
+      : null;
+  const warn = (verb: string) =>
+    why
+      ? raw(
+          ` data-confirm="${escapeHtml(`"${n.name}" ${why} use its current address. The old address will lead to the new one for 30 days, then stop working. ${verb} it anyway?`)}"`,
+        )
+      : '';
   const primary =
     n.type === 'site'
       ? html`<a class="button secondary" href="${onHost(hostUrl, nodeHref(n))}">Open</a>
@@ -133,9 +145,9 @@ function actions(tree: Tree, n: NodeRow, hostUrl: string): Html {
       : '';
   return html`${primary}<details class="more"><summary class="button secondary">More<span class="visually-hidden"> actions for ${n.name}</span></summary><div class="menu-items">
 ${download}${duplicate}${share}${app}
-<form method="post" action="${base}/rename"><label>Rename to<input name="name" value="${n.name}" required maxlength="${limits.nameLength}"></label>
+<form method="post" action="${base}/rename"${warn('Rename')}><label>Rename to<input name="name" value="${n.name}" required maxlength="${limits.nameLength}"></label>
   <button class="secondary" type="submit">Rename</button></form>
-<form method="post" action="${base}/move"><label>Move to<select name="parentId">${folderOptions(tree, n.parent_id, n)}</select></label>
+<form method="post" action="${base}/move"${warn('Move')}><label>Move to<select name="parentId">${folderOptions(tree, n.parent_id, n)}</select></label>
   <button class="secondary" type="submit">Move</button></form>
 ${del}</div></details>`;
 }

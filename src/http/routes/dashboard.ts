@@ -109,8 +109,12 @@ const plugin: RoutePlugin = async (app, { services: s }) => {
     const node = await getNode(s, idParam(req));
     if (!node) throw notFound();
     const actor = req.actor;
-    if (actor && node.owner_id !== actor.accountId) {
-      authorizeTeam(await roleIn(s, node.owner_id, actor.accountId), 'manage', () => notFound());
+    const role =
+      actor && node.owner_id !== actor.accountId ? await roleIn(s, node.owner_id, actor.accountId) : undefined;
+    if (role) {
+      authorizeTeam(role, 'manage', () =>
+        forbidden('Viewers of a team cannot change its files; ask one of its owners.'),
+      );
       return node;
     }
     authorize({ actor }, resourceOf(node), 'manage');

@@ -31,6 +31,7 @@ import { ifNoneMatchHits } from '../conditional.ts';
 import { ADMIN_COOKIE, RESOURCE_COOKIE } from '../cookies.ts';
 import { mainHome } from '../home.ts';
 import { sendPage, wantsHtml } from '../io.ts';
+import { nodeUrlPath } from '../urls.ts';
 import { noHomePage } from '../../ui/dashboard.ts';
 import { bounceToMainApp } from '../sessions.ts';
 import { serveUpload } from '../../uploads/serve.ts';
@@ -70,6 +71,13 @@ const plugin: RoutePlugin = async (app, { services: s }) => {
       if (req.actor?.accountId === site.accountId && wantsHtml(req))
         return sendPage(reply, noHomePage({ base: s.config.baseUrl, username: req.actor.username, pathname }), 404);
       throw notFound();
+    }
+    if (found.kind === 'redirect') {
+      // A renamed or moved document: its old address leads to it (query kept), while it may be seen.
+      authorize(callerOf(req, found.node), resourceOf(found.node), 'view');
+      const q = req.url.indexOf('?');
+      const to = `${nodeUrlPath(found.node)}${found.rest ? `/${found.rest.split('/').map(encodeURIComponent).join('/')}` : ''}`;
+      return reply.header('cache-control', 'no-cache').redirect(q === -1 ? to : to + req.url.slice(q), 302);
     }
     if (found.kind === 'document' && tokenParamOf(req) !== undefined) {
       const shared = shareLinkVisit(req, reply, s, found.node);
