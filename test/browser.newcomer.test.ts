@@ -289,6 +289,34 @@ test('three files dropped on the list upload with a progress bar each; a file ov
   assert.equal(await page.locator('#tree tr[data-type=upload]').count(), 3);
 });
 
+test('a deleted document waits in the trash and comes back with one click', { skip }, async () => {
+  await page.goto(bk.mainUrl('/_/dashboard'));
+  await page.fill('#new-site', 'scratch.html');
+  await page.click('form:has(#new-site) button[type=submit]');
+  const row = page.locator('#tree tr[data-type=site]', { has: page.locator('a.nm', { hasText: 'scratch.html' }) });
+  await row.waitFor();
+  page.once('dialog', (d) => {
+    assert.match(d.message(), /stays in the trash for 30 days/);
+    void d.accept();
+  });
+  await more(row);
+  await row.getByRole('button', { name: 'Delete' }).click();
+  await row.waitFor({ state: 'detached' });
+  assert.equal(
+    (await bk.kiln.client(bk.kiln.hostOf(owner.username)).get('/scratch.html')).status,
+    200,
+    'index.html answers unknown paths',
+  );
+  await page.reload();
+  await page.getByRole('link', { name: /Trash \(\d+\)/ }).click();
+  await page.waitForURL(/\/_\/dashboard\/trash$/);
+  await check(page, 'trash', 'desktop');
+  await page.locator('tr', { hasText: 'scratch.html' }).getByRole('button', { name: 'Restore' }).click();
+  await page.waitForURL(/\/_\/dashboard\/trash\?/);
+  assert.match((await page.textContent('main .msg.success')) ?? '', /Restored "scratch\.html" to the top level/);
+  assert.match(await stored('/scratch.html'), /scratch/);
+});
+
 test('a host without index.html offers its owner to create one; visitors get a plain 404', { skip }, async () => {
   // A second account, signed up in the browser at phone size: it gets its own index.html.
   const phone = await bk.browser.newContext({ viewport: PHONE, isMobile: true, hasTouch: true });
@@ -347,6 +375,7 @@ test('every main page fits a phone and a desktop, with no serious accessibility 
     ['teams', '/_/dashboard/teams'],
     ['domains', '/_/dashboard/domains'],
     ['billing', '/_/billing'],
+    ['trash', '/_/dashboard/trash'],
     ['not-found', '/_/no-such-page'],
   ];
   for (const [ctx, size] of [
