@@ -191,7 +191,9 @@ test('rename: a document moves to its new URL; a folder rename rewrites the path
   assert.match(res.json.msg, /Renamed "old-name\.html" to "new-name\.html"/);
   assert.match(res.json.html, /new-name\.html/);
   assert.equal((await host.get('/new-name.html')).text, '<html>renamed</html>');
-  assert.equal((await host.get('/old-name.html')).status, 404, 'the account has no index.html to fall back to');
+  const old = await host.get('/old-name.html');
+  assert.equal(old.status, 302, 'the old address leads to the new one for 30 days (test/redirects.http.test.ts)');
+  assert.equal(old.headers.location, '/new-name.html');
 
   await mustCreate(main, { type: 'site', name: 'top/mid/leaf.html', html: '<html>leaf</html>' });
   await mustCreate(main, { type: 'site', name: 'top/direct.html' });
@@ -261,7 +263,7 @@ test('move: paths of all descendants follow; into itself or a descendant is 400;
   assert.equal((await main.post(`/_/dashboard/nodes/${util.id}/move`, { parentId: 99999999 })).status, 404);
 });
 
-test('delete: a document goes with its content; a non-empty folder needs cascade (400 otherwise), then everything below goes', async () => {
+test('delete: a document goes to the trash with its content; a non-empty folder needs cascade (400 otherwise), then everything below goes', async () => {
   const { main, host } = await dev();
   const doc = await mustCreate(main, { type: 'site', name: 'doomed.html' });
   const del = await main.post(`/_/dashboard/nodes/${doc.id}/delete`, {});
@@ -269,7 +271,15 @@ test('delete: a document goes with its content; a non-empty folder needs cascade
   assert.match(del.json.msg, /Deleted "doomed\.html"/);
   assert.doesNotMatch(del.json.html, /doomed\.html/);
   assert.equal((await host.get('/doomed.html')).status, 404);
+  // Kept in the trash (versions and content too) until it is purged (test/trash.http.test.ts).
   const { db } = kiln.services.database;
+  assert.equal((await db.selectFrom('versions').select('id').where('node_id', '=', doc.id).execute()).length, 1);
+  const trash = await main.get('/_/dashboard/trash', { headers: { accept: 'application/json' } });
+  assert.deepEqual(
+    trash.json.trash.map((t: { name: string }) => t.name),
+    ['doomed.html'],
+  );
+  assert.equal((await main.post(`/_/dashboard/trash/${doc.id}/purge`, {})).status, 200);
   assert.equal((await db.selectFrom('versions').select('id').where('node_id', '=', doc.id).execute()).length, 0);
   assert.equal(
     (await db.selectFrom('node_contents').select('node_id').where('node_id', '=', doc.id).execute()).length,
