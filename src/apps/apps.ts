@@ -1,5 +1,6 @@
 // Multi-tenant apps: a developer's document with `enable_signups` on. Visitors who sign up on it get
 // an instance (see instances.ts). Use cases only — no HTTP here.
+import { ownNodeById, updateNode } from '../store/nodes.ts';
 import type { Services } from '../services.ts';
 import type { NodeRow } from '../nodes/tree.ts';
 import { badRequest, notFound } from '../errors.ts';
@@ -16,13 +17,7 @@ export async function setEnableSignups(
   enable: boolean,
 ): Promise<NodeRow> {
   const { db } = s.database;
-  const node = await db
-    .selectFrom('nodes')
-    .selectAll()
-    .where('id', '=', nodeId)
-    .where('owner_id', '=', actorId)
-    .where('trashed_at', 'is', null)
-    .executeTakeFirst();
+  const node = await ownNodeById(db, nodeId, actorId);
   if (!node) throw notFound('No such file or folder.');
   if (node.type !== 'site') throw badRequest('Only documents can be apps.', 'not-a-document');
   if (node.source_node_id !== null)
@@ -31,12 +26,7 @@ export async function setEnableSignups(
   if (node.enable_signups === value) return node;
   // The plan's multi-tenant app allowance (grows with months active; src/billing/plans.ts).
   if (enable) await assertCanEnableApp(s, actorId, node.id);
-  return db
-    .updateTable('nodes')
-    .set({ enable_signups: value })
-    .where('id', '=', node.id)
-    .returningAll()
-    .executeTakeFirstOrThrow();
+  return updateNode(db, node.id, { enable_signups: value });
 }
 
 /** The document at `appPath` on an account's host (`todo.html`, `tools/todo.html`, a leading `/` is

@@ -12,8 +12,9 @@
 //   first makes the unique index refuse ours, and we try the next free name in a new transaction.
 // - The copy goes through the save pipeline: node, first version and content in one transaction
 //   (`writeDocument`, saved-by kind `instance`), stylesheet and events after commit.
+import { insertNode, instanceOf, namesTaken, siteWithContent } from '../store/nodes.ts';
 import { personFacts } from '../accounts/people.ts';
-import { sql, type Kysely, type Transaction } from 'kysely';
+import type { Kysely, Transaction } from 'kysely';
 import type { Services } from '../services.ts';
 import type { DB } from '../store/schema.ts';
 import type { NodeRow } from '../nodes/tree.ts';
@@ -51,16 +52,7 @@ export async function findInstance(
   appId: number,
   db: Kysely<DB> = s.database.db,
 ): Promise<NodeRow | undefined> {
-  return db
-    .selectFrom('nodes')
-    .selectAll()
-    .where('owner_id', '=', ownerId)
-    .where('source_node_id', '=', appId)
-    .where('type', '=', 'site')
-    .where('trashed_at', 'is', null)
-    .orderBy('id')
-    .limit(1)
-    .executeTakeFirst();
+  return instanceOf(db, ownerId, appId);
 }
 
 /** An app user's home: its instance of the app it signed up on, or undefined. */
@@ -98,25 +90,18 @@ export async function createInstance(
         // Copies of one app are named one at a time (they queue on the app's row), so concurrent
         // signups rarely race for a name; the unique index settles any race that remains.
         await s.database.lock.row(trx, 'nodes', appId);
-        const app = await trx
-          .selectFrom('nodes')
-          .innerJoin('node_contents', 'node_contents.node_id', 'nodes.id')
-          .select(['nodes.id', 'nodes.name', 'nodes.type', 'node_contents.html'])
-          .where('nodes.id', '=', appId)
-          .where('nodes.trashed_at', 'is', null)
-          .executeTakeFirst();
-        if (app?.type !== 'site') throw notFound('No such app.');
+        const app = await siteWithContent(trx, appId);
+        if (app?.type !== 'site' || !app.html) throw notFound('No such app.');
         const n = await firstFreeNumber(trx, ownerId, app.name, taken);
         tried = n;
         const name = instanceName(app.name, n);
         if (nodeNameProblem(name, 'site')) throw new KilnError(500, `Could not name an instance of "${app.name}".`);
         const bytes = Buffer.from(app.html);
         const now = s.clock.now().toISOString();
-        const node = await trx
-          .insertInto('nodes')
-          .values(newNodeRow({ ownerId, parentId: 0, type: 'site', name, path: '', now }, { source_node_id: app.id }))
-          .returningAll()
-          .executeTakeFirstOrThrow();
+        const node = await insertNode(
+          trx,
+          newNodeRow({ ownerId, parentId: 0, type: 'site', name, path: '', now }, { source_node_id: app.id }),
+        );
         const written = await writeDocument(s, trx, after, {
           nodeId: node.id,
           bytes,
@@ -161,26 +146,9 @@ async function firstFreeNumber(
     if (batch.length === 0) continue;
     const keys = batch.map((b) => b.key);
     const globalKeys = batch.filter((b) => b.global).map((b) => b.key);
-    // Any top-level node of the owner with that name (a name is never shared by two siblings) …
-    const own = await trx
-      .selectFrom('nodes')
-      .select('name_key')
-      .where('owner_id', '=', ownerId)
-      .where('parent_id', '=', 0)
-      .where('name_key', 'in', keys)
-      .where('trashed_at', 'is', null)
-      .execute();
-    // … and any site in Kiln for names unique across Kiln.
-    const everywhere = globalKeys.length
-      ? await trx
-          .selectFrom('nodes')
-          .select('name_key')
-          .where('name_key', 'in', globalKeys)
-          .where(sql.ref('type'), '=', sql.lit('site'))
-          .where('trashed_at', 'is', null)
-          .execute()
-      : [];
-    const used = new Set([...own, ...everywhere].map((r) => r.name_key));
+    // Any top-level node of the owner with that name (a name is never shared by two siblings), and
+    // any site in Kiln for names unique across Kiln.
+    const used = await namesTaken(trx, ownerId, keys, globalKeys);
     const free = batch.find((b) => !used.has(b.key));
     if (free) return free.n;
   }

@@ -15,6 +15,7 @@
 // Refusals: 402 `payment-required` when the effective plan allows none at all (upgrading is the way),
 // 403 `quota-exceeded` when the allowance is used up (with the limit, the maximum, and how it grows).
 // Both carry {limit, max, plan} in the JSON answer.
+import { countSites } from '../store/nodes.ts';
 import type { Kysely, Transaction } from 'kysely';
 import type { Services } from '../services.ts';
 import type { DB, Plan } from '../store/schema.ts';
@@ -167,14 +168,7 @@ export async function assertSiteQuota(s: Services, trx: Transaction<DB>, ownerId
   const a = await loadPlanAccount(s, trx, ownerId, true);
   const limit = siteLimit(a);
   if (limit.max === null) return;
-  const row = await trx
-    .selectFrom('nodes')
-    .select((eb) => eb.fn.countAll<number>().as('n'))
-    .where('owner_id', '=', ownerId)
-    .where('type', '=', 'site')
-    .where('trashed_at', 'is', null)
-    .executeTakeFirstOrThrow();
-  const count = Number(row.n);
+  const count = await countSites(trx, ownerId);
   if (count + adding <= limit.max) return;
   const plan = effectivePlan(a);
   const lapsed =
@@ -248,16 +242,8 @@ export async function assertCanEnableApp(
   const db = trx ?? s.database.db;
   const a = await loadPlanAccount(s, db, accountId, !!trx);
   if (a.isSuperadmin) return;
-  let q = db
-    .selectFrom('nodes')
-    .select((eb) => eb.fn.countAll<number>().as('n'))
-    .where('owner_id', '=', accountId)
-    .where('type', '=', 'site')
-    .where('enable_signups', '=', 1)
-    .where('trashed_at', 'is', null);
-  if (nodeId !== undefined) q = q.where('id', '!=', nodeId);
-  const row = await q.executeTakeFirstOrThrow();
-  assertAllowance(a, 'apps', Number(row.n), s.clock.now());
+  const apps = await countSites(db, accountId, { apps: true, exceptId: nodeId });
+  assertAllowance(a, 'apps', apps, s.clock.now());
 }
 
 export interface PlanSummary {
@@ -282,15 +268,7 @@ export async function planSummary(s: Services, accountId: number): Promise<PlanS
   const now = s.clock.now();
   const count = async (q: Promise<{ n: number } | undefined>) => Number((await q)?.n ?? 0);
   const [sites, domains, apps] = await Promise.all([
-    count(
-      db
-        .selectFrom('nodes')
-        .select((eb) => eb.fn.countAll<number>().as('n'))
-        .where('owner_id', '=', accountId)
-        .where('type', '=', 'site')
-        .where('trashed_at', 'is', null)
-        .executeTakeFirst(),
-    ),
+    countSites(db, accountId),
     count(
       db
         .selectFrom('domains')
@@ -299,16 +277,7 @@ export async function planSummary(s: Services, accountId: number): Promise<PlanS
         .where('status', '!=', 'failed')
         .executeTakeFirst(),
     ),
-    count(
-      db
-        .selectFrom('nodes')
-        .select((eb) => eb.fn.countAll<number>().as('n'))
-        .where('owner_id', '=', accountId)
-        .where('type', '=', 'site')
-        .where('enable_signups', '=', 1)
-        .where('trashed_at', 'is', null)
-        .executeTakeFirst(),
-    ),
+    countSites(db, accountId, { apps: true }),
   ]);
   const used: Record<AllowanceKind, number | null> = { subdomains: 1, customDomains: domains, apps };
   const finite = (n: number) => (Number.isFinite(n) ? n : null);

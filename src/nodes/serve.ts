@@ -4,7 +4,7 @@ import type { Services } from '../services.ts';
 import { badRequest } from '../errors.ts';
 import { isDocumentName } from '../core/names.ts';
 import { findByPath, type NodeRow } from './tree.ts';
-import { redirectTarget } from '../store/nodes.ts';
+import { redirectTarget, storedContent } from '../store/nodes.ts';
 import { Lru } from '../core/lru.ts';
 import { allows, resourceOf } from '../access/authorize.ts';
 
@@ -93,12 +93,7 @@ export async function documentContent(
 ): Promise<{ bytes: Buffer; checksum: string } | null> {
   const hit = s.documents.content.get(node.id);
   if (hit && hit.checksum === node.checksum) return hit;
-  const row = await s.database.db
-    .selectFrom('node_contents')
-    .innerJoin('nodes', 'nodes.id', 'node_contents.node_id')
-    .select(['nodes.checksum', 'node_contents.html'])
-    .where('node_contents.node_id', '=', node.id)
-    .executeTakeFirst();
+  const row = await storedContent(s.database.db, node.id);
   if (!row?.checksum) return null;
   const bytes = Buffer.isBuffer(row.html) ? row.html : Buffer.from(row.html);
   s.documents.content.set(node.id, { checksum: row.checksum, bytes });

@@ -2,6 +2,7 @@
 // editor, sync write, restore, instance copy, creation. Steps: normalize → skip if unchanged → version →
 // content → (after commit) stylesheet + event. Version, content and checksum commit together.
 import { withoutToolbar } from '../nodes/toolbar.ts';
+import { documentForWrite, setStoredContent } from '../store/nodes.ts';
 import type { Services } from '../services.ts';
 import { checksum, sha256 } from '../core/checksum.ts';
 import { KilnError, notFound, tooLarge } from '../errors.ts';
@@ -55,19 +56,13 @@ async function writeVersionAndContent(
     .returning('id')
     .executeTakeFirstOrThrow();
   const sum = checksum(bytes);
-  if (prev === null) await trx.insertInto('node_contents').values({ node_id: nodeId, html: bytes }).execute();
-  else await trx.updateTable('node_contents').set({ html: bytes }).where('node_id', '=', nodeId).execute();
-  await trx
-    .updateTable('nodes')
-    .set({
-      checksum: sum,
-      size: bytes.length,
-      modified_at: now,
-      saved_by_account_id: by.accountId,
-      saved_by_writer: by.writer,
-    })
-    .where('id', '=', nodeId)
-    .execute();
+  await setStoredContent(trx, nodeId, bytes, {
+    hadContent: prev !== null,
+    checksum: sum,
+    now,
+    accountId: by.accountId,
+    writer: by.writer,
+  });
   return { checksum: sum, size: bytes.length, versionId: version.id };
 }
 
@@ -159,24 +154,7 @@ export async function writeDocument(s: Services, tx: Tx, after: AfterCommit, inp
   // Several processes on PostgreSQL: saves of one document queue on its row lock, so the checksum
   // compare below sees the previous winner's commit (one 200, the rest 412).
   await s.database.lock.row(tx, 'nodes', input.nodeId);
-  const node = await tx
-    .selectFrom('nodes')
-    .leftJoin('node_contents', 'node_contents.node_id', 'nodes.id')
-    .select([
-      'nodes.id',
-      'nodes.owner_id',
-      'nodes.path',
-      'nodes.name',
-      'nodes.type',
-      'nodes.checksum',
-      'nodes.modified_at',
-      'nodes.saved_by_account_id',
-      'nodes.saved_by_writer',
-      'node_contents.html',
-    ])
-    .where('nodes.id', '=', input.nodeId)
-    .where('nodes.trashed_at', 'is', null)
-    .executeTakeFirst();
+  const node = await documentForWrite(tx, input.nodeId);
   if (node?.type !== 'site') throw notFound('No such document.');
   const stored = node.html ? Buffer.from(node.html) : null;
   if (input.ifMatch != null && input.ifMatch !== node.checksum) {

@@ -12,6 +12,7 @@
 // - Disabling sharing or regenerating clears or replaces the stored hash in one UPDATE, so every old
 //   cookie stops working on its next request; a `share-revoked` event on the document's channel
 //   closes streams that were opened on a share grant (in every process).
+import { updateNodeIf } from '../store/nodes.ts';
 import { timingSafeEqual } from 'node:crypto';
 import type { Services } from '../services.ts';
 import type { Config } from '../config.ts';
@@ -83,13 +84,7 @@ export async function setSharing(s: Services, node: NodeRow, enabled: boolean): 
     return issueToken(s, node);
   }
   const { db } = s.database;
-  const changed = await db
-    .updateTable('nodes')
-    .set({ share_enabled: 0, share_token: null })
-    .where('id', '=', node.id)
-    .where('share_enabled', '=', 1)
-    .returningAll()
-    .executeTakeFirst();
+  const changed = await updateNodeIf(db, node.id, { share_enabled: 0, share_token: null }, { share_enabled: 1 });
   if (changed) await publishRevocation(s, node.id);
   return { shareEnabled: false, node: changed ?? (await reread(s, node.id)) };
 }
@@ -103,12 +98,7 @@ export async function regenerateShareToken(s: Services, node: NodeRow): Promise<
 async function issueToken(s: Services, node: NodeRow): Promise<ShareState> {
   const token = randomToken(SHARE_TOKEN_BYTES);
   const { db } = s.database;
-  const updated = await db
-    .updateTable('nodes')
-    .set({ share_enabled: 1, share_token: sha256(token) })
-    .where('id', '=', node.id)
-    .returningAll()
-    .executeTakeFirst();
+  const updated = await updateNodeIf(db, node.id, { share_enabled: 1, share_token: sha256(token) });
   if (!updated) throw notFound('No such document.');
   // Whatever token was there before no longer works: its guests' streams close (a no-op when none).
   await publishRevocation(s, node.id);

@@ -1,7 +1,15 @@
 // The nodes store: node rows read and written, each function taking an executor (the database, or the
 // transaction a write runs in). Names compare by `name_key` (lower case), as the unique indexes do. The
 // rules (names, depth, quotas, who may) live in src/nodes/tree.ts and the other use cases.
-import { sql, type CompiledQuery, type Insertable, type Kysely, type Selectable, type Updateable } from 'kysely';
+import {
+  sql,
+  type CompiledQuery,
+  type RawBuilder,
+  type Insertable,
+  type Kysely,
+  type Selectable,
+  type Updateable,
+} from 'kysely';
 import type { DB, NodesTable } from './schema.ts';
 
 type NodeRow = Selectable<NodesTable>;
@@ -236,6 +244,198 @@ export function redirectTarget(db: Kysely<DB>, ownerId: number, path: string, no
     .where('redirects.owner_id', '=', ownerId)
     .where('redirects.from_key', '=', path.toLowerCase())
     .where('redirects.expires_at', '>', now)
+    .where('nodes.trashed_at', 'is', null)
+    .executeTakeFirst();
+}
+
+// ------------------------------------------------------------------ reads for particular callers
+
+/** A live node of this owner, by id. */
+export function ownNodeById(db: Kysely<DB>, id: number, ownerId: number): Promise<NodeRow | undefined> {
+  return db
+    .selectFrom('nodes')
+    .selectAll()
+    .where('id', '=', id)
+    .where('owner_id', '=', ownerId)
+    .where('trashed_at', 'is', null)
+    .executeTakeFirst();
+}
+
+/** Live documents of an owner (`apps`: only those taking signups), other than `exceptId`. */
+export async function countSites(
+  db: Kysely<DB>,
+  ownerId: number,
+  opts: { apps?: boolean; exceptId?: number } = {},
+): Promise<number> {
+  let q = db
+    .selectFrom('nodes')
+    .select((eb) => eb.fn.countAll<number>().as('n'))
+    .where('owner_id', '=', ownerId)
+    .where('type', '=', 'site')
+    .where('trashed_at', 'is', null);
+  if (opts.apps) q = q.where('enable_signups', '=', 1);
+  if (opts.exceptId !== undefined) q = q.where('id', '!=', opts.exceptId);
+  return Number((await q.executeTakeFirstOrThrow()).n);
+}
+
+/** The first live instance of an app that the account owns. */
+export function instanceOf(db: Kysely<DB>, ownerId: number, appId: number): Promise<NodeRow | undefined> {
+  return db
+    .selectFrom('nodes')
+    .selectAll()
+    .where('owner_id', '=', ownerId)
+    .where('source_node_id', '=', appId)
+    .where('type', '=', 'site')
+    .where('trashed_at', 'is', null)
+    .orderBy('id')
+    .limit(1)
+    .executeTakeFirst();
+}
+
+/** A live document with its stored bytes (null when it has none yet). */
+export function siteWithContent(db: Kysely<DB>, id: number) {
+  return db
+    .selectFrom('nodes')
+    .leftJoin('node_contents', 'node_contents.node_id', 'nodes.id')
+    .select(['nodes.id', 'nodes.name', 'nodes.type', 'nodes.checksum', 'node_contents.html'])
+    .where('nodes.id', '=', id)
+    .where('nodes.trashed_at', 'is', null)
+    .executeTakeFirst();
+}
+
+/** Which of these names (lower case) a live node uses: at the owner's top level, or (`sites`) as a
+ *  document name anywhere in Kiln. */
+export async function namesTaken(db: Kysely<DB>, ownerId: number, keys: string[], siteKeys: string[]) {
+  const own = await db
+    .selectFrom('nodes')
+    .select('name_key')
+    .where('owner_id', '=', ownerId)
+    .where('parent_id', '=', 0)
+    .where('name_key', 'in', keys)
+    .where('trashed_at', 'is', null)
+    .execute();
+  const everywhere = siteKeys.length
+    ? await db
+        .selectFrom('nodes')
+        .select('name_key')
+        .where('name_key', 'in', siteKeys)
+        .where(sql.ref('type'), '=', sql.lit('site'))
+        .where('trashed_at', 'is', null)
+        .execute()
+    : [];
+  return new Set([...own, ...everywhere].map((r) => r.name_key));
+}
+
+/** Changes a live node only when `when` holds for it (a compare-and-set); undefined when it did not. */
+export function updateNodeIf(
+  db: Kysely<DB>,
+  id: number,
+  set: Updateable<NodesTable>,
+  when: { share_enabled?: 0 | 1; checksum?: string; type?: NodesTable['type'] } = {},
+): Promise<NodeRow | undefined> {
+  let q = db.updateTable('nodes').set(set).where('id', '=', id).where('trashed_at', 'is', null);
+  if (when.share_enabled !== undefined) q = q.where('share_enabled', '=', when.share_enabled);
+  if (when.checksum !== undefined) q = q.where('checksum', '=', when.checksum);
+  if (when.type !== undefined) q = q.where('type', '=', when.type);
+  return q.returningAll().executeTakeFirst();
+}
+
+/** Records that sync clients have these nodes as of `now`. */
+export async function markSynced(db: Kysely<DB>, ids: number[], now: string): Promise<void> {
+  if (ids.length === 0) return;
+  await db.updateTable('nodes').set({ last_synced_at: now }).where('id', 'in', ids).execute();
+}
+
+/** The owner's live tree in the shape structure versions are computed from. */
+export function structureRowsOf(db: Kysely<DB>, ownerId: number) {
+  return db
+    .selectFrom('nodes')
+    .select(['id', 'parent_id as parentId', 'type', 'path', 'name', 'checksum'])
+    .where('owner_id', '=', ownerId)
+    .where('trashed_at', 'is', null)
+    .execute();
+}
+
+/** The columns sync clients see of every node of an owner (`lastSynced`: how the wire computes it). */
+export function syncRowsOf(db: Kysely<DB>, ownerId: number, lastSynced: RawBuilder<string>) {
+  return db
+    .selectFrom('nodes')
+    .select([
+      'id',
+      'type',
+      'name',
+      'parent_id as parentId',
+      'path',
+      lastSynced.as('lastSyncedAt'),
+      'size',
+      'modified_at as modifiedAt',
+      'checksum',
+    ])
+    .where('owner_id', '=', ownerId)
+    .where('trashed_at', 'is', null)
+    .execute();
+}
+
+/** A node's stored bytes with the checksum they belong to (read together), or undefined. */
+export function storedContent(db: Kysely<DB>, nodeId: number) {
+  return db
+    .selectFrom('node_contents')
+    .innerJoin('nodes', 'nodes.id', 'node_contents.node_id')
+    .select(['nodes.checksum', 'node_contents.html'])
+    .where('node_contents.node_id', '=', nodeId)
+    .executeTakeFirst();
+}
+
+/** A live node by id with the columns `cols` (the sync wire's, say). */
+export function nodeColumns<C extends keyof NodeRow & string>(db: Kysely<DB>, id: number, cols: readonly C[]) {
+  return db
+    .selectFrom('nodes')
+    .select(cols as unknown as C[])
+    .where('id', '=', id)
+    .where('trashed_at', 'is', null)
+    .executeTakeFirst();
+}
+
+/** Stores a document's new bytes and what the node row says of them (one write of the save pipeline). */
+export async function setStoredContent(
+  db: Kysely<DB>,
+  nodeId: number,
+  bytes: Buffer,
+  o: { hadContent: boolean; checksum: string; now: string; accountId: number | null; writer: string | null },
+): Promise<void> {
+  if (o.hadContent) await db.updateTable('node_contents').set({ html: bytes }).where('node_id', '=', nodeId).execute();
+  else await db.insertInto('node_contents').values({ node_id: nodeId, html: bytes }).execute();
+  await db
+    .updateTable('nodes')
+    .set({
+      checksum: o.checksum,
+      size: bytes.length,
+      modified_at: o.now,
+      saved_by_account_id: o.accountId,
+      saved_by_writer: o.writer,
+    })
+    .where('id', '=', nodeId)
+    .execute();
+}
+
+/** A live document as the save pipeline compares against it: its row's state and stored bytes. */
+export function documentForWrite(db: Kysely<DB>, nodeId: number) {
+  return db
+    .selectFrom('nodes')
+    .leftJoin('node_contents', 'node_contents.node_id', 'nodes.id')
+    .select([
+      'nodes.id',
+      'nodes.owner_id',
+      'nodes.path',
+      'nodes.name',
+      'nodes.type',
+      'nodes.checksum',
+      'nodes.modified_at',
+      'nodes.saved_by_account_id',
+      'nodes.saved_by_writer',
+      'node_contents.html',
+    ])
+    .where('nodes.id', '=', nodeId)
     .where('nodes.trashed_at', 'is', null)
     .executeTakeFirst();
 }

@@ -1,5 +1,6 @@
 // Compiles utility stylesheets after saves, off the request path. Saves to one document coalesce:
 // while a compile runs, only the newest pending HTML is kept. A failed compile never fails a save.
+import { nodeById } from '../store/nodes.ts';
 import type { Db } from '../store/schema.ts';
 import type { Clock } from '../clock.ts';
 import { checksum } from '../core/checksum.ts';
@@ -48,12 +49,7 @@ export class StylesheetCompiler {
           .executeTakeFirst();
         if (exists) await this.db.updateTable('stylesheets').set(row).where('node_id', '=', nodeId).execute();
         else {
-          const alive = await this.db
-            .selectFrom('nodes')
-            .select('id')
-            .where('id', '=', nodeId)
-            .where('trashed_at', 'is', null)
-            .executeTakeFirst();
+          const alive = await nodeById(this.db, nodeId);
           if (alive)
             await this.db
               .insertInto('stylesheets')

@@ -1,4 +1,5 @@
 // The sync API's reads: the listing of a scope's tree and one file's content.
+import { syncRowsOf } from '../store/nodes.ts';
 import type { Services } from '../services.ts';
 import type { NodeType } from '../store/schema.ts';
 import { badRequest } from '../errors.ts';
@@ -13,22 +14,7 @@ import { LAST_SYNCED_SQL, type WireNode, nodeNotFound, scopedNode } from './wire
 export async function listSyncNodes(s: Services, scope: SyncScope): Promise<WireNode[]> {
   // The rows come out in wire shape (aliases, lastSyncedAt computed in SQL): 10,000 nodes make 10,000
   // objects, not twice that, and each gets its etag and version in place.
-  const rows = await s.database.db
-    .selectFrom('nodes')
-    .select([
-      'id',
-      'type',
-      'name',
-      'parent_id as parentId',
-      'path',
-      LAST_SYNCED_SQL.as('lastSyncedAt'),
-      'size',
-      'modified_at as modifiedAt',
-      'checksum',
-    ])
-    .where('owner_id', '=', scope.account.id)
-    .where('trashed_at', 'is', null)
-    .execute();
+  const rows = await syncRowsOf(s.database.db, scope.account.id, LAST_SYNCED_SQL);
   const { versions, ordered } = analyzeTree(rows);
   const out = ordered as Array<(typeof ordered)[number] & { etag?: string | null; structureVersion?: string }>;
   for (const r of out) {

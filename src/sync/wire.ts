@@ -12,7 +12,7 @@ import type { SavedBy } from '../save/pipeline.ts';
 import { childPathOf, getNode, type NodeRow } from '../nodes/tree.ts';
 import type { SyncScope } from './scope.ts';
 import { fileVersion, structureVersions, versioned } from './structure.ts';
-import { nodeById } from '../store/nodes.ts';
+import { markSynced, nodeById, nodeColumns, structureRowsOf } from '../store/nodes.ts';
 
 export interface WireNode {
   id: number;
@@ -109,12 +109,7 @@ export async function versionOf(
 ): Promise<string> {
   const node = versioned(row);
   if (node.type !== 'folder') return fileVersion(node);
-  const rows = await db
-    .selectFrom('nodes')
-    .select(['id', 'parent_id as parentId', 'type', 'path', 'name', 'checksum'])
-    .where('owner_id', '=', row.owner_id)
-    .where('trashed_at', 'is', null)
-    .execute();
+  const rows = await structureRowsOf(db, row.owner_id);
   return structureVersions(rows).get(node.id) ?? fileVersion(node);
 }
 
@@ -187,18 +182,11 @@ export function contentBytes(content: unknown, type: NodeType): Buffer {
   return Buffer.from(content, 'base64');
 }
 
-export async function markSynced(db: Kysely<DB>, ids: number[], now: string) {
-  if (ids.length === 0) return;
-  await db.updateTable('nodes').set({ last_synced_at: now }).where('id', 'in', ids).execute();
-}
+/** Records that sync clients have these nodes (the store's). */
+export { markSynced };
 
 export async function freshWireNode(s: Services, id: number): Promise<WireNode> {
-  const row = await s.database.db
-    .selectFrom('nodes')
-    .select([...WIRE_COLUMNS, 'owner_id'])
-    .where('id', '=', id)
-    .where('trashed_at', 'is', null)
-    .executeTakeFirst();
+  const row = await nodeColumns(s.database.db, id, [...WIRE_COLUMNS, 'owner_id'] as const);
   if (!row) throw nodeNotFound();
   return wireNode(row, await versionOf(s.database.db, row));
 }

@@ -6,6 +6,7 @@
 // - `replaceUpload`: new bytes for an upload, the If-Match condition in the UPDATE itself (so two
 //   writers from one base cannot both win).
 // Both publish node-saved after the commit.
+import { insertNode, nodeById, updateNodeIf } from '../store/nodes.ts';
 import type { Kysely } from 'kysely';
 import type { Services } from '../services.ts';
 import type { DB, Plan } from '../store/schema.ts';
@@ -79,24 +80,21 @@ export async function insertUpload(
   for (let n = 0; n < tries; n++) {
     const name = candidateName(input.name, n);
     try {
-      const row = await db
-        .insertInto('nodes')
-        .values(
-          newNodeRow(
-            { ownerId: input.ownerId, parentId: input.parentId, type: 'upload', name, path: input.parentPath, now },
-            {
-              checksum: input.stored.checksum,
-              size: input.stored.size,
-              content_type: contentTypeFor(name),
-              blob_sha256: input.stored.sha,
-              saved_by_account_id: input.by.accountId,
-              saved_by_writer: input.by.writer,
-              ...(input.syncedAt ? { last_synced_at: input.syncedAt } : {}),
-            },
-          ),
-        )
-        .returningAll()
-        .executeTakeFirstOrThrow();
+      const row = await insertNode(
+        db,
+        newNodeRow(
+          { ownerId: input.ownerId, parentId: input.parentId, type: 'upload', name, path: input.parentPath, now },
+          {
+            checksum: input.stored.checksum,
+            size: input.stored.size,
+            content_type: contentTypeFor(name),
+            blob_sha256: input.stored.sha,
+            saved_by_account_id: input.by.accountId,
+            saved_by_writer: input.by.writer,
+            ...(input.syncedAt ? { last_synced_at: input.syncedAt } : {}),
+          },
+        ),
+      );
       const publish = () =>
         publishNodeSaved(
           s,
@@ -170,9 +168,11 @@ export async function replaceUpload(
   if (node.checksum === sum) return { changed: false, node };
   const stored = Buffer.isBuffer(input.bytes) ? await storeBytes(s, input.plan, input.bytes) : input.bytes;
   const now = s.clock.now().toISOString();
-  let q = db
-    .updateTable('nodes')
-    .set({
+  // The If-Match condition is part of the UPDATE: of two writers from one base, one wins.
+  const updated = await updateNodeIf(
+    db,
+    node.id,
+    {
       blob_sha256: stored.sha,
       checksum: stored.checksum,
       size: stored.size,
@@ -180,14 +180,11 @@ export async function replaceUpload(
       saved_by_account_id: input.by.accountId,
       saved_by_writer: input.by.writer,
       ...(input.syncedAt ? { last_synced_at: input.syncedAt } : {}),
-    })
-    .where('id', '=', node.id)
-    .where('type', '=', 'upload')
-    .where('trashed_at', 'is', null);
-  if (ifMatch !== null) q = q.where('checksum', '=', ifMatch);
-  const updated = await q.returningAll().executeTakeFirst();
+    },
+    { type: 'upload', ...(ifMatch !== null ? { checksum: ifMatch } : {}) },
+  );
   if (!updated) {
-    const current = await db.selectFrom('nodes').selectAll().where('id', '=', node.id).executeTakeFirst();
+    const current = await nodeById(db, node.id);
     if (current?.type !== 'upload') throw new KilnError(404, 'No such file.', 'not-found');
     throw conflict(current);
   }
