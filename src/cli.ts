@@ -1,4 +1,5 @@
 // The `kiln` command.
+import { personRow, teamRow } from './store/accounts.ts';
 import { parseArgs } from 'node:util';
 import { ConfigError, ENV_HELP, loadConfig, type Config } from './config.ts';
 import { startServer, createServices, closeServices } from './server.ts';
@@ -108,12 +109,8 @@ async function withServices(config: Config, fn: (s: Services) => Promise<void>) 
 }
 
 async function accountIdOf(s: Services, username: string, kind: 'person' | 'team'): Promise<number> {
-  const row = await s.database.db
-    .selectFrom('accounts')
-    .select('id')
-    .where('username', '=', username.trim().toLowerCase())
-    .where('kind', '=', kind)
-    .executeTakeFirst();
+  const row =
+    kind === 'team' ? await teamRow(s.database.db, username.trim()) : await personRow(s.database.db, { username });
   if (!row) throw new Error(`There is no ${kind === 'team' ? 'team' : 'person'} named "${username}".`);
   return row.id;
 }
@@ -155,11 +152,7 @@ async function teamAdd(config: Config, args: string[]) {
   await withServices(config, async (s) => {
     const { createTeam, planIncludesSync } = await import('./teams/teams.ts');
     const ownerId = await accountIdOf(s, values.owner!, 'person');
-    const owner = await s.database.db
-      .selectFrom('accounts')
-      .select(['plan', 'has_active_subscription'])
-      .where('id', '=', ownerId)
-      .executeTakeFirstOrThrow();
+    const owner = (await personRow(s.database.db, { id: ownerId }))!;
     const plan = (values.plan ?? (planIncludesSync(owner) ? owner.plan : 'free')) as Plan;
     const team = await createTeam(s, { username: values.name!, ownerId, plan });
     console.log(

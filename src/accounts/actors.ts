@@ -1,25 +1,12 @@
 // Loads the signed-in person behind a session token.
+import { personRow } from '../store/accounts.ts';
 import type { Db } from '../store/schema.ts';
 import type { Actor } from '../access/actor.ts';
 import { sessionFor } from './sessions.ts';
 import { effectivePlan } from '../billing/plans.ts';
 
 export async function actorForAccount(db: Db, accountId: number, writer: string): Promise<Actor | null> {
-  const row = await db
-    .selectFrom('people')
-    .innerJoin('accounts', 'accounts.id', 'people.account_id')
-    .select([
-      'accounts.id',
-      'accounts.username',
-      'accounts.plan',
-      'accounts.has_active_subscription',
-      'people.email',
-      'people.account_type',
-      'people.is_superadmin',
-      'people.email_confirmed',
-    ])
-    .where('accounts.id', '=', accountId)
-    .executeTakeFirst();
+  const row = await personRow(db, { id: accountId });
   if (!row) return null;
   return {
     accountId: row.id,

@@ -1,4 +1,5 @@
 // Checking credentials. An unknown email or username costs the same scrypt work as a wrong password.
+import { personRow } from '../store/accounts.ts';
 import type { Db } from '../store/schema.ts';
 import type { Services } from '../services.ts';
 import { tooMany, unauthorized } from '../errors.ts';
@@ -18,12 +19,7 @@ interface LoginRow {
 /** The account an identifier names: an email, or a username when it has no `@`. */
 async function findLoginRow(db: Db, identifier: string): Promise<LoginRow | undefined> {
   const id = identifier.trim().toLowerCase();
-  return db
-    .selectFrom('people')
-    .innerJoin('accounts', 'accounts.id', 'people.account_id')
-    .select(['accounts.id', 'accounts.username', 'people.password_hash'])
-    .where(id.includes('@') ? 'people.email' : 'accounts.username', '=', id)
-    .executeTakeFirst();
+  return personRow(db, id.includes('@') ? { email: id } : { username: id });
 }
 
 /** True when `password` is right for the row; an unknown row costs the same scrypt work. */

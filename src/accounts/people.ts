@@ -48,10 +48,9 @@ function validated(input: NewPerson) {
 }
 
 async function refuseTaken(trx: Transaction<DB> | Services['database']['db'], email: string, username: string) {
-  const taken = await trx.selectFrom('accounts').select('id').where('username', '=', username).executeTakeFirst();
-  if (taken) throw conflict('That username is taken.', 'username-taken');
-  const emailTaken = await trx.selectFrom('people').select('account_id').where('email', '=', email).executeTakeFirst();
-  if (emailTaken) throw conflict('An account with that email already exists.', 'email-taken');
+  if (await accounts.usernameTaken(trx, username)) throw conflict('That username is taken.', 'username-taken');
+  if (await accounts.emailTaken(trx, email))
+    throw conflict('An account with that email already exists.', 'email-taken');
 }
 
 /** A unique violation raced past the checks: name the field it was about. */
@@ -120,11 +119,7 @@ export async function createFirstSuperadmin(
   try {
     const id = await s.database.db.transaction().execute(async (trx) => {
       await s.database.lock.table(trx, 'accounts');
-      const n = await trx
-        .selectFrom('accounts')
-        .select((eb) => eb.fn.countAll<number>().as('n'))
-        .executeTakeFirstOrThrow();
-      if (Number(n.n) > 0) throw conflict(SETUP_DONE_MSG, 'already-set-up');
+      if ((await accounts.countAccountRows(trx)) > 0) throw conflict(SETUP_DONE_MSG, 'already-set-up');
       return insertPerson(s, trx, v, full, passwordHash);
     });
     return { id, ...v };
@@ -137,11 +132,7 @@ export async function createFirstSuperadmin(
 
 /** People and teams: while this is 0 the instance needs first-run setup. */
 export async function countAccounts(s: Services): Promise<number> {
-  const r = await s.database.db
-    .selectFrom('accounts')
-    .select((eb) => eb.fn.countAll<number>().as('n'))
-    .executeTakeFirstOrThrow();
-  return Number(r.n);
+  return accounts.countAccountRows(s.database.db);
 }
 
 /** What the app pages need to know of a person: username, account type and the app they signed up on. */

@@ -7,6 +7,7 @@
 // - Password reset: a request mails a single-use link (1 hour) when a person has that email and says
 //   nothing either way; setting the new password also confirms the email (the link proved the
 //   mailbox) and ends every other session of the account.
+import { appUserByEmail, updatePersonRow } from '../store/accounts.ts';
 import type { Services } from '../services.ts';
 import { grants, revokeGrants } from '../events/revocations.ts';
 import type { NodeRow } from '../nodes/tree.ts';
@@ -122,13 +123,7 @@ export async function confirmEmail(s: Services, token: string): Promise<{ accoun
         .where('used_at', 'is', null)
         .executeTakeFirst();
       if (Number(used.numUpdatedRows) !== 1) return false;
-      const r = await trx
-        .updateTable('people')
-        .set({ email_confirmed: 1 })
-        .where('account_id', '=', accountId)
-        .where('email', '=', row.email)
-        .executeTakeFirst();
-      return Number(r.numUpdatedRows) === 1;
+      return updatePersonRow(trx, accountId, { email_confirmed: 1 }, { email: row.email });
     });
     if (done) return { accountId };
   }
@@ -153,13 +148,7 @@ export async function requestPasswordReset(s: Services, email: string, appId: nu
   const address = email.trim().toLowerCase();
   // Only app users who signed up on THIS app: a developer or another app's user gets no link on an
   // app's host (whose owner's scripts run there and could read the token from the page).
-  const person = await s.database.db
-    .selectFrom('people')
-    .select(['account_id', 'email', 'password_hash'])
-    .where('email', '=', address)
-    .where('account_type', '=', 'app_user')
-    .where('signup_app_id', '=', appId)
-    .executeTakeFirst();
+  const person = await appUserByEmail(s.database.db, address, appId);
   if (!person || person.password_hash === null) return;
   const token = await createEmailToken(s, { accountId: person.account_id, email: person.email, purpose: 'reset' });
   await s.mailer.send({
@@ -204,13 +193,8 @@ export async function resetPassword(s: Services, token: string, password: string
       .where('used_at', 'is', null)
       .executeTakeFirst();
     if (Number(used.numUpdatedRows) !== 1) return null;
-    const r = await trx
-      .updateTable('people')
-      .set({ password_hash: hash, email_confirmed: 1 })
-      .where('account_id', '=', accountId)
-      .where('email', '=', row.email)
-      .executeTakeFirst();
-    if (Number(r.numUpdatedRows) !== 1) return null;
+    if (!(await updatePersonRow(trx, accountId, { password_hash: hash, email_confirmed: 1 }, { email: row.email })))
+      return null;
     return trx
       .updateTable('sessions')
       .set({ revoked_at: now })

@@ -15,6 +15,7 @@
 // Refusals: 402 `payment-required` when the effective plan allows none at all (upgrading is the way),
 // 403 `quota-exceeded` when the allowance is used up (with the limit, the maximum, and how it grows).
 // Both carry {limit, max, plan} in the JSON answer.
+import { planRow } from '../store/accounts.ts';
 import { countSites } from '../store/nodes.ts';
 import type { Kysely, Transaction } from 'kysely';
 import type { Services } from '../services.ts';
@@ -147,12 +148,7 @@ type Reader = Kysely<DB> | Transaction<DB>;
  *  cannot both pass for one account. */
 export async function loadPlanAccount(s: Services, db: Reader, accountId: number, lock = false): Promise<PlanAccount> {
   if (lock && db.isTransaction) await s.database.lock.row(db as Transaction<DB>, 'accounts', accountId);
-  const row = await db
-    .selectFrom('accounts')
-    .leftJoin('people', 'people.account_id', 'accounts.id')
-    .select(['accounts.plan', 'accounts.has_active_subscription', 'accounts.plan_started_at', 'people.is_superadmin'])
-    .where('accounts.id', '=', accountId)
-    .executeTakeFirst();
+  const row = await planRow(db, accountId);
   if (!row) throw notFound('No such account.');
   return {
     plan: row.plan,

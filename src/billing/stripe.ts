@@ -46,7 +46,15 @@ import { randomHex } from '../clock.ts';
 import { planLimits } from '../limits.ts';
 import { createEmailToken } from '../accounts/email-tokens.ts';
 import { PAID_PLANS, PLAN_NAMES } from './plans.ts';
-import { insertAccount, insertPersonRow } from '../store/accounts.ts';
+import {
+  accountById,
+  accountByStripe,
+  insertAccount,
+  insertPersonRow,
+  personRow,
+  updateAccountRow,
+  updatePersonRow,
+} from '../store/accounts.ts';
 
 /** Usernames of accounts bought but not yet welcomed. `--` is refused by usernameProblem, so no one can pick one. */
 const PENDING_PREFIX = 'pending--';
@@ -212,20 +220,7 @@ async function completeCheckout(s: Services, trx: Transaction<DB>, session: Stri
   const subscription = idOf(session.subscription);
   const now = s.clock.now().toISOString();
 
-  const existing = await trx
-    .selectFrom('people')
-    .innerJoin('accounts', 'accounts.id', 'people.account_id')
-    .select([
-      'accounts.id',
-      'accounts.username',
-      'accounts.plan',
-      'accounts.has_active_subscription',
-      'accounts.plan_started_at',
-      'accounts.stripe_customer_id',
-      'people.password_hash',
-    ])
-    .where('people.email', '=', email)
-    .executeTakeFirst();
+  const existing = await personRow(trx, { email });
 
   if (!existing) {
     const accountId = await insertAccount(trx, {
@@ -259,17 +254,13 @@ async function completeCheckout(s: Services, trx: Transaction<DB>, session: Stri
       }),
     };
   }
-  await trx
-    .updateTable('accounts')
-    .set({
-      plan,
-      has_active_subscription: 1,
-      plan_started_at: stillActive && existing.plan_started_at ? existing.plan_started_at : now,
-      ...(customer ? { stripe_customer_id: customer } : {}),
-      ...(subscription ? { stripe_subscription_id: subscription } : {}),
-    })
-    .where('id', '=', existing.id)
-    .execute();
+  await updateAccountRow(trx, existing.id, {
+    plan,
+    has_active_subscription: 1,
+    plan_started_at: stillActive && existing.plan_started_at ? existing.plan_started_at : now,
+    ...(customer ? { stripe_customer_id: customer } : {}),
+    ...(subscription ? { stripe_subscription_id: subscription } : {}),
+  });
   if (isPendingUsername(existing.username) || existing.password_hash === null) {
     return {
       action: 'pending person updated',
@@ -278,7 +269,7 @@ async function completeCheckout(s: Services, trx: Transaction<DB>, session: Stri
     };
   }
   // A person who already has an account (an app user who buys becomes a developer).
-  await trx.updateTable('people').set({ account_type: 'dev' }).where('account_id', '=', existing.id).execute();
+  await updatePersonRow(trx, existing.id, { account_type: 'dev' });
   return {
     action: 'account upgraded',
     accountId: existing.id,
@@ -318,19 +309,12 @@ async function applySubscription(
   active: boolean,
 ): Promise<Effects> {
   const customer = idOf(sub.customer);
-  const base = trx
-    .selectFrom('accounts')
-    .select(['id', 'plan', 'has_active_subscription', 'plan_started_at', 'stripe_subscription_id']);
-  let account = await base.where('stripe_subscription_id', '=', sub.id).executeTakeFirst();
-  if (!account && customer) account = await base.where('stripe_customer_id', '=', customer).executeTakeFirst();
+  let account = await accountByStripe(trx, { subscriptionId: sub.id });
+  if (!account && customer) account = await accountByStripe(trx, { customerId: customer });
   const metaEmail = sub.metadata?.email?.trim().toLowerCase();
   if (!account && metaEmail) {
-    const person = await trx
-      .selectFrom('people')
-      .select('account_id')
-      .where('email', '=', metaEmail)
-      .executeTakeFirst();
-    if (person) account = await base.where('id', '=', person.account_id).executeTakeFirst();
+    const person = await personRow(trx, { email: metaEmail });
+    if (person) account = await accountById(trx, person.id);
   }
   if (!account) return { action: 'ignored: no account for this subscription' };
   if (account.stripe_subscription_id && account.stripe_subscription_id !== sub.id) {
@@ -338,25 +322,21 @@ async function applySubscription(
   }
   const now = s.clock.now().toISOString();
   if (!active) {
-    await trx
-      .updateTable('accounts')
-      .set({ has_active_subscription: 0, plan_started_at: null, stripe_subscription_id: sub.id })
-      .where('id', '=', account.id)
-      .execute();
+    await updateAccountRow(trx, account.id, {
+      has_active_subscription: 0,
+      plan_started_at: null,
+      stripe_subscription_id: sub.id,
+    });
     return { action: 'subscription ended', accountId: account.id };
   }
   const plan = planOfSubscription(sub) ?? (account.plan !== 'free' ? account.plan : 'personal');
   const wasActive = account.has_active_subscription === 1 && account.plan !== 'free';
-  await trx
-    .updateTable('accounts')
-    .set({
-      plan,
-      has_active_subscription: 1,
-      plan_started_at: wasActive && account.plan_started_at ? account.plan_started_at : now,
-      stripe_subscription_id: sub.id,
-      ...(customer ? { stripe_customer_id: customer } : {}),
-    })
-    .where('id', '=', account.id)
-    .execute();
+  await updateAccountRow(trx, account.id, {
+    plan,
+    has_active_subscription: 1,
+    plan_started_at: wasActive && account.plan_started_at ? account.plan_started_at : now,
+    stripe_subscription_id: sub.id,
+    ...(customer ? { stripe_customer_id: customer } : {}),
+  });
   return { action: 'subscription active', accountId: account.id };
 }

@@ -2,6 +2,7 @@
 // a username and a password. The placeholder username (`pending--…`) is replaced, the password set, the
 // email counted as confirmed (the link reached it) and the token used up, all in one transaction: a
 // refused username leaves the link working.
+import { accountById, updateAccountRow, updatePersonRow, usernameTaken } from '../store/accounts.ts';
 import type { Services } from '../services.ts';
 import { sha256 } from '../core/checksum.ts';
 import { badRequest, conflict, KilnError } from '../errors.ts';
@@ -22,11 +23,7 @@ export interface Welcome {
 export async function findWelcome(s: Services, token: string): Promise<Welcome> {
   const row = await findEmailToken(s, token, 'checkout');
   if (!row || row.account_id === null) throw new KilnError(400, WELCOME_LINK_GONE, 'invalid-token');
-  const account = await s.database.db
-    .selectFrom('accounts')
-    .select('username')
-    .where('id', '=', row.account_id)
-    .executeTakeFirst();
+  const account = await accountById(s.database.db, row.account_id);
   if (!account || !isPendingUsername(account.username)) throw new KilnError(400, WELCOME_LINK_GONE, 'invalid-token');
   return { accountId: row.account_id, email: row.email };
 }
@@ -43,7 +40,7 @@ export async function finishWelcome(
   if (problem) throw badRequest(problem, 'invalid');
   const welcome = await findWelcome(s, token);
   const { db } = s.database;
-  if (await db.selectFrom('accounts').select('id').where('username', '=', username).executeTakeFirst()) {
+  if (await usernameTaken(db, username)) {
     throw conflict('That username is taken.', 'username-taken');
   }
   const passwordHash = await hashPassword(input.password);
@@ -58,18 +55,9 @@ export async function finishWelcome(
         .where('used_at', 'is', null)
         .executeTakeFirst();
       if (Number(used.numUpdatedRows) !== 1) throw new KilnError(400, WELCOME_LINK_GONE, 'invalid-token');
-      const renamed = await trx
-        .updateTable('accounts')
-        .set({ username })
-        .where('id', '=', welcome.accountId)
-        .where('username', 'like', 'pending--%')
-        .executeTakeFirst();
-      if (Number(renamed.numUpdatedRows) !== 1) throw new KilnError(400, WELCOME_LINK_GONE, 'invalid-token');
-      await trx
-        .updateTable('people')
-        .set({ password_hash: passwordHash, email_confirmed: 1 })
-        .where('account_id', '=', welcome.accountId)
-        .execute();
+      const renamed = await updateAccountRow(trx, welcome.accountId, { username }, { usernameLike: 'pending--%' });
+      if (!renamed) throw new KilnError(400, WELCOME_LINK_GONE, 'invalid-token');
+      await updatePersonRow(trx, welcome.accountId, { password_hash: passwordHash, email_confirmed: 1 });
     });
   } catch (err) {
     if (isUniqueViolation(err)) throw conflict('That username is taken.', 'username-taken');

@@ -19,6 +19,7 @@
 //   any        ──remove───────────▶ (none)      the owner removes it; no longer served
 //
 // Only `active` domains are served (src/http/hosts.ts) and answered 200 by Caddy's `ask` endpoint.
+import { usernameTaken } from '../store/accounts.ts';
 import { randomHex } from '../clock.ts';
 import type { Services } from '../services.ts';
 import type { DomainsTable } from '../store/schema.ts';
@@ -164,7 +165,7 @@ export async function isServedHost(s: Services, name: string): Promise<boolean> 
   if (host.endsWith(`.${root}`)) {
     const label = host.slice(0, -root.length - 1);
     if (label.includes('.')) return false;
-    return !!(await db.selectFrom('accounts').select('id').where('username', '=', label).executeTakeFirst());
+    return usernameTaken(db, label);
   }
   return !!(await db
     .selectFrom('domains')

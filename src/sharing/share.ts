@@ -12,6 +12,7 @@
 // - Disabling sharing or regenerating clears or replaces the stored hash in one UPDATE, so every old
 //   cookie stops working on its next request; a `share-revoked` event on the document's channel
 //   closes streams that were opened on a share grant (in every process).
+import { usernameOf } from '../store/accounts.ts';
 import { updateNodeIf } from '../store/nodes.ts';
 import { timingSafeEqual } from 'node:crypto';
 import type { Services } from '../services.ts';
@@ -102,12 +103,8 @@ async function issueToken(s: Services, node: NodeRow): Promise<ShareState> {
   if (!updated) throw notFound('No such document.');
   // Whatever token was there before no longer works: its guests' streams close (a no-op when none).
   await publishRevocation(s, node.id);
-  const owner = await db
-    .selectFrom('accounts')
-    .select('username')
-    .where('id', '=', updated.owner_id)
-    .executeTakeFirstOrThrow();
-  return { shareEnabled: true, shareUrl: shareUrlOf(s.config, owner.username, updated, token), node: updated };
+  const owner = await usernameOf(db, updated.owner_id);
+  return { shareEnabled: true, shareUrl: shareUrlOf(s.config, owner, updated, token), node: updated };
 }
 
 function assertShareable(node: NodeRow) {

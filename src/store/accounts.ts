@@ -1,7 +1,7 @@
 // The accounts store: account, person and team-membership rows, each function taking an executor (the
 // database, or the transaction a write runs in). The rules about them live in src/accounts/ and src/teams/.
-import type { Kysely } from 'kysely';
-import type { DB, Plan, TeamRole } from './schema.ts';
+import type { Kysely, Updateable } from 'kysely';
+import type { AccountsTable, DB, PeopleTable, Plan, TeamRole } from './schema.ts';
 
 /** A person's role in a team, or undefined when they are not a member. */
 export async function teamRole(db: Kysely<DB>, teamId: number, personId: number): Promise<TeamRole | undefined> {
@@ -89,4 +89,196 @@ export async function usernameOf(db: Kysely<DB>, accountId: number): Promise<str
 
 export function accountNamed(db: Kysely<DB>, username: string): Promise<{ id: number; username: string } | undefined> {
   return db.selectFrom('accounts').select(['id', 'username']).where('username', '=', username).executeTakeFirst();
+}
+
+/** A person's account id, username, email and type (a person's account joined to its person row). */
+export function personRow(db: Kysely<DB>, ref: { id: number } | { username: string } | { email: string }) {
+  let q = db
+    .selectFrom('accounts')
+    .innerJoin('people', 'people.account_id', 'accounts.id')
+    .select([
+      'accounts.id',
+      'accounts.username',
+      'accounts.plan',
+      'accounts.has_active_subscription',
+      'accounts.plan_started_at',
+      'accounts.stripe_customer_id',
+      'people.email',
+      'people.account_type',
+      'people.is_superadmin',
+      'people.email_confirmed',
+      'people.password_hash',
+    ])
+    .where('accounts.kind', '=', 'person');
+  if ('id' in ref) q = q.where('accounts.id', '=', ref.id);
+  else if ('username' in ref) q = q.where('accounts.username', '=', ref.username.trim().toLowerCase());
+  else q = q.where('people.email', '=', ref.email.trim().toLowerCase());
+  return q.executeTakeFirst();
+}
+
+/** True when some account (person or team) has this username. */
+export async function usernameTaken(db: Kysely<DB>, username: string): Promise<boolean> {
+  return !!(await db.selectFrom('accounts').select('id').where('username', '=', username).executeTakeFirst());
+}
+
+/** A team account by username or id. */
+export function teamRow(db: Kysely<DB>, ref: string | number) {
+  let q = db
+    .selectFrom('accounts')
+    .select(['id', 'username', 'plan', 'has_active_subscription'])
+    .where('kind', '=', 'team');
+  q = typeof ref === 'number' ? q.where('id', '=', ref) : q.where('username', '=', String(ref).toLowerCase());
+  return q.executeTakeFirst();
+}
+
+/** The teams a person belongs to, with the role, by team name. */
+export function membershipsOf(db: Kysely<DB>, personId: number) {
+  return db
+    .selectFrom('team_memberships')
+    .innerJoin('accounts', 'accounts.id', 'team_memberships.team_id')
+    .select([
+      'accounts.id',
+      'accounts.username',
+      'accounts.plan',
+      'accounts.has_active_subscription',
+      'team_memberships.role',
+    ])
+    .where('team_memberships.person_id', '=', personId)
+    .where('accounts.kind', '=', 'team')
+    .orderBy('accounts.username')
+    .execute();
+}
+
+/** A team's members: id, username, email and role. */
+export function membersRows(db: Kysely<DB>, teamId: number) {
+  return db
+    .selectFrom('team_memberships')
+    .innerJoin('accounts', 'accounts.id', 'team_memberships.person_id')
+    .innerJoin('people', 'people.account_id', 'team_memberships.person_id')
+    .select(['accounts.id', 'accounts.username', 'people.email', 'team_memberships.role'])
+    .where('team_memberships.team_id', '=', teamId)
+    .execute();
+}
+
+/** Adds a member, or sets the role of one. */
+export async function setMembership(
+  db: Kysely<DB>,
+  m: { teamId: number; personId: number; role: TeamRole; now: string; exists: boolean },
+): Promise<void> {
+  if (m.exists)
+    await db
+      .updateTable('team_memberships')
+      .set({ role: m.role })
+      .where('team_id', '=', m.teamId)
+      .where('person_id', '=', m.personId)
+      .execute();
+  else
+    await db
+      .insertInto('team_memberships')
+      .values({ team_id: m.teamId, person_id: m.personId, role: m.role, created_at: m.now })
+      .execute();
+}
+
+export async function deleteMembership(db: Kysely<DB>, teamId: number, personId: number): Promise<void> {
+  await db.deleteFrom('team_memberships').where('team_id', '=', teamId).where('person_id', '=', personId).execute();
+}
+
+/** An owner of the team other than `personId`, if any. */
+export function otherOwner(db: Kysely<DB>, teamId: number, personId: number) {
+  return db
+    .selectFrom('team_memberships')
+    .select('person_id')
+    .where('team_id', '=', teamId)
+    .where('role', '=', 'owner')
+    .where('person_id', '!=', personId)
+    .executeTakeFirst();
+}
+
+/** Changes an account row (`usernameLike`: only while its username matches); true when it did. */
+export async function updateAccountRow(
+  db: Kysely<DB>,
+  id: number,
+  set: Updateable<AccountsTable>,
+  when: { usernameLike?: string } = {},
+): Promise<boolean> {
+  let q = db.updateTable('accounts').set(set).where('id', '=', id);
+  if (when.usernameLike !== undefined) q = q.where('username', 'like', when.usernameLike);
+  return Number((await q.executeTakeFirst()).numUpdatedRows) === 1;
+}
+
+/** Changes a person row (by its account id; `email`: only while the person still has that address);
+ *  true when it did. */
+export async function updatePersonRow(
+  db: Kysely<DB>,
+  accountId: number,
+  set: Updateable<PeopleTable>,
+  when: { email?: string } = {},
+): Promise<boolean> {
+  let q = db.updateTable('people').set(set).where('account_id', '=', accountId);
+  if (when.email !== undefined) q = q.where('email', '=', when.email);
+  return Number((await q.executeTakeFirst()).numUpdatedRows) === 1;
+}
+
+/** An app user who signed up on this app, by email. */
+export function appUserByEmail(db: Kysely<DB>, email: string, appId: number) {
+  return db
+    .selectFrom('people')
+    .select(['account_id', 'email', 'password_hash'])
+    .where('email', '=', email)
+    .where('account_type', '=', 'app_user')
+    .where('signup_app_id', '=', appId)
+    .executeTakeFirst();
+}
+
+/** An account row by id (any kind). */
+export function accountById(db: Kysely<DB>, id: number) {
+  return db.selectFrom('accounts').selectAll().where('id', '=', id).executeTakeFirst();
+}
+
+/** The account a Stripe subscription or customer belongs to. */
+export function accountByStripe(db: Kysely<DB>, ref: { subscriptionId: string } | { customerId: string }) {
+  const q = db.selectFrom('accounts').selectAll();
+  return (
+    'subscriptionId' in ref
+      ? q.where('stripe_subscription_id', '=', ref.subscriptionId)
+      : q.where('stripe_customer_id', '=', ref.customerId)
+  ).executeTakeFirst();
+}
+
+/** The plan fields of an account (person or team; `is_superadmin` null for a team). */
+export function planRow(db: Kysely<DB>, accountId: number) {
+  return db
+    .selectFrom('accounts')
+    .leftJoin('people', 'people.account_id', 'accounts.id')
+    .select(['accounts.plan', 'accounts.has_active_subscription', 'accounts.plan_started_at', 'people.is_superadmin'])
+    .where('accounts.id', '=', accountId)
+    .executeTakeFirst();
+}
+
+/** Whether the person has one of `roles` in a team with an active paid plan. */
+export async function inPaidTeamAs(db: Kysely<DB>, personId: number, roles: readonly TeamRole[]): Promise<boolean> {
+  const team = await db
+    .selectFrom('team_memberships')
+    .innerJoin('accounts', 'accounts.id', 'team_memberships.team_id')
+    .select('accounts.id')
+    .where('team_memberships.person_id', '=', personId)
+    .where('team_memberships.role', 'in', roles)
+    .where('accounts.has_active_subscription', '=', 1)
+    .where('accounts.plan', '!=', 'free')
+    .executeTakeFirst();
+  return !!team;
+}
+
+/** True when a person has this email. */
+export async function emailTaken(db: Kysely<DB>, email: string): Promise<boolean> {
+  return !!(await db.selectFrom('people').select('account_id').where('email', '=', email).executeTakeFirst());
+}
+
+/** How many accounts (people and teams) exist. */
+export async function countAccountRows(db: Kysely<DB>): Promise<number> {
+  const r = await db
+    .selectFrom('accounts')
+    .select((eb) => eb.fn.countAll<number>().as('n'))
+    .executeTakeFirstOrThrow();
+  return Number(r.n);
 }

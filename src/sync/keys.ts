@@ -1,4 +1,5 @@
 // Sync keys: `hcsk_` + 64 hex (32 random bytes), shown once; only a SHA-256 hash is kept; one year.
+import { inPaidTeamAs, personRow } from '../store/accounts.ts';
 import type { Services } from '../services.ts';
 import type { Actor } from '../access/actor.ts';
 import { randomHex } from '../clock.ts';
@@ -108,25 +109,11 @@ export const PAYMENT_REQUIRED_MSG =
  *  own, or an owner/editor role on a team whose plan includes sync. */
 export async function assertMayGenerateKey(s: Services, accountId: number): Promise<void> {
   const { db } = s.database;
-  const me = await db
-    .selectFrom('accounts')
-    .innerJoin('people', 'people.account_id', 'accounts.id')
-    .select(['accounts.plan', 'accounts.has_active_subscription', 'people.account_type'])
-    .where('accounts.id', '=', accountId)
-    .executeTakeFirst();
+  const me = await personRow(db, { id: accountId });
   if (!me) throw notFound('No such account.');
   if (me.account_type !== 'dev') throw badRequest('Sync keys are for developer accounts.', 'not-developer');
   if (planIncludesSync(me)) return;
-  const team = await db
-    .selectFrom('team_memberships')
-    .innerJoin('accounts', 'accounts.id', 'team_memberships.team_id')
-    .select('accounts.id')
-    .where('team_memberships.person_id', '=', accountId)
-    .where('team_memberships.role', 'in', SYNC_ROLES)
-    .where('accounts.has_active_subscription', '=', 1)
-    .where('accounts.plan', '!=', 'free')
-    .executeTakeFirst();
-  if (team) return;
+  if (await inPaidTeamAs(db, accountId, SYNC_ROLES)) return;
   throw new KilnError(402, PAYMENT_REQUIRED_MSG, 'payment-required');
 }
 

@@ -10,9 +10,19 @@ import { usernameProblem } from '../core/names.ts';
 import { isUniqueViolation } from '../store/db.ts';
 import { PLANS } from '../accounts/people.ts';
 import { grants, revokeGrants } from '../events/revocations.ts';
-import { insertAccount } from '../store/accounts.ts';
+import {
+  deleteMembership,
+  insertAccount,
+  membersRows,
+  membershipsOf,
+  otherOwner,
+  personRow,
+  setMembership,
+  teamRole,
+  teamRow,
+  usernameTaken,
+} from '../store/accounts.ts';
 import { allowsTeam, authorizeTeam } from '../access/authorize.ts';
-import { teamRole } from '../store/accounts.ts';
 
 export const TEAM_ROLES: TeamRole[] = ['owner', 'editor', 'viewer'];
 
@@ -59,25 +69,16 @@ export async function createTeam(
   const plan = input.plan ?? 'free';
   if (!PLANS.includes(plan)) throw badRequest(`Plan must be one of ${PLANS.join(', ')}.`, 'invalid');
   const { db } = s.database;
-  const owner = await db
-    .selectFrom('accounts')
-    .innerJoin('people', 'people.account_id', 'accounts.id')
-    .select(['accounts.id', 'people.account_type'])
-    .where('accounts.id', '=', input.ownerId)
-    .executeTakeFirst();
+  const owner = await personRow(db, { id: input.ownerId });
   if (!owner) throw notFound('No such person.');
   if (owner.account_type !== 'dev') throw badRequest('Only developer accounts can own teams.', 'not-developer');
-  const taken = await db.selectFrom('accounts').select('id').where('username', '=', username).executeTakeFirst();
-  if (taken) throw conflict(`The name "${username}" is taken.`, 'username-taken');
+  if (await usernameTaken(db, username)) throw conflict(`The name "${username}" is taken.`, 'username-taken');
   const now = s.clock.now().toISOString();
   const paid = plan !== 'free';
   try {
     return await db.transaction().execute(async (trx) => {
       const teamId = await insertAccount(trx, { kind: 'team', username, plan, paid, now });
-      await trx
-        .insertInto('team_memberships')
-        .values({ team_id: teamId, person_id: input.ownerId, role: 'owner', created_at: now })
-        .execute();
+      await setMembership(trx, { teamId, personId: input.ownerId, role: 'owner', now, exists: false });
       return { id: teamId, username, plan, hasActiveSubscription: paid };
     });
   } catch (err) {
@@ -88,12 +89,7 @@ export async function createTeam(
 
 /** The team with this username (or id), or undefined. */
 export async function findTeam(s: Services, ref: string | number): Promise<Team | undefined> {
-  let q = s.database.db
-    .selectFrom('accounts')
-    .select(['id', 'username', 'plan', 'has_active_subscription'])
-    .where('kind', '=', 'team');
-  q = typeof ref === 'number' ? q.where('id', '=', ref) : q.where('username', '=', String(ref).toLowerCase());
-  const row = await q.executeTakeFirst();
+  const row = await teamRow(s.database.db, ref);
   return row
     ? { id: row.id, username: row.username, plan: row.plan, hasActiveSubscription: row.has_active_subscription === 1 }
     : undefined;
@@ -106,20 +102,7 @@ export function roleIn(s: Services, teamId: number, personId: number): Promise<T
 
 /** Every team the person belongs to, with their role, by team name. */
 export async function teamsOf(s: Services, personId: number): Promise<Membership[]> {
-  const rows = await s.database.db
-    .selectFrom('team_memberships')
-    .innerJoin('accounts', 'accounts.id', 'team_memberships.team_id')
-    .select([
-      'accounts.id',
-      'accounts.username',
-      'accounts.plan',
-      'accounts.has_active_subscription',
-      'team_memberships.role',
-    ])
-    .where('team_memberships.person_id', '=', personId)
-    .where('accounts.kind', '=', 'team')
-    .orderBy('accounts.username')
-    .execute();
+  const rows = await membershipsOf(s.database.db, personId);
   return rows.map((r) => ({
     id: r.id,
     username: r.username,
@@ -131,13 +114,7 @@ export async function teamsOf(s: Services, personId: number): Promise<Membership
 
 /** The members of a team, owners first. */
 export async function membersOf(s: Services, teamId: number): Promise<TeamMember[]> {
-  const rows = await s.database.db
-    .selectFrom('team_memberships')
-    .innerJoin('accounts', 'accounts.id', 'team_memberships.person_id')
-    .innerJoin('people', 'people.account_id', 'team_memberships.person_id')
-    .select(['accounts.id', 'accounts.username', 'people.email', 'team_memberships.role'])
-    .where('team_memberships.team_id', '=', teamId)
-    .execute();
+  const rows = await membersRows(s.database.db, teamId);
   const order: Record<TeamRole, number> = { owner: 0, editor: 1, viewer: 2 };
   return rows
     .map((r) => ({ personId: r.id, username: r.username, email: r.email, role: r.role }))
@@ -168,45 +145,16 @@ export async function setMember(
   if (actorId !== null) await assertTeamOwner(s, input.teamId, actorId);
   else if (!(await findTeam(s, input.teamId))) throw notFound('No such team.');
   const { db } = s.database;
-  const person = await db
-    .selectFrom('accounts')
-    .innerJoin('people', 'people.account_id', 'accounts.id')
-    .select(['accounts.id', 'accounts.username', 'people.email', 'people.account_type'])
-    .where(
-      'accounts.username',
-      '=',
-      String(input.username ?? '')
-        .trim()
-        .toLowerCase(),
-    )
-    .where('accounts.kind', '=', 'person')
-    .executeTakeFirst();
+  const person = await personRow(db, { username: String(input.username ?? '') });
   if (!person) throw notFound(`There is no person named "${input.username}".`);
   if (person.account_type !== 'dev') throw badRequest('Only developer accounts can be team members.', 'not-developer');
   const now = s.clock.now().toISOString();
   let demoted = false;
   await db.transaction().execute(async (trx) => {
-    const current = await trx
-      .selectFrom('team_memberships')
-      .select('role')
-      .where('team_id', '=', input.teamId)
-      .where('person_id', '=', person.id)
-      .executeTakeFirst();
-    if (current) {
-      if (current.role === 'owner' && input.role !== 'owner') await assertAnotherOwner(trx, input.teamId, person.id);
-      await trx
-        .updateTable('team_memberships')
-        .set({ role: input.role })
-        .where('team_id', '=', input.teamId)
-        .where('person_id', '=', person.id)
-        .execute();
-      demoted = allowsTeam(current.role, 'sync') && !allowsTeam(input.role, 'sync');
-    } else {
-      await trx
-        .insertInto('team_memberships')
-        .values({ team_id: input.teamId, person_id: person.id, role: input.role, created_at: now })
-        .execute();
-    }
+    const current = await teamRole(trx, input.teamId, person.id);
+    if (current === 'owner' && input.role !== 'owner') await assertAnotherOwner(trx, input.teamId, person.id);
+    await setMembership(trx, { teamId: input.teamId, personId: person.id, role: input.role, now, exists: !!current });
+    demoted = !!current && allowsTeam(current, 'sync') && !allowsTeam(input.role, 'sync');
   });
   // A viewer may not sync the team's files: the person's open team sync streams close.
   if (demoted) await revokeGrants(s, [grants.member(input.teamId, person.id)]);
@@ -222,26 +170,15 @@ export async function removeMember(
 ): Promise<void> {
   if (actorId !== null) await assertTeamOwner(s, teamId, actorId);
   await s.database.db.transaction().execute(async (trx) => {
-    const current = await trx
-      .selectFrom('team_memberships')
-      .select('role')
-      .where('team_id', '=', teamId)
-      .where('person_id', '=', personId)
-      .executeTakeFirst();
+    const current = await teamRole(trx, teamId, personId);
     if (!current) throw notFound('That person is not a member of this team.');
-    if (current.role === 'owner') await assertAnotherOwner(trx, teamId, personId);
-    await trx.deleteFrom('team_memberships').where('team_id', '=', teamId).where('person_id', '=', personId).execute();
+    if (current === 'owner') await assertAnotherOwner(trx, teamId, personId);
+    await deleteMembership(trx, teamId, personId);
   });
   await revokeGrants(s, [grants.member(teamId, personId)]);
 }
 
 async function assertAnotherOwner(trx: Services['database']['db'], teamId: number, personId: number) {
-  const other = await trx
-    .selectFrom('team_memberships')
-    .select('person_id')
-    .where('team_id', '=', teamId)
-    .where('role', '=', 'owner')
-    .where('person_id', '!=', personId)
-    .executeTakeFirst();
-  if (!other) throw conflict('A team needs at least one owner; make someone else an owner first.', 'last-owner');
+  if (!(await otherOwner(trx, teamId, personId)))
+    throw conflict('A team needs at least one owner; make someone else an owner first.', 'last-owner');
 }
