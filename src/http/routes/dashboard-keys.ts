@@ -42,6 +42,14 @@ const NEW_KEY_COOKIE = 'kiln_new_key';
 const NEW_KEY_MSG = 'Sync key generated. Copy it now: it is shown only once.';
 const TEAMS = '/_/dashboard/teams';
 
+/** A role (default editor; anything else but the three is 400 invalid-role) and who it is for. */
+function roleOf(req: FastifyRequest, who: 'username' | 'email'): { role: TeamRole; who: string } {
+  const raw = field(req, 'role') || 'editor';
+  const role = TEAM_ROLES.find((r) => r === raw);
+  if (!role) throw badRequest(`Role must be one of ${TEAM_ROLES.join(', ')}.`, 'invalid-role');
+  return { role, who: field(req, who) };
+}
+
 function field(req: FastifyRequest, name: string): string {
   const v = bodyOf(req)[name];
   return typeof v === 'string' ? v : '';
@@ -182,14 +190,8 @@ const plugin: RoutePlugin = async (app, { services: s }) => {
 
   app.post(`${TEAMS}/:id/members`, (req, reply) =>
     operate(req, reply, TEAMS, async (actor) => {
-      const role = field(req, 'role') || 'editor';
-      if (!TEAM_ROLES.includes(role as TeamRole))
-        throw badRequest(`Role must be one of ${TEAM_ROLES.join(', ')}.`, 'invalid-role');
-      const member = await setMember(s, actor.accountId, {
-        teamId: idParam(req, 'id'),
-        username: field(req, 'username'),
-        role: role as TeamRole,
-      });
+      const { role, who: username } = roleOf(req, 'username');
+      const member = await setMember(s, actor.accountId, { teamId: idParam(req, 'id'), username, role });
       return {
         msg: `${member.username} is now ${role === 'owner' ? 'an' : 'a'} ${role} of the team.`,
         extra: { member },
@@ -199,11 +201,11 @@ const plugin: RoutePlugin = async (app, { services: s }) => {
 
   app.post(`${TEAMS}/:id/invites`, (req, reply) =>
     operate(req, reply, TEAMS, async (actor) => {
-      const role = (field(req, 'role') || 'editor') as TeamRole;
+      const { role, who: email } = roleOf(req, 'email');
       const sent = await inviteToTeam(
         s,
         actor.accountId,
-        { teamId: idParam(req, 'id'), email: field(req, 'email'), role },
+        { teamId: idParam(req, 'id'), email, role },
         (token) => `${s.config.baseUrl}/_/invite/${token}`,
       );
       return {
