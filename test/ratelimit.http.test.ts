@@ -39,6 +39,17 @@ async function member(over: Partial<NewPerson> = {}) {
   return { person, main, input };
 }
 
+/** Five sign-ups from one address: the strict limiter's whole hour. */
+async function signUpFive(visitor: ReturnType<TestKiln['client']>) {
+  for (let i = 0; i < 5; i++) {
+    const p = newPerson();
+    assert.equal(
+      (await visitor.post('/_/signup', { email: p.email, username: p.username, password: p.password })).status,
+      201,
+    );
+  }
+}
+
 function limitHeaders(res: Res) {
   return {
     limit: res.headers['ratelimit-limit'],
@@ -270,13 +281,7 @@ test('windows end: 15 minutes for the general limiter, an hour for the strict on
   assert.equal(fresh.status, 401);
   assert.equal(fresh.headers['ratelimit-remaining'], '99');
 
-  for (let i = 0; i < 5; i++) {
-    const p = newPerson();
-    assert.equal(
-      (await visitor.post('/_/signup', { email: p.email, username: p.username, password: p.password })).status,
-      201,
-    );
-  }
+  await signUpFive(visitor);
   const p = newPerson();
   const refused = await visitor.post('/_/signup', { email: p.email, username: p.username, password: p.password });
   assert.equal(refused.status, 429);
@@ -289,13 +294,7 @@ test('windows end: 15 minutes for the general limiter, an hour for the strict on
 
 test('setup, the main sign-up and an app sign-up count in separate buckets', async () => {
   const visitor = kiln.client();
-  for (let i = 0; i < 5; i++) {
-    const p = newPerson();
-    assert.equal(
-      (await visitor.post('/_/signup', { email: p.email, username: p.username, password: p.password })).status,
-      201,
-    );
-  }
+  await signUpFive(visitor);
   const p = newPerson();
   assert.equal(
     (await visitor.post('/_/signup', { email: p.email, username: p.username, password: p.password })).status,

@@ -4,15 +4,13 @@
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import * as cheerio from 'cheerio';
-import { startKiln, type TestKiln } from './support/kiln.ts';
+import { movableClock, startKiln, type TestKiln } from './support/kiln.ts';
 import { signedIn } from './support/people.ts';
-import type { Clock } from '../src/clock.ts';
 
-let offsetMs = 0;
-const clock: Clock = { now: () => new Date(Date.now() + offsetMs) };
+const time = movableClock();
 let kiln: TestKiln;
 before(async () => {
-  kiln = await startKiln({ clock });
+  kiln = await startKiln({ clock: time.clock });
 });
 after(() => kiln.stop());
 
@@ -56,9 +54,9 @@ test('old addresses redirect for 30 days; a new document of the old name takes t
   assert.equal((await host.get(`/old-${me.id}.html`)).text, '<p>newcomer</p>');
 
   // After 30 days the redirect is gone (the host's fallback answers as for any unknown path).
-  offsetMs += 31 * 24 * 3600_000;
+  time.advance(31 * 24 * 3600_000);
   assert.equal((await host.get(`/new-${me.id}.html`)).status, 404);
-  offsetMs = 0;
+  time.reset();
 });
 
 test('the dashboard asks before renaming or moving an app or a shared document', async () => {

@@ -5,17 +5,15 @@
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import * as cheerio from 'cheerio';
-import { startKiln, type TestKiln } from './support/kiln.ts';
+import { movableClock, startKiln, type TestKiln } from './support/kiln.ts';
 import { signedIn } from './support/people.ts';
 import { createSyncKey } from '../src/sync/keys.ts';
 import { listTrash, sweepTrash } from '../src/nodes/trash.ts';
-import type { Clock } from '../src/clock.ts';
 
-let offsetMs = 0;
-const clock: Clock = { now: () => new Date(Date.now() + offsetMs) };
+const time = movableClock();
 let kiln: TestKiln;
 before(async () => {
-  kiln = await startKiln({ clock });
+  kiln = await startKiln({ clock: time.clock });
 });
 after(() => kiln.stop());
 
@@ -159,10 +157,10 @@ test('restoring respects the plan; strangers cannot see or touch the trash; the 
   const strangerTrash = await stranger.main.get('/_/dashboard/trash', json);
   assert.deepEqual(strangerTrash.json.trash, [], strangerTrash.text);
 
-  offsetMs += 29 * 24 * 3600_000;
+  time.advance(29 * 24 * 3600_000);
   await sweepTrash(kiln.services);
   assert.equal((await trashOf(main)).length, 1, 'kept for 30 days');
-  offsetMs += 2 * 24 * 3600_000;
+  time.advance(2 * 24 * 3600_000);
   assert.ok((await sweepTrash(kiln.services)) >= 1);
   // (The browser session has expired by now: ask the trash directly.)
   assert.deepEqual(await listTrash(kiln.services, me.id, me.id), []);

@@ -69,3 +69,17 @@ export async function startKiln(opts: { env?: Record<string, string>; clock?: Cl
     },
   };
 }
+
+/** A clock that runs with real time, moved forward by a test (`advance`) and back (`reset`). */
+export function movableClock(): { clock: Clock; advance(ms: number): void; reset(): void } {
+  let offsetMs = 0;
+  return {
+    clock: { now: () => new Date(Date.now() + offsetMs) },
+    advance: (ms) => {
+      offsetMs += ms;
+    },
+    reset: () => {
+      offsetMs = 0;
+    },
+  };
+}
