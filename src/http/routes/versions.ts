@@ -35,6 +35,15 @@ const plugin: RoutePlugin = async (app, { services: s }) => {
   onlyOn(app, 'document', 'Versions are on the document’s own host.');
   const db = s.database.db;
 
+  /** The version `:id` names, its document (which the caller may see: else 404) and its listing. */
+  async function versionAsked(req: FastifyRequest) {
+    const id = versionId(req);
+    const v = await versionContent(db, id);
+    const node = await documentFor(s, req, v.nodeId);
+    const info = (await listVersions(db, node.id)).find((x) => x.id === id)!;
+    return { v, node, info };
+  }
+
   app.get('/_/versions', async (req, reply) => {
     const node = await documentFor(s, req, null, queryText(req, 'path'));
     const versions = await listVersions(db, node.id);
@@ -52,10 +61,7 @@ const plugin: RoutePlugin = async (app, { services: s }) => {
   });
 
   app.get('/_/version/:id', async (req, reply) => {
-    const id = versionId(req);
-    const v = await versionContent(db, id);
-    const node = await documentFor(s, req, v.nodeId);
-    const info = (await listVersions(db, node.id)).find((x) => x.id === id)!;
+    const { v, node, info } = await versionAsked(req);
     if (queryText(req, 'raw') !== undefined) {
       // The saved HTML as a page, sandboxed: an old version never runs as the live document.
       reply.header('Content-Security-Policy', 'sandbox').header('X-Content-Type-Options', 'nosniff');
@@ -73,10 +79,7 @@ const plugin: RoutePlugin = async (app, { services: s }) => {
   });
 
   app.get('/_/version/:id/diff', async (req, reply) => {
-    const id = versionId(req);
-    const v = await versionContent(db, id);
-    const node = await documentFor(s, req, v.nodeId);
-    const info = (await listVersions(db, node.id)).find((x) => x.id === id)!;
+    const { v, node, info } = await versionAsked(req);
     const current = (await documentContent(s, node))?.bytes.toString('utf8') ?? '';
     reply.type('text/html; charset=utf-8');
     return diffPage({
@@ -90,10 +93,7 @@ const plugin: RoutePlugin = async (app, { services: s }) => {
   });
 
   app.get('/_/restore/:id', async (req, reply) => {
-    const id = versionId(req);
-    const v = await versionContent(db, id);
-    const node = await documentFor(s, req, v.nodeId);
-    const info = (await listVersions(db, node.id)).find((x) => x.id === id)!;
+    const { node, info } = await versionAsked(req);
     reply.type('text/html; charset=utf-8');
     return restorePage({ node, version: info, username: req.actor?.username, base: s.config.baseUrl });
   });
