@@ -376,7 +376,32 @@ test('a host without index.html offers its owner to create one; visitors get a p
 test('every main page fits a phone and a desktop, with no serious accessibility violation', { skip }, async () => {
   const phone = await bk.browser.newContext({ viewport: PHONE, isMobile: true, hasTouch: true });
   await phone.addCookies(await desk.cookies());
+  // A team with a member, a shared document and an app, so their pages show what they hold.
+  const api = await desk.newPage();
+  await api.goto(bk.mainUrl('/_/dashboard'));
+  // Same-origin fetches from the dashboard, as its own script makes them.
+  const call = (url: string, data?: Record<string, unknown>) =>
+    api.evaluate(
+      async ([u, d]) => {
+        const res = await fetch(u as string, {
+          method: d ? 'POST' : 'GET',
+          headers: { accept: 'application/json', 'content-type': 'application/json' },
+          body: d ? JSON.stringify(d) : undefined,
+        });
+        return res.json();
+      },
+      [url, data] as const,
+    );
+  const team = await call('/_/dashboard/teams', { username: 'adas-team' });
+  await call(`/_/dashboard/teams/${team.team.id}/invites`, { email: 'friend@example.com', role: 'viewer' });
+  const nodes = (await call('/_/dashboard/nodes')).nodes as Array<{ id: number; name: string }>;
+  const notes = nodes.find((n) => n.name === 'notes.html')!;
+  await call(`/_/dashboard/nodes/${notes.id}/sharing`, { enabled: true });
+  await call(`/_/dashboard/nodes/${notes.id}/app`, { enableSignups: true });
+  await api.close();
   const pages: [string, string][] = [
+    ['sharing', `/_/dashboard/nodes/${notes.id}/sharing`],
+    ['team-dashboard', '/_/dashboard?team=adas-team'],
     ['dashboard', '/_/dashboard'],
     ['keys', '/_/dashboard/keys'],
     ['teams', '/_/dashboard/teams'],
@@ -396,6 +421,9 @@ test('every main page fits a phone and a desktop, with no serious accessibility 
     }
     await p.goto(bk.docUrl(owner.username, '/_/versions?path=index.html'));
     await check(p, 'versions', size);
+    await p.goto(bk.docUrl(owner.username, '/_/edit?path=index.html'));
+    await p.waitForSelector('#kiln-editor .cm-editor');
+    await check(p, 'editor', size);
     await p.goto(bk.docUrl(owner.username, '/'));
     await check(p, 'document-owner', size);
     await p.close();
@@ -409,6 +437,8 @@ test('every main page fits a phone and a desktop, with no serious accessibility 
     await a.goto(bk.mainUrl(url));
     await check(a, name, 'phone');
   }
+  await a.goto(bk.docUrl(owner.username, '/_/app/signup?app=notes.html'));
+  await check(a, 'app-signup', 'phone');
   await anon.close();
   await phone.close();
 });

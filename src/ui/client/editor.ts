@@ -117,6 +117,9 @@ const view = new EditorView({
       },
     ]),
     EditorView.lineWrapping,
+    // The current line is marked at its left edge, not tinted: the default token colours keep AA
+    // contrast only on white (tag names #085 are 4.5:1 there).
+    EditorView.theme({ '.cm-activeLine': { backgroundColor: 'transparent', boxShadow: 'inset 3px 0 0 #a8a29e' } }),
     EditorView.contentAttributes.of({ 'aria-label': `HTML of ${data.name}` }),
     EditorView.updateListener.of((u) => {
       if (u.docChanged) markDirty();
