@@ -425,6 +425,8 @@ test('every main page fits a phone and a desktop, with no serious accessibility 
     await p.waitForSelector('#kiln-editor .cm-editor');
     await check(p, 'editor', size);
     await p.goto(bk.docUrl(owner.username, '/'));
+    // The owner edits on a phone too (hyperclayjs loads its modules after the page's load event).
+    await p.waitForFunction(() => document.querySelector('h1')?.getAttribute('contenteditable') === 'true');
     await check(p, 'document-owner', size);
     await p.close();
   }
