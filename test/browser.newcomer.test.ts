@@ -178,6 +178,19 @@ test('every dashboard action is reachable, and its message appears beside the ro
   ]);
   assert.equal(download.suggestedFilename(), 'notes-copy.html');
 
+  // A folder collapses and expands (remembered across reloads).
+  await page.fill('#new-site', 'drafts/idea.html');
+  await page.click('form:has(#new-site) button[type=submit]');
+  const idea = page.locator('#tree tr[data-type=site]', { has: page.locator('a.nm', { hasText: 'idea.html' }) });
+  await idea.waitFor();
+  const drafts = page.locator('#tree tr[data-type=folder]', { hasText: 'drafts/' });
+  await drafts.getByRole('button', { name: 'Collapse the folder drafts' }).click();
+  assert.equal(await idea.isVisible(), false);
+  await page.reload();
+  assert.equal(await idea.isVisible(), false, 'still collapsed after a reload');
+  await drafts.getByRole('button', { name: 'Expand the folder drafts' }).click();
+  assert.equal(await idea.isVisible(), true);
+
   // The filter keeps only matching rows.
   await page.fill('#filter', 'copy');
   assert.deepEqual(
@@ -192,7 +205,7 @@ test('every dashboard action is reachable, and its message appears beside the ro
   await copy.getByRole('button', { name: 'Delete' }).click();
   await copy.waitFor({ state: 'detached' });
   assert.match((await page.textContent('#flash')) ?? '', /Deleted "notes-copy\.html"/);
-  assert.match((await page.textContent('#usage')) ?? '', /2 documents/);
+  assert.match((await page.textContent('#usage')) ?? '', /3 documents/);
   await check(page, 'dashboard', 'desktop');
 
   // Edit code and Versions open on the document's host, signed in through the hand-off.
