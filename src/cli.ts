@@ -20,6 +20,10 @@ Usage:
                                create team T owned by U (plan: U's when it includes sync, else free)
   kiln team member add --team T --user U [--role owner|editor|viewer]
                                add U to team T (default editor) or change U's role
+  kiln export --user U [--versions] [--out FILE]
+                               the account's whole tree as a zip (to FILE, else standard output)
+  kiln import --user U --file FILE
+                               a zip into the account's tree (all or nothing; taken names refuse it)
   kiln ratelimit reset         clear every rate-limit counter (run with the server's DATA_DIR,
                                DATABASE_URL and REDIS_URL)
   kiln --help                  this text
@@ -84,6 +88,8 @@ async function main(argv: string[]) {
   }
   if (cmd === 'key' && sub === 'add') return keyAdd(config, argv.slice(2));
   if (cmd === 'ratelimit' && sub === 'reset') return ratelimitReset(config);
+  if (cmd === 'export') return exportCommand(config, argv.slice(1));
+  if (cmd === 'import') return importCommand(config, argv.slice(1));
   if (cmd === 'team' && sub === 'add') return teamAdd(config, argv.slice(2));
   if (cmd === 'team' && sub === 'member' && argv[2] === 'add') return teamMemberAdd(config, argv.slice(3));
   process.stderr.write(`Unknown command: ${argv.join(' ')}\n\n${HELP}`);
@@ -113,6 +119,35 @@ async function accountIdOf(s: Services, username: string, kind: 'person' | 'team
     kind === 'team' ? await teamRow(s.database.db, username.trim()) : await personRow(s.database.db, { username });
   if (!row) throw new Error(`There is no ${kind === 'team' ? 'team' : 'person'} named "${username}".`);
   return row.id;
+}
+
+async function exportCommand(config: Config, args: string[]) {
+  const { values } = parseArgs({
+    args,
+    options: { user: { type: 'string' }, versions: { type: 'boolean', default: false }, out: { type: 'string' } },
+  });
+  if (!required('export', values, ['user'])) return;
+  await withServices(config, async (s) => {
+    const { exportTree } = await import('./accounts/export.ts');
+    const id = await accountIdOf(s, values.user!, 'person');
+    const zip = await exportTree(s, id, id, { versions: values.versions });
+    const { pipeline } = await import('node:stream/promises');
+    const { createWriteStream } = await import('node:fs');
+    await pipeline(zip, values.out ? createWriteStream(values.out) : process.stdout);
+    if (values.out) console.error(`Wrote ${values.out}`);
+  });
+}
+
+async function importCommand(config: Config, args: string[]) {
+  const { values } = parseArgs({ args, options: { user: { type: 'string' }, file: { type: 'string' } } });
+  if (!required('import', values, ['user', 'file'])) return;
+  await withServices(config, async (s) => {
+    const { importTree } = await import('./accounts/export.ts');
+    const { readFile } = await import('node:fs/promises');
+    const id = await accountIdOf(s, values.user!, 'person');
+    const r = await importTree(s, id, id, await readFile(values.file!));
+    console.log(`Imported ${r.documents} documents, ${r.uploads} files and ${r.folders} folders into ${values.user}.`);
+  });
 }
 
 async function ratelimitReset(config: Config) {

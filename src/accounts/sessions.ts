@@ -28,9 +28,9 @@ export interface NewSession {
 }
 
 /** A new login (a main-app session) for the account. */
-export async function createLogin(db: Db, accountId: number, now: Date): Promise<NewSession> {
+export async function createLogin(db: Db, accountId: number, now: Date, userAgent?: string): Promise<NewSession> {
   const expiresAt = new Date(now.getTime() + limits.loginTokenLifetimeMs);
-  return insertSession(db, { accountId, host: null, loginId: null, now, expiresAt });
+  return insertSession(db, { accountId, host: null, loginId: null, now, expiresAt, userAgent });
 }
 
 /** A session on one document host, belonging to a login, expiring with it. */
@@ -45,7 +45,14 @@ export async function createHostSession(
 
 async function insertSession(
   db: Db,
-  v: { accountId: number; host: string | null; loginId: number | null; now: Date; expiresAt: Date },
+  v: {
+    accountId: number;
+    host: string | null;
+    loginId: number | null;
+    now: Date;
+    expiresAt: Date;
+    userAgent?: string;
+  },
 ): Promise<NewSession> {
   const token = randomToken(32);
   const row = await db
@@ -58,6 +65,7 @@ async function insertSession(
       revoked_at: null,
       host: v.host,
       login_id: v.loginId,
+      user_agent: v.userAgent ? v.userAgent.slice(0, 200) : null,
     })
     .returning('id')
     .executeTakeFirstOrThrow();

@@ -9,7 +9,6 @@
 //   mailbox) and ends every other session of the account.
 import { appUserByEmail, updatePersonRow } from '../store/accounts.ts';
 import type { Services } from '../services.ts';
-import { grants, revokeGrants } from '../events/revocations.ts';
 import type { NodeRow } from '../nodes/tree.ts';
 import { KilnError, badRequest } from '../errors.ts';
 import { randomHex } from '../clock.ts';
@@ -17,7 +16,7 @@ import { sha256 } from '../core/checksum.ts';
 import { emailProblem } from '../core/names.ts';
 import { createPerson, type CreatedPerson } from '../accounts/people.ts';
 import { createEmailToken, findEmailToken } from '../accounts/email-tokens.ts';
-import { hashPassword, passwordProblem } from '../accounts/passwords.ts';
+
 import { createInstance } from './instances.ts';
 
 /** Where links in mails point: the app's host (`http://alice.kiln.localhost:8080`) and the app's name. */
@@ -175,39 +174,5 @@ export async function resetTokenValid(s: Services, token: string): Promise<boole
   return (await findEmailToken(s, token, 'reset')) !== undefined;
 }
 
-/** Sets a new password through a reset token (single use), confirms the email and ends every other
- *  session of the account. Returns the account id. 400 for a refused password or an invalid link. */
-export async function resetPassword(s: Services, token: string, password: string): Promise<{ accountId: number }> {
-  const problem = passwordProblem(password);
-  if (problem) throw badRequest(problem, 'invalid');
-  const row = await findEmailToken(s, token, 'reset');
-  if (!row || row.account_id === null) throw badRequest(INVALID_LINK, 'invalid-token');
-  const accountId = row.account_id;
-  const hash = await hashPassword(password);
-  const now = s.clock.now().toISOString();
-  const ended = await s.database.db.transaction().execute(async (trx) => {
-    const used = await trx
-      .updateTable('email_tokens')
-      .set({ used_at: now })
-      .where('id', '=', row.id)
-      .where('used_at', 'is', null)
-      .executeTakeFirst();
-    if (Number(used.numUpdatedRows) !== 1) return null;
-    if (!(await updatePersonRow(trx, accountId, { password_hash: hash, email_confirmed: 1 }, { email: row.email })))
-      return null;
-    return trx
-      .updateTable('sessions')
-      .set({ revoked_at: now })
-      .where('account_id', '=', accountId)
-      .where('revoked_at', 'is', null)
-      .returning('id')
-      .execute();
-  });
-  if (!ended) throw badRequest(INVALID_LINK, 'invalid-token');
-  // Streams opened with the ended sessions end too.
-  await revokeGrants(
-    s,
-    ended.map((e) => grants.session(e.id)),
-  );
-  return { accountId };
-}
+/** The reset itself is the accounts' (developers reset theirs the same way). */
+export { resetPassword } from '../accounts/account.ts';

@@ -34,7 +34,7 @@ export interface Login {
 export async function signIn(req: FastifyRequest, reply: FastifyReply, s: Services, accountId: number): Promise<Login> {
   const { db } = s.database;
   const now = s.clock.now();
-  const login = await createLogin(db, accountId, now);
+  const login = await createLogin(db, accountId, now, req.headers['user-agent']);
   const result = { id: login.id, accountId, expiresAt: login.expiresAt };
   if (req.site.kind === 'main') {
     setSessionCookie(req, reply, s.config, login.token, login.expiresAt, now);

@@ -116,9 +116,11 @@ export function personRow(db: Kysely<DB>, ref: { id: number } | { username: stri
   return q.executeTakeFirst();
 }
 
-/** True when some account (person or team) has this username. */
+/** True when some account (person or team) has this username, or it is held back after its account
+ *  was deleted. */
 export async function usernameTaken(db: Kysely<DB>, username: string): Promise<boolean> {
-  return !!(await db.selectFrom('accounts').select('id').where('username', '=', username).executeTakeFirst());
+  if (await db.selectFrom('accounts').select('id').where('username', '=', username).executeTakeFirst()) return true;
+  return usernameHeld(db, username, new Date().toISOString());
 }
 
 /** A team account by username or id. */
@@ -279,6 +281,59 @@ export async function countAccountRows(db: Kysely<DB>): Promise<number> {
   const r = await db
     .selectFrom('accounts')
     .select((eb) => eb.fn.countAll<number>().as('n'))
+    .executeTakeFirstOrThrow();
+  return Number(r.n);
+}
+
+/** Holds a username back until `until` (a deleted account's). */
+export async function holdUsername(db: Kysely<DB>, username: string, until: string): Promise<void> {
+  await db.deleteFrom('held_usernames').where('username', '=', username).execute();
+  await db.insertInto('held_usernames').values({ username, held_until: until }).execute();
+}
+
+/** True while the username is held back after its account was deleted. */
+export async function usernameHeld(db: Kysely<DB>, username: string, now: string): Promise<boolean> {
+  return !!(await db
+    .selectFrom('held_usernames')
+    .select('username')
+    .where('username', '=', username)
+    .where('held_until', '>', now)
+    .executeTakeFirst());
+}
+
+/** Deletes an account row; everything that names it goes with it (foreign keys cascade). */
+export async function deleteAccountRow(db: Kysely<DB>, accountId: number): Promise<void> {
+  await db.deleteFrom('accounts').where('id', '=', accountId).execute();
+}
+
+/** Teams of which the person is the only owner. */
+export function soleOwnedTeams(db: Kysely<DB>, personId: number) {
+  return db
+    .selectFrom('team_memberships as m')
+    .innerJoin('accounts', 'accounts.id', 'm.team_id')
+    .select(['accounts.id', 'accounts.username'])
+    .where('m.person_id', '=', personId)
+    .where('m.role', '=', 'owner')
+    .where((eb) =>
+      eb.not(
+        eb.exists(
+          eb
+            .selectFrom('team_memberships as o')
+            .select('o.person_id')
+            .whereRef('o.team_id', '=', 'm.team_id')
+            .where('o.role', '=', 'owner')
+            .whereRef('o.person_id', '!=', 'm.person_id'),
+        ),
+      ),
+    )
+    .execute();
+}
+
+export async function superadminCount(db: Kysely<DB>): Promise<number> {
+  const r = await db
+    .selectFrom('people')
+    .select((eb) => eb.fn.countAll<number>().as('n'))
+    .where('is_superadmin', '=', 1)
     .executeTakeFirstOrThrow();
   return Number(r.n);
 }

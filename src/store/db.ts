@@ -26,6 +26,7 @@ import { up005HostSessions } from './migrations/005_host_sessions.ts';
 import { up006TeamInvites } from './migrations/006_team_invites.ts';
 import { up007Trash } from './migrations/007_trash.ts';
 import { up008Redirects } from './migrations/008_redirects.ts';
+import { up009Accounts } from './migrations/009_accounts.ts';
 
 /** The two column types that differ between the databases. */
 export interface ColumnTypes {
@@ -45,6 +46,7 @@ function migrations(t: ColumnTypes): Record<string, Migration> {
     '006_team_invites': { up: up006TeamInvites(t) },
     '007_trash': { up: up007Trash(t) },
     '008_redirects': { up: up008Redirects(t) },
+    '009_accounts': { up: up009Accounts(t) },
   };
 }
 

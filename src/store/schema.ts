@@ -47,6 +47,13 @@ export interface SessionsTable {
   host: string | null;
   /** A host session's login (null for logins). */
   login_id: number | null;
+  /** The browser a login came from (shown in the account's list of sign-ins). */
+  user_agent: string | null;
+}
+
+export interface HeldUsernamesTable {
+  username: string;
+  held_until: string;
 }
 
 export interface SessionGrantsTable {
@@ -208,6 +215,7 @@ export interface DB {
   email_tokens: EmailTokensTable;
   team_invites: TeamInvitesTable;
   redirects: RedirectsTable;
+  held_usernames: HeldUsernamesTable;
   webhook_events: WebhookEventsTable;
   stylesheets: StylesheetsTable;
   session_grants: SessionGrantsTable;

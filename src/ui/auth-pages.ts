@@ -41,6 +41,7 @@ ${emailInput('Email or username', 'username', 'text')}
 ${passwordInput('current-password')}
 <button type="submit">Sign in</button>
 </form>
+<p><a href="/_/reset">Forgot your password?</a></p>
 <p>No account yet? <a href="${withReturn('/_/signup', o.returnTo)}">Sign up</a></p>`,
   });
 }

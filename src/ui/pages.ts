@@ -96,7 +96,7 @@ export function page(o: PageOpts): string {
 <button class="menu secondary" type="button" aria-expanded="false" aria-controls="site-nav">Menu</button>
 <nav id="site-nav" aria-label="Main">${
     o.username
-      ? html`<a href="${b}/_/dashboard">Documents</a><a href="${b}/_/dashboard/keys">Sync keys</a><a href="${b}/_/dashboard/teams">Teams</a><a href="${b}/_/dashboard/domains">Domains</a><a href="${b}/_/billing">Billing</a><span class="who">${o.username}</span><form method="post" action="${b}/_/logout"><button class="link" type="submit">Sign out</button></form>`
+      ? html`<a href="${b}/_/dashboard">Documents</a><a href="${b}/_/dashboard/keys">Sync keys</a><a href="${b}/_/dashboard/teams">Teams</a><a href="${b}/_/dashboard/domains">Domains</a><a href="${b}/_/billing">Billing</a><a class="who" href="${b}/_/account" title="Your account">${o.username}</a><form method="post" action="${b}/_/logout"><button class="link" type="submit">Sign out</button></form>`
       : html`<a href="${b}/_/login">Sign in</a><a href="${b}/_/signup">Sign up</a>`
   }</nav></header>
 <main id="main">${o.msg ? html`<div class="msg ${o.msg.type === 'error' ? 'error' : 'success'}" role="status">${o.msg.text}</div>` : ''}${o.body}</main>

@@ -22,6 +22,7 @@ import sharing from './sharing.ts';
 import domains from './domains.ts';
 import apps from './apps.ts';
 import billing from './billing.ts';
+import account from './account.ts';
 
 export type RoutePlugin = FastifyPluginAsync<{ services: Services }>;
 
@@ -47,5 +48,6 @@ export const routes: RoutePlugin[] = [
   sharing,
   domains,
   billing,
+  account,
   documents,
 ];

@@ -1,0 +1,176 @@
+// A developer's own account: password (change, and reset by a mailed link), where it is signed in
+// (list, end one, end all), and deleting it. Every change that ends sessions returns their ids so the
+// caller closes the streams they opened (src/events/revocations.ts).
+import type { Services } from '../services.ts';
+import { badRequest, conflict, forbidden, notFound, unauthorized } from '../errors.ts';
+import { hashPassword, passwordProblem, verifyPassword } from './passwords.ts';
+import { createEmailToken, findEmailToken } from './email-tokens.ts';
+import { grants, revokeGrants } from '../events/revocations.ts';
+import { DAY } from '../limits.ts';
+import {
+  deleteAccountRow,
+  holdUsername,
+  personRow,
+  soleOwnedTeams,
+  superadminCount,
+  updatePersonRow,
+} from '../store/accounts.ts';
+import { endSessions, liveLogins } from '../store/sessions.ts';
+
+/** How long a deleted account's username stays unavailable (links to its host must not reach a stranger). */
+export const USERNAME_HOLD_DAYS = 90;
+const RESET_LINK_GONE = 'This link is invalid or has expired.';
+
+async function person(s: Services, accountId: number) {
+  const p = await personRow(s.database.db, { id: accountId });
+  if (!p) throw notFound('No such account.');
+  return p;
+}
+
+/** The current password must be right; 401 `bad-credentials` otherwise. */
+async function assertPassword(hash: string | null, password: unknown) {
+  if (typeof password !== 'string' || !(await verifyPassword(password, hash)))
+    throw unauthorized('The current password is not right.', 'bad-credentials');
+}
+
+/** Changes the password (the current one required) and ends every other sign-in: other logins, their
+ *  document-host sessions, and the host sessions of this login too (they re-fetch one on next visit). */
+export async function changePassword(
+  s: Services,
+  accountId: number,
+  keepLoginId: number | undefined,
+  input: { current: unknown; next: unknown },
+): Promise<number[]> {
+  const p = await person(s, accountId);
+  await assertPassword(p.password_hash, input.current);
+  const next = String(input.next ?? '');
+  const problem = passwordProblem(next);
+  if (problem) throw badRequest(problem, 'invalid');
+  await updatePersonRow(s.database.db, accountId, { password_hash: await hashPassword(next) });
+  return endSessions(s.database.db, accountId, s.clock.now(), { keepLoginId });
+}
+
+export interface LoginInfo {
+  id: number;
+  createdAt: string;
+  expiresAt: string;
+  userAgent: string | null;
+  /** Document hosts this login is signed in on. */
+  hosts: string[];
+  current: boolean;
+}
+
+/** Where the account is signed in: one entry per login, newest first. */
+export async function signIns(s: Services, accountId: number, currentLoginId?: number): Promise<LoginInfo[]> {
+  const rows = await liveLogins(s.database.db, accountId, s.clock.now());
+  const logins = rows.filter((r) => r.host === null);
+  return logins.map((l) => ({
+    id: l.id,
+    createdAt: l.created_at,
+    expiresAt: l.expires_at,
+    userAgent: l.user_agent,
+    hosts: rows.filter((r) => r.login_id === l.id && r.host).map((r) => r.host!),
+    current: l.id === currentLoginId,
+  }));
+}
+
+/** Ends one login of the account (and its host sessions); 404 when it is not one of its live ones. */
+export async function endSignIn(s: Services, accountId: number, loginId: number): Promise<number[]> {
+  const ended = await endSessions(s.database.db, accountId, s.clock.now(), { onlyLoginId: loginId });
+  if (ended.length === 0) throw notFound('No such sign-in (it may have ended already).');
+  return ended;
+}
+
+/** Ends every sign-in of the account, this one included. */
+export function signOutEverywhere(s: Services, accountId: number): Promise<number[]> {
+  return endSessions(s.database.db, accountId, s.clock.now(), {});
+}
+
+/** Mails a reset link to a developer account with this email (and a password); does nothing
+ *  otherwise. Callers answer the same either way, and should not wait (timing would tell). */
+export async function requestDeveloperReset(
+  s: Services,
+  email: string,
+  link: (token: string) => string,
+): Promise<void> {
+  const p = await personRow(s.database.db, { email });
+  if (!p || p.account_type !== 'dev' || p.password_hash === null) return;
+  const token = await createEmailToken(s, { accountId: p.id, email: p.email, purpose: 'reset' });
+  await s.mailer.send({
+    to: p.email,
+    subject: 'Reset your Kiln password',
+    text: [
+      `Someone asked to reset the password of your Kiln account ${p.username}. Choose a new password here:`,
+      '',
+      link(token),
+      '',
+      'The link works once, for one hour. If you did not ask for it, ignore this message: your password stays as it is.',
+    ].join('\n'),
+  });
+}
+
+/** Deletes the account for good: documents, uploads, versions, keys, sessions, domains and team
+ *  memberships go with it (foreign keys cascade); its username is held back for 90 days. Needs the
+ *  username typed again and the password. Refused while it is the only owner of a team, or the only
+ *  superadmin. Returns the ended session ids. */
+export async function deleteAccount(
+  s: Services,
+  accountId: number,
+  input: { confirm: unknown; password: unknown },
+): Promise<{ username: string; ended: number[] }> {
+  const p = await person(s, accountId);
+  if (
+    String(input.confirm ?? '')
+      .trim()
+      .toLowerCase() !== p.username
+  )
+    throw badRequest(`Type your username (${p.username}) to confirm.`, 'invalid');
+  await assertPassword(p.password_hash, input.password);
+  const { db } = s.database;
+  const teams = await soleOwnedTeams(db, accountId);
+  if (teams.length)
+    throw conflict(
+      `You are the only owner of ${teams.map((t) => t.username).join(', ')}: make someone else an owner first.`,
+      'last-owner',
+    );
+  if (p.is_superadmin === 1 && (await superadminCount(db)) <= 1)
+    throw forbidden('This is the only administrator of this Kiln; make another account an administrator first.');
+  const ended = await endSessions(db, accountId, s.clock.now(), {});
+  const until = new Date(s.clock.now().getTime() + USERNAME_HOLD_DAYS * DAY).toISOString();
+  await db.transaction().execute(async (trx) => {
+    await holdUsername(trx, p.username, until);
+    await deleteAccountRow(trx, accountId);
+  });
+  return { username: p.username, ended };
+}
+
+/** Sets a new password through a reset token (single use), confirms the email and ends every other
+ *  session of the account. Returns the account id. 400 for a refused password or an invalid link. */
+export async function resetPassword(s: Services, token: string, password: string): Promise<{ accountId: number }> {
+  const problem = passwordProblem(password);
+  if (problem) throw badRequest(problem, 'invalid');
+  const row = await findEmailToken(s, token, 'reset');
+  if (!row || row.account_id === null) throw badRequest(RESET_LINK_GONE, 'invalid-token');
+  const accountId = row.account_id;
+  const hash = await hashPassword(password);
+  const now = s.clock.now().toISOString();
+  const ended = await s.database.db.transaction().execute(async (trx) => {
+    const used = await trx
+      .updateTable('email_tokens')
+      .set({ used_at: now })
+      .where('id', '=', row.id)
+      .where('used_at', 'is', null)
+      .executeTakeFirst();
+    if (Number(used.numUpdatedRows) !== 1) return null;
+    if (!(await updatePersonRow(trx, accountId, { password_hash: hash, email_confirmed: 1 }, { email: row.email })))
+      return null;
+    return endSessions(trx, accountId, s.clock.now(), {});
+  });
+  if (!ended) throw badRequest(RESET_LINK_GONE, 'invalid-token');
+  // Streams opened with the ended sessions end too.
+  await revokeGrants(
+    s,
+    ended.map((id) => grants.session(id)),
+  );
+  return { accountId };
+}

@@ -1,0 +1,288 @@
+// A developer's own account through HTTP: changing the password ends every other sign-in; the list of
+// sign-ins, ending one, ending all; "forgot password" by a mailed link; export → import round trip
+// (byte-exact tree, equal checksums), all-or-nothing imports; deleting the account.
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import yauzl from 'yauzl';
+import yazl from 'yazl';
+import { startKiln, type TestKiln } from './support/kiln.ts';
+import { newPerson, signedIn } from './support/people.ts';
+import { mailsTo } from './support/stripe.ts';
+import type { Client } from './support/client.ts';
+import { createPerson } from '../src/accounts/people.ts';
+
+let kiln: TestKiln;
+before(async () => {
+  kiln = await startKiln();
+});
+after(() => kiln.stop());
+
+const json = { headers: { accept: 'application/json' } };
+
+async function dev(over = {}) {
+  const main = kiln.client();
+  const me = await signedIn(kiln, main, over);
+  return { me, main };
+}
+
+/** Signs in through the login form, as a browser does (a login of its own). */
+async function login(identifier: string, password: string): Promise<Client> {
+  const c = kiln.client();
+  const r = await c.post('/_/login', { email: identifier, password }, json);
+  assert.equal(r.status, 200, r.text);
+  return c;
+}
+
+function unzip(buf: Buffer): Promise<Map<string, Buffer>> {
+  return new Promise((resolve, reject) => {
+    yauzl.fromBuffer(buf, { lazyEntries: true }, (err, zip) => {
+      if (err || !zip) return reject(err);
+      const out = new Map<string, Buffer>();
+      zip.on('entry', (e: yauzl.Entry) => {
+        if (e.fileName.endsWith('/')) {
+          out.set(e.fileName, Buffer.alloc(0));
+          return zip.readEntry();
+        }
+        zip.openReadStream(e, (er, s) => {
+          if (er || !s) return reject(er);
+          const chunks: Buffer[] = [];
+          s.on('data', (c: Buffer) => chunks.push(c)).on('end', () => {
+            out.set(e.fileName, Buffer.concat(chunks));
+            zip.readEntry();
+          });
+        });
+      });
+      zip.on('end', () => resolve(out));
+      zip.readEntry();
+    });
+  });
+}
+
+function zipOf(files: Record<string, string | Buffer>): Promise<Buffer> {
+  const z = new yazl.ZipFile();
+  for (const [name, content] of Object.entries(files)) z.addBuffer(Buffer.from(content), name);
+  z.end();
+  return new Promise((resolve) => {
+    const chunks: Buffer[] = [];
+    z.outputStream.on('data', (c: Buffer) => chunks.push(c)).on('end', () => resolve(Buffer.concat(chunks)));
+  });
+}
+
+function multipart(zip: Buffer) {
+  const boundary = `----kilnimport${Date.now()}`;
+  return {
+    body: Buffer.concat([
+      Buffer.from(
+        `--${boundary}\r\nContent-Disposition: form-data; name="file"; filename="tree.zip"\r\nContent-Type: application/zip\r\n\r\n`,
+      ),
+      zip,
+      Buffer.from(`\r\n--${boundary}--\r\n`),
+    ]),
+    headers: { 'content-type': `multipart/form-data; boundary=${boundary}`, accept: 'application/json' },
+  };
+}
+
+test('changing the password needs the current one and signs every other browser out', async () => {
+  const p = newPerson();
+  await createPerson(kiln.services, p);
+  const here = await login(p.email, p.password);
+  const there = await login(p.username, p.password);
+  const listed = await here.get('/_/account', json);
+  assert.equal(listed.json.logins.length, 2);
+  assert.equal(listed.json.logins.filter((l: { current: boolean }) => l.current).length, 1);
+
+  const wrong = await here.post(
+    '/_/account/password',
+    { current: 'not it at all', password: 'a brand new passphrase' },
+    json,
+  );
+  assert.equal(wrong.status, 401);
+  assert.equal(wrong.json.code, 'bad-credentials');
+  const ok = await here.post('/_/account/password', { current: p.password, password: 'a brand new passphrase' }, json);
+  assert.equal(ok.status, 200, ok.text);
+  assert.equal((await there.get('/_/account', json)).status, 401, 'the other browser is signed out');
+  assert.equal((await here.get('/_/account', json)).status, 200, 'this one stays');
+  await login(p.email, 'a brand new passphrase');
+  const old = await kiln.client().post('/_/login', { email: p.email, password: p.password }, json);
+  assert.equal(old.status, 401);
+});
+
+test('sign-ins: one ends from another browser; "sign out everywhere" ends them all', async () => {
+  const p = newPerson();
+  await createPerson(kiln.services, p);
+  const a = await login(p.email, p.password);
+  const b = await login(p.email, p.password);
+  const other = (await a.get('/_/account', json)).json.logins.find((l: { current: boolean }) => !l.current);
+  assert.equal((await a.post(`/_/account/sessions/${other.id}/end`, {}, json)).status, 200);
+  assert.equal((await b.get('/_/account', json)).status, 401);
+  assert.equal((await a.post(`/_/account/sessions/${other.id}/end`, {}, json)).status, 404, 'already ended');
+  const stranger = await dev();
+  const mine = (await a.get('/_/account', json)).json.logins[0].id;
+  assert.equal((await stranger.main.post(`/_/account/sessions/${mine}/end`, {}, json)).status, 404);
+  assert.equal((await a.post('/_/account/sessions/end-all', {}, json)).status, 200);
+  assert.equal((await a.get('/_/account', json)).status, 401);
+});
+
+test('forgot password: the same answer for any address; the mailed link sets a new one once and ends every sign-in', async () => {
+  const p = newPerson();
+  await createPerson(kiln.services, p);
+  const signedInBefore = await login(p.email, p.password);
+  const anon = kiln.client();
+  const unknown = await anon.post('/_/reset', { email: 'nobody-at-all@example.com' }, json);
+  const known = await anon.post('/_/reset', { email: p.email }, json);
+  assert.equal(unknown.status, 200);
+  assert.equal(known.status, 200);
+  assert.equal(unknown.json.msg, known.json.msg, 'no telling whether the address has an account');
+  let mails: Awaited<ReturnType<typeof mailsTo>> = [];
+  for (let i = 0; i < 50 && mails.length === 0; i++) {
+    mails = await mailsTo(kiln, p.email);
+    if (!mails.length) await new Promise((r) => setTimeout(r, 50));
+  }
+  const link = /\/_\/reset\/[A-Za-z0-9_-]+/.exec(mails[0].text)![0];
+  assert.match((await anon.page(link)).text, /Choose a new password/);
+  const set = await anon.post(
+    link,
+    { password: 'another long passphrase' },
+    { form: true, headers: { accept: 'text/html' } },
+  );
+  assert.equal(set.status, 302);
+  assert.match(set.headers.location!, /^\/_\/login\?/);
+  assert.equal((await signedInBefore.get('/_/account', json)).status, 401);
+  await login(p.email, 'another long passphrase');
+  const again = await anon.post(link, { password: 'yet another passphrase' }, json);
+  assert.equal(again.status, 400);
+  assert.equal(again.json.code, 'invalid-token');
+  // The login page offers the way there.
+  assert.match((await anon.page('/_/login')).text, /href="\/_\/reset"/);
+});
+
+test('export → import: the same tree, byte for byte, checksums equal; a clash refuses the whole import', async () => {
+  const { me, main } = await dev({ plan: 'maker' });
+  const docs: Record<string, string> = {
+    [`home-${me.id}.html`]: '<html><body>home</body></html>',
+    [`notes-${me.id}/todo-${me.id}.html`]: '<html>todo</html>',
+  };
+  for (const [name, html] of Object.entries(docs))
+    assert.equal((await main.post('/_/dashboard/nodes', { type: 'site', name, html }, json)).status, 201);
+  const nodes = (await main.get('/_/dashboard/nodes', json)).json.nodes;
+  const home = nodes.find((n: { name: string }) => n.name === `home-${me.id}.html`);
+  await main.post(`/_/dashboard/nodes/${home.id}/visibility`, { visibility: 'private' }, json);
+  const png = Buffer.from([0x89, 0x50, 0x4e, 0x47, 0, 1, 2, 3, 255]);
+  const boundary = '----kilnup';
+  const up = await main.post(
+    '/_/upload',
+    Buffer.concat([
+      Buffer.from(
+        `--${boundary}\r\nContent-Disposition: form-data; name="file"; filename="logo.png"\r\nContent-Type: image/png\r\n\r\n`,
+      ),
+      png,
+      Buffer.from(`\r\n--${boundary}--\r\n`),
+    ]),
+    { headers: { 'content-type': `multipart/form-data; boundary=${boundary}`, accept: 'application/json' } },
+  );
+  assert.equal(up.status, 200, up.text);
+
+  const exported = await main.get('/_/account/export?versions=1');
+  assert.equal(exported.status, 200);
+  assert.match(String(exported.headers['content-type']), /application\/zip/);
+  assert.match(String(exported.headers['content-disposition']), /attachment; filename="kiln-/);
+  const entries = await unzip(exported.body);
+  for (const [name, html] of Object.entries(docs)) assert.equal(entries.get(name)?.toString(), html);
+  assert.deepEqual(entries.get('logo.png'), png);
+  assert.equal(entries.get(`.kiln/versions/home-${me.id}.html/1.html`)?.toString(), docs[`home-${me.id}.html`]);
+  const manifest = JSON.parse(entries.get('.kiln/manifest.json')!.toString());
+  assert.equal(manifest.format, 'kiln-export');
+
+  // Into another account: the same tree and checksums; the private document stays private.
+  const other = await dev({ plan: 'maker' });
+  // Document names are unique across Kiln: free them first (the trash frees names at once).
+  for (const n of (await main.get('/_/dashboard/nodes', json)).json.nodes.filter(
+    (x: { type: string }) => x.type !== 'folder',
+  ))
+    await main.post(`/_/dashboard/nodes/${n.id}/delete`, {}, json);
+  const up2 = multipart(exported.body);
+  const imported = await other.main.post('/_/account/import', up2.body, { headers: up2.headers });
+  assert.equal(imported.status, 200, imported.text);
+  assert.deepEqual(imported.json.imported, { documents: 2, uploads: 1, folders: 1 });
+  const theirs = (await other.main.get('/_/dashboard/nodes', json)).json.nodes as Array<{
+    path: string;
+    name: string;
+    checksum: string | null;
+    visibility: string;
+  }>;
+  const want = manifest.nodes as Array<{ path: string; checksum: string | null; visibility: string }>;
+  assert.deepEqual(
+    theirs.map((n) => [n.path ? `${n.path}/${n.name}` : n.name, n.checksum, n.visibility]).sort(),
+    want.map((n) => [n.path, n.checksum, n.visibility]).sort(),
+  );
+  const host = kiln.client(kiln.hostOf(other.me.username));
+  assert.deepEqual((await host.get('/logo.png')).body, png);
+
+  // Again: every name is taken now; nothing changes, and the answer lists them.
+  const before = theirs.length;
+  const clash = await other.main.post('/_/account/import', up2.body, { headers: up2.headers });
+  assert.equal(clash.status, 409);
+  assert.equal(clash.json.code, 'name-conflict');
+  assert.equal(clash.json.clashes.length, 3);
+  assert.equal((await other.main.get('/_/dashboard/nodes', json)).json.nodes.length, before);
+});
+
+test('import takes any zip of HTML files and assets, all or nothing; bad input answers 400', async () => {
+  const { me, main } = await dev({ plan: 'maker' });
+  const plain = await zipOf({
+    [`site-${me.id}/index.html`]: '<html>folder index</html>',
+    [`site-${me.id}/assets/app.css`]: 'body{margin:0}',
+    '__MACOSX/._junk': 'x',
+  });
+  const ok = await main.post('/_/account/import', multipart(plain).body, { headers: multipart(plain).headers });
+  assert.equal(ok.status, 200, ok.text);
+  assert.deepEqual(ok.json.imported, { documents: 1, uploads: 1, folders: 2 });
+  // One bad name in the zip: nothing of it lands.
+  const bad = await zipOf({ [`fine-${me.id}.html`]: '<html>ok</html>', 'what?.html': 'x' });
+  const refused = await main.post('/_/account/import', multipart(bad).body, { headers: multipart(bad).headers });
+  assert.equal(refused.status, 400);
+  assert.equal(
+    (await main.get('/_/dashboard/nodes', json)).json.nodes.some(
+      (n: { name: string }) => n.name === `fine-${me.id}.html`,
+    ),
+    false,
+  );
+  const notZip = multipart(Buffer.from('this is not a zip'));
+  assert.equal((await main.post('/_/account/import', notZip.body, { headers: notZip.headers })).status, 400);
+});
+
+test('deleting the account needs the username typed and the password; everything goes; the name is held back', async () => {
+  const p = newPerson({ plan: 'maker' });
+  await createPerson(kiln.services, p);
+  const c = await login(p.email, p.password);
+  await c.post('/_/dashboard/nodes', { type: 'site', name: `gone-${p.username}.html`, html: '<p>x</p>' }, json);
+  assert.equal(
+    (await c.post('/_/account/delete', { confirm: 'someone-else', password: p.password }, json)).status,
+    400,
+  );
+  assert.equal(
+    (await c.post('/_/account/delete', { confirm: p.username, password: 'wrong password!' }, json)).status,
+    401,
+  );
+  // The only owner of a team must hand it over first.
+  const team = await c.post('/_/dashboard/teams', { username: `t${p.username}` }, json);
+  const blocked = await c.post('/_/account/delete', { confirm: p.username, password: p.password }, json);
+  assert.equal(blocked.status, 409);
+  assert.equal(blocked.json.code, 'last-owner');
+  const friend = await dev();
+  await c.post(
+    `/_/dashboard/teams/${team.json.team.id}/members`,
+    { username: friend.me.username, role: 'owner' },
+    json,
+  );
+  const gone = await c.post('/_/account/delete', { confirm: p.username.toUpperCase(), password: p.password }, json);
+  assert.equal(gone.status, 200, gone.text);
+  assert.equal((await c.get('/_/account', json)).status, 401);
+  assert.equal((await kiln.client(kiln.hostOf(p.username)).get(`/gone-${p.username}.html`)).status, 404);
+  assert.equal((await kiln.client().post('/_/login', { email: p.email, password: p.password }, json)).status, 401);
+  const again = newPerson({ username: p.username });
+  const taken = await kiln
+    .client()
+    .post('/_/signup', { email: again.email, username: p.username, password: again.password }, json);
+  assert.equal(taken.status, 409, 'the username is held for 90 days');
+});
