@@ -68,6 +68,11 @@ export const ERRORS = {
   'not-team-owner': { status: 403, when: 'Only a team’s owners may do that.' },
   viewer: { status: 403, when: 'Team viewers cannot sync a team’s files (owners and editors can).' },
   'email-unconfirmed': { status: 403, when: 'An app user saves before confirming their email.' },
+  'account-suspended': {
+    status: 403,
+    when: 'An administrator suspended the account: it cannot sign in and its sync keys stop.',
+  },
+  'signups-closed': { status: 403, when: 'This Kiln takes no new accounts now (or only with an invitation link).' },
   'service-worker-refused': { status: 403, when: 'Uploads are never served as service-worker scripts.' },
   'quota-exceeded': {
     status: 403,
@@ -123,6 +128,7 @@ export const ERRORS = {
     status: 503,
     when: 'The database is unreachable; nothing changed; `Retry-After` says when to retry.',
   },
+  unavailable: { status: 451, when: 'The documents of a suspended account are unavailable.' },
   'insufficient-storage': { status: 507, when: 'The disk is full; nothing was saved.' },
   // The data API (`/_/api`, `?data=`) answers `{error, code}` in hyper-html-api's shape.
   'no-rules-tag': { status: 400, when: 'Data API: the document has no `api` rules tag and no `?data=` was given.' },

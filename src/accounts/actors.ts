@@ -7,7 +7,8 @@ import { effectivePlan } from '../billing/plans.ts';
 
 export async function actorForAccount(db: Db, accountId: number, writer: string): Promise<Actor | null> {
   const row = await personRow(db, { id: accountId });
-  if (!row) return null;
+  // A suspended account is signed in nowhere.
+  if (!row || row.suspended_at !== null) return null;
   return {
     accountId: row.id,
     username: row.username,

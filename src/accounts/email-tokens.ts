@@ -8,7 +8,12 @@ import { DAY } from '../limits.ts';
 
 export type EmailTokenPurpose = EmailTokensTable['purpose'];
 
-const LIFETIME: Record<EmailTokenPurpose, number> = { confirm: 7 * DAY, reset: DAY / 24, checkout: 30 * DAY };
+const LIFETIME: Record<EmailTokenPurpose, number> = {
+  confirm: 7 * DAY,
+  reset: DAY / 24,
+  checkout: 30 * DAY,
+  invite: 14 * DAY,
+};
 
 export async function createEmailToken(
   s: Services,
@@ -42,4 +47,15 @@ export async function findEmailToken(s: Services, token: string, purpose: EmailT
     .where('used_at', 'is', null)
     .where('expires_at', '>', s.clock.now().toISOString())
     .executeTakeFirst();
+}
+
+/** Uses a token up (once: false when it was used meanwhile). */
+export async function useEmailToken(s: Services, id: number): Promise<boolean> {
+  const r = await s.database.db
+    .updateTable('email_tokens')
+    .set({ used_at: s.clock.now().toISOString() })
+    .where('id', '=', id)
+    .where('used_at', 'is', null)
+    .executeTakeFirst();
+  return Number(r.numUpdatedRows) === 1;
 }

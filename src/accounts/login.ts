@@ -2,7 +2,7 @@
 import { personRow } from '../store/accounts.ts';
 import type { Db } from '../store/schema.ts';
 import type { Services } from '../services.ts';
-import { tooMany, unauthorized } from '../errors.ts';
+import { forbidden, tooMany, unauthorized } from '../errors.ts';
 import { verifyPassword } from './passwords.ts';
 
 export interface LoginTarget {
@@ -14,6 +14,7 @@ interface LoginRow {
   id: number;
   username: string;
   password_hash: string | null;
+  suspended_at: string | null;
 }
 
 /** The account an identifier names: an email, or a username when it has no `@`. */
@@ -55,5 +56,8 @@ export async function passwordLogin(
   if (!(await passwordMatches(row, password)) || !row)
     throw unauthorized('Wrong email or password.', 'bad-credentials');
   await s.loginLimiter.reset(key);
+  // Said only to whoever knows the password.
+  if (row.suspended_at !== null)
+    throw forbidden('This account is suspended. Ask the administrator of this Kiln.', 'account-suspended');
   return { accountId: row.id, username: row.username };
 }

@@ -179,11 +179,11 @@ export async function isServedHost(s: Services, name: string): Promise<boolean> 
 export function activeDomain(
   s: Services,
   name: string,
-): Promise<{ domain: string; accountId: number; username: string } | undefined> {
+): Promise<{ domain: string; accountId: number; username: string; suspendedAt: string | null } | undefined> {
   return s.database.db
     .selectFrom('domains')
     .innerJoin('accounts', 'accounts.id', 'domains.account_id')
-    .select(['domains.domain', 'accounts.id as accountId', 'accounts.username'])
+    .select(['domains.domain', 'accounts.id as accountId', 'accounts.username', 'accounts.suspended_at as suspendedAt'])
     .where('domains.domain', '=', name)
     .where('domains.status', '=', 'active')
     .executeTakeFirst();

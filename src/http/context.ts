@@ -4,9 +4,9 @@ import type { Actor } from '../access/actor.ts';
 export type HostInfo =
   | { kind: 'main' }
   /** `<username>.<root_domain>`: the documents of one account. */
-  | { kind: 'account'; accountId: number; username: string }
+  | { kind: 'account'; accountId: number; username: string; suspended?: boolean }
   /** An active custom domain pointing at an account. */
-  | { kind: 'domain'; accountId: number; username: string; domain: string };
+  | { kind: 'domain'; accountId: number; username: string; domain: string; suspended?: boolean };
 
 declare module 'fastify' {
   interface FastifyRequest {

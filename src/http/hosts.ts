@@ -2,7 +2,7 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { Services } from '../services.ts';
 import type { HostInfo } from './context.ts';
-import { notFound } from '../errors.ts';
+import { KilnError, notFound } from '../errors.ts';
 import { isStorageUnavailable } from '../store/db.ts';
 import { accountNamed } from '../accounts/people.ts';
 import { activeDomain } from '../domains/domains.ts';
@@ -32,6 +32,9 @@ export function registerHosts(app: FastifyInstance, s: Services) {
   app.decorateRequest('site', null as never);
   app.addHook('onRequest', async (req) => {
     req.site = await siteOf(req);
+    // A suspended account's hosts answer nothing but this (within the host cache's few seconds).
+    if (req.site.kind !== 'main' && req.site.suspended)
+      throw new KilnError(451, 'This site is unavailable: its account is suspended.', 'unavailable');
     // The one guard of route groups: a route made for one kind of host is missing on the other.
     const only = req.routeOptions.config?.host;
     if (only && only !== (req.site.kind === 'main' ? 'main' : 'document'))
@@ -87,9 +90,20 @@ export async function lookupHost(s: Services, name: string): Promise<HostInfo> {
     const label = name.slice(0, -suffix.length);
     const account = label.includes('.') ? undefined : await accountNamed(s, label);
     if (!account) throw notFound('No such site.');
-    return { kind: 'account', accountId: account.id, username: account.username };
+    return {
+      kind: 'account',
+      accountId: account.id,
+      username: account.username,
+      suspended: account.suspended_at !== null,
+    };
   }
   const domain = await activeDomain(s, name);
   if (!domain) throw notFound('Unknown host.');
-  return { kind: 'domain', accountId: domain.accountId, username: domain.username, domain: domain.domain };
+  return {
+    kind: 'domain',
+    accountId: domain.accountId,
+    username: domain.username,
+    domain: domain.domain,
+    suspended: domain.suspendedAt !== null,
+  };
 }

@@ -87,8 +87,15 @@ export async function usernameOf(db: Kysely<DB>, accountId: number): Promise<str
   return row.username;
 }
 
-export function accountNamed(db: Kysely<DB>, username: string): Promise<{ id: number; username: string } | undefined> {
-  return db.selectFrom('accounts').select(['id', 'username']).where('username', '=', username).executeTakeFirst();
+export function accountNamed(
+  db: Kysely<DB>,
+  username: string,
+): Promise<{ id: number; username: string; suspended_at: string | null } | undefined> {
+  return db
+    .selectFrom('accounts')
+    .select(['id', 'username', 'suspended_at'])
+    .where('username', '=', username)
+    .executeTakeFirst();
 }
 
 /** A person's account id, username, email and type (a person's account joined to its person row). */
@@ -108,6 +115,7 @@ export function personRow(db: Kysely<DB>, ref: { id: number } | { username: stri
       'people.is_superadmin',
       'people.email_confirmed',
       'people.password_hash',
+      'accounts.suspended_at',
     ])
     .where('accounts.kind', '=', 'person');
   if ('id' in ref) q = q.where('accounts.id', '=', ref.id);
@@ -336,4 +344,67 @@ export async function superadminCount(db: Kysely<DB>): Promise<number> {
     .where('is_superadmin', '=', 1)
     .executeTakeFirstOrThrow();
   return Number(r.n);
+}
+
+/** Accounts as the administrator lists them, newest first, with what they hold and when they were
+ *  last signed in; `q` matches a username or an email. */
+export function adminAccounts(db: Kysely<DB>, q: string, limit: number, offset: number) {
+  let query = db
+    .selectFrom('accounts')
+    .leftJoin('people', 'people.account_id', 'accounts.id')
+    .select((eb) => [
+      'accounts.id',
+      'accounts.username',
+      'accounts.kind',
+      'accounts.plan',
+      'accounts.has_active_subscription',
+      'accounts.created_at',
+      'accounts.suspended_at',
+      'people.email',
+      'people.account_type',
+      'people.is_superadmin',
+      eb
+        .selectFrom('nodes')
+        .select((e) => e.fn.countAll<number>().as('n'))
+        .whereRef('nodes.owner_id', '=', 'accounts.id')
+        .where('nodes.type', '=', 'site')
+        .where('nodes.trashed_at', 'is', null)
+        .as('documents'),
+      eb
+        .selectFrom('nodes')
+        .select((e) => e.fn.sum<number>('nodes.size').as('s'))
+        .whereRef('nodes.owner_id', '=', 'accounts.id')
+        .where('nodes.trashed_at', 'is', null)
+        .as('storage'),
+      eb
+        .selectFrom('sessions')
+        .select((e) => e.fn.max('sessions.created_at').as('m'))
+        .whereRef('sessions.account_id', '=', 'accounts.id')
+        .as('last_active'),
+    ]);
+  const needle = q.trim().toLowerCase();
+  if (needle)
+    query = query.where((eb) =>
+      eb.or([eb('accounts.username', 'like', `%${needle}%`), eb('people.email', 'like', `%${needle}%`)]),
+    );
+  return query.orderBy('accounts.id', 'desc').limit(limit).offset(offset).execute();
+}
+
+/** How many accounts match `q` (for paging). */
+export async function adminAccountCount(db: Kysely<DB>, q: string): Promise<number> {
+  let query = db
+    .selectFrom('accounts')
+    .leftJoin('people', 'people.account_id', 'accounts.id')
+    .select((eb) => eb.fn.countAll<number>().as('n'));
+  const needle = q.trim().toLowerCase();
+  if (needle)
+    query = query.where((eb) =>
+      eb.or([eb('accounts.username', 'like', `%${needle}%`), eb('people.email', 'like', `%${needle}%`)]),
+    );
+  return Number((await query.executeTakeFirstOrThrow()).n);
+}
+
+/** The ids of an account's sync keys (their streams end when it is suspended). */
+export async function keyIdsOf(db: Kysely<DB>, accountId: number): Promise<number[]> {
+  return (await db.selectFrom('sync_keys').select('id').where('account_id', '=', accountId).execute()).map((r) => r.id);
 }

@@ -27,6 +27,7 @@ import { up006TeamInvites } from './migrations/006_team_invites.ts';
 import { up007Trash } from './migrations/007_trash.ts';
 import { up008Redirects } from './migrations/008_redirects.ts';
 import { up009Accounts } from './migrations/009_accounts.ts';
+import { up010Admin } from './migrations/010_admin.ts';
 
 /** The two column types that differ between the databases. */
 export interface ColumnTypes {
@@ -47,6 +48,7 @@ function migrations(t: ColumnTypes): Record<string, Migration> {
     '007_trash': { up: up007Trash(t) },
     '008_redirects': { up: up008Redirects(t) },
     '009_accounts': { up: up009Accounts(t) },
+    '010_admin': { up: up010Admin(t) },
   };
 }
 

@@ -22,6 +22,8 @@ export interface AccountsTable {
   /** Payments (migration 004): the Stripe customer and subscription of the paid plan. */
   stripe_customer_id: string | null;
   stripe_subscription_id: string | null;
+  /** Set while an administrator has suspended the account (src/admin/admin.ts). */
+  suspended_at: string | null;
 }
 
 export interface PeopleTable {
@@ -162,7 +164,7 @@ export interface EmailTokensTable {
   token_hash: string;
   account_id: number | null;
   email: string;
-  purpose: 'confirm' | 'reset' | 'checkout';
+  purpose: 'confirm' | 'reset' | 'checkout' | 'invite';
   created_at: string;
   expires_at: string;
   used_at: string | null;

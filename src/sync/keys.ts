@@ -4,7 +4,7 @@ import type { Services } from '../services.ts';
 import type { Actor } from '../access/actor.ts';
 import { randomHex } from '../clock.ts';
 import { sha256 } from '../core/checksum.ts';
-import { KilnError, badRequest, notFound, unauthorized } from '../errors.ts';
+import { KilnError, badRequest, forbidden, notFound, unauthorized } from '../errors.ts';
 import { limits, MINUTE } from '../limits.ts';
 import { actorForAccount } from '../accounts/actors.ts';
 import { planIncludesSync, TEAM_ROLES } from '../teams/teams.ts';
@@ -57,6 +57,8 @@ export async function actorForSyncKey(s: Services, header: string | string[] | u
   const now = s.clock.now();
   if (row.expires_at <= now.toISOString())
     throw unauthorized('That sync key has expired; generate a new one in the dashboard.', 'expired-key');
+  if ((await personRow(s.database.db, { id: row.account_id }))?.suspended_at)
+    throw forbidden('This account is suspended; its sync keys do not work.', 'account-suspended');
   const actor = await actorForAccount(s.database.db, row.account_id, `key:${row.id}`);
   if (!actor) throw unauthorized('That sync key is not valid.', 'invalid-key');
   // "Last used" for the dashboard, written at most once a minute per key (not a write per request).

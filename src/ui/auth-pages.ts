@@ -46,14 +46,14 @@ ${passwordInput('current-password')}
   });
 }
 
-export function signupPage(o: Common & { returnTo?: string }): string {
+export function signupPage(o: Common & { returnTo?: string; invite?: string }): string {
   return page({
     title: 'Sign up',
     username: o.username,
     msg: o.msg,
     body: html`<h1>Create your account</h1>
 <form class="card" method="post" action="/_/signup">
-${returnField(o.returnTo)}
+${returnField(o.returnTo)}${o.invite ? html`<input type="hidden" name="invite" value="${o.invite}">` : ''}
 ${emailInput('Email', 'email')}
 ${usernameInput()}
 ${passwordInput('new-password')}

@@ -33,6 +33,8 @@ export interface DashboardView extends ListView {
   newName?: string;
   /** Deletions in this tree's trash. */
   trashed: number;
+  /** The viewer administers this Kiln (a link to /_/admin). */
+  isAdmin?: boolean;
 }
 
 export function formatSize(bytes: number): string {
@@ -232,7 +234,8 @@ ${
       )}</nav>`
     : ''
 }
-<p class="muted">Served at <a href="${v.hostUrl}/" target="_blank" rel="noopener">${v.hostUrl}/</a></p>
+<p class="muted">Served at <a href="${v.hostUrl}/" target="_blank" rel="noopener">${v.hostUrl}/</a> ·
+<a href="/_/account">Your account</a>${v.isAdmin ? html` · <a href="/_/admin">Administration</a>` : ''}</p>
 <div id="flash" class="msg" role="status" aria-live="polite"></div>
 <div class="create">
 <form method="post" action="/_/dashboard/nodes" class="card">

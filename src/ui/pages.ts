@@ -36,6 +36,7 @@ button.link{background:none;border:0;color:var(--accent);padding:0;margin:0;font
 table{width:100%;border-collapse:collapse;background:var(--card)}th,td{text-align:left;padding:var(--s2) var(--s3);border-bottom:1px solid var(--line);vertical-align:top}
 th{font-size:.85rem;text-transform:uppercase;letter-spacing:.03em;color:var(--muted)}
 td.num{text-align:right;color:var(--muted)}small,.muted{color:var(--muted)}
+.visually-hidden{position:absolute;width:1px;height:1px;overflow:hidden;clip:rect(0 0 0 0);white-space:nowrap}
 code,pre{font-family:ui-monospace,Menlo,Consolas,monospace;font-size:.92em}pre{overflow:auto;max-width:100%}
 footer.site{max-width:1040px;margin:var(--s6) auto;padding:0 var(--s5);color:var(--muted);font-size:.9rem}
 @media (max-width:640px){

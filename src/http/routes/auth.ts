@@ -18,6 +18,8 @@ import { grants, revokeGrants } from '../../events/revocations.ts';
 import { clearSessionCookies, sessionTokenOf } from '../cookies.ts';
 import { signIn } from '../sessions.ts';
 import { createHomePage } from '../../nodes/tree.ts';
+import { assertSignupOpen, instanceSettings } from '../../admin/admin.ts';
+import { useEmailToken } from '../../accounts/email-tokens.ts';
 import {
   MAX_RETURN,
   done,
@@ -143,8 +145,13 @@ const plugin: RoutePlugin = async (app, { services: s }) => {
   }
 
   // Sign up: a free developer account.
+  /** The invitation a sign-up carries (`?invite=` on the page, a hidden field in its form). */
+  const inviteOf = (req: FastifyRequest): string | undefined => {
+    const v = bodyOf(req).invite ?? queryOf(req).invite;
+    return typeof v === 'string' && v.length <= 200 ? v : undefined;
+  };
   const renderSignup = (req: FastifyRequest, msg?: Msg) =>
-    signupPage({ msg, returnTo: returnOf(req), username: req.actor?.username });
+    signupPage({ msg, returnTo: returnOf(req), username: req.actor?.username, invite: inviteOf(req) });
   app.get('/_/signup', async (req, reply) => {
     const elsewhere = mainAppOnly(req, reply, s, 'signup');
     if (elsewhere) return elsewhere;
@@ -157,8 +164,13 @@ const plugin: RoutePlugin = async (app, { services: s }) => {
       mainAppOnly(req, reply, s, 'signup');
       await refuseCrossSite(req, s);
       await strictAttempt(s, req, reply, 'signup');
+      // Sign-ups may be closed, or by invitation only (src/admin/admin.ts); new accounts start on the
+      // plan the administrator chose.
+      const invitation = await assertSignupOpen(s, inviteOf(req));
       const input = newAccountFields(req);
-      const person = await createPerson(s, { ...input, plan: 'free', accountType: 'dev' });
+      const { defaultPlan } = await instanceSettings(s);
+      const person = await createPerson(s, { ...input, plan: defaultPlan, accountType: 'dev' });
+      if (invitation) await useEmailToken(s, invitation.id);
       await signIn(req, reply, s, person.id);
       await startHomePage(req, person.id);
       if (wantsHtml(req)) return reply.redirect(returnOf(req) ?? '/_/dashboard', 302);

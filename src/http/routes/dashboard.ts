@@ -198,6 +198,7 @@ const plugin: RoutePlugin = async (app, { services: s }) => {
       owner: owner.username,
       accounts: [actor.username, ...teams.map((t) => t.username)],
       trashed,
+      isAdmin: actor.isSuperadmin,
       msg: queryMsg(req),
       newName: queryText(req, 'new')?.slice(0, limits.pathLength),
     });

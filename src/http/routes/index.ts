@@ -23,6 +23,7 @@ import domains from './domains.ts';
 import apps from './apps.ts';
 import billing from './billing.ts';
 import account from './account.ts';
+import admin from './admin.ts';
 
 export type RoutePlugin = FastifyPluginAsync<{ services: Services }>;
 
@@ -49,5 +50,6 @@ export const routes: RoutePlugin[] = [
   domains,
   billing,
   account,
+  admin,
   documents,
 ];

@@ -1,0 +1,126 @@
+// What a superadmin does on /_/admin: find accounts, change a plan, suspend and unsuspend, and set how
+// this Kiln takes new accounts (open, by invitation link only, or closed) and on which plan.
+import type { Services } from '../services.ts';
+import type { Plan } from '../store/schema.ts';
+import { badRequest, forbidden, notFound } from '../errors.ts';
+import { PLANS } from '../accounts/people.ts';
+import { createEmailToken, findEmailToken } from '../accounts/email-tokens.ts';
+import { accountById, adminAccountCount, adminAccounts, keyIdsOf, updateAccountRow } from '../store/accounts.ts';
+import { endSessions } from '../store/sessions.ts';
+import { readSetting, writeSetting } from '../store/settings.ts';
+import { grants, revokeGrants } from '../events/revocations.ts';
+
+export const SIGNUP_MODES = ['open', 'invite', 'closed'] as const;
+export type SignupMode = (typeof SIGNUP_MODES)[number];
+
+export interface InstanceSettings {
+  signups: SignupMode;
+  defaultPlan: Plan;
+}
+
+export const PAGE_SIZE = 50;
+
+export async function listAccounts(s: Services, q: string, page: number) {
+  const p = Math.max(1, Math.min(page, 10_000));
+  const [rows, total] = await Promise.all([
+    adminAccounts(s.database.db, q.slice(0, 100), PAGE_SIZE, (p - 1) * PAGE_SIZE),
+    adminAccountCount(s.database.db, q.slice(0, 100)),
+  ]);
+  return {
+    page: p,
+    pages: Math.max(1, Math.ceil(total / PAGE_SIZE)),
+    total,
+    accounts: rows.map((r) => ({
+      id: r.id,
+      username: r.username,
+      kind: r.kind,
+      email: r.email,
+      accountType: r.account_type,
+      superadmin: r.is_superadmin === 1,
+      plan: r.plan,
+      paying: r.has_active_subscription === 1,
+      documents: Number(r.documents ?? 0),
+      storage: Number(r.storage ?? 0),
+      lastActive: r.last_active ? String(r.last_active) : null,
+      createdAt: r.created_at,
+      suspended: r.suspended_at !== null,
+    })),
+  };
+}
+
+async function target(s: Services, adminId: number, accountId: number) {
+  const a = await accountById(s.database.db, accountId);
+  if (!a) throw notFound('No such account.');
+  if (a.id === adminId) throw forbidden('Administrators do not change their own account here.');
+  return a;
+}
+
+export async function setAccountPlan(s: Services, adminId: number, accountId: number, plan: unknown) {
+  if (typeof plan !== 'string' || !PLANS.includes(plan as Plan))
+    throw badRequest(`Plan must be one of ${PLANS.join(', ')}.`, 'invalid');
+  const a = await target(s, adminId, accountId);
+  // A plan given by an administrator counts as paid for (no subscription to lapse).
+  await updateAccountRow(s.database.db, a.id, {
+    plan: plan as Plan,
+    has_active_subscription: plan === 'free' ? 0 : 1,
+    plan_started_at: plan === 'free' ? null : (a.plan_started_at ?? s.clock.now().toISOString()),
+  });
+  return { username: a.username, plan: plan as Plan };
+}
+
+/** Suspends (or lifts a suspension of) an account: while suspended its hosts answer 451, it cannot
+ *  sign in, and its sync keys stop; every open session and stream of it ends now. */
+export async function setSuspended(s: Services, adminId: number, accountId: number, suspended: boolean) {
+  const a = await target(s, adminId, accountId);
+  const { db } = s.database;
+  await updateAccountRow(db, a.id, { suspended_at: suspended ? s.clock.now().toISOString() : null });
+  if (suspended) {
+    const ended = await endSessions(db, a.id, s.clock.now(), {});
+    const keys = await keyIdsOf(db, a.id);
+    await revokeGrants(s, [...ended.map(grants.session), ...keys.map(grants.key)]);
+  }
+  return { username: a.username, suspended };
+}
+
+export async function instanceSettings(s: Services): Promise<InstanceSettings> {
+  const [signups, plan] = await Promise.all([
+    readSetting(s.database.db, 'signups'),
+    readSetting(s.database.db, 'default-plan'),
+  ]);
+  return {
+    signups: SIGNUP_MODES.find((m) => m === signups) ?? 'open',
+    defaultPlan: PLANS.find((p) => p === plan) ?? 'free',
+  };
+}
+
+export async function saveInstanceSettings(s: Services, input: { signups: unknown; defaultPlan: unknown }) {
+  const signups = SIGNUP_MODES.find((m) => m === input.signups);
+  if (!signups) throw badRequest(`Sign-ups must be one of ${SIGNUP_MODES.join(', ')}.`, 'invalid');
+  const plan = PLANS.find((p) => p === input.defaultPlan);
+  if (!plan) throw badRequest(`The default plan must be one of ${PLANS.join(', ')}.`, 'invalid');
+  await writeSetting(s.database.db, 'signups', signups);
+  await writeSetting(s.database.db, 'default-plan', plan);
+  return { signups, defaultPlan: plan };
+}
+
+/** A one-time link that lets one person sign up while sign-ups are by invitation (14 days). */
+export function createSignupInvite(s: Services): Promise<string> {
+  return createEmailToken(s, { accountId: null, email: '', purpose: 'invite' });
+}
+
+/** Whether a new account may be made now: 403 `signups-closed` when sign-ups are closed, or by
+ *  invitation and `invite` is no valid one. Returns the invitation to use up (or null). */
+export async function assertSignupOpen(s: Services, invite: string | undefined): Promise<{ id: number } | null> {
+  const { signups } = await instanceSettings(s);
+  if (signups === 'open') return null;
+  if (signups === 'invite' && invite) {
+    const row = await findEmailToken(s, invite, 'invite');
+    if (row) return { id: row.id };
+  }
+  throw forbidden(
+    signups === 'closed'
+      ? 'This Kiln takes no new accounts at the moment.'
+      : 'This Kiln takes new accounts by invitation only: open the invitation link you were sent.',
+    'signups-closed',
+  );
+}

@@ -1,0 +1,90 @@
+// Administration (superadmins, main app). Bodies may be JSON or form-encoded.
+//
+//   GET  /_/admin[?q=&page=]                 accounts (search, paging) and the instance settings
+//   POST /_/admin/accounts/:id/plan          {plan}
+//   POST /_/admin/accounts/:id/suspend       {suspended: true|false}
+//   POST /_/admin/settings                   {signups: open|invite|closed, defaultPlan}
+//   POST /_/admin/invites                    a one-time sign-up link (JSON {url})
+import type { FastifyRequest } from 'fastify';
+import { z } from 'zod';
+import type { RoutePlugin } from './index.ts';
+import type { Actor } from '../../access/actor.ts';
+import { authorizeActor } from '../../access/authorize.ts';
+import { forbidden } from '../../errors.ts';
+import {
+  createSignupInvite,
+  instanceSettings,
+  listAccounts,
+  saveInstanceSettings,
+  setAccountPlan,
+  setSuspended,
+} from '../../admin/admin.ts';
+import { assertSameOrigin } from '../origin.ts';
+import { onlyOn, forgetHost } from '../hosts.ts';
+import { done, flag, idParam, parse, queryMsg, queryText, sendPage, wantsHtml } from '../io.ts';
+import { adminPage } from '../../ui/admin.ts';
+
+const ADMIN = '/_/admin';
+
+const bodies = {
+  plan: z.object({ plan: z.string().max(20) }),
+  suspend: z.object({ suspended: flag }),
+  settings: z.object({ signups: z.string().max(20), defaultPlan: z.string().max(20) }),
+};
+
+const plugin: RoutePlugin = async (app, { services: s }) => {
+  onlyOn(app, 'main');
+
+  /** A signed-in superadmin; everyone else is refused. */
+  function admin(req: FastifyRequest, write: boolean): Actor {
+    if (write) assertSameOrigin(req);
+    const actor = authorizeActor({ actor: req.actor }, null, 'manage');
+    if (!actor.isSuperadmin) throw forbidden('Only administrators of this Kiln may do that.');
+    return actor;
+  }
+
+  app.get(ADMIN, async (req, reply) => {
+    const actor = admin(req, false);
+    const q = queryText(req, 'q') ?? '';
+    const listing = await listAccounts(s, q, Number(queryText(req, 'page') ?? 1) || 1);
+    const settings = await instanceSettings(s);
+    reply.header('cache-control', 'no-store');
+    if (!wantsHtml(req)) return { msg: '', msgType: 'success', ...listing, settings };
+    return sendPage(reply, adminPage({ username: actor.username, q, listing, settings, msg: queryMsg(req) }));
+  });
+
+  app.post(`${ADMIN}/accounts/:id/plan`, async (req, reply) => {
+    const actor = admin(req, true);
+    const r = await setAccountPlan(s, actor.accountId, idParam(req), parse(bodies.plan, req.body).plan);
+    return done(req, reply, `${r.username} is on the ${r.plan} plan now.`, { redirect: ADMIN });
+  });
+
+  app.post(`${ADMIN}/accounts/:id/suspend`, async (req, reply) => {
+    const actor = admin(req, true);
+    const r = await setSuspended(s, actor.accountId, idParam(req), parse(bodies.suspend, req.body).suspended);
+    // This process forgets the host at once; the others within the host cache's few seconds.
+    forgetHost(s, `${r.username}.${s.config.rootHostname}`);
+    const msg = r.suspended
+      ? `${r.username} is suspended: its pages answer "unavailable", it is signed out everywhere and its sync keys stop.`
+      : `${r.username} is active again.`;
+    return done(req, reply, msg, { redirect: ADMIN });
+  });
+
+  app.post(`${ADMIN}/settings`, async (req, reply) => {
+    admin(req, true);
+    const b = parse(bodies.settings, req.body);
+    const saved = await saveInstanceSettings(s, b);
+    return done(req, reply, `Sign-ups: ${saved.signups}; new accounts start on the ${saved.defaultPlan} plan.`, {
+      redirect: ADMIN,
+      extra: { settings: saved },
+    });
+  });
+
+  app.post(`${ADMIN}/invites`, async (req, reply) => {
+    admin(req, true);
+    const url = `${s.config.baseUrl}/_/signup?invite=${await createSignupInvite(s)}`;
+    return done(req, reply, `Invitation link (one person, 14 days): ${url}`, { redirect: ADMIN, extra: { url } });
+  });
+};
+
+export default plugin;

@@ -1,0 +1,60 @@
+// The administration page of a Kiln (superadmins): accounts, and how this Kiln takes new ones.
+import { html } from './html.ts';
+import { page, type Msg } from './pages.ts';
+import type { InstanceSettings, listAccounts } from '../admin/admin.ts';
+import { formatSize } from './dashboard.ts';
+
+type Listing = Awaited<ReturnType<typeof listAccounts>>;
+
+const PLANS = ['free', 'personal', 'maker'] as const;
+const MODES = { open: 'Open to anyone', invite: 'By invitation link only', closed: 'Closed' } as const;
+
+export function adminPage(o: {
+  username: string;
+  q: string;
+  listing: Listing;
+  settings: InstanceSettings;
+  inviteUrl?: string;
+  msg?: Msg;
+}): string {
+  const rows = o.listing.accounts.map(
+    (
+      a,
+    ) => html`<tr data-account="${a.username}"><td data-label="Account"><strong>${a.username}</strong>${a.kind === 'team' ? html` <small>team</small>` : ''}${a.superadmin ? html` <small>admin</small>` : ''}${a.suspended ? html` <small class="bad">suspended</small>` : ''}<br><small>${a.email ?? ''}</small></td>
+<td data-label="Plan"><form method="post" action="/_/admin/accounts/${a.id}/plan" class="inline"><select name="plan" aria-label="${`Plan of ${a.username}`}">${PLANS.map(
+      (p) => html`<option value="${p}"${p === a.plan ? html` selected` : ''}>${p}</option>`,
+    )}</select><button class="secondary" type="submit">Set</button></form></td>
+<td class="num" data-label="Documents">${a.documents}</td><td class="num" data-label="Storage">${formatSize(a.storage)}</td>
+<td data-label="Last active">${a.lastActive ? html`<time datetime="${a.lastActive}">${a.lastActive.slice(0, 16).replace('T', ' ')} UTC</time>` : 'never'}</td>
+<td><form method="post" action="/_/admin/accounts/${a.id}/suspend"><input type="hidden" name="suspended" value="${a.suspended ? '0' : '1'}">
+<button class="secondary${a.suspended ? '' : ' danger'}" type="submit">${a.suspended ? 'Unsuspend' : 'Suspend'}</button></form></td></tr>`,
+  );
+  const pageLink = (n: number) => `/_/admin?${new URLSearchParams({ q: o.q, page: String(n) })}`;
+  return page({
+    title: 'Administration',
+    username: o.username,
+    msg: o.msg,
+    body: html`<style>.bad{color:var(--bad);font-weight:600}form.inline{display:flex;gap:var(--s2);margin:0}form.inline select{width:auto}
+form.inline button,td form button{margin:0;padding:.25rem .6rem}.pager{display:flex;gap:var(--s3);align-items:center}</style>
+<h1>Administration</h1>
+<section class="card" aria-labelledby="signups"><h2 id="signups" style="margin-top:0">New accounts</h2>
+<form method="post" action="/_/admin/settings">
+<label for="signup-mode">Sign-ups</label><select id="signup-mode" name="signups">${Object.entries(MODES).map(
+      ([k, v]) => html`<option value="${k}"${k === o.settings.signups ? html` selected` : ''}>${v}</option>`,
+    )}</select>
+<label for="default-plan">Plan of new accounts</label><select id="default-plan" name="defaultPlan">${PLANS.map(
+      (p) => html`<option value="${p}"${p === o.settings.defaultPlan ? html` selected` : ''}>${p}</option>`,
+    )}</select>
+<button type="submit">Save</button></form>
+<form method="post" action="/_/admin/invites"><button class="secondary" type="submit">Make an invitation link</button></form>
+${o.inviteUrl ? html`<p>One person may sign up with this link (14 days): <code id="invite-url">${o.inviteUrl}</code></p>` : ''}
+</section>
+<h2>Accounts <small class="muted">(${o.listing.total})</small></h2>
+<form method="get" action="/_/admin" class="inline" role="search"><label for="q" class="visually-hidden">Search accounts</label>
+<input id="q" name="q" type="search" value="${o.q}" placeholder="Username or email"><button type="submit">Search</button></form>
+<table class="stack"><thead><tr><th>Account</th><th>Plan</th><th class="num">Documents</th><th class="num">Storage</th><th>Last active</th><th></th></tr></thead>
+<tbody>${rows}</tbody></table>
+<p class="pager">${o.listing.page > 1 ? html`<a href="${pageLink(o.listing.page - 1)}">Previous</a>` : ''}
+<span>Page ${o.listing.page} of ${o.listing.pages}</span>${o.listing.page < o.listing.pages ? html`<a href="${pageLink(o.listing.page + 1)}">Next</a>` : ''}</p>`,
+  });
+}

@@ -1,0 +1,131 @@
+// Administration through HTTP: only superadmins; accounts listed with search and paging; a plan changed;
+// a suspended account's hosts answer 451, it cannot sign in, its sessions and sync keys stop, and all
+// comes back when the suspension is lifted; sign-ups open, by invitation link only, or closed, on the
+// plan the administrator chose.
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import * as cheerio from 'cheerio';
+import { startKiln, type TestKiln } from './support/kiln.ts';
+import { newPerson, signedIn } from './support/people.ts';
+import { createPerson } from '../src/accounts/people.ts';
+import { createSyncKey } from '../src/sync/keys.ts';
+import { HOST_CACHE_MS } from '../src/http/hosts.ts';
+
+let kiln: TestKiln;
+before(async () => {
+  kiln = await startKiln();
+});
+after(() => kiln.stop());
+
+const json = { headers: { accept: 'application/json' } };
+
+async function admin() {
+  const main = kiln.client();
+  const me = await signedIn(kiln, main, { isSuperadmin: true });
+  return { me, main };
+}
+
+test('only superadmins reach /_/admin; it lists accounts with what they hold, searchable', async () => {
+  const { main } = await admin();
+  const plain = kiln.client();
+  await signedIn(kiln, plain);
+  assert.equal((await plain.get('/_/admin', json)).status, 403);
+  assert.equal((await kiln.client().get('/_/admin', json)).status, 401);
+  const target = kiln.client();
+  const t = await signedIn(kiln, target, { plan: 'maker' });
+  await target.post('/_/dashboard/nodes', { type: 'site', name: `adm-${t.id}.html`, html: 'x'.repeat(1000) }, json);
+  const found = await main.get(`/_/admin?q=${t.username}`, json);
+  assert.equal(found.status, 200);
+  assert.equal(found.json.accounts.length, 1);
+  assert.equal(found.json.accounts[0].username, t.username);
+  assert.equal(found.json.accounts[0].documents, 1);
+  assert.equal(found.json.accounts[0].storage, 1000);
+  assert.ok(found.json.accounts[0].lastActive, 'a sign-in is remembered');
+  const page = cheerio.load((await main.page('/_/admin')).text);
+  assert.match(page('h1').text(), /Administration/);
+  assert.ok(page('tbody tr').length >= 3);
+  assert.match(
+    cheerio
+      .load((await main.page('/_/dashboard')).text)('a[href="/_/admin"]')
+      .text(),
+    /Administration/,
+  );
+});
+
+test('a plan is changed; a suspended account is unavailable everywhere until the suspension is lifted', async () => {
+  const { main, me } = await admin();
+  const p = newPerson({ plan: 'free' });
+  const person = await createPerson(kiln.services, p);
+  const owner = kiln.client();
+  const login = await owner.post('/_/login', { email: p.email, password: p.password }, json);
+  assert.equal(login.status, 200);
+  await owner.post('/_/dashboard/nodes', { type: 'site', name: `sus-${person.id}.html`, html: '<p>hi</p>' }, json);
+
+  const plan = await main.post(`/_/admin/accounts/${person.id}/plan`, { plan: 'maker' }, json);
+  assert.equal(plan.status, 200, plan.text);
+  assert.equal((await owner.get('/_/billing', json)).json.plan.plan, 'maker');
+  assert.equal((await main.post(`/_/admin/accounts/${person.id}/plan`, { plan: 'gold' }, json)).status, 400);
+  assert.equal((await main.post(`/_/admin/accounts/${me.id}/plan`, { plan: 'free' }, json)).status, 403, 'not oneself');
+
+  const { key } = await createSyncKey(kiln.services, person.id);
+  const sync = kiln.client();
+  assert.equal((await sync.get('/_/sync/nodes', { headers: { 'x-api-key': key } })).status, 200);
+  const host = kiln.client(kiln.hostOf(person.username));
+  assert.equal((await host.get(`/sus-${person.id}.html`)).status, 200);
+
+  assert.equal((await main.post(`/_/admin/accounts/${person.id}/suspend`, { suspended: true }, json)).status, 200);
+  await new Promise((r) => setTimeout(r, HOST_CACHE_MS + 200)); // other processes' host caches; ours forgot at once
+  const gone = await host.page(`/sus-${person.id}.html`);
+  assert.equal(gone.status, 451);
+  assert.match(gone.text, /unavailable/);
+  assert.equal((await owner.get('/_/dashboard', json)).status, 401, 'signed out');
+  const again = await kiln.client().post('/_/login', { email: p.email, password: p.password }, json);
+  assert.equal(again.status, 403);
+  assert.equal(again.json.code, 'account-suspended');
+  const wrong = await kiln.client().post('/_/login', { email: p.email, password: 'not the password' }, json);
+  assert.equal(wrong.status, 401, 'the suspension is told only to whoever knows the password');
+  const keyed = await sync.get('/_/sync/nodes', { headers: { 'x-api-key': key } });
+  assert.equal(keyed.status, 403);
+  assert.equal(keyed.json.code, 'account-suspended');
+  assert.equal((await main.get(`/_/admin?q=${person.username}`, json)).json.accounts[0].suspended, true);
+
+  assert.equal((await main.post(`/_/admin/accounts/${person.id}/suspend`, { suspended: false }, json)).status, 200);
+  assert.equal((await host.get(`/sus-${person.id}.html`)).status, 200);
+  assert.equal((await sync.get('/_/sync/nodes', { headers: { 'x-api-key': key } })).status, 200);
+  assert.equal((await kiln.client().post('/_/login', { email: p.email, password: p.password }, json)).status, 200);
+});
+
+test('sign-ups: closed, by invitation link only (each link once), open again; new accounts start on the chosen plan', async () => {
+  const { main } = await admin();
+  const signup = (c = kiln.client(), invite?: string) => {
+    const n = newPerson();
+    return c.post(
+      '/_/signup',
+      { email: n.email, username: n.username, password: n.password, ...(invite ? { invite } : {}) },
+      json,
+    );
+  };
+  assert.equal((await main.post('/_/admin/settings', { signups: 'closed', defaultPlan: 'free' }, json)).status, 200);
+  const closed = await signup();
+  assert.equal(closed.status, 403);
+  assert.equal(closed.json.code, 'signups-closed');
+
+  assert.equal(
+    (await main.post('/_/admin/settings', { signups: 'invite', defaultPlan: 'personal' }, json)).status,
+    200,
+  );
+  assert.equal((await signup()).status, 403);
+  const made = await main.post('/_/admin/invites', {}, json);
+  const invite = new URL(made.json.url).searchParams.get('invite')!;
+  const page = cheerio.load((await kiln.client().page(`/_/signup?invite=${invite}`)).text);
+  assert.equal(page('input[name=invite]').attr('value'), invite, 'the form carries the invitation');
+  const welcomed = await signup(kiln.client(), invite);
+  assert.equal(welcomed.status, 201, welcomed.text);
+  assert.equal((await signup(kiln.client(), invite)).status, 403, 'each link works once');
+  const listed = await main.get(`/_/admin?q=${welcomed.json.username}`, json);
+  assert.equal(listed.json.accounts[0].plan, 'personal');
+
+  assert.equal((await main.post('/_/admin/settings', { signups: 'sometimes', defaultPlan: 'free' }, json)).status, 400);
+  assert.equal((await main.post('/_/admin/settings', { signups: 'open', defaultPlan: 'free' }, json)).status, 200);
+  assert.equal((await signup()).status, 201);
+});
