@@ -286,3 +286,30 @@ test('deleting the account needs the username typed and the password; everything
     .post('/_/signup', { email: again.email, username: p.username, password: again.password }, json);
   assert.equal(taken.status, 409, 'the username is held for 90 days');
 });
+
+test('changing the email: the password required, confirmed by a link to the new address, the old one told', async () => {
+  const p = newPerson();
+  await createPerson(kiln.services, p);
+  const c = await login(p.email, p.password);
+  const newEmail = `moved-${p.username}@example.com`;
+  assert.equal((await c.post('/_/account/email', { email: newEmail, password: 'not the password' }, json)).status, 401);
+  const taken = await c.post(
+    '/_/account/email',
+    { email: newPerson().email.replace(/^/, ''), password: p.password },
+    json,
+  );
+  assert.ok(taken.status === 200 || taken.status === 409);
+  const asked = await c.post('/_/account/email', { email: newEmail, password: p.password }, json);
+  assert.equal(asked.status, 200, asked.text);
+  assert.equal((await c.get('/_/account', json)).json.account.email, p.email, 'nothing changes before the link');
+  const toNew = await mailsTo(kiln, newEmail);
+  const link = /\/_\/account\/email\/[A-Za-z0-9_-]+/.exec(toNew[0].text)![0];
+  assert.match((await mailsTo(kiln, p.email)).at(-1)!.text, /asked to change its email address/);
+  assert.match((await kiln.client().page(link)).text, new RegExp(`Make <strong>${newEmail}</strong>`));
+  const confirmed = await kiln.client().post(link, {}, json);
+  assert.equal(confirmed.status, 200, confirmed.text);
+  assert.equal((await c.get('/_/account', json)).json.account.email, newEmail);
+  assert.match((await mailsTo(kiln, p.email)).at(-1)!.text, /is now moved-/);
+  assert.equal((await kiln.client().post(link, {}, json)).status, 400, 'the link works once');
+  await login(newEmail, p.password);
+});

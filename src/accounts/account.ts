@@ -4,10 +4,12 @@
 import type { Services } from '../services.ts';
 import { badRequest, conflict, forbidden, notFound, unauthorized } from '../errors.ts';
 import { hashPassword, passwordProblem, verifyPassword } from './passwords.ts';
-import { createEmailToken, findEmailToken } from './email-tokens.ts';
+import { createEmailToken, findEmailToken, useEmailToken } from './email-tokens.ts';
+import { emailProblem } from '../core/names.ts';
 import { grants, revokeGrants } from '../events/revocations.ts';
 import { DAY } from '../limits.ts';
 import {
+  emailTaken,
   deleteAccountRow,
   holdUsername,
   personRow,
@@ -173,4 +175,60 @@ export async function resetPassword(s: Services, token: string, password: string
     ended.map((id) => grants.session(id)),
   );
   return { accountId };
+}
+
+/** Asks to change the email (the password required): a link goes to the new address, which must
+ *  confirm it; the old address is told. Nothing changes until the link is used. */
+export async function requestEmailChange(
+  s: Services,
+  accountId: number,
+  input: { email: unknown; password: unknown },
+  link: (token: string) => string,
+): Promise<string> {
+  const p = await person(s, accountId);
+  await assertPassword(p.password_hash, input.password);
+  const email = String(input.email ?? '')
+    .trim()
+    .toLowerCase();
+  const problem = emailProblem(email);
+  if (problem) throw badRequest(problem, 'invalid');
+  if (email === p.email) throw badRequest('That is your email already.', 'invalid');
+  if (await emailTaken(s.database.db, email))
+    throw conflict('An account with that email already exists.', 'email-taken');
+  const token = await createEmailToken(s, { accountId, email, purpose: 'email-change' });
+  await s.mailer.send({
+    to: email,
+    subject: 'Confirm your new email address for Kiln',
+    text: `Confirm that ${email} is the new address of the Kiln account ${p.username}:\n\n${link(token)}\n\nThe link works once, for a day.`,
+  });
+  await s.mailer.send({
+    to: p.email,
+    subject: 'Your Kiln email address is about to change',
+    text: `Someone signed in as ${p.username} asked to change its email address to ${email}. It changes when that address confirms.\nIf this was not you, change your password now.`,
+  });
+  return email;
+}
+
+/** The address an email-change link would set, or 400 `invalid-token`. */
+export async function emailChangeOf(s: Services, token: string): Promise<{ accountId: number; email: string }> {
+  const row = await findEmailToken(s, token, 'email-change');
+  if (!row || row.account_id === null) throw badRequest(RESET_LINK_GONE, 'invalid-token');
+  return { accountId: row.account_id, email: row.email };
+}
+
+/** Uses an email-change link: the account's email becomes the new one (confirmed); the old one is told. */
+export async function confirmEmailChange(s: Services, token: string): Promise<{ username: string; email: string }> {
+  const change = await emailChangeOf(s, token);
+  const p = await person(s, change.accountId);
+  const row = await findEmailToken(s, token, 'email-change');
+  if (!row || !(await useEmailToken(s, row.id))) throw badRequest(RESET_LINK_GONE, 'invalid-token');
+  if (await emailTaken(s.database.db, change.email))
+    throw conflict('An account with that email already exists.', 'email-taken');
+  await updatePersonRow(s.database.db, change.accountId, { email: change.email, email_confirmed: 1 });
+  await s.mailer.send({
+    to: p.email,
+    subject: 'Your Kiln email address changed',
+    text: `The email address of the Kiln account ${p.username} is now ${change.email}. If this was not you, contact the administrator of this Kiln.`,
+  });
+  return { username: p.username, email: change.email };
 }

@@ -13,6 +13,7 @@ const LIFETIME: Record<EmailTokenPurpose, number> = {
   reset: DAY / 24,
   checkout: 30 * DAY,
   invite: 14 * DAY,
+  'email-change': DAY,
 };
 
 export async function createEmailToken(

@@ -164,7 +164,7 @@ export interface EmailTokensTable {
   token_hash: string;
   account_id: number | null;
   email: string;
-  purpose: 'confirm' | 'reset' | 'checkout' | 'invite';
+  purpose: 'confirm' | 'reset' | 'checkout' | 'invite' | 'email-change';
   created_at: string;
   expires_at: string;
   used_at: string | null;

@@ -72,6 +72,13 @@ ${
 <small>At least ${limits.password.minLength} characters, not a common password. Every other browser is signed out.</small><br>
 <button type="submit">Change password</button></form></section>
 
+<section class="card" aria-labelledby="em"><h2 id="em">Email</h2>
+<form method="post" action="/_/account/email">
+<label for="new-email">New email address</label><input id="new-email" name="email" type="email" required autocomplete="email" maxlength="${limits.emailLength}">
+<label for="email-password">Password</label><input id="email-password" name="password" type="password" required autocomplete="current-password" maxlength="${limits.password.maxLength}">
+<small>A link goes to the new address; it changes when you open it. ${o.email} is told.</small><br>
+<button type="submit">Change email</button></form></section>
+
 <section class="card" aria-labelledby="where"><h2 id="where">Where you are signed in</h2>
 <ul class="logins">${logins}</ul>
 <form method="post" action="/_/account/sessions/end-all"><button class="secondary" type="submit">Sign out everywhere</button></form></section>
@@ -121,5 +128,16 @@ export function resetPage(o: { token: string; valid: boolean; msg?: Msg }): stri
 <button type="submit">Set the password</button></form>`
       : html`<h1>This link does not work</h1><p>It was used already, or it expired (links last an hour).</p>
 <p><a class="button" href="/_/reset">Ask for a new link</a></p>`,
+  });
+}
+
+export function emailChangePage(o: { token: string; email?: string; error?: string }): string {
+  return page({
+    title: 'Confirm your new email',
+    body: o.email
+      ? html`<h1>Confirm your new email</h1><p>Make <strong>${o.email}</strong> the address of your Kiln account?</p>
+<form class="card" method="post" action="/_/account/email/${o.token}"><button type="submit">Confirm</button></form>`
+      : html`<h1>This link does not work</h1><div class="msg error" role="status">${o.error ?? ''}</div>
+<p>Ask for a new one on your <a href="/_/account">account page</a>.</p>`,
   });
 }

@@ -3,6 +3,8 @@
 //
 //   GET  /_/account                          the page (JSON {account, logins} for programs)
 //   POST /_/account/password                 {current, password}: every other sign-in ends
+//   POST /_/account/email                    {email, password}: a confirmation link to the new address
+//   GET  /_/account/email/:token, POST       confirm the new address (the old one is told)
 //   POST /_/account/sessions/:id/end         ends one sign-in (and its document-host sessions)
 //   POST /_/account/sessions/end-all         ends every sign-in, this one included
 //   POST /_/account/delete                   {confirm: <username>, password}: the account, for good
@@ -17,7 +19,10 @@ import type { Actor } from '../../access/actor.ts';
 import { authorizeActor } from '../../access/authorize.ts';
 import {
   changePassword,
+  confirmEmailChange,
   deleteAccount,
+  emailChangeOf,
+  requestEmailChange,
   endSignIn,
   requestDeveloperReset,
   resetPassword,
@@ -33,7 +38,7 @@ import { clearSessionCookies } from '../cookies.ts';
 import { withMessage } from '../messages.ts';
 import { onlyOn } from '../hosts.ts';
 import { done, formPost, idParam, parse, queryMsg, queryText, sendPage, textParam, wantsHtml } from '../io.ts';
-import { accountPage, resetPage, resetRequestPage } from '../../ui/account.ts';
+import { accountPage, emailChangePage, resetPage, resetRequestPage } from '../../ui/account.ts';
 import { exportTree, importTree } from '../../accounts/export.ts';
 import multipart from '@fastify/multipart';
 import { KilnError, badRequest } from '../../errors.ts';
@@ -54,6 +59,7 @@ const bodies = {
     password: z.string().max(limits.password.maxLength),
   }),
   reset: z.object({ email: z.string().max(limits.emailLength) }),
+  email: z.object({ email: z.string().max(limits.emailLength), password: z.string().max(limits.password.maxLength) }),
   newPassword: z.object({ password: z.string().max(limits.password.maxLength) }),
 };
 
@@ -114,6 +120,51 @@ const plugin: RoutePlugin = async (app, { services: s }) => {
       },
     ),
   );
+
+  app.post(
+    `${ACCOUNT}/email`,
+    formPost(
+      () => ACCOUNT,
+      renderAccount,
+      async (req, reply) => {
+        const actor = developer(req, true);
+        const b = parse(bodies.email, req.body);
+        const email = await requestEmailChange(
+          s,
+          actor.accountId,
+          b,
+          (t) => `${s.config.baseUrl}${ACCOUNT}/email/${t}`,
+        );
+        return done(
+          req,
+          reply,
+          `A confirmation link is on its way to ${email}; your address changes when you open it.`,
+          {
+            redirect: ACCOUNT,
+          },
+        );
+      },
+    ),
+  );
+
+  app.get(`${ACCOUNT}/email/:token`, async (req, reply) => {
+    const token = textParam(req, 'token');
+    reply.header('referrer-policy', 'no-referrer');
+    try {
+      const change = await emailChangeOf(s, token);
+      return sendPage(reply, emailChangePage({ token, email: change.email }));
+    } catch (err) {
+      if (err instanceof KilnError && wantsHtml(req))
+        return sendPage(reply, emailChangePage({ token, error: err.message }), err.status);
+      throw err;
+    }
+  });
+  app.post(`${ACCOUNT}/email/:token`, async (req, reply) => {
+    await refuseCrossSite(req, s);
+    const changed = await confirmEmailChange(s, textParam(req, 'token'));
+    const msg = `The email of ${changed.username} is ${changed.email} now.`;
+    return done(req, reply, msg, { redirect: req.actor ? ACCOUNT : '/_/login' });
+  });
 
   app.post(`${ACCOUNT}/sessions/:id/end`, async (req, reply) => {
     const actor = developer(req, true);
