@@ -1,5 +1,6 @@
 // Starts Kiln: configuration → services → HTTP.
 import { sweepTrash } from './nodes/trash.ts';
+import { sweepOldActivity } from './nodes/activity.ts';
 import type { FastifyInstance } from 'fastify';
 import type { Config } from './config.ts';
 import type { Services } from './services.ts';
@@ -87,7 +88,9 @@ export async function startServer(config: Config, clock?: Clock): Promise<Runnin
   // The trash's 30 days: one sweep shortly after start, then hourly (each process; a purge is one
   // transaction, so two processes sweeping at once purge each deletion once).
   const sweep = () =>
-    void sweepTrash(services).catch((err) => app.log.warn({ err }, 'sweeping the trash failed; retried in an hour'));
+    void Promise.all([sweepTrash(services), sweepOldActivity(services)]).catch((err) =>
+      app.log.warn({ err }, 'sweeping the trash or old activity failed; retried in an hour'),
+    );
   const first = setTimeout(sweep, 60_000).unref();
   const hourly = setInterval(sweep, 3_600_000).unref();
   return {

@@ -1,11 +1,40 @@
-// Publishing what happened to a node, from one place:
+// Publishing what happened to a node, from one place (and, beside each change event, the row of the
+// account's activity feed: src/store/activity.ts):
+// - `publishAccountEvent`: a change of an account's tree on its channel (saved, renamed, moved, deleted).
 // - `publishNodeSaved`: a committed change of a document, upload or new folder (the owner's sync
 //   streams; for documents also the document's `saved` lane). Never awaited by the writer.
 // - `broadcastSnapshot`: an editor snapshot on the document's `live` lane (browser editors), and, for a
 //   sync write with `snapshotHtml` + `senderId`, a `live-sync` frame on the owner's sync streams.
 //   Nothing is written.
 import type { Services } from '../services.ts';
-import { channels } from './bus.ts';
+import { channels, type NodeEvent } from './bus.ts';
+import { recordActivity } from '../store/activity.ts';
+
+const ACTIVITY: Partial<Record<NodeEvent['type'], string>> = {
+  'node-saved': 'saved',
+  'node-renamed': 'renamed',
+  'node-moved': 'moved',
+  'node-deleted': 'deleted',
+};
+
+/** A change of an account's tree: the event on its channel, and a line of its activity feed. */
+export function publishAccountEvent(s: Services, ownerId: number, event: NodeEvent): Promise<unknown> {
+  const kind = ACTIVITY[event.type];
+  const line =
+    kind && 'nodeType' in event
+      ? recordActivity(s.database.db, {
+          ownerId,
+          at: s.clock.now().toISOString(),
+          kind: event.type === 'node-saved' && event.nodeType === 'folder' ? 'created' : kind,
+          nodeId: event.nodeId,
+          nodeType: event.nodeType,
+          path: 'newPath' in event ? event.newPath : 'path' in event ? event.path : '',
+          oldPath: 'oldPath' in event ? event.oldPath : null,
+          writer: event.writer ?? null,
+        }).catch((err) => console.error('recording activity failed:', err))
+      : null;
+  return Promise.all([s.events.publish(channels.account(ownerId), event), line]);
+}
 
 /** The node as the event names it. */
 export interface PublishedNode {
@@ -28,7 +57,7 @@ export function publishNodeSaved(
 ): Promise<unknown> {
   const path = node.path ? `${node.path}/${node.name}` : node.name;
   return Promise.all([
-    s.events.publish(channels.account(node.owner_id), {
+    publishAccountEvent(s, node.owner_id, {
       type: 'node-saved',
       nodeId: node.id,
       nodeType: node.type,

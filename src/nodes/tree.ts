@@ -22,7 +22,7 @@ import { DAY, limits } from '../limits.ts';
 import { assertSiteQuota } from '../billing/plans.ts';
 import { isDocumentName, isGlobalDocumentName, nodeNameProblem, splitPath } from '../core/names.ts';
 import { writeDocument } from '../save/pipeline.ts';
-import { publishNodeSaved } from '../events/publish.ts';
+import { publishAccountEvent, publishNodeSaved } from '../events/publish.ts';
 import { inTransaction, type AfterCommit } from '../store/transaction.ts';
 import { channels, type NodeEvent } from '../events/bus.ts';
 import { starterDocument, type Starter } from './starters.ts';
@@ -555,7 +555,7 @@ export async function runWrite<T>(
 // ------------------------------------------------------------------ events
 
 function publish(s: Services, ownerId: number, event: NodeEvent) {
-  return s.events.publish(channels.account(ownerId), event);
+  return publishAccountEvent(s, ownerId, event);
 }
 
 /** node-moved when the parent changed (a move, possibly with a new name), node-renamed otherwise. */

@@ -28,6 +28,7 @@ import { up007Trash } from './migrations/007_trash.ts';
 import { up008Redirects } from './migrations/008_redirects.ts';
 import { up009Accounts } from './migrations/009_accounts.ts';
 import { up010Admin } from './migrations/010_admin.ts';
+import { up011Activity } from './migrations/011_activity.ts';
 
 /** The two column types that differ between the databases. */
 export interface ColumnTypes {
@@ -49,6 +50,7 @@ function migrations(t: ColumnTypes): Record<string, Migration> {
     '008_redirects': { up: up008Redirects(t) },
     '009_accounts': { up: up009Accounts(t) },
     '010_admin': { up: up010Admin(t) },
+    '011_activity': { up: up011Activity(t) },
   };
 }
 

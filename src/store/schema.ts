@@ -53,6 +53,18 @@ export interface SessionsTable {
   user_agent: string | null;
 }
 
+export interface ActivityTable {
+  id: Generated<number>;
+  owner_id: number;
+  at: string;
+  kind: string;
+  node_id: number | null;
+  node_type: string | null;
+  path: string;
+  old_path: string | null;
+  writer: string | null;
+}
+
 export interface HeldUsernamesTable {
   username: string;
   held_until: string;
@@ -218,6 +230,7 @@ export interface DB {
   team_invites: TeamInvitesTable;
   redirects: RedirectsTable;
   held_usernames: HeldUsernamesTable;
+  activity: ActivityTable;
   webhook_events: WebhookEventsTable;
   stylesheets: StylesheetsTable;
   session_grants: SessionGrantsTable;

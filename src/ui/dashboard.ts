@@ -8,6 +8,7 @@ import { childPathOf } from '../nodes/tree.ts';
 import { limits } from '../limits.ts';
 import { STARTERS } from '../nodes/starters.ts';
 import type { TrashEntry } from '../nodes/trash.ts';
+import type { ActivityItem } from '../nodes/activity.ts';
 
 export interface ListView {
   /** Every node of the account (listTree order). */
@@ -35,6 +36,8 @@ export interface DashboardView extends ListView {
   trashed: number;
   /** The viewer administers this Kiln (a link to /_/admin). */
   isAdmin?: boolean;
+  /** The latest changes of the tree. */
+  activity: ActivityItem[];
 }
 
 export function formatSize(bytes: number): string {
@@ -214,6 +217,23 @@ export function nodeListHtml(v: ListView): string {
     .value;
 }
 
+const DID: Record<string, string> = {
+  saved: 'saved',
+  created: 'created',
+  renamed: 'renamed',
+  moved: 'moved',
+  deleted: 'deleted',
+};
+
+/** The latest changes: who did what to which path, when, from where. */
+function activityHtml(items: ActivityItem[]): Html {
+  if (items.length === 0) return html``;
+  return html`<section class="activity" aria-labelledby="activity-h"><h2 id="activity-h">Recent activity</h2><ul>${items.map(
+    (a) => html`<li>${formatTime(a.at)} · <strong>${a.by ?? 'Kiln'}</strong> ${DID[a.kind] ?? a.kind}
+<span class="nm" title="${a.path}">${a.oldPath ? `${a.oldPath} → ${a.path}` : a.path}</span> <small>(${a.client})</small></li>`,
+  )}</ul></section>`;
+}
+
 export function dashboardPage(v: DashboardView): string {
   const tree = treeOf(v.nodes);
   const team = v.owner !== v.username;
@@ -270,7 +290,8 @@ ${
 </div>
 <div class="list-tools"><label for="filter">Filter</label><input id="filter" type="search" placeholder="Type part of a name" autocomplete="off">
 <a class="trash-link" href="/_/dashboard/trash${team ? `?team=${encodeURIComponent(v.owner)}` : ''}">Trash${v.trashed ? ` (${v.trashed})` : ''}</a></div>
-<div id="tree" data-upload-limit="${v.uploadLimit}" data-team="${team ? v.owner : ''}">${raw(nodeListHtml(v))}</div>`,
+<div id="tree" data-upload-limit="${v.uploadLimit}" data-team="${team ? v.owner : ''}">${raw(nodeListHtml(v))}</div>
+${activityHtml(v.activity)}`,
     scripts: html`<style>${raw(STYLE)}</style><script>${raw(SCRIPT)}</script>`,
   });
 }
@@ -294,6 +315,8 @@ const STYLE = `
 .create{display:grid;grid-template-columns:repeat(auto-fit,minmax(250px,1fr));gap:var(--s4);margin-bottom:var(--s5)}
 .create form.card{max-width:none;margin:0}.create small{display:block;margin-top:var(--s1)}
 nav.accounts{display:flex;flex-wrap:wrap;gap:var(--s2);margin:0 0 var(--s3)}nav.accounts .button{margin:0}
+section.activity ul{list-style:none;padding:0;margin:0}section.activity li{padding:var(--s1) 0;border-bottom:1px solid var(--line)}
+section.activity .nm{max-width:22rem;vertical-align:bottom}
 .list-tools{display:flex;gap:var(--s3);align-items:center;margin:var(--s4) 0}.list-tools .trash-link{margin-left:auto;white-space:nowrap}.list-tools label{margin:0;white-space:nowrap}.list-tools input{max-width:22rem}
 #usage{margin:var(--s2) 0 var(--s3)}#usage.full strong{color:var(--bad)}
 #tree{border-radius:var(--r);min-height:4rem}#tree.drop,tr.drop td{outline:3px dashed var(--accent);outline-offset:-3px;background:var(--accent-bg)}

@@ -61,6 +61,7 @@ import { STARTERS, type Starter } from '../../nodes/starters.ts';
 import { duplicateDocument } from '../../nodes/duplicate.ts';
 import { documentContent } from '../../nodes/serve.ts';
 import { TRASH_DAYS, emptyTrash, listTrash, purgeFromTrash, restoreFromTrash } from '../../nodes/trash.ts';
+import { activityFeed } from '../../nodes/activity.ts';
 import { contentTypeFor } from '../../uploads/content-types.ts';
 
 const DASHBOARD = '/_/dashboard';
@@ -192,12 +193,14 @@ const plugin: RoutePlugin = async (app, { services: s }) => {
     const nodes = await listTree(s, actor.accountId, owner.id);
     const teams = (await teamsOf(s, actor.accountId)).filter((t) => allowsTeam(t.role, 'manage'));
     const trashed = (await listTrash(s, actor.accountId, owner.id)).length;
+    const activity = await activityFeed(s, actor.accountId, owner.id, 10);
     const body = dashboardPage({
       ...listView(owner, nodes),
       username: actor.username,
       owner: owner.username,
       accounts: [actor.username, ...teams.map((t) => t.username)],
       trashed,
+      activity,
       isAdmin: actor.isSuperadmin,
       msg: queryMsg(req),
       newName: queryText(req, 'new')?.slice(0, limits.pathLength),
@@ -316,6 +319,17 @@ const plugin: RoutePlugin = async (app, { services: s }) => {
       .header('x-content-type-options', 'nosniff')
       .type(node.type === 'site' ? 'text/html; charset=utf-8' : contentTypeFor(node.name))
       .send(bytes);
+  });
+
+  // ---------------------------------------------------------------- activity
+
+  app.get('/_/activity', async (req, reply) => {
+    mainOnly(req);
+    const actor = authorizeActor({ actor: req.actor }, null, 'dashboard');
+    const owner = await ownerOf(actor, queryText(req, 'team'));
+    const limit = Number(queryText(req, 'limit') ?? 100) || 100;
+    reply.header('cache-control', 'no-store');
+    return { msg: '', msgType: 'success', activity: await activityFeed(s, actor.accountId, owner.id, limit) };
   });
 
   // ---------------------------------------------------------------- trash

@@ -1,0 +1,55 @@
+// The activity feed of a tree: what changed, when, by whom, from which client (a browser session, a
+// sync key, or Kiln itself), kept 90 days. Written beside the change events (src/events/publish.ts).
+import type { Services } from '../services.ts';
+import { DAY } from '../limits.ts';
+import { activityOf, sweepActivity, writerOf } from '../store/activity.ts';
+import { assertManages } from './tree.ts';
+
+export const ACTIVITY_DAYS = 90;
+
+export interface ActivityItem {
+  at: string;
+  kind: string;
+  nodeType: string | null;
+  path: string;
+  oldPath: string | null;
+  /** Who: a username (null when Kiln itself, or the writer is gone). */
+  by: string | null;
+  /** From where: `browser`, `sync key hcsk_ab12…`, or `kiln`. */
+  client: string;
+}
+
+export async function activityFeed(
+  s: Services,
+  actorId: number,
+  ownerId: number,
+  limit = 100,
+): Promise<ActivityItem[]> {
+  const { db } = s.database;
+  await assertManages(db, actorId, ownerId);
+  const rows = await activityOf(db, ownerId, Math.min(Math.max(limit, 1), 500));
+  const writers = new Map<string, Awaited<ReturnType<typeof writerOf>>>();
+  const out: ActivityItem[] = [];
+  for (const r of rows) {
+    let who: Awaited<ReturnType<typeof writerOf>> = null;
+    if (r.writer) {
+      if (!writers.has(r.writer)) writers.set(r.writer, await writerOf(db, r.writer));
+      who = writers.get(r.writer) ?? null;
+    }
+    out.push({
+      at: r.at,
+      kind: r.kind,
+      nodeType: r.node_type,
+      path: r.path,
+      oldPath: r.old_path,
+      by: who?.username ?? null,
+      client: !r.writer ? 'kiln' : r.writer.startsWith('key:') ? `sync key ${who?.keyPrefix ?? ''}…` : 'browser',
+    });
+  }
+  return out;
+}
+
+/** Forgets activity older than 90 days (the hourly sweep). */
+export function sweepOldActivity(s: Services): Promise<void> {
+  return sweepActivity(s.database.db, new Date(s.clock.now().getTime() - ACTIVITY_DAYS * DAY).toISOString());
+}

@@ -1,0 +1,75 @@
+// The activity store: one row per change of an account's tree, written where the change events are
+// published (src/events/publish.ts), read for the dashboard and GET /_/activity, swept after 90 days.
+import type { Kysely } from 'kysely';
+import type { DB } from './schema.ts';
+
+export interface ActivityRow {
+  ownerId: number;
+  at: string;
+  kind: string;
+  nodeId: number | null;
+  nodeType: string | null;
+  path: string;
+  oldPath?: string | null;
+  writer: string | null;
+}
+
+export async function recordActivity(db: Kysely<DB>, r: ActivityRow): Promise<void> {
+  await db
+    .insertInto('activity')
+    .values({
+      owner_id: r.ownerId,
+      at: r.at,
+      kind: r.kind,
+      node_id: r.nodeId,
+      node_type: r.nodeType,
+      path: r.path,
+      old_path: r.oldPath ?? null,
+      writer: r.writer,
+    })
+    .execute();
+}
+
+/** The newest activity of an owner. */
+export function activityOf(db: Kysely<DB>, ownerId: number, limit: number) {
+  return db
+    .selectFrom('activity')
+    .select(['at', 'kind', 'node_type', 'path', 'old_path', 'writer'])
+    .where('owner_id', '=', ownerId)
+    .orderBy('id', 'desc')
+    .limit(limit)
+    .execute();
+}
+
+/** Who a writer id names: the account and, for a key, its prefix. */
+export async function writerOf(
+  db: Kysely<DB>,
+  writer: string,
+): Promise<{ username: string; keyPrefix?: string } | null> {
+  const [kind, rawId] = writer.split(':');
+  const id = Number(rawId);
+  if (!Number.isSafeInteger(id)) return null;
+  if (kind === 'session') {
+    const r = await db
+      .selectFrom('sessions')
+      .innerJoin('accounts', 'accounts.id', 'sessions.account_id')
+      .select('accounts.username')
+      .where('sessions.id', '=', id)
+      .executeTakeFirst();
+    return r ? { username: r.username } : null;
+  }
+  if (kind === 'key') {
+    const r = await db
+      .selectFrom('sync_keys')
+      .innerJoin('accounts', 'accounts.id', 'sync_keys.account_id')
+      .select(['accounts.username', 'sync_keys.key_prefix'])
+      .where('sync_keys.id', '=', id)
+      .executeTakeFirst();
+    return r ? { username: r.username, keyPrefix: r.key_prefix } : null;
+  }
+  return null;
+}
+
+export async function sweepActivity(db: Kysely<DB>, before: string): Promise<void> {
+  await db.deleteFrom('activity').where('at', '<', before).execute();
+}
