@@ -680,3 +680,46 @@ test("app form posts accept the app host's own origin, never another account's h
   assert.equal((await post('http://evil.example')).status, 403);
   assert.equal((await post(`http://${host}`)).status, 201);
 });
+
+test("an app's owner sees who signed up (email confirmed or not, their copy) and can disable one", async () => {
+  const { main, id, host } = await ownerWithApp('signup-list.html');
+  const first = email('s');
+  const one = await signUp(host, 'signup-list.html', { email: first });
+  assert.ok(one.res.status < 400, one.res.text);
+  await signUp(host, 'signup-list.html');
+  const listed = await main.get(`/_/dashboard/nodes/${id}/signups`, { headers: { accept: 'application/json' } });
+  assert.equal(listed.status, 200, listed.text);
+  assert.equal(listed.json.users.length, 2);
+  const u = listed.json.users.find((x: { email: string }) => x.email === first);
+  assert.equal(u.emailConfirmed, false);
+  assert.match(u.instance, /^signup-list-\d+\.html$/);
+  // Someone else's app: nothing to see.
+  const stranger = kiln.client();
+  await signedIn(kiln, stranger);
+  assert.equal(
+    (await stranger.get(`/_/dashboard/nodes/${id}/signups`, { headers: { accept: 'application/json' } })).status,
+    404,
+  );
+  // Disabled: the person cannot sign in on the app any more.
+  const off = await main.post(
+    `/_/dashboard/nodes/${id}/signups/${u.id}/disable`,
+    { disabled: true },
+    { headers: { 'x-requested-with': 'fetch' } },
+  );
+  assert.equal(off.status, 200, off.text);
+  const login = await kiln
+    .client(host)
+    .post(
+      '/_/app/login',
+      { app: 'signup-list.html', email: first, password: PASSWORD },
+      { headers: { 'x-requested-with': 'fetch' } },
+    );
+  assert.equal(login.status, 403);
+  assert.equal(login.json.code, 'account-suspended');
+  assert.equal(
+    (await main.get(`/_/dashboard/nodes/${id}/signups`, { headers: { accept: 'application/json' } })).json.users.find(
+      (x: { id: number }) => x.id === u.id,
+    ).disabled,
+    true,
+  );
+});

@@ -1,6 +1,9 @@
 // Multi-tenant apps: a developer's document with `enable_signups` on. Visitors who sign up on it get
 // an instance (see instances.ts). Use cases only — no HTTP here.
 import { ownNodeById, updateNode } from '../store/nodes.ts';
+import { appUsersOf, updateAccountRow } from '../store/accounts.ts';
+import { endSessions } from '../store/sessions.ts';
+import { grants, revokeGrants } from '../events/revocations.ts';
 import type { Services } from '../services.ts';
 import type { NodeRow } from '../nodes/tree.ts';
 import { badRequest, notFound } from '../errors.ts';
@@ -42,4 +45,41 @@ export async function appAt(
   if (node?.type !== 'site') throw notFound('No such app.');
   if (o.signupsOnly && node.enable_signups !== 1) throw notFound('This document does not take signups.');
   return node;
+}
+
+/** Who signed up on the owner's app: username, email (confirmed or not), when, their copy, disabled. */
+export async function appSignups(s: Services, actorId: number, appId: number) {
+  const app = await ownNodeById(s.database.db, appId, actorId);
+  if (!app || app.type !== 'site') throw notFound('No such file or folder.');
+  const rows = await appUsersOf(s.database.db, app.id);
+  return {
+    app,
+    users: rows.map((r) => ({
+      id: r.id,
+      username: r.username,
+      email: r.email,
+      emailConfirmed: r.email_confirmed === 1,
+      createdAt: r.created_at,
+      instance: r.instance ?? null,
+      disabled: r.suspended_at !== null,
+    })),
+  };
+}
+
+/** Disables (or enables again) an app user of the owner's app: a disabled one cannot sign in, and its
+ *  copy answers "unavailable" (it is a suspended account). */
+export async function setAppUserDisabled(
+  s: Services,
+  actorId: number,
+  appId: number,
+  userId: number,
+  disabled: boolean,
+) {
+  const { users } = await appSignups(s, actorId, appId);
+  const user = users.find((u) => u.id === userId);
+  if (!user) throw notFound('No such sign-up of this app.');
+  await updateAccountRow(s.database.db, user.id, { suspended_at: disabled ? s.clock.now().toISOString() : null });
+  if (disabled)
+    await revokeGrants(s, (await endSessions(s.database.db, user.id, s.clock.now(), {})).map(grants.session));
+  return user;
 }

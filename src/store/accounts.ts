@@ -408,3 +408,31 @@ export async function adminAccountCount(db: Kysely<DB>, q: string): Promise<numb
 export async function keyIdsOf(db: Kysely<DB>, accountId: number): Promise<number[]> {
   return (await db.selectFrom('sync_keys').select('id').where('account_id', '=', accountId).execute()).map((r) => r.id);
 }
+
+/** The people who signed up on an app, newest first, with their copy of it. */
+export function appUsersOf(db: Kysely<DB>, appId: number) {
+  return db
+    .selectFrom('people')
+    .innerJoin('accounts', 'accounts.id', 'people.account_id')
+    .select((eb) => [
+      'accounts.id',
+      'accounts.username',
+      'accounts.created_at',
+      'accounts.suspended_at',
+      'people.email',
+      'people.email_confirmed',
+      eb
+        .selectFrom('nodes')
+        .select('nodes.name')
+        .whereRef('nodes.owner_id', '=', 'accounts.id')
+        .where('nodes.source_node_id', '=', appId)
+        .where('nodes.trashed_at', 'is', null)
+        .limit(1)
+        .as('instance'),
+    ])
+    .where('people.signup_app_id', '=', appId)
+    .where('people.account_type', '=', 'app_user')
+    .orderBy('accounts.id', 'desc')
+    .limit(1000)
+    .execute();
+}

@@ -5,7 +5,7 @@ import { html, raw, type Html } from './html.ts';
 import { limits } from '../limits.ts';
 
 export type { Msg } from './pages.ts';
-import type { Msg } from './pages.ts';
+import { page, type Msg } from './pages.ts';
 
 export interface AppRef {
   /** The app's file name, shown as its title (`todo.html`). */
@@ -141,5 +141,43 @@ export function appNoticePage(o: {
     app: o.app,
     msg: o.msg,
     body: html`<h1>${o.title}</h1><p>${o.text}</p>${o.link ? html`<p><a class="button" href="${o.link.href}">${o.link.label}</a></p>` : ''}`,
+  });
+}
+
+/** Who signed up on an app (its owner's view): email confirmed or not, when, their copy; disable one. */
+export function signupsPage(o: {
+  username: string;
+  app: { id: number; name: string };
+  users: Array<{
+    id: number;
+    username: string;
+    email: string;
+    emailConfirmed: boolean;
+    createdAt: string;
+    instance: string | null;
+    disabled: boolean;
+  }>;
+  signupUrl: string;
+  msg?: Msg;
+}): string {
+  const rows = o.users.map(
+    (u) => html`<tr><td data-label="Person"><strong>${u.username}</strong><br><small>${u.email}</small></td>
+<td data-label="Email">${u.emailConfirmed ? 'confirmed' : 'not confirmed yet'}</td>
+<td data-label="Signed up"><time datetime="${u.createdAt}">${u.createdAt.slice(0, 16).replace('T', ' ')} UTC</time></td>
+<td data-label="Copy">${u.instance ?? '—'}</td>
+<td><form method="post" action="/_/dashboard/nodes/${o.app.id}/signups/${u.id}/disable"><input type="hidden" name="disabled" value="${u.disabled ? '0' : '1'}">
+<button class="secondary${u.disabled ? '' : ' danger'}" type="submit">${u.disabled ? 'Enable' : 'Disable'}</button></form></td></tr>`,
+  );
+  return page({
+    title: `Sign-ups of ${o.app.name}`,
+    username: o.username,
+    msg: o.msg,
+    body: html`<h1>Sign-ups of ${o.app.name}</h1>
+<p class="muted">Visitors sign up at <a href="${o.signupUrl}">${o.signupUrl}</a> and get their own copy. <a href="/_/dashboard">Back to the documents</a></p>
+${
+  o.users.length === 0
+    ? html`<p class="muted">Nobody has signed up yet.</p>`
+    : html`<table class="stack"><thead><tr><th>Person</th><th>Email</th><th>Signed up</th><th>Copy</th><th></th></tr></thead><tbody>${rows}</tbody></table>`
+}`,
   });
 }

@@ -181,7 +181,7 @@ function row(tree: Tree, n: NodeRow, depth: number, hostUrl: string): Html {
     n.type === 'upload'
       ? html` <small class="kind">file</small>`
       : n.enable_signups
-        ? html` <small class="kind">app · <a href="${appSignupUrl(hostUrl, n)}" target="_blank" rel="noopener">signup page</a></small>`
+        ? html` <small class="kind">app · <a href="${appSignupUrl(hostUrl, n)}" target="_blank" rel="noopener">signup page</a> · <a href="/_/dashboard/nodes/${n.id}/signups">sign-ups</a></small>`
         : '';
   return html`<tr data-node-id="${n.id}" data-type="${n.type}" data-path="${path}"><td class="name" data-label="Name" ${indent}>${label}${kind}</td><td class="num" data-label="Size">${size}</td>
 <td class="muted nowrap" data-label="Modified">${formatTime(n.modified_at)}</td><td data-label="Visibility">${visibility}</td><td><div class="actions">${actions(tree, n, hostUrl)}</div></td></tr>`;

@@ -56,7 +56,8 @@ import {
   type ListView,
 } from '../../ui/dashboard.ts';
 import { uploadLimit } from '../../billing/plans.ts';
-import { setEnableSignups } from '../../apps/apps.ts';
+import { appSignups, setAppUserDisabled, setEnableSignups } from '../../apps/apps.ts';
+import { signupsPage } from '../../ui/apps.ts';
 import { STARTERS, type Starter } from '../../nodes/starters.ts';
 import { duplicateDocument } from '../../nodes/duplicate.ts';
 import { documentContent } from '../../nodes/serve.ts';
@@ -319,6 +320,39 @@ const plugin: RoutePlugin = async (app, { services: s }) => {
       .header('x-content-type-options', 'nosniff')
       .type(node.type === 'site' ? 'text/html; charset=utf-8' : contentTypeFor(node.name))
       .send(bytes);
+  });
+
+  // ---------------------------------------------------------------- an app's sign-ups
+
+  app.get(`${DASHBOARD}/nodes/:id/signups`, async (req, reply) => {
+    mainOnly(req);
+    const actor = authorizeActor({ actor: req.actor }, null, 'manage');
+    const { app: node, users } = await appSignups(s, actor.accountId, idParam(req));
+    reply.header('cache-control', 'no-store');
+    if (!wantsHtml(req)) return { msg: '', msgType: 'success', app: node.name, users };
+    return sendPage(
+      reply,
+      signupsPage({
+        username: actor.username,
+        app: node,
+        users,
+        signupUrl: appSignupUrl(documentHostUrl(s.config, actor.username), node),
+        msg: queryMsg(req),
+      }),
+    );
+  });
+
+  app.post(`${DASHBOARD}/nodes/:id/signups/:user/disable`, async (req, reply) => {
+    const actor = manager(req);
+    const disabled = parse(z.object({ disabled: flag }), req.body).disabled;
+    const appId = idParam(req);
+    const user = await setAppUserDisabled(s, actor.accountId, appId, idParam(req, 'user'), disabled);
+    const msg = disabled
+      ? `${user.username} is disabled: they cannot sign in, and their copy answers "unavailable".`
+      : `${user.username} may sign in again.`;
+    if (wantsHtml(req))
+      return reply.redirect(withMessage(s.secret, `${DASHBOARD}/nodes/${appId}/signups`, msg, 'success'), 302);
+    return { msg, msgType: 'success' };
   });
 
   // ---------------------------------------------------------------- activity
