@@ -6,16 +6,10 @@
 // sizes go to test-output/screens/ (git-ignored) for a person to look at.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdirSync } from 'node:fs';
-import path from 'node:path';
 import type { BrowserContext, Page } from 'playwright-core';
-import { AxeBuilder } from '@axe-core/playwright';
 import { hasChromium, startBrowserKiln, type BrowserKiln } from './support/browser.ts';
-import { ROOT } from '../src/paths.ts';
+import { check, DESKTOP, PHONE } from './support/screens.ts';
 
-const SCREENS = path.join(ROOT, 'test-output', 'screens');
-const DESKTOP = { width: 1280, height: 800 };
-const PHONE = { width: 390, height: 844 };
 const skip = !hasChromium && 'Chromium is not installed';
 
 let bk: BrowserKiln;
@@ -25,7 +19,6 @@ const owner = { email: 'ada@example.com', username: 'ada', password: 'a long pas
 
 before(async () => {
   if (!hasChromium) return;
-  mkdirSync(SCREENS, { recursive: true });
   bk = await startBrowserKiln();
   desk = await bk.browser.newContext({ viewport: DESKTOP });
   page = await desk.newPage();
@@ -54,21 +47,6 @@ async function saveWithKeys(p: Page) {
 /** Opens a row's "More" menu (one is open at a time). */
 async function more(row: import('playwright-core').Locator) {
   if ((await row.locator('details.more').getAttribute('open')) === null) await row.locator('summary').click();
-}
-
-/** Screenshot, no sideways scrolling, and axe: what every main page is held to. */
-async function check(p: Page, name: string, size: 'desktop' | 'phone') {
-  await p.waitForLoadState('load');
-  await p.screenshot({ path: path.join(SCREENS, `${name}-${size}.png`), fullPage: true });
-  const [scrollWidth, width] = await p.evaluate(() => [document.documentElement.scrollWidth, window.innerWidth]);
-  assert.ok(scrollWidth <= width, `${name} at ${size}: ${scrollWidth}px wide in a ${width}px viewport`);
-  const axe = await new AxeBuilder({ page: p }).exclude('kiln-toolbar').analyze();
-  const bad = axe.violations.filter((v) => v.impact === 'serious' || v.impact === 'critical');
-  assert.deepEqual(
-    bad.map((v) => `${v.id}: ${v.help} (${v.nodes.map((n) => n.target.join(' ')).join(', ')})`),
-    [],
-    `${name} at ${size}: axe violations`,
-  );
 }
 
 test('first-run setup leads to a dashboard whose index.html is a self-saving page, edited in place and saved', {

@@ -149,7 +149,7 @@ const plugin: RoutePlugin = async (app, { services: s }) => {
 
   app.get(`${ACCOUNT}/email/:token`, async (req, reply) => {
     const token = textParam(req, 'token');
-    reply.header('referrer-policy', 'no-referrer');
+    reply.header('referrer-policy', 'same-origin');
     try {
       const change = await emailChangeOf(s, token);
       return sendPage(reply, emailChangePage({ token, email: change.email }));
@@ -261,7 +261,9 @@ const plugin: RoutePlugin = async (app, { services: s }) => {
 
   app.get('/_/reset/:token', async (req, reply) => {
     const token = textParam(req, 'token');
-    reply.header('referrer-policy', 'no-referrer');
+    // The token stays off other sites' Referer; same-origin keeps the form's Origin (no-referrer
+    // would make Chromium post it with `Origin: null`, which the cross-site check refuses).
+    reply.header('referrer-policy', 'same-origin');
     return sendPage(reply, resetPage({ token, valid: await resetTokenValid(s, token), msg: queryMsg(req) }));
   });
   app.post(

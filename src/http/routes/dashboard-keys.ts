@@ -216,7 +216,7 @@ const plugin: RoutePlugin = async (app, { services: s }) => {
   );
 
   app.get('/_/invite/:token', async (req, reply) => {
-    reply.header('cache-control', 'no-store').header('referrer-policy', 'no-referrer');
+    reply.header('cache-control', 'no-store').header('referrer-policy', 'same-origin');
     const token = textParam(req, 'token');
     let invitation: Awaited<ReturnType<typeof invitationOf>>;
     try {
