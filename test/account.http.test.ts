@@ -313,3 +313,28 @@ test('changing the email: the password required, confirmed by a link to the new 
   assert.equal((await kiln.client().post(link, {}, json)).status, 400, 'the link works once');
   await login(newEmail, p.password);
 });
+
+test('changing the username moves the host; the old host redirects there for 30 days and its name stays unavailable', async () => {
+  const p = newPerson({ plan: 'maker' });
+  await createPerson(kiln.services, p);
+  const c = await login(p.email, p.password);
+  await c.post('/_/dashboard/nodes', { type: 'site', name: `moving-${p.username}.html`, html: '<p>moving</p>' }, json);
+  const to = `${p.username}x`;
+  assert.equal((await c.post('/_/account/username', { username: to, password: 'wrong password!' }, json)).status, 401);
+  const other = newPerson();
+  await createPerson(kiln.services, other);
+  const taken = await c.post('/_/account/username', { username: other.username, password: p.password }, json);
+  assert.equal(taken.status, 409);
+  const moved = await c.post('/_/account/username', { username: to, password: p.password }, json);
+  assert.equal(moved.status, 200, moved.text);
+  assert.equal((await kiln.client(kiln.hostOf(to)).get(`/moving-${p.username}.html`)).text, '<p>moving</p>');
+  const old = await kiln.client(kiln.hostOf(p.username)).get(`/moving-${p.username}.html?x=1`);
+  assert.equal(old.status, 302);
+  assert.equal(old.headers.location, `http://${kiln.hostOf(to)}/moving-${p.username}.html?x=1`);
+  const n = newPerson();
+  const grab = await kiln
+    .client()
+    .post('/_/signup', { email: n.email, username: p.username, password: n.password }, json);
+  assert.equal(grab.status, 409, 'the old name is held');
+  assert.equal((await c.get('/_/account', json)).json.account.username, to);
+});

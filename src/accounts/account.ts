@@ -5,10 +5,12 @@ import type { Services } from '../services.ts';
 import { badRequest, conflict, forbidden, notFound, unauthorized } from '../errors.ts';
 import { hashPassword, passwordProblem, verifyPassword } from './passwords.ts';
 import { createEmailToken, findEmailToken, useEmailToken } from './email-tokens.ts';
-import { emailProblem } from '../core/names.ts';
+import { emailProblem, usernameProblem } from '../core/names.ts';
 import { grants, revokeGrants } from '../events/revocations.ts';
 import { DAY } from '../limits.ts';
 import {
+  updateAccountRow,
+  usernameTaken,
   emailTaken,
   deleteAccountRow,
   holdUsername,
@@ -231,4 +233,32 @@ export async function confirmEmailChange(s: Services, token: string): Promise<{ 
     text: `The email address of the Kiln account ${p.username} is now ${change.email}. If this was not you, contact the administrator of this Kiln.`,
   });
   return { username: p.username, email: change.email };
+}
+
+/** How long a changed username's old host leads to the new one (and the old name stays unavailable). */
+export const USERNAME_MOVE_DAYS = 30;
+
+/** Changes the username (the password required): the account's host moves to the new name; the old
+ *  host redirects there for 30 days, and nobody else can take the old name meanwhile. */
+export async function changeUsername(
+  s: Services,
+  accountId: number,
+  input: { username: unknown; password: unknown },
+): Promise<{ from: string; to: string }> {
+  const p = await person(s, accountId);
+  await assertPassword(p.password_hash, input.password);
+  const to = String(input.username ?? '')
+    .trim()
+    .toLowerCase();
+  const problem = usernameProblem(to);
+  if (problem) throw badRequest(problem, 'invalid');
+  if (to === p.username) throw badRequest('That is your username already.', 'invalid');
+  const { db } = s.database;
+  if (await usernameTaken(db, to)) throw conflict('That username is taken.', 'username-taken');
+  const until = new Date(s.clock.now().getTime() + USERNAME_MOVE_DAYS * DAY).toISOString();
+  await db.transaction().execute(async (trx) => {
+    await updateAccountRow(trx, accountId, { username: to });
+    await holdUsername(trx, p.username, until, to);
+  });
+  return { from: p.username, to };
 }

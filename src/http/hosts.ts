@@ -1,4 +1,6 @@
 // Which host a request is for: the main app, an account's document host, or a custom domain.
+import { movedUsername } from '../store/accounts.ts';
+import { documentHostUrl } from './urls.ts';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { Services } from '../services.ts';
 import type { HostInfo } from './context.ts';
@@ -30,8 +32,15 @@ export function registerHosts(app: FastifyInstance, s: Services) {
   const root = s.config.rootHostname;
   const known = s.hosts;
   app.decorateRequest('site', null as never);
-  app.addHook('onRequest', async (req) => {
-    req.site = await siteOf(req);
+  app.addHook('onRequest', async (req, reply) => {
+    try {
+      req.site = await siteOf(req);
+    } catch (err) {
+      // The host of a renamed account leads to its new one for a while (src/accounts/account.ts).
+      const moved = err instanceof KilnError && err.status === 404 ? await movedHost(hostnameOf(req)) : undefined;
+      if (!moved) throw err;
+      return reply.header('cache-control', 'no-cache').redirect(`${documentHostUrl(s.config, moved)}${req.url}`, 302);
+    }
     // A suspended account's hosts answer nothing but this (within the host cache's few seconds).
     if (req.site.kind !== 'main' && req.site.suspended)
       throw new KilnError(451, 'This site is unavailable: its account is suspended.', 'unavailable');
@@ -40,6 +49,13 @@ export function registerHosts(app: FastifyInstance, s: Services) {
     if (only && only !== (req.site.kind === 'main' ? 'main' : 'document'))
       throw notFound(req.routeOptions.config.hostMessage);
   });
+
+  async function movedHost(name: string): Promise<string | undefined> {
+    if (!name.endsWith(`.${root}`)) return undefined;
+    const label = name.slice(0, -root.length - 1);
+    if (label.includes('.')) return undefined;
+    return movedUsername(s.database.db, label, s.clock.now().toISOString());
+  }
 
   async function siteOf(req: FastifyRequest): Promise<HostInfo> {
     const name = hostnameOf(req);

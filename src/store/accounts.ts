@@ -294,9 +294,23 @@ export async function countAccountRows(db: Kysely<DB>): Promise<number> {
 }
 
 /** Holds a username back until `until` (a deleted account's). */
-export async function holdUsername(db: Kysely<DB>, username: string, until: string): Promise<void> {
+export async function holdUsername(db: Kysely<DB>, username: string, until: string, movedTo?: string): Promise<void> {
   await db.deleteFrom('held_usernames').where('username', '=', username).execute();
-  await db.insertInto('held_usernames').values({ username, held_until: until }).execute();
+  await db
+    .insertInto('held_usernames')
+    .values({ username, held_until: until, moved_to: movedTo ?? null })
+    .execute();
+}
+
+/** The username a held one moved to (while it is held), or undefined. */
+export async function movedUsername(db: Kysely<DB>, username: string, now: string): Promise<string | undefined> {
+  const r = await db
+    .selectFrom('held_usernames')
+    .select('moved_to')
+    .where('username', '=', username)
+    .where('held_until', '>', now)
+    .executeTakeFirst();
+  return r?.moved_to ?? undefined;
 }
 
 /** True while the username is held back after its account was deleted. */

@@ -29,6 +29,7 @@ import { up008Redirects } from './migrations/008_redirects.ts';
 import { up009Accounts } from './migrations/009_accounts.ts';
 import { up010Admin } from './migrations/010_admin.ts';
 import { up011Activity } from './migrations/011_activity.ts';
+import { up012MovedUsernames } from './migrations/012_moved_usernames.ts';
 
 /** The two column types that differ between the databases. */
 export interface ColumnTypes {
@@ -51,6 +52,7 @@ function migrations(t: ColumnTypes): Record<string, Migration> {
     '009_accounts': { up: up009Accounts(t) },
     '010_admin': { up: up010Admin(t) },
     '011_activity': { up: up011Activity(t) },
+    '012_moved_usernames': { up: up012MovedUsernames(t) },
   };
 }
 

@@ -68,6 +68,8 @@ export interface ActivityTable {
 export interface HeldUsernamesTable {
   username: string;
   held_until: string;
+  /** A renamed account's new username: the old host redirects there while the name is held. */
+  moved_to: string | null;
 }
 
 export interface SessionGrantsTable {

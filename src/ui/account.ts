@@ -72,6 +72,13 @@ ${
 <small>At least ${limits.password.minLength} characters, not a common password. Every other browser is signed out.</small><br>
 <button type="submit">Change password</button></form></section>
 
+<section class="card" aria-labelledby="un"><h2 id="un">Username</h2>
+<form method="post" action="/_/account/username">
+<label for="new-username">New username</label><input id="new-username" name="username" required minlength="${limits.usernameLength.min}" maxlength="${limits.usernameLength.max}" autocomplete="off">
+<label for="username-password">Password</label><input id="username-password" name="password" type="password" required autocomplete="current-password" maxlength="${limits.password.maxLength}">
+<small>Your documents move to the new name's address; the old address (${o.username}) leads there for 30 days.</small><br>
+<button type="submit">Change username</button></form></section>
+
 <section class="card" aria-labelledby="em"><h2 id="em">Email</h2>
 <form method="post" action="/_/account/email">
 <label for="new-email">New email address</label><input id="new-email" name="email" type="email" required autocomplete="email" maxlength="${limits.emailLength}">

@@ -3,6 +3,7 @@
 //
 //   GET  /_/account                          the page (JSON {account, logins} for programs)
 //   POST /_/account/password                 {current, password}: every other sign-in ends
+//   POST /_/account/username                 {username, password}: the host moves; the old one redirects 30 days
 //   POST /_/account/email                    {email, password}: a confirmation link to the new address
 //   GET  /_/account/email/:token, POST       confirm the new address (the old one is told)
 //   POST /_/account/sessions/:id/end         ends one sign-in (and its document-host sessions)
@@ -19,6 +20,7 @@ import type { Actor } from '../../access/actor.ts';
 import { authorizeActor } from '../../access/authorize.ts';
 import {
   changePassword,
+  changeUsername,
   confirmEmailChange,
   deleteAccount,
   emailChangeOf,
@@ -36,7 +38,8 @@ import { strictAttempt } from '../../ratelimit/http.ts';
 import { assertSameOrigin, refuseCrossSite } from '../origin.ts';
 import { clearSessionCookies } from '../cookies.ts';
 import { withMessage } from '../messages.ts';
-import { onlyOn } from '../hosts.ts';
+import { forgetHost, onlyOn } from '../hosts.ts';
+import { documentHostUrl } from '../urls.ts';
 import { done, formPost, idParam, parse, queryMsg, queryText, sendPage, textParam, wantsHtml } from '../io.ts';
 import { accountPage, emailChangePage, resetPage, resetRequestPage } from '../../ui/account.ts';
 import { exportTree, importTree } from '../../accounts/export.ts';
@@ -59,6 +62,10 @@ const bodies = {
     password: z.string().max(limits.password.maxLength),
   }),
   reset: z.object({ email: z.string().max(limits.emailLength) }),
+  username: z.object({
+    username: z.string().max(limits.usernameLength.max * 2),
+    password: z.string().max(limits.password.maxLength),
+  }),
   email: z.object({ email: z.string().max(limits.emailLength), password: z.string().max(limits.password.maxLength) }),
   newPassword: z.object({ password: z.string().max(limits.password.maxLength) }),
 };
@@ -117,6 +124,26 @@ const plugin: RoutePlugin = async (app, { services: s }) => {
         const b = parse(bodies.password, req.body);
         await ended(await changePassword(s, actor.accountId, actor.loginId, { current: b.current, next: b.password }));
         return done(req, reply, 'Password changed. Every other browser is signed out.', { redirect: ACCOUNT });
+      },
+    ),
+  );
+
+  app.post(
+    `${ACCOUNT}/username`,
+    formPost(
+      () => ACCOUNT,
+      renderAccount,
+      async (req, reply) => {
+        const actor = developer(req, true);
+        const b = parse(bodies.username, req.body);
+        const moved = await changeUsername(s, actor.accountId, b);
+        forgetHost(s, `${moved.from}.${s.config.rootHostname}`);
+        return done(
+          req,
+          reply,
+          `You are ${moved.to} now: your documents are at ${documentHostUrl(s.config, moved.to)}/, and the old address leads there for 30 days.`,
+          { redirect: ACCOUNT, extra: { username: moved.to } },
+        );
       },
     ),
   );
