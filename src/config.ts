@@ -20,6 +20,9 @@ export const ENV_HELP: Array<[string, string]> = [
   ['MAIL_FROM', 'sender address for outgoing mail (default Kiln <no-reply@ROOT_DOMAIN>)'],
   ['STRIPE_SECRET_KEY', 'Stripe API key (payments are optional)'],
   ['STRIPE_WEBHOOK_SECRET', 'secret that signs Stripe webhooks'],
+  ['STRIPE_PRICE_PERSONAL', 'Stripe price id of the Personal plan (Checkout)'],
+  ['STRIPE_PRICE_MAKER', 'Stripe price id of the Maker plan (Checkout)'],
+  ['STRIPE_API_URL', 'another Stripe API address (a stand-in such as stripe-mock; default Stripe itself)'],
   ['DOMAIN_WEBHOOK_SECRET', 'shared secret for the custom-domain provider webhook HMAC'],
   ['TRUST_PROXY', 'true when behind a reverse proxy that sets X-Forwarded-* (default false)'],
   ['LOG_LEVEL', 'fatal, error, warn, info, debug, trace or silent (default info)'],
@@ -58,6 +61,9 @@ const schema = z.object({
   MAIL_FROM: z.string().optional(),
   STRIPE_SECRET_KEY: z.string().optional(),
   STRIPE_WEBHOOK_SECRET: z.string().optional(),
+  STRIPE_PRICE_PERSONAL: z.string().optional(),
+  STRIPE_PRICE_MAKER: z.string().optional(),
+  STRIPE_API_URL: z.url({ protocol: /^https?$/ }).optional(),
   DOMAIN_WEBHOOK_SECRET: z.string().optional(),
   TRUST_PROXY: bool.default(false),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
@@ -88,6 +94,8 @@ export interface Config {
   mailFrom: string;
   stripeSecretKey?: string;
   stripeWebhookSecret?: string;
+  stripePrices: { personal?: string; maker?: string };
+  stripeApiUrl?: string;
   domainWebhookSecret?: string;
   trustProxy: boolean;
   logLevel: string;
@@ -131,6 +139,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     mailFrom: c.MAIL_FROM ?? `Kiln <no-reply@${c.ROOT_DOMAIN.replace(/:\d+$/, '')}>`,
     stripeSecretKey: c.STRIPE_SECRET_KEY,
     stripeWebhookSecret: c.STRIPE_WEBHOOK_SECRET,
+    stripePrices: { personal: c.STRIPE_PRICE_PERSONAL, maker: c.STRIPE_PRICE_MAKER },
+    stripeApiUrl: c.STRIPE_API_URL,
     domainWebhookSecret: c.DOMAIN_WEBHOOK_SECRET,
     trustProxy: c.TRUST_PROXY,
     logLevel: c.LOG_LEVEL,

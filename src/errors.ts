@@ -123,6 +123,10 @@ export const ERRORS = {
     when: 'A mail Kiln had to send could not be sent; the webhook is answered so that it comes again.',
   },
   busy: { status: 503, when: 'Too many sign-ups for one app at once; try again.' },
+  'payments-not-configured': {
+    status: 503,
+    when: 'Buying a plan needs STRIPE_SECRET_KEY and the plan’s price id set on this Kiln.',
+  },
   'webhook-not-configured': { status: 503, when: 'A webhook arrives but its secret is not configured on this Kiln.' },
   'storage-unavailable': {
     status: 503,

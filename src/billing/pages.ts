@@ -33,7 +33,15 @@ const size = (bytes: number) => `${Math.round(bytes / 1024 / 1024)} MB`;
 const of = (used: number | null, max: number | null) =>
   max === null ? `${used ?? 0} (unlimited)` : `${used ?? 0} of ${max}`;
 
-export function billingPage(o: { username: string; summary: PlanSummary; msg?: Msg }): string {
+export function billingPage(o: {
+  username: string;
+  summary: PlanSummary;
+  msg?: Msg;
+  /** This Kiln sells plans (Stripe Checkout). */
+  payments?: boolean;
+  /** The account has a Stripe customer (the Customer Portal manages its subscription). */
+  canManage?: boolean;
+}): string {
   const p = o.summary;
   const lapsed = p.plan !== 'free' && p.effectivePlan === 'free';
   const a = p.allowances;
@@ -53,6 +61,19 @@ ${p.effectivePlan !== 'free' ? html`<p class="muted">${p.monthsActive} month${p.
 <tr><th>Multi-tenant apps</th><td>${of(a.apps.used, a.apps.max)}${grows(a.apps.growsAt)}</td></tr>
 </table>
 <p class="muted">Personal: ${planLimits.personal.price.monthly} / month or ${planLimits.personal.price.annual} / year.
-Maker: ${planLimits.maker.price.monthly} / month or ${planLimits.maker.price.annual} / year.</p>`,
+Maker: ${planLimits.maker.price.monthly} / month or ${planLimits.maker.price.annual} / year.</p>
+${
+  o.payments
+    ? html`<div class="buy">${(['personal', 'maker'] as const)
+        .filter((plan) => plan !== p.effectivePlan)
+        .map(
+          (
+            plan,
+          ) => html`<form method="post" action="/_/billing/checkout"><input type="hidden" name="plan" value="${plan}">
+<button type="submit">${p.effectivePlan === 'free' ? 'Buy' : 'Switch to'} ${PLAN_NAMES[plan]}</button></form>`,
+        )}
+${o.canManage ? html`<form method="post" action="/_/billing/portal"><button class="secondary" type="submit">Manage your subscription</button></form>` : ''}</div>`
+    : html`<p class="muted">Plans are given by the administrator of this Kiln.</p>`
+}`,
   });
 }

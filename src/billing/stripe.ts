@@ -65,8 +65,19 @@ const ACTIVE_STATUSES = new Set(['active', 'trialing', 'past_due']);
 
 /** The `stripe` package's client, for its webhook helpers (no API calls are made, so no real API key
  *  is needed). Built once, in createServices. */
-export function stripeClient(config: { stripeSecretKey?: string | null }): Stripe {
-  return new Stripe(config.stripeSecretKey ?? 'sk_unused_for_webhook_verification');
+export function stripeClient(config: { stripeSecretKey?: string | null; stripeApiUrl?: string }): Stripe {
+  const api = config.stripeApiUrl ? new URL(config.stripeApiUrl) : null;
+  return new Stripe(config.stripeSecretKey ?? 'sk_unused_for_webhook_verification', {
+    ...(api
+      ? {
+          host: api.hostname,
+          port: Number(api.port || (api.protocol === 'https:' ? 443 : 80)),
+          protocol: api.protocol === 'https:' ? 'https' : 'http',
+        }
+      : {}),
+    maxNetworkRetries: 1,
+    timeout: 20_000,
+  });
 }
 
 /** A verified event, or a 400 naming what is wrong. */

@@ -22,6 +22,9 @@ import { planSummary } from '../../billing/plans.ts';
 import { billingPage, welcomePage } from '../../billing/pages.ts';
 import { errorPage } from '../../ui/pages.ts';
 import { onlyOn } from '../hosts.ts';
+import { assertSameOrigin } from '../origin.ts';
+import { openPortal, paymentsConfigured, startCheckout } from '../../billing/checkout.ts';
+import { accountById } from '../../store/accounts.ts';
 
 function sendPage(reply: FastifyReply, body: string, status = 200) {
   return reply.code(status).header('cache-control', 'no-store').type('text/html; charset=utf-8').send(body);
@@ -91,7 +94,32 @@ const plugin: RoutePlugin = async (app, { services: s }) => {
     const summary = await planSummary(s, actor.accountId);
     reply.header('cache-control', 'no-store');
     if (!wantsHtml(req)) return reply.send({ msg: '', msgType: 'success', plan: summary });
-    return sendPage(reply, billingPage({ username: actor.username, summary, msg: queryMsg(req) }));
+    return sendPage(
+      reply,
+      billingPage({
+        username: actor.username,
+        summary,
+        msg: queryMsg(req),
+        payments: paymentsConfigured(s),
+        canManage: !!(await accountById(s.database.db, actor.accountId))?.stripe_customer_id,
+      }),
+    );
+  });
+
+  /** Sends the browser to Stripe (303), or tells a program where (JSON {url}). */
+  const toStripe = (req: FastifyRequest, reply: FastifyReply, url: string) =>
+    wantsHtml(req) ? reply.redirect(url, 303) : reply.send({ msg: '', msgType: 'success', url });
+
+  // Payments out: Checkout to buy a plan, the Customer Portal to manage it (src/billing/checkout.ts).
+  app.post('/_/billing/checkout', async (req, reply) => {
+    assertSameOrigin(req);
+    const actor = authorizeActor({ actor: req.actor }, null, 'manage');
+    return toStripe(req, reply, await startCheckout(s, actor, bodyOf(req).plan));
+  });
+  app.post('/_/billing/portal', async (req, reply) => {
+    assertSameOrigin(req);
+    const actor = authorizeActor({ actor: req.actor }, null, 'manage');
+    return toStripe(req, reply, await openPortal(s, actor));
   });
 };
 
