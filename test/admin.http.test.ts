@@ -10,6 +10,7 @@ import { newPerson, signedIn } from './support/people.ts';
 import { createPerson } from '../src/accounts/people.ts';
 import { createSyncKey } from '../src/sync/keys.ts';
 import { HOST_CACHE_MS } from '../src/http/hosts.ts';
+import { mailsTo } from './support/stripe.ts';
 
 let kiln: TestKiln;
 before(async () => {
@@ -128,4 +129,29 @@ test('sign-ups: closed, by invitation link only (each link once), open again; ne
   assert.equal((await main.post('/_/admin/settings', { signups: 'sometimes', defaultPlan: 'free' }, json)).status, 400);
   assert.equal((await main.post('/_/admin/settings', { signups: 'open', defaultPlan: 'free' }, json)).status, 200);
   assert.equal((await signup()).status, 201);
+});
+
+test('support: an administrator signs in as an account, and its activity feed says who did; a test mail goes out', async () => {
+  const { main, me } = await admin();
+  const p = newPerson({ plan: 'maker' });
+  const person = await createPerson(kiln.services, p);
+  const as = await main.post(`/_/admin/accounts/${person.id}/impersonate`, {}, json);
+  assert.equal(as.status, 200, as.text);
+  const account = await main.get('/_/account', json);
+  assert.equal(account.json.account.username, person.username, 'signed in as the account');
+  const activity = await main.get('/_/activity', json);
+  assert.deepEqual(
+    [activity.json.activity[0].kind, activity.json.activity[0].by, activity.json.activity[0].client],
+    ['impersonated', me.username, 'administrator'],
+  );
+  const plain = kiln.client();
+  await signedIn(kiln, plain);
+  assert.equal((await plain.post(`/_/admin/accounts/${person.id}/impersonate`, {}, json)).status, 403);
+
+  const { main: admin2 } = await admin();
+  const sent = await admin2.post('/_/admin/mail-test', { to: 'ops@example.com' }, json);
+  assert.equal(sent.status, 200, sent.text);
+  assert.match(sent.json.msg, /outbox/);
+  assert.equal((await mailsTo(kiln, 'ops@example.com')).length, 1);
+  assert.equal((await admin2.post('/_/admin/mail-test', { to: 'nope' }, json)).status, 400);
 });

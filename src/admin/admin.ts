@@ -9,6 +9,8 @@ import { accountById, adminAccountCount, adminAccounts, keyIdsOf, updateAccountR
 import { endSessions } from '../store/sessions.ts';
 import { readSetting, writeSetting } from '../store/settings.ts';
 import { grants, revokeGrants } from '../events/revocations.ts';
+import { recordActivity } from '../store/activity.ts';
+import { emailProblem } from '../core/names.ts';
 
 export const SIGNUP_MODES = ['open', 'invite', 'closed'] as const;
 export type SignupMode = (typeof SIGNUP_MODES)[number];
@@ -123,4 +125,37 @@ export async function assertSignupOpen(s: Services, invite: string | undefined):
       : 'This Kiln takes new accounts by invitation only: open the invitation link you were sent.',
     'signups-closed',
   );
+}
+
+/** Support: the administrator signs in as the account (their own sign-in ends; signing out ends this
+ *  one). The account's activity feed gets a line saying which administrator did, and when. */
+export async function impersonate(s: Services, adminId: number, accountId: number) {
+  const a = await target(s, adminId, accountId);
+  if (a.kind !== 'person')
+    throw badRequest('Only people can be signed in as; open a team through one of its owners.', 'invalid');
+  await recordActivity(s.database.db, {
+    ownerId: a.id,
+    at: s.clock.now().toISOString(),
+    kind: 'impersonated',
+    nodeId: null,
+    nodeType: null,
+    path: '',
+    writer: `admin:${adminId}`,
+  });
+  return { accountId: a.id, username: a.username };
+}
+
+/** A test message through the configured mail (SMTP, or the outbox folder without SMTP_URL). */
+export async function sendTestMail(s: Services, to: unknown): Promise<string> {
+  const address = String(to ?? '')
+    .trim()
+    .toLowerCase();
+  const problem = emailProblem(address);
+  if (problem) throw badRequest(problem, 'invalid');
+  await s.mailer.send({
+    to: address,
+    subject: 'Kiln test mail',
+    text: `This is a test message from the Kiln at ${s.config.baseUrl}. If it arrived, mail works.`,
+  });
+  return address;
 }

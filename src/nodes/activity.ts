@@ -43,7 +43,13 @@ export async function activityFeed(
       path: r.path,
       oldPath: r.old_path,
       by: who?.username ?? null,
-      client: !r.writer ? 'kiln' : r.writer.startsWith('key:') ? `sync key ${who?.keyPrefix ?? ''}…` : 'browser',
+      client: !r.writer
+        ? 'kiln'
+        : r.writer.startsWith('key:')
+          ? `sync key ${who?.keyPrefix ?? ''}…`
+          : who?.admin
+            ? 'administrator'
+            : 'browser',
     });
   }
   return out;

@@ -45,7 +45,7 @@ export function activityOf(db: Kysely<DB>, ownerId: number, limit: number) {
 export async function writerOf(
   db: Kysely<DB>,
   writer: string,
-): Promise<{ username: string; keyPrefix?: string } | null> {
+): Promise<{ username: string; keyPrefix?: string; admin?: boolean } | null> {
   const [kind, rawId] = writer.split(':');
   const id = Number(rawId);
   if (!Number.isSafeInteger(id)) return null;
@@ -57,6 +57,10 @@ export async function writerOf(
       .where('sessions.id', '=', id)
       .executeTakeFirst();
     return r ? { username: r.username } : null;
+  }
+  if (kind === 'admin') {
+    const r = await db.selectFrom('accounts').select('username').where('id', '=', id).executeTakeFirst();
+    return r ? { username: r.username, admin: true } : null;
   }
   if (kind === 'key') {
     const r = await db

@@ -26,8 +26,9 @@ export function adminPage(o: {
     )}</select><button class="secondary" type="submit">Set</button></form></td>
 <td class="num" data-label="Documents">${a.documents}</td><td class="num" data-label="Storage">${formatSize(a.storage)}</td>
 <td data-label="Last active">${a.lastActive ? html`<time datetime="${a.lastActive}">${a.lastActive.slice(0, 16).replace('T', ' ')} UTC</time>` : 'never'}</td>
-<td><form method="post" action="/_/admin/accounts/${a.id}/suspend"><input type="hidden" name="suspended" value="${a.suspended ? '0' : '1'}">
-<button class="secondary${a.suspended ? '' : ' danger'}" type="submit">${a.suspended ? 'Unsuspend' : 'Suspend'}</button></form></td></tr>`,
+<td><div class="actions-row">${a.kind === 'person' ? html`<form method="post" action="/_/admin/accounts/${a.id}/impersonate"><button class="secondary" type="submit">Sign in as</button></form>` : ''}
+<form method="post" action="/_/admin/accounts/${a.id}/suspend"><input type="hidden" name="suspended" value="${a.suspended ? '0' : '1'}">
+<button class="secondary${a.suspended ? '' : ' danger'}" type="submit">${a.suspended ? 'Unsuspend' : 'Suspend'}</button></form></div></td></tr>`,
   );
   const pageLink = (n: number) => `/_/admin?${new URLSearchParams({ q: o.q, page: String(n) })}`;
   return page({
@@ -35,7 +36,7 @@ export function adminPage(o: {
     username: o.username,
     msg: o.msg,
     body: html`<style>.bad{color:var(--bad);font-weight:600}form.inline{display:flex;gap:var(--s2);margin:0}form.inline select{width:auto}
-form.inline button,td form button{margin:0;padding:.25rem .6rem}.pager{display:flex;gap:var(--s3);align-items:center}</style>
+form.inline button,td form button{margin:0;padding:.25rem .6rem}.pager{display:flex;gap:var(--s3);align-items:center}.actions-row{display:flex;gap:var(--s2);flex-wrap:wrap}</style>
 <h1>Administration</h1>
 <section class="card" aria-labelledby="signups"><h2 id="signups" style="margin-top:0">New accounts</h2>
 <form method="post" action="/_/admin/settings">
@@ -47,6 +48,8 @@ form.inline button,td form button{margin:0;padding:.25rem .6rem}.pager{display:f
     )}</select>
 <button type="submit">Save</button></form>
 <form method="post" action="/_/admin/invites"><button class="secondary" type="submit">Make an invitation link</button></form>
+<form method="post" action="/_/admin/mail-test" class="inline"><label for="mail-to" class="visually-hidden">Send a test mail to</label>
+<input id="mail-to" name="to" type="email" required placeholder="you@example.com"><button class="secondary" type="submit">Send a test mail</button></form>
 ${o.inviteUrl ? html`<p>One person may sign up with this link (14 days): <code id="invite-url">${o.inviteUrl}</code></p>` : ''}
 </section>
 <h2>Accounts <small class="muted">(${o.listing.total})</small></h2>

@@ -223,6 +223,7 @@ const DID: Record<string, string> = {
   renamed: 'renamed',
   moved: 'moved',
   deleted: 'deleted',
+  impersonated: 'signed in as this account, for support',
 };
 
 /** The latest changes: who did what to which path, when, from where. */

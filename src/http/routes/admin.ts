@@ -5,6 +5,8 @@
 //   POST /_/admin/accounts/:id/suspend       {suspended: true|false}
 //   POST /_/admin/settings                   {signups: open|invite|closed, defaultPlan}
 //   POST /_/admin/invites                    a one-time sign-up link (JSON {url})
+//   POST /_/admin/accounts/:id/impersonate   sign in as the account, for support (its activity says so)
+//   POST /_/admin/mail-test                  {to}: a test message through the configured mail
 import type { FastifyRequest } from 'fastify';
 import { z } from 'zod';
 import type { RoutePlugin } from './index.ts';
@@ -13,6 +15,8 @@ import { authorizeActor } from '../../access/authorize.ts';
 import { forbidden } from '../../errors.ts';
 import {
   createSignupInvite,
+  impersonate,
+  sendTestMail,
   instanceSettings,
   listAccounts,
   saveInstanceSettings,
@@ -23,6 +27,7 @@ import { assertSameOrigin } from '../origin.ts';
 import { onlyOn, forgetHost } from '../hosts.ts';
 import { done, flag, idParam, parse, queryMsg, queryText, sendPage, wantsHtml } from '../io.ts';
 import { adminPage } from '../../ui/admin.ts';
+import { signIn } from '../sessions.ts';
 
 const ADMIN = '/_/admin';
 
@@ -78,6 +83,23 @@ const plugin: RoutePlugin = async (app, { services: s }) => {
       redirect: ADMIN,
       extra: { settings: saved },
     });
+  });
+
+  app.post(`${ADMIN}/accounts/:id/impersonate`, async (req, reply) => {
+    const actor = admin(req, true);
+    const who = await impersonate(s, actor.accountId, idParam(req));
+    req.log.warn({ admin: actor.username, account: who.username }, 'an administrator signed in as an account');
+    await signIn(req, reply, s, who.accountId);
+    return done(req, reply, `You are signed in as ${who.username}, for support. Sign out to end it.`, {
+      redirect: '/_/dashboard',
+    });
+  });
+
+  app.post(`${ADMIN}/mail-test`, async (req, reply) => {
+    admin(req, true);
+    const to = await sendTestMail(s, parse(z.object({ to: z.string().max(320) }), req.body).to);
+    const how = s.config.smtpUrl ? 'through SMTP' : `into the outbox folder (${s.config.dataDir}/outbox; no SMTP_URL)`;
+    return done(req, reply, `A test message went to ${to} ${how}.`, { redirect: ADMIN });
   });
 
   app.post(`${ADMIN}/invites`, async (req, reply) => {
