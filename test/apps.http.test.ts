@@ -723,3 +723,27 @@ test("an app's owner sees who signed up (email confirmed or not, their copy) and
     true,
   );
 });
+
+test('an administrator sends an app user who has not confirmed a new confirmation link', async () => {
+  const { host } = await ownerWithApp('resend-confirm.html');
+  const address = email('r');
+  const { res } = await signUp(host, 'resend-confirm.html', { email: address });
+  assert.ok(res.status < 400, res.text);
+  const adminClient = kiln.client();
+  await signedIn(kiln, adminClient, { isSuperadmin: true });
+  const listed = await adminClient.get(`/_/admin?q=${encodeURIComponent(address)}`, {
+    headers: { accept: 'application/json' },
+  });
+  const user = listed.json.accounts[0];
+  assert.equal(user.emailConfirmed, false);
+  const before = (await outbox().messages()).filter((m) => m.to === address).length;
+  const sent = await adminClient.post(
+    `/_/admin/accounts/${user.id}/confirmation`,
+    {},
+    { headers: { 'x-requested-with': 'fetch' } },
+  );
+  assert.equal(sent.status, 200, sent.text);
+  const mails = (await outbox().messages()).filter((m) => m.to === address);
+  assert.equal(mails.length, before + 1);
+  assert.match(mails.at(-1)!.text, new RegExp(`http://${host.replace(/\./g, '\\.')}/_/app/confirm/`));
+});

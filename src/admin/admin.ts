@@ -5,7 +5,17 @@ import type { Plan } from '../store/schema.ts';
 import { badRequest, forbidden, notFound } from '../errors.ts';
 import { PLANS } from '../accounts/people.ts';
 import { createEmailToken, findEmailToken } from '../accounts/email-tokens.ts';
-import { accountById, adminAccountCount, adminAccounts, keyIdsOf, updateAccountRow } from '../store/accounts.ts';
+import {
+  accountById,
+  adminAccountCount,
+  adminAccounts,
+  keyIdsOf,
+  personFacts,
+  personRow,
+  updateAccountRow,
+  usernameOf,
+} from '../store/accounts.ts';
+import { nodeById } from '../store/nodes.ts';
 import { endSessions } from '../store/sessions.ts';
 import { readSetting, writeSetting } from '../store/settings.ts';
 import { grants, revokeGrants } from '../events/revocations.ts';
@@ -39,6 +49,7 @@ export async function listAccounts(s: Services, q: string, page: number) {
       email: r.email,
       accountType: r.account_type,
       superadmin: r.is_superadmin === 1,
+      emailConfirmed: r.email_confirmed === 1,
       plan: r.plan,
       paying: r.has_active_subscription === 1,
       documents: Number(r.documents ?? 0),
@@ -158,4 +169,15 @@ export async function sendTestMail(s: Services, to: unknown): Promise<string> {
     text: `This is a test message from the Kiln at ${s.config.baseUrl}. If it arrived, mail works.`,
   });
   return address;
+}
+
+/** An app user whose email is not confirmed yet, with the app it signed up on (for a new link). */
+export async function unconfirmedAppUser(s: Services, accountId: number) {
+  const p = await personRow(s.database.db, { id: accountId });
+  if (!p || p.account_type !== 'app_user') throw badRequest('Only app users confirm their email.', 'invalid');
+  if (p.email_confirmed === 1) throw badRequest(`${p.username} has confirmed their email already.`, 'invalid');
+  const facts = await personFacts(s.database.db, accountId);
+  const app = facts?.signupAppId ? await nodeById(s.database.db, facts.signupAppId) : undefined;
+  if (!app) throw notFound('The app this person signed up on is gone.');
+  return { person: p, app, appOwner: await usernameOf(s.database.db, app.owner_id) };
 }

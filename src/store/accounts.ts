@@ -377,6 +377,7 @@ export function adminAccounts(db: Kysely<DB>, q: string, limit: number, offset: 
       'people.email',
       'people.account_type',
       'people.is_superadmin',
+      'people.email_confirmed',
       eb
         .selectFrom('nodes')
         .select((e) => e.fn.countAll<number>().as('n'))

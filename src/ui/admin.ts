@@ -27,6 +27,7 @@ export function adminPage(o: {
 <td class="num" data-label="Documents">${a.documents}</td><td class="num" data-label="Storage">${formatSize(a.storage)}</td>
 <td data-label="Last active">${a.lastActive ? html`<time datetime="${a.lastActive}">${a.lastActive.slice(0, 16).replace('T', ' ')} UTC</time>` : 'never'}</td>
 <td><div class="actions-row">${a.kind === 'person' ? html`<form method="post" action="/_/admin/accounts/${a.id}/impersonate"><button class="secondary" type="submit">Sign in as</button></form>` : ''}
+${a.accountType === 'app_user' && !a.emailConfirmed ? html`<form method="post" action="/_/admin/accounts/${a.id}/confirmation"><button class="secondary" type="submit">Resend confirmation</button></form>` : ''}
 <form method="post" action="/_/admin/accounts/${a.id}/suspend"><input type="hidden" name="suspended" value="${a.suspended ? '0' : '1'}">
 <button class="secondary${a.suspended ? '' : ' danger'}" type="submit">${a.suspended ? 'Unsuspend' : 'Suspend'}</button></form></div></td></tr>`,
   );

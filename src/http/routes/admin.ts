@@ -7,6 +7,7 @@
 //   POST /_/admin/invites                    a one-time sign-up link (JSON {url})
 //   POST /_/admin/accounts/:id/impersonate   sign in as the account, for support (its activity says so)
 //   POST /_/admin/mail-test                  {to}: a test message through the configured mail
+//   POST /_/admin/accounts/:id/confirmation  a new confirmation link to an app user
 import type { FastifyRequest } from 'fastify';
 import { z } from 'zod';
 import type { RoutePlugin } from './index.ts';
@@ -17,6 +18,7 @@ import {
   createSignupInvite,
   impersonate,
   sendTestMail,
+  unconfirmedAppUser,
   instanceSettings,
   listAccounts,
   saveInstanceSettings,
@@ -28,6 +30,9 @@ import { onlyOn, forgetHost } from '../hosts.ts';
 import { done, flag, idParam, parse, queryMsg, queryText, sendPage, wantsHtml } from '../io.ts';
 import { adminPage } from '../../ui/admin.ts';
 import { signIn } from '../sessions.ts';
+import { sendConfirmation } from '../../apps/app-users.ts';
+import { documentHostUrl } from '../urls.ts';
+import { childPathOf } from '../../nodes/tree.ts';
 
 const ADMIN = '/_/admin';
 
@@ -100,6 +105,17 @@ const plugin: RoutePlugin = async (app, { services: s }) => {
     const to = await sendTestMail(s, parse(z.object({ to: z.string().max(320) }), req.body).to);
     const how = s.config.smtpUrl ? 'through SMTP' : `into the outbox folder (${s.config.dataDir}/outbox; no SMTP_URL)`;
     return done(req, reply, `A test message went to ${to} ${how}.`, { redirect: ADMIN });
+  });
+
+  app.post(`${ADMIN}/accounts/:id/confirmation`, async (req, reply) => {
+    admin(req, true);
+    const { person, app: node, appOwner } = await unconfirmedAppUser(s, idParam(req));
+    await sendConfirmation(
+      s,
+      { accountId: person.id, email: person.email },
+      { hostUrl: documentHostUrl(s.config, appOwner), appName: node.name, appPath: childPathOf(node) },
+    );
+    return done(req, reply, `A new confirmation link went to ${person.email}.`, { redirect: ADMIN });
   });
 
   app.post(`${ADMIN}/invites`, async (req, reply) => {
