@@ -22,6 +22,7 @@ import { Lru } from './core/lru.ts';
 import { DocumentCache } from './nodes/serve.ts';
 import { HOST_CACHE_MS } from './http/hosts.ts';
 import { stripeClient } from './billing/stripe.ts';
+import { PlanSettings } from './billing/plan-settings.ts';
 import path from 'node:path';
 
 export async function createServices(config: Config, clock: Clock = systemClock): Promise<Services> {
@@ -31,6 +32,8 @@ export async function createServices(config: Config, clock: Clock = systemClock)
   const blobs = new FilesystemBlobStore(path.join(config.dataDir, 'blobs'));
   void blobs.sweepTemporary().catch((err) => console.error('sweeping temporary blob files failed:', err));
   const events = config.redisUrl ? new RedisEventBus(config.redisUrl, namespaceFor(config)) : new MemoryEventBus();
+  const planSettings = new PlanSettings(database.db);
+  await planSettings.start();
   return {
     config,
     database,
@@ -60,10 +63,12 @@ export async function createServices(config: Config, clock: Clock = systemClock)
     documents: new DocumentCache(),
     domainLimiter: limiters.create('domains', limits.domainCalls.max, limits.domainCalls.windowMs),
     stripe: stripeClient(config),
+    planSettings,
   };
 }
 
 export async function closeServices(s: Services) {
+  s.planSettings.stop();
   s.hub.closeAll();
   await s.stylesheets.idle();
   await s.events.close();

@@ -15,6 +15,7 @@ import type { DocumentCache } from './nodes/serve.ts';
 import type { Lru } from './core/lru.ts';
 import type { HostInfo } from './http/context.ts';
 import type Stripe from 'stripe';
+import type { PlanSettings } from './billing/plan-settings.ts';
 
 export interface Services {
   config: Config;
@@ -54,4 +55,6 @@ export interface Services {
   domainLimiter: RateLimiter;
   /** The Stripe package's client, for webhook signatures (src/billing/stripe.ts). */
   stripe: Stripe;
+  /** Per-plan upload limits an administrator set (src/billing/plan-settings.ts). */
+  planSettings: PlanSettings;
 }

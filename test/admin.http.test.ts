@@ -155,3 +155,33 @@ test('support: an administrator signs in as an account, and its activity feed sa
   assert.equal((await mailsTo(kiln, 'ops@example.com')).length, 1);
   assert.equal((await admin2.post('/_/admin/mail-test', { to: 'nope' }, json)).status, 400);
 });
+
+test("an administrator sets each plan's upload size; uploads and the dashboard follow at once", async () => {
+  const { main } = await admin();
+  const limitsOf = { signups: 'open', defaultPlan: 'free', uploadFree: 1, uploadPersonal: 20, uploadMaker: 100 };
+  assert.equal((await main.post('/_/admin/settings', limitsOf, json)).status, 200);
+  assert.deepEqual((await main.get('/_/admin', json)).json.uploadMb, { free: 1, personal: 20, maker: 100 });
+  const user = kiln.client();
+  await signedIn(kiln, user, { plan: 'free' });
+  assert.match(
+    cheerio
+      .load((await user.page('/_/dashboard')).text)('#usage')
+      .text(),
+    /uploads up to 1\.0 MB each/,
+  );
+  const boundary = '----kilnlimit';
+  const big = Buffer.alloc(1536 * 1024, 1);
+  const up = await user.post(
+    '/_/upload',
+    Buffer.concat([
+      Buffer.from(`--${boundary}\r\nContent-Disposition: form-data; name="file"; filename="big.bin"\r\n\r\n`),
+      big,
+      Buffer.from(`\r\n--${boundary}--\r\n`),
+    ]),
+    { headers: { 'content-type': `multipart/form-data; boundary=${boundary}`, accept: 'application/json' } },
+  );
+  assert.equal(up.status, 413);
+  assert.match(up.json.msg, /limited to 1 MB on the free plan/);
+  assert.equal((await main.post('/_/admin/settings', { ...limitsOf, uploadFree: 0 }, json)).status, 400);
+  assert.equal((await main.post('/_/admin/settings', { ...limitsOf, uploadFree: 10 }, json)).status, 200);
+});

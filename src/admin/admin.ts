@@ -181,3 +181,16 @@ export async function unconfirmedAppUser(s: Services, accountId: number) {
   if (!app) throw notFound('The app this person signed up on is gone.');
   return { person: p, app, appOwner: await usernameOf(s.database.db, app.owner_id) };
 }
+
+/** Sets each plan's upload size per file (whole megabytes, 1 to 150). */
+export async function saveUploadLimits(s: Services, mb: Record<Plan, unknown>): Promise<Record<Plan, number>> {
+  const bytes = {} as Record<Plan, number>;
+  for (const plan of PLANS) {
+    const v = Number(mb[plan]);
+    if (!Number.isInteger(v) || v < 1 || v > 150)
+      throw badRequest(`The ${plan} plan's upload size must be a whole number of MB from 1 to 150.`, 'invalid');
+    bytes[plan] = v * 1024 * 1024;
+  }
+  await s.planSettings.save(bytes);
+  return bytes;
+}

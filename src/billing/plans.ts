@@ -114,20 +114,21 @@ export function siteLimit(a: { plan: Plan; hasActiveSubscription: boolean; isSup
   return { max: planLimits[plan].sites, unlimited: plan !== 'free' };
 }
 
-/** Bytes one uploaded file may have on this tier (pass the effective plan). */
-export function uploadLimit(plan: Plan): number {
-  return planLimits[plan].uploadSize;
+/** Bytes one uploaded file may have on this tier (pass the effective plan): the administrator's
+ *  setting, else src/limits.ts. */
+export function uploadLimit(s: Services, plan: Plan): number {
+  return s.planSettings.uploadBytes[plan];
 }
 
 const mb = (bytes: number) => `${Math.round((bytes / 1024 / 1024) * 10) / 10} MB`;
 
 /** 413 `quota-exceeded` when a file is larger than the plan allows, naming the limit and the tiers that allow more. */
-export function assertUploadSize(plan: Plan, size: number): void {
-  const max = uploadLimit(plan);
+export function assertUploadSize(s: Services, plan: Plan, size: number): void {
+  const max = uploadLimit(s, plan);
   if (size <= max) return;
-  const bigger = (Object.keys(planLimits) as Plan[]).filter((p) => planLimits[p].uploadSize > max);
+  const bigger = (Object.keys(planLimits) as Plan[]).filter((p) => uploadLimit(s, p) > max);
   const how = bigger.length
-    ? `Upgrade to ${bigger.map((p) => `${PLAN_NAMES[p]} (${mb(planLimits[p].uploadSize)})`).join(' or ')} to upload larger files.`
+    ? `Upgrade to ${bigger.map((p) => `${PLAN_NAMES[p]} (${mb(uploadLimit(s, p))})`).join(' or ')} to upload larger files.`
     : 'This is the largest size any plan allows.';
   throw new KilnError(
     413,
@@ -292,7 +293,7 @@ export async function planSummary(s: Services, accountId: number): Promise<PlanS
     planStartedAt: a.planStartedAt,
     monthsActive: monthsActive(a, now),
     sites: { used: sites, max: limit.unlimited ? null : limit.max, unlimited: limit.unlimited },
-    uploadSize: uploadLimit(plan),
+    uploadSize: uploadLimit(s, plan),
     allowances,
   };
 }

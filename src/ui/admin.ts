@@ -14,6 +14,7 @@ export function adminPage(o: {
   q: string;
   listing: Listing;
   settings: InstanceSettings;
+  uploadMb: Record<(typeof PLANS)[number], number>;
   inviteUrl?: string;
   msg?: Msg;
 }): string {
@@ -47,6 +48,10 @@ form.inline button,td form button{margin:0;padding:.25rem .6rem}.pager{display:f
 <label for="default-plan">Plan of new accounts</label><select id="default-plan" name="defaultPlan">${PLANS.map(
       (p) => html`<option value="${p}"${p === o.settings.defaultPlan ? html` selected` : ''}>${p}</option>`,
     )}</select>
+<fieldset><legend>Upload size per file (MB)</legend>${PLANS.map(
+      (p) =>
+        html`<label for="upload-${p}">${p}</label><input id="upload-${p}" name="upload${p[0].toUpperCase()}${p.slice(1)}" type="number" min="1" max="150" step="1" value="${Math.round(o.uploadMb[p])}">`,
+    )}</fieldset>
 <button type="submit">Save</button></form>
 <form method="post" action="/_/admin/invites"><button class="secondary" type="submit">Make an invitation link</button></form>
 <form method="post" action="/_/admin/mail-test" class="inline"><label for="mail-to" class="visually-hidden">Send a test mail to</label>

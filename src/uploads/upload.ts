@@ -34,7 +34,7 @@ export interface StoredBytes {
 
 /** Checks the plan's size and stores the bytes (durable before any row points at them). */
 export async function storeBytes(s: Services, plan: Plan, bytes: Buffer): Promise<StoredBytes> {
-  assertUploadSize(plan, bytes.length);
+  assertUploadSize(s, plan, bytes.length);
   return { sha: await s.blobs.put(bytes), checksum: checksum(bytes), size: bytes.length };
 }
 

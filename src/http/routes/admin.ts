@@ -3,7 +3,8 @@
 //   GET  /_/admin[?q=&page=]                 accounts (search, paging) and the instance settings
 //   POST /_/admin/accounts/:id/plan          {plan}
 //   POST /_/admin/accounts/:id/suspend       {suspended: true|false}
-//   POST /_/admin/settings                   {signups: open|invite|closed, defaultPlan}
+//   POST /_/admin/settings                   {signups: open|invite|closed, defaultPlan, uploadFree?,
+//                                            uploadPersonal?, uploadMaker? (MB per file)}
 //   POST /_/admin/invites                    a one-time sign-up link (JSON {url})
 //   POST /_/admin/accounts/:id/impersonate   sign in as the account, for support (its activity says so)
 //   POST /_/admin/mail-test                  {to}: a test message through the configured mail
@@ -17,6 +18,7 @@ import { forbidden } from '../../errors.ts';
 import {
   createSignupInvite,
   impersonate,
+  saveUploadLimits,
   sendTestMail,
   unconfirmedAppUser,
   instanceSettings,
@@ -39,7 +41,13 @@ const ADMIN = '/_/admin';
 const bodies = {
   plan: z.object({ plan: z.string().max(20) }),
   suspend: z.object({ suspended: flag }),
-  settings: z.object({ signups: z.string().max(20), defaultPlan: z.string().max(20) }),
+  settings: z.object({
+    signups: z.string().max(20),
+    defaultPlan: z.string().max(20),
+    uploadFree: z.coerce.number().optional(),
+    uploadPersonal: z.coerce.number().optional(),
+    uploadMaker: z.coerce.number().optional(),
+  }),
 };
 
 const plugin: RoutePlugin = async (app, { services: s }) => {
@@ -59,8 +67,13 @@ const plugin: RoutePlugin = async (app, { services: s }) => {
     const listing = await listAccounts(s, q, Number(queryText(req, 'page') ?? 1) || 1);
     const settings = await instanceSettings(s);
     reply.header('cache-control', 'no-store');
-    if (!wantsHtml(req)) return { msg: '', msgType: 'success', ...listing, settings };
-    return sendPage(reply, adminPage({ username: actor.username, q, listing, settings, msg: queryMsg(req) }));
+    const uploadMb = {
+      free: s.planSettings.uploadBytes.free / 2 ** 20,
+      personal: s.planSettings.uploadBytes.personal / 2 ** 20,
+      maker: s.planSettings.uploadBytes.maker / 2 ** 20,
+    };
+    if (!wantsHtml(req)) return { msg: '', msgType: 'success', ...listing, settings, uploadMb };
+    return sendPage(reply, adminPage({ username: actor.username, q, listing, settings, uploadMb, msg: queryMsg(req) }));
   });
 
   app.post(`${ADMIN}/accounts/:id/plan`, async (req, reply) => {
@@ -84,6 +97,8 @@ const plugin: RoutePlugin = async (app, { services: s }) => {
     admin(req, true);
     const b = parse(bodies.settings, req.body);
     const saved = await saveInstanceSettings(s, b);
+    if (b.uploadFree !== undefined || b.uploadPersonal !== undefined || b.uploadMaker !== undefined)
+      await saveUploadLimits(s, { free: b.uploadFree, personal: b.uploadPersonal, maker: b.uploadMaker });
     return done(req, reply, `Sign-ups: ${saved.signups}; new accounts start on the ${saved.defaultPlan} plan.`, {
       redirect: ADMIN,
       extra: { settings: saved },

@@ -147,7 +147,7 @@ const plugin: RoutePlugin = async (app, { services: s }) => {
       nodes,
       hostUrl: documentHostUrl(s.config, owner.username),
       siteLimit: owner.unlimited || isUnlimitedSites(owner.plan) ? null : limits.sites[owner.plan],
-      uploadLimit: uploadLimit(owner.plan),
+      uploadLimit: uploadLimit(s, owner.plan),
       ownerId: owner.id,
     };
   }

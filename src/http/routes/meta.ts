@@ -9,6 +9,7 @@ import { findByPath } from '../../nodes/tree.ts';
 import { allows, resourceOf } from '../../access/authorize.ts';
 import { limits } from '../../limits.ts';
 import { notFound } from '../../errors.ts';
+import { uploadLimit } from '../../billing/plans.ts';
 import { callerOf } from '../share-grant.ts';
 
 const plugin: RoutePlugin = async (app, { services: s }) => {
@@ -29,7 +30,7 @@ const plugin: RoutePlugin = async (app, { services: s }) => {
             answer.document = {
               writable,
               maxBytes: limits.documentSize,
-              upload: { allowed: writable, maxBytes: req.actor ? limits.uploadSize[req.actor.plan] : 0 },
+              upload: { allowed: writable, maxBytes: req.actor ? uploadLimit(s, req.actor.plan) : 0 },
             };
           }
         }

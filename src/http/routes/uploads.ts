@@ -20,7 +20,8 @@ import { z } from 'zod';
 /** The JSON upload hyperclayjs sends: the file as base64, optionally into a folder. */
 const JSON_UPLOAD = z.object({ fileName: z.string(), fileBody: z.string(), parentId: z.unknown().optional() });
 
-const MAX_UPLOAD = Math.max(...Object.values(limits.uploadSize));
+/** The most an administrator may set a plan's file size to (src/billing/plan-settings.ts). */
+const MAX_UPLOAD = limits.body.jsonSyncAndUpload;
 
 /** Where an upload goes and whose it is: the folder of the page named by Page-URL, or (main app) a
  *  folder id, or the top level of the caller's tree or of a team's it manages (`ownerId`). */

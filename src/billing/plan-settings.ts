@@ -1,0 +1,48 @@
+// The upload size per file of each plan, set by an administrator (/_/admin) and shared by every
+// process through the instance settings: each process keeps the values in memory (read at start,
+// re-read every 5 seconds, at once after its own change), so a request never waits on them.
+import type { Kysely } from 'kysely';
+import type { DB, Plan } from '../store/schema.ts';
+import { limits, planLimits } from '../limits.ts';
+import { readSetting, writeSetting } from '../store/settings.ts';
+
+const PLANS: Plan[] = ['free', 'personal', 'maker'];
+const REFRESH_MS = 5000;
+
+export class PlanSettings {
+  /** Bytes one uploaded file may have, per plan (the defaults of src/limits.ts until set). */
+  readonly uploadBytes: Record<Plan, number> = {
+    free: planLimits.free.uploadSize,
+    personal: planLimits.personal.uploadSize,
+    maker: planLimits.maker.uploadSize,
+  };
+  private timer: NodeJS.Timeout | null = null;
+
+  constructor(private readonly db: Kysely<DB>) {}
+
+  async start(): Promise<void> {
+    await this.refresh();
+    this.timer = setInterval(() => void this.refresh().catch(() => {}), REFRESH_MS);
+    this.timer.unref();
+  }
+
+  stop(): void {
+    if (this.timer) clearInterval(this.timer);
+  }
+
+  async refresh(): Promise<void> {
+    for (const plan of PLANS) {
+      const v = Number(await readSetting(this.db, `upload-bytes-${plan}`));
+      this.uploadBytes[plan] = Number.isSafeInteger(v) && v > 0 ? v : planLimits[plan].uploadSize;
+    }
+  }
+
+  /** Sets the limits (bytes; each at most what an upload request may carry). */
+  async save(bytes: Record<Plan, number>): Promise<void> {
+    for (const plan of PLANS) {
+      const v = Math.min(Math.max(1, Math.round(bytes[plan])), limits.body.jsonSyncAndUpload);
+      await writeSetting(this.db, `upload-bytes-${plan}`, String(v));
+    }
+    await this.refresh();
+  }
+}
