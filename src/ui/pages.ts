@@ -27,7 +27,7 @@ input,select,textarea{width:100%;padding:.55rem .6rem;border:1px solid #a8a29e;b
 input[type=checkbox],input[type=radio]{width:auto}
 button,.button{display:inline-block;margin-top:var(--s4);padding:.5rem 1rem;border:1px solid var(--accent);border-radius:6px;
 background:var(--accent);color:#fff;font:inherit;font-weight:600;cursor:pointer;text-decoration:none;line-height:1.3}
-button:hover,.button:hover{filter:brightness(.92)}button:disabled{opacity:.6;cursor:default}
+button,.button,th,label{overflow-wrap:normal}button:hover,.button:hover{filter:brightness(.92)}button:disabled{opacity:.6;cursor:default}
 button.secondary,.button.secondary{background:#fff;color:var(--fg);border-color:#a8a29e}
 button.danger,.button.danger{color:var(--bad)}
 button.link{background:none;border:0;color:var(--accent);padding:0;margin:0;font-weight:400;text-decoration:underline}
