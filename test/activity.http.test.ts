@@ -19,7 +19,7 @@ async function feed(main: ReturnType<TestKiln['client']>) {
   // Lines are written after the change's commit: wait until they are there.
   for (let i = 0; i < 50; i++) {
     const r = await main.get('/_/activity', json);
-    if (r.json.activity.length >= 5) return r.json.activity as Array<Record<string, string | null>>;
+    if (r.json.activity.length >= 6) return r.json.activity as Array<Record<string, string | null>>;
     await new Promise((res) => setTimeout(res, 40));
   }
   return (await main.get('/_/activity', json)).json.activity as Array<Record<string, string | null>>;
@@ -41,21 +41,33 @@ test('creations, saves, renames and deletions from the browser and a sync key, n
     headers: { 'x-api-key': key },
   });
   assert.equal(put.status, 200, put.text);
+  // The code editor saves through /_/save with its header.
+  const host = kiln.hostOf(me.username);
+  const doc = await main.enter(host);
+  const edited = await doc.post('/_/save', '<html><body>3</body></html>', {
+    headers: {
+      'content-type': 'text/plain',
+      'document-url': `http://${host}/acted-${me.id}.html`,
+      'x-kiln-editor': '1',
+    },
+  });
+  assert.equal(edited.status, 200, edited.text);
   await main.post('/_/dashboard/nodes', { type: 'folder', name: 'stuff' }, json);
   await main.post(`/_/dashboard/nodes/${id}/delete`, {}, json);
 
   const lines = await feed(main);
   assert.deepEqual(
-    lines.slice(0, 5).map((l) => [l.kind, l.path, l.by, l.client?.replace(/hcsk_[0-9a-f]+/, 'KEY')]),
+    lines.slice(0, 6).map((l) => [l.kind, l.path, l.by, l.client?.replace(/hcsk_[0-9a-f]+/, 'KEY')]),
     [
       ['deleted', `acted-${me.id}.html`, me.username, 'browser'],
       ['created', 'stuff', me.username, 'browser'],
+      ['saved', `acted-${me.id}.html`, me.username, 'code editor'],
       ['saved', `acted-${me.id}.html`, me.username, 'sync key KEY…'],
       ['renamed', `acted-${me.id}.html`, me.username, 'browser'],
       ['saved', `act-${me.id}.html`, me.username, 'browser'],
     ],
   );
-  assert.equal(lines[3].oldPath, `act-${me.id}.html`);
+  assert.equal(lines[4].oldPath, `act-${me.id}.html`);
   const page = cheerio.load((await main.page('/_/dashboard')).text);
   assert.match(page('section.activity').text(), new RegExp(`${me.username}\\s+deleted`));
 

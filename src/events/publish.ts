@@ -18,7 +18,7 @@ const ACTIVITY: Partial<Record<NodeEvent['type'], string>> = {
 };
 
 /** A change of an account's tree: the event on its channel, and a line of its activity feed. */
-export function publishAccountEvent(s: Services, ownerId: number, event: NodeEvent): Promise<unknown> {
+export function publishAccountEvent(s: Services, ownerId: number, event: NodeEvent, client?: string): Promise<unknown> {
   const kind = ACTIVITY[event.type];
   const line =
     kind && 'nodeType' in event
@@ -31,6 +31,7 @@ export function publishAccountEvent(s: Services, ownerId: number, event: NodeEve
           path: 'newPath' in event ? event.newPath : 'path' in event ? event.path : '',
           oldPath: 'oldPath' in event ? event.oldPath : null,
           writer: event.writer ?? null,
+          client: client ?? null,
         }).catch((err) => console.error('recording activity failed:', err))
       : null;
   return Promise.all([s.events.publish(channels.account(ownerId), event), line]);
@@ -53,22 +54,27 @@ export function publishNodeSaved(
   s: Services,
   node: PublishedNode,
   saved: { checksum: string | null; size: number; modifiedAt: string },
-  opts: { writer?: string | null; html?: string } = {},
+  opts: { writer?: string | null; html?: string; client?: string } = {},
 ): Promise<unknown> {
   const path = node.path ? `${node.path}/${node.name}` : node.name;
   return Promise.all([
-    publishAccountEvent(s, node.owner_id, {
-      type: 'node-saved',
-      nodeId: node.id,
-      nodeType: node.type,
-      path,
-      checksum: saved.checksum,
-      modifiedAt: saved.modifiedAt,
-      size: saved.size,
-      ...(opts.html !== undefined ? { content: opts.html } : {}),
-      ...(node.type === 'folder' ? { parentId: node.parent_id ?? 0 } : {}),
-      writer: opts.writer ?? null,
-    }),
+    publishAccountEvent(
+      s,
+      node.owner_id,
+      {
+        type: 'node-saved',
+        nodeId: node.id,
+        nodeType: node.type,
+        path,
+        checksum: saved.checksum,
+        modifiedAt: saved.modifiedAt,
+        size: saved.size,
+        ...(opts.html !== undefined ? { content: opts.html } : {}),
+        ...(node.type === 'folder' ? { parentId: node.parent_id ?? 0 } : {}),
+        writer: opts.writer ?? null,
+      },
+      opts.client,
+    ),
     opts.html !== undefined
       ? s.events.publish(channels.document(node.id), {
           type: 'lane',

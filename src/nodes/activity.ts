@@ -15,7 +15,8 @@ export interface ActivityItem {
   oldPath: string | null;
   /** Who: a username (null when Kiln itself, or the writer is gone). */
   by: string | null;
-  /** From where: `browser`, `sync key hcsk_ab12…`, or `kiln`. */
+  /** From where: `browser`, `code editor`, `version restore`, `app user`, `sync key hcsk_ab12…`,
+   *  `administrator`, or `kiln`. */
   client: string;
 }
 
@@ -49,7 +50,13 @@ export async function activityFeed(
           ? `sync key ${who?.keyPrefix ?? ''}…`
           : who?.admin
             ? 'administrator'
-            : 'browser',
+            : who?.appUser
+              ? 'app user'
+              : r.client === 'editor'
+                ? 'code editor'
+                : r.client === 'restore'
+                  ? 'version restore'
+                  : 'browser',
     });
   }
   return out;

@@ -164,7 +164,7 @@ export async function writeDocument(s: Services, tx: Tx, after: AfterCommit, inp
     return { changed: false, checksum: node.checksum!, size: bytes.length, modifiedAt: node.modified_at };
   const written = await writeVersionAndContent(tx, node.id, bytes, stored, input.by, now);
   const result = { changed: true, checksum: written.checksum, size: written.size, modifiedAt: now };
-  after.push(() => afterContentChange(s, node, bytes, result, input.by.writer));
+  after.push(() => afterContentChange(s, node, bytes, result, input.by.writer, input.by.kind));
   return result;
 }
 
@@ -176,11 +176,12 @@ function afterContentChange(
   bytes: Buffer,
   result: { checksum: string; size: number; modifiedAt: string },
   writer: string | null,
+  client: SaveKind,
 ): void {
   const html = bytes.toString('utf8');
   void s.stylesheets.schedule(node.id, html);
   // Not awaited: a save never waits on the bus (a slow or absent Redis); events keep their order.
-  publishNodeSaved(s, { ...node, type: 'site' }, result, { writer, html });
+  publishNodeSaved(s, { ...node, type: 'site' }, result, { writer, html, client });
 }
 
 export function conflictError(

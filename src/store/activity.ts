@@ -12,6 +12,7 @@ export interface ActivityRow {
   path: string;
   oldPath?: string | null;
   writer: string | null;
+  client?: string | null;
 }
 
 export async function recordActivity(db: Kysely<DB>, r: ActivityRow): Promise<void> {
@@ -26,6 +27,7 @@ export async function recordActivity(db: Kysely<DB>, r: ActivityRow): Promise<vo
       path: r.path,
       old_path: r.oldPath ?? null,
       writer: r.writer,
+      client: r.client ?? null,
     })
     .execute();
 }
@@ -34,7 +36,7 @@ export async function recordActivity(db: Kysely<DB>, r: ActivityRow): Promise<vo
 export function activityOf(db: Kysely<DB>, ownerId: number, limit: number) {
   return db
     .selectFrom('activity')
-    .select(['at', 'kind', 'node_type', 'path', 'old_path', 'writer'])
+    .select(['at', 'kind', 'node_type', 'path', 'old_path', 'writer', 'client'])
     .where('owner_id', '=', ownerId)
     .orderBy('id', 'desc')
     .limit(limit)
@@ -45,7 +47,7 @@ export function activityOf(db: Kysely<DB>, ownerId: number, limit: number) {
 export async function writerOf(
   db: Kysely<DB>,
   writer: string,
-): Promise<{ username: string; keyPrefix?: string; admin?: boolean } | null> {
+): Promise<{ username: string; keyPrefix?: string; admin?: boolean; appUser?: boolean } | null> {
   const [kind, rawId] = writer.split(':');
   const id = Number(rawId);
   if (!Number.isSafeInteger(id)) return null;
@@ -53,10 +55,11 @@ export async function writerOf(
     const r = await db
       .selectFrom('sessions')
       .innerJoin('accounts', 'accounts.id', 'sessions.account_id')
-      .select('accounts.username')
+      .leftJoin('people', 'people.account_id', 'accounts.id')
+      .select(['accounts.username', 'people.account_type'])
       .where('sessions.id', '=', id)
       .executeTakeFirst();
-    return r ? { username: r.username } : null;
+    return r ? { username: r.username, appUser: r.account_type === 'app_user' } : null;
   }
   if (kind === 'admin') {
     const r = await db.selectFrom('accounts').select('username').where('id', '=', id).executeTakeFirst();

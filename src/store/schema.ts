@@ -63,6 +63,8 @@ export interface ActivityTable {
   path: string;
   old_path: string | null;
   writer: string | null;
+  /** How a save was made (`browser`, `editor`, `sync`, `restore` …), when known. */
+  client: string | null;
 }
 
 export interface HeldUsernamesTable {

@@ -15,6 +15,7 @@ export function up011Activity(t: ColumnTypes) {
       .addColumn('path', 'text', (c) => c.notNull())
       .addColumn('old_path', 'text')
       .addColumn('writer', 'text')
+      .addColumn('client', 'text')
       .execute();
     await db.schema.createIndex('activity_owner').on('activity').columns(['owner_id', 'id']).execute();
   };
