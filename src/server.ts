@@ -1,6 +1,7 @@
 // Starts Kiln: configuration → services → HTTP.
 import { sweepTrash } from './nodes/trash.ts';
 import { sweepOldActivity } from './nodes/activity.ts';
+import { sweepLastExports } from './accounts/export.ts';
 import type { FastifyInstance } from 'fastify';
 import type { Config } from './config.ts';
 import type { Services } from './services.ts';
@@ -93,7 +94,7 @@ export async function startServer(config: Config, clock?: Clock): Promise<Runnin
   // The trash's 30 days: one sweep shortly after start, then hourly (each process; a purge is one
   // transaction, so two processes sweeping at once purge each deletion once).
   const sweep = () =>
-    void Promise.all([sweepTrash(services), sweepOldActivity(services)]).catch((err) =>
+    void Promise.all([sweepTrash(services), sweepOldActivity(services), sweepLastExports(services)]).catch((err) =>
       app.log.warn({ err }, 'sweeping the trash or old activity failed; retried in an hour'),
     );
   const first = setTimeout(sweep, 60_000).unref();

@@ -275,8 +275,20 @@ test('deleting the account needs the username typed and the password; everything
     { username: friend.me.username, role: 'owner' },
     json,
   );
-  const gone = await c.post('/_/account/delete', { confirm: p.username.toUpperCase(), password: p.password }, json);
+  const gone = await c.post(
+    '/_/account/delete',
+    { confirm: p.username.toUpperCase(), password: p.password, exportFirst: true },
+    json,
+  );
   assert.equal(gone.status, 200, gone.text);
+  assert.match(gone.json.msg, /A link to its export is on its way/);
+  // The export was made before the deletion; its link works for anyone who has it, for 7 days.
+  const mail = (await mailsTo(kiln, p.email)).at(-1)!;
+  const link = /\/_\/export\/[A-Za-z0-9_-]+/.exec(mail.text)![0];
+  const zip = await kiln.client().get(link);
+  assert.equal(zip.status, 200);
+  assert.equal((await unzip(zip.body)).get(`gone-${p.username}.html`)?.toString(), '<p>x</p>');
+  assert.equal((await kiln.client().get(`/_/export/${'x'.repeat(43)}`)).status, 404);
   assert.equal((await c.get('/_/account', json)).status, 401);
   assert.equal((await kiln.client(kiln.hostOf(p.username)).get(`/gone-${p.username}.html`)).status, 404);
   assert.equal((await kiln.client().post('/_/login', { email: p.email, password: p.password }, json)).status, 401);

@@ -7,6 +7,7 @@ import { hashPassword, passwordProblem, verifyPassword } from './passwords.ts';
 import { createEmailToken, findEmailToken, useEmailToken } from './email-tokens.ts';
 import { emailProblem, usernameProblem } from '../core/names.ts';
 import { grants, revokeGrants } from '../events/revocations.ts';
+import { LAST_EXPORT_DAYS, writeLastExport } from './export.ts';
 import { DAY } from '../limits.ts';
 import {
   updateAccountRow,
@@ -120,8 +121,8 @@ export async function requestDeveloperReset(
 export async function deleteAccount(
   s: Services,
   accountId: number,
-  input: { confirm: unknown; password: unknown },
-): Promise<{ username: string; ended: number[] }> {
+  input: { confirm: unknown; password: unknown; exportFirst?: boolean },
+): Promise<{ username: string; ended: number[]; exported: boolean }> {
   const p = await person(s, accountId);
   if (
     String(input.confirm ?? '')
@@ -139,13 +140,23 @@ export async function deleteAccount(
     );
   if (p.is_superadmin === 1 && (await superadminCount(db)) <= 1)
     throw forbidden('This is the only administrator of this Kiln; make another account an administrator first.');
+  // Asked for: the whole tree, with versions, is written first and its link mailed; if that fails,
+  // nothing is deleted.
+  if (input.exportFirst) {
+    const token = await writeLastExport(s, accountId);
+    await s.mailer.send({
+      to: p.email,
+      subject: `Your Kiln export of ${p.username}`,
+      text: `Everything of the account ${p.username}, as it was before you deleted it (documents, uploads, every version):\n\n${s.config.baseUrl}/_/export/${token}\n\nThe link works for ${LAST_EXPORT_DAYS} days.`,
+    });
+  }
   const ended = await endSessions(db, accountId, s.clock.now(), {});
   const until = new Date(s.clock.now().getTime() + USERNAME_HOLD_DAYS * DAY).toISOString();
   await db.transaction().execute(async (trx) => {
     await holdUsername(trx, p.username, until);
     await deleteAccountRow(trx, accountId);
   });
-  return { username: p.username, ended };
+  return { username: p.username, ended, exported: !!input.exportFirst };
 }
 
 /** Sets a new password through a reset token (single use), confirms the email and ends every other

@@ -10,6 +10,13 @@
 // refuses the whole import with the list (409 `name-conflict`, `extra.clashes`); then uploads go to
 // the blob store and the whole tree is written in one transaction: all or nothing.
 import { Readable } from 'node:stream';
+import { pipeline } from 'node:stream/promises';
+import { createWriteStream } from 'node:fs';
+import { mkdir, readdir, rename, stat, unlink } from 'node:fs/promises';
+import path from 'node:path';
+import { randomToken } from '../clock.ts';
+import { sha256 } from '../core/checksum.ts';
+import { DAY } from '../limits.ts';
 import yazl from 'yazl';
 import yauzl from 'yauzl';
 import type { Services } from '../services.ts';
@@ -278,4 +285,54 @@ export async function importTree(s: Services, actorId: number, ownerId: number, 
     }
     return result;
   });
+}
+
+// ------------------------------------------------------------------ a last export
+
+/** How long the export made before an account is deleted can be downloaded. */
+export const LAST_EXPORT_DAYS = 7;
+
+function lastExportFile(s: Services, token: string): string {
+  return path.join(s.config.dataDir, 'exports', `${sha256(token)}.zip`);
+}
+
+/** Writes the account's whole tree (with versions) to a file before the account is deleted; returns
+ *  the secret token of its download link (`/_/export/<token>`, 7 days). The file is complete before
+ *  this returns: a deletion that asked for it never happens without it. */
+export async function writeLastExport(s: Services, accountId: number): Promise<string> {
+  const token = randomToken(32);
+  const file = lastExportFile(s, token);
+  await mkdir(path.dirname(file), { recursive: true });
+  await pipeline(await exportTree(s, accountId, accountId, { versions: true }), createWriteStream(`${file}.part`));
+  await rename(`${file}.part`, file);
+  return token;
+}
+
+/** The file of a last export while its link works, or null. */
+export async function lastExport(s: Services, token: string): Promise<string | null> {
+  if (!/^[A-Za-z0-9_-]{43}$/.test(token)) return null;
+  const file = lastExportFile(s, token);
+  try {
+    const st = await stat(file);
+    return s.clock.now().getTime() - st.mtimeMs < LAST_EXPORT_DAYS * DAY ? file : null;
+  } catch {
+    return null;
+  }
+}
+
+/** Removes last exports older than 7 days (the hourly sweep). */
+export async function sweepLastExports(s: Services): Promise<void> {
+  const dir = path.join(s.config.dataDir, 'exports');
+  let names: string[];
+  try {
+    names = await readdir(dir);
+  } catch {
+    return;
+  }
+  const now = s.clock.now().getTime();
+  for (const n of names) {
+    const f = path.join(dir, n);
+    const st = await stat(f).catch(() => null);
+    if (st && now - st.mtimeMs >= LAST_EXPORT_DAYS * DAY) await unlink(f).catch(() => {});
+  }
 }

@@ -105,6 +105,7 @@ Export first if you want to keep anything. The username stays unavailable for 90
 <form method="post" action="/_/account/delete">
 <label for="confirm-username">Type your username to confirm</label><input id="confirm-username" name="confirm" required autocomplete="off" maxlength="${limits.usernameLength.max}">
 <label for="delete-password">Password</label><input id="delete-password" name="password" type="password" required autocomplete="current-password" maxlength="${limits.password.maxLength}">
+<label><input type="checkbox" name="exportFirst" value="1" checked> Export everything first (with every version) and mail me the link</label>
 <button class="danger secondary" type="submit">Delete my account</button></form></section>`,
   });
 }

@@ -40,11 +40,12 @@ import { clearSessionCookies } from '../cookies.ts';
 import { withMessage } from '../messages.ts';
 import { forgetHost, onlyOn } from '../hosts.ts';
 import { documentHostUrl } from '../urls.ts';
-import { done, formPost, idParam, parse, queryMsg, queryText, sendPage, textParam, wantsHtml } from '../io.ts';
+import { done, flag, formPost, idParam, parse, queryMsg, queryText, sendPage, textParam, wantsHtml } from '../io.ts';
 import { accountPage, emailChangePage, resetPage, resetRequestPage } from '../../ui/account.ts';
-import { exportTree, importTree } from '../../accounts/export.ts';
+import { exportTree, importTree, lastExport } from '../../accounts/export.ts';
+import { createReadStream } from 'node:fs';
 import multipart from '@fastify/multipart';
-import { KilnError, badRequest } from '../../errors.ts';
+import { KilnError, badRequest, notFound } from '../../errors.ts';
 import { PLAN_NAMES } from '../../billing/plans.ts';
 import { limits } from '../../limits.ts';
 
@@ -60,6 +61,7 @@ const bodies = {
   delete: z.object({
     confirm: z.string().max(limits.usernameLength.max * 2),
     password: z.string().max(limits.password.maxLength),
+    exportFirst: flag.default(false),
   }),
   reset: z.object({ email: z.string().max(limits.emailLength) }),
   username: z.object({
@@ -214,10 +216,13 @@ const plugin: RoutePlugin = async (app, { services: s }) => {
       async (req, reply) => {
         const actor = developer(req, true);
         const b = parse(bodies.delete, req.body);
-        const gone = await deleteAccount(s, actor.accountId, { confirm: b.confirm, password: b.password });
+        const gone = await deleteAccount(s, actor.accountId, b);
         await ended(gone.ended);
         clearSessionCookies(req, reply, s.config);
-        return done(req, reply, `The account ${gone.username} and everything in it are deleted.`, { redirect: '/' });
+        const mailed = gone.exported ? ' A link to its export is on its way to your email (7 days).' : '';
+        return done(req, reply, `The account ${gone.username} and everything in it are deleted.${mailed}`, {
+          redirect: '/',
+        });
       },
     ),
   );
@@ -262,6 +267,18 @@ const plugin: RoutePlugin = async (app, { services: s }) => {
       },
     ),
   );
+
+  /** A last export, made before an account was deleted (the link mailed then; 7 days). */
+  app.get('/_/export/:token', async (req, reply) => {
+    const file = await lastExport(s, textParam(req, 'token'));
+    if (!file) throw notFound('This export link is not valid (it expired after 7 days, or never existed).');
+    return reply
+      .header('cache-control', 'no-store')
+      .header('referrer-policy', 'no-referrer')
+      .header('content-type', 'application/zip')
+      .header('content-disposition', 'attachment; filename="kiln-export.zip"')
+      .send(createReadStream(file));
+  });
 
   // ---------------------------------------------------------------- forgot password
 
