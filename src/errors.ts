@@ -110,6 +110,10 @@ export const ERRORS = {
     when: 'The body, document, or (data API) query, rules or result is larger than allowed.',
   },
   'unsupported-media-type': { status: 415, when: 'Send the document as text.' },
+  'unsupported-type': {
+    status: 415,
+    when: 'HTML documents are not uploads: make them on the dashboard, with the sync API or /_/save.',
+  },
   'invalid-document': { status: 422, when: 'The document has no root `<html>` element.' },
   'precondition-required': { status: 428, when: 'Team writes need If-Match (or `expectedVersion`).' },
   'account-identity-required': {

@@ -256,18 +256,22 @@ test('three files dropped on the list upload with a progress bar each; a file ov
       ['a.txt', 'alpha'],
       ['b.css', 'body{color:red}'],
       ['c.json', '{"c":1}'],
+      ['dropped.html', '<html><body>dropped page</body></html>'],
     ])
       dt.items.add(new File([text], name));
     const tree = document.getElementById('tree')!;
     tree.dispatchEvent(new DragEvent('dragover', { dataTransfer: dt, bubbles: true, cancelable: true }));
     tree.dispatchEvent(new DragEvent('drop', { dataTransfer: dt, bubbles: true, cancelable: true }));
   });
-  assert.equal(await page.locator('#uploads progress').count(), 3, 'a progress bar per file');
-  await page.waitForFunction(() => document.querySelectorAll('#uploads .state.done').length === 3);
+  assert.equal(await page.locator('#uploads progress').count(), 4, 'a progress bar per file');
+  await page.waitForFunction(() => document.querySelectorAll('#uploads .state.done').length === 4);
   assert.deepEqual(
     await page.$$eval('#uploads progress', (ps) => ps.map((p) => (p as HTMLProgressElement).value)),
-    [100, 100, 100],
+    [100, 100, 100, 100],
   );
+  // The HTML file became a document (with a version), not an upload.
+  await page.locator('#tree tr[data-type=site] a.nm', { hasText: 'dropped.html' }).waitFor();
+  assert.equal(await stored('/dropped.html'), '<html><body>dropped page</body></html>');
   await page.waitForFunction(() => document.querySelectorAll('#tree tr[data-type=upload]').length === 3);
   assert.equal(await stored('/b.css'), 'body{color:red}');
 

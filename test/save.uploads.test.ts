@@ -49,22 +49,50 @@ test('hyperclayjs upload: JSON {fileName, fileBody} + Page-URL answers exactly 2
   assert.deepEqual(again.json.urls, [`http://${host}/pic-1.png`]);
 });
 
-test('multipart upload (field "file") stores the exact bytes; uploaded HTML never runs as the host origin', async () => {
-  const { doc, pageUrl, host } = await setup();
-  const boundary = `----kilntest${Date.now()}`;
-  const content = '<html><script>alert(document.cookie)</script></html>';
-  const body = Buffer.from(
-    `--${boundary}\r\nContent-Disposition: form-data; name="file"; filename="evil.html"\r\nContent-Type: text/html\r\n\r\n${content}\r\n--${boundary}--\r\n`,
-  );
-  const res = await doc.post('/_/upload', body, {
-    headers: { 'content-type': `multipart/form-data; boundary=${boundary}`, 'page-url': pageUrl },
-  });
+test('multipart upload (field "file") stores the exact bytes and answers {urls, uploads}; active content never runs as the host origin; HTML documents are refused (415 unsupported-type)', async () => {
+  const { doc, pageUrl, host, main } = await setup();
+  const multipart = (name: string, content: string, type: string) => {
+    const boundary = `----kilntest${Date.now()}`;
+    return {
+      body: Buffer.from(
+        `--${boundary}\r\nContent-Disposition: form-data; name="file"; filename="${name}"\r\nContent-Type: ${type}\r\n\r\n${content}\r\n--${boundary}--\r\n`,
+      ),
+      headers: { 'content-type': `multipart/form-data; boundary=${boundary}`, 'page-url': pageUrl },
+    };
+  };
+  const svg = '<svg xmlns="http://www.w3.org/2000/svg"><script>alert(document.cookie)</script></svg>';
+  const up = multipart('evil.svg', svg, 'image/svg+xml');
+  const res = await doc.post('/_/upload', up.body, { headers: up.headers });
   assert.equal(res.status, 200, res.text);
-  const served = await kiln.client(host).get('/evil.html');
+  assert.deepEqual(
+    res.json.urls,
+    [res.json.uploads[0].url],
+    'hyperclayjs reads urls; the conformance page reads uploads',
+  );
+  assert.equal(res.json.uploads[0].name, 'evil.svg');
+  const served = await kiln.client(host).get('/evil.svg');
   assert.equal(served.status, 200);
-  assert.equal(served.text, content);
+  assert.equal(served.text, svg);
   assert.match(String(served.headers['content-security-policy']), /sandbox/);
   assert.equal(served.headers['x-content-type-options'], 'nosniff');
+
+  // A document is not an upload: refused, nothing stored (made on the dashboard, by sync or /_/save).
+  for (const name of ['evil.html', 'page.htm', 'app.htmlclay', 'DEEP/../x.HTML']) {
+    const html = multipart(name, '<html><script>alert(1)</script></html>', 'text/html');
+    const refused = await doc.post('/_/upload', html.body, { headers: html.headers });
+    assert.equal(refused.status, 415, name);
+    assert.equal(refused.json.code, 'unsupported-type');
+  }
+  const names = (await main.get('/_/dashboard/nodes', { headers: { accept: 'application/json' } })).json.nodes.map(
+    (n: { name: string }) => n.name,
+  );
+  assert.equal(names.filter((n: string) => /\.(html?|htmlclay)$/i.test(n)).length, 1, 'only the page itself');
+  const json = await doc.post(
+    '/_/upload',
+    { fileName: 'again.html', fileBody: Buffer.from('<html></html>').toString('base64') },
+    { headers: { 'page-url': pageUrl } },
+  );
+  assert.equal(json.status, 415);
 });
 
 test('upload refusals: nobody signed in 401, someone signed in elsewhere 401 (no session here), a bad name 400, over the plan size 413', async () => {

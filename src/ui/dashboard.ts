@@ -432,8 +432,16 @@ const SCRIPT = `
       var bar=li.querySelector('progress'),state=li.querySelector('.state');
       if(limit&&file.size>limit){bar.remove();state.className='state error';
         state.textContent='Too large: your plan takes files up to '+size(limit)+'.';return;}
+      var owner=document.querySelector('#upload-form input[name=ownerId]');
+      // An HTML file becomes a document (saved through the save pipeline, with its versions), not an upload.
+      if(/.(html?|htmlclay)$/i.test(file.name)){pending++;file.text().then(function(text){
+        var d={type:'site',name:file.name.replace(/.htm$/i,'.html'),parentId:parentId||'0',html:text};if(owner)d.ownerId=owner.value;
+        return fetch('/_/dashboard/nodes',{method:'POST',headers:{'Accept':'application/json','Content-Type':'application/json'},body:JSON.stringify(d),credentials:'same-origin'});
+      }).then(function(res){return res.json().then(function(j){return [res.ok,j];});}).then(function(r){
+        bar.value=r[0]?100:0;state.className='state '+(r[0]?'done':'error');state.textContent=r[0]?'Created as a document.':(r[1].msg||'Not created.');
+      }).catch(function(){state.className='state error';state.textContent='Could not reach the server.';}).then(function(){if(--pending===0)refresh();});return;}
       var body=new FormData();body.append('parentId',parentId||'0');
-      var owner=document.querySelector('#upload-form input[name=ownerId]');if(owner)body.append('ownerId',owner.value);
+      if(owner)body.append('ownerId',owner.value);
       body.append('file',file,file.name);
       var x=new XMLHttpRequest();pending++;
       x.open('POST','/_/upload');x.setRequestHeader('Accept','application/json');

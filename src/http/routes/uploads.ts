@@ -14,6 +14,7 @@ import { authorize, resourceOf, authorizeActor, authorizeTeam } from '../../acce
 import { findTeam, roleIn } from '../../teams/teams.ts';
 import { childPathOf, findByPath, getNode } from '../../nodes/tree.ts';
 import { storeUpload } from '../../uploads/upload.ts';
+import { isDocumentName } from '../../core/names.ts';
 import { documentHostUrl, nodeUrlPath } from '../urls.ts';
 import { z } from 'zod';
 
@@ -95,6 +96,14 @@ const plugin: RoutePlugin = async (app, { services: s }) => {
       bytes = Buffer.from(body.data.fileBody, 'base64');
       parentIdField = body.data.parentId;
     }
+    // A document is not an upload (hyperclay-local's host conformance page): it is made on the
+    // dashboard, with the sync API or /_/save, and saved through the one save pipeline.
+    if (isDocumentName(fileName.split(/[\\/]/).pop() ?? '') || /\.htm$/i.test(fileName))
+      throw new KilnError(
+        415,
+        'HTML documents are not uploads: create them on the dashboard (or with the sync API) instead.',
+        'unsupported-type',
+      );
     const target = await targetFolder(s, req, parentIdField, ownerIdField);
     // A team's files count against the team's plan and are served on its host.
     const team = target.ownerId === req.actor.accountId ? undefined : await findTeam(s, target.ownerId);
@@ -104,10 +113,12 @@ const plugin: RoutePlugin = async (app, { services: s }) => {
         ? documentHostUrl(s.config, team?.username ?? req.actor.username)
         : `${req.protocol}://${req.headers.host}`;
     const url = origin + nodeUrlPath(node);
+    // `urls`/`msg` are what hyperclayjs 1.38 reads; `uploads` is the shape of the host conformance page.
     return reply.code(200).send({
       msg: `Uploaded ${node.name}`,
       msgType: 'success',
       urls: [url],
+      uploads: [{ name: node.name, url, size: node.size, contentType: node.content_type }],
       node: { id: node.id, name: node.name, size: node.size },
     });
   });
