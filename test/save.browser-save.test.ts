@@ -182,10 +182,15 @@ test('GET /_/meta makes hyperclayjs choose /_/sync and describes the document', 
   const res = await doc.get('/_/meta', { headers: { 'document-url': url } });
   assert.equal(res.status, 200);
   assert.equal(res.json.spec, 1);
-  assert.ok(res.json.extensions.includes('sync'));
+  assert.deepEqual(res.json.extensions, ['sync', 'upload', 'format', 'conditional']);
   assert.equal(res.json.document.writable, true);
+  const served = await doc.get(new URL(url).pathname);
+  assert.equal(`"${res.json.document.etag}"`, served.headers.etag, 'the etag a conditional save sends');
+  assert.equal(res.json.document.upload.allowed, true);
+  assert.equal(res.json.document.upload.maxBytes, 10 * 1024 * 1024, "the owner's plan's file size");
   const anon = await kiln.client(new URL(url).host).get('/_/meta', { headers: { 'document-url': url } });
   assert.equal(anon.json.document.writable, false);
+  assert.deepEqual(anon.json.document.upload, { allowed: false, maxBytes: 0 });
 });
 
 test('formathtml="true" documents are re-indented on save; the answer’s etag identifies the stored (formatted) bytes', async () => {

@@ -9,13 +9,16 @@ import { findByPath } from '../../nodes/tree.ts';
 import { allows, resourceOf } from '../../access/authorize.ts';
 import { limits } from '../../limits.ts';
 import { notFound } from '../../errors.ts';
-import { uploadLimit } from '../../billing/plans.ts';
+import { effectivePlan, uploadLimit } from '../../billing/plans.ts';
+import { planRow } from '../../store/accounts.ts';
 import { callerOf } from '../share-grant.ts';
 
 const plugin: RoutePlugin = async (app, { services: s }) => {
   app.get('/_/meta', async (req, reply) => {
     reply.header('Cache-Control', 'no-store');
-    const answer: Record<string, unknown> = { spec: 1, extensions: ['sync', 'upload'] };
+    // `format`: `<html formathtml="true">` documents are re-indented on save; `conditional`: saves take
+    // If-Match and answer 412 on a stale one (hyperclay-local's host conformance page asks for both).
+    const answer: Record<string, unknown> = { spec: 1, extensions: ['sync', 'upload', 'format', 'conditional'] };
     const url = documentUrlHeader(req.headers);
     if (url && req.site.kind !== 'main') {
       try {
@@ -27,10 +30,16 @@ const plugin: RoutePlugin = async (app, { services: s }) => {
           const writable = allows(caller, resourceOf(node), 'save');
           // Withheld by omission: a document the caller may not see is not described.
           if (allows(caller, resourceOf(node), 'view')) {
+            const owner = await planRow(s.database.db, node.owner_id);
+            const ownerPlan = owner
+              ? effectivePlan({ plan: owner.plan, hasActiveSubscription: owner.has_active_subscription === 1 })
+              : 'free';
             answer.document = {
               writable,
+              etag: node.checksum,
               maxBytes: limits.documentSize,
-              upload: { allowed: writable, maxBytes: req.actor ? uploadLimit(s, req.actor.plan) : 0 },
+              // The file size the page's uploads are held to: its owner's plan's.
+              upload: { allowed: writable, maxBytes: writable ? uploadLimit(s, ownerPlan) : 0 },
             };
           }
         }
