@@ -102,6 +102,31 @@ test('a snapshot is broadcast on the live lane as {html, sender, seq, identityMa
   }
 });
 
+test('{document, sender} is relayed on the saved lane only; nothing is written, the live lane hears nothing (host conformance page)', async () => {
+  const o = await ownerWithDocument();
+  const live = await openLane(o.main, o.host, o.url, 'live');
+  const saved = await openLane(null, o.host, o.url, 'saved');
+  try {
+    await live.comment('connected');
+    await saved.comment('connected');
+    const res = await relay(o.doc, o.host, o.url, { document: doc('relayed'), sender: 'peer-7' });
+    assert.equal(res.status, 200, res.text);
+    assert.equal(res.json.msg, 'Document relayed');
+    const f = await saved.next();
+    assert.deepEqual([f.json.html, f.json.sender, f.json.seq], [doc('relayed'), 'peer-7', res.json.seq]);
+    assert.equal((await o.doc.get(`/${o.name}`)).text, doc('v1'), 'nothing written');
+    // The live lane's next frame is the next snapshot, not the relayed document.
+    const snap = await relay(o.doc, o.host, o.url, { snapshot: doc('typing'), sender: 'tab-2' });
+    assert.equal(snap.status, 200);
+    assert.equal((await live.next()).json.html, doc('typing'));
+    // Strangers cannot relay.
+    assert.equal((await relay(kiln.client(o.host), o.host, o.url, { document: doc('x'), sender: 's' })).status, 403);
+  } finally {
+    live.close();
+    saved.close();
+  }
+});
+
 test('`html` works in place of `snapshot`; the legacy POST /_/live-sync/save with Page-URL relays too', async () => {
   const o = await ownerWithDocument();
   const live = await openLane(o.main, o.host, o.url, 'live');

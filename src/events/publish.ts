@@ -122,3 +122,8 @@ export async function broadcastSnapshot(s: Services, snap: Snapshot): Promise<nu
   ]);
   return seq;
 }
+
+/** A document relayed on its `saved` lane only (nothing written): resolves with the frame's `seq`. */
+export function relaySaved(s: Services, node: { id: number }, html: string, sender: string): Promise<number> {
+  return s.events.publish(channels.document(node.id), { type: 'lane', lane: 'saved', nodeId: node.id, html, sender });
+}

@@ -23,7 +23,7 @@ import { documentPathOf, documentUrlHeader } from '../../save/document-url.ts';
 import { findByPath, getNode, type NodeRow } from '../../nodes/tree.ts';
 import { authorize, resourceOf } from '../../access/authorize.ts';
 import { channels, type KilnEvent } from '../../events/bus.ts';
-import { broadcastSnapshot } from '../../events/publish.ts';
+import { broadcastSnapshot, relaySaved } from '../../events/publish.ts';
 import { SseStream, eventFrame } from '../../sse/stream.ts';
 import { takeStreamSlot } from '../../sse/slots.ts';
 import { liveLaneView, savedLaneView } from '../../sse/views.ts';
@@ -71,11 +71,19 @@ const plugin: RoutePlugin = async (app, { services: s }) => {
     const url = documentUrlHeader(req.headers);
     if (!url) throw badRequest('The Document-URL header is required.', 'missing-document-url');
     const body = SNAPSHOT.safeParse(req.body ?? {});
+    // `{document, sender}` (hyperclay-local's host conformance page): a stored-document frame relayed
+    // on the `saved` lane only; nothing is written (saves go through /_/save).
+    const relayed = body.success ? body.data.document : undefined;
     const html = body.success ? (body.data.snapshot ?? body.data.html ?? null) : null;
-    if (!body.success || html === null)
+    if (!body.success || (html === null && relayed === undefined))
       throw badRequest('Send the snapshot as JSON {snapshot, sender}.', 'missing-snapshot');
     const node = await documentOf(s, req, url);
     checkLane(callerOf(req, node), node, 'live');
+    if (relayed !== undefined) {
+      const seq = await relaySaved(s, node, relayed, body.data.sender ?? '');
+      return { success: true, msg: 'Document relayed', msgType: 'success', seq };
+    }
+    if (html === null) throw badRequest('Send the snapshot as JSON {snapshot, sender}.', 'missing-snapshot');
     const seq = await broadcastSnapshot(s, {
       node,
       html,
@@ -101,6 +109,7 @@ const QUERY = z.record(z.string(), z.union([z.string(), z.array(z.string())]).op
 const SNAPSHOT = z.object({
   snapshot: z.string().optional(),
   html: z.string().optional(),
+  document: z.string().optional(),
   sender: z.string().optional(),
   identityMap: z.unknown().optional(),
 });
