@@ -6,6 +6,7 @@ import assert from 'node:assert/strict';
 import { startKiln, type TestKiln } from './support/kiln.ts';
 import { keyHolder, checksum, relPathOf, SyncApi, type WireNode } from './support/sync-client.ts';
 import { answerBeforeBody } from './support/big-body.ts';
+import { signedIn } from './support/people.ts';
 import { createSyncKey, revokeSyncKey } from '../src/sync/keys.ts';
 
 let kiln: TestKiln;
@@ -424,4 +425,15 @@ test('sync writes check the key before reading the body: a 20 MB body without a 
     body: { type: 'site', name: `${person.username}-big.html`, parentId: 0, content: 'x' },
   });
   assert.equal(ok.status, 201, ok.text);
+});
+
+test('older desktop builds call /sync/* without /_ on the main app and reach the same routes; a document host keeps /sync/ for its own paths', async () => {
+  const c = kiln.client();
+  const me = await signedIn(kiln, c, { plan: 'maker' });
+  const { key } = await createSyncKey(kiln.services, me.id);
+  const bare = await kiln.client().get('/sync/nodes', { headers: { 'x-api-key': key } });
+  assert.equal(bare.status, 200, bare.text);
+  assert.equal(bare.json.success, true);
+  const onHost = await kiln.client(kiln.hostOf(me.username)).get('/sync/nodes', { headers: { 'x-api-key': key } });
+  assert.equal(onHost.status, 404, 'on a document host /sync/nodes is a path like any other (none here)');
 });

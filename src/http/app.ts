@@ -8,7 +8,7 @@ import type { Services } from '../services.ts';
 import { KilnError, type ErrorCode } from '../errors.ts';
 import { isStorageFull, isStorageUnavailable, isUniqueViolation } from '../store/db.ts';
 import { limits } from '../limits.ts';
-import { registerHosts } from './hosts.ts';
+import { LOOPBACK, registerHosts } from './hosts.ts';
 import { registerAuth } from './auth.ts';
 import { registerRateLimits } from '../ratelimit/http.ts';
 import { safeReturn, wantsHtml } from './io.ts';
@@ -30,6 +30,14 @@ export async function buildApp(s: Services): Promise<FastifyInstance> {
     http: {
       headersTimeout: s.config.headersTimeoutMs,
       connectionsCheckingInterval: Math.min(30_000, Math.max(100, Math.floor(s.config.headersTimeoutMs / 4))),
+    },
+    // Older Hyperclay Local builds call the sync API without its `/_` (`/sync/nodes`): on the main app
+    // (never on a document host, where `/sync/…` may be someone's folder) they reach the same routes.
+    rewriteUrl: (req) => {
+      const url = req.url ?? '/';
+      if (!url.startsWith('/sync/') && url !== '/sync' && !url.startsWith('/sync?')) return url;
+      const host = (req.headers.host ?? '').toLowerCase().replace(/:\d+$/, '');
+      return host === s.config.rootHostname || LOOPBACK.has(host) ? `/_${url}` : url;
     },
     // Document paths are case-sensitive and may be long; keep the router strict.
     // node:querystring is several times faster than the default parser on long `?data=` rules.
