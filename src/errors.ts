@@ -16,6 +16,7 @@ export const ERRORS = {
   invalid: { status: 400, when: 'A field has a value Kiln cannot accept; the message names the field.' },
   'invalid-body': { status: 400, when: 'The body is not JSON, or not the JSON object the route expects.' },
   'invalid-content': { status: 400, when: 'Sync content is not a string, or an upload is not base64.' },
+  'bot-suspected': { status: 400, when: 'A contact message that looks automated (behaviour data, honeypot field).' },
   'invalid-name': { status: 400, when: 'A file or folder name breaks the naming rules.' },
   'invalid-type': { status: 400, when: 'A node type other than site, folder or upload.' },
   'invalid-parent': { status: 400, when: 'The parent is not a folder of this account.' },

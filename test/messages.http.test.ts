@@ -1,11 +1,13 @@
-// `?msg=` banners show only messages Kiln itself issued (src/http/messages.ts): a redirect's message
-// carries `sig`, an HMAC with the instance secret over the page's path, type and text. A crafted
-// `?msg=`, a forged or altered signature, or a signed message moved to another page shows nothing.
+// Contact messages through HTTP: what hyperclayjs's sendMessage posts (fields + behaviorData) is kept
+// for the page's owner and mailed to them; robots (automation flag, no interaction, the honeypot) are
+// refused with 400 bot-suspected; another site cannot post for a host; 5 an hour per address; the
+// owner's inbox (JSON, page, CSV, delete); nobody else reads it.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
+import * as cheerio from 'cheerio';
 import { startKiln, type TestKiln } from './support/kiln.ts';
 import { signedIn } from './support/people.ts';
-import { withMessage } from '../src/http/messages.ts';
+import { mailsTo } from './support/stripe.ts';
 
 let kiln: TestKiln;
 before(async () => {
@@ -13,92 +15,91 @@ before(async () => {
 });
 after(() => kiln.stop());
 
-const LURE = 'Your account is locked, call +1 555 0100';
-const crafted = (path: string, sep = '?') => `${path}${sep}msg=${encodeURIComponent(LURE)}&msgType=error`;
-const BANNER = /class="msg (error|success)"/;
+const json = { headers: { accept: 'application/json' } };
+const human = {
+  webdriver: false,
+  timeSpent: 12_000,
+  mousePositions: [{ x: 1, y: 2, timestamp: 1, isTrusted: true }],
+  keyboardEvents: [{ key: 'a' }],
+  interactions: { clicks: [{}], touches: [], focusEvents: [{}], blurEvents: [], tabSwitches: [], keysSummary: ['a'] },
+};
 
-test('a crafted ?msg= (unsigned, or with a made-up sig) is not shown on the login page, the dashboard or an app page', async () => {
+test('a message from a page reaches its owner (inbox, mail, CSV); robots and other sites are refused', async () => {
   const main = kiln.client();
-  const owner = await signedIn(kiln, main);
-  for (const path of [crafted('/_/login'), `${crafted('/_/login')}&sig=AAAAAAAAAAAAAAAAAAAAAA`, crafted('/_/signup')]) {
-    const res = await kiln.client().page(path);
-    assert.equal(res.status, 200, path);
-    assert.doesNotMatch(res.text, BANNER, path);
-    assert.ok(!res.text.includes('555 0100'), path);
-  }
-
-  for (const path of ['/_/dashboard', '/_/dashboard/keys', '/_/dashboard/teams', '/_/dashboard/domains']) {
-    const res = await main.page(crafted(path));
-    assert.equal(res.status, 200, `${path}: ${res.text.slice(0, 200)}`);
-    assert.ok(!res.text.includes('555 0100'), path);
-  }
-
-  const name = `msg-app-${owner.username}.html`;
-  const created = await main.post(
-    '/_/dashboard/nodes',
-    { type: 'site', name, html: '<!doctype html><html><body>app</body></html>' },
-    { headers: { 'x-requested-with': 'fetch' } },
+  const me = await signedIn(kiln, main);
+  const host = kiln.hostOf(me.username);
+  const visitor = kiln.client(host);
+  const from = { origin: `http://${host}`, referer: `http://${host}/contact.html`, 'sec-fetch-site': 'same-origin' };
+  const sent = await visitor.post(
+    '/_/message',
+    { name: 'Ada', email: 'ada@example.com', message: 'Hello,\nlove the page', behaviorData: human },
+    { headers: from },
   );
-  assert.equal(created.status, 201, created.text);
-  const on = await main.post(
-    `/_/dashboard/nodes/${created.json.node.id}/app`,
-    { enableSignups: true },
-    { headers: { 'x-requested-with': 'fetch' } },
-  );
-  assert.equal(on.status, 200, on.text);
-  const host = kiln.hostOf(owner.username);
-  for (const page of ['login', 'signup', 'reset']) {
-    const res = await kiln.client(host).page(crafted(`/_/app/${page}?app=${encodeURIComponent(name)}`, '&'));
-    assert.equal(res.status, 200, `${page}: ${res.text.slice(0, 200)}`);
-    assert.doesNotMatch(res.text, BANNER, page);
-    assert.ok(!res.text.includes('555 0100'), page);
-    // The same page shows a message Kiln signed for it.
-    const signed = await kiln
-      .client(host)
-      .page(
-        withMessage(
-          kiln.services.secret,
-          `/_/app/${page}?app=${encodeURIComponent(name)}`,
-          'Signed for this page.',
-          'success',
-        ),
-      );
-    assert.match(signed.text, /class="msg success"[^>]*>Signed for this page\.</, page);
+  assert.equal(sent.status, 200, sent.text);
+  assert.deepEqual(sent.json, { msg: 'Message sent', msgType: 'success' });
+
+  for (const [why, body] of [
+    ['automation', { message: 'x', behaviorData: { ...human, webdriver: true } }],
+    ['no interaction at all', { message: 'x', behaviorData: { timeSpent: 200, interactions: {} } }],
+    ['the honeypot', { message: 'x', website: 'http://spam.example', behaviorData: human }],
+    ['no behaviour data', { message: 'x' }],
+  ] as const) {
+    const r = await kiln.client(host).post('/_/message', body, { headers: from });
+    assert.equal(r.status, 400, why);
+    assert.equal(r.json.code, 'bot-suspected', why);
   }
+  const other = await signedIn(kiln, kiln.client());
+  const cross = await kiln.client(host).post(
+    '/_/message',
+    { message: 'x', behaviorData: human },
+    {
+      headers: { origin: `http://${kiln.hostOf(other.username)}`, 'sec-fetch-site': 'same-site' },
+    },
+  );
+  assert.equal(cross.status, 403, 'another account’s page cannot post for this host');
+
+  const box = await main.get('/_/dashboard/messages', json);
+  assert.equal(box.json.unread, 1);
+  assert.equal(box.json.messages.length, 1);
+  assert.deepEqual(box.json.messages[0].fields, {
+    name: 'Ada',
+    email: 'ada@example.com',
+    message: 'Hello,\nlove the page',
+  });
+  assert.equal(box.json.messages[0].page, `${host}/contact.html`);
+  assert.match((await mailsTo(kiln, me.email)).at(-1)!.text, /message: Hello,/);
+  const dash = cheerio.load((await main.page('/_/dashboard')).text);
+  assert.match(dash('a[href="/_/dashboard/messages"]').text(), /Messages \(1 new\)/);
+  const page = cheerio.load((await main.page('/_/dashboard/messages')).text);
+  assert.match(page('dl').text(), /love the page/);
+  assert.equal((await main.get('/_/dashboard/messages', json)).json.unread, 0, 'read once shown');
+  const csv = await main.get('/_/dashboard/messages.csv');
+  assert.match(String(csv.headers['content-type']), /text\/csv/);
+  assert.equal(csv.text.split('\r\n')[0], 'sent,page,name,email,message');
+  assert.match(csv.text, /"Hello,\nlove the page"/);
+
+  // Nobody else reads or deletes it.
+  const stranger = kiln.client();
+  await signedIn(kiln, stranger);
+  assert.equal((await stranger.get('/_/dashboard/messages', json)).json.messages.length, 0);
+  const id = box.json.messages[0].id;
+  assert.equal((await stranger.post(`/_/dashboard/messages/${id}/delete`, {}, json)).status, 404);
+  assert.equal((await main.post(`/_/dashboard/messages/${id}/delete`, {}, json)).status, 200);
+  assert.equal((await main.get('/_/dashboard/messages', json)).json.messages.length, 0);
 });
 
-test('a failed sign-in redirects back to /_/login with a signed message, which the page shows', async () => {
-  const client = kiln.client();
-  const res = await client.post(
-    '/_/login',
-    { email: 'nobody@example.com', password: 'wrong-password-1' },
-    { form: true, headers: { accept: 'text/html' } },
-  );
-  assert.equal(res.status, 302, res.text);
-  const location = String(res.headers.location);
-  assert.match(location, /^\/_\/login\?msg=.*&msgType=error&sig=[A-Za-z0-9_-]{22}/);
-  const page = await client.page(location);
-  assert.equal(page.status, 200);
-  const shown = /class="msg error"[^>]*>([^<]+)</.exec(page.text);
-  assert.ok(shown, page.text.slice(0, 500));
-  assert.equal(shown[1], new URL(location, 'http://x').searchParams.get('msg'));
-});
-
-test('a signed message moved to another page, or with its type or text changed, is not shown', async () => {
+test('one address sends at most 5 messages an hour (429 with Retry-After)', async () => {
   const main = kiln.client();
-  await signedIn(kiln, main);
-  const location = withMessage(kiln.services.secret, '/_/dashboard/keys', 'Revoked the key hcsk_1234567…', 'success');
-  const query = new URL(location, 'http://x').searchParams;
-  const shownOn = async (path: string, q: URLSearchParams) => (await main.page(`${path}?${q}`)).text;
-
-  assert.match(await shownOn('/_/dashboard/keys', query), /class="msg success"[^>]*>Revoked the key/);
-  for (const other of ['/_/dashboard/teams', '/_/dashboard', '/_/login']) {
-    assert.doesNotMatch(await shownOn(other, query), BANNER, other);
-  }
-  const asError = new URLSearchParams(query);
-  asError.set('msgType', 'error');
-  assert.doesNotMatch(await shownOn('/_/dashboard/keys', asError), BANNER);
-  const otherText = new URLSearchParams(query);
-  otherText.set('msg', LURE);
-  assert.doesNotMatch(await shownOn('/_/dashboard/keys', otherText), BANNER);
+  const me = await signedIn(kiln, main);
+  const host = kiln.hostOf(me.username);
+  const visitor = kiln.client(host);
+  const from = { origin: `http://${host}`, 'sec-fetch-site': 'same-origin' };
+  for (let i = 0; i < 5; i++)
+    assert.equal(
+      (await visitor.post('/_/message', { message: `m${i}`, behaviorData: human }, { headers: from })).status,
+      200,
+    );
+  const sixth = await visitor.post('/_/message', { message: 'm5', behaviorData: human }, { headers: from });
+  assert.equal(sixth.status, 429);
+  assert.ok(Number(sixth.headers['retry-after']) > 0);
 });

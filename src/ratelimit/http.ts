@@ -117,18 +117,32 @@ export function registerRateLimits(app: FastifyInstance, s: Services): void {
 }
 
 /** The sensitive operations the strict limiter counts, each in its own bucket. */
-export type StrictOperation = 'setup' | 'signup' | 'app-signup' | 'password-reset' | 'sync-key' | 'share-token';
+export type StrictOperation =
+  | 'setup'
+  | 'signup'
+  | 'app-signup'
+  | 'message'
+  | 'password-reset'
+  | 'sync-key'
+  | 'share-token';
 
 const STRICT_WORDS: Record<StrictOperation, string> = {
   setup: 'set-up attempts',
   signup: 'sign-up attempts',
   'app-signup': 'sign-up attempts',
+  message: 'messages sent',
   'password-reset': 'password reset requests',
   'sync-key': 'sync keys generated',
   'share-token': 'share-token regenerations',
 };
 
-const BY_ADDRESS: ReadonlySet<StrictOperation> = new Set(['setup', 'signup', 'app-signup', 'password-reset']);
+const BY_ADDRESS: ReadonlySet<StrictOperation> = new Set([
+  'setup',
+  'signup',
+  'app-signup',
+  'message',
+  'password-reset',
+]);
 
 /** Counts one sensitive operation: 5 an hour (per address for signup and password reset, per
  *  signed-in account otherwise), called from inside a handler after its cheap refusals (such as a

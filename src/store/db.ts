@@ -30,6 +30,7 @@ import { up009Accounts } from './migrations/009_accounts.ts';
 import { up010Admin } from './migrations/010_admin.ts';
 import { up011Activity } from './migrations/011_activity.ts';
 import { up012MovedUsernames } from './migrations/012_moved_usernames.ts';
+import { up013Messages } from './migrations/013_messages.ts';
 
 /** The two column types that differ between the databases. */
 export interface ColumnTypes {
@@ -53,6 +54,7 @@ function migrations(t: ColumnTypes): Record<string, Migration> {
     '010_admin': { up: up010Admin(t) },
     '011_activity': { up: up011Activity(t) },
     '012_moved_usernames': { up: up012MovedUsernames(t) },
+    '013_messages': { up: up013Messages(t) },
   };
 }
 

@@ -67,6 +67,19 @@ export interface ActivityTable {
   client: string | null;
 }
 
+export interface MessagesTable {
+  id: Generated<number>;
+  owner_id: number;
+  /** The page the message was sent from (its path on the owner's host). */
+  page: string;
+  /** The form's fields, JSON. */
+  fields: string;
+  /** The human check's score (0 = looks human). */
+  score: number;
+  created_at: string;
+  read_at: string | null;
+}
+
 export interface HeldUsernamesTable {
   username: string;
   held_until: string;
@@ -235,6 +248,7 @@ export interface DB {
   redirects: RedirectsTable;
   held_usernames: HeldUsernamesTable;
   activity: ActivityTable;
+  messages: MessagesTable;
   webhook_events: WebhookEventsTable;
   stylesheets: StylesheetsTable;
   session_grants: SessionGrantsTable;

@@ -38,6 +38,8 @@ export interface DashboardView extends ListView {
   isAdmin?: boolean;
   /** The latest changes of the tree. */
   activity: ActivityItem[];
+  /** Unread contact messages (own tree only). */
+  unreadMessages?: number;
 }
 
 export function formatSize(bytes: number): string {
@@ -290,6 +292,7 @@ ${
 </form>
 </div>
 <div class="list-tools"><label for="filter">Filter</label><input id="filter" type="search" placeholder="Type part of a name" autocomplete="off">
+${team ? '' : html`<a class="trash-link" href="/_/dashboard/messages">Messages${v.unreadMessages ? ` (${v.unreadMessages} new)` : ''}</a>`}
 <a class="trash-link" href="/_/dashboard/trash${team ? `?team=${encodeURIComponent(v.owner)}` : ''}">Trash${v.trashed ? ` (${v.trashed})` : ''}</a></div>
 <div id="tree" data-upload-limit="${v.uploadLimit}" data-team="${team ? v.owner : ''}">${raw(nodeListHtml(v))}</div>
 ${activityHtml(v.activity)}`,
@@ -318,7 +321,7 @@ const STYLE = `
 nav.accounts{display:flex;flex-wrap:wrap;gap:var(--s2);margin:0 0 var(--s3)}nav.accounts .button{margin:0}
 section.activity ul{list-style:none;padding:0;margin:0}section.activity li{padding:var(--s1) 0;border-bottom:1px solid var(--line)}
 section.activity .nm{max-width:22rem;vertical-align:bottom}
-.list-tools{display:flex;gap:var(--s3);align-items:center;margin:var(--s4) 0}.list-tools .trash-link{margin-left:auto;white-space:nowrap}.list-tools label{margin:0;white-space:nowrap}.list-tools input{max-width:22rem}
+.list-tools{display:flex;gap:var(--s3);align-items:center;margin:var(--s4) 0}.list-tools .trash-link{white-space:nowrap}.list-tools input{flex:1}.list-tools label{margin:0;white-space:nowrap}.list-tools input{max-width:22rem}
 #usage{margin:var(--s2) 0 var(--s3)}#usage.full strong{color:var(--bad)}
 #tree{border-radius:var(--r);min-height:4rem}#tree.drop,tr.drop td{outline:3px dashed var(--accent);outline-offset:-3px;background:var(--accent-bg)}
 td.name{max-width:24rem}.nm{display:inline-block;max-width:100%;overflow:hidden;text-overflow:ellipsis;white-space:nowrap;vertical-align:bottom}

@@ -63,6 +63,7 @@ import { duplicateDocument } from '../../nodes/duplicate.ts';
 import { documentContent } from '../../nodes/serve.ts';
 import { TRASH_DAYS, emptyTrash, listTrash, purgeFromTrash, restoreFromTrash } from '../../nodes/trash.ts';
 import { activityFeed } from '../../nodes/activity.ts';
+import { unread } from '../../messages/messages.ts';
 import { contentTypeFor } from '../../uploads/content-types.ts';
 
 const DASHBOARD = '/_/dashboard';
@@ -202,6 +203,7 @@ const plugin: RoutePlugin = async (app, { services: s }) => {
       accounts: [actor.username, ...teams.map((t) => t.username)],
       trashed,
       activity,
+      unreadMessages: owner.id === actor.accountId ? await unread(s, actor.accountId) : 0,
       isAdmin: actor.isSuperadmin,
       msg: queryMsg(req),
       newName: queryText(req, 'new')?.slice(0, limits.pathLength),

@@ -24,6 +24,7 @@ import apps from './apps.ts';
 import billing from './billing.ts';
 import account from './account.ts';
 import admin from './admin.ts';
+import messages from './messages.ts';
 
 export type RoutePlugin = FastifyPluginAsync<{ services: Services }>;
 
@@ -51,5 +52,6 @@ export const routes: RoutePlugin[] = [
   billing,
   account,
   admin,
+  messages,
   documents,
 ];

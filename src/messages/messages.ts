@@ -1,0 +1,108 @@
+// Contact messages: what hyperclayjs's `sendMessage` posts from a page (the form's fields plus the
+// behaviour data it collected) is checked for a human, kept for the page's owner, and announced to them
+// by mail. The owner reads, deletes and exports them from the dashboard's inbox.
+import type { Services } from '../services.ts';
+import { badRequest, notFound } from '../errors.ts';
+import { deleteMessage, insertMessage, markRead, messagesOf, unreadCount } from '../store/messages.ts';
+import { personRow } from '../store/accounts.ts';
+
+/** Fields a message may have, and how long each may be. */
+export const MESSAGE_LIMITS = { fields: 30, nameLength: 100, valueLength: 5000 };
+/** The honeypot: a form field people never see, so never fill (`<input name="website" hidden>`). */
+export const HONEYPOT_FIELDS = ['website', '_gotcha', 'hp'];
+/** A score from here up is a robot's. */
+const BOT_SCORE = 3;
+
+/** How robot-like the behaviour data is: automation flag, no time spent, nothing touched. */
+export function botScore(behavior: unknown): number {
+  if (!behavior || typeof behavior !== 'object') return BOT_SCORE; // a page without the collector
+  const b = behavior as Record<string, unknown>;
+  let score = 0;
+  if (b.webdriver === true) score += BOT_SCORE;
+  const spent = Number(b.timeSpent);
+  if (!Number.isFinite(spent) || spent < 1500) score += 1;
+  const i = (b.interactions ?? {}) as Record<string, unknown>;
+  const count = (v: unknown) => (Array.isArray(v) ? v.length : 0);
+  const touched =
+    count(i.clicks) + count(i.touches) + count(i.focusEvents) + count(b.keyboardEvents) + count(b.mousePositions);
+  if (touched === 0) score += 2;
+  return score;
+}
+
+/** Checks and keeps a message for the owner of `page`; mails them. 400 `bot-suspected` for robots. */
+export async function receiveMessage(
+  s: Services,
+  ownerId: number,
+  page: string,
+  body: Record<string, unknown>,
+): Promise<void> {
+  const { behaviorData, ...rest } = body;
+  const fields: Record<string, string> = {};
+  for (const [k, v] of Object.entries(rest)) {
+    if (Object.keys(fields).length >= MESSAGE_LIMITS.fields) break;
+    if (k.length > MESSAGE_LIMITS.nameLength || v === null || typeof v === 'object') continue;
+    fields[k] = String(v).slice(0, MESSAGE_LIMITS.valueLength);
+  }
+  const score = botScore(behaviorData) + (HONEYPOT_FIELDS.some((h) => (fields[h] ?? '').trim() !== '') ? BOT_SCORE : 0);
+  if (score >= BOT_SCORE) throw badRequest('This message looks automated, so it was not sent.', 'bot-suspected');
+  for (const h of HONEYPOT_FIELDS) delete fields[h];
+  if (Object.values(fields).every((v) => v.trim() === '')) throw badRequest('The message is empty.', 'invalid');
+  await insertMessage(s.database.db, { ownerId, page, fields, score, at: s.clock.now().toISOString() });
+  const owner = await personRow(s.database.db, { id: ownerId });
+  if (owner)
+    await s.mailer
+      .send({
+        to: owner.email,
+        subject: `New message from ${page}`,
+        text: [
+          `A visitor of ${page} sent you a message:`,
+          '',
+          ...Object.entries(fields).map(([k, v]) => `${k}: ${v}`),
+          '',
+          `Your inbox: ${s.config.baseUrl}/_/dashboard/messages`,
+        ].join('\n'),
+      })
+      .catch((err) => console.error('mailing a message notice failed:', err));
+}
+
+export interface InboxMessage {
+  id: number;
+  page: string;
+  fields: Record<string, string>;
+  at: string;
+  read: boolean;
+}
+
+export async function inbox(s: Services, ownerId: number): Promise<{ unread: number; messages: InboxMessage[] }> {
+  const rows = await messagesOf(s.database.db, ownerId);
+  return {
+    unread: rows.filter((r) => r.read_at === null).length,
+    messages: rows.map((r) => ({
+      id: r.id,
+      page: r.page,
+      fields: JSON.parse(r.fields) as Record<string, string>,
+      at: r.created_at,
+      read: r.read_at !== null,
+    })),
+  };
+}
+
+export const unread = (s: Services, ownerId: number) => unreadCount(s.database.db, ownerId);
+
+export async function readMessages(s: Services, ownerId: number, id?: number): Promise<number> {
+  return markRead(s.database.db, ownerId, s.clock.now().toISOString(), id);
+}
+
+export async function removeMessage(s: Services, ownerId: number, id: number): Promise<void> {
+  if (!(await deleteMessage(s.database.db, ownerId, id))) throw notFound('No such message.');
+}
+
+/** The inbox as CSV (one row a message, one column a field name). */
+export function messagesCsv(messages: InboxMessage[]): string {
+  const names = [...new Set(messages.flatMap((m) => Object.keys(m.fields)))];
+  const cell = (v: string) =>
+    /[",\n\r]/.test(v) || /^[=+\-@]/.test(v) ? `"${v.replace(/^([=+\-@])/, "'$1").replace(/"/g, '""')}"` : v;
+  const head = ['sent', 'page', ...names].map(cell).join(',');
+  const rows = messages.map((m) => [m.at, m.page, ...names.map((n) => m.fields[n] ?? '')].map(cell).join(','));
+  return `${[head, ...rows].join('\r\n')}\r\n`;
+}
