@@ -78,7 +78,7 @@ export const ERRORS = {
   'quota-exceeded': {
     status: 403,
     also: [413],
-    when: 'Over the plan’s allowance (documents, apps, domains). 413 for a file larger than the plan allows, and on the sync API, whose clients stop creating on 413.',
+    when: 'Over the plan’s allowance (documents, apps, domains). 413 on the sync API, whose clients stop creating on 413.',
   },
   // 404
   'not-found': { status: 404, when: 'No such page, document or file (private ones answer the same).' },
@@ -108,7 +108,7 @@ export const ERRORS = {
   conflict: { status: 412, when: 'The document changed since you loaded it (`etag`, and `changedBy` when known).' },
   'too-large': {
     status: 413,
-    when: 'The body, document, or (data API) query, rules or result is larger than allowed.',
+    when: 'The body, document, uploaded file (over the plan’s file size), or (data API) query, rules or result is larger than allowed.',
   },
   'unsupported-media-type': { status: 415, when: 'Send the document as text.' },
   'unsupported-type': {
@@ -213,7 +213,7 @@ export const fail = (code: ErrorCode, msg?: string, extra?: Record<string, unkno
 
 // Refusals by status; each takes only a code registered with that status.
 export const badRequest = (msg: string, code?: CodeWithStatus<400>): KilnError => new KilnErrorClass(400, msg, code);
-export const unauthorized = (msg = 'Sign in first.', code?: CodeWithStatus<401>): KilnError =>
+export const unauthorized = (msg = 'Sign in first.', code: CodeWithStatus<401> = 'login-required'): KilnError =>
   new KilnErrorClass(401, msg, code);
 export const forbidden = (msg = 'You do not have access to this.', code?: CodeWithStatus<403>): KilnError =>
   new KilnErrorClass(403, msg, code);

@@ -111,7 +111,7 @@ test('upload sizes: free 10 MB, Personal 20 MB, Maker 100 MB; a larger file is 4
   assert.equal((await free(10 * MB)).status, 200);
   let res = await free(10 * MB + 1);
   assert.equal(res.status, 413);
-  assert.equal(res.json.code, 'quota-exceeded');
+  assert.equal(res.json.code, 'too-large', 'the code hyperclay-local’s host conformance page expects');
   assert.equal(res.json.limit, 'uploadSize');
   assert.equal(res.json.max, 10 * MB);
   assert.match(res.json.msg, /limited to 10 MB on the free plan/);

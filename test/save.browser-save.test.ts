@@ -190,7 +190,7 @@ test('GET /_/meta makes hyperclayjs choose /_/sync and describes the document', 
   assert.equal(res.json.document.upload.maxBytes, 10 * 1024 * 1024, "the owner's plan's file size");
   const anon = await kiln.client(new URL(url).host).get('/_/meta', { headers: { 'document-url': url } });
   assert.equal(anon.json.document.writable, false);
-  assert.deepEqual(anon.json.document.upload, { allowed: false, maxBytes: 0 });
+  assert.deepEqual(anon.json.document.upload, { allowed: false, maxBytes: 10 * 1024 * 1024 });
 });
 
 test('formathtml="true" documents are re-indented on save; the answer’s etag identifies the stored (formatted) bytes', async () => {

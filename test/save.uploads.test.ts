@@ -305,3 +305,85 @@ test('a malformed multipart body answers 400, not a server error', async () => {
     assert.equal(res.json.msgType, 'error');
   }
 });
+
+/** A multipart body with one file part, as a browser's FormData sends it. */
+function formWith(name: string, bytes: Buffer, pageUrl: string) {
+  const boundary = `----kilnform${Math.random().toString(36).slice(2)}`;
+  return {
+    body: Buffer.concat([
+      Buffer.from(
+        `--${boundary}\r\nContent-Disposition: form-data; name="file"; filename="${name}"\r\nContent-Type: application/octet-stream\r\n\r\n`,
+      ),
+      bytes,
+      Buffer.from(`\r\n--${boundary}--\r\n`),
+    ]),
+    headers: { 'content-type': `multipart/form-data; boundary=${boundary}`, 'page-url': pageUrl },
+  };
+}
+
+test('concurrent uploads of one file name all survive: distinct names and urls, each serving its own bytes', async () => {
+  const { doc, pageUrl, host } = await setup();
+  const files = Array.from({ length: 8 }, (_, i) => Buffer.from(`file number ${i} `.repeat(i + 1)));
+  const answers = await Promise.all(
+    files.map((bytes) => {
+      const f = formWith('race.bin', bytes, pageUrl);
+      return doc.post('/_/upload', f.body, { headers: f.headers });
+    }),
+  );
+  for (const a of answers) assert.equal(a.status, 200, a.text);
+  const urls = answers.map((a) => a.json.uploads[0].url as string);
+  assert.equal(new Set(urls).size, files.length, 'no upload replaced another');
+  assert.equal(new Set(answers.map((a) => a.json.uploads[0].name)).size, files.length);
+  const visitor = kiln.client(host);
+  for (const [i, url] of urls.entries()) {
+    const served = await visitor.get(new URL(url).pathname);
+    assert.deepEqual(served.body, files[i], url);
+  }
+});
+
+test('a traversing file name lands inside the page’s own folder, under its last segment', async () => {
+  const main = kiln.client();
+  const person = await signedIn(kiln, main);
+  const host = kiln.hostOf(person.username);
+  const folder = await createNode(kiln.services, person.id, {
+    ownerId: person.id,
+    parentId: 0,
+    type: 'folder',
+    name: 'deep',
+  });
+  await createNode(kiln.services, person.id, {
+    ownerId: person.id,
+    parentId: folder.id,
+    type: 'site',
+    name: 'page.html',
+    html: '<html><body>page</body></html>',
+  });
+  const pageUrl = `http://${host}/deep/page.html`;
+  for (const name of ['../../escape.bin', '..\\..\\win.bin', '/etc/abs.bin']) {
+    const f = formWith(name, Buffer.from(name), pageUrl);
+    const res = await main.on(host).post('/_/upload', f.body, { headers: f.headers });
+    assert.equal(res.status, 200, `${name}: ${res.text}`);
+    const stored = res.json.uploads[0];
+    assert.doesNotMatch(stored.name, /[\\/]|\.\./, name);
+    assert.equal(new URL(stored.url).host, host);
+    assert.match(new URL(stored.url).pathname, /^\/deep\/[^/]+$/, `${name} stays beside the page`);
+    assert.equal((await kiln.client(host).get(new URL(stored.url).pathname)).text, name);
+  }
+});
+
+test('upload refusals carry the codes clients read: 401 login-required, 413 too-large with the plan’s limit', async () => {
+  const { doc, pageUrl, host } = await setup();
+  const anon = await kiln
+    .client(host)
+    .post('/_/upload', { fileName: 'a.txt', fileBody: 'aGk=' }, { headers: { 'page-url': pageUrl } });
+  assert.equal(anon.json.code, 'login-required');
+  const meta = await doc.get('/_/meta', { headers: { 'document-url': pageUrl } });
+  const cap = meta.json.document.upload.maxBytes as number;
+  const over = formWith('over.bin', Buffer.alloc(cap + 1), pageUrl);
+  const res = await doc.post('/_/upload', over.body, { headers: over.headers });
+  assert.equal(res.status, 413);
+  assert.equal(res.json.code, 'too-large');
+  assert.equal(res.json.max, cap, 'the limit /_/meta announced is the one enforced');
+  const exact = formWith('exact.bin', Buffer.alloc(cap), pageUrl);
+  assert.equal((await doc.post('/_/upload', exact.body, { headers: exact.headers })).status, 200);
+});

@@ -233,6 +233,13 @@ test('a share guest saves (200) but gets 403 on the code editor and on versions'
 
   const meta = await guest.get('/_/meta', { headers: { 'document-url': o.url } });
   assert.equal(meta.json.document.writable, true);
+  assert.equal(meta.json.document.upload.allowed, false, 'a share guest saves but does not upload');
+  const upload = await guest.post(
+    '/_/upload',
+    { fileName: 'guest.txt', fileBody: 'aGk=' },
+    { headers: { 'page-url': o.url, origin: `http://${o.host}` } },
+  );
+  assert.equal(upload.status, 401, upload.text);
 
   const edit = await guest.get(`/_/edit?path=${o.name}`);
   assert.equal(edit.status, 403);

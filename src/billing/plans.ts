@@ -122,7 +122,7 @@ export function uploadLimit(s: Services, plan: Plan): number {
 
 const mb = (bytes: number) => `${Math.round((bytes / 1024 / 1024) * 10) / 10} MB`;
 
-/** 413 `quota-exceeded` when a file is larger than the plan allows, naming the limit and the tiers that allow more. */
+/** 413 `too-large` when a file is larger than the plan allows, naming the limit and the tiers that allow more. */
 export function assertUploadSize(s: Services, plan: Plan, size: number): void {
   const max = uploadLimit(s, plan);
   if (size <= max) return;
@@ -133,7 +133,7 @@ export function assertUploadSize(s: Services, plan: Plan, size: number): void {
   throw new KilnError(
     413,
     `Files are limited to ${mb(max)} on the ${PLAN_NAMES[plan].toLowerCase()} plan and this one is ${mb(size)}. ${how}`,
-    'quota-exceeded',
+    'too-large',
     {
       limit: 'uploadSize',
       max,

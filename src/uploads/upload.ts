@@ -22,7 +22,7 @@ import { publishNodeSaved } from '../events/publish.ts';
 import { conflictError } from '../save/pipeline.ts';
 import type { AfterCommit, Tx } from '../store/transaction.ts';
 
-/** 413 `quota-exceeded` over the plan's per-file size (the rule and its message: src/billing/plans.ts). */
+/** 413 `too-large` over the plan's per-file size (the rule and its message: src/billing/plans.ts). */
 export const assertUploadSize = planUploadSize;
 
 /** An upload's bytes, in the blob store. */

@@ -38,8 +38,10 @@ const plugin: RoutePlugin = async (app, { services: s }) => {
               writable,
               etag: node.checksum,
               maxBytes: limits.documentSize,
-              // The file size the page's uploads are held to: its owner's plan's.
-              upload: { allowed: writable, maxBytes: writable ? uploadLimit(s, ownerPlan) : 0 },
+              // Whether this caller may upload beside the page (the access table: a share guest may save
+              // but not upload), and the file size uploads are held to: its owner's plan's, a fact
+              // stated to every reader (hyperclay-local's host conformance page reads it).
+              upload: { allowed: allows(caller, resourceOf(node), 'upload'), maxBytes: uploadLimit(s, ownerPlan) },
             };
           }
         }
