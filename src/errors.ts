@@ -40,6 +40,7 @@ export const ERRORS = {
   'move-into-self': { status: 400, when: 'Moving a folder into itself or below itself.' },
   'not-a-document': { status: 400, when: 'The operation needs an HTML document (apps, sharing).' },
   'not-a-file': { status: 400, when: 'Content asked of a folder.' },
+  'not-a-folder': { status: 400, when: 'The operation needs a folder (collections).' },
   'is-instance': { status: 400, when: 'An app user’s instance cannot itself become an app.' },
   'too-deep': { status: 400, when: 'Folders nest at most 5 levels deep.' },
   'too-long': { status: 400, when: 'A field longer than its limit.' },
@@ -75,6 +76,10 @@ export const ERRORS = {
   },
   'signups-closed': { status: 403, when: 'This Kiln takes no new accounts now (or only with an invitation link).' },
   'service-worker-refused': { status: 403, when: 'Uploads are never served as service-worker scripts.' },
+  'bad-submit-token': {
+    status: 403,
+    when: 'A collection submission without its collection’s submit token (or a record’s edit token).',
+  },
   'quota-exceeded': {
     status: 403,
     also: [413],

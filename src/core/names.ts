@@ -143,13 +143,14 @@ export function isDocumentName(name: string): boolean {
   return DOCUMENT_EXT.test(name);
 }
 
-/** Index documents are each account's (and each folder's) home page, so every account may have one.
- *  Every other document name is unique across this Kiln. */
-const INDEX_NAMES = ['index.html', 'index.htmlclay'] as const;
+/** Names unique among siblings only: index documents (each account's and each folder's home page,
+ *  so every account may have one) and the two pages of every collection (src/collections). Every
+ *  other document name is unique across this Kiln. */
+const SIBLING_UNIQUE_NAMES = ['index.html', 'index.htmlclay', 'submission-form.html', 'dashboard.html'] as const;
 
-/** True when a document name must be unique across all accounts (every name but the index ones). */
+/** True when a document name must be unique across all accounts (every name but those above). */
 export function isGlobalDocumentName(name: string): boolean {
-  return isDocumentName(name) && !(INDEX_NAMES as readonly string[]).includes(name.toLowerCase());
+  return isDocumentName(name) && !(SIBLING_UNIQUE_NAMES as readonly string[]).includes(name.toLowerCase());
 }
 
 /** Why a node name is refused (naming the rule), or null. `type` decides the extension rule.

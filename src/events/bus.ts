@@ -62,6 +62,9 @@ export type NodeEvent =
       parentId?: number;
       /** The writer (session or sync key) that caused it. Never sent to clients. */
       writer?: string | null;
+      /** A collection record written through the collection API: what changed, for open collection
+       *  dashboards (src/collections). Not on the sync stream. */
+      record?: RecordNote;
     }
   | {
       type: 'node-renamed' | 'node-moved';
@@ -74,6 +77,12 @@ export type NodeEvent =
   | { type: 'node-deleted'; nodeId: number; nodeType: string; path: string; writer?: string | null }
   /** An editor snapshot relayed to the account's sync tools (`file` = full path with extension). */
   | { type: 'live-sync'; nodeId: number; file: string; html: string; sender: string };
+
+/** A collection record's change as its collection's API made it. */
+export interface RecordNote {
+  op: 'create' | 'update';
+  data: unknown;
+}
 
 /** A frame for a document's live-sync lanes. */
 export interface LaneEvent {

@@ -7,7 +7,7 @@
 //   sync write with `snapshotHtml` + `senderId`, a `live-sync` frame on the owner's sync streams.
 //   Nothing is written.
 import type { Services } from '../services.ts';
-import { channels, type NodeEvent } from './bus.ts';
+import { channels, type NodeEvent, type RecordNote } from './bus.ts';
 import { recordActivity } from '../store/activity.ts';
 
 const ACTIVITY: Partial<Record<NodeEvent['type'], string>> = {
@@ -54,7 +54,7 @@ export function publishNodeSaved(
   s: Services,
   node: PublishedNode,
   saved: { checksum: string | null; size: number; modifiedAt: string },
-  opts: { writer?: string | null; html?: string; client?: string } = {},
+  opts: { writer?: string | null; html?: string; client?: string; record?: RecordNote } = {},
 ): Promise<unknown> {
   const path = node.path ? `${node.path}/${node.name}` : node.name;
   return Promise.all([
@@ -72,6 +72,7 @@ export function publishNodeSaved(
         ...(opts.html !== undefined ? { content: opts.html } : {}),
         ...(node.type === 'folder' ? { parentId: node.parent_id ?? 0 } : {}),
         writer: opts.writer ?? null,
+        ...(opts.record ? { record: opts.record } : {}),
       },
       opts.client,
     ),

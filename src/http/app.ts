@@ -111,6 +111,7 @@ export async function buildApp(s: Services): Promise<FastifyInstance> {
     } else if ((err as FastifyError).statusCode && (err as FastifyError).statusCode! < 500) {
       status = (err as FastifyError).statusCode!;
       msg = status === 413 ? 'The request body is too large.' : err.message;
+      if (status === 413) code = 'too-large';
       if (status === 415) msg = 'Unsupported content type.';
     } else {
       req.log.error(err);

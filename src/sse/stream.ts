@@ -109,3 +109,8 @@ export function eventFrame(id: number | null, data: unknown): Buffer {
   const json = JSON.stringify(data);
   return Buffer.from(id === null ? `data: ${json}\n\n` : `id: ${id}\ndata: ${json}\n\n`);
 }
+
+/** A named event (`event: <name>`), for clients that listen with addEventListener(name). */
+export function namedEventFrame(name: string, id: number, data: unknown): Buffer {
+  return Buffer.from(`event: ${name}\nid: ${id}\ndata: ${JSON.stringify(data)}\n\n`);
+}

@@ -31,6 +31,7 @@ import { up010Admin } from './migrations/010_admin.ts';
 import { up011Activity } from './migrations/011_activity.ts';
 import { up012MovedUsernames } from './migrations/012_moved_usernames.ts';
 import { up013Messages } from './migrations/013_messages.ts';
+import { up014Collections } from './migrations/014_collections.ts';
 
 /** The two column types that differ between the databases. */
 export interface ColumnTypes {
@@ -55,6 +56,7 @@ function migrations(t: ColumnTypes): Record<string, Migration> {
     '011_activity': { up: up011Activity(t) },
     '012_moved_usernames': { up: up012MovedUsernames(t) },
     '013_messages': { up: up013Messages(t) },
+    '014_collections': { up: up014Collections(t) },
   };
 }
 

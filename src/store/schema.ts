@@ -67,6 +67,21 @@ export interface ActivityTable {
   client: string | null;
 }
 
+export interface CollectionsTable {
+  /** `col_` + 10 random base-36 characters: public, stable across renames and moves. */
+  id: string;
+  owner_id: number;
+  /** The collection's folder. */
+  folder_id: number;
+  /** Its `records/` folder: one JSON upload per record. */
+  records_folder_id: number;
+  /** What a public form sends to add a record. */
+  submit_token: string;
+  /** The next record's key (1, 2, 3 …; never reused). */
+  next_key: number;
+  created_at: string;
+}
+
 export interface MessagesTable {
   id: Generated<number>;
   owner_id: number;
@@ -249,6 +264,7 @@ export interface DB {
   held_usernames: HeldUsernamesTable;
   activity: ActivityTable;
   messages: MessagesTable;
+  collections: CollectionsTable;
   webhook_events: WebhookEventsTable;
   stylesheets: StylesheetsTable;
   session_grants: SessionGrantsTable;

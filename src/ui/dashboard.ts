@@ -21,6 +21,8 @@ export interface ListView {
   uploadLimit: number;
   /** Whose tree it is (the caller's account, or a team's). */
   ownerId: number;
+  /** Folders that are collections: folder id → collection id. */
+  collections: Map<number, string>;
 }
 
 export interface DashboardView extends ListView {
@@ -74,9 +76,10 @@ export function appSignupUrl(hostUrl: string, node: Pick<NodeRow, 'path' | 'name
 interface Tree {
   byParent: Map<number, NodeRow[]>;
   folders: NodeRow[];
+  collections: Map<number, string>;
 }
 
-function treeOf(nodes: NodeRow[]): Tree {
+function treeOf(nodes: NodeRow[], collections: Map<number, string> = new Map()): Tree {
   const order: Record<NodeRow['type'], number> = { folder: 0, site: 1, upload: 2 };
   const byParent = new Map<number, NodeRow[]>();
   for (const n of nodes) {
@@ -87,7 +90,7 @@ function treeOf(nodes: NodeRow[]): Tree {
   for (const list of byParent.values())
     list.sort((a, b) => order[a.type] - order[b.type] || a.name_key.localeCompare(b.name_key));
   const folders = nodes.filter((n) => n.type === 'folder').sort((a, b) => childPathOf(a).localeCompare(childPathOf(b)));
-  return { byParent, folders };
+  return { byParent, folders, collections };
 }
 
 function countBelow(tree: Tree, id: number): number {
@@ -146,12 +149,17 @@ function actions(tree: Tree, n: NodeRow, hostUrl: string): Html {
         : '';
   const download =
     n.type === 'folder' ? '' : html`<a class="button secondary" href="${base}/download" download>Download</a>`;
+  const collection =
+    n.type === 'folder'
+      ? html`<form method="post" action="${base}/collection"><input type="hidden" name="collection" value="${tree.collections.has(n.id) ? '0' : '1'}">
+  <button class="secondary" type="submit" title="${tree.collections.has(n.id) ? 'Stop taking submissions here (the form, the dashboard and the records stay as files).' : 'Gather submissions here: a public form, a private dashboard and a records/ folder.'}">${tree.collections.has(n.id) ? 'Stop collecting' : 'Make it a collection'}</button></form>`
+      : '';
   const duplicate =
     n.type === 'site'
       ? html`<form method="post" action="${base}/duplicate"><button class="secondary" type="submit">Duplicate</button></form>`
       : '';
   return html`${primary}<details class="more"><summary class="button secondary">More<span class="visually-hidden"> actions for ${n.name}</span></summary><div class="menu-items">
-${download}${duplicate}${share}${app}
+${download}${duplicate}${share}${app}${collection}
 <form method="post" action="${base}/rename"${warn('Rename')}><label>Rename to<input name="name" value="${n.name}" required maxlength="${limits.nameLength}"></label>
   <button class="secondary" type="submit">Rename</button></form>
 <form method="post" action="${base}/move"${warn('Move')}><label>Move to<select name="parentId">${folderOptions(tree, n.parent_id, n)}</select></label>
@@ -182,9 +190,11 @@ function row(tree: Tree, n: NodeRow, depth: number, hostUrl: string): Html {
   const kind =
     n.type === 'upload'
       ? html` <small class="kind">file</small>`
-      : n.enable_signups
-        ? html` <small class="kind">app · <a href="${appSignupUrl(hostUrl, n)}" target="_blank" rel="noopener">signup page</a> · <a href="/_/dashboard/nodes/${n.id}/signups">sign-ups</a></small>`
-        : '';
+      : tree.collections.has(n.id)
+        ? html` <small class="kind">collection · <a href="/_/dashboard/nodes/${n.id}/collection">info</a> · <a href="${onHost(hostUrl, `${nodeHref(n)}/dashboard.html`)}">submissions</a></small>`
+        : n.enable_signups
+          ? html` <small class="kind">app · <a href="${appSignupUrl(hostUrl, n)}" target="_blank" rel="noopener">signup page</a> · <a href="/_/dashboard/nodes/${n.id}/signups">sign-ups</a></small>`
+          : '';
   return html`<tr data-node-id="${n.id}" data-type="${n.type}" data-path="${path}"><td class="name" data-label="Name" ${indent}>${label}${kind}</td><td class="num" data-label="Size">${size}</td>
 <td class="muted nowrap" data-label="Modified">${formatTime(n.modified_at)}</td><td data-label="Visibility">${visibility}</td><td><div class="actions">${actions(tree, n, hostUrl)}</div></td></tr>`;
 }
@@ -208,7 +218,7 @@ function usage(v: ListView): Html {
 
 /** The node list: what AJAX answers carry as `html`, and what the page shows in `#tree`. */
 export function nodeListHtml(v: ListView): string {
-  const tree = treeOf(v.nodes);
+  const tree = treeOf(v.nodes, v.collections);
   const body =
     v.nodes.length === 0
       ? html`<p class="muted empty">Nothing here yet. Create your first document above, or drop files here.</p>`
@@ -238,7 +248,7 @@ function activityHtml(items: ActivityItem[]): Html {
 }
 
 export function dashboardPage(v: DashboardView): string {
-  const tree = treeOf(v.nodes);
+  const tree = treeOf(v.nodes, v.collections);
   const team = v.owner !== v.username;
   // Forms of a team's tree say whose tree they change.
   const ownerField = team ? html`<input type="hidden" name="ownerId" value="${v.ownerId}">` : '';

@@ -19,6 +19,7 @@ import { isUniqueViolation } from '../store/db.ts';
 import { contentTypeFor } from './content-types.ts';
 import { newNodeRow } from '../nodes/rows.ts';
 import { publishNodeSaved } from '../events/publish.ts';
+import type { RecordNote } from '../events/bus.ts';
 import { conflictError } from '../save/pipeline.ts';
 import type { AfterCommit, Tx } from '../store/transaction.ts';
 
@@ -56,6 +57,8 @@ export interface InsertUploadInput {
   ifTaken: 'number' | 'refuse';
   /** The sync API marks what it wrote as synced. */
   syncedAt?: string;
+  /** A collection record: told to open collection dashboards with the change. */
+  record?: RecordNote;
 }
 
 /** `photo.png`, `photo-1.png`, `photo-2.png` … */
@@ -100,7 +103,7 @@ export async function insertUpload(
           s,
           row,
           { checksum: row.checksum, size: row.size, modifiedAt: row.modified_at },
-          { writer: input.by.writer },
+          { writer: input.by.writer, record: input.record },
         );
       if (tx) tx.after.push(publish);
       else void publish(); // never waits on the bus
@@ -149,6 +152,8 @@ export interface ReplaceUploadInput {
   ifMatch: string | null;
   /** The sync API marks what it wrote as synced. */
   syncedAt?: string;
+  /** A collection record: told to open collection dashboards with the change. */
+  record?: RecordNote;
 }
 
 /** New bytes for an upload: the blob first, then one UPDATE that carries the If-Match condition.
@@ -193,7 +198,7 @@ export async function replaceUpload(
       s,
       updated,
       { checksum: updated.checksum, size: updated.size, modifiedAt: now },
-      { writer: input.by.writer },
+      { writer: input.by.writer, record: input.record },
     );
   if (tx) tx.after.push(publish);
   else void publish(); // never waits on the bus

@@ -160,6 +160,13 @@ export class Client {
   post(path: string, body?: ReqOpts['body'], opts: ReqOpts = {}) {
     return this.request('POST', path, { ...opts, body });
   }
+  put(path: string, body?: ReqOpts['body'], opts: ReqOpts = {}) {
+    return this.request('PUT', path, { ...opts, body });
+  }
+  delete(path: string, opts: ReqOpts = {}) {
+    return this.request('DELETE', path, opts);
+  }
+
   /** A browser-like GET: Accept text/html. */
   page(path: string, opts: ReqOpts = {}) {
     return this.request('GET', path, { ...opts, headers: { accept: 'text/html', ...opts.headers } });

@@ -64,6 +64,9 @@ import { documentContent } from '../../nodes/serve.ts';
 import { TRASH_DAYS, emptyTrash, listTrash, purgeFromTrash, restoreFromTrash } from '../../nodes/trash.ts';
 import { activityFeed } from '../../nodes/activity.ts';
 import { unread } from '../../messages/messages.ts';
+import { collectionOf, markCollection, unmarkCollection } from '../../collections/collections.ts';
+import { collectionFoldersOf } from '../../store/collections.ts';
+import { collectionPage } from '../../ui/collections.ts';
 import { contentTypeFor } from '../../uploads/content-types.ts';
 
 const DASHBOARD = '/_/dashboard';
@@ -90,6 +93,7 @@ const bodies = {
   delete: z.object({ cascade: flag.default(false) }),
   visibility: z.object({ visibility: z.enum(['public', 'private']) }),
   app: z.object({ enableSignups: flag }),
+  collection: z.object({ collection: flag }),
   empty: z.object({ ownerId: id.optional() }),
 };
 
@@ -143,9 +147,10 @@ const plugin: RoutePlugin = async (app, { services: s }) => {
   }
 
   /** What the list shows besides the nodes: the owner's host, and its plan's limits. */
-  function listView(owner: Owner, nodes: NodeRow[]): ListView {
+  async function listView(owner: Owner, nodes: NodeRow[]): Promise<ListView> {
     return {
       nodes,
+      collections: await collectionFoldersOf(s.database.db, owner.id),
       hostUrl: documentHostUrl(s.config, owner.username),
       siteLimit: owner.unlimited || isUnlimitedSites(owner.plan) ? null : limits.sites[owner.plan],
       uploadLimit: uploadLimit(s, owner.plan),
@@ -178,7 +183,7 @@ const plugin: RoutePlugin = async (app, { services: s }) => {
     return reply.code(result.status ?? 200).send({
       msg: result.msg,
       msgType: 'success',
-      html: nodeListHtml(listView(owner, nodes)),
+      html: nodeListHtml(await listView(owner, nodes)),
       ...(result.node ? { node: publicNode(result.node) } : {}),
     });
   }
@@ -197,7 +202,7 @@ const plugin: RoutePlugin = async (app, { services: s }) => {
     const trashed = (await listTrash(s, actor.accountId, owner.id)).length;
     const activity = await activityFeed(s, actor.accountId, owner.id, 10);
     const body = dashboardPage({
-      ...listView(owner, nodes),
+      ...(await listView(owner, nodes)),
       username: actor.username,
       owner: owner.username,
       accounts: [actor.username, ...teams.map((t) => t.username)],
@@ -220,7 +225,7 @@ const plugin: RoutePlugin = async (app, { services: s }) => {
       msg: '',
       msgType: 'success',
       nodes: nodes.map(publicNode),
-      html: nodeListHtml(listView(owner, nodes)),
+      html: nodeListHtml(await listView(owner, nodes)),
     });
   });
 
@@ -296,6 +301,44 @@ const plugin: RoutePlugin = async (app, { services: s }) => {
       return { msg, node: changed };
     }),
   );
+
+  // ---------------------------------------------------------------- collections (src/collections)
+
+  app.post(`${DASHBOARD}/nodes/:id/collection`, (req, reply) =>
+    operate(req, reply, async (actor) => {
+      const on = parse(bodies.collection, req.body).collection;
+      const node = await managedNode(req);
+      if (!on) {
+        await unmarkCollection(s, actor.accountId, node.id);
+        return { msg: `"${node.name}" no longer takes submissions; its form, dashboard and records stay.`, node };
+      }
+      await markCollection(s, actor.accountId, node.id);
+      return {
+        msg: `"${node.name}" is a collection: share ${node.name}/submission-form.html, and read what arrives in ${node.name}/dashboard.html.`,
+        node,
+        status: 201,
+      };
+    }),
+  );
+
+  app.get(`${DASHBOARD}/nodes/:id/collection`, async (req, reply) => {
+    mainOnly(req);
+    const actor = authorizeActor({ actor: req.actor }, null, 'manage');
+    const node = await managedNode(req);
+    const info = await collectionOf(s, actor.accountId, node.id);
+    if (!info) throw notFound('That folder is not a collection.');
+    const owner = await ownerOf(actor, node.owner_id);
+    const folderUrl = documentHostUrl(s.config, owner.username) + nodeUrlPath(node);
+    const view = {
+      ...info,
+      formUrl: `${folderUrl}/submission-form.html`,
+      dashboardUrl: `${folderUrl}/dashboard.html`,
+      recordsUrl: `${documentHostUrl(s.config, owner.username)}/_/collection/${info.id}/records`,
+    };
+    reply.header('cache-control', 'no-store');
+    if (!wantsHtml(req)) return { msg: '', msgType: 'success', collection: view };
+    return sendPage(reply, collectionPage({ username: actor.username, name: node.name, ...view, msg: queryMsg(req) }));
+  });
 
   app.post(`${DASHBOARD}/nodes/:id/duplicate`, (req, reply) =>
     operate(req, reply, async (actor) => {

@@ -25,6 +25,7 @@ import billing from './billing.ts';
 import account from './account.ts';
 import admin from './admin.ts';
 import messages from './messages.ts';
+import collections from './collections.ts';
 
 export type RoutePlugin = FastifyPluginAsync<{ services: Services }>;
 
@@ -53,5 +54,6 @@ export const routes: RoutePlugin[] = [
   account,
   admin,
   messages,
+  collections,
   documents,
 ];

@@ -1,0 +1,330 @@
+// Collections: a folder marked as a collection gathers submissions. Marking it adds three things in one
+// transaction: `submission-form.html` (public), `dashboard.html` (private: its owner's) and `records/`,
+// where every record is one JSON upload (`1.json`, `2.json` …), so records sync to Hyperclay Local as
+// files like any others. The collection's id (`col_…`) names the folder's row, not its path: it stays
+// the same through renames and moves.
+//
+// Who may do what (on the owner's own host only; any other host answers 404):
+//   create  anyone with the collection's submit token
+//   list    the owner (and a team's owners and editors)
+//   read    the owner, or whoever holds the record's edit token (returned when it was created)
+//   update  the owner, or the record's edit-token holder
+//   delete  the owner
+// Records are any JSON value up to 1 MB (limits.body.jsonCollection). Every change reaches open collection
+// dashboards as a `collection-record` event (src/collections/events.ts), however it was made.
+import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
+import type { Services } from '../services.ts';
+import type { Actor } from '../access/actor.ts';
+import { KilnError, badRequest, fail, forbidden, notFound } from '../errors.ts';
+import { assertManages, childPathOf, createIn, deleteNode, runWrite, type NodeRow } from '../nodes/tree.ts';
+import { childNamed, nodeById, updateNode } from '../store/nodes.ts';
+import {
+  type CollectionRow,
+  collectionById,
+  collectionOfFolder,
+  deleteCollection,
+  insertCollection,
+  recordFiles,
+  setRecordsFolder,
+  takeRecordKey,
+} from '../store/collections.ts';
+import { effectivePlan, loadPlanAccount } from '../billing/plans.ts';
+import { insertUpload, replaceUpload, storeBytes } from '../uploads/upload.ts';
+import { dashboardPage, submissionFormPage } from './pages.ts';
+
+export const COLLECTION_FILES = {
+  form: 'submission-form.html',
+  dashboard: 'dashboard.html',
+  records: 'records',
+} as const;
+
+/** Record keys: what a file name before `.json` may be (numbers for submissions; a synced file may
+ *  bring its own name). */
+const RECORD_KEY = /^[A-Za-z0-9][A-Za-z0-9._-]{0,99}$/;
+
+export interface CollectionInfo {
+  id: string;
+  submitToken: string;
+  folderId: number;
+  /** The folder's path in the owner's tree (`forms/contact`). */
+  path: string;
+}
+
+/** A record as the API answers it. */
+export interface RecordView {
+  id: string;
+  data: unknown;
+  modifiedAt: string;
+  size: number;
+}
+
+const infoOf = (c: CollectionRow, folder: NodeRow): CollectionInfo => ({
+  id: c.id,
+  submitToken: c.submit_token,
+  folderId: folder.id,
+  path: childPathOf(folder),
+});
+
+/** Marks a folder as a collection (again: answers the existing one). Its pages count against the
+ *  plan's documents like any others; if they do not fit, nothing is made. */
+export async function markCollection(s: Services, actorId: number, folderId: number): Promise<CollectionInfo> {
+  const now = s.clock.now().toISOString();
+  return runWrite(s, async (trx, after) => {
+    const folder = await nodeById(trx, folderId);
+    if (!folder) throw notFound('No such folder.');
+    try {
+      await assertManages(trx, actorId, folder.owner_id);
+    } catch {
+      throw notFound('No such folder.');
+    }
+    if (folder.type !== 'folder') throw fail('not-a-folder', 'Only a folder can be a collection.');
+    const existing = await collectionOfFolder(trx, folder.id);
+    if (existing) return infoOf(existing, folder);
+    const id = `col_${randomBytes(8).readBigUInt64BE().toString(36).padStart(10, '0').slice(-10)}`;
+    const token = randomBytes(18).toString('base64url');
+    const make = async (type: 'site' | 'folder', name: string, html?: string) =>
+      (await childNamed(trx, folder.owner_id, folder.id, name)) ??
+      createIn(s, trx, actorId, { ownerId: folder.owner_id, parentId: folder.id, type, name, html }, now, after);
+    const records = await make('folder', COLLECTION_FILES.records);
+    if (records.type !== 'folder') throw fail('not-a-folder', `"${COLLECTION_FILES.records}" here is not a folder.`);
+    await make('site', COLLECTION_FILES.form, submissionFormPage(id, token));
+    const dashboard = await make('site', COLLECTION_FILES.dashboard, dashboardPage(id));
+    if (dashboard.visibility !== 'private') await updateNode(trx, dashboard.id, { visibility: 'private' });
+    const row: CollectionRow = {
+      id,
+      owner_id: folder.owner_id,
+      folder_id: folder.id,
+      records_folder_id: records.id,
+      submit_token: token,
+      next_key: 1,
+      created_at: now,
+    };
+    await insertCollection(trx, row);
+    return infoOf(row, folder);
+  });
+}
+
+/** The collection of a folder the actor manages, or null. */
+export async function collectionOf(s: Services, actorId: number, folderId: number): Promise<CollectionInfo | null> {
+  const { db } = s.database;
+  const folder = await nodeById(db, folderId);
+  if (!folder) return null;
+  await assertManages(db, actorId, folder.owner_id);
+  const c = await collectionOfFolder(db, folder.id);
+  return c ? infoOf(c, folder) : null;
+}
+
+/** The folder stops being a collection; its pages and records stay as they are. */
+export async function unmarkCollection(s: Services, actorId: number, folderId: number): Promise<void> {
+  const { db } = s.database;
+  const c = await collectionOf(s, actorId, folderId).catch(() => null);
+  if (!c) throw notFound('That folder is not a collection.');
+  await deleteCollection(db, c.id);
+}
+
+// ------------------------------------------------------------------ records
+
+/** A collection on this host (whose account is `hostAccountId`) whose folder still exists. */
+export async function liveCollection(s: Services, id: string, hostAccountId: number) {
+  const c = /^col_[a-z0-9]{1,20}$/.test(id) ? await collectionById(s.database.db, id) : undefined;
+  const folder = c && c.owner_id === hostAccountId ? await nodeById(s.database.db, c.folder_id) : undefined;
+  if (!c || !folder) throw notFound('No such collection.');
+  return { c, folder };
+}
+
+/** Whether the actor (signed in on this host) manages the collection's account. */
+async function manages(s: Services, actor: Actor | null, c: CollectionRow): Promise<boolean> {
+  if (!actor) return false;
+  try {
+    await assertManages(s.database.db, actor.accountId, c.owner_id);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/** The owner, or nobody: 401 signed out, 403 signed in as someone else. */
+export async function assertCollectionOwner(s: Services, actor: Actor | null, c: CollectionRow): Promise<Actor> {
+  if (!actor) throw fail('login-required', 'Sign in as the collection’s owner.');
+  if (!(await manages(s, actor, c))) throw forbidden('Only the collection’s owner may do that.');
+  return actor;
+}
+
+/** The edit token of one record: an HMAC of the instance secret, so nothing is stored and keys are never
+ *  reused (they come from a counter), so a token never outlives its record's key. */
+export function recordToken(s: Services, collectionId: string, key: string): string {
+  return createHmac('sha256', s.secret).update(`collection-record:${collectionId}:${key}`).digest('base64url');
+}
+
+const sameSecret = (given: string | undefined, expected: string) => {
+  if (!given) return false;
+  const a = Buffer.from(given);
+  const b = Buffer.from(expected);
+  return a.length === b.length && timingSafeEqual(a, b);
+};
+
+const recordBytes = (data: unknown) => Buffer.from(`${JSON.stringify(data, null, 2)}\n`, 'utf8');
+
+async function ownerPlan(s: Services, ownerId: number) {
+  return effectivePlan(await loadPlanAccount(s, s.database.db, ownerId));
+}
+
+/** The records folder, made again if its owner deleted it. */
+async function recordsFolder(s: Services, c: CollectionRow, folder: NodeRow): Promise<NodeRow> {
+  const current = await nodeById(s.database.db, c.records_folder_id);
+  if (current?.type === 'folder' && current.parent_id === folder.id) return current;
+  const now = s.clock.now().toISOString();
+  return runWrite(s, async (trx, after) => {
+    const made =
+      (await childNamed(trx, c.owner_id, folder.id, COLLECTION_FILES.records)) ??
+      (await createIn(
+        s,
+        trx,
+        c.owner_id,
+        { ownerId: c.owner_id, parentId: folder.id, type: 'folder', name: COLLECTION_FILES.records },
+        now,
+        after,
+      ));
+    if (made.type !== 'folder') throw fail('not-a-folder', `"${COLLECTION_FILES.records}" here is not a folder.`);
+    await setRecordsFolder(trx, c.id, made.id);
+    return made;
+  });
+}
+
+export interface Submission {
+  /** The submit token (X-Submit-Token header or `token` field). */
+  token: string | undefined;
+  data: unknown;
+}
+
+/** A new record from a public form: 201 with its id and its edit token. */
+export async function submitRecord(
+  s: Services,
+  id: string,
+  hostAccountId: number,
+  sub: Submission,
+): Promise<RecordView & { editToken: string }> {
+  const { c, folder } = await liveCollection(s, id, hostAccountId);
+  if (!sameSecret(sub.token, c.submit_token)) throw fail('bad-submit-token', 'The submit token is not right.');
+  if (sub.data === undefined) throw fail('missing-field', 'Send the record as JSON {"data": …}.');
+  const records = await recordsFolder(s, c, folder);
+  const stored = await storeBytes(s, await ownerPlan(s, c.owner_id), recordBytes(sub.data));
+  // A key whose file name a synced file already took is skipped: the next one is tried.
+  for (let attempt = 0; attempt < 20; attempt++) {
+    const key = String(await takeRecordKey(s.database.db, c.id));
+    try {
+      const node = await insertUpload(s, {
+        ownerId: c.owner_id,
+        parentId: records.id,
+        parentPath: childPathOf(records),
+        name: `${key}.json`,
+        stored,
+        by: { accountId: null, writer: `collection:${c.id}` },
+        ifTaken: 'refuse',
+        record: { op: 'create', data: sub.data },
+      });
+      return {
+        id: key,
+        data: sub.data,
+        modifiedAt: node.modified_at,
+        size: node.size ?? stored.size,
+        editToken: recordToken(s, c.id, key),
+      };
+    } catch (e) {
+      if (!(e instanceof KilnError) || e.code !== 'name-conflict') throw e;
+    }
+  }
+  throw fail('name-conflict', 'Could not find a free record name; try again.');
+}
+
+async function recordNode(s: Services, c: CollectionRow, key: string): Promise<NodeRow> {
+  if (!RECORD_KEY.test(key)) throw notFound('No such record.');
+  const node = await childNamed(s.database.db, c.owner_id, c.records_folder_id, `${key}.json`);
+  if (node?.type !== 'upload') throw notFound('No such record.');
+  return node;
+}
+
+/** A record file's JSON (a synced file that is not JSON reads as its text). */
+async function readRecord(s: Services, node: NodeRow): Promise<RecordView> {
+  const bytes = node.blob_sha256 ? await s.blobs.get(node.blob_sha256) : null;
+  const text = bytes?.toString('utf8') ?? '';
+  let data: unknown;
+  try {
+    data = JSON.parse(text);
+  } catch {
+    data = text;
+  }
+  return { id: node.name.replace(/\.json$/i, ''), data, modifiedAt: node.modified_at, size: node.size ?? 0 };
+}
+
+/** The owner's page of records, newest first. */
+export async function listRecords(
+  s: Services,
+  actor: Actor | null,
+  id: string,
+  hostAccountId: number,
+  page: { limit: number; offset: number },
+) {
+  const { c } = await liveCollection(s, id, hostAccountId);
+  await assertCollectionOwner(s, actor, c);
+  const { rows, total } = await recordFiles(s.database.db, c.owner_id, c.records_folder_id, page.limit, page.offset);
+  const records = await Promise.all(rows.map((n) => readRecord(s, n)));
+  return { records, total, limit: page.limit, offset: page.offset };
+}
+
+/** Who may act on one record: the owner, or the holder of its edit token. */
+async function mayTouch(s: Services, actor: Actor | null, c: CollectionRow, key: string, editToken?: string) {
+  if (sameSecret(editToken, recordToken(s, c.id, key))) return;
+  await assertCollectionOwner(s, actor, c);
+}
+
+export async function getRecord(
+  s: Services,
+  actor: Actor | null,
+  id: string,
+  hostAccountId: number,
+  key: string,
+  editToken?: string,
+): Promise<RecordView> {
+  const { c } = await liveCollection(s, id, hostAccountId);
+  await mayTouch(s, actor, c, key, editToken);
+  return readRecord(s, await recordNode(s, c, key));
+}
+
+/** Replaces a record's data (If-Match: the record's etag, optional). */
+export async function putRecord(
+  s: Services,
+  actor: Actor | null,
+  id: string,
+  hostAccountId: number,
+  key: string,
+  input: { data: unknown; editToken?: string; ifMatch: string | null },
+): Promise<RecordView> {
+  const { c } = await liveCollection(s, id, hostAccountId);
+  await mayTouch(s, actor, c, key, input.editToken);
+  if (input.data === undefined) throw badRequest('Send the record as JSON {"data": …}.', 'missing-field');
+  const node = await recordNode(s, c, key);
+  const { node: saved } = await replaceUpload(s, {
+    node,
+    plan: await ownerPlan(s, c.owner_id),
+    bytes: recordBytes(input.data),
+    by: { kind: 'upload-edit', accountId: actor?.accountId ?? null, writer: actor?.writer ?? `collection:${c.id}` },
+    ifMatch: input.ifMatch,
+    record: { op: 'update', data: input.data },
+  });
+  return { id: key, data: input.data, modifiedAt: saved.modified_at, size: saved.size ?? 0 };
+}
+
+/** Deletes a record (into the owner's trash, like any file). */
+export async function deleteRecord(
+  s: Services,
+  actor: Actor | null,
+  id: string,
+  hostAccountId: number,
+  key: string,
+): Promise<void> {
+  const { c } = await liveCollection(s, id, hostAccountId);
+  const owner = await assertCollectionOwner(s, actor, c);
+  const node = await recordNode(s, c, key);
+  await deleteNode(s, owner.accountId, node.id, { writer: owner.writer });
+}

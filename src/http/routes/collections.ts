@@ -1,0 +1,113 @@
+// A collection's API on its owner's own host (src/collections/collections.ts has the rules):
+//   POST   /_/collection/<id>/records           X-Submit-Token (or `token`) + {data}: 201 {id, data, modifiedAt, size, editToken}
+//   GET    /_/collection/<id>/records?limit=&offset=   the owner: {records: [{id, data, modifiedAt, size}], total, limit, offset}
+//   GET    /_/collection/<id>/records/<key>     the owner, or X-Record-Token: {id, data, modifiedAt, size}
+//   PUT    /_/collection/<id>/records/<key>     the same; {data}; If-Match optional (412 when stale)
+//   DELETE /_/collection/<id>/records/<key>     the owner
+//   GET    /_/collection/<id>/events            the owner: named `collection-record` SSE events
+// Bodies are JSON up to 1 MB (413 `too-large` beyond). Another account's host answers 404: a
+// collection is reached on its owner's host only. Owner writes carry cookies, so they must come from
+// this host (403 `cross-origin` otherwise); a submission carries its token, not a cookie.
+import type { FastifyRequest } from 'fastify';
+import type { RoutePlugin } from './index.ts';
+import { z } from 'zod';
+import { limits } from '../../limits.ts';
+import { fail } from '../../errors.ts';
+import { assertSameOrigin } from '../origin.ts';
+import { hostAccount, onlyOn } from '../hosts.ts';
+import { bodyOf, textParam } from '../io.ts';
+import {
+  assertCollectionOwner,
+  deleteRecord,
+  getRecord,
+  liveCollection,
+  listRecords,
+  putRecord,
+  submitRecord,
+} from '../../collections/collections.ts';
+import { recordsView } from '../../collections/events.ts';
+import { channels } from '../../events/bus.ts';
+import { childPathOf } from '../../nodes/tree.ts';
+import { nodeById } from '../../store/nodes.ts';
+import { SseStream } from '../../sse/stream.ts';
+import { takeStreamSlot } from '../../sse/slots.ts';
+import { lastEventIdOf } from '../../sse/last-event-id.ts';
+import { grants } from '../../events/revocations.ts';
+
+const BASE = '/_/collection/:id';
+
+const PAGE = z.object({
+  limit: z.coerce.number().int().min(1).max(500).default(50),
+  offset: z.coerce.number().int().min(0).max(1_000_000).default(0),
+});
+
+const header = (req: FastifyRequest, name: string) => {
+  const v = req.headers[name];
+  return typeof v === 'string' ? v : undefined;
+};
+
+/** The body's `data` (undefined when the body is not a JSON object with one). */
+const dataOf = (req: FastifyRequest) => {
+  const b = bodyOf(req);
+  return 'data' in b ? (b as Record<string, unknown>).data : undefined;
+};
+
+const plugin: RoutePlugin = async (app, { services: s }) => {
+  onlyOn(app, 'document', 'Collections live on their owner’s host.');
+  const json = { bodyLimit: limits.body.jsonCollection, config: { answers: 'json' as const } };
+  const id = (req: FastifyRequest) => textParam(req, 'id');
+  const key = (req: FastifyRequest) => textParam(req, 'key');
+
+  app.post(`${BASE}/records`, json, async (req, reply) => {
+    const b = bodyOf(req) as Record<string, unknown>;
+    const token = header(req, 'x-submit-token') ?? (typeof b.token === 'string' ? b.token : undefined);
+    const record = await submitRecord(s, id(req), hostAccount(req), { token, data: dataOf(req) });
+    return reply.code(201).send({ msg: 'Received', msgType: 'success', ...record });
+  });
+
+  app.get(`${BASE}/records`, json, async (req, reply) => {
+    const page = PAGE.safeParse(req.query ?? {});
+    if (!page.success) throw fail('invalid-body', 'limit is 1 to 500 and offset 0 or more.');
+    reply.header('cache-control', 'no-store');
+    return listRecords(s, req.actor, id(req), hostAccount(req), page.data);
+  });
+
+  app.get(`${BASE}/records/:key`, json, async (req, reply) => {
+    reply.header('cache-control', 'no-store');
+    return getRecord(s, req.actor, id(req), hostAccount(req), key(req), header(req, 'x-record-token'));
+  });
+
+  app.put(`${BASE}/records/:key`, json, async (req) => {
+    if (!header(req, 'x-record-token')) assertSameOrigin(req);
+    const ifMatch = header(req, 'if-match')?.replace(/^(W\/)?"|"$/g, '') ?? null;
+    return putRecord(s, req.actor, id(req), hostAccount(req), key(req), {
+      data: dataOf(req),
+      editToken: header(req, 'x-record-token'),
+      ifMatch,
+    });
+  });
+
+  app.delete(`${BASE}/records/:key`, json, async (req) => {
+    assertSameOrigin(req);
+    await deleteRecord(s, req.actor, id(req), hostAccount(req), key(req));
+    return { msg: 'Deleted', msgType: 'success' };
+  });
+
+  app.get(`${BASE}/events`, async (req, reply) => {
+    const { c } = await liveCollection(s, id(req), hostAccount(req));
+    const owner = await assertCollectionOwner(s, req.actor, c);
+    const records = await nodeById(s.database.db, c.records_folder_id);
+    const held = owner.writer.startsWith('session:') ? [owner.writer] : [];
+    if (owner.accountId !== c.owner_id) held.push(grants.member(c.owner_id, owner.accountId));
+    takeStreamSlot(s, req, reply);
+    reply.hijack();
+    const stream = new SseStream(reply.raw);
+    await s.hub.attach(channels.account(c.owner_id), stream, {
+      view: recordsView(records ? childPathOf(records) : '\0', () => s.clock.now()),
+      lastEventId: lastEventIdOf(req),
+      grants: held,
+    });
+  });
+};
+
+export default plugin;
