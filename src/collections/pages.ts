@@ -119,11 +119,14 @@ td::before{content:attr(data-label);display:block;font-size:.8rem;color:var(--so
       const tr = document.createElement('tr');
       tr.dataset.id = r.id;
       if (fresh.has(r.id)) tr.className = 'new';
-      const cell = (label, value) => Object.assign(document.createElement('td'), { textContent: value, dataset: { label } });
-      const when = cell('Received', new Date(r.modifiedAt).toLocaleString());
-      when.dataset.label = 'Received';
-      tr.append(when);
-      for (const c of cols) { const td = cell(c, text(fieldsOf(r.data)[c])); td.dataset.label = c; tr.append(td); }
+      const cell = (label, value) => {
+        const td = document.createElement('td');
+        td.textContent = value;
+        td.dataset.label = label;
+        return td;
+      };
+      tr.append(cell('Received', new Date(r.modifiedAt).toLocaleString()));
+      for (const c of cols) tr.append(cell(c, text(fieldsOf(r.data)[c])));
       const del = document.createElement('button');
       del.type = 'button';
       del.className = 'quiet';
