@@ -2,7 +2,7 @@
 import { personRow, teamRow } from './store/accounts.ts';
 import { parseArgs } from 'node:util';
 import { ConfigError, ENV_HELP, loadConfig, type Config } from './config.ts';
-import { startServer, createServices, closeServices } from './server.ts';
+import { createServices, closeServices } from './server.ts';
 import type { Services } from './services.ts';
 import type { Plan, TeamRole } from './store/schema.ts';
 import { createLimiterFactory } from './ratelimit/limiters.ts';
@@ -26,6 +26,15 @@ Usage:
                                a zip into the account's tree (all or nothing; taken names refuse it)
   kiln ratelimit reset         clear every rate-limit counter (run with the server's DATA_DIR,
                                DATABASE_URL and REDIS_URL)
+  kiln blobs migrate --to filesystem|postgres|s3
+                               copy every upload's bytes from the configured BLOB_STORE to another
+                               (the target's variables as for BLOB_STORE; run while serving, then
+                               switch BLOB_STORE: files not yet copied are read from DATA_DIR/blobs)
+  kiln blobs sweep             delete blobs no file names (older than a day; runs hourly anyway)
+  kiln backup DIR|s3://bucket/prefix
+                               a consistent backup while the server runs (database + blobs)
+  kiln restore BACKUP          put a backup (its folder, or s3://bucket/prefix/kiln-backup-…) into
+                               this configuration's empty instance (server stopped)
   kiln --help                  this text
 
 Environment:
@@ -40,15 +49,15 @@ async function main(argv: string[]) {
   const config = loadConfig();
   const [cmd = 'serve', sub] = argv;
   if (cmd === 'serve') {
-    const running = await startServer(config);
-    console.log(`Kiln is running: main app ${config.baseUrl}  (documents at http://<username>.${config.rootDomain}/)`);
-    const stop = async () => {
-      await running.close();
-      process.exit(0);
-    };
-    process.on('SIGINT', stop);
-    process.on('SIGTERM', stop);
-    return;
+    const { values } = parseArgs({ args: argv.slice(1), options: { workers: { type: 'string' } } });
+    const workers = values.workers === undefined ? 1 : Number(values.workers);
+    if (!Number.isInteger(workers) || workers < 1 || workers > 64) {
+      process.stderr.write('kiln serve: --workers is a number from 1 to 64 (one per core)\n');
+      process.exitCode = 2;
+      return;
+    }
+    const { serve } = await import('./workers.ts');
+    return serve(config, workers);
   }
   if (cmd === 'user' && sub === 'add') {
     const { values } = parseArgs({
@@ -88,11 +97,68 @@ async function main(argv: string[]) {
   }
   if (cmd === 'key' && sub === 'add') return keyAdd(config, argv.slice(2));
   if (cmd === 'ratelimit' && sub === 'reset') return ratelimitReset(config);
+  if (cmd === 'backup') {
+    if (!sub) return usage('backup: name a folder or s3://bucket/prefix');
+    return withServices(config, async (s) => {
+      const { takeBackup } = await import('./backup/backup.ts');
+      const started = Date.now();
+      const { location, manifest } = await takeBackup(s, sub);
+      const mb = (manifest.bytes / 1024 / 1024).toFixed(1);
+      console.log(`Backed up to ${location}: ${manifest.blobs} blob(s), ${mb} MB, in ${Date.now() - started} ms.`);
+    });
+  }
+  if (cmd === 'restore') {
+    if (!sub) return usage('restore: name a backup folder or s3:// address');
+    const { restoreBackup } = await import('./backup/backup.ts');
+    const { blobStoreFor } = await import('./blobs/open.ts');
+    const m = await restoreBackup(config, sub, () => blobStoreFor(config.blobs, config.dataDir));
+    console.log(`Restored the backup of ${m.createdAt} (${m.blobs} blob(s)). Start Kiln as usual.`);
+    return;
+  }
+  if (cmd === 'blobs' && sub === 'migrate') return blobsMigrate(config, argv.slice(2));
+  if (cmd === 'blobs' && sub === 'sweep')
+    return withServices(config, async (s) => {
+      const { sweepBlobs } = await import('./blobs/sweep.ts');
+      const r = await sweepBlobs(s);
+      console.log(`Deleted ${r.deleted} unreferenced blob(s); ${r.kept} kept.`);
+    });
   if (cmd === 'export') return exportCommand(config, argv.slice(1));
   if (cmd === 'import') return importCommand(config, argv.slice(1));
   if (cmd === 'team' && sub === 'add') return teamAdd(config, argv.slice(2));
   if (cmd === 'team' && sub === 'member' && argv[2] === 'add') return teamMemberAdd(config, argv.slice(3));
   process.stderr.write(`Unknown command: ${argv.join(' ')}\n\n${HELP}`);
+  process.exitCode = 2;
+}
+
+/** Copies the configured store's blobs into the store `--to` names (configured by the same variables). */
+async function blobsMigrate(config: Config, args: string[]) {
+  const { values } = parseArgs({ args, options: { to: { type: 'string' } } });
+  if (!required('blobs migrate', values, ['to'])) return;
+  const to = values.to as string;
+  if (!['filesystem', 'postgres', 's3'].includes(to)) {
+    process.stderr.write('kiln blobs migrate: --to is filesystem, postgres or s3\n');
+    process.exitCode = 2;
+    return;
+  }
+  const { blobStoreFor } = await import('./blobs/open.ts');
+  const { copyBlobs } = await import('./blobs/sweep.ts');
+  const target = await blobStoreFor(loadConfig({ ...process.env, BLOB_STORE: to }).blobs, config.dataDir);
+  // The source is the configured store, and the files of DATA_DIR/blobs when that is not the filesystem.
+  const sources = [await blobStoreFor(config.blobs, config.dataDir)];
+  if (config.blobs.store !== 'filesystem') sources.push(await blobStoreFor({ store: 'filesystem' }, config.dataDir));
+  try {
+    for (const source of sources) {
+      if (source.kind === target.kind) continue;
+      const r = await copyBlobs(source, target, (n) => n % 100 === 0 && console.log(`  ${n} copied…`));
+      console.log(`From ${source.kind} to ${to}: ${r.copied} copied, ${r.present} already there.`);
+    }
+  } finally {
+    await Promise.all([target.close(), ...sources.map((s) => s.close())]);
+  }
+}
+
+function usage(line: string) {
+  process.stderr.write(`kiln ${line}\n\n${HELP}`);
   process.exitCode = 2;
 }
 

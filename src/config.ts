@@ -16,6 +16,17 @@ export const ENV_HELP: Array<[string, string]> = [
   ['DATA_DIR', 'folder for the SQLite database, blobs and the mail outbox (default ./data)'],
   ['DATABASE_URL', 'postgres://… switches storage to PostgreSQL (default: SQLite in DATA_DIR)'],
   ['REDIS_URL', 'redis://… shares events, caches and rate limits across processes'],
+  [
+    'BLOB_STORE',
+    'where uploads are kept: filesystem (DATA_DIR/blobs, default), postgres (DATABASE_URL, or BLOB_DATABASE_URL) or s3',
+  ],
+  ['BLOB_DATABASE_URL', 'postgres://… for BLOB_STORE=postgres when it is not DATABASE_URL'],
+  ['S3_ENDPOINT', 'S3-compatible endpoint for BLOB_STORE=s3 (default AWS for S3_REGION)'],
+  ['S3_BUCKET', 'bucket for BLOB_STORE=s3'],
+  ['S3_REGION', 'region for BLOB_STORE=s3 (default us-east-1)'],
+  ['S3_ACCESS_KEY_ID', 'access key for BLOB_STORE=s3'],
+  ['S3_SECRET_ACCESS_KEY', 'secret key for BLOB_STORE=s3'],
+  ['S3_FORCE_PATH_STYLE', 'true for stores that want bucket-in-path addresses (MinIO, s3rver)'],
   ['SMTP_URL', 'smtp://user:pass@host:port for outgoing mail (default: files in DATA_DIR/outbox)'],
   ['MAIL_FROM', 'sender address for outgoing mail (default Kiln <no-reply@ROOT_DOMAIN>)'],
   ['STRIPE_SECRET_KEY', 'Stripe API key (payments are optional)'],
@@ -25,7 +36,11 @@ export const ENV_HELP: Array<[string, string]> = [
   ['STRIPE_API_URL', 'another Stripe API address (a stand-in such as stripe-mock; default Stripe itself)'],
   ['DOMAIN_WEBHOOK_SECRET', 'shared secret for the custom-domain provider webhook HMAC'],
   ['TRUST_PROXY', 'true when behind a reverse proxy that sets X-Forwarded-* (default false)'],
-  ['LOG_LEVEL', 'fatal, error, warn, info, debug, trace or silent (default info)'],
+  ['BACKUP_DIR', 'where scheduled backups go: a folder, or s3://bucket/prefix (with the S3_ variables)'],
+  ['BACKUP_EVERY', 'how often to back up to BACKUP_DIR while serving, e.g. 24h, 6h or 30m (default: never)'],
+  ['BACKUP_KEEP', 'how many scheduled backups to keep in a folder (default 7)'],
+  ['LOG_LEVEL', 'fatal, error, warn, info, debug, trace or silent (default info: one line per request)'],
+  ['METRICS_TOKEN', 'bearer token for GET /_/metrics (without it, only this machine may read the metrics)'],
   [
     'MAX_STREAMS_PER_ADDRESS',
     `live streams one client address may hold open in one process; more answer 429 (default ${limits.streamsPerAddress})`,
@@ -54,6 +69,17 @@ const schema = z.object({
     .string()
     .regex(/^rediss?:\/\//, 'must start with redis://')
     .optional(),
+  BLOB_STORE: z.enum(['filesystem', 'postgres', 's3']).default('filesystem'),
+  BLOB_DATABASE_URL: z
+    .string()
+    .regex(/^postgres(ql)?:\/\//, 'must start with postgres://')
+    .optional(),
+  S3_ENDPOINT: z.url({ protocol: /^https?$/ }).optional(),
+  S3_BUCKET: z.string().min(1).optional(),
+  S3_REGION: z.string().min(1).default('us-east-1'),
+  S3_ACCESS_KEY_ID: z.string().optional(),
+  S3_SECRET_ACCESS_KEY: z.string().optional(),
+  S3_FORCE_PATH_STYLE: bool.default(false),
   SMTP_URL: z
     .string()
     .regex(/^smtps?:\/\//, 'must start with smtp:// or smtps://')
@@ -66,6 +92,13 @@ const schema = z.object({
   STRIPE_API_URL: z.url({ protocol: /^https?$/ }).optional(),
   DOMAIN_WEBHOOK_SECRET: z.string().optional(),
   TRUST_PROXY: bool.default(false),
+  BACKUP_DIR: z.string().min(1).optional(),
+  BACKUP_EVERY: z
+    .string()
+    .regex(/^\d+(s|m|h|d)$/, 'must be a number and a unit: s, m, h or d (e.g. 24h)')
+    .optional(),
+  BACKUP_KEEP: z.coerce.number().int().min(1).max(1000).default(7),
+  METRICS_TOKEN: z.string().min(16, 'must be at least 16 characters').optional(),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
   MAX_STREAMS_PER_ADDRESS: z.coerce.number().int().min(1).max(10_000_000).default(limits.streamsPerAddress),
   HEADERS_TIMEOUT_MS: z.coerce.number().int().min(100).max(3_600_000).default(limits.serverTimeouts.headersMs),
@@ -90,6 +123,8 @@ export interface Config {
   dataDir: string;
   databaseUrl?: string;
   redisUrl?: string;
+  /** Where upload bytes live (src/blobs/). */
+  blobs: BlobConfig;
   smtpUrl?: string;
   mailFrom: string;
   stripeSecretKey?: string;
@@ -99,6 +134,9 @@ export interface Config {
   domainWebhookSecret?: string;
   trustProxy: boolean;
   logLevel: string;
+  metricsToken?: string;
+  /** Scheduled backups (src/backup/): where, how often (ms), how many kept; null when off. */
+  backups: { dir: string; everyMs: number; keep: number } | null;
   /** Event streams one client address may hold open in this process. */
   maxStreamsPerAddress: number;
   /** Time to receive a request's headers, and a whole request (ms). */
@@ -106,7 +144,52 @@ export interface Config {
   requestTimeoutMs: number;
 }
 
+export type BlobConfig =
+  | { store: 'filesystem' }
+  | { store: 'postgres'; databaseUrl: string }
+  | {
+      store: 's3';
+      endpoint?: string;
+      bucket: string;
+      region: string;
+      accessKeyId?: string;
+      secretAccessKey?: string;
+      forcePathStyle: boolean;
+    };
+
 export class ConfigError extends Error {}
+
+const UNIT_MS = { s: 1000, m: 60_000, h: 3_600_000, d: 86_400_000 } as const;
+
+function backupConfig(c: z.infer<typeof schema>): Config['backups'] {
+  if (!c.BACKUP_EVERY) return null;
+  if (!c.BACKUP_DIR) throw new ConfigError('BACKUP_EVERY needs BACKUP_DIR (a folder or s3://bucket/prefix).');
+  const unit = c.BACKUP_EVERY.slice(-1) as keyof typeof UNIT_MS;
+  const everyMs = Number(c.BACKUP_EVERY.slice(0, -1)) * UNIT_MS[unit];
+  if (everyMs < 60_000) throw new ConfigError('BACKUP_EVERY is at least 1m.');
+  return { dir: c.BACKUP_DIR, everyMs, keep: c.BACKUP_KEEP };
+}
+
+function blobConfig(c: z.infer<typeof schema>): BlobConfig {
+  if (c.BLOB_STORE === 'postgres') {
+    const databaseUrl = c.BLOB_DATABASE_URL ?? c.DATABASE_URL;
+    if (!databaseUrl) throw new ConfigError('BLOB_STORE=postgres needs DATABASE_URL or BLOB_DATABASE_URL.');
+    return { store: 'postgres', databaseUrl };
+  }
+  if (c.BLOB_STORE === 's3') {
+    if (!c.S3_BUCKET) throw new ConfigError('BLOB_STORE=s3 needs S3_BUCKET.');
+    return {
+      store: 's3',
+      endpoint: c.S3_ENDPOINT,
+      bucket: c.S3_BUCKET,
+      region: c.S3_REGION,
+      accessKeyId: c.S3_ACCESS_KEY_ID,
+      secretAccessKey: c.S3_SECRET_ACCESS_KEY,
+      forcePathStyle: c.S3_FORCE_PATH_STYLE,
+    };
+  }
+  return { store: 'filesystem' };
+}
 
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   const input: Record<string, string> = {};
@@ -135,6 +218,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     dataDir: path.resolve(c.DATA_DIR),
     databaseUrl: c.DATABASE_URL,
     redisUrl: c.REDIS_URL,
+    blobs: blobConfig(c),
     smtpUrl: c.SMTP_URL,
     mailFrom: c.MAIL_FROM ?? `Kiln <no-reply@${c.ROOT_DOMAIN.replace(/:\d+$/, '')}>`,
     stripeSecretKey: c.STRIPE_SECRET_KEY,
@@ -144,6 +228,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     domainWebhookSecret: c.DOMAIN_WEBHOOK_SECRET,
     trustProxy: c.TRUST_PROXY,
     logLevel: c.LOG_LEVEL,
+    metricsToken: c.METRICS_TOKEN,
+    backups: backupConfig(c),
     maxStreamsPerAddress: c.MAX_STREAMS_PER_ADDRESS,
     headersTimeoutMs: c.HEADERS_TIMEOUT_MS,
     // Node requires the request timeout to be at least the headers timeout.

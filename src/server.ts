@@ -11,7 +11,11 @@ import { systemClock, type Clock } from './clock.ts';
 import { createLimiterFactory } from './ratelimit/limiters.ts';
 import { limits } from './limits.ts';
 import { buildApp } from './http/app.ts';
-import { FilesystemBlobStore } from './blobs/filesystem.ts';
+import { openBlobStore } from './blobs/open.ts';
+import { sweepBlobs } from './blobs/sweep.ts';
+import { MeteredBlobStore } from './blobs/metered.ts';
+import { Metrics } from './metrics/metrics.ts';
+import { scheduleBackups } from './backup/schedule.ts';
 import { StylesheetCompiler } from './stylesheet/compiler.ts';
 import { MemoryEventBus } from './events/memory.ts';
 import { OutboxMailer, SmtpMailer } from './mail/mailer.ts';
@@ -30,9 +34,11 @@ export async function createServices(config: Config, clock: Clock = systemClock)
   const database = await openDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir });
   const limiters = createLimiterFactory(config, clock);
   const secret = await loadInstanceSecret(database.db);
-  const blobs = new FilesystemBlobStore(path.join(config.dataDir, 'blobs'));
-  void blobs.sweepTemporary().catch((err) => console.error('sweeping temporary blob files failed:', err));
   const events = config.redisUrl ? new RedisEventBus(config.redisUrl, namespaceFor(config)) : new MemoryEventBus();
+  const hub = new StreamHub(events);
+  const metrics = new Metrics(() => hub.stats().streams);
+  hub.onEvent = (id) => metrics.busLag.observe(Math.max(0, Date.now() - id / 1000) / 1000);
+  const blobs = new MeteredBlobStore(await openBlobStore(config.blobs, config.dataDir), metrics.blobErrors);
   const planSettings = new PlanSettings(database.db);
   await planSettings.start();
   return {
@@ -51,14 +57,16 @@ export async function createServices(config: Config, clock: Clock = systemClock)
       : new OutboxMailer(
           path.join(config.dataDir, 'outbox'),
           config.mailFrom,
-          config.logLevel === 'silent' ? () => {} : undefined,
+          // With no SMTP, the links people need (confirm, reset) are in the log: at warn, so they show.
+          ['silent', 'fatal', 'error'].includes(config.logLevel) ? () => {} : (line) => console.warn(`[warn] ${line}`),
         ),
     events,
     dataCache: config.redisUrl
       ? new TieredDataCache(new RedisDataCache(config.redisUrl, namespaceFor(config)))
       : new MemoryDataCache(),
     extractions: new ExtractionPool(),
-    hub: new StreamHub(events),
+    hub,
+    metrics,
     streamsByAddress: new Map(),
     hosts: new Lru({ maxEntries: 10_000, ttlMs: HOST_CACHE_MS }),
     documents: new DocumentCache(),
@@ -76,6 +84,7 @@ export async function closeServices(s: Services) {
   await s.dataCache.close();
   await s.extractions.close();
   await s.limiters.close();
+  await s.blobs.close();
   await s.database.close();
 }
 
@@ -94,11 +103,13 @@ export async function startServer(config: Config, clock?: Clock): Promise<Runnin
   // The trash's 30 days: one sweep shortly after start, then hourly (each process; a purge is one
   // transaction, so two processes sweeping at once purge each deletion once).
   const sweep = () =>
-    void Promise.all([sweepTrash(services), sweepOldActivity(services), sweepLastExports(services)]).catch((err) =>
-      app.log.warn({ err }, 'sweeping the trash or old activity failed; retried in an hour'),
-    );
+    void Promise.all([sweepTrash(services), sweepOldActivity(services), sweepLastExports(services)])
+      // Blobs after the trash: what the trash let go of is unreferenced now.
+      .then(() => sweepBlobs(services))
+      .catch((err) => app.log.warn({ err }, 'sweeping the trash, old activity or blobs failed; retried in an hour'));
   const first = setTimeout(sweep, 60_000).unref();
   const hourly = setInterval(sweep, 3_600_000).unref();
+  const backups = scheduleBackups(services, app.log);
   return {
     app,
     services,
@@ -106,6 +117,7 @@ export async function startServer(config: Config, clock?: Clock): Promise<Runnin
     close: async () => {
       clearTimeout(first);
       clearInterval(hourly);
+      await backups.stop();
       await app.close();
       await closeServices(services);
     },

@@ -16,6 +16,7 @@ import type { Lru } from './core/lru.ts';
 import type { HostInfo } from './http/context.ts';
 import type Stripe from 'stripe';
 import type { PlanSettings } from './billing/plan-settings.ts';
+import type { Metrics } from './metrics/metrics.ts';
 
 export interface Services {
   config: Config;
@@ -57,4 +58,6 @@ export interface Services {
   stripe: Stripe;
   /** Per-plan upload limits an administrator set (src/billing/plan-settings.ts). */
   planSettings: PlanSettings;
+  /** This process's Prometheus metrics (src/metrics/metrics.ts). */
+  metrics: Metrics;
 }

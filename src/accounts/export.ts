@@ -98,7 +98,7 @@ export async function exportTree(
     else if (n.blob_sha256) {
       const sha = n.blob_sha256;
       zip.addReadStream(
-        lazy(async () => s.blobs.stream(sha) ?? Buffer.alloc(0)),
+        lazy(async () => (await s.blobs.stream(sha)) ?? Buffer.alloc(0)),
         path,
         { mtime: mtime(n) },
       );

@@ -5,23 +5,28 @@ import fsp from 'node:fs/promises';
 import path from 'node:path';
 import { randomBytes } from 'node:crypto';
 import { sha256 } from '../core/checksum.ts';
-import type { BlobStore } from './store.ts';
+import { BLOB_NAME, type BlobListing, type BlobStore, type ByteRange } from './store.ts';
 
-const NAME = /^[0-9a-f]{64}$/;
 const TMP_PREFIX = '.tmp-';
 
 export class FilesystemBlobStore implements BlobStore {
+  readonly kind = 'filesystem' as const;
   constructor(private root: string) {}
 
   private file(name: string): string {
-    if (!NAME.test(name)) throw new Error('bad blob name');
+    if (!BLOB_NAME.test(name)) throw new Error('bad blob name');
     return path.join(this.root, name.slice(0, 2), name.slice(2, 4), name);
   }
 
   async put(bytes: Buffer): Promise<string> {
     const name = sha256(bytes);
     const target = this.file(name);
-    if (await this.has(name)) return name;
+    if (await this.has(name)) {
+      // Named again: renewed, so a sweep running now spares it.
+      const now = new Date();
+      await fsp.utimes(target, now, now).catch(() => {});
+      return name;
+    }
     const dir = path.dirname(target);
     await fsp.mkdir(dir, { recursive: true });
     const tmp = path.join(dir, `${TMP_PREFIX}${randomBytes(8).toString('hex')}`);
@@ -85,10 +90,50 @@ export class FilesystemBlobStore implements BlobStore {
     }
   }
 
-  stream(name: string) {
+  async stream(name: string, range?: ByteRange) {
     const f = this.file(name);
-    return fs.existsSync(f) ? fs.createReadStream(f) : null;
+    try {
+      const fh = await fsp.open(f, 'r');
+      return fh.createReadStream(range ? { start: range.start, end: range.end } : {});
+    } catch (e) {
+      if ((e as NodeJS.ErrnoException).code === 'ENOENT') return null;
+      throw e;
+    }
   }
+
+  async storedAt(name: string): Promise<Date | null> {
+    const st = await fsp.stat(this.file(name)).catch(() => null);
+    return st ? st.mtime : null;
+  }
+
+  async delete(name: string): Promise<void> {
+    await fsp.rm(this.file(name), { force: true });
+  }
+
+  async *list(): AsyncIterable<BlobListing> {
+    for (const a of await fsp.readdir(this.root).catch(() => [])) {
+      for (const b of await fsp.readdir(path.join(this.root, a)).catch(() => [])) {
+        const dir = path.join(this.root, a, b);
+        for (const name of await fsp.readdir(dir).catch(() => [])) {
+          if (!BLOB_NAME.test(name)) continue;
+          const st = await fsp.stat(path.join(dir, name)).catch(() => null);
+          if (st) yield { name, storedAt: st.mtime };
+        }
+      }
+    }
+  }
+
+  async reachable(): Promise<boolean> {
+    try {
+      await fsp.mkdir(this.root, { recursive: true });
+      await fsp.access(this.root, fs.constants.W_OK);
+      return true;
+    } catch {
+      return false;
+    }
+  }
+
+  async close(): Promise<void> {}
 
   async has(name: string): Promise<boolean> {
     try {

@@ -145,6 +145,7 @@ export async function readData(s: Services, req: DataRequest): Promise<DataAnswe
   const now = s.clock.now().getTime();
   const key = dataCacheKey(checksum, id);
   const cached = await s.dataCache.get(key, now);
+  s.metrics.cacheLookup('data', cached !== null && cached !== undefined);
   if (cached)
     return answerOf(cached, etag, { hit: true, ageSeconds: Math.max(0, Math.floor((now - cached.createdAt) / 1000)) });
 

@@ -15,11 +15,14 @@ import { safeReturn, wantsHtml } from './io.ts';
 import { registerMessages, withMessage } from './messages.ts';
 import { errorPage } from '../ui/pages.ts';
 import { routes } from './routes/index.ts';
+import { routeGroup } from '../metrics/metrics.ts';
 import './context.ts';
 
 export async function buildApp(s: Services): Promise<FastifyInstance> {
   const app = Fastify({
     logger: s.config.logLevel === 'silent' ? false : { level: s.config.logLevel },
+    // One line per request (the onResponse hook below), not Fastify's two.
+    disableRequestLogging: true,
     clientErrorHandler: answerClientError,
     trustProxy: s.config.trustProxy,
     bodyLimit: limits.body.json,
@@ -66,6 +69,16 @@ export async function buildApp(s: Services): Promise<FastifyInstance> {
 
   registerMessages(app, s.secret);
   registerHosts(app, s);
+  app.addHook('onResponse', async (req, reply) => {
+    const group = routeGroup(req.site?.kind, req.routeOptions?.url);
+    const status = reply.statusCode;
+    s.metrics.requests.inc({ group, method: req.method, status: `${Math.floor(status / 100)}xx` });
+    s.metrics.latency.observe({ group }, reply.elapsedTime / 1000);
+    req.log.info(
+      { method: req.method, host: req.headers.host, url: req.url, status, ms: Math.round(reply.elapsedTime * 10) / 10 },
+      'request',
+    );
+  });
   // The main app (sign-in, dashboard, billing …) is never framed: no clickjacking from an account's
   // host or anywhere else. Document hosts and custom domains keep their own choice.
   app.addHook('onSend', async (req, reply) => {

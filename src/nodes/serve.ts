@@ -92,7 +92,9 @@ export async function documentContent(
   node: Pick<NodeRow, 'id' | 'checksum'>,
 ): Promise<{ bytes: Buffer; checksum: string } | null> {
   const hit = s.documents.content.get(node.id);
-  if (hit && hit.checksum === node.checksum) return hit;
+  const fresh = hit !== undefined && hit.checksum === node.checksum;
+  s.metrics.cacheLookup('document', fresh);
+  if (fresh) return hit;
   const row = await storedContent(s.database.db, node.id);
   if (!row?.checksum) return null;
   const bytes = Buffer.isBuffer(row.html) ? row.html : Buffer.from(row.html);

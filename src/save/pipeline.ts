@@ -178,6 +178,7 @@ function afterContentChange(
   writer: string | null,
   client: SaveKind,
 ): void {
+  s.metrics.saves.inc({ via: client });
   const html = bytes.toString('utf8');
   void s.stylesheets.schedule(node.id, html);
   // Not awaited: a save never waits on the bus (a slow or absent Redis); events keep their order.

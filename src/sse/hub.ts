@@ -45,6 +45,7 @@ interface Channel {
 }
 
 const WHEEL_SLOTS = 30;
+const RECONNECT_SOON = Buffer.from('retry: 1000\n\n');
 
 export class StreamHub {
   private channels = new Map<string, Channel>();
@@ -57,6 +58,9 @@ export class StreamHub {
   private byGrant = new Map<string, Set<SseStream>>();
   /** The subscription to the revocations channel: made on the first stream with grants, kept. */
   private revocationsOff: (() => void) | null = null;
+
+  /** Told each event's id as it arrives (ids are publication times in µs: the metrics' bus lag). */
+  onEvent?: (id: number) => void;
 
   constructor(
     private readonly bus: EventBus,
@@ -140,7 +144,10 @@ export class StreamHub {
     if (!ch) {
       const members = new Set<Member>();
       const created: Channel = { members, off: () => {} };
-      created.off = this.bus.subscribe(channel, (event, id) => this.deliver(created, event, id));
+      created.off = this.bus.subscribe(channel, (event, id) => {
+        this.onEvent?.(id);
+        this.deliver(created, event, id);
+      });
       this.channels.set(channel, (ch = created));
     }
     ch.members.add(member);
@@ -225,12 +232,17 @@ export class StreamHub {
     return { channels: this.channels.size, streams, grants: this.byGrant.size };
   }
 
-  /** Ends every stream (server shutdown: open streams would keep the HTTP server from closing). */
+  /** Ends every stream (server shutdown: open streams would keep the HTTP server from closing), each
+   *  told to come back in a second (`retry:`), to another process or to this one restarted. */
   closeAll() {
     this.closing = true;
     if (this.timer) clearInterval(this.timer);
     this.timer = null;
-    for (const ch of [...this.channels.values()]) for (const m of [...ch.members]) m.stream.close();
+    for (const ch of [...this.channels.values()])
+      for (const m of [...ch.members]) {
+        m.stream.write(RECONNECT_SOON);
+        m.stream.close();
+      }
     this.revocationsOff?.();
     this.revocationsOff = null;
   }

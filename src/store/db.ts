@@ -1,6 +1,7 @@
 // Opens the database chosen by configuration (SQLite by default, PostgreSQL when DATABASE_URL is set)
 // and brings its schema up to date. Everything above this file speaks Kysely only.
 import fs from 'node:fs';
+import { spawn } from 'node:child_process';
 import path from 'node:path';
 import {
   Kysely,
@@ -65,6 +66,9 @@ export interface Database {
   dialect: 'sqlite' | 'postgres';
   /** Write locks held until the transaction ends, chosen with the database. */
   lock: Locks;
+  /** A consistent copy of the whole database while it serves: SQLite's online backup API into a
+   *  database file, or `pg_dump` in its custom format (src/backup/). */
+  snapshot(file: string): Promise<void>;
   close(): Promise<void>;
 }
 
@@ -90,6 +94,7 @@ export async function openDatabase(opts: { databaseUrl?: string; dataDir: string
   let db: Db;
   let dialect: Database['dialect'];
   let types: ColumnTypes;
+  let snapshot: Database['snapshot'];
   if (opts.databaseUrl) {
     const pg = (await import('pg')).default;
     // COUNT(*) and other int8 results come back as numbers, like SQLite's.
@@ -119,6 +124,17 @@ export async function openDatabase(opts: { databaseUrl?: string; dataDir: string
     });
     db = new Kysely<DB>({ dialect: new PostgresDialect({ pool }) });
     dialect = 'postgres';
+    const url = opts.databaseUrl;
+    snapshot = (file) =>
+      run('pg_dump', [
+        '--format=custom',
+        '--no-owner',
+        // Blobs kept in PostgreSQL (BLOB_STORE=postgres) go into the backup's blobs/ folder instead.
+        '--exclude-table-data=kiln_blobs',
+        '--exclude-table-data=kiln_blob_chunks',
+        `--file=${file}`,
+        `--dbname=${url}`,
+      ]);
     types = { idType: 'serial', idColumn: (c) => c.primaryKey(), bytes: 'bytea' };
   } else {
     const SQLite = (await import('better-sqlite3')).default;
@@ -132,6 +148,9 @@ export async function openDatabase(opts: { databaseUrl?: string; dataDir: string
     cachePreparedStatements(file);
     db = new Kysely<DB>({ dialect: new RollbackSafeSqliteDialect(file) });
     dialect = 'sqlite';
+    snapshot = async (to) => {
+      await file.backup(to);
+    };
     types = { idType: 'integer', idColumn: (c) => c.primaryKey().autoIncrement(), bytes: 'blob' };
   }
   const provider: MigrationProvider = { getMigrations: async () => migrations(types) };
@@ -140,7 +159,26 @@ export async function openDatabase(opts: { databaseUrl?: string; dataDir: string
     const failed = results?.find((r) => r.status === 'Error')?.migrationName;
     throw new Error(`Database migration ${failed ?? ''} failed: ${(error as Error).message ?? error}`);
   }
-  return { db, dialect, lock: dialect === 'postgres' ? postgresLocks : sqliteLocks, close: () => db.destroy() };
+  return {
+    db,
+    dialect,
+    lock: dialect === 'postgres' ? postgresLocks : sqliteLocks,
+    snapshot,
+    close: () => db.destroy(),
+  };
+}
+
+/** Runs a program to its end; rejects with its error output when it fails. */
+export function run(program: string, args: string[]): Promise<void> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(program, args, { stdio: ['ignore', 'ignore', 'pipe'] });
+    let err = '';
+    child.stderr.on('data', (d) => (err += d));
+    child.on('error', reject);
+    child.on('close', (code) =>
+      code === 0 ? resolve() : reject(new Error(`${program} failed (${code}): ${err.trim()}`)),
+    );
+  });
 }
 
 /** SQLite rolls a transaction back by itself on some errors (SQLITE_FULL, SQLITE_IOERR): Kysely's own

@@ -439,3 +439,20 @@ export function documentForWrite(db: Kysely<DB>, nodeId: number) {
     .where('nodes.trashed_at', 'is', null)
     .executeTakeFirst();
 }
+
+/** Whether any node (live or in the trash) names this blob: the sweep's last look before deleting. */
+export async function blobNamed(db: Kysely<DB>, sha: string): Promise<boolean> {
+  const r = await db.selectFrom('nodes').select('id').where('blob_sha256', '=', sha).limit(1).executeTakeFirst();
+  return r !== undefined;
+}
+
+/** Every blob name some node (live or in the trash) holds. */
+export async function blobsNamed(db: Kysely<DB>): Promise<Set<string>> {
+  const rows = await db
+    .selectFrom('nodes')
+    .select('blob_sha256')
+    .distinct()
+    .where('blob_sha256', 'is not', null)
+    .execute();
+  return new Set(rows.map((r) => r.blob_sha256 as string));
+}

@@ -1,4 +1,5 @@
-// Serving an upload from its document host: its content type, a strong ETag, 304 on a match, and
+// Serving an upload from its document host: its content type, a strong ETag, 304 on a match, one byte
+// range (206, or 416; `If-Range` with a stale ETag gets the whole file), streamed from the blob store, and
 // a sandbox CSP for anything that could run script as the host's origin (HTML, SVG, XML). An upload
 // is never a service worker's script (the browser sends `Service-Worker: script` when registering
 // one): a worker would outlive the page and answer for the whole host. `Service-Worker-Allowed` is
@@ -7,7 +8,7 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { Services } from '../services.ts';
 import type { NodeRow } from '../nodes/tree.ts';
 import { forbidden, notFound } from '../errors.ts';
-import { ifNoneMatchHits } from '../http/conditional.ts';
+import { byteRange, ifNoneMatchHits, parseIfMatch } from '../http/conditional.ts';
 import { isActiveContent } from './content-types.ts';
 
 export async function serveUpload(req: FastifyRequest, reply: FastifyReply, s: Services, node: NodeRow) {
@@ -18,7 +19,19 @@ export async function serveUpload(req: FastifyRequest, reply: FastifyReply, s: S
   if (isActiveContent(type)) reply.header('content-security-policy', 'sandbox');
   if (node.checksum) reply.header('etag', `"${node.checksum}"`);
   if (node.checksum && ifNoneMatchHits(req.headers['if-none-match'], node.checksum)) return reply.code(304).send();
-  const stream = node.blob_sha256 ? s.blobs.stream(node.blob_sha256) : null;
+  if (!node.blob_sha256) throw notFound('The file’s content is missing.');
+  reply.header('accept-ranges', 'bytes').header('content-type', type);
+  const size = node.size ?? 0;
+  const ifRange = req.headers['if-range'];
+  const rangeFresh = ifRange === undefined || parseIfMatch(ifRange) === node.checksum;
+  const range = rangeFresh ? byteRange(req.headers.range, size) : null;
+  if (range === 'unsatisfiable') return reply.code(416).header('content-range', `bytes */${size}`).send();
+  const stream = await s.blobs.stream(node.blob_sha256, range ?? undefined);
   if (!stream) throw notFound('The file’s content is missing.');
-  return reply.code(200).header('content-type', type).header('content-length', String(node.size)).send(stream);
+  if (!range) return reply.code(200).header('content-length', String(size)).send(stream);
+  return reply
+    .code(206)
+    .header('content-range', `bytes ${range.start}-${range.end}/${size}`)
+    .header('content-length', String(range.end - range.start + 1))
+    .send(stream);
 }

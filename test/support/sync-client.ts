@@ -404,12 +404,14 @@ export async function keyHolder(kiln: TestKiln, over: Partial<NewPerson> = {}, c
 export function kilnCmd(
   kiln: TestKiln,
   args: string[],
+  extraEnv: Record<string, string> = {},
 ): Promise<{ code: number | null; stdout: string; stderr: string }> {
   const env: Record<string, string> = {
     PATH: process.env.PATH ?? '',
     HOME: process.env.HOME ?? '',
     LOG_LEVEL: 'silent',
     DATA_DIR: kiln.config.dataDir,
+    ...extraEnv,
   };
   if (kiln.config.databaseUrl) env.DATABASE_URL = kiln.config.databaseUrl;
   return new Promise((resolve, reject) => {

@@ -1,10 +1,13 @@
 // Health of the process, for load balancers and orchestrators (any host):
 //   GET /_/health   200 {status:'ok'} while the process runs and answers (liveness)
-//   GET /_/ready    200 when the database (and Redis, when configured) answer; else 503 naming what is
+//   GET /_/ready    200 when the database, the blob store (and Redis, when configured) answer; else 503 naming what is
 //                   unreachable, with Retry-After: take this process out of rotation until it recovers.
 import { sql } from 'kysely';
 import type { RoutePlugin } from './index.ts';
 import { limits } from '../../limits.ts';
+import { timingSafeEqual } from 'node:crypto';
+import type { FastifyRequest } from 'fastify';
+import { notFound } from '../../errors.ts';
 
 /** Resolves false when `p` fails or takes longer than `ms`. */
 function within(p: Promise<unknown>, ms: number): Promise<boolean> {
@@ -25,12 +28,36 @@ function within(p: Promise<unknown>, ms: number): Promise<boolean> {
 
 const CHECK_MS = 2_000;
 
+/** The metrics are for the operator: a bearer token (METRICS_TOKEN), or else a request from this
+ *  machine that no proxy forwarded. */
+function mayReadMetrics(req: FastifyRequest, token: string | undefined): boolean {
+  if (token) {
+    const given = Buffer.from(req.headers.authorization ?? '');
+    const wanted = Buffer.from(`Bearer ${token}`);
+    return given.length === wanted.length && timingSafeEqual(given, wanted);
+  }
+  const from = req.socket.remoteAddress ?? '';
+  const loopback = from === '::1' || from.startsWith('127.') || from.startsWith('::ffff:127.');
+  return loopback && req.headers['x-forwarded-for'] === undefined && req.headers.forwarded === undefined;
+}
+
 const plugin: RoutePlugin = async (app, { services: s }) => {
+  //   GET /_/metrics  Prometheus text (src/metrics/metrics.ts); 404 to anyone else, as if absent.
+  app.get('/_/metrics', async (req, reply) => {
+    if (!mayReadMetrics(req, s.config.metricsToken)) throw notFound();
+    reply.header('cache-control', 'no-store').type(s.metrics.registry.contentType);
+    return s.metrics.registry.metrics();
+  });
+
   app.get('/_/health', async (_req, reply) => reply.header('cache-control', 'no-store').send({ status: 'ok' }));
 
   app.get('/_/ready', async (_req, reply) => {
-    const [database, bus] = await Promise.all([
+    const [database, blobs, bus] = await Promise.all([
       within(sql`select 1`.execute(s.database.db), CHECK_MS),
+      within(
+        s.blobs.reachable().then((ok) => (ok ? ok : Promise.reject(new Error('unreachable')))),
+        CHECK_MS,
+      ),
       within(
         s.events.reachable().then((ok) => (ok ? ok : Promise.reject(new Error('unreachable')))),
         CHECK_MS,
@@ -38,9 +65,10 @@ const plugin: RoutePlugin = async (app, { services: s }) => {
     ]);
     const checks = {
       database: database ? 'ok' : 'unavailable',
+      blobs: blobs ? 'ok' : 'unavailable',
       ...(s.config.redisUrl ? { redis: bus ? 'ok' : 'unavailable' } : {}),
     };
-    const ready = database && (bus || !s.config.redisUrl);
+    const ready = database && blobs && (bus || !s.config.redisUrl);
     reply.header('cache-control', 'no-store');
     if (!ready) reply.code(503).header('Retry-After', String(limits.storageRetryAfterSeconds));
     return reply.send({ status: ready ? 'ready' : 'unavailable', checks });

@@ -1,0 +1,85 @@
+// Prometheus metrics of one process (prom-client), served at GET /_/metrics: requests and their
+// latency per route group, saves, open streams, event-bus lag, cache hits and misses, blob store
+// errors, and Node's own (event loop, memory, GC). One registry per Services, so that several Kilns
+// in one process (the tests) keep their own.
+import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+
+export type CacheName = 'data' | 'document';
+
+export class Metrics {
+  readonly registry = new Registry();
+  readonly requests: Counter<'group' | 'method' | 'status'>;
+  readonly latency: Histogram<'group'>;
+  readonly saves: Counter<'via'>;
+  readonly busLag: Histogram;
+  readonly cache: Counter<'cache' | 'result'>;
+  readonly blobErrors: Counter<'op'>;
+
+  constructor(openStreams: () => number) {
+    const registers = [this.registry];
+    collectDefaultMetrics({ register: this.registry, prefix: 'kiln_' });
+    this.requests = new Counter({
+      name: 'kiln_http_requests_total',
+      help: 'HTTP requests answered, by route group, method and status class',
+      labelNames: ['group', 'method', 'status'],
+      registers,
+    });
+    this.latency = new Histogram({
+      name: 'kiln_http_request_duration_seconds',
+      help: 'Time to answer, by route group',
+      labelNames: ['group'],
+      buckets: [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 10],
+      registers,
+    });
+    this.saves = new Counter({
+      name: 'kiln_saves_total',
+      help: 'Document saves committed, by how they came (browser, sync, create, restore …)',
+      labelNames: ['via'],
+      registers,
+    });
+    new Gauge({
+      name: 'kiln_open_streams',
+      help: 'Server-sent event streams open in this process',
+      registers,
+      collect() {
+        this.set(openStreams());
+      },
+    });
+    this.busLag = new Histogram({
+      name: 'kiln_bus_lag_seconds',
+      help: 'From an event’s publication (in any process) to its delivery to this process’s streams',
+      buckets: [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.5, 1, 5],
+      registers,
+    });
+    this.cache = new Counter({
+      name: 'kiln_cache_lookups_total',
+      help: 'Cache lookups by cache and result (hit or miss); the hit rate is hit / (hit + miss)',
+      labelNames: ['cache', 'result'],
+      registers,
+    });
+    this.blobErrors = new Counter({
+      name: 'kiln_blob_store_errors_total',
+      help: 'Blob store operations that failed, by operation',
+      labelNames: ['op'],
+      registers,
+    });
+  }
+
+  cacheLookup(cache: CacheName, hit: boolean) {
+    this.cache.inc({ cache, result: hit ? 'hit' : 'miss' });
+  }
+}
+
+/** The group a request belongs to, for the request metrics: few values, never a path. */
+export function routeGroup(site: string | undefined, route: string | undefined): string {
+  if (!route) return 'unmatched';
+  if (route.startsWith('/_/save')) return 'save';
+  if (route === '/_/sync' || route.startsWith('/_/live-sync')) return 'live';
+  if (route.startsWith('/_/sync') || route.startsWith('/_/team/')) return 'sync';
+  if (route.startsWith('/_/upload')) return 'upload';
+  if (route.startsWith('/_/api') || route.startsWith('/_/data')) return 'data';
+  if (route.startsWith('/_/collection')) return 'collections';
+  if (route.startsWith('/_/health') || route.startsWith('/_/ready') || route.startsWith('/_/metrics')) return 'ops';
+  if (site !== 'main' && !route.startsWith('/_/')) return 'documents';
+  return 'app';
+}

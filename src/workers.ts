@@ -1,0 +1,70 @@
+// `kiln serve [--workers N]`: one process, or N worker processes (node:cluster) sharing one port. Workers
+// share nothing in memory, so N > 1 needs what several processes share: PostgreSQL (or SQLite on one
+// machine) and Redis for events, caches and rate limits. A worker that dies is replaced. SIGTERM or
+// SIGINT stops gracefully: no new connections, in-flight requests (saves) finish, streams are told to
+// reconnect elsewhere, and the process exits within 10 seconds whatever happens.
+import cluster from 'node:cluster';
+import type { Config } from './config.ts';
+import { startServer } from './server.ts';
+
+const STOP_DEADLINE_MS = 10_000;
+
+export async function serve(config: Config, workers: number): Promise<void> {
+  if (workers > 1 && cluster.isPrimary) return primary(config, workers);
+  const running = await startServer(config);
+  if (cluster.isPrimary)
+    console.log(`Kiln is running: main app ${config.baseUrl}  (documents at http://<username>.${config.rootDomain}/)`);
+  let stopping = false;
+  const stop = () => {
+    if (stopping) return;
+    stopping = true;
+    setTimeout(() => process.exit(1), STOP_DEADLINE_MS).unref();
+    running.close().then(
+      () => process.exit(0),
+      (err) => {
+        console.error('stopping failed:', err);
+        process.exit(1);
+      },
+    );
+  };
+  process.on('SIGINT', stop);
+  process.on('SIGTERM', stop);
+  // A worker is told to stop by its primary.
+  process.on('message', (m) => m === 'stop' && stop());
+}
+
+function primary(config: Config, workers: number) {
+  if (!config.redisUrl) {
+    console.error('kiln serve --workers needs REDIS_URL: workers share events, caches and rate limits through it.');
+    process.exit(2);
+  }
+  let stopping = false;
+  const fork = () => cluster.fork();
+  for (let i = 0; i < workers; i++) fork();
+  cluster.on('exit', (worker, code, signal) => {
+    if (stopping) return;
+    console.error(`worker ${worker.process.pid} ended (${signal ?? code}); starting another`);
+    setTimeout(fork, 500);
+  });
+  let online = 0;
+  cluster.on('listening', () => {
+    if (++online === workers)
+      console.log(
+        `Kiln is running with ${workers} workers: main app ${config.baseUrl}  (documents at http://<username>.${config.rootDomain}/)`,
+      );
+  });
+  const stop = () => {
+    if (stopping) return;
+    stopping = true;
+    for (const w of Object.values(cluster.workers ?? {})) w?.send('stop');
+    setTimeout(() => process.exit(1), STOP_DEADLINE_MS + 1000).unref();
+    const check = setInterval(() => {
+      if (Object.keys(cluster.workers ?? {}).length === 0) {
+        clearInterval(check);
+        process.exit(0);
+      }
+    }, 100);
+  };
+  process.on('SIGINT', stop);
+  process.on('SIGTERM', stop);
+}
