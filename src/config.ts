@@ -166,7 +166,7 @@ function backupConfig(c: z.infer<typeof schema>): Config['backups'] {
   if (!c.BACKUP_DIR) throw new ConfigError('BACKUP_EVERY needs BACKUP_DIR (a folder or s3://bucket/prefix).');
   const unit = c.BACKUP_EVERY.slice(-1) as keyof typeof UNIT_MS;
   const everyMs = Number(c.BACKUP_EVERY.slice(0, -1)) * UNIT_MS[unit];
-  if (everyMs < 60_000) throw new ConfigError('BACKUP_EVERY is at least 1m.');
+  if (everyMs < 5_000) throw new ConfigError('BACKUP_EVERY is at least 5s.');
   return { dir: c.BACKUP_DIR, everyMs, keep: c.BACKUP_KEEP };
 }
 

@@ -1,5 +1,11 @@
 // Builds the Fastify application: hosts → auth → routes, one error handler.
-import Fastify, { type FastifyInstance, type FastifyError, type FastifyReply, type FastifyRequest } from 'fastify';
+import Fastify, {
+  LogController,
+  type FastifyInstance,
+  type FastifyError,
+  type FastifyReply,
+  type FastifyRequest,
+} from 'fastify';
 import querystring from 'node:querystring';
 import { STATUS_CODES } from 'node:http';
 import cookie from '@fastify/cookie';
@@ -21,8 +27,8 @@ import './context.ts';
 export async function buildApp(s: Services): Promise<FastifyInstance> {
   const app = Fastify({
     logger: s.config.logLevel === 'silent' ? false : { level: s.config.logLevel },
-    // One line per request (the onResponse hook below), not Fastify's two.
-    disableRequestLogging: true,
+    // One line per request, not Fastify's two.
+    logController: new OneLinePerRequest(),
     clientErrorHandler: answerClientError,
     trustProxy: s.config.trustProxy,
     bodyLimit: limits.body.json,
@@ -74,10 +80,6 @@ export async function buildApp(s: Services): Promise<FastifyInstance> {
     const status = reply.statusCode;
     s.metrics.requests.inc({ group, method: req.method, status: `${Math.floor(status / 100)}xx` });
     s.metrics.latency.observe({ group }, reply.elapsedTime / 1000);
-    req.log.info(
-      { method: req.method, host: req.headers.host, url: req.url, status, ms: Math.round(reply.elapsedTime * 10) / 10 },
-      'request',
-    );
   });
   // The main app (sign-in, dashboard, billing …) is never framed: no clickjacking from an account's
   // host or anywhere else. Document hosts and custom domains keep their own choice.
@@ -180,4 +182,21 @@ function answerClientError(err: Error & { code?: string }, socket: import('node:
   );
   // A client that never reads its answer does not keep the socket.
   setTimeout(() => socket.destroy(), 5_000).unref();
+}
+
+/** Fastify logs a request twice (received, completed): Kiln once, when it is answered, with what an
+ *  operator reads first (method, host, URL, status, milliseconds); a failure keeps Fastify's error line. */
+class OneLinePerRequest extends LogController {
+  incomingRequest(): void {}
+  requestCompleted(err: Error | null | undefined, req: FastifyRequest, reply: FastifyReply): void {
+    const line = {
+      method: req.method,
+      host: req.headers.host,
+      url: req.url,
+      status: reply.statusCode,
+      ms: Math.round(reply.elapsedTime * 10) / 10,
+    };
+    if (err) req.log.error({ ...line, err }, 'request failed');
+    else req.log.info(line, 'request');
+  }
 }

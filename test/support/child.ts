@@ -33,21 +33,25 @@ export interface ChildKiln {
  *  answers HTTP (`nodeArgs`, e.g. `--cpu-prof`, go to node itself). Rejects with the child's output when it exits first or takes longer than `timeoutMs`. */
 export async function spawnKiln(
   env: Record<string, string>,
-  opts: { timeoutMs?: number; nodeArgs?: string[] } = {},
+  opts: { timeoutMs?: number; nodeArgs?: string[]; args?: string[] } = {},
 ): Promise<ChildKiln> {
   const port = env.PORT ? Number(env.PORT) : await freePort();
-  const child = spawn(process.execPath, [...(opts.nodeArgs ?? []), path.join(REPO, 'bin/kiln.js'), 'serve'], {
-    cwd: REPO,
-    env: {
-      PATH: process.env.PATH ?? '',
-      HOME: process.env.HOME ?? '',
-      HOST: '127.0.0.1',
-      LOG_LEVEL: 'silent',
-      ...env,
-      PORT: String(port),
+  const child = spawn(
+    process.execPath,
+    [...(opts.nodeArgs ?? []), path.join(REPO, 'bin/kiln.js'), 'serve', ...(opts.args ?? [])],
+    {
+      cwd: REPO,
+      env: {
+        PATH: process.env.PATH ?? '',
+        HOME: process.env.HOME ?? '',
+        HOST: '127.0.0.1',
+        LOG_LEVEL: 'silent',
+        ...env,
+        PORT: String(port),
+      },
+      stdio: ['ignore', 'pipe', 'pipe'],
     },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
+  );
   let out = '';
   child.stdout!.on('data', (d) => (out += d));
   child.stderr!.on('data', (d) => (out += d));
