@@ -10,63 +10,12 @@ import os from 'node:os';
 import path from 'node:path';
 import http from 'node:http';
 import { randomBytes } from 'node:crypto';
-import { loadConfig } from '../src/config.ts';
-import { closeServices, createServices } from '../src/server.ts';
-import { createPerson } from '../src/accounts/people.ts';
-import { createNode } from '../src/nodes/tree.ts';
-import { storeUpload } from '../src/uploads/upload.ts';
-import { newPerson, sessionsFor } from './support/people.ts';
 import { spawnKiln, REPO } from './support/child.ts';
+import { instance } from './support/instance.ts';
 import { Client } from './support/client.ts';
 import { SseClient } from './support/sse.ts';
 import { freshPostgres, storage } from './support/kiln.ts';
 import { spawn } from 'node:child_process';
-
-/** A fresh instance (SQLite, or PostgreSQL + Redis in that configuration) with a person, a document
- *  and an upload, made through the storage the child will use. */
-async function instance(extra: Record<string, string> = {}) {
-  const dataDir = mkdtempSync(path.join(os.tmpdir(), 'kiln-ops-'));
-  const pg = storage === 'postgres' ? await freshPostgres() : null;
-  const env: Record<string, string> = {
-    DATA_DIR: dataDir,
-    LOG_LEVEL: 'silent',
-    ...(pg ? { DATABASE_URL: pg.url } : {}),
-    ...(pg && process.env.KILN_TEST_REDIS_URL ? { REDIS_URL: process.env.KILN_TEST_REDIS_URL } : {}),
-    ...extra,
-  };
-  const config = loadConfig(env);
-  const s = await createServices(config);
-  const person = await createPerson(s, newPerson());
-  const token = (await sessionsFor(s.database.db, config, person.id, person.username)).host;
-  await createNode(s, person.id, {
-    ownerId: person.id,
-    parentId: 0,
-    type: 'site',
-    name: `ops-${person.username}.html`,
-    html: '<html><body>ops</body></html>',
-  });
-  const bytes = randomBytes(50_000);
-  await storeUpload(s, { ownerId: person.id, plan: 'free', parentId: 0, parentPath: '', fileName: 'data.bin', bytes });
-  await closeServices(s);
-  const host = `${person.username}.${config.rootDomain}`;
-  return {
-    env,
-    config,
-    person,
-    host,
-    bytes,
-    doc: `/ops-${person.username}.html`,
-    owner(port: number) {
-      const c = new Client(port, host);
-      c.jar.store(host, `__Host-auth_token=${token}; Path=/`);
-      return c;
-    },
-    cleanup: async () => {
-      await pg?.drop();
-      rmSync(dataDir, { recursive: true, force: true });
-    },
-  };
-}
 
 /** Runs `kiln <args>` to its end with `env`. */
 function kilnRun(env: Record<string, string>, args: string[]) {

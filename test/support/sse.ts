@@ -69,6 +69,12 @@ export class SseClient {
             if (!isStream) resolve(c);
           });
           res.on('error', () => {});
+          // A connection cut without a proper end (the server's process killed) ends the stream too.
+          res.on('close', () => {
+            if (c.ended) return;
+            c.ended = true;
+            c.wake();
+          });
           if (isStream) resolve(c);
         },
       );
