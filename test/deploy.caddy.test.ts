@@ -38,6 +38,7 @@ before(async () => {
       XDG_DATA_HOME: path.join(dir, 'data'),
       XDG_CONFIG_HOME: path.join(dir, 'config'),
       KILN_UPSTREAM: `127.0.0.1:${new URL(kiln.url).port}`,
+      KILN_ASK: `127.0.0.1:${new URL(kiln.url).port}`,
       CADDY_GLOBAL_OPTIONS: [
         'admin off',
         'local_certs',
