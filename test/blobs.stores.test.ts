@@ -22,6 +22,10 @@ import { startS3, type TestS3 } from './support/s3.ts';
 import { signedIn } from './support/people.ts';
 import { createNode } from '../src/nodes/tree.ts';
 import { kilnCmd } from './support/sync-client.ts';
+import { spawn } from 'node:child_process';
+import { REPO } from './support/child.ts';
+import { Client } from './support/client.ts';
+import { startServer } from '../src/server.ts';
 
 let s3: TestS3;
 let tmp: string;
@@ -210,5 +214,48 @@ test('kiln blobs migrate --to s3 copies every blob while the server serves; run 
     assert.match(again.stdout, /1 copied, 1 already there/);
   } finally {
     await kiln.stop();
+  }
+});
+
+test('kiln backup to s3:// while serving, and kiln restore from it into an empty instance', async () => {
+  const kiln = await startKiln();
+  const emptyDir = mkdtempSync(path.join(os.tmpdir(), 'kiln-restore-s3-'));
+  const emptyPg = kiln.config.databaseUrl ? await freshPostgres() : null;
+  try {
+    const bytes = randomBytes(3000);
+    const up = await uploadTo(kiln, bytes, 'kept.bin');
+    const { BLOB_STORE: _, ...s3vars } = s3.env;
+    const backup = await kilnCmd(kiln, ['backup', `s3://${s3.bucket}/backups`], s3vars);
+    assert.equal(backup.code, 0, backup.stderr);
+    const location = /Backed up to (s3:\/\/\S+):/.exec(backup.stdout)?.[1];
+    assert.ok(location, backup.stdout);
+    const target = {
+      ...s3vars,
+      DATA_DIR: emptyDir,
+      ...(emptyPg ? { DATABASE_URL: emptyPg.url } : {}),
+    };
+    const restored = await new Promise<{ code: number | null; out: string }>((resolve) => {
+      const child = spawn(process.execPath, [path.join(REPO, 'bin/kiln.js'), 'restore', location], {
+        cwd: REPO,
+        env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', LOG_LEVEL: 'silent', ...target },
+        stdio: ['ignore', 'pipe', 'pipe'],
+      });
+      let out = '';
+      child.stdout.on('data', (d) => (out += d));
+      child.stderr.on('data', (d) => (out += d));
+      child.on('close', (code) => resolve({ code, out }));
+    });
+    assert.equal(restored.code, 0, restored.out);
+    const back = await startServer(loadConfig({ ...target, PORT: '0', HOST: '127.0.0.1' }));
+    try {
+      const res = await new Client(Number(new URL(back.url).port), up.host).get(up.url);
+      assert.deepEqual(res.body, bytes);
+    } finally {
+      await back.close();
+    }
+  } finally {
+    await kiln.stop();
+    await emptyPg?.drop();
+    rmSync(emptyDir, { recursive: true, force: true });
   }
 });
