@@ -1,6 +1,6 @@
 // Operations figures (#14):
-//  1. GET requests/s of a 100 KB document with `kiln serve --workers 1` and `--workers 2` (PostgreSQL +
-//     Redis), and their ratio (goal ≥ 1.6 on 2 cores). autocannon runs in this process, on the same
+//  1. GET requests/s of a 100 KB document with `kiln serve --workers 1` and `--workers 2` (SQLite +
+//     Redis, then PostgreSQL + Redis), and their ratio (goal ≥ 1.6 on 2 cores). autocannon runs in this process, on the same
 //     machine: on 2 cores it takes CPU from the workers, which the ratio includes.
 //  2. Upload throughput per blob store (filesystem, PostgreSQL, S3 through s3rver on loopback): 1 MB
 //     files through POST /_/upload, 4 at a time.
@@ -29,10 +29,10 @@ const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 50);
 const UPLOADS = Number(process.env.BENCH_UPLOADS ?? 60);
 const REDIS = process.env.KILN_TEST_REDIS_URL ?? 'redis://127.0.0.1:6379';
 
-async function workers() {
-  const pg = await freshPostgres();
+async function workers(storage: 'sqlite' | 'postgres') {
+  const pg = storage === 'postgres' ? await freshPostgres() : null;
   const dataDir = mkdtempSync(path.join(os.tmpdir(), 'kiln-bench-workers-'));
-  const env = { DATA_DIR: dataDir, DATABASE_URL: pg.url, REDIS_URL: REDIS, LOG_LEVEL: 'silent' };
+  const env = { DATA_DIR: dataDir, REDIS_URL: REDIS, LOG_LEVEL: 'silent', ...(pg ? { DATABASE_URL: pg.url } : {}) };
   const s = await createServices(loadConfig(env));
   const person = await createPerson(s, newPerson({ plan: 'maker' }));
   await createNode(s, person.id, {
@@ -72,7 +72,7 @@ async function workers() {
       `workers 2 ÷ 1: ${ratio.toFixed(2)}× (goal ≥ 1.6×; ${ratio >= 1.6 ? 'met' : 'NOT met'}); load average ${os.loadavg()[0].toFixed(2)}`,
     );
   } finally {
-    await pg.drop();
+    await pg?.drop();
     rmSync(dataDir, { recursive: true, force: true });
   }
 }
@@ -175,6 +175,7 @@ async function backups() {
   }
 }
 
-await workers();
+await workers('sqlite');
+await workers('postgres');
 await uploads();
 await backups();

@@ -94,6 +94,7 @@ test('three processes behind HAProxy: a backend killed mid-load loses no acknowl
     const url = `http://${i.host}${i.doc}`;
     const seen: Array<{ id: number; marker: string }> = [];
     let reconnects = 0;
+    const journal: string[] = [];
     let following = true;
     const follow = (async () => {
       let last: string | undefined;
@@ -104,6 +105,7 @@ test('three processes behind HAProxy: a backend killed mid-load loses no acknowl
           path: `/_/sync?document-url=${encodeURIComponent(url)}&lane=saved`,
           headers: last ? { 'last-event-id': last } : {},
         }).catch(() => null);
+        journal.push(`open(last=${last ?? '-'}) → ${s?.status ?? 'failed'}`);
         if (!s || s.status !== 200) {
           s?.close();
           await new Promise((r) => setTimeout(r, 100));
@@ -116,11 +118,14 @@ test('three processes behind HAProxy: a backend killed mid-load loses no acknowl
             if (f instanceof Error) continue;
             last = f.id;
             seen.push({ id: Number(f.id), marker: /save (\d+)/.exec(f.json.html)?.[1] ?? '?' });
+            if (seen.length > 1 && journal.at(-1)?.startsWith('open(last=1'))
+              journal.push(`first: ${seen.at(-1)?.marker} ${f.json.sender}`);
           }
         } finally {
           s.close();
         }
         if (following) reconnects++;
+        journal.push(`ended after ${last} (${seen.at(-1)?.marker})`);
       }
     })();
     await new Promise((r) => setTimeout(r, 500));
@@ -184,7 +189,11 @@ test('three processes behind HAProxy: a backend killed mid-load loses no acknowl
     // The stream got every save once, in order, across its reconnects.
     const markers = seen.map((f) => f.marker);
     assert.equal(new Set(markers).size, markers.length, `no frame twice: ${markers.join(' ')}`);
-    for (const n of acknowledged) assert.ok(markers.includes(n), `save ${n} reached the stream`);
+    for (const n of acknowledged)
+      assert.ok(
+        markers.includes(n),
+        `save ${n} reached the stream (journal: ${journal.join('; ')}; seen: ${seen.map((f) => `${f.marker}@${f.id}`).join(' ')}; haproxy: ${hout})`,
+      );
     assert.ok(
       seen.every((f, k) => k === 0 || f.id > seen[k - 1].id),
       'ids only grow',

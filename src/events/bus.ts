@@ -35,6 +35,9 @@ export interface EventBus {
   replay(channel: string, afterId: number): Promise<Replay>;
   /** True when the bus can publish now (Redis answers); for `/_/ready`. */
   reachable(): Promise<boolean>;
+  /** True when a publish goes out at once (in process; Redis connected with nothing waiting): a write's
+   *  answer then waits for its events (src/store/transaction.ts). */
+  flowing(): boolean;
   close(): Promise<void>;
 }
 
@@ -93,6 +96,8 @@ export interface LaneEvent {
   sender: string;
   /** Opaque identity map of the hyperclayjs editor, relayed as is. */
   identityMap?: unknown;
+  /** Saved lane, after a save: the stored bytes' checksum (never sent; see republishIfLost). */
+  checksum?: string;
 }
 
 /** Share access to a document was revoked (sharing disabled or the token regenerated): streams

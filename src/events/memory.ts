@@ -124,6 +124,10 @@ export class MemoryEventBus implements EventBus {
     return true;
   }
 
+  flowing(): boolean {
+    return true;
+  }
+
   async close(): Promise<void> {
     this.listeners.clear();
     this.logs.clear();

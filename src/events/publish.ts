@@ -7,7 +7,7 @@
 //   sync write with `snapshotHtml` + `senderId`, a `live-sync` frame on the owner's sync streams.
 //   Nothing is written.
 import type { Services } from '../services.ts';
-import { channels, type NodeEvent, type RecordNote } from './bus.ts';
+import { channels, type LaneEvent, type NodeEvent, type RecordNote } from './bus.ts';
 import { recordActivity } from '../store/activity.ts';
 
 const ACTIVITY: Partial<Record<NodeEvent['type'], string>> = {
@@ -20,21 +20,20 @@ const ACTIVITY: Partial<Record<NodeEvent['type'], string>> = {
 /** A change of an account's tree: the event on its channel, and a line of its activity feed. */
 export function publishAccountEvent(s: Services, ownerId: number, event: NodeEvent, client?: string): Promise<unknown> {
   const kind = ACTIVITY[event.type];
-  const line =
-    kind && 'nodeType' in event
-      ? recordActivity(s.database.db, {
-          ownerId,
-          at: s.clock.now().toISOString(),
-          kind: event.type === 'node-saved' && event.nodeType === 'folder' ? 'created' : kind,
-          nodeId: event.nodeId,
-          nodeType: event.nodeType,
-          path: 'newPath' in event ? event.newPath : 'path' in event ? event.path : '',
-          oldPath: 'oldPath' in event ? event.oldPath : null,
-          writer: event.writer ?? null,
-          client: client ?? null,
-        }).catch((err) => console.error('recording activity failed:', err))
-      : null;
-  return Promise.all([s.events.publish(channels.account(ownerId), event), line]);
+  // The activity line is not waited for (a write's answer waits only for its events).
+  if (kind && 'nodeType' in event)
+    void recordActivity(s.database.db, {
+      ownerId,
+      at: s.clock.now().toISOString(),
+      kind: event.type === 'node-saved' && event.nodeType === 'folder' ? 'created' : kind,
+      nodeId: event.nodeId,
+      nodeType: event.nodeType,
+      path: 'newPath' in event ? event.newPath : 'path' in event ? event.path : '',
+      oldPath: 'oldPath' in event ? event.oldPath : null,
+      writer: event.writer ?? null,
+      client: client ?? null,
+    }).catch((err) => console.error('recording activity failed:', err));
+  return s.events.publish(channels.account(ownerId), event);
 }
 
 /** The node as the event names it. */
@@ -83,6 +82,7 @@ export function publishNodeSaved(
           nodeId: node.id,
           html: opts.html,
           sender: 'server-save',
+          ...(saved.checksum ? { checksum: saved.checksum } : {}),
         })
       : null,
   ]).catch((err) => console.error(`publishing the change of ${path} failed:`, err));
@@ -127,4 +127,23 @@ export async function broadcastSnapshot(s: Services, snap: Snapshot): Promise<nu
 /** A document relayed on its `saved` lane only (nothing written): resolves with the frame's `seq`. */
 export function relaySaved(s: Services, node: { id: number }, html: string, sender: string): Promise<number> {
   return s.events.publish(channels.document(node.id), { type: 'lane', lane: 'saved', nodeId: node.id, html, sender });
+}
+
+/** A save that changed nothing may be the retry of one whose process committed it and died before its
+ *  events went out (a load balancer retries a request whose answer never came). When the document's
+ *  newest kept saved-lane event is of other bytes, the events of these are published now, once; when
+ *  none is kept, nothing is (a stream that resumes past the replay log gets the stored document). */
+export async function republishIfLost(
+  s: Services,
+  node: PublishedNode,
+  saved: { checksum: string; size: number; modifiedAt: string },
+  opts: { writer?: string | null; html: string; client?: string },
+): Promise<unknown> {
+  const kept = await s.events.replay(channels.document(node.id), 0);
+  const last = kept.events
+    .map((e) => e.event)
+    .filter((e): e is LaneEvent => e.type === 'lane' && e.lane === 'saved')
+    .at(-1);
+  if (!last || last.checksum === undefined || last.checksum === saved.checksum) return;
+  return publishNodeSaved(s, node, saved, opts);
 }

@@ -322,6 +322,10 @@ export class RedisEventBus implements EventBus {
     return { events: fresh.map(({ id, event }) => ({ id, event })), complete, lastId };
   }
 
+  flowing(): boolean {
+    return !this.closed && this.pub.status === 'ready' && this.outbox.length === 0;
+  }
+
   async reachable(): Promise<boolean> {
     try {
       return (await this.pub.ping()) === 'PONG';

@@ -7,7 +7,7 @@ import type { Services } from '../services.ts';
 import { checksum, sha256 } from '../core/checksum.ts';
 import { KilnError, notFound, tooLarge } from '../errors.ts';
 import { limits } from '../limits.ts';
-import { publishNodeSaved } from '../events/publish.ts';
+import { publishNodeSaved, republishIfLost } from '../events/publish.ts';
 import { inTransaction, type AfterCommit, type Tx } from '../store/transaction.ts';
 import { formatHtml } from './formathtml.ts';
 import { decodeUtf8Exact, packSnapshot, planVersion } from './versions.ts';
@@ -160,8 +160,17 @@ export async function writeDocument(s: Services, tx: Tx, after: AfterCommit, inp
   if (input.ifMatch != null && input.ifMatch !== node.checksum) {
     throw conflictError(node.checksum ?? '', node.saved_by_account_id, node.saved_by_writer, input.by);
   }
-  if (stored?.equals(bytes))
-    return { changed: false, checksum: node.checksum!, size: bytes.length, modifiedAt: node.modified_at };
+  if (stored?.equals(bytes)) {
+    const same = { checksum: node.checksum!, size: bytes.length, modifiedAt: node.modified_at };
+    after.push(() =>
+      republishIfLost(s, { ...node, type: 'site' }, same, {
+        writer: input.by.writer,
+        html: bytes.toString('utf8'),
+        client: input.by.kind,
+      }),
+    );
+    return { changed: false, ...same };
+  }
   const written = await writeVersionAndContent(tx, node.id, bytes, stored, input.by, now);
   const result = { changed: true, checksum: written.checksum, size: written.size, modifiedAt: now };
   after.push(() => afterContentChange(s, node, bytes, result, input.by.writer, input.by.kind));
@@ -177,12 +186,12 @@ function afterContentChange(
   result: { checksum: string; size: number; modifiedAt: string },
   writer: string | null,
   client: SaveKind,
-): void {
+): Promise<unknown> {
   s.metrics.saves.inc({ via: client });
   const html = bytes.toString('utf8');
   void s.stylesheets.schedule(node.id, html);
-  // Not awaited: a save never waits on the bus (a slow or absent Redis); events keep their order.
-  publishNodeSaved(s, { ...node, type: 'site' }, result, { writer, html, client });
+  // The answer waits for the events only while the bus is flowing (src/store/transaction.ts).
+  return publishNodeSaved(s, { ...node, type: 'site' }, result, { writer, html, client });
 }
 
 export function conflictError(

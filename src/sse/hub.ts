@@ -46,6 +46,8 @@ interface Channel {
 
 const WHEEL_SLOTS = 30;
 const RECONNECT_SOON = Buffer.from('retry: 1000\n\n');
+/** How long a resumed stream holds live frames while it reads the replay log a second time. */
+const SETTLE_MS = 50;
 
 export class StreamHub {
   private channels = new Map<string, Channel>();
@@ -109,6 +111,14 @@ export class StreamHub {
       if (after > Math.max(missed.lastId, Date.now() * 1000)) return;
       stream.cursor = after;
       for (const { id, event } of missed.events) {
+        const frame = opts.view(event, id);
+        if (frame) stream.sendNow(id, frame);
+      }
+      // Read the log once more a moment later, live frames still held: an event published around the
+      // first read (seen to be missed by both the read and the new subscription, under load behind a
+      // load balancer) is in this one. Frames already written are skipped by the cursor.
+      await new Promise((r) => setTimeout(r, SETTLE_MS));
+      for (const { id, event } of (await this.bus.replay(channel, after)).events) {
         const frame = opts.view(event, id);
         if (frame) stream.sendNow(id, frame);
       }

@@ -1,6 +1,9 @@
-// The one way to write: a transaction whose callback may queue work for after the commit (events,
-// the utility stylesheet). The queued steps run only once everything committed, in order, never
-// awaited by the writer (a save never waits on the bus) and never able to undo the write.
+// The one way to write: a transaction whose callback may queue work for after the commit (its
+// events). The queued steps run only once everything committed, in order, and never undo the write.
+// The answer waits for them while the bus is flowing (published in process, or to a connected Redis),
+// at most EVENT_WAIT_MS: so a write that is acknowledged has its events on the bus, and a process that
+// dies right after answering loses none (a stream that reconnects elsewhere replays them). When Redis
+// is away the answer does not wait at all: the events wait in the bus's outbox instead.
 import type { Transaction } from 'kysely';
 import type { DB } from './schema.ts';
 import type { Services } from '../services.ts';
@@ -10,14 +13,31 @@ export type Tx = Transaction<DB>;
 /** Steps to run after the commit. */
 export type AfterCommit = Array<() => unknown>;
 
+/** The longest a write's answer waits for its events. */
+export const EVENT_WAIT_MS = 500;
+
 export async function inTransaction<T>(s: Services, fn: (tx: Tx, after: AfterCommit) => Promise<T>): Promise<T> {
   const after: AfterCommit = [];
   const result = await s.database.db.transaction().execute((tx) => fn(tx, after));
   // Each step starts at once, in the order queued (so its events are published in that order).
-  for (const step of after) {
+  const steps = after.map((step) =>
     Promise.resolve()
       .then(step)
-      .catch((err) => console.error('an after-commit step failed:', err));
-  }
+      .catch((err) => console.error('an after-commit step failed:', err)),
+  );
+  await eventsOut(s, steps);
   return result;
+}
+
+/** Waits for a write's event publications while the bus is flowing, at most EVENT_WAIT_MS. */
+export async function eventsOut(s: Pick<Services, 'events'>, published: Array<Promise<unknown>>): Promise<void> {
+  if (published.length === 0 || !s.events.flowing()) return;
+  let timer: NodeJS.Timeout | undefined;
+  await Promise.race([
+    Promise.allSettled(published),
+    new Promise((resolve) => {
+      timer = setTimeout(resolve, EVENT_WAIT_MS);
+    }),
+  ]);
+  clearTimeout(timer);
 }

@@ -21,7 +21,7 @@ import { newNodeRow } from '../nodes/rows.ts';
 import { publishNodeSaved } from '../events/publish.ts';
 import type { RecordNote } from '../events/bus.ts';
 import { conflictError } from '../save/pipeline.ts';
-import type { AfterCommit, Tx } from '../store/transaction.ts';
+import { eventsOut, type AfterCommit, type Tx } from '../store/transaction.ts';
 
 /** 413 `too-large` over the plan's per-file size (the rule and its message: src/billing/plans.ts). */
 export const assertUploadSize = planUploadSize;
@@ -106,7 +106,7 @@ export async function insertUpload(
           { writer: input.by.writer, record: input.record },
         );
       if (tx) tx.after.push(publish);
-      else void publish(); // never waits on the bus
+      else await eventsOut(s, [publish()]); // while the bus is flowing (src/store/transaction.ts)
       return row;
     } catch (e) {
       if (!isUniqueViolation(e)) throw e;
@@ -201,6 +201,6 @@ export async function replaceUpload(
       { writer: input.by.writer, record: input.record },
     );
   if (tx) tx.after.push(publish);
-  else void publish(); // never waits on the bus
+  else await eventsOut(s, [publish()]); // while the bus is flowing (src/store/transaction.ts)
   return { changed: true, node: updated };
 }
