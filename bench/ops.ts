@@ -61,7 +61,7 @@ async function workers(storage: 'sqlite' | 'postgres') {
         if (r.non2xx > 0) throw new Error(`${r.non2xx} answers were not 2xx`);
         results[n] = r.requests.average;
         console.log(
-          `GET 100 KB, ${n} worker${n > 1 ? 's' : ''}: ${Math.round(r.requests.average)} req/s (p99 ${r.latency.p99} ms)`,
+          `GET 100 KB (${storage} + Redis), ${n} worker${n > 1 ? 's' : ''}: ${Math.round(r.requests.average)} req/s (p99 ${r.latency.p99} ms)`,
         );
       } finally {
         await kiln.kill();
