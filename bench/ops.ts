@@ -69,7 +69,7 @@ async function workers(storage: 'sqlite' | 'postgres') {
     }
     const ratio = results[2] / results[1];
     console.log(
-      `workers 2 ÷ 1: ${ratio.toFixed(2)}× (goal ≥ 1.6×; ${ratio >= 1.6 ? 'met' : 'NOT met'}); load average ${os.loadavg()[0].toFixed(2)}`,
+      `workers 2 ÷ 1 (${storage}): ${ratio.toFixed(2)}× (goal ≥ 1.6×; ${ratio >= 1.6 ? 'met' : 'NOT met'}); load average ${os.loadavg()[0].toFixed(2)}`,
     );
   } finally {
     await pg?.drop();
