@@ -32,7 +32,7 @@ function kilnRun(env: Record<string, string>, args: string[]) {
   });
 }
 
-test('one log line per request at info; mail links at warn when there is no SMTP', async () => {
+test('one log line per request at info; mail links at warn when there is no SMTP', { timeout: 120_000 }, async () => {
   const i = await instance();
   const kiln = await spawnKiln({ ...i.env, LOG_LEVEL: 'info' });
   try {
@@ -64,7 +64,7 @@ test('one log line per request at info; mail links at warn when there is no SMTP
   }
 });
 
-test('GET /_/metrics: Prometheus text for this machine only, or with METRICS_TOKEN', async () => {
+test('GET /_/metrics: Prometheus text for this machine only, or with METRICS_TOKEN', { timeout: 120_000 }, async () => {
   const i = await instance();
   const kiln = await spawnKiln(i.env);
   const token = randomBytes(16).toString('hex');
@@ -105,7 +105,9 @@ test('GET /_/metrics: Prometheus text for this machine only, or with METRICS_TOK
   }
 });
 
-test('SIGTERM: an in-flight save finishes, open streams are told to reconnect, the process exits in time', async () => {
+test('SIGTERM: an in-flight save finishes, open streams are told to reconnect, the process exits in time', {
+  timeout: 120_000,
+}, async () => {
   const i = await instance();
   const kiln = await spawnKiln(i.env);
   try {
@@ -167,8 +169,25 @@ test('SIGTERM: an in-flight save finishes, open streams are told to reconnect, t
   }
 });
 
+/** GET through a fresh connection, given up after 3 s (a connection the cluster handed to a worker as it
+ *  was killed never answers): the status, or 0. */
+function getOnce(port: number, host: string, p: string): Promise<number> {
+  return new Promise((resolve) => {
+    const req = http.get(
+      { port, host: '127.0.0.1', path: p, headers: { host }, agent: false, timeout: 3000 },
+      (res) => {
+        res.resume();
+        res.on('end', () => resolve(res.statusCode ?? 0));
+      },
+    );
+    req.on('timeout', () => req.destroy());
+    req.on('error', () => resolve(0));
+  });
+}
+
 test('kiln serve --workers 2: both serve one port; a killed worker is replaced while the other serves', {
   skip: storage !== 'postgres' && 'workers need PostgreSQL + Redis (the scale-out configuration)',
+  timeout: 120_000,
 }, async () => {
   const i = await instance();
   const kiln = await spawnKiln(i.env, { args: ['--workers', '2'] });
@@ -187,8 +206,17 @@ test('kiln serve --workers 2: both serve one port; a killed worker is replaced w
     const workers = pids();
     assert.equal(workers.length, 2, kiln.output());
     process.kill(Number(workers[0]), 'SIGKILL');
-    const c = new Client(kiln.port, i.host);
-    for (let n = 0; n < 20; n++) assert.equal((await c.get(i.doc)).status, 200, 'the other worker serves');
+    // Every request is answered by the other worker, at worst on its second try (one caught by the kill).
+    let retried = 0;
+    for (let n = 0; n < 20; n++) {
+      let status = await getOnce(kiln.port, i.host, i.doc);
+      if (status !== 200) {
+        retried++;
+        status = await getOnce(kiln.port, i.host, i.doc);
+      }
+      assert.equal(status, 200, 'the other worker serves');
+    }
+    assert.ok(retried <= 1, `${retried} requests needed a second try`);
     for (let t = 0; (pids().length < 2 || pids().includes(workers[0])) && t < 100; t++)
       await new Promise((r) => setTimeout(r, 100));
     assert.equal(pids().length, 2, 'a new worker took its place');
@@ -198,7 +226,9 @@ test('kiln serve --workers 2: both serve one port; a killed worker is replaced w
   }
 });
 
-test('kiln backup while serving, kiln restore into an empty instance: documents and uploads come back', async () => {
+test('kiln backup while serving, kiln restore into an empty instance: documents and uploads come back', {
+  timeout: 120_000,
+}, async () => {
   const i = await instance();
   const kiln = await spawnKiln(i.env);
   const dest = mkdtempSync(path.join(os.tmpdir(), 'kiln-backups-'));
@@ -244,7 +274,7 @@ test('kiln backup while serving, kiln restore into an empty instance: documents 
   }
 });
 
-test('scheduled backups (BACKUP_EVERY) keep the newest BACKUP_KEEP', async () => {
+test('scheduled backups (BACKUP_EVERY) keep the newest BACKUP_KEEP', { timeout: 120_000 }, async () => {
   const dest = mkdtempSync(path.join(os.tmpdir(), 'kiln-scheduled-'));
   for (const old of ['kiln-backup-2020-01-01T00-00-00-000Z', 'kiln-backup-2020-01-02T00-00-00-000Z'])
     mkdirSync(path.join(dest, old));

@@ -25,7 +25,7 @@ export interface ChildKiln {
   child: ChildProcess;
   /** Everything the child wrote to stdout and stderr so far (for failure messages). */
   output(): string;
-  /** Sends `signal` and waits until the process is gone. */
+  /** Sends `signal` and waits until the process is gone (SIGKILL after 15 s). */
   kill(signal?: NodeJS.Signals): Promise<void>;
 }
 
@@ -73,7 +73,10 @@ export async function spawnKiln(
     output: () => out,
     kill: async (signal = 'SIGTERM') => {
       if (!exited) child.kill(signal);
+      // A process that has not stopped 15 s after the signal (Kiln's own deadline is 10 s) is killed.
+      const stuck = setTimeout(() => child.kill('SIGKILL'), 15_000);
       await gone;
+      clearTimeout(stuck);
     },
   };
 }
