@@ -5,20 +5,20 @@
 // reconnect elsewhere, and the process exits within 10 seconds whatever happens.
 import cluster from 'node:cluster';
 import type { Config } from './config.ts';
-import { startServer } from './server.ts';
+import { startServer, type Running } from './server.ts';
 
 const STOP_DEADLINE_MS = 10_000;
 
 export async function serve(config: Config, workers: number): Promise<void> {
   if (workers > 1 && cluster.isPrimary) return primary(config, workers);
-  const running = await startServer(config);
-  if (cluster.isPrimary)
-    console.log(`Kiln is running: main app ${config.baseUrl}  (documents at http://<username>.${config.rootDomain}/)`);
+  let running: Running | null = null;
   let stopping = false;
   const stop = () => {
     if (stopping) return;
     stopping = true;
     setTimeout(() => process.exit(1), STOP_DEADLINE_MS).unref();
+    // Still starting: the start finishes, then stops (below).
+    if (!running) return;
     running.close().then(
       () => process.exit(0),
       (err) => {
@@ -27,10 +27,17 @@ export async function serve(config: Config, workers: number): Promise<void> {
       },
     );
   };
+  // Listening for a stop before starting, so that one asked for during the start is not lost (a
+  // worker's primary sends SIGTERM too).
   process.on('SIGINT', stop);
   process.on('SIGTERM', stop);
-  // A worker is told to stop by its primary.
-  process.on('message', (m) => m === 'stop' && stop());
+  running = await startServer(config);
+  if (stopping) {
+    await running.close();
+    process.exit(0);
+  }
+  if (cluster.isPrimary)
+    console.log(`Kiln is running: main app ${config.baseUrl}  (documents at http://<username>.${config.rootDomain}/)`);
 }
 
 function primary(config: Config, workers: number) {
@@ -56,8 +63,10 @@ function primary(config: Config, workers: number) {
   const stop = () => {
     if (stopping) return;
     stopping = true;
-    for (const w of Object.values(cluster.workers ?? {})) w?.send('stop');
     setTimeout(() => process.exit(1), STOP_DEADLINE_MS + 1000).unref();
+    // A signal, not a message: a worker still starting has no message listener yet, and a signal that
+    // arrives before its handler simply ends it.
+    for (const w of Object.values(cluster.workers ?? {})) w?.process.kill('SIGTERM');
     const check = setInterval(() => {
       if (Object.keys(cluster.workers ?? {}).length === 0) {
         clearInterval(check);

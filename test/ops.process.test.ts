@@ -220,6 +220,10 @@ test('kiln serve --workers 2: both serve one port; a killed worker is replaced w
     for (let t = 0; (pids().length < 2 || pids().includes(workers[0])) && t < 100; t++)
       await new Promise((r) => setTimeout(r, 100));
     assert.equal(pids().length, 2, 'a new worker took its place');
+    // SIGTERM ends the primary and both workers, well within the deadline.
+    const t0 = Date.now();
+    await kiln.kill();
+    assert.ok(Date.now() - t0 < 11_000, `stopping took ${Date.now() - t0} ms`);
   } finally {
     await kiln.kill();
     await i.cleanup();
