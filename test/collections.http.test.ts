@@ -164,6 +164,16 @@ test('the owner lists, reads, changes and deletes; the submitter reads and chang
   assert.equal(stale.status, 412);
   assert.deepEqual((await c.owner.get(`${c.records}/2`)).json.data, { n: 2 });
 
+  // A page on another host cannot change a record with the owner's cookie by sending any token.
+  const neighbour = await c.owner.put(
+    `${c.records}/2`,
+    { data: { n: 'evil' } },
+    {
+      headers: { origin: 'http://evil.example', 'x-record-token': 'not-the-token' },
+    },
+  );
+  assert.equal(neighbour.status, 403);
+  assert.deepEqual((await c.owner.get(`${c.records}/2`)).json.data, { n: 2 });
   // Deleting: the owner only, from this host.
   const crossSite = await c.owner.delete(`${c.records}/3`, { headers: { origin: 'http://evil.example' } });
   assert.equal(crossSite.status, 403);

@@ -272,9 +272,14 @@ export async function listRecords(
   return { records, total, limit: page.limit, offset: page.offset };
 }
 
+/** Whether `editToken` is the edit token of this record. */
+export function holdsRecordToken(s: Services, collectionId: string, key: string, editToken: string | undefined) {
+  return sameSecret(editToken, recordToken(s, collectionId, key));
+}
+
 /** Who may act on one record: the owner, or the holder of its edit token. */
 async function mayTouch(s: Services, actor: Actor | null, c: CollectionRow, key: string, editToken?: string) {
-  if (sameSecret(editToken, recordToken(s, c.id, key))) return;
+  if (holdsRecordToken(s, c.id, key, editToken)) return;
   await assertCollectionOwner(s, actor, c);
 }
 

@@ -20,6 +20,7 @@ import {
   assertCollectionOwner,
   deleteRecord,
   getRecord,
+  holdsRecordToken,
   liveCollection,
   listRecords,
   putRecord,
@@ -78,7 +79,9 @@ const plugin: RoutePlugin = async (app, { services: s }) => {
   });
 
   app.put(`${BASE}/records/:key`, json, async (req) => {
-    if (!header(req, 'x-record-token')) assertSameOrigin(req);
+    // The owner's change rides on a cookie: it must come from this host. A valid edit token is its own
+    // credential (a wrong one falls back to the owner's cookie, so it gets the same check).
+    if (!holdsRecordToken(s, id(req), key(req), header(req, 'x-record-token'))) assertSameOrigin(req);
     const ifMatch = header(req, 'if-match')?.replace(/^(W\/)?"|"$/g, '') ?? null;
     return putRecord(s, req.actor, id(req), hostAccount(req), key(req), {
       data: dataOf(req),
