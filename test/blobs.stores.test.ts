@@ -22,8 +22,7 @@ import { startS3, type TestS3 } from './support/s3.ts';
 import { signedIn } from './support/people.ts';
 import { createNode } from '../src/nodes/tree.ts';
 import { kilnCmd } from './support/sync-client.ts';
-import { spawn } from 'node:child_process';
-import { REPO } from './support/child.ts';
+import { kilnRun } from './support/child.ts';
 import { Client } from './support/client.ts';
 import { startServer } from '../src/server.ts';
 
@@ -234,17 +233,7 @@ test('kiln backup to s3:// while serving, and kiln restore from it into an empty
       DATA_DIR: emptyDir,
       ...(emptyPg ? { DATABASE_URL: emptyPg.url } : {}),
     };
-    const restored = await new Promise<{ code: number | null; out: string }>((resolve) => {
-      const child = spawn(process.execPath, [path.join(REPO, 'bin/kiln.js'), 'restore', location], {
-        cwd: REPO,
-        env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', LOG_LEVEL: 'silent', ...target },
-        stdio: ['ignore', 'pipe', 'pipe'],
-      });
-      let out = '';
-      child.stdout.on('data', (d) => (out += d));
-      child.stderr.on('data', (d) => (out += d));
-      child.on('close', (code) => resolve({ code, out }));
-    });
+    const restored = await kilnRun(target, ['restore', location]);
     assert.equal(restored.code, 0, restored.out);
     const back = await startServer(loadConfig({ ...target, PORT: '0', HOST: '127.0.0.1' }));
     try {

@@ -10,27 +10,11 @@ import os from 'node:os';
 import path from 'node:path';
 import http from 'node:http';
 import { randomBytes } from 'node:crypto';
-import { spawnKiln, REPO } from './support/child.ts';
+import { kilnRun, spawnKiln } from './support/child.ts';
 import { instance } from './support/instance.ts';
 import { Client } from './support/client.ts';
 import { SseClient } from './support/sse.ts';
 import { freshPostgres, storage } from './support/kiln.ts';
-import { spawn } from 'node:child_process';
-
-/** Runs `kiln <args>` to its end with `env`. */
-function kilnRun(env: Record<string, string>, args: string[]) {
-  return new Promise<{ code: number | null; out: string }>((resolve) => {
-    const child = spawn(process.execPath, [path.join(REPO, 'bin/kiln.js'), ...args], {
-      cwd: REPO,
-      env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', ...env },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    let out = '';
-    child.stdout.on('data', (d) => (out += d));
-    child.stderr.on('data', (d) => (out += d));
-    child.on('close', (code) => resolve({ code, out }));
-  });
-}
 
 test('one log line per request at info; mail links at warn when there is no SMTP', { timeout: 120_000 }, async () => {
   const i = await instance();

@@ -42,7 +42,7 @@ export async function takeBackup(s: Services, dest: string): Promise<{ location:
     const tmp = await fsp.mkdtemp(path.join(os.tmpdir(), 'kiln-backup-'));
     try {
       const { manifest } = await backupInto(s, tmp, name);
-      const folder = S3Folder.fromUrl(dest, s.config);
+      const folder = S3Folder.fromUrl(dest);
       await folder.upload(path.join(tmp, name), name);
       return { location: `${dest.replace(/\/+$/, '')}/${name}`, manifest };
     } finally {
@@ -122,7 +122,7 @@ export async function restoreBackup(
     const tmp = await fsp.mkdtemp(path.join(os.tmpdir(), 'kiln-restore-'));
     try {
       const local = path.join(tmp, 'backup');
-      await S3Folder.fromUrl(source, config).download(local);
+      await S3Folder.fromUrl(source).download(local);
       return await restoreBackup(config, local, openBlobs);
     } finally {
       await fsp.rm(tmp, { recursive: true, force: true });

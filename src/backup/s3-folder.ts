@@ -5,7 +5,6 @@ import fsp from 'node:fs/promises';
 import path from 'node:path';
 import { pipeline } from 'node:stream/promises';
 import type { Readable } from 'node:stream';
-import type { Config } from '../config.ts';
 import { loadConfig } from '../config.ts';
 
 export const isS3Url = (s: string) => s.startsWith('s3://');
@@ -17,27 +16,17 @@ export class S3Folder {
     private readonly env: Record<string, string | undefined>,
   ) {}
 
-  static fromUrl(url: string, _config: Config): S3Folder {
+  static fromUrl(url: string): S3Folder {
     const m = /^s3:\/\/([^/]+)\/?(.*)$/.exec(url);
     if (!m) throw new Error(`Not an s3:// address: ${url}`);
     return new S3Folder(m[1], m[2].replace(/\/+$/, ''), process.env);
   }
 
   private async client() {
-    const { S3Client } = await import('@aws-sdk/client-s3');
+    const { s3Client } = await import('../blobs/s3.ts');
     const c = loadConfig({ ...this.env, BLOB_STORE: 's3', S3_BUCKET: this.bucket }).blobs;
     if (c.store !== 's3') throw new Error('s3 configuration');
-    return new S3Client({
-      region: c.region,
-      endpoint: c.endpoint,
-      forcePathStyle: c.forcePathStyle,
-      credentials:
-        c.accessKeyId && c.secretAccessKey
-          ? { accessKeyId: c.accessKeyId, secretAccessKey: c.secretAccessKey }
-          : undefined,
-      requestChecksumCalculation: 'WHEN_REQUIRED',
-      responseChecksumValidation: 'WHEN_REQUIRED',
-    });
+    return s3Client(c);
   }
 
   private key(rel: string) {

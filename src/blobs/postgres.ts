@@ -60,9 +60,7 @@ export class PostgresBlobStore implements BlobStore {
     const name = sha256(bytes);
     const renewed = await this.pool.query('update kiln_blobs set stored_at = now() where name = $1', [name]);
     if (renewed.rowCount) return name;
-    const client = await this.pool.connect();
-    try {
-      await client.query('begin');
+    await this.transaction(async (client) => {
       for (let n = 0, at = 0; at < bytes.length || n === 0; n++, at += CHUNK_BYTES) {
         await client.query('insert into kiln_blob_chunks (name, n, data) values ($1, $2, $3) on conflict do nothing', [
           name,
@@ -74,13 +72,7 @@ export class PostgresBlobStore implements BlobStore {
         'insert into kiln_blobs (name, size) values ($1, $2) on conflict (name) do update set stored_at = now()',
         [name, bytes.length],
       );
-      await client.query('commit');
-    } catch (err) {
-      await client.query('rollback').catch(() => {});
-      throw err;
-    } finally {
-      client.release();
-    }
+    });
     return name;
   }
 
@@ -136,11 +128,18 @@ export class PostgresBlobStore implements BlobStore {
   async delete(name: string): Promise<void> {
     this.check(name);
     await this.ready;
+    await this.transaction(async (client) => {
+      await client.query('delete from kiln_blobs where name = $1', [name]);
+      await client.query('delete from kiln_blob_chunks where name = $1', [name]);
+    });
+  }
+
+  /** Runs `fn` in a transaction on one pooled connection: all of it, or none. */
+  private async transaction(fn: (client: pg.PoolClient) => Promise<void>): Promise<void> {
     const client = await this.pool.connect();
     try {
       await client.query('begin');
-      await client.query('delete from kiln_blobs where name = $1', [name]);
-      await client.query('delete from kiln_blob_chunks where name = $1', [name]);
+      await fn(client);
       await client.query('commit');
     } catch (err) {
       await client.query('rollback').catch(() => {});

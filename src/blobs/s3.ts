@@ -24,25 +24,32 @@ const isMissing = (err: unknown) => {
   return e.name === 'NoSuchKey' || e.name === 'NotFound' || e.$metadata?.httpStatusCode === 404;
 };
 
+export type S3Config = Extract<BlobConfig, { store: 's3' }>;
+
+/** A client for the S3 variables (the blob store's, and the backups' to s3://). */
+export function s3Client(c: S3Config): S3Client {
+  return new S3Client({
+    region: c.region,
+    endpoint: c.endpoint,
+    forcePathStyle: c.forcePathStyle,
+    credentials:
+      c.accessKeyId && c.secretAccessKey
+        ? { accessKeyId: c.accessKeyId, secretAccessKey: c.secretAccessKey }
+        : undefined,
+    // Only what S3 itself needs: no checksum headers some compatible stores refuse.
+    requestChecksumCalculation: 'WHEN_REQUIRED',
+    responseChecksumValidation: 'WHEN_REQUIRED',
+  });
+}
+
 export class S3BlobStore implements BlobStore {
   readonly kind = 's3' as const;
   private readonly client: S3Client;
   private readonly bucket: string;
 
-  constructor(c: Extract<BlobConfig, { store: 's3' }>) {
+  constructor(c: S3Config) {
     this.bucket = c.bucket;
-    this.client = new S3Client({
-      region: c.region,
-      endpoint: c.endpoint,
-      forcePathStyle: c.forcePathStyle,
-      credentials:
-        c.accessKeyId && c.secretAccessKey
-          ? { accessKeyId: c.accessKeyId, secretAccessKey: c.secretAccessKey }
-          : undefined,
-      // Only what S3 itself needs: no checksum headers some compatible stores refuse.
-      requestChecksumCalculation: 'WHEN_REQUIRED',
-      responseChecksumValidation: 'WHEN_REQUIRED',
-    });
+    this.client = s3Client(c);
   }
 
   private key(name: string): string {

@@ -100,3 +100,35 @@ function answers(port: number): Promise<boolean> {
     });
   });
 }
+
+/** Runs `kiln <args>` to its end with `env` (and PATH, HOME, LOG_LEVEL=silent unless given); killed
+ *  after 60 s. `out` is stdout and stderr together, as they came. */
+export function kilnRun(
+  env: Record<string, string>,
+  args: string[],
+): Promise<{ code: number | null; stdout: string; stderr: string; out: string }> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, [path.join(REPO, 'bin', 'kiln.js'), ...args], {
+      cwd: REPO,
+      env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', LOG_LEVEL: 'silent', ...env },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let stdout = '';
+    let stderr = '';
+    let out = '';
+    child.stdout!.on('data', (d) => {
+      stdout += d;
+      out += d;
+    });
+    child.stderr!.on('data', (d) => {
+      stderr += d;
+      out += d;
+    });
+    const timer = setTimeout(() => child.kill('SIGKILL'), 60_000);
+    child.on('error', reject);
+    child.on('close', (code) => {
+      clearTimeout(timer);
+      resolve({ code, stdout, stderr, out });
+    });
+  });
+}

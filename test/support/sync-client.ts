@@ -12,8 +12,7 @@ import type { TestKiln } from './kiln.ts';
 import { newPerson } from './people.ts';
 import { createPerson, type NewPerson } from '../../src/accounts/people.ts';
 import { createSyncKey } from '../../src/sync/keys.ts';
-import { spawn } from 'node:child_process';
-import { REPO } from './child.ts';
+import { kilnRun } from './child.ts';
 
 export interface WireNode {
   id: number;
@@ -401,34 +400,13 @@ export async function keyHolder(kiln: TestKiln, over: Partial<NewPerson> = {}, c
 }
 
 /** Runs `node bin/kiln.js ...args` on the storage of a running test Kiln; killed after 60 s. */
-export function kilnCmd(
-  kiln: TestKiln,
-  args: string[],
-  extraEnv: Record<string, string> = {},
-): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  const env: Record<string, string> = {
-    PATH: process.env.PATH ?? '',
-    HOME: process.env.HOME ?? '',
-    LOG_LEVEL: 'silent',
-    DATA_DIR: kiln.config.dataDir,
-    ...extraEnv,
-  };
-  if (kiln.config.databaseUrl) env.DATABASE_URL = kiln.config.databaseUrl;
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [path.join(REPO, 'bin', 'kiln.js'), ...args], {
-      cwd: REPO,
-      env,
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (d) => (stdout += d));
-    child.stderr.on('data', (d) => (stderr += d));
-    const timer = setTimeout(() => child.kill('SIGKILL'), 60_000);
-    child.on('error', reject);
-    child.on('close', (code) => {
-      clearTimeout(timer);
-      resolve({ code, stdout, stderr });
-    });
-  });
+export function kilnCmd(kiln: TestKiln, args: string[], extraEnv: Record<string, string> = {}) {
+  return kilnRun(
+    {
+      DATA_DIR: kiln.config.dataDir,
+      ...(kiln.config.databaseUrl ? { DATABASE_URL: kiln.config.databaseUrl } : {}),
+      ...extraEnv,
+    },
+    args,
+  );
 }
