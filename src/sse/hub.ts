@@ -1,6 +1,7 @@
 // The streams of one process, grouped by channel. One bus subscription per channel fans out to every
 // local stream of it; each event is turned into a frame once per view (sync stream, live lane, saved
-// lane) and the same bytes go to every stream with that view. Keep-alives run on a wheel: one timer
+// lane) and the same bytes go to every stream with that view, on the turn of the event loop after the
+// event arrived (the write that made it answers first). Keep-alives run on a wheel: one timer
 // for all streams, each stream pinged once per period, spread over the period.
 //
 // Streams also end when a right they were opened on ends: `attach(…, {grants})` registers the grants a
@@ -60,6 +61,9 @@ export class StreamHub {
   private byGrant = new Map<string, Set<SseStream>>();
   /** The subscription to the revocations channel: made on the first stream with grants, kept. */
   private revocationsOff: (() => void) | null = null;
+
+  /** Events that arrived this turn, written out on the next (see `enqueue`). */
+  private queue: Array<{ members: Member[]; event: KilnEvent; id: number }> = [];
 
   /** Told each event's id as it arrives (ids are publication times in µs: the metrics' bus lag). */
   onEvent?: (id: number) => void;
@@ -156,7 +160,7 @@ export class StreamHub {
       const created: Channel = { members, off: () => {} };
       created.off = this.bus.subscribe(channel, (event, id) => {
         this.onEvent?.(id);
-        this.deliver(created, event, id);
+        this.enqueue(created, event, id);
       });
       this.channels.set(channel, (ch = created));
     }
@@ -200,9 +204,23 @@ export class StreamHub {
     }
   }
 
-  private deliver(ch: Channel, event: KilnEvent, id: number) {
+  /** Events wait for the next turn of the event loop, in order, each with the streams its channel had
+   *  when it arrived: the write that published it answers first (its answer does not wait for thousands
+   *  of streams), then every event of the turn is written out in one pass. */
+  private enqueue(ch: Channel, event: KilnEvent, id: number) {
+    this.queue.push({ members: [...ch.members], event, id });
+    if (this.queue.length === 1) setImmediate(() => this.flush());
+  }
+
+  private flush() {
+    const queued = this.queue;
+    this.queue = [];
+    for (const q of queued) this.deliver(q.members, q.event, q.id);
+  }
+
+  private deliver(members: Member[], event: KilnEvent, id: number) {
     const frames = new Map<View, Buffer | null>();
-    for (const m of ch.members) {
+    for (const m of members) {
       if (m.closeOn?.(event)) {
         m.stream.close();
         continue;

@@ -1,7 +1,13 @@
 // One open server-sent event stream on a raw Node response. Frames are Buffers built once per event
 // and written to every stream as the same object; a stream that cannot keep up (more than
 // `maxBuffered` bytes waiting in its socket) is closed, and its client reconnects with Last-Event-ID.
+//
+// Once the headers are out, frames go straight to the socket, each already framed as one HTTP chunk
+// (framed once per frame, for every stream): one buffer and one system call per stream and event,
+// without the response's per-write chunk framing and its cork until the next tick, so the first
+// streams have an event while the last are still being written to.
 import type { ServerResponse } from 'node:http';
+import type { Socket } from 'node:net';
 
 /** The answer headers of every Kiln event stream (the spec's list). */
 const SSE_HEADERS = {
@@ -24,6 +30,9 @@ export class SseStream {
   closed = false;
   /** Frames that arrived while the stream was still replaying; written, in order, by `release`. */
   private held: Array<{ id: number; frame: Buffer }> | null = [];
+  /** The socket written to directly once the headers went out, and whether the answer is chunked. */
+  private direct: Socket | null = null;
+  private chunked = false;
   private closeListeners: Array<() => void> = [];
 
   constructor(
@@ -73,13 +82,22 @@ export class SseStream {
   /** Writes bytes as they are (comments, frames without an id). */
   write(chunk: Buffer): boolean {
     if (this.closed) return false;
-    if (this.res.writableLength + chunk.length > this.maxBuffered) {
+    const socket = this.direct;
+    if ((socket ? socket.writableLength : this.res.writableLength) + chunk.length > this.maxBuffered) {
       // A slow consumer: drop it (and what waits for it) rather than buffer without bound.
       this.res.destroy();
       this.finish();
       return false;
     }
-    this.res.write(chunk);
+    if (socket) socket.write(this.chunked ? chunkOf(chunk) : chunk);
+    else {
+      this.res.write(chunk);
+      // The headers and this first write are in the socket's queue now: later writes may go after them.
+      if (this.res.socket && !this.res.socket.destroyed) {
+        this.direct = this.res.socket;
+        this.chunked = (this.res as ServerResponse & { chunkedEncoding?: boolean }).chunkedEncoding === true;
+      }
+    }
     return true;
   }
 
@@ -103,6 +121,18 @@ export class SseStream {
     for (const fn of fns) fn();
   }
 }
+
+/** Frames as HTTP chunks (`<hex length>\r\n<frame>\r\n`), made once per frame. */
+const chunks = new WeakMap<Buffer, Buffer>();
+function chunkOf(frame: Buffer): Buffer {
+  let c = chunks.get(frame);
+  if (!c) {
+    c = Buffer.concat([Buffer.from(`${frame.length.toString(16)}\r\n`), frame, CRLF]);
+    chunks.set(frame, c);
+  }
+  return c;
+}
+const CRLF = Buffer.from('\r\n');
 
 /** `id: <id>` + one `data:` line. JSON never contains a raw line break, so one line is enough. */
 export function eventFrame(id: number | null, data: unknown): Buffer {
