@@ -26,6 +26,8 @@ import { StreamHub } from './sse/hub.ts';
 import { Lru } from './core/lru.ts';
 import { DocumentCache } from './nodes/serve.ts';
 import { HOST_CACHE_MS } from './http/hosts.ts';
+import { HotDocuments } from './http/hot-path.ts';
+import type { HostInfo } from './http/context.ts';
 import { stripeClient } from './billing/stripe.ts';
 import { PlanSettings } from './billing/plan-settings.ts';
 import path from 'node:path';
@@ -41,6 +43,7 @@ export async function createServices(config: Config, clock: Clock = systemClock)
   const blobs = new MeteredBlobStore(await openBlobStore(config.blobs, config.dataDir), metrics.blobErrors);
   const planSettings = new PlanSettings(database.db);
   await planSettings.start();
+  const hosts = new Lru<HostInfo>({ maxEntries: 10_000, ttlMs: HOST_CACHE_MS });
   return {
     config,
     database,
@@ -68,8 +71,9 @@ export async function createServices(config: Config, clock: Clock = systemClock)
     hub,
     metrics,
     streamsByAddress: new Map(),
-    hosts: new Lru({ maxEntries: 10_000, ttlMs: HOST_CACHE_MS }),
+    hosts,
     documents: new DocumentCache(),
+    hot: new HotDocuments(events, hosts, () => clock.now().getTime()),
     domainLimiter: limiters.create('domains', limits.domainCalls.max, limits.domainCalls.windowMs),
     stripe: stripeClient(config),
     planSettings,
@@ -79,6 +83,7 @@ export async function createServices(config: Config, clock: Clock = systemClock)
 export async function closeServices(s: Services) {
   s.planSettings.stop();
   s.hub.closeAll();
+  s.hot.close();
   await s.stylesheets.idle();
   await s.events.close();
   await s.dataCache.close();

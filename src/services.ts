@@ -17,6 +17,7 @@ import type { HostInfo } from './http/context.ts';
 import type Stripe from 'stripe';
 import type { PlanSettings } from './billing/plan-settings.ts';
 import type { Metrics } from './metrics/metrics.ts';
+import type { HotDocuments } from './http/hot-path.ts';
 
 export interface Services {
   config: Config;
@@ -52,6 +53,8 @@ export interface Services {
   hosts: Lru<HostInfo>;
   /** Document bytes and what each URL served lately (src/nodes/serve.ts). */
   documents: DocumentCache;
+  /** Public documents' answers to cookie-less visitors, served before the framework (src/http/hot-path.ts). */
+  hot: HotDocuments;
   /** 10 custom-domain calls a minute per user (src/domains/limiter.ts). */
   domainLimiter: RateLimiter;
   /** The Stripe package's client, for webhook signatures (src/billing/stripe.ts). */

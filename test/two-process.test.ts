@@ -11,6 +11,7 @@ import { storage, freshPostgres } from './support/kiln.ts';
 import { spawnKiln, type ChildKiln } from './support/child.ts';
 import { Client } from './support/client.ts';
 import { SseClient } from './support/sse.ts';
+import { hotAnswers } from './support/metrics.ts';
 import { newPerson, sessionsFor } from './support/people.ts';
 import { loadConfig } from '../src/config.ts';
 import { createServices, closeServices } from '../src/server.ts';
@@ -222,4 +223,26 @@ test('20 concurrent sync PUTs with the same If-Match over both processes: one 20
   } finally {
     stream.close();
   }
+});
+
+test('a page one process answers from memory (its hot path) changes there as soon as a save lands through the other', {
+  skip,
+}, async () => {
+  const visitor = () => new Client(b.port, host());
+  const metricsOf = (k: ChildKiln) => hotAnswers(new Client(k.port, ROOT));
+  // The first request starts B's watch of the account, the second is kept, the third comes from memory.
+  for (let i = 0; i < 2; i++) assert.equal((await visitor().get(`/${NAME}`)).status, 200);
+  const n = await metricsOf(b);
+  const kept = await visitor().get(`/${NAME}`);
+  assert.equal(await metricsOf(b), n + 1, 'B answered from memory');
+  const html = doc(`hot ${Date.now()}`);
+  const saved = await saver(a)(html);
+  assert.equal(saved.status, 200, saved.text);
+  assert.notEqual(kept.body.toString(), html);
+  // The event reaches B through Redis within milliseconds; memory is kept for a minute without it.
+  const deadline = Date.now() + 2000;
+  let body = '';
+  while (Date.now() < deadline && (body = (await visitor().get(`/${NAME}`)).body.toString()) !== html)
+    await new Promise((r) => setTimeout(r, 20));
+  assert.equal(body, html);
 });

@@ -8,5 +8,10 @@ export function sha256(bytes: Uint8Array | string): string {
 /** The document checksum and ETag: first 16 hex chars of the SHA-256 of the stored bytes
  *  (what the Hyperclay Local sync engine computes for its local files). */
 export function checksum(bytes: Uint8Array | string): string {
-  return sha256(bytes).slice(0, 16);
+  return checksumOfHash(sha256(bytes));
+}
+
+/** The checksum of bytes whose SHA-256 hex is known. */
+export function checksumOfHash(sha256Hex: string): string {
+  return sha256Hex.slice(0, 16);
 }

@@ -68,8 +68,9 @@ export interface DataAnswer {
   body: string | Buffer;
   /** On 200 and 304: the quoted strong ETag. */
   etag?: string;
-  /** Whether the answer came from the result cache, and its age in whole seconds. */
-  cache?: { hit: boolean; ageSeconds: number };
+  /** Whether the answer came from the result cache, its age in whole seconds, and (injected clock, ms)
+   *  when the cached answer was made and when it expires. */
+  cache?: { hit: boolean; ageSeconds: number; createdAt: number; expiresAt: number };
 }
 
 const failureBody = (error: string, code: ErrorCode) => JSON.stringify({ error, code });
@@ -146,8 +147,7 @@ export async function readData(s: Services, req: DataRequest): Promise<DataAnswe
   const key = dataCacheKey(checksum, id);
   const cached = await s.dataCache.get(key, now);
   s.metrics.cacheLookup('data', cached !== null && cached !== undefined);
-  if (cached)
-    return answerOf(cached, etag, { hit: true, ageSeconds: Math.max(0, Math.floor((now - cached.createdAt) / 1000)) });
+  if (cached) return answerOf(cached, etag, true, now);
 
   let pending = inFlight.get(key);
   if (!pending) {
@@ -156,7 +156,7 @@ export async function readData(s: Services, req: DataRequest): Promise<DataAnswe
   }
   const computed = await pending;
   if (!computed) return notFoundAnswer();
-  return answerOf(computed.answer, computed.etag, { hit: false, ageSeconds: 0 });
+  return answerOf(computed.answer, computed.etag, false, now);
 }
 
 /** Documents (by checksum) whose parse alone ran out of the budget, until when (injected clock, ms). */
@@ -217,7 +217,13 @@ async function extraction(
   return { result: reply.result, checksum: content.checksum };
 }
 
-function answerOf(a: CachedAnswer, etag: string, cache: DataAnswer['cache']): DataAnswer {
+function answerOf(a: CachedAnswer, etag: string, hit: boolean, now: number): DataAnswer {
   const body = a.bytes ?? a.body;
+  const cache = {
+    hit,
+    ageSeconds: hit ? Math.max(0, Math.floor((now - a.createdAt) / 1000)) : 0,
+    createdAt: a.createdAt,
+    expiresAt: a.createdAt + a.ttlMs,
+  };
   return a.status === 200 ? { status: 200, body, etag, cache } : { status: a.status, body, cache };
 }

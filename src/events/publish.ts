@@ -8,7 +8,7 @@
 //   Nothing is written.
 import type { Services } from '../services.ts';
 import { channels, type LaneEvent, type NodeEvent, type RecordNote } from './bus.ts';
-import { recordActivity } from '../store/activity.ts';
+import { recordActivity, type ActivityRow } from '../store/activity.ts';
 
 const ACTIVITY: Partial<Record<NodeEvent['type'], string>> = {
   'node-saved': 'saved',
@@ -17,23 +17,54 @@ const ACTIVITY: Partial<Record<NodeEvent['type'], string>> = {
   'node-deleted': 'deleted',
 };
 
-/** A change of an account's tree: the event on its channel, and a line of its activity feed. */
-export function publishAccountEvent(s: Services, ownerId: number, event: NodeEvent, client?: string): Promise<unknown> {
+/** The activity feed's line for a change event (null for events the feed does not show). */
+export function activityLine(ownerId: number, event: NodeEvent, at: string, client?: string): ActivityRow | null {
   const kind = ACTIVITY[event.type];
+  if (!kind || !('nodeType' in event)) return null;
+  return {
+    ownerId,
+    at,
+    kind: event.type === 'node-saved' && event.nodeType === 'folder' ? 'created' : kind,
+    nodeId: event.nodeId,
+    nodeType: event.nodeType,
+    path: 'newPath' in event ? event.newPath : 'path' in event ? event.path : '',
+    oldPath: 'oldPath' in event ? event.oldPath : null,
+    writer: event.writer ?? null,
+    client: client ?? null,
+  };
+}
+
+/** A change of an account's tree: the event on its channel, and a line of its activity feed (unless
+ *  the writer put that line in its own transaction: `activityRecorded`). */
+export function publishAccountEvent(
+  s: Services,
+  ownerId: number,
+  event: NodeEvent,
+  client?: string,
+  activityRecorded = false,
+): Promise<unknown> {
+  // What this process keeps of the account's answers goes at once (other processes drop theirs when
+  // the event reaches them; this one's own copy of the event may come back from Redis a moment later).
+  s.hot.forget(ownerId);
+  const line = activityRecorded ? null : activityLine(ownerId, event, s.clock.now().toISOString(), client);
   // The activity line is not waited for (a write's answer waits only for its events).
-  if (kind && 'nodeType' in event)
-    void recordActivity(s.database.db, {
-      ownerId,
-      at: s.clock.now().toISOString(),
-      kind: event.type === 'node-saved' && event.nodeType === 'folder' ? 'created' : kind,
-      nodeId: event.nodeId,
-      nodeType: event.nodeType,
-      path: 'newPath' in event ? event.newPath : 'path' in event ? event.path : '',
-      oldPath: 'oldPath' in event ? event.oldPath : null,
-      writer: event.writer ?? null,
-      client: client ?? null,
-    }).catch((err) => console.error('recording activity failed:', err));
+  if (line) void recordActivity(s.database.db, line).catch((err) => console.error('recording activity failed:', err));
   return s.events.publish(channels.account(ownerId), event);
+}
+
+/** A document or upload made public or private: on its channel (its open streams) and its account's
+ *  (what every process keeps of the account's public answers, src/http/hot-path.ts). */
+export function publishVisibilityChanged(
+  s: Services,
+  node: { id: number; owner_id: number },
+  visibility: 'public' | 'private',
+): Promise<unknown> {
+  const event = { type: 'visibility-changed', nodeId: node.id, visibility } as const;
+  s.hot.forget(node.owner_id);
+  return Promise.all([
+    s.events.publish(channels.document(node.id), event),
+    s.events.publish(channels.account(node.owner_id), event),
+  ]);
 }
 
 /** The node as the event names it. */
@@ -47,34 +78,47 @@ export interface PublishedNode {
   parent_id?: number;
 }
 
+export interface SavedOptions {
+  writer?: string | null;
+  html?: string;
+  client?: string;
+  record?: RecordNote;
+  /** The writer recorded the activity line in its transaction (the save pipeline). */
+  activityRecorded?: boolean;
+}
+
+/** The node-saved event of a committed change. */
+export function nodeSavedEvent(
+  node: PublishedNode,
+  saved: { checksum: string | null; size: number; modifiedAt: string },
+  opts: SavedOptions = {},
+): Extract<NodeEvent, { type: 'node-saved' }> {
+  return {
+    type: 'node-saved',
+    nodeId: node.id,
+    nodeType: node.type,
+    path: node.path ? `${node.path}/${node.name}` : node.name,
+    checksum: saved.checksum,
+    modifiedAt: saved.modifiedAt,
+    size: saved.size,
+    ...(opts.html !== undefined ? { content: opts.html } : {}),
+    ...(node.type === 'folder' ? { parentId: node.parent_id ?? 0 } : {}),
+    writer: opts.writer ?? null,
+    ...(opts.record ? { record: opts.record } : {}),
+  };
+}
+
 /** node-saved on the owner's account channel (and, with `html`, the document's saved lane). Errors
  *  are logged: the change has committed whatever the bus does. */
 export function publishNodeSaved(
   s: Services,
   node: PublishedNode,
   saved: { checksum: string | null; size: number; modifiedAt: string },
-  opts: { writer?: string | null; html?: string; client?: string; record?: RecordNote } = {},
+  opts: SavedOptions = {},
 ): Promise<unknown> {
-  const path = node.path ? `${node.path}/${node.name}` : node.name;
+  const event = nodeSavedEvent(node, saved, opts);
   return Promise.all([
-    publishAccountEvent(
-      s,
-      node.owner_id,
-      {
-        type: 'node-saved',
-        nodeId: node.id,
-        nodeType: node.type,
-        path,
-        checksum: saved.checksum,
-        modifiedAt: saved.modifiedAt,
-        size: saved.size,
-        ...(opts.html !== undefined ? { content: opts.html } : {}),
-        ...(node.type === 'folder' ? { parentId: node.parent_id ?? 0 } : {}),
-        writer: opts.writer ?? null,
-        ...(opts.record ? { record: opts.record } : {}),
-      },
-      opts.client,
-    ),
+    publishAccountEvent(s, node.owner_id, event, opts.client, opts.activityRecorded),
     opts.html !== undefined
       ? s.events.publish(channels.document(node.id), {
           type: 'lane',
@@ -85,7 +129,7 @@ export function publishNodeSaved(
           ...(saved.checksum ? { checksum: saved.checksum } : {}),
         })
       : null,
-  ]).catch((err) => console.error(`publishing the change of ${path} failed:`, err));
+  ]).catch((err) => console.error(`publishing the change of ${event.path} failed:`, err));
 }
 
 export interface Snapshot {

@@ -1,6 +1,7 @@
 // The data API's answers (src/http/routes/data-api.ts registers its routes; documents.ts hands it
 // `?data=` requests): CORS, caching headers, `{error, code}` failures, the decoded path.
 import type { FastifyReply, FastifyRequest } from 'fastify';
+import type { OutgoingHttpHeaders } from 'node:http';
 import type { Services } from '../services.ts';
 import { KilnError, type ErrorCode } from '../errors.ts';
 import { decodeRequestPath } from '../nodes/serve.ts';
@@ -13,17 +14,20 @@ export function cors(reply: FastifyReply) {
   reply.header('access-control-expose-headers', 'ETag, Age, X-Cache');
 }
 
-export function send(reply: FastifyReply, a: DataAnswer) {
+/** Sends a data answer; `keep` is told a 200's headers (all but X-Cache and Age) before it goes. */
+export function send(reply: FastifyReply, a: DataAnswer, keep?: (headers: OutgoingHttpHeaders) => void) {
   cors(reply);
   reply.header('x-content-type-options', 'nosniff');
   if (a.etag) reply.header('etag', a.etag);
   if (a.status === 304) return reply.code(304).header('cache-control', 'public, no-cache').send();
   reply.header('cache-control', a.status === 200 ? 'public, no-cache' : 'no-store');
+  reply.header('content-type', 'application/json; charset=utf-8');
+  if (a.status === 200) keep?.(reply.getHeaders() as OutgoingHttpHeaders);
   if (a.cache) {
     reply.header('x-cache', a.cache.hit ? 'HIT' : 'MISS');
     reply.header('age', String(a.cache.ageSeconds));
   }
-  return reply.code(a.status).header('content-type', 'application/json; charset=utf-8').send(a.body);
+  return reply.code(a.status).send(a.body);
 }
 
 export function failure(reply: FastifyReply, status: number, error: string, code: ErrorCode) {
@@ -50,6 +54,8 @@ export async function answer(
 ) {
   const site = req.site;
   if (site.kind === 'main') return failure(reply, 404, DOCUMENT_NOT_FOUND, 'not-found');
+  // Taken before storage is read (src/http/hot-path.ts): answers depend on no cookie, so any caller's may be kept.
+  const ticket = s.hot.ticket(req, site.accountId, { cookies: 'any' });
   const a = await readData(s, {
     accountId: site.accountId,
     path,
@@ -57,8 +63,17 @@ export async function answer(
     rules,
     ifNoneMatch: req.headers['if-none-match'],
   });
-  return send(reply, a);
+  const cache = a.cache;
+  return send(
+    reply,
+    a,
+    ticket && cache
+      ? (headers) => s.hot.keepData(ticket, headers, bytesOf(a.body), a.etag!, cache.createdAt, cache.expiresAt)
+      : undefined,
+  );
 }
+
+const bytesOf = (body: string | Buffer) => (Buffer.isBuffer(body) ? body : Buffer.from(body));
 
 /** True when a document-host GET carries `?data=` (documents.ts then calls `answerDataQuery`). */
 export function wantsData(req: FastifyRequest): boolean {

@@ -13,8 +13,12 @@ import { activeDomain } from '../domains/domains.ts';
 export const LOOPBACK = new Set(['localhost', '127.0.0.1', '[::1]', '::1']);
 
 export function hostnameOf(req: FastifyRequest): string {
-  const raw = (req.headers.host ?? '').toLowerCase();
-  // Strip the port, keeping bracketed IPv6 intact.
+  return hostnameOfHeader(req.headers.host);
+}
+
+/** The name in a Host header: lower case, the port stripped (bracketed IPv6 kept intact). */
+export function hostnameOfHeader(host: string | undefined): string {
+  const raw = (host ?? '').toLowerCase();
   return raw.startsWith('[') ? raw.slice(0, raw.indexOf(']') + 1) : raw.replace(/:\d+$/, '');
 }
 

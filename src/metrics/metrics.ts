@@ -4,7 +4,7 @@
 // in one process (the tests) keep their own.
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 
-export type CacheName = 'data' | 'document';
+export type CacheName = 'data' | 'document' | 'hot';
 
 export class Metrics {
   readonly registry = new Registry();

@@ -83,6 +83,13 @@ export class DocumentCache {
     sizeOf: (v) => v.bytes.length,
   });
   readonly served = new Lru<{ id: number; checksum: string; name: string }>({ maxEntries: 10_000 });
+  /** The text of the last save of a document in this process, with its SHA-256: the next save's
+   *  version diff starts from it instead of reading and decoding the stored bytes again. */
+  readonly texts = new Lru<{ hash: string; text: string }>({
+    maxEntries: 1_000,
+    maxBytes: 32 * 1024 * 1024,
+    sizeOf: (v) => v.text.length,
+  });
 }
 
 /** The stored bytes of a document and their checksum (re-read together when the cache is stale;

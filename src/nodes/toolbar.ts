@@ -23,7 +23,11 @@ export function withToolbar(bytes: Buffer, tag: string): Buffer {
 
 /** A save body without the toolbar's tag (a page saved by something that did not strip it). */
 export function withoutToolbar(bytes: Buffer): Buffer {
-  const text = bytes.toString('latin1');
-  if (!text.includes('data-kiln-toolbar')) return bytes;
-  return Buffer.from(text.replace(TAG, ''), 'latin1');
+  if (bytes.indexOf('data-kiln-toolbar') === -1) return bytes;
+  return Buffer.from(bytes.toString('latin1').replace(TAG, ''), 'latin1');
+}
+
+/** `withoutToolbar` for a body already decoded (the tag is ASCII: the same bytes go). */
+export function withoutToolbarText(text: string): string {
+  return text.includes('data-kiln-toolbar') ? text.replace(TAG, '') : text;
 }

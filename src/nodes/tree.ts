@@ -22,9 +22,9 @@ import { DAY, limits } from '../limits.ts';
 import { assertSiteQuota } from '../billing/plans.ts';
 import { isDocumentName, isGlobalDocumentName, nodeNameProblem, splitPath } from '../core/names.ts';
 import { writeDocument } from '../save/pipeline.ts';
-import { publishAccountEvent, publishNodeSaved } from '../events/publish.ts';
+import { publishAccountEvent, publishNodeSaved, publishVisibilityChanged } from '../events/publish.ts';
 import { inTransaction, type AfterCommit } from '../store/transaction.ts';
-import { channels, type NodeEvent } from '../events/bus.ts';
+import type { NodeEvent } from '../events/bus.ts';
 import { starterDocument, type Starter } from './starters.ts';
 import { newNodeRow } from './rows.ts';
 import { authorizeTeam } from '../access/authorize.ts';
@@ -347,7 +347,7 @@ export async function moveNode(
 
 /** Makes a document or upload public or private. A private one answers 404 to all but its owner, and
  *  its open saved-lane streams of people who may not view it close (`visibility-changed` on the
- *  document's channel, heard by every process). */
+ *  document's channel and the account's, heard by every process). */
 export async function setVisibility(
   s: Services,
   actorId: number,
@@ -364,9 +364,7 @@ export async function setVisibility(
         'invalid-visibility',
       );
     if (node.visibility === visibility) return node;
-    after.push(() =>
-      s.events.publish(channels.document(node.id), { type: 'visibility-changed', nodeId: node.id, visibility }),
-    );
+    after.push(() => publishVisibilityChanged(s, node, visibility));
     return updateNode(trx, node.id, { visibility });
   });
 }

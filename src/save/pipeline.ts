@@ -1,16 +1,17 @@
 // THE save pipeline. Every writer of a document's HTML comes through `writeDocument`: browser save,
 // editor, sync write, restore, instance copy, creation. Steps: normalize → skip if unchanged → version →
 // content → (after commit) stylesheet + event. Version, content and checksum commit together.
-import { withoutToolbar } from '../nodes/toolbar.ts';
-import { documentForWrite, setStoredContent } from '../store/nodes.ts';
+import { withoutToolbar, withoutToolbarText } from '../nodes/toolbar.ts';
+import { documentForWrite, newestVersion, setStoredContent, storedBytes } from '../store/nodes.ts';
+import { recordActivity } from '../store/activity.ts';
 import type { Services } from '../services.ts';
-import { checksum, sha256 } from '../core/checksum.ts';
+import { checksumOfHash, sha256 } from '../core/checksum.ts';
 import { KilnError, notFound, tooLarge } from '../errors.ts';
 import { limits } from '../limits.ts';
-import { publishNodeSaved, republishIfLost } from '../events/publish.ts';
+import { activityLine, nodeSavedEvent, publishNodeSaved, republishIfLost } from '../events/publish.ts';
 import { inTransaction, type AfterCommit, type Tx } from '../store/transaction.ts';
 import { formatHtml } from './formathtml.ts';
-import { decodeUtf8Exact, packSnapshot, planVersion } from './versions.ts';
+import { decodeUtf8Exact, isSnapshot, packSnapshot, planTextVersion } from './versions.ts';
 
 export type SaveKind = 'create' | 'browser' | 'editor' | 'sync' | 'restore' | 'instance' | 'upload-edit';
 
@@ -21,64 +22,72 @@ export interface SavedBy {
   writer: string | null;
 }
 
-/** Writes a version and the content of a document inside an open transaction and updates the node's
- *  checksum, size and times. `prev` is the stored content (null for a new document). Returns the checksum. */
+/** What a save writes, worked out once: the bytes, their text (null when not exact UTF-8) and SHA-256. */
+interface Content {
+  bytes: Buffer;
+  text: string | null;
+  hash: string;
+}
+
+/** Writes a version, the content and the activity line of a document inside an open transaction and
+ *  updates the node's checksum, size and times. Returns the checksum. */
 async function writeVersionAndContent(
+  s: Services,
   trx: Tx,
-  nodeId: number,
-  bytes: Buffer,
-  prev: Buffer | null,
+  node: SavedNode,
+  content: Content,
+  last: Newest | undefined,
   by: SavedBy,
   now: string,
-): Promise<{ checksum: string; size: number; versionId: number }> {
+): Promise<string> {
+  const { bytes } = content;
   if (bytes.length > limits.documentSize)
     throw tooLarge(`Documents are limited to ${limits.documentSize / 1024 / 1024} MB.`);
-  const last = await trx
-    .selectFrom('versions')
-    .select(['id', 'backup_number', 'is_diff', 'snapshot_id'])
-    .where('node_id', '=', nodeId)
-    .orderBy('backup_number', 'desc')
-    .limit(1)
-    .executeTakeFirst();
   const backupNumber = (last?.backup_number ?? 0) + 1;
-  const version = await trx
+  await trx
     .insertInto('versions')
     .values({
-      node_id: nodeId,
+      node_id: node.id,
       backup_number: backupNumber,
-      ...versionBody(backupNumber, bytes, prev, last),
-      content_hash: sha256(bytes),
+      ...(await versionBody(s, trx, node.id, backupNumber, content, last)),
+      content_hash: content.hash,
       size: bytes.length,
       saved_by_kind: by.kind,
       saved_by_account_id: by.accountId,
       created_at: now,
     })
-    .returning('id')
-    .executeTakeFirstOrThrow();
-  const sum = checksum(bytes);
-  await setStoredContent(trx, nodeId, bytes, {
-    hadContent: prev !== null,
-    checksum: sum,
-    now,
-    accountId: by.accountId,
-    writer: by.writer,
-  });
-  return { checksum: sum, size: bytes.length, versionId: version.id };
+    .execute();
+  const sum = checksumOfHash(content.hash);
+  await setStoredContent(trx, node.id, bytes, { checksum: sum, now, accountId: by.accountId, writer: by.writer });
+  // The activity line commits with the save (one commit, one disk flush, instead of two).
+  const event = nodeSavedEvent(
+    { ...node, type: 'site' },
+    { checksum: sum, size: bytes.length, modifiedAt: now },
+    { writer: by.writer },
+  );
+  const line = activityLine(node.owner_id, event, now, by.kind);
+  if (line) await recordActivity(trx, line);
+  return sum;
 }
+
+type Newest = NonNullable<Awaited<ReturnType<typeof newestVersion>>>;
 
 /** Backup 1 and every 20th are full snapshots (gzip-packed: every snapshot is packed, so reading
  *  never guesses); the others are diffs against the version before. See versions.ts. */
-function versionBody(
+async function versionBody(
+  s: Services,
+  trx: Tx,
+  nodeId: number,
   backupNumber: number,
-  bytes: Buffer,
-  prev: Buffer | null,
-  last: { id: number; is_diff: number; snapshot_id: number | null } | undefined,
+  content: Content,
+  last: Newest | undefined,
 ) {
-  const plan = last ? planVersion(backupNumber, prev, bytes) : ({ isDiff: false } as const);
+  const prevText = last && !isSnapshot(backupNumber) ? await previousText(s, trx, nodeId, last.content_hash) : null;
+  const plan = planTextVersion(backupNumber, prevText, content.text);
   if (!plan.isDiff)
     return {
       is_diff: 0 as const,
-      html: packSnapshot(bytes),
+      html: packSnapshot(content.bytes),
       diff_content: null,
       diff_from_id: null,
       snapshot_id: null,
@@ -90,6 +99,15 @@ function versionBody(
     diff_from_id: last!.id,
     snapshot_id: last!.is_diff ? last!.snapshot_id : last!.id,
   };
+}
+
+/** The text of the stored content (whose SHA-256 is `hash`): this process's memo of its last save of
+ *  the document when it is that one, else read (null when it is not exact UTF-8). */
+async function previousText(s: Services, trx: Tx, nodeId: number, hash: string): Promise<string | null> {
+  const memo = s.documents.texts.get(nodeId);
+  if (memo?.hash === hash) return memo.text;
+  const stored = await storedBytes(trx, nodeId);
+  return stored ? decodeUtf8Exact(stored) : null;
 }
 
 export interface SaveInput {
@@ -133,65 +151,80 @@ export async function saveDocument(s: Services, input: SaveInput): Promise<SaveR
 }
 
 /** Step 1: the owner's toolbar tag never stays (src/nodes/toolbar.ts); then re-indent documents that opt
- *  in with `<html formathtml="true">`; all others keep their exact bytes. */
-export function normalize(sent: Buffer): Buffer {
-  const bytes = withoutToolbar(sent);
-  // Cheap pre-check (the attribute name is case-insensitive); bytes that are not exact UTF-8 are never touched.
-  if (!/formathtml/i.test(bytes.toString('latin1'))) return bytes;
-  const text = decodeUtf8Exact(bytes);
-  if (text === null) return bytes;
-  const formatted = formatHtml(text);
-  return formatted === text ? bytes : Buffer.from(formatted, 'utf8');
+ *  in with `<html formathtml="true">`; all others keep their exact bytes. Decodes the bytes once: the
+ *  text (null when they are not exact UTF-8, which is never re-indented) serves every later step. */
+export function normalize(sent: Buffer): { bytes: Buffer; text: string | null } {
+  const text = decodeUtf8Exact(sent);
+  if (text === null) return { bytes: withoutToolbar(sent), text: null };
+  const kept = withoutToolbarText(text);
+  // The attribute name is case-insensitive.
+  const formatted = /formathtml/i.test(kept) ? formatHtml(kept) : kept;
+  return formatted === text ? { bytes: sent, text } : { bytes: Buffer.from(formatted, 'utf8'), text: formatted };
 }
 
 /** THE write of a document's HTML, inside the caller's transaction: normalize → lock the row →
- *  compare If-Match (412) → skip when unchanged → version + content + checksum → queue the
- *  stylesheet and the events for after the commit. Every writer comes through here: saves, creation
- *  (a node inserted earlier in the same transaction), instance copies, imports. */
+ *  compare If-Match (412) → skip when unchanged (SHA-256 against the newest version's) → version +
+ *  content + checksum + activity line → queue the stylesheet and the events for after the commit.
+ *  Every writer comes through here: saves, creation (a node inserted earlier in the same transaction),
+ *  instance copies, imports. */
 export async function writeDocument(s: Services, tx: Tx, after: AfterCommit, input: SaveInput): Promise<SaveResult> {
-  const bytes = normalize(input.bytes);
+  const { bytes, text } = normalize(input.bytes);
+  const content: Content = { bytes, text, hash: sha256(bytes) };
   const now = s.clock.now().toISOString();
   // Several processes on PostgreSQL: saves of one document queue on its row lock, so the checksum
   // compare below sees the previous winner's commit (one 200, the rest 412).
   await s.database.lock.row(tx, 'nodes', input.nodeId);
   const node = await documentForWrite(tx, input.nodeId);
   if (node?.type !== 'site') throw notFound('No such document.');
-  const stored = node.html ? Buffer.from(node.html) : null;
   if (input.ifMatch != null && input.ifMatch !== node.checksum) {
     throw conflictError(node.checksum ?? '', node.saved_by_account_id, node.saved_by_writer, input.by);
   }
-  if (stored?.equals(bytes)) {
-    const same = { checksum: node.checksum!, size: bytes.length, modifiedAt: node.modified_at };
+  const last = await newestVersion(tx, node.id);
+  if (node.checksum !== null && (await sameAsStored(tx, node.id, last, content))) {
+    const same = { checksum: node.checksum, size: bytes.length, modifiedAt: node.modified_at };
     after.push(() =>
       republishIfLost(s, { ...node, type: 'site' }, same, {
         writer: input.by.writer,
-        html: bytes.toString('utf8'),
+        html: textOf(content),
         client: input.by.kind,
       }),
     );
     return { changed: false, ...same };
   }
-  const written = await writeVersionAndContent(tx, node.id, bytes, stored, input.by, now);
-  const result = { changed: true, checksum: written.checksum, size: written.size, modifiedAt: now };
-  after.push(() => afterContentChange(s, node, bytes, result, input.by.writer, input.by.kind));
+  const sum = await writeVersionAndContent(s, tx, node, content, last, input.by, now);
+  const result = { changed: true, checksum: sum, size: bytes.length, modifiedAt: now };
+  after.push(() => afterContentChange(s, node, content, result, input.by.writer, input.by.kind));
   return result;
 }
+
+/** Whether the stored content is these bytes: the newest version's SHA-256 says (every content
+ *  change writes one); a document without versions (none before versions existed) compares bytes. */
+async function sameAsStored(tx: Tx, nodeId: number, last: Newest | undefined, content: Content): Promise<boolean> {
+  if (last) return last.content_hash === content.hash;
+  const stored = await storedBytes(tx, nodeId);
+  return stored !== undefined && content.bytes.equals(stored);
+}
+
+const textOf = (c: Content) => c.text ?? c.bytes.toString('utf8');
 
 /** What follows a committed content change, outside the transaction: the utility stylesheet and the
  *  change events (the owner's sync streams, the document's `saved` lane). */
 function afterContentChange(
   s: Services,
   node: SavedNode,
-  bytes: Buffer,
+  content: Content,
   result: { checksum: string; size: number; modifiedAt: string },
   writer: string | null,
   client: SaveKind,
 ): Promise<unknown> {
   s.metrics.saves.inc({ via: client });
-  const html = bytes.toString('utf8');
+  // What this process just wrote is what it serves next, and what its next save of it diffs against.
+  s.documents.content.set(node.id, { checksum: result.checksum, bytes: content.bytes });
+  if (content.text !== null) s.documents.texts.set(node.id, { hash: content.hash, text: content.text });
+  const html = textOf(content);
   void s.stylesheets.schedule(node.id, html);
   // The answer waits for the events only while the bus is flowing (src/store/transaction.ts).
-  return publishNodeSaved(s, { ...node, type: 'site' }, result, { writer, html, client });
+  return publishNodeSaved(s, { ...node, type: 'site' }, result, { writer, html, client, activityRecorded: true });
 }
 
 export function conflictError(

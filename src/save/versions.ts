@@ -93,8 +93,12 @@ export type VersionPlan = { isDiff: false } | { isDiff: true; diffContent: strin
 export function planVersion(backupNumber: number, previous: Uint8Array | null, next: Uint8Array): VersionPlan {
   if (isSnapshot(backupNumber) || previous === null) return { isDiff: false };
   const prevText = decodeUtf8Exact(previous);
-  const nextText = prevText === null ? null : decodeUtf8Exact(next);
-  if (prevText === null || nextText === null) return { isDiff: false };
+  return planTextVersion(backupNumber, prevText, prevText === null ? null : decodeUtf8Exact(next));
+}
+
+/** `planVersion` for contents already decoded (null: not exact UTF-8, or no previous version). */
+export function planTextVersion(backupNumber: number, prevText: string | null, nextText: string | null): VersionPlan {
+  if (isSnapshot(backupNumber) || prevText === null || nextText === null) return { isDiff: false };
   return { isDiff: true, diffContent: makeDiff(prevText, nextText) };
 }
 

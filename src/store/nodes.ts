@@ -386,6 +386,12 @@ export function storedContent(db: Kysely<DB>, nodeId: number) {
     .executeTakeFirst();
 }
 
+/** A document's stored bytes alone, or undefined when it has none. */
+export async function storedBytes(db: Kysely<DB>, nodeId: number): Promise<Uint8Array | undefined> {
+  const row = await db.selectFrom('node_contents').select('html').where('node_id', '=', nodeId).executeTakeFirst();
+  return row?.html;
+}
+
 /** A live node by id with the columns `cols` (the sync wire's, say). */
 export function nodeColumns<C extends keyof NodeRow & string>(db: Kysely<DB>, id: number, cols: readonly C[]) {
   return db
@@ -401,10 +407,13 @@ export async function setStoredContent(
   db: Kysely<DB>,
   nodeId: number,
   bytes: Buffer,
-  o: { hadContent: boolean; checksum: string; now: string; accountId: number | null; writer: string | null },
+  o: { checksum: string; now: string; accountId: number | null; writer: string | null },
 ): Promise<void> {
-  if (o.hadContent) await db.updateTable('node_contents').set({ html: bytes }).where('node_id', '=', nodeId).execute();
-  else await db.insertInto('node_contents').values({ node_id: nodeId, html: bytes }).execute();
+  await db
+    .insertInto('node_contents')
+    .values({ node_id: nodeId, html: bytes })
+    .onConflict((c) => c.column('node_id').doUpdateSet({ html: bytes }))
+    .execute();
   await db
     .updateTable('nodes')
     .set({
@@ -418,11 +427,11 @@ export async function setStoredContent(
     .execute();
 }
 
-/** A live document as the save pipeline compares against it: its row's state and stored bytes. */
+/** A live document as the save pipeline compares against it: its row's state, without the stored bytes
+ *  (the newest version's SHA-256 stands for them: `newestVersion`). */
 export function documentForWrite(db: Kysely<DB>, nodeId: number) {
   return db
     .selectFrom('nodes')
-    .leftJoin('node_contents', 'node_contents.node_id', 'nodes.id')
     .select([
       'nodes.id',
       'nodes.owner_id',
@@ -433,10 +442,20 @@ export function documentForWrite(db: Kysely<DB>, nodeId: number) {
       'nodes.modified_at',
       'nodes.saved_by_account_id',
       'nodes.saved_by_writer',
-      'node_contents.html',
     ])
     .where('nodes.id', '=', nodeId)
     .where('nodes.trashed_at', 'is', null)
+    .executeTakeFirst();
+}
+
+/** The newest version of a document: what the next one continues from. */
+export function newestVersion(db: Kysely<DB>, nodeId: number) {
+  return db
+    .selectFrom('versions')
+    .select(['id', 'backup_number', 'is_diff', 'snapshot_id', 'content_hash'])
+    .where('node_id', '=', nodeId)
+    .orderBy('backup_number', 'desc')
+    .limit(1)
     .executeTakeFirst();
 }
 

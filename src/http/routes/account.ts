@@ -217,6 +217,10 @@ const plugin: RoutePlugin = async (app, { services: s }) => {
         const actor = developer(req, true);
         const b = parse(bodies.delete, req.body);
         const gone = await deleteAccount(s, actor.accountId, b);
+        // This process stops serving its host at once (and what it kept of its pages); the others
+        // within the host cache's few seconds.
+        forgetHost(s, `${gone.username}.${s.config.rootHostname}`);
+        s.hot.forget(actor.accountId);
         await ended(gone.ended);
         clearSessionCookies(req, reply, s.config);
         const mailed = gone.exported ? ' A link to its export is on its way to your email (7 days).' : '';

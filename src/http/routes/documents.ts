@@ -10,8 +10,10 @@
 //   Paths under `/_/` that no other route took: 404.
 // On the main app: GET `/` is the home page (auth routes' `mainHome`); anything else 404.
 //
-// This path is the hot one (see `npm run bench`): one indexed query when the bytes are cached.
+// This path is the hot one (see `npm run bench`): one indexed query when the bytes are cached; a public
+// document's answer to a cookie-less visitor is kept and served before the framework (src/http/hot-path.ts).
 import type { FastifyReply, FastifyRequest } from 'fastify';
+import type { OutgoingHttpHeaders } from 'node:http';
 import type { RoutePlugin } from './index.ts';
 import type { Services } from '../../services.ts';
 import { notFound } from '../../errors.ts';
@@ -38,11 +40,27 @@ import { serveUpload } from '../../uploads/serve.ts';
 import { answerDataQuery, wantsData } from '../data-answers.ts';
 import { isValidShareToken, TOKEN_PARAM } from '../../sharing/share.ts';
 import { callerOf, setShareCookie, tokenParamOf } from '../share-grant.ts';
+import type { Ticket } from '../hot-path.ts';
 
 /** Request destinations that may get a document: page loads, frames, and scripts' fetches. */
 const PAGE_DESTINATIONS = new Set(['document', 'iframe', 'frame', 'embed', 'object', 'empty']);
 
+declare module 'fastify' {
+  interface FastifyRequest {
+    /** Set when this answer may be kept for the hot path (src/http/hot-path.ts). */
+    hotKeep: { ticket: Ticket; node: NodeRow; checksum: string } | null;
+  }
+}
+
 const plugin: RoutePlugin = async (app, { services: s }) => {
+  // A cookie-less visitor's answer is kept for the hot path once it is sent (its headers complete).
+  app.decorateRequest('hotKeep', null);
+  app.addHook('onSend', async (req, reply, payload) => {
+    const k = req.hotKeep;
+    if (k && reply.statusCode === 200 && Buffer.isBuffer(payload))
+      s.hot.keep(k.ticket, k.node, req.url, reply.getHeaders() as OutgoingHttpHeaders, payload, k.checksum);
+    return payload;
+  });
   const handler = async (req: FastifyRequest, reply: FastifyReply) => {
     const site = req.site;
     if (site.kind === 'main') {
@@ -55,6 +73,8 @@ const plugin: RoutePlugin = async (app, { services: s }) => {
     // The owner, signed in on the main app, opening their host with no session here yet.
     const bounce = bounceToMainApp(req, reply, s);
     if (bounce) return bounce;
+    // Taken before storage is read: an event arriving meanwhile voids it.
+    const ticket = s.hot.ticket(req, site.accountId);
     let found: Awaited<ReturnType<typeof resolveDocumentPath>>;
     try {
       found = await resolveDocumentPath(s, site.accountId, pathname);
@@ -115,6 +135,8 @@ const plugin: RoutePlugin = async (app, { services: s }) => {
       isPageLoad(req) &&
       allows(caller, resource, 'save');
     if (owner) reply.header('cache-control', 'private, no-cache').header('vary', 'Cookie');
+    else if (ticket && !found.fallback && !caller.shareGuest && !req.actor)
+      req.hotKeep = { ticket, node, checksum: content.checksum };
     return reply
       .code(200)
       .header('content-type', 'text/html; charset=utf-8')

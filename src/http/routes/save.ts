@@ -34,7 +34,7 @@ const plugin: RoutePlugin = async (app, { services: s }) => {
     const node = await findByPath(s, req.site.accountId, path);
     if (node?.type !== 'site') throw notFound();
     authorize(callerOf(req, node), resourceOf(node), 'save');
-    if (!hasRootHtml(body.toString('utf8'))) {
+    if (!hasRootHtml(body)) {
       throw new KilnError(422, 'The document needs a root <html> element.', 'invalid-document');
     }
     const result = await saveDocument(s, {
