@@ -4,7 +4,7 @@
 // the result cache lives in Redis) with documents built by bench/rules.ts: ~110 KB, a 30-rule `api` tag
 // (a dozen scalar rules, :nth-of-type selectors, a 600-item list shape). Figures:
 // - cached: `?data=<the 30 rules>` and `/_/api/<doc>`, the same URL over and over (autocannon; goal for
-//   `?data=` ≥ 5,000 requests/s), and conditional GETs answering 304;
+//   both ≥ 8,000 requests/s: the hot path answers them before the framework), and conditional GETs answering 304;
 // - uncached: every request misses the result cache — `?data=` with a rules text never asked before, on a
 //   parsed document kept in memory (extract only) and round-robin over more documents than the parsed-
 //   document cache holds (parse + extract); `/_/api` on documents never asked before (parse + extract).
@@ -31,7 +31,7 @@ const WARMUP = Number(process.env.BENCH_WARMUP_SECONDS ?? 2);
 const DOCUMENTS = Number(process.env.BENCH_DOCUMENTS ?? 120);
 const UNCACHED_CONCURRENCY = Number(process.env.BENCH_UNCACHED_CONCURRENCY ?? 2);
 const REDIS_URL = process.env.BENCH_REDIS_URL;
-const GOAL_CACHED = 5000;
+const GOAL_CACHED = 8000;
 
 const ROOT_DOMAIN = 'kiln.localhost:8080';
 const HOST = `bench.${ROOT_DOMAIN}`;
@@ -242,7 +242,7 @@ async function main() {
     console.log(`  ?data= with If-None-Match (304)                           ${fmt(notModified)}`);
     const load = os.loadavg()[0];
     console.log(
-      `cached ?data= goal ≥ ${GOAL_CACHED} req/s: ${cachedQuery.rps >= GOAL_CACHED ? 'met' : 'NOT met'} as measured` +
+      `cached ?data= and /_/api goal ≥ ${GOAL_CACHED} req/s: ${Math.min(cachedQuery.rps, cachedApi.rps) >= GOAL_CACHED ? 'met' : 'NOT met'} as measured` +
         (cachedQuery.cpuUs !== undefined
           ? `; Kiln's own CPU per request allows ≈ ${(1e6 / cachedQuery.cpuUs).toFixed(0)} req/s on one core`
           : '') +

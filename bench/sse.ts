@@ -194,44 +194,59 @@ function saver(port: number, f: Fixture) {
 const pct = (sorted: number[], p: number) =>
   sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil((p / 100) * sorted.length) - 1))];
 
-async function measure(
-  label: string,
-  what: string,
-  streams: Streams,
-  save: (round: number) => () => Promise<number>,
-  goalP99: number,
-  serverPid: number,
-) {
+/** One server under measure, its streams open. */
+interface Target {
+  label: string;
+  what: string;
+  streams: Streams;
+  save: (round: number) => () => Promise<number>;
+  goalP99: number;
+  pid: number;
+  close(): Promise<void>;
+}
+
+interface Figures {
+  p50: number;
+  p99: number;
+  missing: number;
+}
+
+/** Rounds interleaved over every target (floor, one process, two processes, floor, …), so that load from
+ *  elsewhere on the machine falls on all of them alike; then each target's figures. */
+async function measureAll(targets: Target[]): Promise<Figures[]> {
   // Warm-up rounds (JIT, caches) are not counted.
-  for (let r = 1; r <= 3; r++) await streams.round(r, save(r));
-  const all: number[] = [];
-  const saves: number[] = [];
-  let missing = 0;
+  for (let r = 1; r <= 3; r++) for (const t of targets) await t.streams.round(r, t.save(r));
+  const acc = targets.map(() => ({ all: [] as number[], saves: [] as number[], missing: 0 }));
   for (let r = 100; r < 100 + ROUNDS; r++) {
-    const res = await streams.round(r, save(r));
-    all.push(...res.latencies);
-    saves.push(res.saveMs);
-    missing += res.missing;
-    await new Promise((resolve) => setTimeout(resolve, 50));
+    for (const [i, t] of targets.entries()) {
+      const res = await t.streams.round(r, t.save(r));
+      acc[i].all.push(...res.latencies);
+      acc[i].saves.push(res.saveMs);
+      acc[i].missing += res.missing;
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    }
   }
-  all.sort((a, b) => a - b);
-  saves.sort((a, b) => a - b);
-  const p50 = pct(all, 50);
-  const p99 = pct(all, 99);
-  console.log(`\n${label}`);
-  console.log(`  streams open            ${streams.count} (${what})`);
-  console.log(
-    `  deliveries measured     ${all.length} (${ROUNDS} saves × ${streams.count} streams), missing ${missing}`,
-  );
-  console.log(`  save → delivery  min    ${all[0].toFixed(1)} ms`);
-  console.log(`  save → delivery  p50    ${p50.toFixed(1)} ms`);
-  console.log(
-    `  save → delivery  p99    ${p99.toFixed(1)} ms${Number.isFinite(goalP99) ? `   (goal ≤ ${goalP99} ms: ${p99 <= goalP99 ? 'met' : 'NOT met'})` : ''}`,
-  );
-  console.log(`  save → delivery  max    ${all[all.length - 1].toFixed(1)} ms`);
-  console.log(`  save answer      p50    ${pct(saves, 50).toFixed(1)} ms`);
-  console.log(`  server memory (RSS)     ${rssMb(serverPid)} MB with the streams open`);
-  return { p50, p99, missing };
+  return targets.map((t, i) => {
+    const { all, saves, missing } = acc[i];
+    all.sort((a, b) => a - b);
+    saves.sort((a, b) => a - b);
+    const p50 = pct(all, 50);
+    const p99 = pct(all, 99);
+    console.log(`\n${t.label}`);
+    console.log(`  streams open            ${t.streams.count} (${t.what})`);
+    console.log(
+      `  deliveries measured     ${all.length} (${ROUNDS} saves × ${t.streams.count} streams), missing ${missing}`,
+    );
+    console.log(`  save → delivery  min    ${all[0].toFixed(1)} ms`);
+    console.log(`  save → delivery  p50    ${p50.toFixed(1)} ms`);
+    console.log(
+      `  save → delivery  p99    ${p99.toFixed(1)} ms${Number.isFinite(t.goalP99) ? `   (goal ≤ ${t.goalP99} ms: ${p99 <= t.goalP99 ? 'met' : 'NOT met'})` : ''}`,
+    );
+    console.log(`  save → delivery  max    ${all[all.length - 1].toFixed(1)} ms`);
+    console.log(`  save answer      p50    ${pct(saves, 50).toFixed(1)} ms`);
+    console.log(`  server memory (RSS)     ${rssMb(t.pid)} MB with the streams open`);
+    return { p50, p99, missing };
+  });
 }
 
 function rssMb(pid: number): string {
@@ -243,37 +258,42 @@ function rssMb(pid: number): string {
   }
 }
 
-// ---------------------------------------------------------------- runs
+// ---------------------------------------------------------------- targets
 
-async function oneProcess() {
+async function oneProcess(): Promise<Target> {
   const dir = mkdtempSync(path.join(os.tmpdir(), 'kiln-bench-sse-'));
   // Every bench stream comes from loopback: lift the per-address cap on open streams.
   const env = { DATA_DIR: dir, ROOT_DOMAIN: ROOT, LOG_LEVEL: 'silent', MAX_STREAMS_PER_ADDRESS: String(STREAMS + 100) };
-  let kiln: ChildKiln | undefined;
   const streams = new Streams();
-  try {
-    const f = await fixture(env);
-    kiln = await spawnKiln(env);
-    const t = performance.now();
-    await streams.open(kiln.port, f, STREAMS, SYNC_STREAMS);
-    console.log(`opened ${STREAMS} streams on one process in ${((performance.now() - t) / 1000).toFixed(1)} s`);
-    return await measure(
-      'One process (SQLite, in-process bus)',
-      `${SYNC_STREAMS} sync streams, ${STREAMS - SYNC_STREAMS} saved lanes`,
-      streams,
-      saver(kiln.port, f),
-      100,
-      kiln.child.pid!,
-    );
-  } finally {
+  let kiln: ChildKiln | undefined;
+  const close = async () => {
     streams.close();
     await kiln?.kill();
     rmSync(dir, { recursive: true, force: true });
+  };
+  try {
+    const f = await fixture(env);
+    kiln = await spawnKiln(env, { nodeArgs: process.env.BENCH_NODE_ARGS?.split(' ') ?? [] });
+    const t = performance.now();
+    await streams.open(kiln.port, f, STREAMS, SYNC_STREAMS);
+    console.log(`opened ${STREAMS} streams on one process in ${((performance.now() - t) / 1000).toFixed(1)} s`);
+    return {
+      label: 'One process (SQLite, in-process bus)',
+      what: `${SYNC_STREAMS} sync streams, ${STREAMS - SYNC_STREAMS} saved lanes`,
+      streams,
+      save: saver(kiln.port, f),
+      goalP99: 100,
+      pid: kiln.child.pid!,
+      close,
+    };
+  } catch (err) {
+    await close();
+    throw err;
   }
 }
 
 // The floor: a bare Node HTTP server (no Kiln, no database) that writes one ~2 KB frame to each of
-// the same number of open streams when asked. Measured the same way, at the same time, on the same
+// the same number of open streams when asked. Measured the same way, in the same rounds, on the same
 // machine: what is left above it is Kiln's own cost.
 const FLOOR_SERVER = `
 const http = require('node:http');
@@ -293,13 +313,17 @@ http.createServer((req, res) => {
 }).listen(Number(process.env.PORT), '127.0.0.1', () => process.send('ready'));
 `;
 
-async function floor() {
+async function floor(): Promise<Target> {
   const port = await freePort();
   const child = spawn(process.execPath, ['-e', FLOOR_SERVER], {
     env: { ...process.env, PORT: String(port) },
     stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
   });
   const streams = new Streams();
+  const close = async () => {
+    streams.close();
+    child.kill();
+  };
   try {
     await new Promise((resolve) => child.once('message', resolve));
     await streams.openRequests(
@@ -307,18 +331,18 @@ async function floor() {
       Array.from({ length: STREAMS }, () => `GET /stream HTTP/1.1\r\nHost: floor\r\n\r\n`),
     );
     const c = new Client(port, 'floor');
-    const fire = (round: number) => async () => (await c.get(`/fire?m=round-${round}-mark`)).status;
-    return await measure(
-      'Floor: a bare Node server writing the same frame to the same number of streams',
-      'plain SSE responses',
+    return {
+      label: 'Floor: a bare Node server writing the same frame to the same number of streams',
+      what: 'plain SSE responses',
       streams,
-      fire,
-      Infinity,
-      child.pid!,
-    );
-  } finally {
-    streams.close();
-    child.kill();
+      save: (round: number) => async () => (await c.get(`/fire?m=round-${round}-mark`)).status,
+      goalP99: Infinity,
+      pid: child.pid!,
+      close,
+    };
+  } catch (err) {
+    await close();
+    throw err;
   }
 }
 
@@ -342,13 +366,13 @@ async function reachable(): Promise<string | null> {
   return null;
 }
 
-async function twoProcesses() {
-  const unreachable = await reachable();
-  if (unreachable) {
-    console.log(`\nTwo processes through Redis: skipped — cannot reach ${unreachable}`);
+async function twoProcesses(): Promise<Target | null> {
+  const missing = await reachable();
+  if (missing) {
+    console.log(`\nTwo processes: skipped (${missing} unreachable)`);
     return null;
   }
-  const name = `kiln_bench_${randomBytes(4).toString('hex')}`;
+  const name = `kiln_bench_sse_${process.pid}_${randomBytes(3).toString('hex')}`;
   const admin = new pg.Client({ connectionString: PG_URL });
   await admin.connect();
   await admin.query(`CREATE DATABASE ${name}`);
@@ -365,24 +389,7 @@ async function twoProcesses() {
   });
   const kilns: ChildKiln[] = [];
   const streams = new Streams();
-  try {
-    const f = await fixture(env(dirs[2]));
-    kilns.push(...(await Promise.all([spawnKiln(env(dirs[0])), spawnKiln(env(dirs[1]))])));
-    const [a, b] = kilns;
-    const t = performance.now();
-    await streams.open(b.port, f, STREAMS, SYNC_STREAMS);
-    console.log(
-      `\nopened ${STREAMS} streams on process B in ${((performance.now() - t) / 1000).toFixed(1)} s; saves go through process A`,
-    );
-    return await measure(
-      'Two processes (PostgreSQL + Redis): saves through A, streams on B',
-      `${SYNC_STREAMS} sync streams, ${STREAMS - SYNC_STREAMS} saved lanes`,
-      streams,
-      saver(a.port, f),
-      150,
-      b.child.pid!,
-    );
-  } finally {
+  const close = async () => {
     streams.close();
     await Promise.all(kilns.map((k) => k.kill()));
     const c = new pg.Client({ connectionString: PG_URL });
@@ -390,6 +397,29 @@ async function twoProcesses() {
     await c.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
     await c.end();
     for (const d of dirs) rmSync(d, { recursive: true, force: true });
+  };
+  try {
+    const f = await fixture(env(dirs[2]));
+    const nodeArgs = process.env.BENCH_NODE_ARGS?.split(' ') ?? [];
+    kilns.push(...(await Promise.all([spawnKiln(env(dirs[0])), spawnKiln(env(dirs[1]), { nodeArgs })])));
+    const [a, b] = kilns;
+    const t = performance.now();
+    await streams.open(b.port, f, STREAMS, SYNC_STREAMS);
+    console.log(
+      `opened ${STREAMS} streams on process B in ${((performance.now() - t) / 1000).toFixed(1)} s; saves go through process A`,
+    );
+    return {
+      label: 'Two processes (PostgreSQL + Redis): saves through A, streams on B',
+      what: `${SYNC_STREAMS} sync streams, ${STREAMS - SYNC_STREAMS} saved lanes`,
+      streams,
+      save: saver(a.port, f),
+      goalP99: 150,
+      pid: b.child.pid!,
+      close,
+    };
+  } catch (err) {
+    await close();
+    throw err;
   }
 }
 
@@ -399,17 +429,33 @@ const load = () =>
     .map((l) => l.toFixed(1))
     .join(' ');
 console.log(
-  `machine: ${os.cpus().length} cores, load average ${load()} (other work on the machine lengthens the tail)`,
+  `machine: ${os.cpus().length} cores, load average ${load()} (other work on the machine lengthens the tail); rounds interleaved over the servers`,
 );
-const base = await floor();
-const one = await oneProcess();
-const two = await twoProcesses();
-console.log('\nSummary');
-console.log(`  floor (bare Node, no Kiln): p50 ${base.p50.toFixed(1)} ms, p99 ${base.p99.toFixed(1)} ms`);
-console.log(`  one process:   p50 ${one.p50.toFixed(1)} ms, p99 ${one.p99.toFixed(1)} ms (goal ≤ 100 ms)`);
-if (two) console.log(`  two processes: p50 ${two.p50.toFixed(1)} ms, p99 ${two.p99.toFixed(1)} ms (goal ≤ 150 ms)`);
-console.log(`  load average at the end: ${load()}`);
-if (one.missing || two?.missing) {
-  console.error('some deliveries never arrived');
-  process.exit(1);
+const targets: Target[] = [];
+try {
+  targets.push(await floor());
+  targets.push(await oneProcess());
+  const two = await twoProcesses();
+  if (two) targets.push(two);
+  const [base, one, twoFigures] = await measureAll(targets);
+  console.log('\nSummary');
+  console.log(`  floor (bare Node, no Kiln): p50 ${base.p50.toFixed(1)} ms, p99 ${base.p99.toFixed(1)} ms`);
+  const vsFloor = (p99: number) => {
+    const r = p99 / base.p99;
+    return `${r.toFixed(2)}× the floor's p99 (goal ≤ 1.15×: ${r <= 1.15 ? 'met' : 'NOT met'})`;
+  };
+  console.log(
+    `  one process:   p50 ${one.p50.toFixed(1)} ms, p99 ${one.p99.toFixed(1)} ms (goal ≤ 100 ms); ${vsFloor(one.p99)}`,
+  );
+  if (twoFigures)
+    console.log(
+      `  two processes: p50 ${twoFigures.p50.toFixed(1)} ms, p99 ${twoFigures.p99.toFixed(1)} ms (goal ≤ 150 ms); ${vsFloor(twoFigures.p99)}`,
+    );
+  console.log(`  load average at the end: ${load()}`);
+  if (one.missing || twoFigures?.missing) {
+    console.error('some deliveries never arrived');
+    process.exitCode = 1;
+  }
+} finally {
+  for (const t of targets) await t.close();
 }
