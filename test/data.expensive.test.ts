@@ -4,6 +4,7 @@
 // recovers when a thread has to be stopped. Time bounds are generous (seconds), never tight.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
+import { existsSync, readFileSync, readdirSync } from 'node:fs';
 import { startKiln, type TestKiln } from './support/kiln.ts';
 import type { Res } from './support/client.ts';
 import { addDocument, apiTag, assertDataAnswer, assertFailure, dataUrl, owner, type Owner } from './data.support.ts';
@@ -132,6 +133,55 @@ test('the pool stops a thread that runs past its budget, answers too-expensive, 
     } finally {
       await small.close();
     }
+  } finally {
+    await pool.close();
+  }
+});
+
+/** The nice value of each thread of this process (Linux), by thread id. */
+function threadNices(): Map<number, number> {
+  const nices = new Map<number, number>();
+  for (const tid of readdirSync('/proc/self/task')) {
+    try {
+      const stat = readFileSync(`/proc/self/task/${tid}/stat`, 'latin1');
+      // After "pid (comm) ": state is field 3; nice is field 19.
+      nices.set(Number(tid), Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[16]));
+    } catch {
+      // The thread ended meanwhile.
+    }
+  }
+  return nices;
+}
+const lowest = () => Math.max(...threadNices().values());
+
+test('a task that uses more CPU than a normal one ever does runs at the lowest priority until it answers; normal tasks never do', {
+  skip: !existsSync('/proc/thread-self') && 'threads have no nice value of their own here',
+}, async () => {
+  const pool = new ExtractionPool({ threads: 1 });
+  try {
+    const page = () => pool.run({ checksum: 'page', bytes: Buffer.from(PAGE), rules: { kind: 'api' } });
+    for (let i = 0; i < 20; i++) assert.deepEqual((await page()).result, { ok: true, data: { title: 'Bob' } });
+    assert.equal(pool.stats.demoted, 0);
+    assert.equal(lowest(), 0);
+
+    let answered = false;
+    const deep = pool
+      .run({ checksum: 'deep', bytes: Buffer.from(DEEP), rules: { kind: 'query', text: '{a: div}' } })
+      .finally(() => (answered = true));
+    let seen = 0;
+    while (!answered) {
+      seen = Math.max(seen, lowest());
+      await new Promise((r) => setTimeout(r, 10));
+    }
+    const reply = await deep;
+    assert.equal(!reply.result.ok && reply.result.code, 'too-expensive');
+    assert.equal(pool.stats.demoted, 1);
+    assert.equal(seen, 19, 'the thread ran at nice 19 while it parsed');
+    // Once the thread has finished (or was stopped), every thread is back at the server's priority, and the
+    // next normal task answers.
+    for (let i = 0; i < 300 && lowest() !== 0; i++) await new Promise((r) => setTimeout(r, 10));
+    assert.equal(lowest(), 0);
+    assert.deepEqual((await page()).result, { ok: true, data: { title: 'Bob' } });
   } finally {
     await pool.close();
   }

@@ -17,6 +17,7 @@ import {
   type CompiledRules,
 } from '../rules/index.ts';
 import type { PoolReply, PoolTask } from './pool.ts';
+import { currentThreadId } from './thread-priority.ts';
 
 /** A parsed tree takes about 16 bytes of heap per source character (measured on the bench document):
  *  4 M characters of source is about 64 MB per thread. */
@@ -134,5 +135,5 @@ if (parentPort) {
     }
     port.postMessage(reply);
   });
-  port.postMessage('ready');
+  port.postMessage({ ready: true, tid: currentThreadId() });
 }

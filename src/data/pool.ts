@@ -21,6 +21,7 @@
 import os from 'node:os';
 import { Worker } from 'node:worker_threads';
 import { rulesLimits, type Extraction } from '../rules/index.ts';
+import { demoteThread, restoreThread, threadCpuMs } from './thread-priority.ts';
 
 export type PoolRules = { kind: 'api' } | { kind: 'query'; text: string };
 
@@ -43,8 +44,9 @@ export interface PoolReply {
   phase?: 'parse';
 }
 
-/** Messages from a thread: 'ready' once loaded, 'parsing' when it starts parsing a task's document, then the reply. */
-type FromWorker = 'ready' | 'parsing' | PoolReply;
+/** Messages from a thread: ready once loaded (with its thread id, Linux), 'parsing' when it starts parsing a
+ *  task's document, then the reply. */
+type FromWorker = { ready: true; tid: number | null } | 'parsing' | PoolReply;
 
 export interface ExtractionPoolOptions {
   /** Threads (default: one less than the cores, at least 1). */
@@ -59,6 +61,9 @@ export interface ExtractionPoolOptions {
   killMs?: number;
   /** Heap limit of one thread, MB (default 512). */
   maxHeapMb?: number;
+  /** CPU time a task may use before its thread drops to the lowest priority, ms (default half of maxMs: a
+   *  normal extraction never comes near it). */
+  demoteAfterCpuMs?: number;
 }
 
 /** `queuedAt`: the budget runs from here, so time spent waiting for a thread counts; `expiry` answers a
@@ -79,9 +84,15 @@ type Slot = {
   parsing: boolean;
   timers: NodeJS.Timeout[];
   recent: string[];
+  /** The thread's id (Linux: its CPU time and priority, src/data/thread-priority.ts). */
+  tid: number | null;
+  /** Whether the thread runs at the lowest priority for its current task (see `watchCpu`). */
+  demoted: boolean;
 };
 
 const RECENT_PER_THREAD = 64;
+/** How often a busy thread's CPU time is looked at, ms. */
+const CPU_CHECK_MS = 10;
 /** Each thread's young generation, MB (see spawnWorker). */
 const YOUNG_GENERATION_MB = 64;
 
@@ -110,11 +121,12 @@ export class ExtractionPool {
   readonly graceMs: number;
   readonly killMs: number;
   private readonly maxHeapMb: number;
+  private readonly demoteAfterCpuMs: number;
   private readonly slots: Slot[] = [];
   private readonly queue: Job[] = [];
   private closed = false;
   /** Counters for tests and benchmarks. */
-  readonly stats = { tasks: 0, late: 0, terminated: 0, crashed: 0, refused: 0 };
+  readonly stats = { tasks: 0, late: 0, terminated: 0, crashed: 0, refused: 0, demoted: 0 };
 
   constructor(opts: ExtractionPoolOptions = {}) {
     const cores = typeof os.availableParallelism === 'function' ? os.availableParallelism() : os.cpus().length;
@@ -124,6 +136,7 @@ export class ExtractionPool {
     this.graceMs = opts.graceMs ?? 50;
     this.killMs = Math.max(this.graceMs, opts.killMs ?? 1_000);
     this.maxHeapMb = opts.maxHeapMb ?? 512;
+    this.demoteAfterCpuMs = opts.demoteAfterCpuMs ?? this.maxMs / 2;
   }
 
   /** The budget of a task on `bytes` of document: the extraction's, plus time to parse it. */
@@ -182,7 +195,17 @@ export class ExtractionPool {
   private spawn(): Slot {
     const worker = spawnWorker(this.maxHeapMb);
     worker.unref(); // an idle pool never keeps the process alive
-    const slot: Slot = { worker, ready: false, job: null, answered: false, parsing: false, timers: [], recent: [] };
+    const slot: Slot = {
+      worker,
+      ready: false,
+      job: null,
+      answered: false,
+      parsing: false,
+      timers: [],
+      recent: [],
+      tid: null,
+      demoted: false,
+    };
     worker.on('message', (m: FromWorker) => this.onMessage(slot, m));
     worker.on('error', (err) => this.onDeath(slot, err));
     worker.on('exit', (code) => this.onDeath(slot, new Error(`extraction thread exited with code ${code}`)));
@@ -190,8 +213,9 @@ export class ExtractionPool {
   }
 
   private onMessage(slot: Slot, m: FromWorker): void {
-    if (m === 'ready') {
+    if (typeof m === 'object' && 'ready' in m) {
       slot.ready = true;
+      slot.tid = m.tid;
       for (const job of this.queue) if (!job.expiry) this.startClock(job);
       this.pump();
       return;
@@ -208,6 +232,7 @@ export class ExtractionPool {
     slot.parsing = false;
     if (!slot.answered) job.resolve(m);
     slot.answered = false;
+    if (slot.demoted) this.restore(slot);
     this.pump();
   }
 
@@ -310,10 +335,42 @@ export class ExtractionPool {
     slot.timers = [
       setTimeout(() => this.late(slot), task.maxMs + this.graceMs),
       setTimeout(() => this.runaway(slot), task.maxMs + this.killMs),
+      ...this.watchCpu(slot, job),
     ];
     // A copy of exactly the document's bytes, moved to the thread (the original may be a view into a larger
     // buffer that other code still reads).
     const bytes = new Uint8Array(task.bytes);
     slot.worker.postMessage({ ...task, bytes }, [bytes.buffer]);
+  }
+
+  /** A task that has used more CPU than a normal one ever does is presumed hostile: its thread drops to the
+   *  lowest priority until it answers, so the server's own thread and the other requests go first. CPU time,
+   *  not time since the start: on a busy machine a normal task takes longer but uses no more CPU. */
+  private watchCpu(slot: Slot, job: Job): NodeJS.Timeout[] {
+    const tid = slot.tid;
+    const start = tid === null ? null : threadCpuMs(tid);
+    if (tid === null || start === null) return [];
+    const timer = setInterval(() => {
+      const now = threadCpuMs(tid);
+      if (slot.job !== job || now === null) return clearInterval(timer);
+      if (now - start < this.demoteAfterCpuMs) return;
+      clearInterval(timer);
+      if (demoteThread(tid)) {
+        slot.demoted = true;
+        this.stats.demoted++;
+      }
+    }, CPU_CHECK_MS);
+    return [timer];
+  }
+
+  /** Gives a demoted thread its priority back; when the system refuses (an unprivileged server), the thread is
+   *  replaced by a fresh one instead. */
+  private restore(slot: Slot): void {
+    slot.demoted = false;
+    if (slot.tid !== null && restoreThread(slot.tid)) return;
+    const at = this.slots.indexOf(slot);
+    slot.worker.removeAllListeners();
+    void slot.worker.terminate();
+    if (at >= 0) this.slots[at] = this.spawn();
   }
 }
