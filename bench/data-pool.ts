@@ -8,10 +8,10 @@
 // what the hammering requests were answered. Each round also measures the anchor: the same hammering of a path
 // with no document (404 at once, no extraction), which is what the HTTP load alone costs on this machine.
 //
-// Settings (environment): BENCH_CONNECTIONS (10, for the normal GETs), BENCH_SECONDS (8), BENCH_ROUNDS (3),
+// Settings (environment): BENCH_CONNECTIONS (10, for the normal GETs), BENCH_SECONDS (8), BENCH_ROUNDS (5),
 // BENCH_HAMMER (8 requests in flight), BENCH_DEEP_DOCUMENTS (4), BENCH_CONTROL=1 (the control: the hammer asks
 // `?data=` of a path with no document instead, answered 404 without any extraction, to tell what hammering
-// costs through HTTP alone).
+// costs through HTTP alone), BENCH_NODE_ARGS (flags for Kiln's node, e.g. --cpu-prof).
 import http from 'node:http';
 import os from 'node:os';
 import path from 'node:path';
@@ -26,7 +26,7 @@ import { benchDocument } from './rules.ts';
 
 const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 10);
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 8);
-const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
+const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 5);
 const HAMMER = Number(process.env.BENCH_HAMMER ?? 8);
 const DEEP_DOCUMENTS = Number(process.env.BENCH_DEEP_DOCUMENTS ?? 4);
 const CONTROL = process.env.BENCH_CONTROL === '1';
@@ -159,7 +159,7 @@ async function main() {
   let kiln: ChildKiln | undefined;
   try {
     await prepare(env);
-    kiln = await spawnKiln(env);
+    kiln = await spawnKiln(env, { nodeArgs: process.env.BENCH_NODE_ARGS?.split(' ') ?? [] });
     const port = kiln.port;
     console.log(
       `normal page ${(benchDocument().length / 1024).toFixed(1)} KB on ${NORMAL_HOST}; ${DEEP_DOCUMENTS} documents of ${DEPTH} nested divs ` +

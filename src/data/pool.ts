@@ -61,9 +61,9 @@ export interface ExtractionPoolOptions {
   killMs?: number;
   /** Heap limit of one thread, MB (default 512). */
   maxHeapMb?: number;
-  /** CPU time a task may use before its thread drops to the lowest priority, ms (default half of maxMs: a
-   *  normal extraction never comes near it). */
-  demoteAfterCpuMs?: number;
+  /** The share of its budget a task may use in CPU time before its thread drops to the lowest priority
+   *  (default 0.5: a normal extraction uses a small part of it; the budget allows for the document's size). */
+  demoteAt?: number;
 }
 
 /** `queuedAt`: the budget runs from here, so time spent waiting for a thread counts; `expiry` answers a
@@ -121,7 +121,7 @@ export class ExtractionPool {
   readonly graceMs: number;
   readonly killMs: number;
   private readonly maxHeapMb: number;
-  private readonly demoteAfterCpuMs: number;
+  private readonly demoteAt: number;
   private readonly slots: Slot[] = [];
   private readonly queue: Job[] = [];
   private closed = false;
@@ -136,7 +136,7 @@ export class ExtractionPool {
     this.graceMs = opts.graceMs ?? 50;
     this.killMs = Math.max(this.graceMs, opts.killMs ?? 1_000);
     this.maxHeapMb = opts.maxHeapMb ?? 512;
-    this.demoteAfterCpuMs = opts.demoteAfterCpuMs ?? this.maxMs / 2;
+    this.demoteAt = opts.demoteAt ?? 0.5;
   }
 
   /** The budget of a task on `bytes` of document: the extraction's, plus time to parse it. */
@@ -350,10 +350,11 @@ export class ExtractionPool {
     const tid = slot.tid;
     const start = tid === null ? null : threadCpuMs(tid);
     if (tid === null || start === null) return [];
+    const allowed = job.task.maxMs * this.demoteAt;
     const timer = setInterval(() => {
       const now = threadCpuMs(tid);
       if (slot.job !== job || now === null) return clearInterval(timer);
-      if (now - start < this.demoteAfterCpuMs) return;
+      if (now - start < allowed) return;
       clearInterval(timer);
       if (demoteThread(tid)) {
         slot.demoted = true;
