@@ -9,6 +9,8 @@
 //   answers `too-expensive` then; its thread, if it still has not finished `killMs` after the budget ran out, is
 //   terminated and a fresh one replaces it (not at once: starting a thread costs far more CPU than a thread
 //   that checks its clock a little late spends finishing);
+// - a task that has used half its budget in CPU time is presumed hostile: its thread runs at the lowest
+//   priority until it answers (Linux; src/data/thread-priority.ts), so it slows the server's thread little;
 // - a thread that dies (out of memory: each has a heap limit) answers the same and is replaced;
 // - at most `maxQueue` tasks wait; more answer `too-expensive` at once (a load-dependent failure, like the
 //   budget's own).
