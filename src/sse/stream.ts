@@ -93,9 +93,12 @@ export class SseStream {
     else {
       this.res.write(chunk);
       // The headers and this first write are in the socket's queue now: later writes may go after them.
-      if (this.res.socket && !this.res.socket.destroyed) {
+      // Only when the response says how it frames its body (`chunkedEncoding`, not in Node's typings): a
+      // Node without it keeps writing through the response.
+      const chunked = (this.res as ServerResponse & { chunkedEncoding?: unknown }).chunkedEncoding;
+      if (this.res.socket && !this.res.socket.destroyed && typeof chunked === 'boolean') {
         this.direct = this.res.socket;
-        this.chunked = (this.res as ServerResponse & { chunkedEncoding?: boolean }).chunkedEncoding === true;
+        this.chunked = chunked;
       }
     }
     return true;
