@@ -182,10 +182,8 @@ export class ExtractionPool {
     }
     await Promise.all(
       this.slots.splice(0).map((slot) => {
-        slot.timers.forEach(clearTimeout);
         if (!slot.answered) slot.job?.resolve({ result: tooExpensive('the server is shutting down'), cached: false });
-        slot.worker.removeAllListeners();
-        return slot.worker.terminate();
+        return this.stop(slot);
       }),
     );
   }
@@ -242,18 +240,16 @@ export class ExtractionPool {
   private onDeath(slot: Slot, err: Error): void {
     const at = this.slots.indexOf(slot);
     if (at < 0) return; // already replaced or closed
-    slot.worker.removeAllListeners();
-    void slot.worker.terminate();
-    slot.timers.forEach(clearTimeout);
     if (!slot.ready) {
       // It never loaded: a broken install, not a document. Fail what waits instead of respawning forever
       // (the next task tries again).
+      void this.stop(slot);
       this.slots.splice(at, 1);
       for (const job of this.queue.splice(0)) job.reject(err);
       return;
     }
     this.stats.crashed++;
-    this.slots[at] = this.spawn();
+    this.replace(slot);
     this.late(slot);
     this.pump();
   }
@@ -288,14 +284,10 @@ export class ExtractionPool {
 
   /** Still busy `killMs` past its budget: stopped and replaced. */
   private runaway(slot: Slot): void {
-    const at = this.slots.indexOf(slot);
-    if (at < 0 || !slot.job) return;
+    if (!this.slots.includes(slot) || !slot.job) return;
     this.late(slot);
     this.stats.terminated++;
-    slot.worker.removeAllListeners();
-    void slot.worker.terminate();
-    slot.timers.forEach(clearTimeout);
-    this.slots[at] = this.spawn();
+    this.replace(slot);
     this.pump();
   }
 
@@ -370,10 +362,20 @@ export class ExtractionPool {
    *  replaced by a fresh one instead. */
   private restore(slot: Slot): void {
     slot.demoted = false;
-    if (slot.tid !== null && restoreThread(slot.tid)) return;
-    const at = this.slots.indexOf(slot);
+    if (slot.tid === null || !restoreThread(slot.tid)) this.replace(slot);
+  }
+
+  /** Stops a slot's thread: its timers, its listeners (its exit is not a death to handle), the thread. */
+  private stop(slot: Slot): Promise<number> {
+    slot.timers.forEach(clearTimeout);
     slot.worker.removeAllListeners();
-    void slot.worker.terminate();
+    return slot.worker.terminate();
+  }
+
+  /** Stops a slot's thread and puts a fresh one in its place. */
+  private replace(slot: Slot): void {
+    const at = this.slots.indexOf(slot);
+    void this.stop(slot);
     if (at >= 0) this.slots[at] = this.spawn();
   }
 }
