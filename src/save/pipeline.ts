@@ -2,7 +2,7 @@
 // editor, sync write, restore, instance copy, creation. Steps: normalize → skip if unchanged → version →
 // content → (after commit) stylesheet + event. Version, content and checksum commit together.
 import { withoutToolbar, withoutToolbarText } from '../nodes/toolbar.ts';
-import { documentForWrite, newestVersion, setStoredContent, storedBytes } from '../store/nodes.ts';
+import { documentForWrite, newestVersion, setStoredContent, storedContent } from '../store/nodes.ts';
 import { recordActivity } from '../store/activity.ts';
 import type { Services } from '../services.ts';
 import { checksumOfHash, sha256 } from '../core/checksum.ts';
@@ -106,8 +106,8 @@ async function versionBody(
 async function previousText(s: Services, trx: Tx, nodeId: number, hash: string): Promise<string | null> {
   const memo = s.documents.texts.get(nodeId);
   if (memo?.hash === hash) return memo.text;
-  const stored = await storedBytes(trx, nodeId);
-  return stored ? decodeUtf8Exact(stored) : null;
+  const stored = await storedContent(trx, nodeId);
+  return stored ? decodeUtf8Exact(stored.html) : null;
 }
 
 export interface SaveInput {
@@ -201,8 +201,8 @@ export async function writeDocument(s: Services, tx: Tx, after: AfterCommit, inp
  *  change writes one); a document without versions (none before versions existed) compares bytes. */
 async function sameAsStored(tx: Tx, nodeId: number, last: Newest | undefined, content: Content): Promise<boolean> {
   if (last) return last.content_hash === content.hash;
-  const stored = await storedBytes(tx, nodeId);
-  return stored !== undefined && content.bytes.equals(stored);
+  const stored = await storedContent(tx, nodeId);
+  return stored !== undefined && content.bytes.equals(stored.html);
 }
 
 const textOf = (c: Content) => c.text ?? c.bytes.toString('utf8');

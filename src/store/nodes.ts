@@ -386,12 +386,6 @@ export function storedContent(db: Kysely<DB>, nodeId: number) {
     .executeTakeFirst();
 }
 
-/** A document's stored bytes alone, or undefined when it has none. */
-export async function storedBytes(db: Kysely<DB>, nodeId: number): Promise<Uint8Array | undefined> {
-  const row = await db.selectFrom('node_contents').select('html').where('node_id', '=', nodeId).executeTakeFirst();
-  return row?.html;
-}
-
 /** A live node by id with the columns `cols` (the sync wire's, say). */
 export function nodeColumns<C extends keyof NodeRow & string>(db: Kysely<DB>, id: number, cols: readonly C[]) {
   return db
