@@ -68,6 +68,7 @@ function zipOf(files: Record<string, string | Buffer>): Promise<Buffer> {
   });
 }
 
+/** One upload: its body and headers share one boundary (make it once, use both). */
 function multipart(zip: Buffer) {
   const boundary = `----kilnimport${Date.now()}`;
   return {
@@ -234,12 +235,14 @@ test('import takes any zip of HTML files and assets, all or nothing; bad input a
     [`site-${me.id}/assets/app.css`]: 'body{margin:0}',
     '__MACOSX/._junk': 'x',
   });
-  const ok = await main.post('/_/account/import', multipart(plain).body, { headers: multipart(plain).headers });
+  const plainUp = multipart(plain);
+  const ok = await main.post('/_/account/import', plainUp.body, { headers: plainUp.headers });
   assert.equal(ok.status, 200, ok.text);
   assert.deepEqual(ok.json.imported, { documents: 1, uploads: 1, folders: 2 });
   // One bad name in the zip: nothing of it lands.
   const bad = await zipOf({ [`fine-${me.id}.html`]: '<html>ok</html>', 'what?.html': 'x' });
-  const refused = await main.post('/_/account/import', multipart(bad).body, { headers: multipart(bad).headers });
+  const badUp = multipart(bad);
+  const refused = await main.post('/_/account/import', badUp.body, { headers: badUp.headers });
   assert.equal(refused.status, 400);
   assert.equal(
     (await main.get('/_/dashboard/nodes', json)).json.nodes.some(
