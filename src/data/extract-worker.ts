@@ -6,18 +6,16 @@
 // Run as a worker only: from src/ through tsx (the pool registers tsx first), or as dist/extract-worker.mjs
 // (scripts/build.ts bundles it next to dist/kiln.mjs).
 import { parentPort } from 'node:worker_threads';
-import { performance } from 'node:perf_hooks';
 import {
   compileRulesText,
   extract,
   findRulesTag,
   parseDocumentWithin,
-  type Extraction,
   type ParsedDocument,
   type CompiledRules,
 } from '../rules/index.ts';
 import type { PoolReply, PoolTask } from './pool.ts';
-import { currentThreadId } from './thread-priority.ts';
+import { cpuDeadline, currentThreadId } from './thread-priority.ts';
 
 /** A parsed tree takes about 16 bytes of heap per source character (measured on the bench document):
  *  4 M characters of source is about 64 MB per thread. */
@@ -59,9 +57,10 @@ function cachedDocument(checksum: string): ParsedDocument | undefined {
 
 const decoder = new TextDecoder();
 
-/** Parse (or reuse) + find and compile the rules + extract, all inside `task.maxMs` from the start. */
+/** Parse (or reuse) + find and compile the rules + extract, all inside `task.maxMs` of this thread's CPU time
+ *  from the start. */
 export function run(task: PoolTask, onParse?: () => void): PoolReply {
-  const startedAt = performance.now();
+  const deadline = cpuDeadline(task.maxMs);
   // `?data=` rules first: bad rules answer without parsing (the pool's caller compiled them once already;
   // this is the thread's own compiled-rules cache).
   const query = task.rules.kind === 'query' ? compileRulesText(task.rules.text) : null;
@@ -70,7 +69,7 @@ export function run(task: PoolTask, onParse?: () => void): PoolReply {
   const wasCached = !!doc;
   if (!doc) {
     onParse?.();
-    const d = parseDocumentWithin(decoder.decode(task.bytes), task.maxMs, startedAt);
+    const d = parseDocumentWithin(decoder.decode(task.bytes), task.maxMs, deadline);
     if ('ok' in d) return { result: d, cached: false, phase: 'parse' };
     doc = d;
     remember(task.checksum, doc);
@@ -84,12 +83,7 @@ export function run(task: PoolTask, onParse?: () => void): PoolReply {
     if (!compiled.ok) return { result: compiled, cached: wasCached };
     rules = compiled.rules;
   }
-  const left = task.maxMs - (performance.now() - startedAt);
-  const result: Extraction =
-    left <= 0
-      ? { ok: false, status: 400, code: 'too-expensive', error: `Extraction too expensive: over ${task.maxMs} ms` }
-      : extract(doc, rules, { maxMs: left });
-  return { result, cached: wasCached };
+  return { result: extract(doc, rules, { maxMs: task.maxMs }, deadline), cached: wasCached };
 }
 
 if (parentPort) {

@@ -1,19 +1,21 @@
 // The extraction pool: documents are parsed and rules run off the main thread, so no document can block the
 // server. A few worker threads (src/data/extract-worker.ts), each answering one task at a time under one time
 // budget that covers parsing and extraction (rulesLimits.maxMs, 50 ms, plus rulesLimits.parseMsPerMb for each MB
-// of document to parse):
+// of document to parse). The budget counts the thread's CPU time where the system says it (Linux): on a busy
+// machine a cheap extraction takes longer but is no more expensive, and must not fail for it.
 // - a thread checks the budget itself (between parser chunks, and every 2,048 steps of extraction) and answers
 //   `too-expensive`;
-// - a task still unanswered `graceMs` after its budget ran out (a parse step that does not look at the clock:
-//   one chunk of a deeply nested document can take longer than the whole budget, more so on a busy machine)
-//   answers `too-expensive` then; its thread, if it still has not finished `killMs` after the budget ran out, is
-//   terminated and a fresh one replaces it (not at once: starting a thread costs far more CPU than a thread
+// - a task that has used `graceMs` more than its budget and still not answered (a parse step that does not look
+//   at the clock: one chunk of a deeply nested document can take longer than the whole budget) answers
+//   `too-expensive` then; its thread, if it still has not finished `killMs - graceMs` later (wall-clock time),
+//   is terminated and a fresh one replaces it (not at once: starting a thread costs far more CPU than a thread
 //   that checks its clock a little late spends finishing);
-// - a task that has used half its budget in CPU time is presumed hostile: its thread runs at the lowest
-//   priority until it answers (Linux; src/data/thread-priority.ts), so it slows the server's thread little;
+// - a task that has used half its budget is presumed hostile: its thread runs at the lowest priority until it
+//   answers (Linux; src/data/thread-priority.ts), so it slows the server's thread little, and its budget counts
+//   wall-clock time as well;
 // - a thread that dies (out of memory: each has a heap limit) answers the same and is replaced;
-// - at most `maxQueue` tasks wait; more answer `too-expensive` at once (a load-dependent failure, like the
-//   budget's own).
+// - at most `maxQueue` tasks wait, each at most its budget (wall-clock time); more answer `too-expensive` at
+//   once (a load-dependent failure).
 // A document goes back to the free thread that parsed it last (each thread keeps a small LRU of parsed
 // documents by checksum). Threads start on first use, so commands that never extract start none.
 //
@@ -57,9 +59,10 @@ export interface ExtractionPoolOptions {
   maxQueue?: number;
   /** Budget of one task, ms (default: rulesLimits.maxMs). */
   maxMs?: number;
-  /** How long past its budget a task may take before it answers too-expensive anyway, ms (default 50). */
+  /** How much past its budget a task may run before it answers too-expensive anyway, ms (default 50). */
   graceMs?: number;
-  /** How long past its budget a thread may take before it is terminated and replaced, ms (default 1,000). */
+  /** How long past its budget a thread may take before it is terminated and replaced, ms (default 1,000): its
+   *  task is answered `graceMs` past the budget, its thread stopped `killMs - graceMs` of wall-clock time later. */
   killMs?: number;
   /** Heap limit of one thread, MB (default 512). */
   maxHeapMb?: number;
@@ -269,7 +272,15 @@ export class ExtractionPool {
     job.resolve({ result: tooExpensive(`over ${job.task.maxMs} ms (waiting for a free thread)`), cached: false });
   }
 
-  /** Unanswered `graceMs` past its budget: answers too-expensive; the thread goes on (see `runaway`). */
+  /** `graceMs` past its budget and still unanswered: answers too-expensive, and gives the thread
+   *  `killMs - graceMs` more (wall-clock time: it is presumed hostile now) to stop on its own before it is
+   *  stopped (see `runaway`). */
+  private overBudget(slot: Slot): void {
+    this.late(slot);
+    slot.timers.push(setTimeout(() => this.runaway(slot), this.killMs - this.graceMs));
+  }
+
+  /** Answers the slot's task too-expensive (once); the thread goes on. */
   private late(slot: Slot): void {
     const job = slot.job;
     if (!job || slot.answered) return;
@@ -282,7 +293,7 @@ export class ExtractionPool {
     });
   }
 
-  /** Still busy `killMs` past its budget: stopped and replaced. */
+  /** Still busy well past its budget: stopped and replaced. */
   private runaway(slot: Slot): void {
     if (!this.slots.includes(slot) || !slot.job) return;
     this.late(slot);
@@ -326,36 +337,44 @@ export class ExtractionPool {
     if (i >= 0) slot.recent.splice(i, 1);
     slot.recent.push(task.checksum);
     if (slot.recent.length > RECENT_PER_THREAD) slot.recent.shift();
-    slot.timers = [
-      setTimeout(() => this.late(slot), task.maxMs + this.graceMs),
-      setTimeout(() => this.runaway(slot), task.maxMs + this.killMs),
-      ...this.watchCpu(slot, job),
-    ];
+    slot.timers = [this.watch(slot, job)];
     // A copy of exactly the document's bytes, moved to the thread (the original may be a view into a larger
     // buffer that other code still reads).
     const bytes = new Uint8Array(task.bytes);
     slot.worker.postMessage({ ...task, bytes }, [bytes.buffer]);
   }
 
-  /** A task that has used more CPU than a normal one ever does is presumed hostile: its thread drops to the
-   *  lowest priority until it answers, so the server's own thread and the other requests go first. CPU time,
-   *  not time since the start: on a busy machine a normal task takes longer but uses no more CPU. */
-  private watchCpu(slot: Slot, job: Job): NodeJS.Timeout[] {
+  /** Watches a task's CPU time: past `demoteAt` of its budget it is presumed hostile (a normal one never uses
+   *  that much) and its thread drops to the lowest priority until it answers, so the server's own thread and the
+   *  other requests go first; past its budget + grace it is over budget. CPU time, not time since the start: on
+   *  a busy machine a normal task takes longer but uses no more CPU, and is never stopped for it. A task
+   *  presumed hostile is held to its budget in wall-clock time as well: at the lowest priority on a busy machine
+   *  it could take long to use it up, and its requester would wait. Where CPU times are unknown, the budget is
+   *  wall-clock time and nothing is demoted. */
+  private watch(slot: Slot, job: Job): NodeJS.Timeout {
+    const { maxMs } = job.task;
     const tid = slot.tid;
     const start = tid === null ? null : threadCpuMs(tid);
-    if (tid === null || start === null) return [];
-    const allowed = job.task.maxMs * this.demoteAt;
+    if (tid === null || start === null) return setTimeout(() => this.overBudget(slot), maxMs + this.graceMs);
+    const startedAt = performance.now();
+    let hostile = false;
     const timer = setInterval(() => {
       const now = threadCpuMs(tid);
       if (slot.job !== job || now === null) return clearInterval(timer);
-      if (now - start < allowed) return;
-      clearInterval(timer);
-      if (demoteThread(tid)) {
-        slot.demoted = true;
-        this.stats.demoted++;
+      const used = now - start;
+      if (!hostile && used >= maxMs * this.demoteAt) {
+        hostile = true;
+        if (demoteThread(tid)) {
+          slot.demoted = true;
+          this.stats.demoted++;
+        }
+      }
+      if (used > maxMs + this.graceMs || (hostile && performance.now() - startedAt > maxMs + this.graceMs)) {
+        clearInterval(timer);
+        this.overBudget(slot);
       }
     }, CPU_CHECK_MS);
-    return [timer];
+    return timer;
   }
 
   /** Gives a demoted thread its priority back; when the system refuses (an unprivileged server), the thread is

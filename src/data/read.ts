@@ -36,10 +36,10 @@ import { tooExpensive } from './pool.ts';
 
 /** Changes whenever the engine could answer differently for the same bytes and rules (cache keys, ETags). */
 const DATA_ENGINE_VERSION = 'r1';
-/** How long a `too-expensive` failure is kept. It may come from load rather than from the rules (the
- *  engine's time backstop counts wall-clock time, and a fresh process is slow for its first extractions),
- *  so a legitimate document must recover soon; a couple of seconds still answers a burst of identical
- *  hostile requests without redoing the work (concurrent ones share one extraction anyway). */
+/** How long a `too-expensive` failure is kept. It may come from load rather than from the rules (a full queue;
+ *  a budget counted in wall-clock time where CPU time is unknown), so a legitimate document must recover soon;
+ *  a couple of seconds still answers a burst of identical hostile requests without redoing the work
+ *  (concurrent ones share one extraction anyway). */
 export const TOO_EXPENSIVE_TTL_MS = 2_000;
 
 export const DOCUMENT_NOT_FOUND = 'Document not found';

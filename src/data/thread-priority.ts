@@ -1,10 +1,15 @@
-// A thread's id, CPU time and scheduling priority, for the extraction pool (src/data/pool.ts): a task that
-// has used more CPU than a normal extraction ever does is presumed hostile, and its thread yields the CPU to
-// everything else (the server's own thread first) until it answers. On Linux the nice value is per thread
-// (setpriority on a thread id), and /proc gives each thread's CPU time in ns. Elsewhere every call here
-// answers null/false and threads run at the server's priority.
+// A thread's id, CPU time and scheduling priority, for the extraction pool (src/data/pool.ts):
+// - an extraction's time budget counts the CPU time its thread used, not the time that passed: on a busy machine
+//   a cheap extraction takes longer but is no more expensive (`cpuDeadline`);
+// - a task that has used more CPU than a normal extraction ever does is presumed hostile, and its thread yields
+//   the CPU to everything else (the server's own thread first) until it answers.
+// On Linux the nice value is per thread (setpriority on a thread id), and /proc gives each thread's CPU time in
+// ns (updated at each scheduler tick: a few ms). Elsewhere every call here answers null/false: budgets are
+// wall-clock time and threads run at the server's priority.
 import fs from 'node:fs';
 import os from 'node:os';
+import { performance } from 'node:perf_hooks';
+import { wallDeadline, type Deadline } from '../rules/index.ts';
 
 /** The lowest priority: a demoted thread runs when nothing else wants the core. */
 const DEMOTED_NICE = 19;
@@ -28,6 +33,33 @@ export function threadCpuMs(tid: number): number | null {
   } catch {
     return null;
   }
+}
+
+/** This thread's /proc entry, opened once: each read is then one pread (~2.5 µs). */
+let ownSchedstat: number | null | undefined;
+const schedstatBuffer = Buffer.alloc(128);
+
+/** CPU time the calling thread has used, ms (null when the system does not say). */
+function ownCpuMs(): number | null {
+  if (ownSchedstat === undefined) {
+    try {
+      ownSchedstat = fs.openSync('/proc/thread-self/schedstat', 'r');
+    } catch {
+      ownSchedstat = null;
+    }
+  }
+  if (ownSchedstat === null) return null;
+  const n = fs.readSync(ownSchedstat, schedstatBuffer, 0, schedstatBuffer.length, 0);
+  return Number(schedstatBuffer.toString('latin1', 0, n).split(' ')[0]) / 1e6;
+}
+
+/** A budget of `ms` of the calling thread's CPU time, from now (wall-clock time where CPU time is unknown).
+ *  The wall clock is looked at first: CPU time never runs ahead of it, and it costs far less to read. */
+export function cpuDeadline(ms: number): Deadline {
+  const cpuStart = ownCpuMs();
+  if (cpuStart === null) return wallDeadline(ms);
+  const wallEnd = performance.now() + ms;
+  return { passed: () => performance.now() > wallEnd && (ownCpuMs() ?? Infinity) - cpuStart > ms };
 }
 
 /** Lowers a thread's priority (always permitted). */

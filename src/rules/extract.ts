@@ -1,6 +1,6 @@
 // Running compiled rules against a parsed document, inside the work budget.
 import type { AnyNode } from 'domhandler';
-import { budget, spend, unbounded } from './budget.ts';
+import { budget, spend, unbounded, type Deadline } from './budget.ts';
 import type { CompiledRules, RuleNode } from './compile.ts';
 import type { DocIndex } from './doc-index.ts';
 import { readNamed, text } from './dom.ts';
@@ -63,17 +63,22 @@ function run(node: RuleNode, ix: DocIndex, ctx: number): Json {
   }
 }
 
-/** Runs compiled rules against an indexed document. Never throws. */
+/** Runs compiled rules against an indexed document. Never throws. `deadline` (default: `maxMs` of wall-clock
+ *  time from now) says when `maxMs` ran out. */
 export function runRules(
   ix: DocIndex,
   rules: CompiledRules,
   limits: Partial<ExtractLimits> = {},
+  deadline?: Deadline,
 ): { ok: true; data: Json } | RulesFailure {
-  budget.reset({
-    maxSteps: limits.maxSteps ?? rulesLimits.maxSteps,
-    maxMs: limits.maxMs ?? rulesLimits.maxMs,
-    maxOutputChars: limits.maxOutputChars ?? rulesLimits.maxOutputChars,
-  });
+  budget.reset(
+    {
+      maxSteps: limits.maxSteps ?? rulesLimits.maxSteps,
+      maxMs: limits.maxMs ?? rulesLimits.maxMs,
+      maxOutputChars: limits.maxOutputChars ?? rulesLimits.maxOutputChars,
+    },
+    deadline,
+  );
   try {
     return { ok: true, data: run(rules.root, ix, -1) };
   } catch (err) {

@@ -5,13 +5,13 @@
 //   const doc = parseDocument(html)            // cache per document checksum
 //   extractApi(doc)                            // GET /_/api/<path>
 //   extractData(doc, rulesText)                // GET /<path>?data=<rulesText>
-import { performance } from 'node:perf_hooks';
 import { Parser } from 'htmlparser2';
 import { DomHandler, type Document, type Element } from 'domhandler';
 import { compileRulesText, type CompiledRules } from './compile.ts';
 import { text } from './dom.ts';
 import { failure, type RulesFailure } from './errors.ts';
 import { runRules, type Json } from './extract.ts';
+import { wallDeadline, type Deadline } from './budget.ts';
 import { rulesLimits, type ExtractLimits } from './limits.ts';
 import { findRulesTags } from './selectors.ts';
 import { normalizeTree } from './tree.ts';
@@ -21,6 +21,7 @@ export { compileRules, compileRulesText, clearRulesCaches, type CompiledRules } 
 export { parseRelaxed } from './relaxed.ts';
 export { attrSplitIndex } from './syntax.ts';
 export { rulesLimits, type ExtractLimits } from './limits.ts';
+export { wallDeadline, type Deadline } from './budget.ts';
 export type { RulesFailure, RulesErrorCode } from './errors.ts';
 export type { Json } from './extract.ts';
 
@@ -33,7 +34,7 @@ export type Extraction = { ok: true; data: Json } | RulesFailure;
 /** Parses HTML (never fails; htmlparser2 recovers from anything), with the implied html/head/body and tbody
  *  elements a browser would add. Cache the result per document checksum; it is never modified afterwards. */
 export function parseDocument(html: string): ParsedDocument {
-  return parseChunked(html, Infinity, Infinity)!;
+  return parseChunked(html, null)!;
 }
 
 /** Characters fed to the parser between two looks at the clock. htmlparser2 costs O(depth) per tag (its open-
@@ -42,39 +43,35 @@ export function parseDocument(html: string): ParsedDocument {
  *  the parse where it can be stopped (src/data/pool.ts). */
 const PARSE_CHUNK_CHARS = 1024;
 
-/** Parses like `parseDocument`, but gives up with `too-expensive` once `maxMs` have passed since `startedAt`
- *  (`performance.now()` time; the budget an extraction that follows gets is what is left), or `too-large` past
- *  `rulesLimits.maxDocumentChars`. */
+/** Parses like `parseDocument`, but gives up with `too-expensive` once `deadline` (a budget of `maxMs`) has
+ *  passed, or `too-large` past `rulesLimits.maxDocumentChars`. An extraction that follows may share the deadline. */
 export function parseDocumentWithin(
   html: string,
   maxMs: number,
-  startedAt = performance.now(),
+  deadline: Deadline = wallDeadline(maxMs),
 ): ParsedDocument | RulesFailure {
   if (html.length > rulesLimits.maxDocumentChars) {
     return failure('too-large', `Document too large to extract from (max ${rulesLimits.maxDocumentChars} characters)`);
   }
-  return (
-    parseChunked(html, startedAt + maxMs, maxMs) ??
-    failure('too-expensive', `Extraction too expensive: over ${maxMs} ms`)
-  );
+  return parseChunked(html, deadline) ?? failure('too-expensive', `Extraction too expensive: over ${maxMs} ms`);
 }
 
-/** Null when the deadline passed. Feeding the parser in chunks builds the same tree as one write (the tokenizer
- *  and DomHandler are streaming: text split across chunks is joined into one node). */
-function parseChunked(html: string, deadline: number, maxMs: number): ParsedDocument | null {
+/** Null when the deadline passed (no deadline: one write). Feeding the parser in chunks builds the same tree as
+ *  one write (the tokenizer and DomHandler are streaming: text split across chunks is joined into one node). */
+function parseChunked(html: string, deadline: Deadline | null): ParsedDocument | null {
   const handler = new DomHandler();
   const parser = new Parser(handler);
-  if (maxMs === Infinity) parser.write(html);
+  if (!deadline) parser.write(html);
   else {
     for (let i = 0; i < html.length; i += PARSE_CHUNK_CHARS) {
       parser.write(html.slice(i, i + PARSE_CHUNK_CHARS));
-      if (performance.now() > deadline) return null;
+      if (deadline.passed()) return null;
     }
   }
   parser.end();
   const root = normalizeTree(handler.root);
   const index = indexOf(root);
-  if (performance.now() > deadline) return null;
+  if (deadline?.passed()) return null;
   return { root, chars: html.length, index };
 }
 
@@ -121,9 +118,14 @@ function lookUpTag(doc: ParsedDocument, token: string): TagLookup {
   return { ok: true, text: body, tag };
 }
 
-/** Runs compiled rules against a parsed document. */
-export function extract(doc: ParsedDocument, rules: CompiledRules, limits?: Partial<ExtractLimits>): Extraction {
-  return runRules(doc.index, rules, limits);
+/** Runs compiled rules against a parsed document (`deadline`: see runRules). */
+export function extract(
+  doc: ParsedDocument,
+  rules: CompiledRules,
+  limits?: Partial<ExtractLimits>,
+  deadline?: Deadline,
+): Extraction {
+  return runRules(doc.index, rules, limits, deadline);
 }
 
 /** GET /_/api: the JSON the document's `api` rules tag defines. */

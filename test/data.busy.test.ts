@@ -1,0 +1,54 @@
+// A busy machine makes an extraction slower, never too expensive: on Linux the budget counts the CPU time of the
+// extraction thread, not the time that passes. Here every thread of this process runs at the lowest priority
+// against a busy loop per core, so a cheap task (a millisecond or two of CPU) takes longer than its whole budget
+// in wall-clock time; it must answer all the same. (Before, a loaded CI machine answered `too-expensive` for a
+// few hundred bytes of HTML.) This file runs in a process of its own: its threads stay at the lowest priority.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { spawn, type ChildProcess } from 'node:child_process';
+import { existsSync, readdirSync } from 'node:fs';
+import os from 'node:os';
+import { ExtractionPool } from '../src/data/pool.ts';
+
+const BUDGET_MS = 20;
+
+/** About 20 KB: a millisecond or two to parse and extract on a quiet machine. */
+function page(n: number): Buffer {
+  const items = Array.from({ length: 300 }, (_, i) => `<li class="item" data-id="${i}"><b>Item ${i}</b></li>`);
+  return Buffer.from(
+    `<!doctype html><html><head><title>Page ${n}</title></head><body><ul>${items.join('')}</ul></body></html>`,
+  );
+}
+
+test('on a busy machine a cheap extraction answers: its budget counts CPU time, not the time that passes', {
+  skip: !existsSync('/proc/thread-self') && 'no per-thread CPU time here: budgets are wall-clock time',
+}, async () => {
+  const pool = new ExtractionPool({ threads: 1, maxMs: BUDGET_MS });
+  const hogs: ChildProcess[] = [];
+  const run = (n: number) =>
+    pool.run({ checksum: `page-${n}`, bytes: page(n), rules: { kind: 'query', text: '{t: title, n: li@data-id}' } });
+  try {
+    // The thread starts and warms up at the normal priority.
+    assert.deepEqual((await run(0)).result, { ok: true, data: { t: 'Page 0', n: '0' } });
+    // The busy loops first (a process starts at the priority of the thread that starts it).
+    const cores = typeof os.availableParallelism === 'function' ? os.availableParallelism() : os.cpus().length;
+    for (let i = 0; i <= cores; i++) hogs.push(spawn(process.execPath, ['-e', 'for (;;) {}'], { stdio: 'ignore' }));
+    for (const tid of readdirSync('/proc/self/task')) os.setPriority(Number(tid), 19);
+    await new Promise((r) => setTimeout(r, 200));
+
+    const walls: number[] = [];
+    for (let n = 1; n <= 5; n++) {
+      const t = performance.now();
+      const reply = await run(n);
+      walls.push(performance.now() - t);
+      assert.deepEqual(reply.result, { ok: true, data: { t: `Page ${n}`, n: '0' } }, `task ${n}`);
+    }
+    // What this shows: the tasks did take longer than their budget in wall-clock time.
+    assert.ok(Math.max(...walls) > BUDGET_MS, `wall-clock times ${walls.map((w) => w.toFixed(0)).join(', ')} ms`);
+    assert.equal(pool.stats.late, 0);
+    assert.equal(pool.stats.demoted, 0);
+  } finally {
+    for (const hog of hogs) hog.kill('SIGKILL');
+    await pool.close();
+  }
+});
