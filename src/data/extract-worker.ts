@@ -5,16 +5,17 @@
 //
 // Run as a worker only: from src/ through tsx (the pool registers tsx first), or as dist/extract-worker.mjs
 // (scripts/build.ts bundles it next to dist/kiln.mjs).
-import { parentPort } from 'node:worker_threads';
+import { parentPort, workerData } from 'node:worker_threads';
 import {
   compileRulesText,
   extract,
   findRulesTag,
   parseDocumentWithin,
+  type Deadline,
   type ParsedDocument,
   type CompiledRules,
 } from '../rules/index.ts';
-import type { PoolReply, PoolTask } from './pool.ts';
+import type { ExtractWorkerData, PoolReply, PoolTask } from './pool.ts';
 import { cpuDeadline, currentThreadId } from './thread-priority.ts';
 
 /** A parsed tree takes about 16 bytes of heap per source character (measured on the bench document):
@@ -57,10 +58,20 @@ function cachedDocument(checksum: string): ParsedDocument | undefined {
 
 const decoder = new TextDecoder();
 
+/** Set by the pool when it has answered the current task over budget (none when run outside a pool). */
+const stop = (workerData as ExtractWorkerData | null)?.stop;
+
+/** This thread's CPU-time budget for a task, ended early when the pool says stop. */
+function taskDeadline(maxMs: number): Deadline {
+  const own = cpuDeadline(maxMs);
+  if (!stop) return own;
+  return { passed: () => Atomics.load(stop, 0) === 1 || own.passed() };
+}
+
 /** Parse (or reuse) + find and compile the rules + extract, all inside `task.maxMs` of this thread's CPU time
  *  from the start. */
 export function run(task: PoolTask, onParse?: () => void): PoolReply {
-  const deadline = cpuDeadline(task.maxMs);
+  const deadline = taskDeadline(task.maxMs);
   // `?data=` rules first: bad rules answer without parsing (the pool's caller compiled them once already;
   // this is the thread's own compiled-rules cache).
   const query = task.rules.kind === 'query' ? compileRulesText(task.rules.text) : null;

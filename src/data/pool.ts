@@ -7,9 +7,10 @@
 //   `too-expensive`;
 // - a task that has used `graceMs` more than its budget and still not answered (a parse step that does not look
 //   at the clock: one chunk of a deeply nested document can take longer than the whole budget) answers
-//   `too-expensive` then; its thread, if it still has not finished `killMs - graceMs` later (wall-clock time),
-//   is terminated and a fresh one replaces it (not at once: starting a thread costs far more CPU than a thread
-//   that checks its clock a little late spends finishing);
+//   `too-expensive` then, and its thread is told to stop (a flag it reads with its clock); if it still has not
+//   finished `killMs - graceMs` later (wall-clock time), it is terminated and a fresh one replaces it (not at
+//   once: starting a thread costs far more CPU than a thread that checks its clock a little late spends
+//   finishing);
 // - a task that has used half its budget is presumed hostile: its thread runs at the lowest priority until it
 //   answers (Linux; src/data/thread-priority.ts), so it slows the server's thread little, and its budget counts
 //   wall-clock time as well;
@@ -47,6 +48,10 @@ export interface PoolReply {
    *  would fail the same way for a while. */
   phase?: 'parse';
 }
+
+/** What a thread starts with: `stop[0]` becomes 1 when the pool has answered its task over budget; the thread
+ *  stops it at its next look at the clock. */
+export type ExtractWorkerData = { stop: Int32Array };
 
 /** Messages from a thread: ready once loaded (with its thread id, Linux), 'parsing' when it starts parsing a
  *  task's document, then the reply. */
@@ -91,8 +96,10 @@ type Slot = {
   recent: string[];
   /** The thread's id (Linux: its CPU time and priority, src/data/thread-priority.ts). */
   tid: number | null;
-  /** Whether the thread runs at the lowest priority for its current task (see `watchCpu`). */
+  /** Whether the thread runs at the lowest priority for its current task (see `watch`). */
   demoted: boolean;
+  /** Shared with the thread: 1 tells it to stop its task (see ExtractWorkerData). */
+  stop: Int32Array;
 };
 
 const RECENT_PER_THREAD = 64;
@@ -106,17 +113,18 @@ export function tooExpensive(error: string): Extraction {
 }
 
 /** How a thread is started: the bundled script next to dist/kiln.mjs, or the TypeScript source through tsx. */
-function spawnWorker(maxHeapMb: number): Worker {
+function spawnWorker(maxHeapMb: number, stop: Int32Array): Worker {
   const here = import.meta.url;
   // A parse allocates a whole tree of short-lived objects: with a small young generation each task is
   // collected several times over (measured on the 112 KB bench page: 16 MB → 10.4 ms of CPU per parse +
   // extract, V8's default for a 512 MB thread → 8.4 ms, 64 MB → 6.0 ms; 128 MB no better).
   const resourceLimits = { maxOldGenerationSizeMb: maxHeapMb, maxYoungGenerationSizeMb: YOUNG_GENERATION_MB };
-  if (!here.endsWith('.ts')) return new Worker(new URL('./extract-worker.mjs', here), { resourceLimits });
+  const workerData: ExtractWorkerData = { stop };
+  if (!here.endsWith('.ts')) return new Worker(new URL('./extract-worker.mjs', here), { resourceLimits, workerData });
   const tsx = import.meta.resolve('tsx/esm/api');
   const script = new URL('./extract-worker.ts', here).href;
   const code = `import(${JSON.stringify(tsx)}).then((m) => { m.register(); return import(${JSON.stringify(script)}); })`;
-  return new Worker(code, { eval: true, resourceLimits });
+  return new Worker(code, { eval: true, resourceLimits, workerData });
 }
 
 export class ExtractionPool {
@@ -196,7 +204,8 @@ export class ExtractionPool {
   }
 
   private spawn(): Slot {
-    const worker = spawnWorker(this.maxHeapMb);
+    const stop = new Int32Array(new SharedArrayBuffer(4));
+    const worker = spawnWorker(this.maxHeapMb, stop);
     worker.unref(); // an idle pool never keeps the process alive
     const slot: Slot = {
       worker,
@@ -208,6 +217,7 @@ export class ExtractionPool {
       recent: [],
       tid: null,
       demoted: false,
+      stop,
     };
     worker.on('message', (m: FromWorker) => this.onMessage(slot, m));
     worker.on('error', (err) => this.onDeath(slot, err));
@@ -272,12 +282,17 @@ export class ExtractionPool {
     job.resolve({ result: tooExpensive(`over ${job.task.maxMs} ms (waiting for a free thread)`), cached: false });
   }
 
-  /** `graceMs` past its budget and still unanswered: answers too-expensive, and gives the thread
-   *  `killMs - graceMs` more (wall-clock time: it is presumed hostile now) to stop on its own before it is
-   *  stopped (see `runaway`). */
+  /** `graceMs` past its budget and still unanswered: answers too-expensive and tells the thread to stop the
+   *  task, which it does at its next look at the clock (at the server's priority again, so soon: a demoted
+   *  thread on a busy machine would take long to get there). One that has not stopped `killMs - graceMs` later
+   *  (wall-clock time) is stopped (see `runaway`). */
   private overBudget(slot: Slot): void {
+    const wait = this.killMs - this.graceMs;
+    if (wait <= 0) return this.runaway(slot);
     this.late(slot);
-    slot.timers.push(setTimeout(() => this.runaway(slot), this.killMs - this.graceMs));
+    Atomics.store(slot.stop, 0, 1);
+    if (slot.demoted) this.restore(slot);
+    if (this.slots.includes(slot)) slot.timers.push(setTimeout(() => this.runaway(slot), wait));
   }
 
   /** Answers the slot's task too-expensive (once); the thread goes on. */
@@ -341,6 +356,7 @@ export class ExtractionPool {
     // A copy of exactly the document's bytes, moved to the thread (the original may be a view into a larger
     // buffer that other code still reads).
     const bytes = new Uint8Array(task.bytes);
+    Atomics.store(slot.stop, 0, 0);
     slot.worker.postMessage({ ...task, bytes }, [bytes.buffer]);
   }
 
