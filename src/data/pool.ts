@@ -288,7 +288,10 @@ export class ExtractionPool {
    *  (wall-clock time) is stopped (see `runaway`). */
   private overBudget(slot: Slot): void {
     const wait = this.killMs - this.graceMs;
-    if (wait <= 0) return this.runaway(slot);
+    if (wait <= 0) {
+      this.runaway(slot);
+      return;
+    }
     this.late(slot);
     Atomics.store(slot.stop, 0, 1);
     if (slot.demoted) this.restore(slot);
