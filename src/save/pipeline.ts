@@ -9,7 +9,7 @@ import { checksumOfHash, sha256 } from '../core/checksum.ts';
 import { KilnError, notFound, tooLarge } from '../errors.ts';
 import { limits } from '../limits.ts';
 import { activityLine, nodeSavedEvent, publishNodeSaved, republishIfLost } from '../events/publish.ts';
-import { inTransaction, type AfterCommit, type Tx } from '../store/transaction.ts';
+import { afterCommit, type AfterCommit, type Tx } from '../store/transaction.ts';
 import { formatHtml } from './formathtml.ts';
 import { decodeUtf8Exact, isSnapshot, packSnapshot, planTextVersion } from './versions.ts';
 
@@ -59,6 +59,10 @@ async function writeVersionAndContent(
     .execute();
   const sum = checksumOfHash(content.hash);
   await setStoredContent(trx, node.id, bytes, { checksum: sum, now, accountId: by.accountId, writer: by.writer });
+  // What the next save of the document diffs against, before the commit: a save grouped into the same commit
+  // (src/store/writes.ts) needs it, and the memo is checked against the newest version's hash, so a commit that
+  // fails leaves it unused, never wrong.
+  if (content.text !== null) s.documents.texts.set(node.id, { hash: content.hash, text: content.text });
   // The activity line commits with the save (one commit, one disk flush, instead of two).
   const event = nodeSavedEvent(
     { ...node, type: 'site' },
@@ -133,21 +137,14 @@ export interface SavedNode {
   name: string;
 }
 
-// Saves to one document are serialized within a process; across processes the checksum
-// compare-and-swap in the transaction decides.
-const queues = new Map<number, Promise<unknown>>();
-function serialized<T>(key: number, fn: () => Promise<T>): Promise<T> {
-  const prev = queues.get(key) ?? Promise.resolve();
-  const run = prev.then(fn, fn);
-  const tail = run.catch(() => {});
-  queues.set(key, tail);
-  tail.then(() => queues.get(key) === tail && queues.delete(key));
-  return run;
-}
-
-/** A save in a transaction of its own (browser, editor, sync, restore). */
+/** A save in a transaction of its own (browser, editor, sync, restore), or sharing one commit with the saves
+ *  that arrive meanwhile where the database groups them (src/store/writes.ts). */
 export async function saveDocument(s: Services, input: SaveInput): Promise<SaveResult> {
-  return serialized(input.nodeId, () => inTransaction(s, (tx, after) => writeDocument(s, tx, after, input)));
+  const { result, after } = await s.database.writes.run(input.nodeId, (tx, after) =>
+    writeDocument(s, tx, after, input),
+  );
+  await afterCommit(s, after);
+  return result;
 }
 
 /** Step 1: the owner's toolbar tag never stays (src/nodes/toolbar.ts); then re-indent documents that opt
@@ -218,9 +215,8 @@ function afterContentChange(
   client: SaveKind,
 ): Promise<unknown> {
   s.metrics.saves.inc({ via: client });
-  // What this process just wrote is what it serves next, and what its next save of it diffs against.
+  // What this process just wrote is what it serves next.
   s.documents.content.set(node.id, { checksum: result.checksum, bytes: content.bytes });
-  if (content.text !== null) s.documents.texts.set(node.id, { hash: content.hash, text: content.text });
   const html = textOf(content);
   void s.stylesheets.schedule(node.id, html);
   // The answer waits for the events only while the bus is flowing (src/store/transaction.ts).

@@ -10,14 +10,12 @@ import {
   type ColumnDefinitionBuilder,
   Migrator,
   PostgresDialect,
-  SqliteDialect,
-  SqliteDriver,
-  type DatabaseConnection,
-  type Driver,
   type Migration,
   type MigrationProvider,
 } from 'kysely';
 import type { DB, Db } from './schema.ts';
+import { groupedWrites, queuedWrites, type DocumentWrites } from './writes.ts';
+import { SqliteDialectWithReader } from './sqlite-driver.ts';
 import { limits } from '../limits.ts';
 import { up001 } from './migrations/001_initial.ts';
 import { up002 } from './migrations/002_stylesheets.ts';
@@ -66,6 +64,8 @@ export interface Database {
   dialect: 'sqlite' | 'postgres';
   /** Write locks held until the transaction ends, chosen with the database. */
   lock: Locks;
+  /** How a document's writes are committed, chosen with the database (src/store/writes.ts). */
+  writes: DocumentWrites;
   /** A consistent copy of the whole database while it serves: SQLite's online backup API into a
    *  database file, or `pg_dump` in its custom format (src/backup/). */
   snapshot(file: string): Promise<void>;
@@ -145,8 +145,11 @@ export async function openDatabase(opts: { databaseUrl?: string; dataDir: string
     file.pragma('synchronous = FULL');
     file.pragma('foreign_keys = ON');
     file.pragma('busy_timeout = 5000');
-    cachePreparedStatements(file);
-    db = new Kysely<DB>({ dialect: new RollbackSafeSqliteDialect(file) });
+    // The reader (src/store/sqlite-driver.ts): SELECTs only, never blocked by the writer's transaction.
+    const reader = new SQLite(path.join(opts.dataDir, 'kiln.sqlite'));
+    reader.pragma('busy_timeout = 5000');
+    reader.pragma('query_only = ON');
+    db = new Kysely<DB>({ dialect: new SqliteDialectWithReader(file, reader) });
     dialect = 'sqlite';
     snapshot = async (to) => {
       await file.backup(to);
@@ -163,6 +166,7 @@ export async function openDatabase(opts: { databaseUrl?: string; dataDir: string
     db,
     dialect,
     lock: dialect === 'postgres' ? postgresLocks : sqliteLocks,
+    writes: dialect === 'postgres' ? queuedWrites(db) : groupedWrites(db),
     snapshot,
     close: () => db.destroy(),
   };
@@ -179,38 +183,6 @@ export function run(program: string, args: string[]): Promise<void> {
       code === 0 ? resolve() : reject(new Error(`${program} failed (${code}): ${err.trim()}`)),
     );
   });
-}
-
-/** SQLite rolls a transaction back by itself on some errors (SQLITE_FULL, SQLITE_IOERR): Kysely's own
- *  ROLLBACK then fails with "no transaction is active" and hides the cause (a full disk answered 500
- *  instead of 507). This driver rolls back only what is still open. */
-class RollbackSafeSqliteDialect extends SqliteDialect {
-  constructor(private readonly file: import('better-sqlite3').Database) {
-    super({ database: file });
-  }
-  createDriver(): Driver {
-    const file = this.file;
-    return new (class extends SqliteDriver {
-      async rollbackTransaction(connection: DatabaseConnection): Promise<void> {
-        if (file.inTransaction) await super.rollbackTransaction(connection);
-      }
-    })({ database: file });
-  }
-}
-
-/** Kysely prepares every query anew; SQLite statements are reusable, and Kysely's SQLite driver runs
- *  one query at a time on its one connection, so caching them by SQL text is safe (and saves ~10% of a save). */
-function cachePreparedStatements(file: import('better-sqlite3').Database) {
-  const prepare = file.prepare.bind(file);
-  const cache = new Map<string, ReturnType<typeof prepare>>();
-  file.prepare = ((sql: string) => {
-    let stmt = cache.get(sql);
-    if (!stmt) {
-      stmt = prepare(sql);
-      if (cache.size < 2000) cache.set(sql, stmt);
-    }
-    return stmt;
-  }) as typeof file.prepare;
 }
 
 /** True when `err` is a unique-constraint violation in either database. */

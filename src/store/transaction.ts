@@ -19,14 +19,19 @@ export const EVENT_WAIT_MS = 500;
 export async function inTransaction<T>(s: Services, fn: (tx: Tx, after: AfterCommit) => Promise<T>): Promise<T> {
   const after: AfterCommit = [];
   const result = await s.database.db.transaction().execute((tx) => fn(tx, after));
-  // Each step starts at once, in the order queued (so its events are published in that order).
+  await afterCommit(s, after);
+  return result;
+}
+
+/** Runs a committed write's queued steps: each starts at once, in the order queued (so its events are published
+ *  in that order); waits for them as `eventsOut` says. */
+export async function afterCommit(s: Pick<Services, 'events'>, after: AfterCommit): Promise<void> {
   const steps = after.map((step) =>
     Promise.resolve()
       .then(step)
       .catch((err) => console.error('an after-commit step failed:', err)),
   );
   await eventsOut(s, steps);
-  return result;
 }
 
 /** Waits for a write's event publications while the bus is flowing, at most EVENT_WAIT_MS. */

@@ -1,0 +1,109 @@
+// How a document's writes reach the database, chosen with it (src/store/db.ts). Either way a write runs in a
+// transaction, is answered only after its COMMIT, and hands back the steps it queued for after the commit.
+// - SQLite (`groupedWrites`): group commit. Writes that arrive while one is being written share its
+//   transaction, each in a savepoint of its own, and one COMMIT (one disk flush) covers them all: the flush is
+//   most of a save's cost. A write that fails rolls back to its savepoint alone; a COMMIT that fails fails every
+//   write of its group (none of them is on disk). SQLite runs one transaction at a time on its one connection
+//   anyway, in arrival order, so writes of one document stay in order.
+// - PostgreSQL (`queuedWrites`): a transaction per write; writes of one document queue within a process (across
+//   processes the row lock and the checksum compare decide).
+import { sql } from 'kysely';
+import type { Db } from './schema.ts';
+import type { AfterCommit, Tx } from './transaction.ts';
+
+export type Write<T> = (tx: Tx, after: AfterCommit) => Promise<T>;
+
+export interface DocumentWrites {
+  /** Runs `work` in a transaction; `key` names what it writes (a document id). */
+  run<T>(key: number, work: Write<T>): Promise<{ result: T; after: AfterCommit }>;
+}
+
+/** The most writes one COMMIT covers. */
+const MAX_GROUP = 64;
+
+type Job = {
+  work: Write<unknown>;
+  after: AfterCommit;
+  result?: unknown;
+  resolve(v: { result: unknown; after: AfterCommit }): void;
+  reject(err: unknown): void;
+};
+
+export function groupedWrites(db: Db): DocumentWrites {
+  const queue: Job[] = [];
+  let running = false;
+
+  /** One transaction: the first waiting write, then every write that arrives until the queue stays empty for a
+   *  turn of the event loop (or MAX_GROUP). */
+  async function group(): Promise<void> {
+    const taken: Job[] = [queue.shift()!];
+    const failed = new Set<Job>();
+    try {
+      await db.transaction().execute(async (tx) => {
+        let waited = false;
+        for (let i = 0; i < taken.length; i++) {
+          const job = taken[i];
+          await sql`SAVEPOINT kiln_write`.execute(tx);
+          try {
+            job.result = await job.work(tx, job.after);
+          } catch (err) {
+            failed.add(job);
+            job.reject(err);
+            await sql`ROLLBACK TO kiln_write`.execute(tx);
+          }
+          await sql`RELEASE kiln_write`.execute(tx);
+          if (i + 1 === taken.length && taken.length < MAX_GROUP) {
+            // Requests whose bodies arrive during this turn of the event loop join the group.
+            if (queue.length === 0 && !waited) {
+              waited = true;
+              await new Promise((r) => setImmediate(r));
+            }
+            const next = queue.shift();
+            if (next) taken.push(next);
+          }
+        }
+      });
+    } catch (err) {
+      for (const job of taken) if (!failed.has(job)) job.reject(err);
+      return;
+    }
+    for (const job of taken) if (!failed.has(job)) job.resolve({ result: job.result, after: job.after });
+  }
+
+  async function drain(): Promise<void> {
+    running = true;
+    try {
+      while (queue.length > 0) await group();
+    } finally {
+      running = false;
+    }
+  }
+
+  return {
+    run<T>(_key: number, work: Write<T>) {
+      return new Promise<{ result: T; after: AfterCommit }>((resolve, reject) => {
+        queue.push({ work, after: [], resolve: resolve as Job['resolve'], reject });
+        if (!running) void drain();
+      });
+    },
+  };
+}
+
+export function queuedWrites(db: Db): DocumentWrites {
+  const queues = new Map<number, Promise<unknown>>();
+  return {
+    run<T>(key: number, work: Write<T>) {
+      const write = async () => {
+        const after: AfterCommit = [];
+        const result = await db.transaction().execute((tx) => work(tx, after));
+        return { result, after };
+      };
+      const prev = queues.get(key) ?? Promise.resolve();
+      const run = prev.then(write, write);
+      const tail = run.catch(() => {});
+      queues.set(key, tail);
+      tail.then(() => queues.get(key) === tail && queues.delete(key));
+      return run;
+    },
+  };
+}
