@@ -1,0 +1,98 @@
+// Saves that arrive together (on SQLite they share one commit, src/store/writes.ts): each is answered for
+// itself, a refused one (stale If-Match, not HTML) changes nothing while the others land, every accepted save
+// has its version, and each version reconstructs to the bytes of its save. Reads go on while a write is open.
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { createHash } from 'node:crypto';
+import { startKiln, type TestKiln } from './support/kiln.ts';
+import { signedIn } from './support/people.ts';
+import { createNode } from '../src/nodes/tree.ts';
+import { versionContent } from '../src/save/history.ts';
+
+let kiln: TestKiln;
+before(async () => (kiln = await startKiln()));
+after(() => kiln.stop());
+
+const sha = (s: string | Buffer) => createHash('sha256').update(s).digest('hex');
+const page = (title: string) =>
+  `<!doctype html><html><head><title>${title}</title></head><body>${'<p>line</p>\n'.repeat(300)}</body></html>`;
+
+test('concurrent saves to two documents, some refused: the refused change nothing, every accepted one has its version', async () => {
+  const main = kiln.client();
+  const person = await signedIn(kiln, main);
+  const names = ['together-a.html', 'together-b.html'];
+  for (const name of names) {
+    await createNode(kiln.services, person.id, {
+      ownerId: person.id,
+      parentId: 0,
+      type: 'site',
+      name,
+      html: page('start'),
+    });
+  }
+  const host = kiln.hostOf(person.username);
+  const doc = main.on(host);
+  const save = (name: string, body: string, headers: Record<string, string> = {}) =>
+    doc.post('/_/save', body, {
+      headers: { 'content-type': 'text/plain', 'document-url': `http://${host}/${name}`, ...headers },
+    });
+
+  const sent: Array<{ name: string; body: string; kind: 'plain' | 'stale' | 'not-html' }> = [];
+  for (let i = 0; i < 30; i++) {
+    const name = names[i % 2];
+    const kind = i % 5 === 3 ? 'stale' : i % 7 === 6 ? 'not-html' : 'plain';
+    sent.push({ name, body: kind === 'not-html' ? `just text ${i}` : page(`${name} ${i}`), kind });
+  }
+  const answers = await Promise.all(
+    sent.map((s) => save(s.name, s.body, s.kind === 'stale' ? { 'if-match': '"0000000000000000"' } : {})),
+  );
+  for (const [i, res] of answers.entries()) {
+    const expected = { plain: 200, stale: 412, 'not-html': 422 }[sent[i].kind];
+    assert.equal(res.status, expected, `save ${i} (${sent[i].kind}): ${res.text}`);
+  }
+
+  for (const name of names) {
+    const accepted = sent.filter((s) => s.name === name && s.kind === 'plain').map((s) => s.body);
+    const versions = (await doc.get(`/_/versions?path=${name}`)).json.versions as Array<{
+      id: number;
+      contentHash: string;
+    }>;
+    // The creation, then one version per accepted save, newest first.
+    assert.equal(versions.length, accepted.length + 1, name);
+    const saved: string[] = [];
+    for (const v of versions.slice(0, -1)) {
+      const { bytes } = await versionContent(kiln.services.database.db, v.id);
+      assert.equal(sha(bytes), v.contentHash);
+      saved.push(bytes.toString());
+    }
+    assert.deepEqual(saved.sort(), [...accepted].sort(), `${name}: the versions are the accepted saves`);
+    // The document serves the newest version's bytes.
+    const served = await kiln.client().on(host).get(`/${name}`);
+    assert.equal(served.status, 200);
+    assert.equal(sha(served.text), versions[0].contentHash);
+  }
+});
+
+test('a read outside a transaction does not wait for an open write, and sees the last commit', async () => {
+  const db = kiln.services.database.db;
+  const main = kiln.client();
+  const person = await signedIn(kiln, main);
+  let seenDuring: string | undefined;
+  await db.transaction().execute(async (tx) => {
+    await tx.updateTable('people').set({ email: 'during@example.com' }).where('account_id', '=', person.id).execute();
+    // Before, SQLite's one connection made this read wait for the transaction: it never ended.
+    const row = await db
+      .selectFrom('people')
+      .select('email')
+      .where('account_id', '=', person.id)
+      .executeTakeFirstOrThrow();
+    seenDuring = row.email;
+  });
+  assert.notEqual(seenDuring, 'during@example.com');
+  const after = await db
+    .selectFrom('people')
+    .select('email')
+    .where('account_id', '=', person.id)
+    .executeTakeFirstOrThrow();
+  assert.equal(after.email, 'during@example.com');
+});
