@@ -49,7 +49,11 @@ export function groupedWrites(db: Db): DocumentWrites {
           } catch (err) {
             failed.add(job);
             job.reject(err);
-            await sql`ROLLBACK TO kiln_write`.execute(tx);
+            // SQLite rolls the whole transaction back by itself on some errors (a full disk): then the group
+            // fails, with that cause.
+            await sql`ROLLBACK TO kiln_write`.execute(tx).catch(() => {
+              throw err;
+            });
           }
           await sql`RELEASE kiln_write`.execute(tx);
           if (i + 1 === taken.length && taken.length < MAX_GROUP) {
