@@ -102,6 +102,44 @@ test('after the pathological document, extractions on other documents answer nor
   assert.deepEqual(res.json, { h: "Bob's page", t: 'Bob' });
 });
 
+test("waiting for a free thread does not count against a task's budget; a wait past maxWaitMs answers busy", async () => {
+  // About 1 MB of ordinary HTML: far longer to parse than the small page's whole budget.
+  const big = Buffer.from(
+    `<html><body>${'<p class="x">Some text <b>bold</b> <a href="/y">link</a></p>'.repeat(16_000)}</body></html>`,
+  );
+  const pool = new ExtractionPool({ threads: 1 });
+  try {
+    await pool.run({ checksum: 'warm', bytes: Buffer.from(PAGE), rules: { kind: 'api' } });
+    const first = pool.run({
+      checksum: 'big',
+      bytes: big,
+      rules: { kind: 'query', text: '{n: p@class}' },
+      maxMs: 20_000,
+    });
+    const t = performance.now();
+    const second = await pool.run({ checksum: 'page', bytes: Buffer.from(PAGE), rules: { kind: 'api' }, maxMs: 20 });
+    const waited = performance.now() - t;
+    assert.deepEqual(second.result, { ok: true, data: { title: 'Bob' } }, `after ${waited.toFixed(0)} ms`);
+    assert.ok(waited > 20, `the page waited ${waited.toFixed(0)} ms: longer than its budget`);
+    assert.deepEqual((await first).result, { ok: true, data: { n: 'x' } });
+  } finally {
+    await pool.close();
+  }
+  const impatient = new ExtractionPool({ threads: 1, maxWaitMs: 10 });
+  try {
+    await impatient.run({ checksum: 'warm', bytes: Buffer.from(PAGE), rules: { kind: 'api' } });
+    const [first, second] = await Promise.all([
+      impatient.run({ checksum: 'big', bytes: big, rules: { kind: 'query', text: '{n: p@class}' }, maxMs: 20_000 }),
+      impatient.run({ checksum: 'page', bytes: Buffer.from(PAGE), rules: { kind: 'api' } }),
+    ]);
+    assert.deepEqual(first.result, { ok: true, data: { n: 'x' } });
+    assert.equal(!second.result.ok && second.result.code, 'too-expensive');
+    assert.match(!second.result.ok ? second.result.error : '', /busy/);
+  } finally {
+    await impatient.close();
+  }
+});
+
 test('a task answered over budget is stopped by its own thread: the next task answers, no thread replaced', async () => {
   const pool = new ExtractionPool({ threads: 1, maxMs: 100 });
   try {

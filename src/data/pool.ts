@@ -15,8 +15,8 @@
 //   answers (Linux; src/data/thread-priority.ts), so it slows the server's thread little, and its budget counts
 //   wall-clock time as well;
 // - a thread that dies (out of memory: each has a heap limit) answers the same and is replaced;
-// - at most `maxQueue` tasks wait, each at most its budget (wall-clock time); more answer `too-expensive` at
-//   once (a load-dependent failure).
+// - at most `maxQueue` tasks wait, each at most `maxWaitMs`; more answer `too-expensive` at once (the server is
+//   busy: a load-dependent failure). Waiting does not count against a task's budget.
 // A document goes back to the free thread that parsed it last (each thread keeps a small LRU of parsed
 // documents by checksum). Threads start on first use, so commands that never extract start none.
 //
@@ -62,6 +62,9 @@ export interface ExtractionPoolOptions {
   threads?: number;
   /** Tasks waiting for a thread (default: 16 per thread). */
   maxQueue?: number;
+  /** How long a task may wait for a free thread, ms of wall-clock time (default 1,000): a busy server, not an
+   *  expensive task; its budget starts when a thread takes it. */
+  maxWaitMs?: number;
   /** Budget of one task, ms (default: rulesLimits.maxMs). */
   maxMs?: number;
   /** How much past its budget a task may run before it answers too-expensive anyway, ms (default 50). */
@@ -76,13 +79,11 @@ export interface ExtractionPoolOptions {
   demoteAt?: number;
 }
 
-/** `queuedAt`: the budget runs from here, so time spent waiting for a thread counts; `expiry` answers a
- *  task still waiting when its budget (plus grace) is over. */
+/** `expiry` answers a task still waiting for a thread after `maxWaitMs`. */
 type Job = {
   task: PoolTask;
   resolve(r: PoolReply): void;
   reject(e: Error): void;
-  queuedAt: number;
   expiry?: NodeJS.Timeout;
 };
 type Slot = {
@@ -130,6 +131,7 @@ function spawnWorker(maxHeapMb: number, stop: Int32Array): Worker {
 export class ExtractionPool {
   readonly threads: number;
   readonly maxQueue: number;
+  readonly maxWaitMs: number;
   readonly maxMs: number;
   readonly graceMs: number;
   readonly killMs: number;
@@ -145,6 +147,7 @@ export class ExtractionPool {
     const cores = typeof os.availableParallelism === 'function' ? os.availableParallelism() : os.cpus().length;
     this.threads = Math.max(1, opts.threads ?? cores - 1);
     this.maxQueue = opts.maxQueue ?? 16 * this.threads;
+    this.maxWaitMs = opts.maxWaitMs ?? 1_000;
     this.maxMs = opts.maxMs ?? rulesLimits.maxMs;
     this.graceMs = opts.graceMs ?? 50;
     this.killMs = Math.max(this.graceMs, opts.killMs ?? 1_000);
@@ -172,7 +175,6 @@ export class ExtractionPool {
         task: { ...task, maxMs: task.maxMs ?? this.budgetFor(task.bytes.length) },
         resolve,
         reject,
-        queuedAt: performance.now(),
       };
       this.queue.push(job);
       if (this.slots.some((s) => s.ready)) this.startClock(job);
@@ -267,19 +269,18 @@ export class ExtractionPool {
     this.pump();
   }
 
-  /** The budget of a waiting job runs from now (not while the threads are still starting). */
+  /** A waiting job's wait is bounded from now (not while the threads are still starting). */
   private startClock(job: Job): void {
-    job.queuedAt = performance.now();
-    job.expiry = setTimeout(() => this.expire(job), job.task.maxMs + this.graceMs);
+    job.expiry = setTimeout(() => this.expire(job), this.maxWaitMs);
   }
 
-  /** Still waiting for a thread when its budget (plus grace) is over: answered, never run. */
+  /** Still waiting for a thread after `maxWaitMs`: answered, never run. */
   private expire(job: Job): void {
     const at = this.queue.indexOf(job);
     if (at < 0) return;
     this.queue.splice(at, 1);
-    this.stats.late++;
-    job.resolve({ result: tooExpensive(`over ${job.task.maxMs} ms (waiting for a free thread)`), cached: false });
+    this.stats.refused++;
+    job.resolve({ result: tooExpensive('the server is busy, try again shortly'), cached: false });
   }
 
   /** `graceMs` past its budget and still unanswered: answers too-expensive and tells the thread to stop the
@@ -339,14 +340,6 @@ export class ExtractionPool {
 
   private assign(slot: Slot, job: Job): void {
     clearTimeout(job.expiry);
-    // One budget from the request on: what is left of it after the wait.
-    const left = Math.round(job.task.maxMs - (performance.now() - job.queuedAt));
-    if (left <= 0) {
-      this.stats.late++;
-      job.resolve({ result: tooExpensive(`over ${job.task.maxMs} ms (waiting for a free thread)`), cached: false });
-      return; // the slot stays free for the next job of pump's loop
-    }
-    job.task = { ...job.task, maxMs: left };
     slot.job = job;
     slot.answered = false;
     slot.parsing = false;
