@@ -24,12 +24,16 @@ export function currentThreadId(): number | null {
   }
 }
 
+/** The CPU time in a thread's /proc schedstat line (ns on the CPU, ns waiting for it, time slices), ms. */
+function schedstatCpuMs(line: string): number | null {
+  const ns = Number(line.split(' ')[0]);
+  return Number.isFinite(ns) ? ns / 1e6 : null;
+}
+
 /** CPU time a thread of this process has used, ms (null when the system does not say). */
 export function threadCpuMs(tid: number): number | null {
   try {
-    // schedstat: ns on the CPU, ns waiting for it, time slices.
-    const ns = Number(fs.readFileSync(`/proc/self/task/${tid}/schedstat`, 'latin1').split(' ')[0]);
-    return Number.isFinite(ns) ? ns / 1e6 : null;
+    return schedstatCpuMs(fs.readFileSync(`/proc/self/task/${tid}/schedstat`, 'latin1'));
   } catch {
     return null;
   }
@@ -50,7 +54,7 @@ function ownCpuMs(): number | null {
   }
   if (ownSchedstat === null) return null;
   const n = fs.readSync(ownSchedstat, schedstatBuffer, 0, schedstatBuffer.length, 0);
-  return Number(schedstatBuffer.toString('latin1', 0, n).split(' ')[0]) / 1e6;
+  return schedstatCpuMs(schedstatBuffer.toString('latin1', 0, n));
 }
 
 /** A budget of `ms` of the calling thread's CPU time, from now (wall-clock time where CPU time is unknown).
