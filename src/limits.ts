@@ -97,6 +97,14 @@ export const limits = {
    *  upload on a slow link). They bound receiving requests only, never answers: an SSE stream stays
    *  open. An idle keep-alive connection closes after `keepAliveMs` (longer than common proxies' 60 s). */
   serverTimeouts: { headersMs: 30_000, requestMs: 10 * MINUTE, keepAliveMs: 72_000 },
+  /** What anonymous submitters may store in one collection: each owner may set its own, from 1 up to `max`
+   *  (src/collections/collections.ts). Refused before anything is stored: 413 past records or bytes, 429
+   *  past one address's submissions in an hour. */
+  collection: {
+    records: { default: 10_000, max: 100_000 },
+    bytes: { default: 50 * MB, max: 1024 * MB },
+    perAddressHour: { default: 30, max: 10_000 },
+  },
   password: { minLength: 8, maxLength: 1024, commonListSize: 100_000 },
   usernameLength: { min: 2, max: 40 },
   emailLength: 254,

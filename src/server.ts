@@ -9,7 +9,7 @@ import { openDatabase } from './store/db.ts';
 import { loadInstanceSecret } from './store/instance-secret.ts';
 import { systemClock, type Clock } from './clock.ts';
 import { createLimiterFactory } from './ratelimit/limiters.ts';
-import { limits } from './limits.ts';
+import { MINUTE, limits } from './limits.ts';
 import { buildApp } from './http/app.ts';
 import { openBlobStore } from './blobs/open.ts';
 import { sweepBlobs } from './blobs/sweep.ts';
@@ -75,6 +75,7 @@ export async function createServices(config: Config, clock: Clock = systemClock)
     documents: new DocumentCache(),
     hot: new HotDocuments(events, hosts, () => clock.now().getTime()),
     domainLimiter: limiters.create('domains', limits.domainCalls.max, limits.domainCalls.windowMs),
+    submissionLimiter: limiters.create('submissions', limits.collection.perAddressHour.max, 60 * MINUTE),
     stripe: stripeClient(config),
     planSettings,
   };

@@ -57,6 +57,9 @@ export interface Services {
   hot: HotDocuments;
   /** 10 custom-domain calls a minute per user (src/domains/limiter.ts). */
   domainLimiter: RateLimiter;
+  /** Collection submissions per collection and address in an hour; each collection sets its own bound
+   *  (src/collections/collections.ts). */
+  submissionLimiter: RateLimiter;
   /** The Stripe package's client, for webhook signatures (src/billing/stripe.ts). */
   stripe: Stripe;
   /** Per-plan upload limits an administrator set (src/billing/plan-settings.ts). */

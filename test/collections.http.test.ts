@@ -65,7 +65,7 @@ test('marking a folder makes its public form, its private dashboard and records/
   }>;
   const inside = nodes.filter((n) => n.path === 'contact').map((n) => `${n.type}:${n.name}:${n.visibility}`);
   assert.deepEqual(inside.sort(), [
-    'folder:records:public',
+    'folder:records:private',
     'site:dashboard.html:private',
     'site:submission-form.html:public',
   ]);
@@ -197,7 +197,7 @@ test('records are JSON files in records/: the sync API lists and reads them, and
   const record = nodes.find((n) => n.path === 'contact/records' && n.name === '1.json');
   assert.ok(record, JSON.stringify(nodes));
   assert.equal(record.type, 'upload');
-  const bytes = await c.visitor.get('/contact/records/1.json');
+  const bytes = await c.owner.get('/contact/records/1.json');
   assert.deepEqual(JSON.parse(bytes.text), { hello: 'sync' });
 });
 
@@ -219,7 +219,7 @@ test('the collection id survives renaming and moving its folder', async () => {
   assert.equal(moved.status, 200, moved.text);
   const after = await submit(c, { after: true });
   assert.equal(after.status, 201, after.text);
-  assert.deepEqual(JSON.parse((await c.visitor.get('/forms/poll/records/2.json')).text), { after: true });
+  assert.deepEqual(JSON.parse((await c.owner.get('/forms/poll/records/2.json')).text), { after: true });
   assert.equal((await c.owner.get(c.records)).json.total, 2);
 });
 
@@ -233,7 +233,7 @@ test('stopping a collection keeps its files; its API answers 404', async () => {
   );
   assert.equal(off.status, 200, off.text);
   assert.equal((await submit(c, { late: true })).status, 404);
-  assert.equal((await c.visitor.get('/contact/records/1.json')).status, 200);
+  assert.equal((await c.owner.get('/contact/records/1.json')).status, 200);
 });
 
 test('open dashboards hear collection-record events: created with data, updated, deleted; Last-Event-ID resumes', async () => {

@@ -4,6 +4,14 @@
 // files like any others. The collection's id (`col_…`) names the folder's row, not its path: it stays
 // the same through renames and moves.
 //
+// Records are private data: the records folder and everything put into it are private (src/store/nodes.ts
+// `visibilityUnder`), so `records/1.json` answers like a missing file to everyone but the owner, on every
+// path; the submitter reads its own record through the API with its edit token.
+//
+// What anonymous submitters may store is bounded per collection (its owner sets the bounds; defaults in
+// src/limits.ts `collection`): records, total bytes, and submissions per address in an hour, refused
+// (413, 429) before a byte is stored.
+//
 // Who may do what (on the owner's own host only; any other host answers 404):
 //   create  anyone with the collection's submit token
 //   list    the owner (and a team's owners and editors)
@@ -13,11 +21,14 @@
 // Records are any JSON value up to 1 MB (limits.body.jsonCollection). Every change reaches open collection
 // dashboards as a `collection-record` event (src/collections/events.ts), however it was made.
 import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
+import type { Transaction } from 'kysely';
 import type { Services } from '../services.ts';
+import type { DB } from '../store/schema.ts';
+import type { AfterCommit } from '../store/transaction.ts';
 import type { Actor } from '../access/actor.ts';
-import { KilnError, badRequest, fail, forbidden, notFound } from '../errors.ts';
+import { KilnError, badRequest, fail, forbidden, notFound, tooLarge, tooMany } from '../errors.ts';
 import { assertManages, childPathOf, createIn, deleteNode, runWrite, type NodeRow } from '../nodes/tree.ts';
-import { childNamed, nodeById, updateNode } from '../store/nodes.ts';
+import { childNamed, makeSubtreePrivate, nodeById, updateNode } from '../store/nodes.ts';
 import {
   type CollectionRow,
   collectionById,
@@ -25,9 +36,13 @@ import {
   deleteCollection,
   insertCollection,
   recordFiles,
+  recordUsage,
+  setCollectionLimits,
   setRecordsFolder,
   takeRecordKey,
 } from '../store/collections.ts';
+import { publishVisibilityChanged } from '../events/publish.ts';
+import { limits } from '../limits.ts';
 import { effectivePlan, loadPlanAccount } from '../billing/plans.ts';
 import { insertUpload, replaceUpload, storeBytes } from '../uploads/upload.ts';
 import { dashboardPage, submissionFormPage } from './pages.ts';
@@ -42,12 +57,20 @@ export const COLLECTION_FILES = {
  *  bring its own name). */
 const RECORD_KEY = /^[A-Za-z0-9][A-Za-z0-9._-]{0,99}$/;
 
+/** What anonymous submitters may store in one collection. */
+export interface CollectionLimits {
+  maxRecords: number;
+  maxBytes: number;
+  maxPerAddressHour: number;
+}
+
 export interface CollectionInfo {
   id: string;
   submitToken: string;
   folderId: number;
   /** The folder's path in the owner's tree (`forms/contact`). */
   path: string;
+  limits: CollectionLimits;
 }
 
 /** A record as the API answers it. */
@@ -58,12 +81,27 @@ export interface RecordView {
   size: number;
 }
 
+const bounds = limits.collection;
+
+export const limitsOf = (c: CollectionRow): CollectionLimits => ({
+  maxRecords: c.max_records ?? bounds.records.default,
+  maxBytes: c.max_bytes ?? bounds.bytes.default,
+  maxPerAddressHour: c.max_per_address_hour ?? bounds.perAddressHour.default,
+});
+
 const infoOf = (c: CollectionRow, folder: NodeRow): CollectionInfo => ({
   id: c.id,
   submitToken: c.submit_token,
   folderId: folder.id,
   path: childPathOf(folder),
+  limits: limitsOf(c),
 });
+
+/** Makes a records folder and what it holds private; visitors' open streams of what was public end. */
+async function recordsPrivate(s: Services, trx: Transaction<DB>, folderId: number, after: AfterCommit) {
+  const changed = await makeSubtreePrivate(trx, folderId);
+  if (changed.length > 0) after.push(() => Promise.all(changed.map((n) => publishVisibilityChanged(s, n, 'private'))));
+}
 
 /** Marks a folder as a collection (again: answers the existing one). Its pages count against the
  *  plan's documents like any others; if they do not fit, nothing is made. */
@@ -87,6 +125,7 @@ export async function markCollection(s: Services, actorId: number, folderId: num
       createIn(s, trx, actorId, { ownerId: folder.owner_id, parentId: folder.id, type, name, html }, now, after);
     const records = await make('folder', COLLECTION_FILES.records);
     if (records.type !== 'folder') throw fail('not-a-folder', `"${COLLECTION_FILES.records}" here is not a folder.`);
+    await recordsPrivate(s, trx, records.id, after);
     await make('site', COLLECTION_FILES.form, submissionFormPage(id, token));
     const dashboard = await make('site', COLLECTION_FILES.dashboard, dashboardPage(id));
     if (dashboard.visibility !== 'private') await updateNode(trx, dashboard.id, { visibility: 'private' });
@@ -98,20 +137,50 @@ export async function markCollection(s: Services, actorId: number, folderId: num
       submit_token: token,
       next_key: 1,
       created_at: now,
+      max_records: null,
+      max_bytes: null,
+      max_per_address_hour: null,
     };
     await insertCollection(trx, row);
     return infoOf(row, folder);
   });
 }
 
-/** The collection of a folder the actor manages, or null. */
-export async function collectionOf(s: Services, actorId: number, folderId: number): Promise<CollectionInfo | null> {
+/** The collection of a folder the actor manages, or null; with what its records use of its limits. */
+export async function collectionOf(
+  s: Services,
+  actorId: number,
+  folderId: number,
+): Promise<(CollectionInfo & { usage: { records: number; bytes: number } }) | null> {
   const { db } = s.database;
   const folder = await nodeById(db, folderId);
   if (!folder) return null;
   await assertManages(db, actorId, folder.owner_id);
   const c = await collectionOfFolder(db, folder.id);
-  return c ? infoOf(c, folder) : null;
+  return c ? { ...infoOf(c, folder), usage: await recordUsage(db, c.owner_id, c.records_folder_id) } : null;
+}
+
+/** The owner sets what anonymous submitters may store (each a whole number from 1 to its maximum). */
+export async function setLimits(
+  s: Services,
+  actorId: number,
+  folderId: number,
+  set: CollectionLimits,
+): Promise<CollectionLimits> {
+  const c = await collectionOf(s, actorId, folderId);
+  if (!c) throw notFound('That folder is not a collection.');
+  const check = (value: number, max: number, what: string) => {
+    if (!Number.isSafeInteger(value) || value < 1 || value > max)
+      throw fail('invalid', `${what} must be a whole number from 1 to ${max.toLocaleString('en')}.`);
+    return value;
+  };
+  const row = {
+    max_records: check(set.maxRecords, bounds.records.max, 'Records'),
+    max_bytes: check(set.maxBytes, bounds.bytes.max, 'Bytes'),
+    max_per_address_hour: check(set.maxPerAddressHour, bounds.perAddressHour.max, 'Submissions per address'),
+  };
+  await setCollectionLimits(s.database.db, c.id, row);
+  return { maxRecords: row.max_records, maxBytes: row.max_bytes, maxPerAddressHour: row.max_per_address_hour };
 }
 
 /** The folder stops being a collection; its pages and records stay as they are. */
@@ -186,6 +255,7 @@ async function recordsFolder(s: Services, c: CollectionRow, folder: NodeRow): Pr
         after,
       ));
     if (made.type !== 'folder') throw fail('not-a-folder', `"${COLLECTION_FILES.records}" here is not a folder.`);
+    await recordsPrivate(s, trx, made.id, after);
     await setRecordsFolder(trx, c.id, made.id);
     return made;
   });
@@ -195,7 +265,12 @@ export interface Submission {
   /** The submit token (X-Submit-Token header or `token` field). */
   token: string | undefined;
   data: unknown;
+  /** The submitter's address (counted per collection and hour). */
+  address: string;
 }
+
+const MB = 1024 * 1024;
+const sizeWords = (n: number) => (n >= MB ? `${Math.round((n / MB) * 10) / 10} MB` : `${Math.ceil(n / 1024)} KB`);
 
 /** A new record from a public form: 201 with its id and its edit token. */
 export async function submitRecord(
@@ -207,8 +282,21 @@ export async function submitRecord(
   const { c, folder } = await liveCollection(s, id, hostAccountId);
   if (!sameSecret(sub.token, c.submit_token)) throw fail('bad-submit-token', 'The submit token is not right.');
   if (sub.data === undefined) throw fail('missing-field', 'Send the record as JSON {"data": …}.');
+  const bound = limitsOf(c);
+  const hit = await s.submissionLimiter.hit(`${c.id}:${sub.address}`);
+  if (hit.count > bound.maxPerAddressHour)
+    throw tooMany(
+      `This form takes at most ${bound.maxPerAddressHour} submissions an hour from one address. Try again later.`,
+      hit.retryAfter,
+    );
   const records = await recordsFolder(s, c, folder);
-  const stored = await storeBytes(s, await ownerPlan(s, c.owner_id), recordBytes(sub.data));
+  const bytes = recordBytes(sub.data);
+  const usage = await recordUsage(s.database.db, c.owner_id, records.id);
+  if (usage.records + 1 > bound.maxRecords)
+    throw tooLarge(`This collection is full: it holds its maximum of ${bound.maxRecords} records.`);
+  if (usage.bytes + bytes.length > bound.maxBytes)
+    throw tooLarge(`This collection is full: its records may use ${sizeWords(bound.maxBytes)} in all.`);
+  const stored = await storeBytes(s, await ownerPlan(s, c.owner_id), bytes);
   // A key whose file name a synced file already took is skipped: the next one is tried.
   for (let attempt = 0; attempt < 20; attempt++) {
     const key = String(await takeRecordKey(s.database.db, c.id));

@@ -1,6 +1,8 @@
 // Fixed-window counters. Memory by default; a Redis implementation shares them across processes.
 export interface LimitResult {
   allowed: boolean;
+  /** Hits in this window so far, this one included. */
+  count: number;
   remaining: number;
   /** Seconds until the window resets. */
   retryAfter: number;
@@ -31,6 +33,7 @@ export class MemoryRateLimiter implements RateLimiter {
     w.count++;
     return {
       allowed: w.count <= this.max,
+      count: w.count,
       remaining: Math.max(0, this.max - w.count),
       retryAfter: Math.max(1, Math.ceil((w.resetAt - t) / 1000)),
       limit: this.max,

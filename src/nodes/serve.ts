@@ -64,6 +64,12 @@ export async function resolveDocumentPath(s: Services, accountId: number, pathna
     const moved = await redirectTarget(s.database.db, accountId, rel, s.clock.now().toISOString());
     if (moved) return { kind: 'redirect', node: moved, rest: segments.slice(docEnd + 1).join('/') };
   }
+  return rootFallback(s, accountId);
+}
+
+/** What a path that names nothing serves: the root `index.html` as a fallback, or null. Also what a
+ *  private name serves to whoever may not see it, so the two answer alike. */
+export async function rootFallback(s: Services, accountId: number): Promise<Resolved> {
   const root = await findByPath(s, accountId, ROOT_DOCUMENT);
   return root?.type === 'site' ? { kind: 'document', node: root, fallback: true } : null;
 }

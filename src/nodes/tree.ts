@@ -293,6 +293,9 @@ async function place(
 ): Promise<NodeRow> {
   const updated = await updateNode(trx, node.id, { ...to, name_key: to.name.toLowerCase() });
   if (node.type === 'folder') await rewriteDescendantPaths(trx, updated);
+  // Put into a private folder (a collection's records/), it became private: its visitors' streams end.
+  if (updated.visibility !== node.visibility)
+    after.push(() => publishVisibilityChanged(s, updated, updated.visibility));
   // A document's old address leads to it for 30 days (links already shared keep working).
   if (node.type === 'site' && childPathOf(node) !== childPathOf(updated)) {
     const expiresAt = new Date(s.clock.now().getTime() + REDIRECT_DAYS * DAY).toISOString();
@@ -364,6 +367,12 @@ export async function setVisibility(
         'invalid-visibility',
       );
     if (node.visibility === visibility) return node;
+    const parent = visibility === 'public' ? await loadParent(trx, node.owner_id, node.parent_id) : null;
+    if (parent?.visibility === 'private')
+      throw badRequest(
+        `What is in "${childPathOf(parent)}" is private (a collection's records are its owner's alone): move it out first.`,
+        'invalid-visibility',
+      );
     after.push(() => publishVisibilityChanged(s, node, visibility));
     return updateNode(trx, node.id, { visibility });
   });

@@ -93,10 +93,12 @@ class RedisLimiterFactory implements LimiterFactory {
         const r = (await this.client.call(this.client.redis.eval(HIT, 1, prefix + key, String(windowMs)))) as
           | [number, number]
           | undefined;
-        if (!r) return { allowed: true, remaining: max - 1, retryAfter: Math.ceil(windowMs / 1000), limit: max };
+        if (!r)
+          return { allowed: true, count: 1, remaining: max - 1, retryAfter: Math.ceil(windowMs / 1000), limit: max };
         const [count, ttl] = [Number(r[0]), Number(r[1])];
         return {
           allowed: count <= max,
+          count,
           remaining: Math.max(0, max - count),
           retryAfter: Math.max(1, Math.ceil(ttl / 1000)),
           limit: max,

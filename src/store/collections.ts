@@ -61,3 +61,26 @@ export async function recordFiles(db: Kysely<DB>, ownerId: number, folderId: num
   ]);
   return { rows, total: Number(count.n) };
 }
+
+/** How many records a records folder holds and their bytes (the trash not counted). */
+export async function recordUsage(db: Kysely<DB>, ownerId: number, folderId: number) {
+  const row = await db
+    .selectFrom('nodes')
+    .select((eb) => [
+      eb.fn.countAll<number>().as('n'),
+      eb.fn.coalesce(eb.fn.sum<number>('size'), eb.lit(0)).as('bytes'),
+    ])
+    .where('owner_id', '=', ownerId)
+    .where('parent_id', '=', folderId)
+    .where('trashed_at', 'is', null)
+    .executeTakeFirstOrThrow();
+  return { records: Number(row.n), bytes: Number(row.bytes) };
+}
+
+export function setCollectionLimits(
+  db: Kysely<DB>,
+  id: string,
+  set: Pick<CollectionRow, 'max_records' | 'max_bytes' | 'max_per_address_hour'>,
+): Promise<unknown> {
+  return db.updateTable('collections').set(set).where('id', '=', id).execute();
+}

@@ -106,12 +106,53 @@ export function otherSiteNamed(db: Kysely<DB>, name: string, exceptId?: number) 
   return q.executeTakeFirst();
 }
 
+/** Whatever is put into a private folder is private: a collection's `records/` (src/collections/) is one,
+ *  and what a form, a sync client, an upload, a move or a restore puts there must never be public. The
+ *  one rule for every way a node gets a parent: the visibility it would have, or `private` when its new
+ *  parent folder is private. */
+function visibilityUnder(parentId: number, otherwise: RawBuilder<unknown>) {
+  return sql<
+    'public' | 'private'
+  >`case when exists (select 1 from nodes p where p.id = ${parentId} and p.visibility = 'private') then 'private' else ${otherwise} end`;
+}
+
 export function insertNode(db: Kysely<DB>, row: Insertable<NodesTable>): Promise<NodeRow> {
-  return db.insertInto('nodes').values(row).returningAll().executeTakeFirstOrThrow();
+  const values = row.parent_id
+    ? { ...row, visibility: visibilityUnder(row.parent_id, sql`${row.visibility ?? 'public'}`) }
+    : row;
+  return db.insertInto('nodes').values(values).returningAll().executeTakeFirstOrThrow();
 }
 
 export function updateNode(db: Kysely<DB>, id: number, set: Updateable<NodesTable>): Promise<NodeRow> {
-  return db.updateTable('nodes').set(set).where('id', '=', id).returningAll().executeTakeFirstOrThrow();
+  const values = set.parent_id
+    ? {
+        ...set,
+        visibility: visibilityUnder(
+          set.parent_id,
+          set.visibility ? sql`${set.visibility}` : sql.ref('nodes.visibility'),
+        ),
+      }
+    : set;
+  return db.updateTable('nodes').set(values).where('id', '=', id).returningAll().executeTakeFirstOrThrow();
+}
+
+/** Makes a folder and everything below it private (a collection's `records/`); returns the nodes that were
+ *  public. Level by level: folders nest at most 5 deep. */
+export async function makeSubtreePrivate(db: Kysely<DB>, folderId: number): Promise<NodeRow[]> {
+  const changed: NodeRow[] = [];
+  for (let level = [folderId]; level.length > 0; ) {
+    changed.push(
+      ...(await db
+        .updateTable('nodes')
+        .set({ visibility: 'private' })
+        .where('id', 'in', level)
+        .where('visibility', '!=', 'private')
+        .returningAll()
+        .execute()),
+    );
+    level = (await db.selectFrom('nodes').select('id').where('parent_id', 'in', level).execute()).map((n) => n.id);
+  }
+  return changed;
 }
 
 /** Deletes nodes by id (their content and versions go with them: foreign keys cascade). */

@@ -80,6 +80,10 @@ export interface CollectionsTable {
   /** The next record's key (1, 2, 3 …; never reused). */
   next_key: number;
   created_at: string;
+  /** What anonymous submitters may store, as its owner set it (null: src/limits.ts `collectionLimits`). */
+  max_records: number | null;
+  max_bytes: number | null;
+  max_per_address_hour: number | null;
 }
 
 export interface MessagesTable {

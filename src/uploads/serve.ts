@@ -15,7 +15,9 @@ export async function serveUpload(req: FastifyRequest, reply: FastifyReply, s: S
   if (req.headers['service-worker'] !== undefined)
     throw forbidden('Uploads cannot be service workers.', 'service-worker-refused');
   const type = node.content_type ?? 'application/octet-stream';
-  reply.header('x-content-type-options', 'nosniff').header('cache-control', 'no-cache');
+  reply
+    .header('x-content-type-options', 'nosniff')
+    .header('cache-control', node.visibility === 'private' ? 'private, no-cache' : 'no-cache');
   if (isActiveContent(type)) reply.header('content-security-policy', 'sandbox');
   if (node.checksum) reply.header('etag', `"${node.checksum}"`);
   if (node.checksum && ifNoneMatchHits(req.headers['if-none-match'], node.checksum)) return reply.code(304).send();

@@ -62,7 +62,7 @@ const plugin: RoutePlugin = async (app, { services: s }) => {
   app.post(`${BASE}/records`, json, async (req, reply) => {
     const b = bodyOf(req) as Record<string, unknown>;
     const token = header(req, 'x-submit-token') ?? (typeof b.token === 'string' ? b.token : undefined);
-    const record = await submitRecord(s, id(req), hostAccount(req), { token, data: dataOf(req) });
+    const record = await submitRecord(s, id(req), hostAccount(req), { token, data: dataOf(req), address: req.ip });
     return reply.code(201).send({ msg: 'Received', msgType: 'success', ...record });
   });
 

@@ -24,7 +24,7 @@
 // Access: `dashboard` / `manage` on main_app, then `manage` on the node (src/access/table.ts).
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { z } from 'zod';
-import { flag, id, idParam, parse, wantsHtml, queryMsg, queryText, sendPage } from '../io.ts';
+import { done, flag, id, idParam, parse, wantsHtml, queryMsg, queryText, sendPage } from '../io.ts';
 import type { RoutePlugin } from './index.ts';
 import { KilnError, forbidden, notFound } from '../../errors.ts';
 import { limits, isUnlimitedSites } from '../../limits.ts';
@@ -64,7 +64,7 @@ import { documentContent } from '../../nodes/serve.ts';
 import { TRASH_DAYS, emptyTrash, listTrash, purgeFromTrash, restoreFromTrash } from '../../nodes/trash.ts';
 import { activityFeed } from '../../nodes/activity.ts';
 import { unread } from '../../messages/messages.ts';
-import { collectionOf, markCollection, unmarkCollection } from '../../collections/collections.ts';
+import { collectionOf, markCollection, setLimits, unmarkCollection } from '../../collections/collections.ts';
 import { collectionFoldersOf } from '../../store/collections.ts';
 import { collectionPage } from '../../ui/collections.ts';
 import { contentTypeFor } from '../../uploads/content-types.ts';
@@ -94,6 +94,12 @@ const bodies = {
   visibility: z.object({ visibility: z.enum(['public', 'private']) }),
   app: z.object({ enableSignups: flag }),
   collection: z.object({ collection: flag }),
+  /** What anonymous submitters may store (src/collections/collections.ts `setLimits` checks the ranges). */
+  collectionLimits: z.object({
+    maxRecords: z.coerce.number(),
+    maxMegabytes: z.coerce.number(),
+    maxPerAddressHour: z.coerce.number(),
+  }),
   empty: z.object({ ownerId: id.optional() }),
 };
 
@@ -338,6 +344,30 @@ const plugin: RoutePlugin = async (app, { services: s }) => {
     reply.header('cache-control', 'no-store');
     if (!wantsHtml(req)) return { msg: '', msgType: 'success', collection: view };
     return sendPage(reply, collectionPage({ username: actor.username, name: node.name, ...view, msg: queryMsg(req) }));
+  });
+
+  app.post(`${DASHBOARD}/nodes/:id/collection/limits`, async (req, reply) => {
+    const actor = manager(req);
+    const node = await managedNode(req);
+    const infoPage = `${DASHBOARD}/nodes/${node.id}/collection`;
+    let set: Awaited<ReturnType<typeof setLimits>>;
+    try {
+      const b = parse(bodies.collectionLimits, req.body);
+      set = await setLimits(s, actor.accountId, node.id, {
+        maxRecords: b.maxRecords,
+        maxBytes: Math.round(b.maxMegabytes * 1024 * 1024),
+        maxPerAddressHour: b.maxPerAddressHour,
+      });
+    } catch (err) {
+      // The form comes back with the refusal in its banner.
+      if (wantsHtml(req) && err instanceof KilnError && err.status === 400)
+        return reply.redirect(withMessage(s.secret, infoPage, err.message, 'error'), 302);
+      throw err;
+    }
+    return done(req, reply, `Saved: "${node.name}" takes at most ${set.maxRecords} records.`, {
+      redirect: infoPage,
+      extra: { limits: set },
+    });
   });
 
   app.post(`${DASHBOARD}/nodes/:id/duplicate`, (req, reply) =>

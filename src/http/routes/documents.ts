@@ -24,6 +24,7 @@ import {
   rememberServed,
   resolveDocumentPath,
   resourceNameOf,
+  rootFallback,
   servedBefore,
 } from '../../nodes/serve.ts';
 import { isStorageUnavailable } from '../../store/db.ts';
@@ -83,6 +84,19 @@ const plugin: RoutePlugin = async (app, { services: s }) => {
       if (!last) throw err;
       return serveLast(req, reply, last);
     }
+    // `?token=<share token>` of the document: the share cookie, and the URL without the token.
+    const shareVisit = () =>
+      found?.kind === 'document' && tokenParamOf(req) !== undefined ? shareLinkVisit(req, reply, s, found.node) : null;
+    const shared = shareVisit();
+    if (shared) return shared;
+    // A name the caller may not see (private) answers exactly as a name nobody has: the fallback too.
+    if (found && !(found.kind === 'document' && found.fallback)) {
+      if (!allows(callerOf(req, found.node), resourceOf(found.node), 'view')) {
+        found = await rootFallback(s, site.accountId);
+        const sharedRoot = shareVisit();
+        if (sharedRoot) return sharedRoot;
+      }
+    }
     // The root document answers unknown paths for page loads and scripts (single-page apps), never for
     // a browser's image, script or style request (a missing /favicon.ico is not the home page).
     if (found?.kind === 'document' && found.fallback && isSubresource(req)) throw notFound();
@@ -94,14 +108,9 @@ const plugin: RoutePlugin = async (app, { services: s }) => {
     }
     if (found.kind === 'redirect') {
       // A renamed or moved document: its old address leads to it (query kept), while it may be seen.
-      authorize(callerOf(req, found.node), resourceOf(found.node), 'view');
       const q = req.url.indexOf('?');
       const to = `${nodeUrlPath(found.node)}${found.rest ? `/${found.rest.split('/').map(encodeURIComponent).join('/')}` : ''}`;
       return reply.header('cache-control', 'no-cache').redirect(q === -1 ? to : to + req.url.slice(q), 302);
-    }
-    if (found.kind === 'document' && tokenParamOf(req) !== undefined) {
-      const shared = shareLinkVisit(req, reply, s, found.node);
-      if (shared) return shared;
     }
     // A share guest (valid `share_<sitename>` cookie) may open the document even when it is private.
     const caller = callerOf(req, found.node);
