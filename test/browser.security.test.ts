@@ -10,6 +10,8 @@ import { hasChromium, startBrowserKiln, type BrowserKiln } from './support/brows
 import { createPerson } from '../src/accounts/people.ts';
 import { createNode } from '../src/nodes/tree.ts';
 import { storeUpload } from '../src/uploads/upload.ts';
+import { saveDocument } from '../src/save/pipeline.ts';
+import { listVersions } from '../src/save/history.ts';
 import { newPerson, sessionsFor, browserCookies, type Sessions } from './support/people.ts';
 
 const skip = !hasChromium && 'Debian chromium is not installed (.ci/run installs it)';
@@ -323,6 +325,58 @@ test('Bob’s page cannot frame Alice’s dashboard', { skip, timeout: 90_000 },
     : '';
   assert.doesNotMatch(text, new RegExp(alice.username));
   assert.doesNotMatch(text, /Your documents/);
+});
+
+test('Bob’s page cannot frame Alice’s restore page and have her click Restore', { skip, timeout: 90_000 }, async () => {
+  // Alice's diary has two versions; restoring the first would undo her last save.
+  const s = bk.kiln.services;
+  const first = '<!DOCTYPE html><html><body><p>first entry</p></body></html>';
+  const latest = '<!DOCTYPE html><html><body><p>latest entry</p></body></html>';
+  const diary = await createNode(s, alice.id, {
+    ownerId: alice.id,
+    parentId: 0,
+    type: 'site',
+    name: `diary-${alice.username}.html`,
+    html: first,
+  });
+  await saveDocument(s, {
+    nodeId: diary.id,
+    bytes: Buffer.from(latest),
+    by: { kind: 'editor', accountId: alice.id, writer: null },
+  });
+  const oldest = (await listVersions(s.database.db, diary.id)).at(-1)!;
+  await page.evaluate((v) => {
+    document.body.dataset.version = String(v);
+  }, oldest.id);
+  // Bob's page frames the restore page, as a "win a prize" button would sit over it.
+  const loaded = await asBobsPage(
+    ({ alice: aliceHost }) =>
+      new Promise<boolean>((resolve) => {
+        const frame = document.createElement('iframe');
+        frame.name = 'prize';
+        frame.onload = () => resolve(true);
+        frame.src = `${aliceHost}/_/restore/${document.body.dataset.version}`;
+        document.body.appendChild(frame);
+      }),
+  ).catch(() => false);
+  assert.equal(loaded, true, 'the frame finished loading (blocked or not)');
+  const frame = page.frames().find((f) => f.name() === 'prize');
+  assert.ok(frame);
+  const buttons = await within(
+    frame
+      .locator('form[method="post"] button')
+      .count()
+      .catch(() => 0),
+    10_000,
+    () => 0,
+  );
+  if (buttons > 0) {
+    // What a victim's click would do: post the form from inside the frame.
+    await Promise.all([frame.waitForNavigation().catch(() => {}), frame.locator('form[method="post"] button').click()]);
+  }
+  assert.equal(buttons, 0, 'the browser refused to render Alice’s restore page in Bob’s frame');
+  const now = await bk.kiln.client(bk.kiln.hostOf(alice.username)).get(`/diary-${alice.username}.html`);
+  assert.equal(now.text, latest, 'the latest save is still the current one');
 });
 
 test('Bob’s page cannot register a service worker from an upload', { skip, timeout: 90_000 }, async () => {

@@ -23,6 +23,7 @@ import { errorPage } from '../ui/pages.ts';
 import { routes } from './routes/index.ts';
 import { routeGroup } from '../metrics/metrics.ts';
 import type { HotServed } from './hot-path.ts';
+import { registerFraming } from './framing.ts';
 import './context.ts';
 
 export async function buildApp(s: Services): Promise<FastifyInstance> {
@@ -106,14 +107,8 @@ export async function buildApp(s: Services): Promise<FastifyInstance> {
     s.metrics.requests.inc({ group, method: req.method, status: `${Math.floor(status / 100)}xx` });
     s.metrics.latency.observe({ group }, reply.elapsedTime / 1000);
   });
-  // The main app (sign-in, dashboard, billing …) is never framed: no clickjacking from an account's
-  // host or anywhere else. Document hosts and custom domains keep their own choice.
-  app.addHook('onSend', async (req, reply) => {
-    if (req.site?.kind !== 'main') return;
-    const csp = reply.getHeader('content-security-policy');
-    reply.header('Content-Security-Policy', csp ? `${String(csp)}; frame-ancestors 'none'` : "frame-ancestors 'none'");
-    reply.header('X-Frame-Options', 'DENY');
-  });
+  // No page Kiln renders is framed, on any host; accounts' documents and uploads keep their owners' choice.
+  registerFraming(app);
   registerAuth(app, s);
   registerRateLimits(app, s);
 

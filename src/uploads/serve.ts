@@ -10,6 +10,7 @@ import type { NodeRow } from '../nodes/tree.ts';
 import { forbidden, notFound } from '../errors.ts';
 import { byteRange, ifNoneMatchHits, parseIfMatch } from '../http/conditional.ts';
 import { isActiveContent } from './content-types.ts';
+import { servesAccountContent } from '../http/framing.ts';
 
 export async function serveUpload(req: FastifyRequest, reply: FastifyReply, s: Services, node: NodeRow) {
   if (req.headers['service-worker'] !== undefined)
@@ -20,8 +21,10 @@ export async function serveUpload(req: FastifyRequest, reply: FastifyReply, s: S
     .header('cache-control', node.visibility === 'private' ? 'private, no-cache' : 'no-cache');
   if (isActiveContent(type)) reply.header('content-security-policy', 'sandbox');
   if (node.checksum) reply.header('etag', `"${node.checksum}"`);
-  if (node.checksum && ifNoneMatchHits(req.headers['if-none-match'], node.checksum)) return reply.code(304).send();
+  if (node.checksum && ifNoneMatchHits(req.headers['if-none-match'], node.checksum))
+    return servesAccountContent(reply).code(304).send();
   if (!node.blob_sha256) throw notFound('The file’s content is missing.');
+  servesAccountContent(reply);
   reply.header('accept-ranges', 'bytes').header('content-type', type);
   const size = node.size ?? 0;
   const ifRange = req.headers['if-range'];

@@ -42,6 +42,7 @@ import { answerDataQuery, wantsData } from '../data-answers.ts';
 import { isValidShareToken, TOKEN_PARAM } from '../../sharing/share.ts';
 import { callerOf, setShareCookie, tokenParamOf } from '../share-grant.ts';
 import type { Ticket } from '../hot-path.ts';
+import { servesAccountContent } from '../framing.ts';
 
 /** Request destinations that may get a document: page loads, frames, and scripts' fetches. */
 const PAGE_DESTINATIONS = new Set(['document', 'iframe', 'frame', 'embed', 'object', 'empty']);
@@ -129,6 +130,7 @@ const plugin: RoutePlugin = async (app, { services: s }) => {
 
     reply.header('cache-control', node.visibility === 'private' ? 'private, no-cache' : 'no-cache');
     reply.header('x-content-type-options', 'nosniff');
+    servesAccountContent(reply);
     if (node.checksum && ifNoneMatchHits(req.headers['if-none-match'], node.checksum)) {
       return reply.code(304).header('etag', `"${node.checksum}"`).send();
     }
@@ -164,7 +166,7 @@ const plugin: RoutePlugin = async (app, { services: s }) => {
   }
   /** While the database is away: the public document this URL served last, as a visitor sees it. */
   function serveLast(req: FastifyRequest, reply: FastifyReply, last: { bytes: Buffer; checksum: string }) {
-    reply.header('cache-control', 'no-cache');
+    servesAccountContent(reply).header('cache-control', 'no-cache');
     if (ifNoneMatchHits(req.headers['if-none-match'], last.checksum))
       return reply.code(304).header('etag', `"${last.checksum}"`).send();
     return reply
