@@ -62,6 +62,16 @@ test('every page Kiln renders on a document host refuses framing; the owner’s 
     assert.ok(r.status < 500, `${what}: ${r.status}`);
     refusesFraming(r, what);
   }
+  // A state change is a POST from this host's own pages: a neighbour's page (same site, other origin)
+  // is refused, and asking for the restore page changes nothing.
+  const neighbour = `http://neighbour-${me.username}.${kiln.config.rootDomain}`;
+  for (const headers of [{ origin: neighbour }, { 'sec-fetch-site': 'same-site' }]) {
+    const r = await owner.post(`/_/restore/${first}`, '', { headers: { ...headers, accept: 'application/json' } });
+    assert.equal(r.status, 403, JSON.stringify(headers));
+    assert.equal(r.json.code, 'cross-origin');
+  }
+  assert.equal((await visitor.get('/')).text, DOC.replace('one', 'two'), 'nothing was restored');
+
   // The account's own content: as stored, framing left to its owner.
   for (const [what, r] of [
     ['document (visitor)', await visitor.get('/')],
