@@ -5,7 +5,7 @@ import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { hasChromium, startBrowserKiln, type BrowserKiln } from './support/browser.ts';
 import { browserCookies, signedIn } from './support/people.ts';
-import { check, PHONE } from './support/screens.ts';
+import { check, DESKTOP, PHONE } from './support/screens.ts';
 import { createNode } from '../src/nodes/tree.ts';
 import { createSyncKey } from '../src/sync/keys.ts';
 import { SyncApi } from './support/sync-client.ts';
@@ -80,6 +80,27 @@ test('a visitor’s submission on the form appears live on the owner’s open da
   assert.equal(await records.locator('#count').textContent(), '1 submission');
   assert.match((await records.locator('#records tbody tr').first().textContent()) ?? '', /Grace Hopper/);
   await check(records, 'collection-records', 'phone');
+
+  // The record is the owner's: the visitor's browser opening its file gets no record (there is no home
+  // page, so a missing file's 404), the owner's gets it.
+  const peek = await form.goto(bk.docUrl(me.username, '/contact/records/1.json'));
+  assert.equal(peek?.status(), 404);
+  assert.doesNotMatch((await form.content()) ?? '', /Compilers|grace@example/);
+  const mine = await records.context().newPage();
+  const own = await mine.goto(bk.docUrl(me.username, '/contact/records/1.json'));
+  assert.equal(own?.status(), 200);
+  assert.match((await own?.text()) ?? '', /Compilers are friends/);
+  await mine.close();
+
+  // The info page shows what the record uses of the limits; the owner changes one and is told.
+  await dash.setViewportSize(DESKTOP);
+  await dash.reload();
+  await dash.getByText('Records: 1 of 10,000').waitFor();
+  await dash.getByLabel('Most records').fill('500');
+  await dash.getByRole('button', { name: 'Save limits' }).click();
+  await dash.getByText(/Saved: "contact" takes at most 500 records/).waitFor();
+  await dash.getByText('Records: 1 of 500').waitFor();
+  await check(dash, 'collection-limits', 'desktop');
 
   // And it is a JSON file in records/, as the sync API lists it.
   const { key } = await createSyncKey(bk.kiln.services, me.id);

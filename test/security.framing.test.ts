@@ -65,7 +65,7 @@ test('every page Kiln renders on a document host refuses framing; the owner’s 
   // A state change is a POST from this host's own pages: a neighbour's page (same site, other origin)
   // is refused, and asking for the restore page changes nothing.
   const neighbour = `http://neighbour-${me.username}.${kiln.config.rootDomain}`;
-  for (const headers of [{ origin: neighbour }, { 'sec-fetch-site': 'same-site' }]) {
+  for (const headers of [{ origin: neighbour }, { 'sec-fetch-site': 'same-site' }] as Record<string, string>[]) {
     const r = await owner.post(`/_/restore/${first}`, '', { headers: { ...headers, accept: 'application/json' } });
     assert.equal(r.status, 403, JSON.stringify(headers));
     assert.equal(r.json.code, 'cross-origin');

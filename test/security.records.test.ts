@@ -248,7 +248,7 @@ test('submissions are bounded per collection: per address an hour (429), records
   assert.equal((await set(100, 0.1, 100)).status, 200);
   const big = await submit(c, { blob: 'x'.repeat(120 * 1024) }, kiln.client(c.host));
   assert.equal(big.status, 413, big.text);
-  assert.match(big.json.msg, /103 KB/);
+  assert.match(big.json.msg, /102\.4 KB/);
   const usage = (await c.main.get(`/_/dashboard/nodes/${c.folderId}/collection`, { headers: JSON_HEADERS })).json
     .collection.usage;
   assert.equal(usage.records, 3);

@@ -43,6 +43,7 @@ import {
 } from '../store/collections.ts';
 import { publishVisibilityChanged } from '../events/publish.ts';
 import { limits } from '../limits.ts';
+import { formatSize } from '../core/size.ts';
 import { effectivePlan, loadPlanAccount } from '../billing/plans.ts';
 import { insertUpload, replaceUpload, storeBytes } from '../uploads/upload.ts';
 import { dashboardPage, submissionFormPage } from './pages.ts';
@@ -269,9 +270,6 @@ export interface Submission {
   address: string;
 }
 
-const MB = 1024 * 1024;
-const sizeWords = (n: number) => (n >= MB ? `${Math.round((n / MB) * 10) / 10} MB` : `${Math.ceil(n / 1024)} KB`);
-
 /** A new record from a public form: 201 with its id and its edit token. */
 export async function submitRecord(
   s: Services,
@@ -295,7 +293,7 @@ export async function submitRecord(
   if (usage.records + 1 > bound.maxRecords)
     throw tooLarge(`This collection is full: it holds its maximum of ${bound.maxRecords} records.`);
   if (usage.bytes + bytes.length > bound.maxBytes)
-    throw tooLarge(`This collection is full: its records may use ${sizeWords(bound.maxBytes)} in all.`);
+    throw tooLarge(`This collection is full: its records may use ${formatSize(bound.maxBytes)} in all.`);
   const stored = await storeBytes(s, await ownerPlan(s, c.owner_id), bytes);
   // A key whose file name a synced file already took is skipped: the next one is tried.
   for (let attempt = 0; attempt < 20; attempt++) {

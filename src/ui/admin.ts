@@ -2,7 +2,7 @@
 import { html } from './html.ts';
 import { page, type Msg } from './pages.ts';
 import type { InstanceSettings, listAccounts } from '../admin/admin.ts';
-import { formatSize } from './dashboard.ts';
+import { formatSize } from '../core/size.ts';
 
 type Listing = Awaited<ReturnType<typeof listAccounts>>;
 

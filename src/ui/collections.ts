@@ -2,6 +2,7 @@
 import { html } from './html.ts';
 import { page, type Msg } from './pages.ts';
 import { limits } from '../limits.ts';
+import { formatSize } from '../core/size.ts';
 import type { CollectionLimits } from '../collections/collections.ts';
 
 const MB = 1024 * 1024;
@@ -48,7 +49,7 @@ export function collectionPage(o: {
 <div class="usage">
 <div><label for="use-records">Records: ${o.usage.records.toLocaleString('en')} of ${l.maxRecords.toLocaleString('en')}</label>
 <meter id="use-records" min="0" max="100" value="${percent(o.usage.records, l.maxRecords)}">${percent(o.usage.records, l.maxRecords)}%</meter></div>
-<div><label for="use-bytes">Storage: ${megabytes(o.usage.bytes)} MB of ${megabytes(l.maxBytes)} MB</label>
+<div><label for="use-bytes">Storage: ${formatSize(o.usage.bytes)} of ${formatSize(l.maxBytes)}</label>
 <meter id="use-bytes" min="0" max="100" value="${percent(o.usage.bytes, l.maxBytes)}">${percent(o.usage.bytes, l.maxBytes)}%</meter></div>
 </div>
 <form class="limits" method="post" action="/_/dashboard/nodes/${o.folderId}/collection/limits">

@@ -1,6 +1,7 @@
 // The developer dashboard: the account's tree of documents, folders and uploads. Server-rendered and
 // usable with plain form posts; a little inline script turns the forms into AJAX calls that swap in
 // the pre-rendered node list the server answers with.
+import { formatSize } from '../core/size.ts';
 import { escapeHtml, html, raw, type Html } from './html.ts';
 import { page } from './pages.ts';
 import type { NodeRow } from '../nodes/tree.ts';
@@ -42,12 +43,6 @@ export interface DashboardView extends ListView {
   activity: ActivityItem[];
   /** Unread contact messages (own tree only). */
   unreadMessages?: number;
-}
-
-export function formatSize(bytes: number): string {
-  if (bytes < 1024) return `${bytes} B`;
-  if (bytes < 1024 * 1024) return `${(bytes / 1024).toFixed(1)} KB`;
-  return `${(bytes / 1024 / 1024).toFixed(1)} MB`;
 }
 
 function formatTime(iso: string): Html {
