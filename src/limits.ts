@@ -89,6 +89,9 @@ export const limits = {
     maxRatio: 200,
     ratioFromBytes: 1 * MB,
   },
+  /** How deep a JSON body (or a record file read back) may nest arrays and objects: far more than any
+   *  form, record or sync body needs, far less than what recursion on the stack survives. */
+  jsonDepth: 64,
   folderDepth: 5,
   nameLength: 255,
   pathLength: 1024,

@@ -13,6 +13,7 @@
 // Records are any JSON value up to 1 MB (limits.body.jsonCollection). Every change reaches open collection
 // dashboards as a `collection-record` event (src/collections/events.ts), however it was made.
 import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
+import { TOO_DEEP, nestsDeeperThan } from '../core/json.ts';
 import type { Services } from '../services.ts';
 import type { Actor } from '../access/actor.ts';
 import { KilnError, badRequest, fail, forbidden, notFound } from '../errors.ts';
@@ -163,7 +164,16 @@ const sameSecret = (given: string | undefined, expected: string) => {
   return a.length === b.length && timingSafeEqual(a, b);
 };
 
-const recordBytes = (data: unknown) => Buffer.from(`${JSON.stringify(data, null, 2)}\n`, 'utf8');
+/** A record as its file. Bodies are depth-checked when parsed (src/http/app.ts); should a value still be too
+ *  deep to serialize, the answer is 400, not a stack overflow's 500. */
+function recordBytes(data: unknown): Buffer {
+  try {
+    return Buffer.from(`${JSON.stringify(data, null, 2)}\n`, 'utf8');
+  } catch (e) {
+    if (e instanceof RangeError) throw fail('invalid-body', TOO_DEEP);
+    throw e;
+  }
+}
 
 async function ownerPlan(s: Services, ownerId: number) {
   return effectivePlan(await loadPlanAccount(s, s.database.db, ownerId));
@@ -244,15 +254,18 @@ async function recordNode(s: Services, c: CollectionRow, key: string): Promise<N
   return node;
 }
 
-/** A record file's JSON (a synced file that is not JSON reads as its text). */
+/** A record file's JSON (a synced file that is not JSON, or nests past `limits.jsonDepth`, reads as its text). */
 async function readRecord(s: Services, node: NodeRow): Promise<RecordView> {
   const bytes = node.blob_sha256 ? await s.blobs.get(node.blob_sha256) : null;
   const text = bytes?.toString('utf8') ?? '';
-  let data: unknown;
-  try {
-    data = JSON.parse(text);
-  } catch {
-    data = text;
+  let data: unknown = text;
+  // Too deep to send back as JSON (a file synced in, not posted): its text, like any file that is not JSON.
+  if (!nestsDeeperThan(text)) {
+    try {
+      data = JSON.parse(text);
+    } catch {
+      // Not JSON: its text.
+    }
   }
   return { id: node.name.replace(/\.json$/i, ''), data, modifiedAt: node.modified_at, size: node.size ?? 0 };
 }
