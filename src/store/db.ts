@@ -31,6 +31,7 @@ import { up011Activity } from './migrations/011_activity.ts';
 import { up012MovedUsernames } from './migrations/012_moved_usernames.ts';
 import { up013Messages } from './migrations/013_messages.ts';
 import { up014Collections } from './migrations/014_collections.ts';
+import { up015UsernameHolders } from './migrations/015_username_holders.ts';
 
 /** The two column types that differ between the databases. */
 export interface ColumnTypes {
@@ -56,6 +57,7 @@ function migrations(t: ColumnTypes): Record<string, Migration> {
     '012_moved_usernames': { up: up012MovedUsernames(t) },
     '013_messages': { up: up013Messages(t) },
     '014_collections': { up: up014Collections(t) },
+    '015_username_holders': { up: up015UsernameHolders(t) },
   };
 }
 
