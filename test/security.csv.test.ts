@@ -38,13 +38,8 @@ test('the messages CSV exports every formula trigger as text, tab and carriage r
   const me = await signedIn(kiln, main);
   const host = kiln.hostOf(me.username);
   const fields = Object.fromEntries(TRIGGERS.map(([v], i) => [`f${i}`, v]));
-  const sent = await kiln
-    .client(host)
-    .post(
-      '/_/message',
-      { ...fields, behaviorData: human },
-      { headers: { origin: `http://${host}`, referer: `http://${host}/contact.html`, 'sec-fetch-site': 'same-origin' } },
-    );
+  const from = { origin: `http://${host}`, referer: `http://${host}/contact.html`, 'sec-fetch-site': 'same-origin' };
+  const sent = await kiln.client(host).post('/_/message', { ...fields, behaviorData: human }, { headers: from });
   assert.equal(sent.status, 200, sent.text);
   const csv = await main.get('/_/dashboard/messages.csv');
   assert.equal(csv.status, 200);
