@@ -209,9 +209,8 @@ async function importCommand(config: Config, args: string[]) {
   if (!required('import', values, ['user', 'file'])) return;
   await withServices(config, async (s) => {
     const { importTree } = await import('./accounts/export.ts');
-    const { readFile } = await import('node:fs/promises');
     const id = await accountIdOf(s, values.user!, 'person');
-    const r = await importTree(s, id, id, await readFile(values.file!));
+    const r = await importTree(s, id, id, values.file!);
     console.log(`Imported ${r.documents} documents, ${r.uploads} files and ${r.folders} folders into ${values.user}.`);
   });
 }

@@ -74,6 +74,24 @@ export const limits = {
     personal: planLimits.personal.sites,
     maker: planLimits.maker.sites,
   } satisfies Record<Plan, number>,
+  /** Account import (src/accounts/export.ts). A zip is checked from its central directory before one
+   *  byte is unpacked: each entry against its own limit (a document's size, the plan's per-file size),
+   *  all of them together against `totalBytes`, and each past `ratioFromBytes` against `maxRatio`. */
+  zipImport: {
+    entries: 10_000,
+    /** What all entries may unpack to together, as declared. */
+    totalBytes: 512 * MB,
+    /** `.kiln/manifest.json` (about 200 bytes a node; 10 000 nodes stay under 2 MB). */
+    manifestBytes: 5 * MB,
+    /** Uncompressed : compressed. Deflate peaks near 1032:1 on zeros; HTML, text and JSON stay well under
+     *  50:1 and media near 1:1, so 200:1 refuses only padding. Below `ratioFromBytes` any ratio goes: a
+     *  small file costs nothing to unpack, and tiny repetitive files (an empty CSV, an SVG) can reach it. */
+    maxRatio: 200,
+    ratioFromBytes: 1 * MB,
+  },
+  /** How deep a JSON body (or a record file read back) may nest arrays and objects: far more than any
+   *  form, record or sync body needs, far less than what recursion on the stack survives. */
+  jsonDepth: 64,
   folderDepth: 5,
   nameLength: 255,
   pathLength: 1024,

@@ -353,3 +353,44 @@ test('changing the username moves the host; the old host redirects there for 30 
   assert.equal(grab.status, 409, 'the old name is held');
   assert.equal((await c.get('/_/account', json)).json.account.username, to);
 });
+
+test('a renamed account takes its old username back during the hold; its host serves again and the other name redirects; others stay refused', async () => {
+  const p = newPerson({ plan: 'maker' });
+  await createPerson(kiln.services, p);
+  const c = await login(p.email, p.password);
+  const page = `back-${p.username}.html`;
+  await c.post('/_/dashboard/nodes', { type: 'site', name: page, html: '<p>back</p>' }, json);
+  const a = p.username;
+  const b = `${a}b`;
+  const cc = `${a}c`;
+  const rename = (client: Client, username: string, password: string) =>
+    client.post('/_/account/username', { username, password }, json);
+  assert.equal((await rename(c, b, p.password)).status, 200);
+  assert.equal((await kiln.client(kiln.hostOf(b)).get(`/${page}`)).text, '<p>back</p>');
+  // Another account may not take the held name.
+  const other = newPerson();
+  await createPerson(kiln.services, other);
+  const stranger = await login(other.email, other.password);
+  const refused = await rename(stranger, a, other.password);
+  assert.equal(refused.status, 409, refused.text);
+  assert.equal(refused.json.code, 'username-taken');
+  // The account that held it takes it back, even after a second rename (a → b → c → a).
+  assert.equal((await rename(c, cc, p.password)).status, 200);
+  const back = await rename(c, a, p.password);
+  assert.equal(back.status, 200, back.text);
+  assert.equal((await c.get('/_/account', json)).json.account.username, a);
+  const served = await kiln.client(kiln.hostOf(a)).get(`/${page}`);
+  assert.equal(served.status, 200, 'the host serves directly, no redirect');
+  assert.equal(served.text, '<p>back</p>');
+  // The names it left lead straight to it, and stay held from everyone else.
+  for (const left of [b, cc]) {
+    const old = await kiln.client(kiln.hostOf(left)).get(`/${page}`);
+    assert.equal(old.status, 302, left);
+    assert.equal(old.headers.location, `http://${kiln.hostOf(a)}/${page}`);
+    const grab = await rename(stranger, left, other.password);
+    assert.equal(grab.status, 409, `${left}: ${grab.text}`);
+    assert.equal(grab.json.code, 'username-taken');
+  }
+  // The stranger cannot take a name that is in use either.
+  assert.equal((await rename(stranger, a, other.password)).status, 409);
+});

@@ -15,6 +15,7 @@ import {
   emailTaken,
   deleteAccountRow,
   holdUsername,
+  reclaimUsername,
   personRow,
   soleOwnedTeams,
   superadminCount,
@@ -250,7 +251,8 @@ export async function confirmEmailChange(s: Services, token: string): Promise<{ 
 export const USERNAME_MOVE_DAYS = 30;
 
 /** Changes the username (the password required): the account's host moves to the new name; the old
- *  host redirects there for 30 days, and nobody else can take the old name meanwhile. */
+ *  host redirects there for 30 days, and nobody else can take the old name meanwhile. The account may
+ *  take a name it left back during that time: its host then serves there again. */
 export async function changeUsername(
   s: Services,
   accountId: number,
@@ -265,11 +267,13 @@ export async function changeUsername(
   if (problem) throw badRequest(problem, 'invalid');
   if (to === p.username) throw badRequest('That is your username already.', 'invalid');
   const { db } = s.database;
-  if (await usernameTaken(db, to)) throw conflict('That username is taken.', 'username-taken');
+  // A name this account left is held for it: it may take it back (nobody else may).
+  if (await usernameTaken(db, to, accountId)) throw conflict('That username is taken.', 'username-taken');
   const until = new Date(s.clock.now().getTime() + USERNAME_MOVE_DAYS * DAY).toISOString();
   await db.transaction().execute(async (trx) => {
     await updateAccountRow(trx, accountId, { username: to });
-    await holdUsername(trx, p.username, until, to);
+    await holdUsername(trx, p.username, until, { to, accountId });
+    await reclaimUsername(trx, accountId, to);
   });
   return { from: p.username, to };
 }

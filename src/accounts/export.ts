@@ -6,9 +6,10 @@
 // writer reaches it, so memory stays flat however large the tree.
 //
 // Import takes such a zip, or any zip of HTML files and assets (a Hyperclay Local folder, say): every
-// name is checked first, and a name already taken (in the tree, or a document name elsewhere in Kiln)
-// refuses the whole import with the list (409 `name-conflict`, `extra.clashes`); then uploads go to
-// the blob store and the whole tree is written in one transaction: all or nothing.
+// declared size is checked first (413 `too-large` naming the entry; see the import section), then every
+// name, and a name already taken (in the tree, or a document name elsewhere in Kiln) refuses the whole
+// import with the list (409 `name-conflict`, `extra.clashes`); then uploads go to the blob store and the
+// whole tree is written in one transaction: all or nothing.
 import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { createWriteStream } from 'node:fs';
@@ -28,7 +29,8 @@ import { documentContent } from '../nodes/serve.ts';
 import { listVersions, versionContent } from '../save/history.ts';
 import { insertUpload, storeBytes } from '../uploads/upload.ts';
 import { childNamed, otherSiteNamed, updateNode } from '../store/nodes.ts';
-import { assertCanEnableApp, loadPlanAccount, effectivePlan } from '../billing/plans.ts';
+import { assertCanEnableApp, assertUploadSize, loadPlanAccount, effectivePlan } from '../billing/plans.ts';
+import type { Plan } from '../store/schema.ts';
 
 const MANIFEST = '.kiln/manifest.json';
 const VERSIONS = '.kiln/versions/';
@@ -128,72 +130,124 @@ export async function exportTree(
 }
 
 // ------------------------------------------------------------------ import
+//
+// A zip is hostile until read: a few hundred KB can declare gigabytes (a zip bomb), and a header can lie
+// about an entry's size. So the central directory is read first (names and declared sizes only) and
+// every declared size is checked before one byte is unpacked (src/limits.ts `zipImport`); then entries
+// are unpacked one at a time, each counted as it inflates and stopped as soon as it passes what it
+// declared. The zip itself is read from disk by random access, never whole in memory.
 
+/** One file of the zip, as its central directory declares it. */
 interface ImportFile {
+  entry: yauzl.Entry;
   path: string;
   parts: string[];
-  bytes: Buffer;
+  type: 'site' | 'upload';
 }
 
-/** Most entries one import takes. */
-const MAX_ENTRIES = 10_000;
+const mb = (n: number) => `${(n / 1024 / 1024).toFixed(n < 10 * 1024 * 1024 ? 1 : 0)} MB`;
 
-function readZip(buffer: Buffer): Promise<{ files: ImportFile[]; folders: string[][]; manifest: ManifestEntry[] }> {
+const damaged = (e: Error) =>
+  e instanceof KilnError ? e : badRequest(`The zip is damaged: ${e.message}`, 'invalid-body');
+
+function openZip(file: string): Promise<yauzl.ZipFile> {
   return new Promise((resolve, reject) => {
-    yauzl.fromBuffer(buffer, { lazyEntries: true, strictFileNames: false, validateEntrySizes: true }, (err, zip) => {
-      if (err || !zip) return reject(badRequest('That file is not a zip archive.', 'invalid-body'));
-      const files: ImportFile[] = [];
-      const folders: string[][] = [];
-      let manifest: ManifestEntry[] = [];
-      let total = 0;
-      let count = 0;
-      const fail = (e: Error) => {
-        zip.close();
-        reject(e instanceof KilnError ? e : badRequest(`The zip is damaged: ${e.message}`, 'invalid-body'));
-      };
-      zip.on('error', fail);
-      zip.on('end', () => resolve({ files, folders, manifest }));
-      zip.on('entry', (entry: yauzl.Entry) => {
-        if (++count > MAX_ENTRIES) return fail(tooLarge(`A zip may hold at most ${MAX_ENTRIES} entries.`));
-        const name = entry.fileName.replace(/\\/g, '/').replace(/^\/+/, '');
-        const skip =
-          name.startsWith(VERSIONS) || name.startsWith('__MACOSX/') || /(^|\/)(\.DS_Store|Thumbs\.db)$/.test(name);
-        if (skip) return zip.readEntry();
-        if (name.endsWith('/')) {
-          const parts = splitPath(name.slice(0, -1));
-          if (typeof parts === 'string') return fail(badRequest(`${name}: ${parts}`, 'invalid-path'));
-          folders.push(parts);
-          return zip.readEntry();
-        }
-        total += entry.uncompressedSize;
-        if (entry.uncompressedSize > limits.documentSize * 40 || total > limits.body.jsonSyncAndUpload * 4)
-          return fail(tooLarge('The zip unpacks to more than an import takes.'));
-        zip.openReadStream(entry, (e, stream) => {
-          if (e || !stream) return fail(e ?? new Error('unreadable entry'));
-          const chunks: Buffer[] = [];
-          stream.on('data', (c: Buffer) => chunks.push(c));
-          stream.on('error', fail);
-          stream.on('end', () => {
-            const bytes = Buffer.concat(chunks);
-            if (name === MANIFEST) {
-              try {
-                const m = JSON.parse(bytes.toString('utf8'));
-                if (Array.isArray(m?.nodes)) manifest = m.nodes;
-              } catch {
-                // A manifest that does not parse only means no visibility or app flags.
-              }
-            } else {
-              const parts = splitPath(name);
-              if (typeof parts === 'string') return fail(badRequest(`${name}: ${parts}`, 'invalid-path'));
-              files.push({ path: parts.join('/'), parts, bytes });
-            }
-            zip.readEntry();
-          });
-        });
-      });
+    // autoClose off: entries are opened after the directory is read; the caller closes.
+    yauzl.open(
+      file,
+      { lazyEntries: true, autoClose: false, strictFileNames: false, validateEntrySizes: true },
+      (err, zip) =>
+        err || !zip ? reject(badRequest('That file is not a zip archive.', 'invalid-body')) : resolve(zip),
+    );
+  });
+}
+
+/** The central directory's entries (no entry is unpacked), at most `zipImport.entries`. */
+function listEntries(zip: yauzl.ZipFile): Promise<yauzl.Entry[]> {
+  const max = limits.zipImport.entries;
+  if (zip.entryCount > max) return Promise.reject(tooLarge(`A zip may hold at most ${max} entries.`));
+  return new Promise((resolve, reject) => {
+    const entries: yauzl.Entry[] = [];
+    zip.on('error', (e: Error) => reject(damaged(e)));
+    zip.on('end', () => resolve(entries));
+    zip.on('entry', (entry: yauzl.Entry) => {
+      entries.push(entry);
       zip.readEntry();
     });
+    zip.readEntry();
   });
+}
+
+/** An entry's bytes, refused (413 naming it) the moment it unpacks to more than it declared. yauzl's
+ *  own check (`validateEntrySizes`) says the same; counting here does not depend on it. */
+function unpack(zip: yauzl.ZipFile, entry: yauzl.Entry, name: string): Promise<Buffer> {
+  const declared = entry.uncompressedSize;
+  const lied = () =>
+    tooLarge(`${name} unpacks to more than the ${mb(declared)} its header declares; nothing was imported.`);
+  return new Promise((resolve, reject) => {
+    zip.openReadStream(entry, (err, stream) => {
+      if (err || !stream) return reject(damaged(err ?? new Error('unreadable entry')));
+      const chunks: Buffer[] = [];
+      let count = 0;
+      let done = false;
+      const stop = (e: Error) => {
+        if (done) return;
+        done = true;
+        stream.destroy();
+        reject(e);
+      };
+      stream.on('data', (c: Buffer) => {
+        count += c.length;
+        if (count > declared) stop(lied());
+        else chunks.push(c);
+      });
+      stream.on('error', (e: Error) => stop(/too many bytes/.test(e.message) ? lied() : damaged(e)));
+      stream.on('end', () => {
+        if (done) return;
+        done = true;
+        resolve(Buffer.concat(chunks, count));
+      });
+    });
+  });
+}
+
+/** Refuses, before anything is unpacked, an entry larger than its own limit or compressed past the
+ *  ratio bound, and a zip whose entries together pass `zipImport.totalBytes`. */
+function checkDeclaredSizes(s: Services, plan: Plan, files: ImportFile[], manifest: yauzl.Entry | undefined): void {
+  const { totalBytes, maxRatio, ratioFromBytes, manifestBytes } = limits.zipImport;
+  let total = 0;
+  const sized: Array<{ name: string; entry: yauzl.Entry; max?: number }> = files.map((f) => ({
+    name: f.path,
+    entry: f.entry,
+    max: f.type === 'site' ? limits.documentSize : undefined,
+  }));
+  if (manifest) sized.push({ name: MANIFEST, entry: manifest, max: manifestBytes });
+  for (const { name, entry, max } of sized) {
+    const size = entry.uncompressedSize;
+    if (max === undefined) {
+      try {
+        assertUploadSize(s, plan, size);
+      } catch (e) {
+        if (!(e instanceof KilnError)) throw e;
+        throw new KilnError(413, `${name}: ${e.message} Nothing was imported.`, 'too-large', {
+          ...e.extra,
+          entry: name,
+        });
+      }
+    } else if (size > max)
+      throw tooLarge(
+        `${name} unpacks to ${mb(size)}; a ${name === MANIFEST ? 'manifest' : 'document'} may be at most ${mb(max)}. Nothing was imported.`,
+      );
+    if (size > ratioFromBytes && size > maxRatio * entry.compressedSize)
+      throw tooLarge(
+        `${name} compresses ${entry.compressedSize ? `${Math.round(size / entry.compressedSize)}:1` : 'to nothing'}; an import takes entries compressed at most ${maxRatio}:1. Nothing was imported.`,
+      );
+    total += size;
+    if (total > totalBytes)
+      throw tooLarge(
+        `The zip unpacks to more than ${mb(totalBytes)} (at ${name}); an import takes at most that. Nothing was imported.`,
+      );
+  }
 }
 
 export interface ImportResult {
@@ -202,28 +256,63 @@ export interface ImportResult {
   folders: number;
 }
 
-/** Imports a zip into the tree of `ownerId`: all of it, or nothing (see the head of this file). */
-export async function importTree(s: Services, actorId: number, ownerId: number, zip: Buffer): Promise<ImportResult> {
+/** Imports the zip at `file` into the tree of `ownerId`: all of it, or nothing (see the head of this file). */
+export async function importTree(s: Services, actorId: number, ownerId: number, file: string): Promise<ImportResult> {
   await listTree(s, actorId, ownerId); // the actor may manage this tree (else 400 not-owner)
-  const { files, folders, manifest } = await readZip(zip);
-  if (files.length === 0) throw badRequest('The zip holds no files.', 'invalid-body');
   const plan = effectivePlan(await loadPlanAccount(s, s.database.db, ownerId));
-  // Every name first: the rules, then what is taken.
+  const zip = await openZip(file);
+  try {
+    return await importEntries(s, actorId, ownerId, plan, zip);
+  } finally {
+    zip.close();
+  }
+}
+
+async function importEntries(
+  s: Services,
+  actorId: number,
+  ownerId: number,
+  plan: Plan,
+  zip: yauzl.ZipFile,
+): Promise<ImportResult> {
+  const files: ImportFile[] = [];
+  const folders: string[][] = [];
+  let manifestEntry: yauzl.Entry | undefined;
+  for (const entry of await listEntries(zip)) {
+    const name = entry.fileName.replace(/\\/g, '/').replace(/^\/+/, '');
+    const skip =
+      name.startsWith(VERSIONS) || name.startsWith('__MACOSX/') || /(^|\/)(\.DS_Store|Thumbs\.db)$/.test(name);
+    if (skip) continue;
+    if (name === MANIFEST) {
+      manifestEntry = entry;
+      continue;
+    }
+    const parts = splitPath(name.endsWith('/') ? name.slice(0, -1) : name);
+    if (typeof parts === 'string') throw badRequest(`${name}: ${parts}`, 'invalid-path');
+    if (name.endsWith('/')) folders.push(parts);
+    else
+      files.push({
+        entry,
+        parts,
+        path: parts.join('/'),
+        type: isDocumentName(parts[parts.length - 1]) ? 'site' : 'upload',
+      });
+  }
+  if (files.length === 0) throw badRequest('The zip holds no files.', 'invalid-body');
+  checkDeclaredSizes(s, plan, files, manifestEntry);
+  // Every name next: the rules, then what is taken.
   const clashes: string[] = [];
   for (const f of files) {
     const name = f.parts[f.parts.length - 1];
-    const type = isDocumentName(name) ? 'site' : 'upload';
     const problem =
-      nodeNameProblem(name, type) ??
+      nodeNameProblem(name, f.type) ??
       f.parts
         .slice(0, -1)
         .map((p) => nodeNameProblem(p, 'folder'))
         .find(Boolean);
     if (problem) throw badRequest(`${f.path}: ${problem}`, 'invalid-name');
-    if (type === 'site' && f.bytes.length > limits.documentSize)
-      throw tooLarge(`${f.path} is larger than a document may be.`);
     if (await findByPath(s, ownerId, f.path)) clashes.push(f.path);
-    else if (type === 'site' && isGlobalDocumentName(name) && (await otherSiteNamed(s.database.db, name)))
+    else if (f.type === 'site' && isGlobalDocumentName(name) && (await otherSiteNamed(s.database.db, name)))
       clashes.push(`${f.path} (a document of that name exists elsewhere in Kiln)`);
   }
   if (clashes.length)
@@ -233,10 +322,25 @@ export async function importTree(s: Services, actorId: number, ownerId: number, 
       'name-conflict',
       { clashes },
     );
-  // Upload bytes are durable before any row names them (an aborted import leaves only unnamed blobs).
+  // Unpacked one at a time: the manifest and the documents (each at most 5 MB) first, so that a lying
+  // document stops the import before any upload is stored.
+  let manifest: ManifestEntry[] = [];
+  if (manifestEntry) {
+    try {
+      const m = JSON.parse((await unpack(zip, manifestEntry, MANIFEST)).toString('utf8'));
+      if (Array.isArray(m?.nodes)) manifest = m.nodes;
+    } catch (e) {
+      if (e instanceof KilnError) throw e;
+      // A manifest that does not parse only means no visibility or app flags.
+    }
+  }
+  const html = new Map<string, Buffer>();
+  for (const f of files) if (f.type === 'site') html.set(f.path, await unpack(zip, f.entry, f.path));
+  // Upload bytes are durable before any row names them (an aborted import leaves only unnamed blobs);
+  // each is dropped once stored, so one upload at most is in memory.
   const stored = new Map<string, Awaited<ReturnType<typeof storeBytes>>>();
   for (const f of files)
-    if (!isDocumentName(f.parts[f.parts.length - 1])) stored.set(f.path, await storeBytes(s, plan, f.bytes));
+    if (f.type === 'upload') stored.set(f.path, await storeBytes(s, plan, await unpack(zip, f.entry, f.path)));
   const flags = new Map(manifest.map((m) => [String(m.path), m]));
   const by = { accountId: actorId, writer: null };
   const now = s.clock.now().toISOString();
@@ -265,8 +369,9 @@ export async function importTree(s: Services, actorId: number, ownerId: number, 
       const parentId = await folder(f.parts.slice(0, -1));
       const parentPath = f.parts.slice(0, -1).join('/');
       let node: NodeRow;
-      if (isDocumentName(name)) {
-        node = await createIn(s, trx, actorId, { ownerId, parentId, type: 'site', name, html: f.bytes }, now, after);
+      if (f.type === 'site') {
+        const bytes = html.get(f.path)!;
+        node = await createIn(s, trx, actorId, { ownerId, parentId, type: 'site', name, html: bytes }, now, after);
         result.documents++;
       } else {
         node = await insertUpload(

@@ -22,6 +22,7 @@
 // dashboards as a `collection-record` event (src/collections/events.ts), however it was made.
 import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
 import type { Transaction } from 'kysely';
+import { TOO_DEEP, nestsDeeperThan } from '../core/json.ts';
 import type { Services } from '../services.ts';
 import type { DB } from '../store/schema.ts';
 import type { AfterCommit } from '../store/transaction.ts';
@@ -233,7 +234,16 @@ const sameSecret = (given: string | undefined, expected: string) => {
   return a.length === b.length && timingSafeEqual(a, b);
 };
 
-const recordBytes = (data: unknown) => Buffer.from(`${JSON.stringify(data, null, 2)}\n`, 'utf8');
+/** A record as its file. Bodies are depth-checked when parsed (src/http/app.ts); should a value still be too
+ *  deep to serialize, the answer is 400, not a stack overflow's 500. */
+function recordBytes(data: unknown): Buffer {
+  try {
+    return Buffer.from(`${JSON.stringify(data, null, 2)}\n`, 'utf8');
+  } catch (e) {
+    if (e instanceof RangeError) throw fail('invalid-body', TOO_DEEP);
+    throw e;
+  }
+}
 
 async function ownerPlan(s: Services, ownerId: number) {
   return effectivePlan(await loadPlanAccount(s, s.database.db, ownerId));
@@ -280,6 +290,7 @@ export async function submitRecord(
   const { c, folder } = await liveCollection(s, id, hostAccountId);
   if (!sameSecret(sub.token, c.submit_token)) throw fail('bad-submit-token', 'The submit token is not right.');
   if (sub.data === undefined) throw fail('missing-field', 'Send the record as JSON {"data": …}.');
+  const bytes = recordBytes(sub.data);
   const bound = limitsOf(c);
   const hit = await s.submissionLimiter.hit(`${c.id}:${sub.address}`);
   if (hit.count > bound.maxPerAddressHour)
@@ -288,7 +299,6 @@ export async function submitRecord(
       hit.retryAfter,
     );
   const records = await recordsFolder(s, c, folder);
-  const bytes = recordBytes(sub.data);
   const usage = await recordUsage(s.database.db, c.owner_id, records.id);
   if (usage.records + 1 > bound.maxRecords)
     throw tooLarge(`This collection is full: it holds its maximum of ${bound.maxRecords} records.`);
@@ -330,15 +340,18 @@ async function recordNode(s: Services, c: CollectionRow, key: string): Promise<N
   return node;
 }
 
-/** A record file's JSON (a synced file that is not JSON reads as its text). */
+/** A record file's JSON (a synced file that is not JSON, or nests past `limits.jsonDepth`, reads as its text). */
 async function readRecord(s: Services, node: NodeRow): Promise<RecordView> {
   const bytes = node.blob_sha256 ? await s.blobs.get(node.blob_sha256) : null;
   const text = bytes?.toString('utf8') ?? '';
-  let data: unknown;
-  try {
-    data = JSON.parse(text);
-  } catch {
-    data = text;
+  let data: unknown = text;
+  // Too deep to send back as JSON (a file synced in, not posted): its text, like any file that is not JSON.
+  if (!nestsDeeperThan(text)) {
+    try {
+      data = JSON.parse(text);
+    } catch {
+      // Not JSON: its text.
+    }
   }
   return { id: node.name.replace(/\.json$/i, ''), data, modifiedAt: node.modified_at, size: node.size ?? 0 };
 }

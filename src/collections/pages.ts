@@ -2,6 +2,7 @@
 // swap them out or write others against the same API (README, Collections). The form sends every
 // named field of itself as one record; the dashboard lists records and follows them live.
 import { escapeHtml } from '../ui/html.ts';
+import { csvCell } from '../core/csv.ts';
 
 const STYLE = `:root{color-scheme:light;--ink:#1c1917;--soft:#57534e;--line:#e7e5e4;--accent:#0f766e}
 *{box-sizing:border-box}body{margin:0;font:16px/1.5 system-ui,sans-serif;color:var(--ink);background:#fafaf9}
@@ -101,6 +102,8 @@ td::before{content:attr(data-label);display:block;font-size:.8rem;color:var(--so
   const records = new Map();
   let fresh = new Set();
   const text = (v) => (v === null || v === undefined ? '' : typeof v === 'object' ? JSON.stringify(v) : String(v));
+  // The CSV download's cells: formula triggers neutralised (src/core/csv.ts, the same rule as the inbox).
+  const csvCell = ${csvCell};
   const fieldsOf = (data) => (data && typeof data === 'object' && !Array.isArray(data) ? data : { value: data });
   function columns() {
     const cols = [];
@@ -178,9 +181,9 @@ td::before{content:attr(data-label);display:block;font-size:.8rem;color:var(--so
   }
   document.getElementById('csv').addEventListener('click', () => {
     const cols = columns();
-    const q = (v) => '"' + text(v).replace(/"/g, '""') + '"';
-    const lines = [['id', 'received', ...cols].map(q).join(',')];
-    for (const r of sorted()) lines.push([r.id, r.modifiedAt, ...cols.map((c) => fieldsOf(r.data)[c])].map(q).join(','));
+    const row = (cells) => cells.map((v) => csvCell(text(v))).join(',');
+    const lines = [row(['id', 'received', ...cols])];
+    for (const r of sorted()) lines.push(row([r.id, r.modifiedAt, ...cols.map((c) => fieldsOf(r.data)[c])]));
     const a = Object.assign(document.createElement('a'), {
       href: URL.createObjectURL(new Blob([lines.join('\\r\\n')], { type: 'text/csv' })),
       download: 'submissions.csv',

@@ -19,6 +19,7 @@ import type { DomainsTable } from '../store/schema.ts';
 import { KilnError, badRequest, conflict, notFound } from '../errors.ts';
 import { isUniqueViolation } from '../store/db.ts';
 import { normalizeDomain, publicDomain, type DomainInfo, type DomainStatus } from './domains.ts';
+import { TOO_DEEP, nestsDeeperThan } from '../core/json.ts';
 
 export const DOMAIN_WEBHOOK_PATH = '/_/webhooks/domains';
 export const SIGNATURE_HEADER = 'x-kiln-signature';
@@ -81,8 +82,10 @@ export type DomainEvent = z.infer<typeof payloadSchema>;
 
 export function parseDomainEvent(body: Buffer): DomainEvent {
   let json: unknown;
+  const text = body.toString('utf8');
+  if (nestsDeeperThan(text)) throw badRequest(TOO_DEEP, 'invalid-body');
   try {
-    json = JSON.parse(body.toString('utf8'));
+    json = JSON.parse(text);
   } catch {
     throw badRequest('The body is not JSON.', 'invalid-body');
   }

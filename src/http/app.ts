@@ -11,7 +11,8 @@ import http, { STATUS_CODES } from 'node:http';
 import cookie from '@fastify/cookie';
 import formbody from '@fastify/formbody';
 import type { Services } from '../services.ts';
-import { KilnError, type ErrorCode } from '../errors.ts';
+import { KilnError, fail, type ErrorCode } from '../errors.ts';
+import { TOO_DEEP, nestsDeeperThan } from '../core/json.ts';
 import { isStorageFull, isStorageUnavailable, isUniqueViolation } from '../store/db.ts';
 import { limits } from '../limits.ts';
 import { LOOPBACK, registerHosts } from './hosts.ts';
@@ -93,6 +94,17 @@ export async function buildApp(s: Services): Promise<FastifyInstance> {
   log = app.log;
   await app.register(cookie);
   await app.register(formbody, { bodyLimit: limits.body.form });
+  // JSON bodies: Fastify's parser (prototype poisoning refused), after a depth check on the text, so that
+  // nothing downstream (stringify, schemas) recurses through 100 000 levels; a refusal is 400
+  // `invalid-body` like malformed JSON. Route body limits still apply (they bound the text).
+  const parseJson = app.getDefaultJsonParser('error', 'error');
+  app.removeContentTypeParser(['application/json']);
+  app.addContentTypeParser('application/json', { parseAs: 'string' }, (req, body, done) => {
+    if (nestsDeeperThan(body as string)) return done(fail('invalid-body', TOO_DEEP), undefined);
+    parseJson(req, body as string, (err, value) =>
+      err ? done(fail('invalid-body', 'The body is not valid JSON.'), undefined) : done(null, value),
+    );
+  });
   // Text bodies (the browser library saves HTML as text/plain) arrive as exact bytes.
   app.removeContentTypeParser(['text/plain']);
   app.addContentTypeParser(/^text\//, { parseAs: 'buffer', bodyLimit: limits.body.text }, (_req, body, done) =>

@@ -5,6 +5,11 @@
 // - Answers: browsers (by Accept) get a page or a 302 carrying a signed msg/msgType/sig and return
 //   (src/http/messages.ts); AJAX and programs get JSON {msg, msgType, ...}; `config.answers = 'json'`
 //   makes a whole plugin JSON-only. A refused form POST goes back to its form with the message.
+import { createWriteStream } from 'node:fs';
+import { mkdtemp, rm } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { pipeline } from 'node:stream/promises';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { z } from 'zod';
 import { KilnError, badRequest, notFound } from '../errors.ts';
@@ -200,4 +205,37 @@ export function idParam(req: FastifyRequest, name = 'id', missing: () => KilnErr
 export function queryText(req: FastifyRequest, name: string): string | undefined {
   const v = (req.query as Record<string, unknown> | undefined)?.[name];
   return typeof v === 'string' ? v : undefined;
+}
+
+/** Runs `use` with the multipart file field `field` written to a temporary file, removed afterwards: a
+ *  large upload (an import's zip) is read from disk, never held whole in memory. 400 when the body is
+ *  malformed or has no such file; 413 past the multipart plugin's file size. */
+export async function withUploadedFile<T>(
+  req: FastifyRequest,
+  field: string,
+  use: (file: string) => Promise<T>,
+): Promise<T> {
+  const dir = await mkdtemp(path.join(os.tmpdir(), 'kiln-upload-'));
+  try {
+    const file = path.join(dir, 'upload');
+    let received = false;
+    try {
+      if (req.isMultipart()) {
+        for await (const part of req.parts()) {
+          if (part.type !== 'file') continue;
+          if (part.fieldname === field && !received) {
+            await pipeline(part.file, createWriteStream(file));
+            received = true;
+          } else part.file.resume();
+        }
+      }
+    } catch (err) {
+      if (err instanceof KilnError || (err as { statusCode?: number }).statusCode) throw err;
+      throw badRequest('The multipart body is malformed.', 'malformed-multipart');
+    }
+    if (!received) throw badRequest(`Send the file in the field "${field}".`, 'invalid-body');
+    return await use(file);
+  } finally {
+    await rm(dir, { recursive: true, force: true });
+  }
 }

@@ -5,6 +5,7 @@ import type { Services } from '../services.ts';
 import { badRequest, notFound } from '../errors.ts';
 import { deleteMessage, insertMessage, markRead, messagesOf, unreadCount } from '../store/messages.ts';
 import { personRow } from '../store/accounts.ts';
+import { csvCell } from '../core/csv.ts';
 
 /** Fields a message may have, and how long each may be. */
 export const MESSAGE_LIMITS = { fields: 30, nameLength: 100, valueLength: 5000 };
@@ -97,12 +98,10 @@ export async function removeMessage(s: Services, ownerId: number, id: number): P
   if (!(await deleteMessage(s.database.db, ownerId, id))) throw notFound('No such message.');
 }
 
-/** The inbox as CSV (one row a message, one column a field name). */
+/** The inbox as CSV (one row a message, one column a field name; formula triggers neutralised: src/core/csv.ts). */
 export function messagesCsv(messages: InboxMessage[]): string {
   const names = [...new Set(messages.flatMap((m) => Object.keys(m.fields)))];
-  const cell = (v: string) =>
-    /[",\n\r]/.test(v) || /^[=+\-@]/.test(v) ? `"${v.replace(/^([=+\-@])/, "'$1").replace(/"/g, '""')}"` : v;
-  const head = ['sent', 'page', ...names].map(cell).join(',');
-  const rows = messages.map((m) => [m.at, m.page, ...names.map((n) => m.fields[n] ?? '')].map(cell).join(','));
+  const head = ['sent', 'page', ...names].map(csvCell).join(',');
+  const rows = messages.map((m) => [m.at, m.page, ...names.map((n) => m.fields[n] ?? '')].map(csvCell).join(','));
   return `${[head, ...rows].join('\r\n')}\r\n`;
 }

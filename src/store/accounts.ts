@@ -124,11 +124,19 @@ export function personRow(db: Kysely<DB>, ref: { id: number } | { username: stri
   return q.executeTakeFirst();
 }
 
-/** True when some account (person or team) has this username, or it is held back after its account
- *  was deleted. */
-export async function usernameTaken(db: Kysely<DB>, username: string): Promise<boolean> {
+/** True when some account (person or team) has this username, or it is held back (a deleted account's,
+ *  or a renamed one's old name), except a hold for `forAccount`: a renamed account may take its own old
+ *  name back. */
+export async function usernameTaken(db: Kysely<DB>, username: string, forAccount?: number): Promise<boolean> {
   if (await db.selectFrom('accounts').select('id').where('username', '=', username).executeTakeFirst()) return true;
-  return usernameHeld(db, username, new Date().toISOString());
+  let held = db
+    .selectFrom('held_usernames')
+    .select('username')
+    .where('username', '=', username)
+    .where('held_until', '>', new Date().toISOString());
+  if (forAccount !== undefined)
+    held = held.where((eb) => eb.or([eb('account_id', 'is', null), eb('account_id', '!=', forAccount)]));
+  return !!(await held.executeTakeFirst());
 }
 
 /** A team account by username or id. */
@@ -293,12 +301,30 @@ export async function countAccountRows(db: Kysely<DB>): Promise<number> {
   return Number(r.n);
 }
 
-/** Holds a username back until `until` (a deleted account's). */
-export async function holdUsername(db: Kysely<DB>, username: string, until: string, movedTo?: string): Promise<void> {
+/** Holds a username back until `until`: a deleted account's (no `moved`), or the old name of an account
+ *  renamed to `moved.to`, which leads there meanwhile and which that account may take back. */
+export async function holdUsername(
+  db: Kysely<DB>,
+  username: string,
+  until: string,
+  moved?: { to: string; accountId: number },
+): Promise<void> {
   await db.deleteFrom('held_usernames').where('username', '=', username).execute();
   await db
     .insertInto('held_usernames')
-    .values({ username, held_until: until, moved_to: movedTo ?? null })
+    .values({ username, held_until: until, moved_to: moved?.to ?? null, account_id: moved?.accountId ?? null })
+    .execute();
+}
+
+/** An account takes a name of its own back: the name's hold for it ends (its host serves again), and
+ *  every other name it left leads straight to the new one. */
+export async function reclaimUsername(db: Kysely<DB>, accountId: number, username: string): Promise<void> {
+  await db.deleteFrom('held_usernames').where('username', '=', username).where('account_id', '=', accountId).execute();
+  await db
+    .updateTable('held_usernames')
+    .set({ moved_to: username })
+    .where('account_id', '=', accountId)
+    .where('moved_to', 'is not', null)
     .execute();
 }
 
@@ -311,16 +337,6 @@ export async function movedUsername(db: Kysely<DB>, username: string, now: strin
     .where('held_until', '>', now)
     .executeTakeFirst();
   return r?.moved_to ?? undefined;
-}
-
-/** True while the username is held back after its account was deleted. */
-export async function usernameHeld(db: Kysely<DB>, username: string, now: string): Promise<boolean> {
-  return !!(await db
-    .selectFrom('held_usernames')
-    .select('username')
-    .where('username', '=', username)
-    .where('held_until', '>', now)
-    .executeTakeFirst());
 }
 
 /** Deletes an account row; everything that names it goes with it (foreign keys cascade). */

@@ -32,6 +32,7 @@ import { up012MovedUsernames } from './migrations/012_moved_usernames.ts';
 import { up013Messages } from './migrations/013_messages.ts';
 import { up014Collections } from './migrations/014_collections.ts';
 import { up015PrivateRecords } from './migrations/015_private_records.ts';
+import { up016UsernameHolders } from './migrations/016_username_holders.ts';
 
 /** The two column types that differ between the databases. */
 export interface ColumnTypes {
@@ -58,6 +59,7 @@ function migrations(t: ColumnTypes): Record<string, Migration> {
     '013_messages': { up: up013Messages(t) },
     '014_collections': { up: up014Collections(t) },
     '015_private_records': { up: up015PrivateRecords(t) },
+    '016_username_holders': { up: up016UsernameHolders(t) },
   };
 }
 

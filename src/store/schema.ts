@@ -104,6 +104,8 @@ export interface HeldUsernamesTable {
   held_until: string;
   /** A renamed account's new username: the old host redirects there while the name is held. */
   moved_to: string | null;
+  /** The renamed account, which may take the name back meanwhile; null for a deleted account's name. */
+  account_id: number | null;
 }
 
 export interface SessionGrantsTable {

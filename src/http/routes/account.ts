@@ -40,12 +40,24 @@ import { clearSessionCookies } from '../cookies.ts';
 import { withMessage } from '../messages.ts';
 import { forgetHost, onlyOn } from '../hosts.ts';
 import { documentHostUrl } from '../urls.ts';
-import { done, flag, formPost, idParam, parse, queryMsg, queryText, sendPage, textParam, wantsHtml } from '../io.ts';
+import {
+  done,
+  flag,
+  formPost,
+  idParam,
+  parse,
+  queryMsg,
+  queryText,
+  sendPage,
+  textParam,
+  wantsHtml,
+  withUploadedFile,
+} from '../io.ts';
 import { accountPage, emailChangePage, resetPage, resetRequestPage } from '../../ui/account.ts';
 import { exportTree, importTree, lastExport } from '../../accounts/export.ts';
 import { createReadStream } from 'node:fs';
 import multipart from '@fastify/multipart';
-import { KilnError, badRequest, notFound } from '../../errors.ts';
+import { KilnError, notFound } from '../../errors.ts';
 import { PLAN_NAMES } from '../../billing/plans.ts';
 import { limits } from '../../limits.ts';
 
@@ -254,18 +266,7 @@ const plugin: RoutePlugin = async (app, { services: s }) => {
       renderAccount,
       async (req, reply) => {
         const actor = developer(req, true);
-        let zip: Buffer | null = null;
-        try {
-          if (req.isMultipart()) {
-            for await (const part of req.parts())
-              if (part.type === 'file' && part.fieldname === 'file') zip = await part.toBuffer();
-          }
-        } catch (err) {
-          if (err instanceof KilnError || (err as { statusCode?: number }).statusCode) throw err;
-          throw badRequest('The multipart body is malformed.', 'malformed-multipart');
-        }
-        if (!zip) throw badRequest('Send the zip in the field "file".', 'invalid-body');
-        const r = await importTree(s, actor.accountId, actor.accountId, zip);
+        const r = await withUploadedFile(req, 'file', (zip) => importTree(s, actor.accountId, actor.accountId, zip));
         const msg = `Imported ${r.documents} document${r.documents === 1 ? '' : 's'}, ${r.uploads} file${r.uploads === 1 ? '' : 's'} and ${r.folders} folder${r.folders === 1 ? '' : 's'}.`;
         return done(req, reply, msg, { redirect: '/_/dashboard', extra: { imported: r } });
       },
