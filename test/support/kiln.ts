@@ -10,6 +10,10 @@ import { loadConfig, type Config } from '../../src/config.ts';
 import { startServer, type Running } from '../../src/server.ts';
 import type { Clock } from '../../src/clock.ts';
 import { Client } from './client.ts';
+import { cheapHashesForTests } from '../../src/accounts/passwords.ts';
+
+// The accounts tests make are hashed cheaply (src/accounts/passwords.ts): in this test process only.
+cheapHashesForTests();
 
 export const storage = process.env.KILN_TEST_STORAGE === 'postgres' ? 'postgres' : 'sqlite';
 const PG_ADMIN_URL = process.env.KILN_TEST_PG_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
