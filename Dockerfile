@@ -3,14 +3,14 @@
 #   docker run -p 8080:8080 -v kiln-data:/data -e ROOT_DOMAIN=example.com -e BASE_URL=https://example.com kiln
 # compose.yaml runs two of them with PostgreSQL, Redis, an S3-compatible store and Caddy.
 
-FROM node:20-bookworm AS build
+FROM node:24-bookworm AS build
 WORKDIR /app
 COPY package.json package-lock.json ./
 RUN npm ci --no-audit --no-fund
 COPY . .
 RUN npm run build && npm prune --omit=dev
 
-FROM node:20-bookworm-slim
+FROM node:24-bookworm-slim
 # pg_dump and pg_restore for `kiln backup` / `kiln restore` on PostgreSQL.
 RUN apt-get update \
  && apt-get install -y --no-install-recommends postgresql-client \

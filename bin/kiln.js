@@ -5,6 +5,14 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 
+// better-sqlite3 13 needs Node-API 10 (Node 22.14 and later): on an older Node it crashes at the first
+// database it opens, so say what to install instead.
+const [major, minor] = process.versions.node.split('.').map(Number);
+if (major < 22 || (major === 22 && minor < 14)) {
+  console.error(`Kiln needs Node.js 22.14 or later (24 recommended); this is Node.js ${process.versions.node}.`);
+  process.exit(1);
+}
+
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const bundle = path.join(root, 'dist', 'kiln.mjs');
 
