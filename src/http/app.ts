@@ -16,6 +16,7 @@ import { isStorageFull, isStorageUnavailable, isUniqueViolation } from '../store
 import { limits } from '../limits.ts';
 import { LOOPBACK, registerHosts } from './hosts.ts';
 import { registerAuth } from './auth.ts';
+import { registerSlowClients } from './slow-clients.ts';
 import { registerRateLimits } from '../ratelimit/http.ts';
 import { safeReturn, wantsHtml } from './io.ts';
 import { registerMessages, withMessage } from './messages.ts';
@@ -57,6 +58,7 @@ export async function buildApp(s: Services): Promise<FastifyInstance> {
     trustProxy: s.config.trustProxy,
     bodyLimit: limits.body.json,
     // Slow clients (slowloris): headers and whole requests have a deadline; answers (SSE) do not.
+    // Anonymous bodies and requests in flight per address have tighter bounds (./slow-clients.ts).
     requestTimeout: s.config.requestTimeoutMs,
     keepAliveTimeout: limits.serverTimeouts.keepAliveMs,
     // Node checks those deadlines every connectionsCheckingInterval (30 s by default).
@@ -90,6 +92,9 @@ export async function buildApp(s: Services): Promise<FastifyInstance> {
   });
 
   log = app.log;
+  // Requests in flight per address and the short body deadline of anonymous requests, before any
+  // other hook (a refused request costs nothing more).
+  registerSlowClients(app, s);
   await app.register(cookie);
   await app.register(formbody, { bodyLimit: limits.body.form });
   // Text bodies (the browser library saves HTML as text/plain) arrive as exact bytes.

@@ -106,6 +106,16 @@ export function otherSiteNamed(db: Kysely<DB>, name: string, exceptId?: number) 
   return q.executeTakeFirst();
 }
 
+/** The live document whose share token has this SHA-256 (sharing on or off), or undefined. */
+export function sharedNodeByToken(db: Kysely<DB>, tokenHash: string): Promise<NodeRow | undefined> {
+  return db
+    .selectFrom('nodes')
+    .selectAll()
+    .where('share_token', '=', tokenHash)
+    .where('trashed_at', 'is', null)
+    .executeTakeFirst();
+}
+
 export function insertNode(db: Kysely<DB>, row: Insertable<NodesTable>): Promise<NodeRow> {
   return db.insertInto('nodes').values(row).returningAll().executeTakeFirstOrThrow();
 }
