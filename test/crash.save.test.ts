@@ -60,7 +60,7 @@ test(`saves survive SIGKILL at random moments (${ROUNDS} kills)`, { timeout: 600
       client.jar.store(host, `__Host-auth_token=${token}; Path=/`);
       const url = `http://${host}/crash-doc.html`;
       // Killed once `target` saves of this round are acknowledged, during the next ones.
-      const target = 1 + Math.floor(Math.random() * 6);
+      const target = 1 + Math.floor(Math.random() * 15);
       let inRound = 0;
       let reached = () => {};
       const targetReached = new Promise<void>((r) => (reached = r));

@@ -146,7 +146,7 @@ test(`the tree survives SIGKILL during creates, uploads, moves, renames and dele
       nodesAtEnd = nodes.size;
 
       // 2. Operations one at a time until the kill: after `target` of them are acknowledged, during the next.
-      const target = 1 + Math.floor(Math.random() * 8);
+      const target = 1 + Math.floor(Math.random() * 30);
       let inRound = 0;
       let reached = () => {};
       const targetReached = new Promise<void>((r) => (reached = r));
