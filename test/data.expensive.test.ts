@@ -127,7 +127,9 @@ test("waiting for a free thread does not count against a task's budget; a wait p
   const big = Buffer.from(
     `<html><body>${'<p class="x">Some text <b>bold</b> <a href="/y">link</a></p>'.repeat(16_000)}</body></html>`,
   );
-  const pool = new ExtractionPool({ threads: 1 });
+  // However long the big parse takes on a busy machine, the page waits for it (the default maxWaitMs, 1 s of
+  // wall-clock time, answered it busy under load).
+  const pool = new ExtractionPool({ threads: 1, maxWaitMs: 60_000 });
   try {
     await pool.run({ checksum: 'warm', bytes: Buffer.from(PAGE), rules: { kind: 'api' } });
     const first = pool.run({
