@@ -45,10 +45,18 @@ export const ENV_HELP: Array<[string, string]> = [
     'MAX_STREAMS_PER_ADDRESS',
     `live streams one client address may hold open in one process; more answer 429 (default ${limits.streamsPerAddress})`,
   ],
+  [
+    'MAX_REQUESTS_PER_ADDRESS',
+    `requests one client address may have in flight in one process (live streams not included); more answer 429 (default ${limits.requestsPerAddress})`,
+  ],
   ['HEADERS_TIMEOUT_MS', `time a client has to send a request's headers (default ${limits.serverTimeouts.headersMs})`],
   [
     'REQUEST_TIMEOUT_MS',
     `time a client has to send a whole request, body included (default ${limits.serverTimeouts.requestMs}); never cuts answers such as live streams`,
+  ],
+  [
+    'ANON_BODY_TIMEOUT_MS',
+    `time a request without credentials (no session, sync key or share token) has to send its body; then 408 (default ${limits.serverTimeouts.anonBodyMs})`,
   ],
 ];
 
@@ -101,6 +109,7 @@ const schema = z.object({
   METRICS_TOKEN: z.string().min(16, 'must be at least 16 characters').optional(),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
   MAX_STREAMS_PER_ADDRESS: z.coerce.number().int().min(1).max(10_000_000).default(limits.streamsPerAddress),
+  MAX_REQUESTS_PER_ADDRESS: z.coerce.number().int().min(1).max(10_000_000).default(limits.requestsPerAddress),
   HEADERS_TIMEOUT_MS: z.coerce.number().int().min(100).max(3_600_000).default(limits.serverTimeouts.headersMs),
   REQUEST_TIMEOUT_MS: z.coerce
     .number()
@@ -108,6 +117,12 @@ const schema = z.object({
     .min(100)
     .max(24 * 3_600_000)
     .default(limits.serverTimeouts.requestMs),
+  ANON_BODY_TIMEOUT_MS: z.coerce
+    .number()
+    .int()
+    .min(100)
+    .max(24 * 3_600_000)
+    .default(limits.serverTimeouts.anonBodyMs),
 });
 
 export interface Config {
@@ -139,9 +154,13 @@ export interface Config {
   backups: { dir: string; everyMs: number; keep: number } | null;
   /** Event streams one client address may hold open in this process. */
   maxStreamsPerAddress: number;
+  /** Requests one client address may have in flight in this process (streams excluded). */
+  maxRequestsPerAddress: number;
   /** Time to receive a request's headers, and a whole request (ms). */
   headersTimeoutMs: number;
   requestTimeoutMs: number;
+  /** Time a request without credentials has to send its body (ms). */
+  anonBodyTimeoutMs: number;
 }
 
 export type BlobConfig =
@@ -231,8 +250,10 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     metricsToken: c.METRICS_TOKEN,
     backups: backupConfig(c),
     maxStreamsPerAddress: c.MAX_STREAMS_PER_ADDRESS,
+    maxRequestsPerAddress: c.MAX_REQUESTS_PER_ADDRESS,
     headersTimeoutMs: c.HEADERS_TIMEOUT_MS,
     // Node requires the request timeout to be at least the headers timeout.
     requestTimeoutMs: Math.max(c.REQUEST_TIMEOUT_MS, c.HEADERS_TIMEOUT_MS),
+    anonBodyTimeoutMs: c.ANON_BODY_TIMEOUT_MS,
   };
 }

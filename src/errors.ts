@@ -68,7 +68,10 @@ export const ERRORS = {
   },
   'not-developer': { status: 400, when: 'Only developer accounts may do that (sync keys, teams).' },
   'not-team-owner': { status: 403, when: 'Only a team’s owners may do that.' },
-  viewer: { status: 403, when: 'Team viewers cannot sync a team’s files (owners and editors can).' },
+  viewer: {
+    status: 403,
+    when: 'Team viewers cannot change or sync a team’s files, by any door (owners and editors can).',
+  },
   'email-unconfirmed': { status: 403, when: 'An app user saves before confirming their email.' },
   'account-suspended': {
     status: 403,

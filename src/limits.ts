@@ -110,11 +110,16 @@ export const limits = {
   /** Event streams (live sync, sync stream) one client address may hold open in one process
    *  (default of MAX_STREAMS_PER_ADDRESS). */
   streamsPerAddress: 100,
+  /** Requests one client address may have in flight in one process (default of
+   *  MAX_REQUESTS_PER_ADDRESS; open event streams count against `streamsPerAddress` instead). */
+  requestsPerAddress: 64,
   /** Node HTTP server timeouts (defaults; HEADERS_TIMEOUT_MS and REQUEST_TIMEOUT_MS override them):
    *  a request's headers must arrive within `headersMs`, its whole body within `requestMs` (a 150 MB
    *  upload on a slow link). They bound receiving requests only, never answers: an SSE stream stays
-   *  open. An idle keep-alive connection closes after `keepAliveMs` (longer than common proxies' 60 s). */
-  serverTimeouts: { headersMs: 30_000, requestMs: 10 * MINUTE, keepAliveMs: 72_000 },
+   *  open. An idle keep-alive connection closes after `keepAliveMs` (longer than common proxies' 60 s).
+   *  A request without credentials has `anonBodyMs` for its body (ANON_BODY_TIMEOUT_MS): sign-in forms
+   *  and messages are small, and nobody's upload needs it. */
+  serverTimeouts: { headersMs: 30_000, requestMs: 10 * MINUTE, keepAliveMs: 72_000, anonBodyMs: 30_000 },
   /** What anonymous submitters may store in one collection: each owner may set its own, from 1 up to `max`
    *  (src/collections/collections.ts). Refused before anything is stored: 413 past records or bytes, 429
    *  past one address's submissions in an hour. */

@@ -1,4 +1,5 @@
 // Starts Kiln: configuration → services → HTTP.
+import { RequestsInFlight } from './http/slow-clients.ts';
 import { sweepTrash } from './nodes/trash.ts';
 import { sweepOldActivity } from './nodes/activity.ts';
 import { sweepLastExports } from './accounts/export.ts';
@@ -71,6 +72,7 @@ export async function createServices(config: Config, clock: Clock = systemClock)
     hub,
     metrics,
     streamsByAddress: new Map(),
+    requestsInFlight: new RequestsInFlight(config.maxRequestsPerAddress),
     hosts,
     documents: new DocumentCache(),
     hot: new HotDocuments(events, hosts, () => clock.now().getTime()),

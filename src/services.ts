@@ -1,4 +1,5 @@
 // The services a running Kiln is made of, chosen once at start from configuration.
+import type { RequestsInFlight } from './http/slow-clients.ts';
 import type { Config } from './config.ts';
 import type { Database } from './store/db.ts';
 import type { Clock } from './clock.ts';
@@ -49,6 +50,8 @@ export interface Services {
   hub: StreamHub;
   /** Open event streams per client address in this process (src/sse/slots.ts). */
   streamsByAddress: Map<string, number>;
+  /** Requests in flight per client address in this process (src/http/slow-clients.ts). */
+  requestsInFlight: RequestsInFlight;
   /** Document hosts and custom domains found lately (src/http/hosts.ts). */
   hosts: Lru<HostInfo>;
   /** Document bytes and what each URL served lately (src/nodes/serve.ts). */

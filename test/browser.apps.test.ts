@@ -105,3 +105,47 @@ test('a visitor signs up on an app, confirms by the mailed link, edits and saves
   await ownerCtx.close();
   await visitorCtx.close();
 });
+
+test('a developer’s email and password typed on someone else’s app sign-in page sign nobody in; the page points to the main app', {
+  skip: !hasChromium && 'Debian chromium is not installed (.ci/run installs it)',
+  timeout: 120_000,
+}, async () => {
+  const s = bk.kiln.services;
+  const owner = await createPerson(s, newPerson());
+  await createNode(s, owner.id, {
+    ownerId: owner.id,
+    parentId: 0,
+    type: 'site',
+    name: `poll-${owner.username}.html`,
+    html: APP,
+  });
+  const appNode = await s.database.db
+    .updateTable('nodes')
+    .set({ enable_signups: 1 })
+    .where('owner_id', '=', owner.id)
+    .returning('name')
+    .executeTakeFirstOrThrow();
+  // Alice is a developer elsewhere on this Kiln; a page on the owner's host asks for her password.
+  const aliceInput = newPerson();
+  await createPerson(s, aliceInput);
+  const ctx = await bk.newContext();
+  const page = await ctx.newPage();
+  await page.goto(bk.docUrl(owner.username, `/_/app/login?app=${appNode.name}`));
+  await page.getByRole('heading', { name: /Sign in to/ }).waitFor();
+  const mainLogin = await page.getByRole('link', { name: 'the main site' }).getAttribute('href');
+  assert.equal(mainLogin, bk.mainUrl('/_/login'), 'developers are sent to the main app');
+  await page.getByLabel('Email or username').fill(aliceInput.email);
+  await page.getByLabel('Password').fill(aliceInput.password);
+  await page.click('button[type=submit]');
+  // The answer is the one an unknown email gets.
+  await page.getByText('Wrong email or password.').waitFor();
+  assert.doesNotMatch((await page.textContent('body')) ?? '', /Signed in/i);
+  // No session anywhere: not on the app's host, not on the main app.
+  const cookies = await ctx.cookies();
+  assert.deepEqual(
+    cookies.filter((c) => /auth_token|session/i.test(c.name)).map((c) => c.name),
+    [],
+    JSON.stringify(cookies),
+  );
+  await ctx.close();
+});

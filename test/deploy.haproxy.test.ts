@@ -15,6 +15,7 @@ import { instance } from './support/instance.ts';
 import { storage } from './support/kiln.ts';
 import { Client } from './support/client.ts';
 import { SseClient } from './support/sse.ts';
+import { until } from './support/wait.ts';
 import { closeServices, createServices } from '../src/server.ts';
 
 const HAPROXY = '/usr/sbin/haproxy';
@@ -71,11 +72,10 @@ test('three processes behind HAProxy: a backend killed mid-load loses no acknowl
     haproxy.stdout!.on('data', (d) => (hout += d));
     haproxy.stderr!.on('data', (d) => (hout += d));
     const front = i.owner(port);
-    for (let t = 0; t < 100; t++) {
-      const ok = await new Client(port, i.config.rootDomain).get('/_/health').catch(() => null);
-      if (ok?.status === 200) break;
-      await new Promise((r) => setTimeout(r, 100));
-    }
+    await until(
+      async () => (await new Client(port, i.config.rootDomain).get('/_/health').catch(() => null))?.status === 200,
+      { what: 'HAProxy to answer with a healthy backend', every: 100 },
+    ).catch((err) => assert.fail(`${(err as Error).message}\n${hout}`));
 
     // An upload written through one process is served by each of the others.
     const bytes = randomBytes(200_000);
@@ -94,6 +94,7 @@ test('three processes behind HAProxy: a backend killed mid-load loses no acknowl
     const url = `http://${i.host}${i.doc}`;
     const seen: Array<{ id: number; marker: string }> = [];
     let reconnects = 0;
+    let opened = 0;
     const journal: string[] = [];
     let following = true;
     const follow = (async () => {
@@ -106,6 +107,8 @@ test('three processes behind HAProxy: a backend killed mid-load loses no acknowl
           headers: last ? { 'last-event-id': last } : {},
         }).catch(() => null);
         journal.push(`open(last=${last ?? '-'}) → ${s?.status ?? 'failed'}`);
+        // (Its headers come once its subscription is live: every later save reaches it.)
+        if (s?.status === 200) opened++;
         if (!s || s.status !== 200) {
           s?.close();
           await new Promise((r) => setTimeout(r, 100));
@@ -128,7 +131,7 @@ test('three processes behind HAProxy: a backend killed mid-load loses no acknowl
         journal.push(`ended after ${last} (${seen.at(-1)?.marker})`);
       }
     })();
-    await new Promise((r) => setTimeout(r, 500));
+    await until(() => opened > 0, { what: 'the stream to open through HAProxy' });
 
     // Saves one after another; a failed request is sent again (the same bytes: a retried request).
     const acknowledged: string[] = [];
@@ -152,7 +155,15 @@ test('three processes behind HAProxy: a backend killed mid-load loses no acknowl
         await new Promise((r) => setTimeout(r, 20));
       }
     })();
-    await new Promise((r) => setTimeout(r, 1500));
+    // (A save that never succeeds ends the waits below at once.)
+    let saveError: unknown = null;
+    saves.catch((err) => (saveError = err));
+    const saved = (n: number) => {
+      if (saveError) throw saveError;
+      return acknowledged.length >= n;
+    };
+    // Saves go on for a while through every backend before one is killed,
+    await until(() => saved(10), { what: '10 saves acknowledged before the kill' });
     // The process the stream is on is the one killed (its metrics count one open stream).
     const holder = await (async () => {
       for (const k of kilns) {
@@ -162,7 +173,11 @@ test('three processes behind HAProxy: a backend killed mid-load loses no acknowl
       return kilns[0];
     })();
     await holder.kill('SIGKILL');
-    await new Promise((r) => setTimeout(r, 2500));
+    // and after it, while HAProxy finds the backend down and the stream comes back through another.
+    const atKill = acknowledged.length;
+    await until(() => saved(atKill + 10) && opened >= 2, {
+      what: '10 saves acknowledged after the kill, and the stream back',
+    }).catch((err) => assert.fail(`${(err as Error).message}; journal: ${journal.join('; ')}\n${hout}`));
     saving = false;
     await saves;
     // The stream catches up to the last acknowledged save, then stops.
@@ -172,7 +187,7 @@ test('three processes behind HAProxy: a backend killed mid-load loses no acknowl
     following = false;
     await follow;
 
-    assert.ok(acknowledged.length > 20, `saves went on: ${acknowledged.length}\n${hout}`);
+    assert.ok(acknowledged.length >= 20, `saves went on: ${acknowledged.length}\n${hout}`);
     // Every acknowledged save is stored, as a version.
     const s = await createServices(i.config);
     try {

@@ -18,7 +18,7 @@ test('a document host for a username that does not exist answers 404', async () 
   assert.equal(res.status, 404);
 });
 
-test('every main-app answer forbids framing; document hosts add no such headers', async () => {
+test('every main-app answer forbids framing; on document hosts only Kiln’s own pages do, never the account’s documents', async () => {
   const { signedIn } = await import('./support/people.ts');
   const { createNode } = await import('../src/nodes/tree.ts');
   const main = kiln.client();
@@ -46,9 +46,14 @@ test('every main-app answer forbids framing; document hosts add no such headers'
     name: 'framed.html',
     html: '<p>frame me</p>',
   });
-  for (const path of ['/framed.html', '/_/login', '/missing.txt']) {
+  // On a document host the account's own document is framed as its owner chooses; what Kiln renders
+  // there itself (a redirect to sign in, an error page) is not (#22: test/security.framing.test.ts).
+  const doc = await kiln.client(host).page('/framed.html');
+  assert.equal(doc.headers['x-frame-options'], undefined);
+  assert.doesNotMatch(String(doc.headers['content-security-policy'] ?? ''), /frame-ancestors/);
+  for (const path of ['/_/login', '/missing.txt']) {
     const res = await kiln.client(host).page(path);
-    assert.equal(res.headers['x-frame-options'], undefined, path);
-    assert.doesNotMatch(String(res.headers['content-security-policy'] ?? ''), /frame-ancestors/, path);
+    assert.equal(res.headers['x-frame-options'], 'DENY', path);
+    assert.match(String(res.headers['content-security-policy']), /frame-ancestors 'none'/, path);
   }
 });

@@ -9,6 +9,7 @@ import { RedisEventBus, namespaceFor } from '../src/events/redis.ts';
 import { replayLog, type EventBus, type KilnEvent } from '../src/events/bus.ts';
 import { storage } from './support/kiln.ts';
 import { startTcpProxy } from './support/tcp-proxy.ts';
+import { until } from './support/wait.ts';
 
 const REDIS_URL = storage === 'postgres' ? process.env.KILN_TEST_REDIS_URL : undefined;
 const lane = (html: string): KilnEvent => ({ type: 'lane', lane: 'live', nodeId: 1, html, sender: 's' });
@@ -215,30 +216,31 @@ test('Redis bus: a publish whose answer was lost runs once; with Redis away even
     await c.until(2);
     proxy.cut();
     proxy.hear();
-    await new Promise((r) => setTimeout(r, 300));
+    // The publisher finds its connection gone and puts the event back in its outbox, to be sent again.
+    await until(() => publisher.waiting === 1, { what: 'the publish whose answer was lost to wait for a retry' });
     proxy.restore();
     const lostId = await lost;
     assert.equal(lostId, c.got[1].id, 'the retry answers with the id of the run whose answer was lost');
     // Redis away: publishes resolve once it is back, in order.
     proxy.cut();
-    await new Promise((r) => setTimeout(r, 200));
-    const waiting = [
-      publisher.publish('doc:7', lane('w1')),
-      publisher.publish('doc:7', lane('w2')),
-      publisher.publish('doc:7', lane('w3')),
-    ];
-    await new Promise((r) => setTimeout(r, 500));
+    await until(() => !publisher.flowing(), { what: 'the publisher to see Redis gone' });
+    let settled = 0;
+    const waiting = ['w1', 'w2', 'w3'].map((html) => publisher.publish('doc:7', lane(html)).finally(() => settled++));
     assert.equal(publisher.waiting, 3);
+    await new Promise((r) => setImmediate(r));
+    assert.equal(settled, 0, 'nothing is published, nor refused, while Redis is away');
     proxy.restore();
     const ids = await Promise.all(waiting);
     await c.until(5);
-    await new Promise((r) => setTimeout(r, 300));
+    // One more, once those are heard: anything heard twice would come before it (one channel, id order).
+    await publisher.publish('doc:7', lane('last'));
+    await c.until(6);
     assert.deepEqual(
       c.got.map((g) => g.html),
-      ['first', 'answer lost', 'w1', 'w2', 'w3'],
+      ['first', 'answer lost', 'w1', 'w2', 'w3', 'last'],
     );
     assert.deepEqual(
-      c.got.slice(2).map((g) => g.id),
+      c.got.slice(2, 5).map((g) => g.id),
       ids,
     );
   } finally {

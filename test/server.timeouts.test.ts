@@ -17,16 +17,20 @@ before(async () => {
 });
 after(() => kiln.stop());
 
-/** Opens a raw connection, sends `first`, then `drip` every `everyMs` until the server answers or
- *  closes; resolves with what the server sent and how long it took. */
+/** How long a slow client keeps dripping before it gives up: far less than the defaults (30 s for headers,
+ *  10 minutes for a request), far more than the small timeouts set here. A connection the server closed
+ *  before that was closed by one of those. */
+const GIVE_UP_MS = 20_000;
+
+/** Opens a raw connection, sends `first`, then `drip` every `everyMs` until the server closes it (or the
+ *  client gives up); resolves with what the server sent and whether it was the server that closed it. */
 function slowClient(
   first: string,
   drip: string,
   everyMs: number,
-  giveUpMs = 8000,
-): Promise<{ answer: string; closedAfterMs: number | null }> {
+  giveUpMs = GIVE_UP_MS,
+): Promise<{ answer: string; closed: boolean }> {
   return new Promise((resolve) => {
-    const started = Date.now();
     const socket = net.connect(port, '127.0.0.1');
     let answer = '';
     let timer: NodeJS.Timeout;
@@ -34,7 +38,7 @@ function slowClient(
       clearInterval(timer);
       clearTimeout(giveUp);
       socket.destroy();
-      resolve({ answer, closedAfterMs: closed ? Date.now() - started : null });
+      resolve({ answer, closed });
     };
     const giveUp = setTimeout(() => end(false), giveUpMs);
     socket.on('connect', () => {
@@ -56,8 +60,7 @@ test('defaults: 30 s for headers, 10 minutes for a whole request', () => {
 
 test('headers sent slowly (slowloris) are cut after the headers timeout', async () => {
   const r = await slowClient(`GET /_/login HTTP/1.1\r\nHost: ${kiln.config.rootDomain}\r\n`, 'X-Slow: 1\r\n', 200);
-  assert.notEqual(r.closedAfterMs, null, 'the server closed the connection');
-  assert.ok(r.closedAfterMs! < 4000, `closed after ${r.closedAfterMs} ms`);
+  assert.ok(r.closed, 'the server closed the connection (the headers timeout set here, not the 30 s default)');
   assert.match(r.answer, /^(HTTP\/1\.1 408|$)/);
 });
 
@@ -65,8 +68,7 @@ test('a body sent slowly is cut after the request timeout', async () => {
   const body = `{"email":"x@example.com","password":"${'p'.repeat(200)}"}`;
   const head = `POST /_/login HTTP/1.1\r\nHost: ${kiln.config.rootDomain}\r\nContent-Type: application/json\r\nContent-Length: ${body.length}\r\n\r\n`;
   const r = await slowClient(head, 'p', 200);
-  assert.notEqual(r.closedAfterMs, null, 'the server closed the connection');
-  assert.ok(r.closedAfterMs! < 5000, `closed after ${r.closedAfterMs} ms`);
+  assert.ok(r.closed, 'the server closed the connection (the request timeout set here, not the 10 min default)');
 });
 
 test('an open live stream outlives both timeouts', async () => {
@@ -78,7 +80,20 @@ test('an open live stream outlives both timeouts', async () => {
     headers: { 'x-api-key': key },
   });
   assert.equal(sse.status, 200);
-  await new Promise((r) => setTimeout(r, 3500));
-  assert.equal(sse.ended, false, 'the stream is still open');
-  sse.close();
+  try {
+    // A body sent slowly on a connection opened after the stream's: once the server has cut it, both timeouts
+    // have passed for the stream too (each is counted from a request's start, and checked for every
+    // connection at once).
+    const late = await slowClient(
+      `POST /_/login HTTP/1.1\r\nHost: ${kiln.config.rootDomain}\r\nContent-Type: application/json\r\nContent-Length: 1000\r\n\r\n`,
+      'p',
+      200,
+    );
+    assert.ok(late.closed, 'the slow request opened after the stream was cut');
+    // (A round trip, so that a close of the stream's connection sent at the same time has reached us.)
+    assert.equal((await kiln.client().get('/_/health')).status, 200);
+    assert.equal(sse.ended, false, 'the stream is still open');
+  } finally {
+    sse.close();
+  }
 });

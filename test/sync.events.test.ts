@@ -14,19 +14,26 @@ let kiln: TestKiln;
 before(async () => (kiln = await startKiln()));
 after(() => kiln.stop());
 
-/** Records the account's events; `take(n)` waits (bounded) until n arrived and returns them all. */
+/** Records the account's events; `take(n)` waits (bounded) until n arrived and returns all that came. */
 async function recorder(accountId: number) {
   const got: KilnEvent[] = [];
   const channel = channels.account(accountId);
   const stop = kiln.services.events.subscribe(channel, (e) => got.push(e));
   await kiln.services.events.subscribed(channel);
+  let markers = 0;
   return {
     stop,
     async take(n: number): Promise<KilnEvent[]> {
       for (let i = 0; i < 300 && got.length < n; i++) await new Promise((r) => setTimeout(r, 10));
-      // A little longer, to see that no extra event follows.
-      await new Promise((r) => setTimeout(r, 50));
-      return got.splice(0, got.length);
+      // To see that no extra event follows: a marker of the test's own, published on the channel now, comes
+      // after everything published before it (a channel's events come in order), so all the server sent is in.
+      const marker = `test-marker:${++markers}`;
+      const isMarker = (e: KilnEvent) => e.type === 'grant-revoked' && e.grants[0] === marker;
+      await kiln.services.events.publish(channel, { type: 'grant-revoked', grants: [marker] });
+      for (let i = 0; i < 300 && !got.some(isMarker); i++) await new Promise((r) => setTimeout(r, 10));
+      const at = got.findIndex(isMarker);
+      assert.ok(at >= 0, `the marker event came back: ${JSON.stringify(got)}`);
+      return got.splice(0, at + 1).slice(0, at);
     },
   };
 }

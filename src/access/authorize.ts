@@ -137,6 +137,29 @@ export function authorizeTeam(role: TeamRole | null | undefined, action: Action,
   if (!allowsTeam(role, action)) throw refusal();
 }
 
+/** THE refusal of a team member whose role does not let them change the team's files (a viewer): one
+ *  answer, 403 `viewer`, whichever door they try (dashboard, uploads, sync API, the use cases). */
+export function viewerRefusal(team?: string): KilnError {
+  const whose = team ? `the team "${team}"` : 'this team';
+  return forbidden(
+    `You are a viewer of ${whose}: changing or syncing its files needs an owner or editor role.`,
+    'viewer',
+  );
+}
+
+/** A change to a team's files (`manage`, or `sync` through the sync API) by the caller's role there:
+ *  a member whose role does not allow it gets `viewerRefusal`; someone who is not a member gets
+ *  `notMember()` (each door hides a team from strangers in its own way). */
+export function authorizeTeamChange(
+  role: TeamRole | null | undefined,
+  action: 'manage' | 'sync',
+  notMember: () => KilnError,
+  team?: string,
+): void {
+  if (allowsTeam(role, action)) return;
+  throw role ? viewerRefusal(team) : notMember();
+}
+
 /** The caller's own uploads, before one is read: what the upload editor asks the table about (it opens
  *  only uploads of the signed-in person, so nobody signed in owns them). */
 export function ownUploads(actor: Actor | null): Resource {

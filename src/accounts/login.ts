@@ -15,7 +15,13 @@ interface LoginRow {
   username: string;
   password_hash: string | null;
   suspended_at: string | null;
+  account_type: string;
+  signup_app_id: number | null;
 }
+
+/** Who a sign-in may be: anyone (the main app), or only the app users of one app (that app's host,
+ *  where its owner's scripts run and could read what is typed: nobody else's password is checked there). */
+export type LoginScope = { kind: 'any' } | { kind: 'app'; appId: number };
 
 /** The account an identifier names: an email, or a username when it has no `@`. */
 async function findLoginRow(db: Db, identifier: string): Promise<LoginRow | undefined> {
@@ -29,22 +35,35 @@ async function passwordMatches(row: LoginRow | undefined, password: string): Pro
   return ok && row !== undefined;
 }
 
+/** True when the scope lets this account sign in. */
+function inScope(row: LoginRow, scope: LoginScope): boolean {
+  return scope.kind === 'any' || (row.account_type === 'app_user' && row.signup_app_id === scope.appId);
+}
+
 /** The login limiter's key: the client address plus the account the identifier names (so its email
- *  and its username share one count), or the normalized identifier when it names no account. */
-function loginLimiterKey(ip: string, identifier: string, accountId: number | undefined): string {
-  return accountId !== undefined ? `${ip}|account:${accountId}` : `${ip}|id:${identifier.trim().toLowerCase()}`;
+ *  and its username share one count), or the normalized identifier when it names no account of the
+ *  scope. On an app's host an identifier outside the scope counts in a bucket of that app's own, so
+ *  the count a developer's sign-ins left on the main app cannot tell a developer from nobody. */
+function loginLimiterKey(ip: string, identifier: string, accountId: number | undefined, scope: LoginScope): string {
+  if (accountId !== undefined) return `${ip}|account:${accountId}`;
+  const id = identifier.trim().toLowerCase();
+  return scope.kind === 'app' ? `${ip}|app:${scope.appId}|id:${id}` : `${ip}|id:${id}`;
 }
 
 /** A password sign-in attempt: counted by the login limiter (client address + account; 429 beyond
- *  it), checked, and the counter reset on success. Throws 401 for wrong credentials. */
+ *  it), checked, and the counter reset on success. Throws 401 for wrong credentials. An account
+ *  outside `scope` is treated as unknown: its password is never checked (the same scrypt work is
+ *  done against nothing) and the answer is the unknown identifier's. */
 export async function passwordLogin(
   s: Services,
   ip: string,
   identifier: string,
   password: string,
+  scope: LoginScope = { kind: 'any' },
 ): Promise<LoginTarget> {
-  const row = await findLoginRow(s.database.db, identifier);
-  const key = loginLimiterKey(ip, identifier, row?.id);
+  const found = await findLoginRow(s.database.db, identifier);
+  const row = found && inScope(found, scope) ? found : undefined;
+  const key = loginLimiterKey(ip, identifier, row?.id, scope);
   const hit = await s.loginLimiter.hit(key);
   if (!hit.allowed) {
     const minutes = Math.ceil(hit.retryAfter / 60);

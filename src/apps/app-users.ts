@@ -7,6 +7,10 @@
 // - Password reset: a request mails a single-use link (1 hour) when a person has that email and says
 //   nothing either way; setting the new password also confirms the email (the link proved the
 //   mailbox) and ends every other session of the account.
+// - An app's host runs its owner's scripts, which could read what is typed there: sign-in, reset
+//   requests and reset links there concern only app users of that host's apps. A developer's (or
+//   another host's app user's) password is never checked, set or mailed for there, and the answer is
+//   the one an unknown email gets.
 import { appUserByEmail, updatePersonRow } from '../store/accounts.ts';
 import type { Services } from '../services.ts';
 import type { NodeRow } from '../nodes/tree.ts';
@@ -14,7 +18,10 @@ import { KilnError, badRequest } from '../errors.ts';
 import { randomHex } from '../clock.ts';
 import { sha256 } from '../core/checksum.ts';
 import { emailProblem } from '../core/names.ts';
-import { createPerson, type CreatedPerson } from '../accounts/people.ts';
+import { createPerson, personFacts, type CreatedPerson } from '../accounts/people.ts';
+import { passwordProblem } from '../accounts/passwords.ts';
+import { resetPassword } from '../accounts/account.ts';
+import { getNode } from '../nodes/tree.ts';
 import { createEmailToken, findEmailToken } from '../accounts/email-tokens.ts';
 
 import { createInstance } from './instances.ts';
@@ -169,10 +176,35 @@ export function assertEmailShape(email: string): void {
   if (problem) throw badRequest(problem, 'invalid');
 }
 
+/** True when the account is an app user who signed up on an app of `hostAccountId`. */
+async function isAppUserOfHost(s: Services, accountId: number, hostAccountId: number): Promise<boolean> {
+  const person = await personFacts(s, accountId);
+  if (person?.accountType !== 'app_user' || person.signupAppId === null) return false;
+  return (await getNode(s, person.signupAppId))?.owner_id === hostAccountId;
+}
+
 /** True when the reset token is usable (for showing the form). */
 export async function resetTokenValid(s: Services, token: string): Promise<boolean> {
   return (await findEmailToken(s, token, 'reset')) !== undefined;
 }
 
-/** The reset itself is the accounts' (developers reset theirs the same way). */
-export { resetPassword } from '../accounts/account.ts';
+/** True when the reset token is usable on this app host (for showing the form): unused, unexpired,
+ *  and an app user's of one of the host's apps. Anyone else's link answers like a bogus one. */
+export async function appResetTokenValid(s: Services, token: string, hostAccountId: number): Promise<boolean> {
+  const row = await findEmailToken(s, token, 'reset');
+  return !!row && row.account_id !== null && isAppUserOfHost(s, row.account_id, hostAccountId);
+}
+
+/** Sets a new password through a reset link on an app host: only for an app user of the host's apps
+ *  (same refusals, in the same order, as a bogus link); the reset itself is the accounts'. */
+export async function resetAppUserPassword(
+  s: Services,
+  token: string,
+  password: string,
+  hostAccountId: number,
+): Promise<{ accountId: number }> {
+  const problem = passwordProblem(password);
+  if (problem) throw badRequest(problem, 'invalid');
+  if (!(await appResetTokenValid(s, token, hostAccountId))) throw badRequest(INVALID_LINK, 'invalid-token');
+  return resetPassword(s, token, password);
+}

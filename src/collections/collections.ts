@@ -112,11 +112,7 @@ export async function markCollection(s: Services, actorId: number, folderId: num
   return runWrite(s, async (trx, after) => {
     const folder = await nodeById(trx, folderId);
     if (!folder) throw notFound('No such folder.');
-    try {
-      await assertManages(trx, actorId, folder.owner_id);
-    } catch {
-      throw notFound('No such folder.');
-    }
+    await assertManages(trx, actorId, folder.owner_id, () => notFound('No such folder.'));
     if (folder.type !== 'folder') throw fail('not-a-folder', 'Only a folder can be a collection.');
     const existing = await collectionOfFolder(trx, folder.id);
     if (existing) return infoOf(existing, folder);
@@ -148,16 +144,18 @@ export async function markCollection(s: Services, actorId: number, folderId: num
   });
 }
 
-/** The collection of a folder the actor manages, or null; with what its records use of its limits. */
+/** The collection of a folder the actor manages, or null, with what its records use of its limits
+ *  (`notMember`: what someone who does not manage the folder's account is told; a team's viewer is told so). */
 export async function collectionOf(
   s: Services,
   actorId: number,
   folderId: number,
+  notMember?: () => KilnError,
 ): Promise<(CollectionInfo & { usage: { records: number; bytes: number } }) | null> {
   const { db } = s.database;
   const folder = await nodeById(db, folderId);
   if (!folder) return null;
-  await assertManages(db, actorId, folder.owner_id);
+  await assertManages(db, actorId, folder.owner_id, notMember);
   const c = await collectionOfFolder(db, folder.id);
   return c ? { ...infoOf(c, folder), usage: await recordUsage(db, c.owner_id, c.records_folder_id) } : null;
 }
@@ -188,8 +186,9 @@ export async function setLimits(
 /** The folder stops being a collection; its pages and records stay as they are. */
 export async function unmarkCollection(s: Services, actorId: number, folderId: number): Promise<void> {
   const { db } = s.database;
-  const c = await collectionOf(s, actorId, folderId).catch(() => null);
-  if (!c) throw notFound('That folder is not a collection.');
+  const notCollection = () => notFound('That folder is not a collection.');
+  const c = await collectionOf(s, actorId, folderId, notCollection);
+  if (!c) throw notCollection();
   await deleteCollection(db, c.id);
 }
 

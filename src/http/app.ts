@@ -17,6 +17,7 @@ import { isStorageFull, isStorageUnavailable, isUniqueViolation } from '../store
 import { limits } from '../limits.ts';
 import { LOOPBACK, registerHosts } from './hosts.ts';
 import { registerAuth } from './auth.ts';
+import { registerSlowClients } from './slow-clients.ts';
 import { registerRateLimits } from '../ratelimit/http.ts';
 import { safeReturn, wantsHtml } from './io.ts';
 import { registerMessages, withMessage } from './messages.ts';
@@ -59,6 +60,7 @@ export async function buildApp(s: Services): Promise<FastifyInstance> {
     trustProxy: s.config.trustProxy,
     bodyLimit: limits.body.json,
     // Slow clients (slowloris): headers and whole requests have a deadline; answers (SSE) do not.
+    // Anonymous bodies and requests in flight per address have tighter bounds (./slow-clients.ts).
     requestTimeout: s.config.requestTimeoutMs,
     keepAliveTimeout: limits.serverTimeouts.keepAliveMs,
     // Node checks those deadlines every connectionsCheckingInterval (30 s by default).
@@ -92,6 +94,9 @@ export async function buildApp(s: Services): Promise<FastifyInstance> {
   });
 
   log = app.log;
+  // Requests in flight per address and the short body deadline of anonymous requests, before any
+  // other hook (a refused request costs nothing more).
+  registerSlowClients(app, s);
   await app.register(cookie);
   await app.register(formbody, { bodyLimit: limits.body.form });
   // JSON bodies: Fastify's parser (prototype poisoning refused), after a depth check on the text, so that

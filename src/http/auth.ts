@@ -1,13 +1,17 @@
 // Who is asking: the person behind this host's session cookie, or nobody. A session is looked up for
 // the host the request arrived on only (src/accounts/sessions.ts); on a document host it must also be
 // the host's own account's, so a session carries no rights beyond that host.
-// (Sync keys are checked by the sync routes; share tokens by the document routes.)
+// (Sync keys are checked by the sync routes; share tokens by the document routes. `hasCredentials`
+// asks all three, for the one rule that needs to know before a route does: src/http/slow-clients.ts.)
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { Services } from '../services.ts';
 import { actorForSessionToken } from '../accounts/actors.ts';
 import { sessionTokenOf } from './cookies.ts';
 import { hostnameOf } from './hosts.ts';
 import { isStorageUnavailable } from '../store/db.ts';
+import { actorForSyncKey } from '../sync/keys.ts';
+import { isLiveShareToken } from '../sharing/share.ts';
+import { tokenParamOf } from './share-grant.ts';
 
 /** The host a session of this request must have been minted for: null on the main app. */
 function sessionHostOf(req: FastifyRequest): string | null {
@@ -29,4 +33,27 @@ export function registerAuth(app: FastifyInstance, s: Services) {
     }
     req.actor = actor && (req.site.kind === 'main' || actor.accountId === req.site.accountId) ? actor : null;
   });
+}
+
+/** True when the request carries credentials: a session of this host (the hook above), a valid sync
+ *  key, or a valid share token of a document of this host (its `share_*` cookie or `?token=`). */
+export async function hasCredentials(s: Services, req: FastifyRequest): Promise<boolean> {
+  if (req.actor) return true;
+  if (req.headers['x-api-key'] !== undefined) {
+    try {
+      await actorForSyncKey(s, req.headers['x-api-key']);
+      return true;
+    } catch {
+      // not a key that works: look further
+    }
+  }
+  if (req.site?.kind !== 'account' && req.site?.kind !== 'domain') return false;
+  const tokens = Object.entries(req.cookies ?? {})
+    .filter(([name]) => name.startsWith('share_'))
+    .map(([, value]) => value);
+  const param = tokenParamOf(req);
+  if (param) tokens.push(param);
+  for (const token of tokens.slice(0, 8))
+    if (token && (await isLiveShareToken(s, token, req.site.accountId))) return true;
+  return false;
 }

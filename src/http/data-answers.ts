@@ -4,6 +4,7 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { OutgoingHttpHeaders } from 'node:http';
 import type { Services } from '../services.ts';
 import { KilnError, type ErrorCode } from '../errors.ts';
+import { servesAccountContent } from './framing.ts';
 import { decodeRequestPath } from '../nodes/serve.ts';
 import { DOCUMENT_NOT_FOUND, readData, type DataAnswer, type DataRules } from '../data/read.ts';
 
@@ -16,6 +17,9 @@ export function cors(reply: FastifyReply) {
 
 /** Sends a data answer; `keep` is told a 200's headers (all but X-Cache and Age) before it goes. */
 export function send(reply: FastifyReply, a: DataAnswer, keep?: (headers: OutgoingHttpHeaders) => void) {
+  // The document's own data, for any origin to read (never a page): no framing headers, so the hot path's
+  // replay (whose headers are taken here) answers exactly as this one.
+  servesAccountContent(reply);
   cors(reply);
   reply.header('x-content-type-options', 'nosniff');
   if (a.etag) reply.header('etag', a.etag);

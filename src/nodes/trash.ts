@@ -49,11 +49,7 @@ async function deletion(db: Parameters<typeof trashedWith>[0], actorId: number, 
   const all = await trashedWith(db, rootId);
   const root = all[0];
   if (!root || root.id !== rootId) throw notFound(NOT_IN_TRASH);
-  try {
-    await assertManages(db, actorId, root.owner_id);
-  } catch {
-    throw notFound(NOT_IN_TRASH);
-  }
+  await assertManages(db, actorId, root.owner_id, () => notFound(NOT_IN_TRASH));
   return { root, all };
 }
 

@@ -27,7 +27,7 @@ import { inTransaction, type AfterCommit } from '../store/transaction.ts';
 import type { NodeEvent } from '../events/bus.ts';
 import { starterDocument, type Starter } from './starters.ts';
 import { newNodeRow } from './rows.ts';
-import { authorizeTeam } from '../access/authorize.ts';
+import { authorizeTeamChange } from '../access/authorize.ts';
 import { teamRole } from '../store/accounts.ts';
 import {
   childNamed,
@@ -439,23 +439,24 @@ function assertDepth(depth: number) {
   }
 }
 
-/** The actor may change the account's tree: it is the account, or an owner/editor of that team. */
-export async function assertManages(db: Tx, actorId: number, ownerId: number): Promise<void> {
+/** The actor may change the account's tree: it is the account, or an owner/editor of that team. A
+ *  viewer of the team gets the one refusal of viewers (403 `viewer`); anyone else `notMember()`. */
+export async function assertManages(
+  db: Tx,
+  actorId: number,
+  ownerId: number,
+  notMember: () => KilnError = () => badRequest("You cannot change this account's files.", 'not-owner'),
+): Promise<void> {
   if (actorId === ownerId) return;
-  authorizeTeam(await teamRole(db, ownerId, actorId), 'manage', () =>
-    badRequest("You cannot change this account's files.", 'not-owner'),
-  );
+  authorizeTeamChange(await teamRole(db, ownerId, actorId), 'manage', notMember);
 }
 
-/** A node the actor manages; anything else answers exactly like a missing node. */
+/** A node the actor manages. A team's viewer is told so; to anyone else another account's node
+ *  answers exactly like a missing one. */
 async function loadOwnNode(trx: Tx, actorId: number, nodeId: number): Promise<NodeRow> {
   const node = Number.isSafeInteger(nodeId) && nodeId > 0 ? await nodeById(trx, nodeId) : undefined;
   if (!node) throw notFound(NO_SUCH_NODE);
-  try {
-    await assertManages(trx, actorId, node.owner_id);
-  } catch {
-    throw notFound(NO_SUCH_NODE);
-  }
+  await assertManages(trx, actorId, node.owner_id, () => notFound(NO_SUCH_NODE));
   return node;
 }
 

@@ -13,7 +13,7 @@
 //   cookie stops working on its next request; a `share-revoked` event on the document's channel
 //   closes streams that were opened on a share grant (in every process).
 import { usernameOf } from '../store/accounts.ts';
-import { updateNodeIf } from '../store/nodes.ts';
+import { sharedNodeByToken, updateNodeIf } from '../store/nodes.ts';
 import { timingSafeEqual } from 'node:crypto';
 import type { Services } from '../services.ts';
 import type { Config } from '../config.ts';
@@ -55,6 +55,13 @@ export function isValidShareToken(node: Pick<NodeRow, 'share_enabled' | 'share_t
   const presented = Buffer.from(sha256(token), 'hex');
   const stored = Buffer.from(node.share_token, 'hex');
   return stored.length === presented.length && timingSafeEqual(stored, presented);
+}
+
+/** True when `token` is the share token of a shared document of the account (whichever document). */
+export async function isLiveShareToken(s: Services, token: string, ownerId: number): Promise<boolean> {
+  if (!TOKEN_SHAPE.test(token)) return false;
+  const node = await sharedNodeByToken(s.database.db, sha256(token));
+  return node?.owner_id === ownerId && isValidShareToken(node, token);
 }
 
 // ------------------------------------------------------------------ the owner's operations

@@ -1,6 +1,8 @@
 // How many event streams each client address holds open in this process. Beyond the cap
 // (MAX_STREAMS_PER_ADDRESS, default limits.streamsPerAddress) a new stream is refused with 429
-// `rate-limited` and Retry-After; a stream that closes frees its slot.
+// `rate-limited` and Retry-After; a stream that closes frees its slot. A stream is not also one of the
+// address's requests in flight (src/http/slow-clients.ts): taking a stream slot gives that one back. A stream is not also one of the
+// address's requests in flight (src/http/slow-clients.ts): taking a stream slot gives that one back.
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { Services } from '../services.ts';
 import { tooMany } from '../errors.ts';
@@ -21,6 +23,8 @@ export function takeStreamSlot(s: Services, req: FastifyRequest, reply: FastifyR
     );
   }
   open.set(address, n + 1);
+  // Counted here from now on, not also among the address's requests in flight.
+  s.requestsInFlight.release(req.raw);
   let released = false;
   reply.raw.on('close', () => {
     if (released) return;

@@ -112,6 +112,7 @@ export function personRow(db: Kysely<DB>, ref: { id: number } | { username: stri
       'accounts.stripe_customer_id',
       'people.email',
       'people.account_type',
+      'people.signup_app_id',
       'people.is_superadmin',
       'people.email_confirmed',
       'people.password_hash',

@@ -116,6 +116,16 @@ function visibilityUnder(parentId: number, otherwise: RawBuilder<unknown>) {
   >`case when exists (select 1 from nodes p where p.id = ${parentId} and p.visibility = 'private') then 'private' else ${otherwise} end`;
 }
 
+/** The live document whose share token has this SHA-256 (sharing on or off), or undefined. */
+export function sharedNodeByToken(db: Kysely<DB>, tokenHash: string): Promise<NodeRow | undefined> {
+  return db
+    .selectFrom('nodes')
+    .selectAll()
+    .where('share_token', '=', tokenHash)
+    .where('trashed_at', 'is', null)
+    .executeTakeFirst();
+}
+
 export function insertNode(db: Kysely<DB>, row: Insertable<NodesTable>): Promise<NodeRow> {
   const values = row.parent_id
     ? { ...row, visibility: visibilityUnder(row.parent_id, sql`${row.visibility ?? 'public'}`) }

@@ -15,10 +15,10 @@ import type { FastifyRequest } from 'fastify';
 import type { Services } from '../services.ts';
 import type { Actor } from '../access/actor.ts';
 import type { Plan, TeamRole } from '../store/schema.ts';
-import { KilnError, conflict, forbidden } from '../errors.ts';
+import { KilnError, conflict } from '../errors.ts';
 import { actorForSyncKey, PAYMENT_REQUIRED_MSG } from './keys.ts';
 import { findTeam, planIncludesSync, roleIn } from '../teams/teams.ts';
-import { authorizeTeam } from '../access/authorize.ts';
+import { authorizeTeamChange } from '../access/authorize.ts';
 
 export interface SyncAccount {
   id: number;
@@ -93,12 +93,7 @@ export async function syncScope(s: Services, req: FastifyRequest, team?: string)
   const role = found ? await roleIn(s, found.id, actor.accountId) : undefined;
   if (!found || !role) throw new KilnError(404, 'No such team, or you are not a member of it.', 'not-found');
   if (accountIdHeader !== String(found.id)) throw accountChanged();
-  authorizeTeam(role, 'sync', () =>
-    forbidden(
-      `You are a viewer of the team "${found.username}"; syncing its files needs an owner or editor role.`,
-      'viewer',
-    ),
-  );
+  authorizeTeamChange(role, 'sync', () => new KilnError(404, 'No such team.', 'not-found'), found.username);
   const account: SyncAccount = { ...found, kind: 'team' };
   return { actor, account, role, protocol, canWrite: planIncludesSync(found), syncBase: syncBaseOf(account) };
 }

@@ -49,6 +49,9 @@ export function appPageUrl(page: string, app: AppRef): string {
 const appField = (app: AppRef) => html`<input type="hidden" name="app" value="${app.path}">`;
 const emailInput = (label: string, autocomplete: string, type = 'email') => html`<label for="email">${label}</label>
 <input id="email" name="email" type="${type}" required maxlength="${limits.emailLength}" autocomplete="${autocomplete}" autofocus>`;
+/** Developers sign in on the main app: this host runs the app owner's scripts. */
+const developers = (mainLogin: string) =>
+  html`<p class="muted">Have a Kiln developer account? Sign in on <a href="${mainLogin}">the main site</a>, never on an app’s page.</p>`;
 const newPassword = () => html`<label for="password">Password</label>
 <input id="password" name="password" type="password" required minlength="${limits.password.minLength}" maxlength="${limits.password.maxLength}" autocomplete="new-password">
 <small>At least ${limits.password.minLength} characters, not a common password.</small>`;
@@ -57,6 +60,7 @@ export function appSignupPage(o: {
   app: AppRef;
   msg?: Msg;
   signedIn?: { username: string; instanceUrl?: string };
+  mainLogin: string;
 }): string {
   const already = o.signedIn?.instanceUrl
     ? html`<p class="muted">You are signed in as <strong>${o.signedIn.username}</strong>. <a href="${o.signedIn.instanceUrl}">Open your copy</a>.</p>`
@@ -78,11 +82,12 @@ ${newPassword()}
 <small>Your copy lives at <code>&lt;username&gt;.</code>this service. Leave it empty to get one made up for you.</small>
 <button type="submit">Sign up</button>
 </form>
-<p>Already signed up? <a href="${appPageUrl('login', o.app)}">Sign in</a></p>`,
+<p>Already signed up? <a href="${appPageUrl('login', o.app)}">Sign in</a></p>
+${developers(o.mainLogin)}`,
   });
 }
 
-export function appLoginPage(o: { app: AppRef; msg?: Msg }): string {
+export function appLoginPage(o: { app: AppRef; msg?: Msg; mainLogin: string }): string {
   return frame({
     title: 'Sign in',
     app: o.app,
@@ -95,11 +100,12 @@ ${emailInput('Email or username', 'username', 'text')}
 <input id="password" name="password" type="password" required maxlength="${limits.password.maxLength}" autocomplete="current-password">
 <button type="submit">Sign in</button>
 </form>
-<p><a href="${appPageUrl('reset', o.app)}">Forgot your password?</a> · <a href="${appPageUrl('signup', o.app)}">Sign up</a></p>`,
+<p><a href="${appPageUrl('reset', o.app)}">Forgot your password?</a> · <a href="${appPageUrl('signup', o.app)}">Sign up</a></p>
+${developers(o.mainLogin)}`,
   });
 }
 
-export function appResetRequestPage(o: { app: AppRef; msg?: Msg }): string {
+export function appResetRequestPage(o: { app: AppRef; msg?: Msg; mainLogin: string }): string {
   return frame({
     title: 'Reset your password',
     app: o.app,
@@ -110,7 +116,8 @@ ${appField(o.app)}
 ${emailInput('Email', 'email')}
 <button type="submit">Send me a link</button>
 </form>
-<p><a href="${appPageUrl('login', o.app)}">Back to sign in</a></p>`,
+<p><a href="${appPageUrl('login', o.app)}">Back to sign in</a></p>
+${developers(o.mainLogin)}`,
   });
 }
 

@@ -2,8 +2,8 @@
 // `cut()` drops every open connection and refuses new ones (a crash or a lost network), `restore()`
 // lets connections through again. `deafen()` keeps connections open and requests flowing but drops
 // every answer (a request that ran and whose answer was lost); `hear()` lets answers through again.
-// `slow(ms, only?)` holds every answer (or those `only` picks) that long before passing it on (a slow
-// link; the order of the answers held is kept).
+// `hold(only)` keeps back the answers `only` picks (others pass) until `release()` passes them on, in
+// the order they came (a slow link, as slow as the test needs).
 import net from 'node:net';
 
 export interface TcpProxy {
@@ -12,15 +12,16 @@ export interface TcpProxy {
   restore(): void;
   deafen(): void;
   hear(): void;
-  slow(ms: number, only?: (chunk: Buffer) => boolean): void;
+  hold(only: (chunk: Buffer) => boolean): void;
+  release(): void;
   close(): Promise<void>;
 }
 
 export async function startTcpProxy(targetHost: string, targetPort: number): Promise<TcpProxy> {
   let open = true;
   let deaf = false;
-  let delayMs = 0;
-  let delayed: (chunk: Buffer) => boolean = () => true;
+  let held: ((chunk: Buffer) => boolean) | null = null;
+  const holding: Array<{ to: net.Socket; chunk: Buffer }> = [];
   const sockets = new Set<net.Socket>();
   const server = net.createServer((client) => {
     if (!open) return client.destroy();
@@ -36,8 +37,7 @@ export async function startTcpProxy(targetHost: string, targetPort: number): Pro
     client.pipe(upstream);
     upstream.on('data', (chunk: Buffer) => {
       if (deaf) return;
-      // Equal delays keep the order (timers of one duration run in the order they were set).
-      if (delayMs > 0 && delayed(chunk)) setTimeout(() => client.destroyed || client.write(chunk), delayMs);
+      if (held?.(chunk)) holding.push({ to: client, chunk });
       else client.write(chunk);
     });
   });
@@ -57,9 +57,12 @@ export async function startTcpProxy(targetHost: string, targetPort: number): Pro
     hear() {
       deaf = false;
     },
-    slow(ms: number, only: (chunk: Buffer) => boolean = () => true) {
-      delayMs = ms;
-      delayed = only;
+    hold(only: (chunk: Buffer) => boolean) {
+      held = only;
+    },
+    release() {
+      held = null;
+      for (const { to, chunk } of holding.splice(0)) if (!to.destroyed) to.write(chunk);
     },
     close: () =>
       new Promise<void>((resolve) => {

@@ -9,13 +9,14 @@
 //                                   a confirmation link mailed; 302 to the instance (AJAX: 201 JSON)
 //   GET  /_/app/login?app=<path>    sign-in form
 //   POST /_/app/login               {app, email (or username), password} → 302 to the caller's instance
-//                                   of the app (an app user without one gets one), a developer to the app
+//                                   of the app (an app user of it without one gets one); only app users
+//                                   of that app: anyone else's email answers like an unknown one
 //   GET  /_/app/reset?app=<path>    form asking for a reset link
 //   POST /_/app/reset               {app, email} → the same answer whether or not an account uses the
 //                                   email; if one does, a single-use link (1 hour) is mailed
 //   GET  /_/app/reset/<token>       new-password form (400 page when the link is invalid or expired)
 //   POST /_/app/reset/<token>       {password} → password set, email confirmed, other sessions ended,
-//                                   signed in, 302 to the instance
+//                                   signed in, 302 to the instance (only links of this host's app users)
 //   GET  /_/app/confirm/<token>     confirms the email (`people.email_confirmed = 1`); a page linking
 //                                   to the instance (AJAX: JSON)
 //   POST /_/app/confirm             on the app user's own host, signed in with an unconfirmed email:
@@ -23,6 +24,10 @@
 //
 // Rate limits: the general limiter counts every request to these pages (src/ratelimit/http.ts);
 // the strict limiter (5 per hour per address) counts sign-ups and reset requests.
+//
+// This host runs the app owner's scripts, which could read what is typed on these pages: developers
+// sign in on the main app (the pages link there), and nobody but an app user of this host's apps has a
+// password checked, set or mailed for here (src/apps/app-users.ts).
 //
 // Instances live on the app user's own host: `<appuser>.<root>/<instance name>`. Sessions are per host
 // (src/http/sessions.ts): signing in on the app's host gives the app user a session on their own host,
@@ -42,8 +47,8 @@ import {
   assertEmailShape,
   confirmEmail,
   requestPasswordReset,
-  resetPassword,
-  resetTokenValid,
+  resetAppUserPassword,
+  appResetTokenValid,
   sendConfirmation,
   signUpOnApp,
   type AppLinks,
@@ -97,6 +102,8 @@ const refOf = (app: NodeRow): AppRef => ({ name: app.name, path: childPathOf(app
 
 const plugin: RoutePlugin = async (app, { services: s }) => {
   onlyOn(app, 'document', 'App pages are on the app’s own host.');
+  /** Where developers sign in (never on an app's host). */
+  const mainLogin = `${s.config.baseUrl}/_/login`;
   /** App pages answer on document hosts only (an app is always some account's document). */
   function appHostOnly(req: FastifyRequest): number {
     return hostAccount(req);
@@ -155,13 +162,13 @@ const plugin: RoutePlugin = async (app, { services: s }) => {
   const instanceUrl = (username: string, instance: NodeRow) =>
     documentHostUrl(s.config, username) + nodeUrlPath(instance);
 
-  /** Where a signed-in person goes for this app: their instance (an app user without one gets one
-   *  while the app takes signups), else the app itself. */
+  /** Where a signed-in person goes for this app: their instance (an app user of it without one gets
+   *  one while the app takes signups), else the app itself. */
   async function destination(req: FastifyRequest, accountId: number, username: string, app: NodeRow): Promise<string> {
     let instance = await findInstance(s, accountId, app.id);
     if (!instance && app.enable_signups === 1) {
       const person = await personFacts(s, accountId);
-      if (person?.accountType === 'app_user')
+      if (person?.accountType === 'app_user' && person.signupAppId === app.id)
         instance = await createInstance(s, accountId, app.id, { reuseExisting: true });
     }
     return instance ? instanceUrl(username, instance) : hostUrl(req) + appHref(refOf(app));
@@ -187,14 +194,14 @@ const plugin: RoutePlugin = async (app, { services: s }) => {
         instanceUrl: instance ? instanceUrl(req.actor.username, instance) : undefined,
       };
     }
-    return sendPage(reply, appSignupPage({ app: ref, msg: queryMsg(req), signedIn }));
+    return sendPage(reply, appSignupPage({ app: ref, msg: queryMsg(req), signedIn, mainLogin }));
   });
 
   app.post(
     '/_/app/signup',
     formPost(
       (req) => `/_/app/signup?app=${encodeURIComponent(appPathOf(req) ?? '')}`,
-      (req, msg) => appSignupPage({ app: { name: appPathOf(req) ?? '', path: appPathOf(req) ?? '' }, msg }),
+      (req, msg) => appSignupPage({ app: { name: appPathOf(req) ?? '', path: appPathOf(req) ?? '' }, msg, mainLogin }),
       async (req, reply) => {
         await refuseCrossSite(req, s);
         await strictAttempt(s, req, reply, 'app-signup');
@@ -233,14 +240,14 @@ const plugin: RoutePlugin = async (app, { services: s }) => {
 
   app.get('/_/app/login', async (req, reply) => {
     const node = await appOf(req, 'view');
-    return sendPage(reply, appLoginPage({ app: refOf(node), msg: queryMsg(req) }));
+    return sendPage(reply, appLoginPage({ app: refOf(node), msg: queryMsg(req), mainLogin }));
   });
 
   app.post(
     '/_/app/login',
     formPost(
       (req) => `/_/app/login?app=${encodeURIComponent(appPathOf(req) ?? '')}`,
-      (req, msg) => appLoginPage({ app: { name: appPathOf(req) ?? '', path: appPathOf(req) ?? '' }, msg }),
+      (req, msg) => appLoginPage({ app: { name: appPathOf(req) ?? '', path: appPathOf(req) ?? '' }, msg, mainLogin }),
       async (req, reply) => {
         await refuseCrossSite(req, s);
         const node = await appOf(req, 'view');
@@ -251,8 +258,9 @@ const plugin: RoutePlugin = async (app, { services: s }) => {
         const password = field(body, 'password', 'Password', limits.password.maxLength);
         if (!identifier) throw badRequest('Enter your email or username.', 'missing-field');
         if (!password) throw badRequest('Enter your password.', 'missing-field');
-        // The same counter as the main sign-in page: one budget per address and email.
-        const who = await passwordLogin(s, req.ip, identifier, password);
+        // Only this app's users: a developer's password is never checked here (it belongs on the main
+        // app's sign-in page). An app user's attempts count with the main page's, per address and account.
+        const who = await passwordLogin(s, req.ip, identifier, password, { kind: 'app', appId: node.id });
         const login = await signIn(req, reply, s, who.accountId);
         const url = await destination(req, who.accountId, who.username, node);
         const next = await handoff(s, req, login, url);
@@ -275,14 +283,15 @@ const plugin: RoutePlugin = async (app, { services: s }) => {
 
   app.get('/_/app/reset', async (req, reply) => {
     const node = await appOf(req, 'view');
-    return sendPage(reply, appResetRequestPage({ app: refOf(node), msg: queryMsg(req) }));
+    return sendPage(reply, appResetRequestPage({ app: refOf(node), msg: queryMsg(req), mainLogin }));
   });
 
   app.post(
     '/_/app/reset',
     formPost(
       (req) => `/_/app/reset?app=${encodeURIComponent(appPathOf(req) ?? '')}`,
-      (req, msg) => appResetRequestPage({ app: { name: appPathOf(req) ?? '', path: appPathOf(req) ?? '' }, msg }),
+      (req, msg) =>
+        appResetRequestPage({ app: { name: appPathOf(req) ?? '', path: appPathOf(req) ?? '' }, msg, mainLogin }),
       async (req, reply) => {
         await refuseCrossSite(req, s);
         await strictAttempt(s, req, reply, 'password-reset');
@@ -308,7 +317,7 @@ const plugin: RoutePlugin = async (app, { services: s }) => {
   };
 
   app.get('/_/app/reset/:token', async (req, reply) => {
-    appHostOnly(req);
+    const hostAccountId = appHostOnly(req);
     const node = await optionalApp(req);
     const ref = node ? refOf(node) : undefined;
     let token = '';
@@ -317,7 +326,7 @@ const plugin: RoutePlugin = async (app, { services: s }) => {
     } catch {
       // falls through to the invalid-link page
     }
-    if (!token || !(await resetTokenValid(s, token))) {
+    if (!token || !(await appResetTokenValid(s, token, hostAccountId))) {
       const again = ref ? { href: appPageUrl('reset', ref), label: 'Ask for a new link' } : undefined;
       if (!wantsHtml(req)) throw badRequest('This link is invalid or has expired.', 'invalid-token');
       return sendPage(
@@ -341,12 +350,12 @@ const plugin: RoutePlugin = async (app, { services: s }) => {
         `/_/app/reset/${encodeURIComponent(textParam(req, 'token'))}${appPathOf(req) ? `?app=${encodeURIComponent(appPathOf(req)!)}` : ''}`,
       (req, msg) => appResetPage({ token: textParam(req, 'token'), msg }),
       async (req, reply) => {
-        appHostOnly(req);
+        const hostAccountId = appHostOnly(req);
         await refuseCrossSite(req, s);
         const token = tokenOf(req);
         const password = field(bodyOf(req), 'password', 'Password', limits.password.maxLength);
         if (!password) throw badRequest('Password is required.', 'missing-field');
-        const { accountId } = await resetPassword(s, token, password);
+        const { accountId } = await resetAppUserPassword(s, token, password, hostAccountId);
         const login = await signIn(req, reply, s, accountId);
         const node = await optionalApp(req);
         const username = await usernameOf(s, accountId);
@@ -390,7 +399,7 @@ const plugin: RoutePlugin = async (app, { services: s }) => {
     '/_/app/confirm',
     formPost(
       (req) => `/_/app/login?app=${encodeURIComponent(appPathOf(req) ?? '')}`,
-      (req, msg) => appLoginPage({ app: { name: appPathOf(req) ?? '', path: appPathOf(req) ?? '' }, msg }),
+      (req, msg) => appLoginPage({ app: { name: appPathOf(req) ?? '', path: appPathOf(req) ?? '' }, msg, mainLogin }),
       async (req, reply) => {
         await refuseCrossSite(req, s);
         // Asked on the app user's own host (where their session is); the link goes to the app's host.

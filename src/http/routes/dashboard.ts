@@ -26,9 +26,9 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import { z } from 'zod';
 import { done, flag, id, idParam, parse, wantsHtml, queryMsg, queryText, sendPage } from '../io.ts';
 import type { RoutePlugin } from './index.ts';
-import { KilnError, forbidden, notFound } from '../../errors.ts';
+import { KilnError, notFound } from '../../errors.ts';
 import { limits, isUnlimitedSites } from '../../limits.ts';
-import { authorize, resourceOf, authorizeActor, authorizeTeam, allowsTeam } from '../../access/authorize.ts';
+import { authorize, resourceOf, authorizeActor, authorizeTeamChange, allowsTeam } from '../../access/authorize.ts';
 import { findTeam, roleIn, teamsOf } from '../../teams/teams.ts';
 import type { Plan } from '../../store/schema.ts';
 import { assertSameOrigin } from '../origin.ts';
@@ -117,7 +117,7 @@ const plugin: RoutePlugin = async (app, { services: s }) => {
   }
 
   /** A node the caller may manage: the access table's `manage` on its own node, or on a team's node the
-   *  team role's (owners and editors); anything else answers like a missing node. */
+   *  team role's (owners and editors; a viewer gets the one refusal of viewers, as from the use cases). */
   async function managedNode(req: FastifyRequest): Promise<NodeRow> {
     const node = await getNode(s, idParam(req));
     if (!node) throw notFound();
@@ -125,9 +125,7 @@ const plugin: RoutePlugin = async (app, { services: s }) => {
     const role =
       actor && node.owner_id !== actor.accountId ? await roleIn(s, node.owner_id, actor.accountId) : undefined;
     if (role) {
-      authorizeTeam(role, 'manage', () =>
-        forbidden('Viewers of a team cannot change its files; ask one of its owners.'),
-      );
+      authorizeTeamChange(role, 'manage', notFound);
       return node;
     }
     authorize({ actor }, resourceOf(node), 'manage');
@@ -146,9 +144,7 @@ const plugin: RoutePlugin = async (app, { services: s }) => {
     const team = await findTeam(s, ref);
     const role = team ? await roleIn(s, team.id, actor.accountId) : undefined;
     if (!team || !role) throw notFound('No such team.');
-    authorizeTeam(role, 'manage', () =>
-      forbidden(`Viewers of ${team.username} cannot change its files; ask one of its owners.`),
-    );
+    authorizeTeamChange(role, 'manage', notFound, team.username);
     return { id: team.id, username: team.username, plan: team.plan, unlimited: false };
   }
 

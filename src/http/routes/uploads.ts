@@ -10,7 +10,7 @@ import { KilnError, badRequest, notFound, unauthorized } from '../../errors.ts';
 import { limits } from '../../limits.ts';
 import { assertSameOrigin } from '../origin.ts';
 import { documentPathOf, documentUrlHeader } from '../../save/document-url.ts';
-import { authorize, resourceOf, authorizeActor, authorizeTeam } from '../../access/authorize.ts';
+import { authorize, resourceOf, authorizeActor, authorizeTeamChange } from '../../access/authorize.ts';
 import { findTeam, roleIn } from '../../teams/teams.ts';
 import { childPathOf, findByPath, getNode } from '../../nodes/tree.ts';
 import { storeUpload } from '../../uploads/upload.ts';
@@ -51,10 +51,11 @@ async function targetFolder(s: Services, req: FastifyRequest, parentIdField: unk
   return { ownerId: folder.owner_id, parentId: folder.id, parentPath: childPathOf(folder) };
 }
 
-/** The caller is an owner or editor of the team (anything else answers like a missing folder). */
+/** The caller is an owner or editor of the team: a viewer gets the one refusal of viewers; to anyone
+ *  else the team's folder answers like a missing one. */
 async function assertTeamManager(s: Services, teamId: number, personId: number) {
   if (!Number.isSafeInteger(teamId) || teamId <= 0) throw notFound();
-  authorizeTeam(await roleIn(s, teamId, personId), 'manage', () => notFound());
+  authorizeTeamChange(await roleIn(s, teamId, personId), 'manage', () => notFound());
 }
 
 const plugin: RoutePlugin = async (app, { services: s }) => {
