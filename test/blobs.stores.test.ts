@@ -36,7 +36,7 @@ before(async () => {
   tmp = mkdtempSync(path.join(os.tmpdir(), 'kiln-blobs-'));
   pgdb = await freshPostgres();
   stores.filesystem = new FilesystemBlobStore(tmp);
-  stores.postgres = PostgresBlobStore.open(pgdb.url);
+  stores.postgres = await PostgresBlobStore.open(pgdb.url);
   const c = loadConfig({ ...s3.env });
   if (c.blobs.store !== 's3') throw new Error('s3 config');
   stores.s3 = await S3BlobStore.open(c.blobs);
