@@ -64,7 +64,7 @@ const PROVIDER = 'stripe';
 const ACTIVE_STATUSES = new Set(['active', 'trialing', 'past_due']);
 
 /** The `stripe` package's client, for its webhook helpers and Checkout (webhooks make no API calls, so
- *  they need no real API key). Made on first use, not at start: the package costs about a third of a
+ *  they need no real API key). Made on first use, not at start: the package costs a quarter of a
  *  second of CPU to load, and most instances take no payments. Chosen once, in createServices. */
 export function stripeClient(config: { stripeSecretKey?: string | null; stripeApiUrl?: string }) {
   const make = async (): Promise<Stripe> => {

@@ -18,7 +18,7 @@ const isMissing = (err: unknown) => {
 
 export type S3Config = Extract<BlobConfig, { store: 's3' }>;
 
-// The AWS SDK is imported when S3 is first used, not at every start: it costs about half a second of
+// The AWS SDK is imported when S3 is first used, not at every start: it costs a third of a second of
 // CPU to load, and most instances keep their files on disk. (A static import would load it at start
 // even from this lazily imported module: the bundle, scripts/build.ts, puts package imports at its top.)
 type ClientS3 = typeof import('@aws-sdk/client-s3');
