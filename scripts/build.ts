@@ -4,7 +4,10 @@
 //  - dist/editor.js: the code editor (CodeMirror 6) for browsers;
 //  - dist/kiln.mjs: the server and CLI as one module, so `kiln` starts in about a second instead of
 //    compiling every TypeScript file through tsx at each start. bin/kiln.js uses it only while it is
-//    newer than every source file;
+//    newer than every source file. Packages stay outside it, and every static `import … from 'pkg'`
+//    in src/ becomes an import at its top, loaded at each start even from a module imported lazily:
+//    a package only some configurations use (AWS SDK, stripe, pg, ioredis, Tailwind, nodemailer, the
+//    zip packages) is imported with `await import('pkg')` where it is first used (types: `import type`);
 //  - dist/extract-worker.mjs: the data API's extraction thread (src/data/extract-worker.ts), which the pool in
 //    dist/kiln.mjs starts from the same folder.
 import fs from 'node:fs';

@@ -216,7 +216,7 @@ async function importCommand(config: Config, args: string[]) {
 }
 
 async function ratelimitReset(config: Config) {
-  const limiters = createLimiterFactory(config, systemClock);
+  const limiters = await createLimiterFactory(config, systemClock);
   try {
     process.stdout.write(`${await limiters.resetAll()}\n`);
   } finally {

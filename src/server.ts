@@ -35,9 +35,11 @@ import path from 'node:path';
 
 export async function createServices(config: Config, clock: Clock = systemClock): Promise<Services> {
   const database = await openDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir });
-  const limiters = createLimiterFactory(config, clock);
+  const limiters = await createLimiterFactory(config, clock);
   const secret = await loadInstanceSecret(database.db);
-  const events = config.redisUrl ? new RedisEventBus(config.redisUrl, namespaceFor(config)) : new MemoryEventBus();
+  const events = config.redisUrl
+    ? await RedisEventBus.open(config.redisUrl, namespaceFor(config))
+    : new MemoryEventBus();
   const hub = new StreamHub(events);
   const metrics = new Metrics(() => hub.stats().streams);
   hub.onEvent = (id) => metrics.busLag.observe(Math.max(0, Date.now() - id / 1000) / 1000);
@@ -66,7 +68,7 @@ export async function createServices(config: Config, clock: Clock = systemClock)
         ),
     events,
     dataCache: config.redisUrl
-      ? new TieredDataCache(new RedisDataCache(config.redisUrl, namespaceFor(config)))
+      ? new TieredDataCache(await RedisDataCache.open(config.redisUrl, namespaceFor(config)))
       : new MemoryDataCache(),
     extractions: new ExtractionPool(),
     hub,

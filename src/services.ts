@@ -63,8 +63,8 @@ export interface Services {
   /** Collection submissions per collection and address in an hour; each collection sets its own bound
    *  (src/collections/collections.ts). */
   submissionLimiter: RateLimiter;
-  /** The Stripe package's client, for webhook signatures (src/billing/stripe.ts). */
-  stripe: Stripe;
+  /** The Stripe package's client, for webhook signatures and Checkout, made on first use (src/billing/stripe.ts). */
+  stripe: () => Promise<Stripe>;
   /** Per-plan upload limits an administrator set (src/billing/plan-settings.ts). */
   planSettings: PlanSettings;
   /** This process's Prometheus metrics (src/metrics/metrics.ts). */

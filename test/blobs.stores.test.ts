@@ -36,10 +36,10 @@ before(async () => {
   tmp = mkdtempSync(path.join(os.tmpdir(), 'kiln-blobs-'));
   pgdb = await freshPostgres();
   stores.filesystem = new FilesystemBlobStore(tmp);
-  stores.postgres = PostgresBlobStore.open(pgdb.url);
+  stores.postgres = await PostgresBlobStore.open(pgdb.url);
   const c = loadConfig({ ...s3.env });
   if (c.blobs.store !== 's3') throw new Error('s3 config');
-  stores.s3 = new S3BlobStore(c.blobs);
+  stores.s3 = await S3BlobStore.open(c.blobs);
 });
 after(async () => {
   await Promise.all(Object.values(stores).map((s) => s.close()));

@@ -218,7 +218,7 @@ test('with REDIS_URL the cache lives in Redis: another process reads the entry',
   assert.equal(cacheOf(res).cache, 'MISS');
   const sum = String(res.headers.etag).slice(1, 17);
   // A second cache on the same Redis and namespace, as another Kiln process on this deployment has.
-  const other = new RedisDataCache(kiln.config.redisUrl, namespaceFor(kiln.config));
+  const other = await RedisDataCache.open(kiln.config.redisUrl, namespaceFor(kiln.config));
   try {
     let entry: Awaited<ReturnType<typeof other.get>> | undefined;
     for (let i = 0; i < 50 && !entry; i++) {

@@ -111,7 +111,7 @@ test('namespaces come from the database, never its credentials', () => {
 test('Redis bus: ids and replay like the memory bus', {
   skip: REDIS_URL ? false : 'needs Redis (KILN_TEST_STORAGE=postgres)',
 }, async () => {
-  const bus = new RedisEventBus(REDIS_URL!, uniqueNamespace());
+  const bus = await RedisEventBus.open(REDIS_URL!, uniqueNamespace());
   try {
     await checkIdsAndReplay(bus, 'doc:1');
   } finally {
@@ -123,9 +123,9 @@ test('Redis bus: every subscriber in every process hears each event once, in id 
   skip: REDIS_URL ? false : 'needs Redis (KILN_TEST_STORAGE=postgres)',
 }, async () => {
   const ns = uniqueNamespace();
-  const a = new RedisEventBus(REDIS_URL!, ns);
-  const b = new RedisEventBus(REDIS_URL!, ns);
-  const elsewhere = new RedisEventBus(REDIS_URL!, uniqueNamespace());
+  const a = await RedisEventBus.open(REDIS_URL!, ns);
+  const b = await RedisEventBus.open(REDIS_URL!, ns);
+  const elsewhere = await RedisEventBus.open(REDIS_URL!, uniqueNamespace());
   try {
     const onA = collector(a, 'account:7');
     const onB1 = collector(b, 'account:7');
@@ -164,8 +164,8 @@ test('Redis bus: after its subscriber connection is cut, it catches up on what w
   skip: REDIS_URL ? false : 'needs Redis (KILN_TEST_STORAGE=postgres)',
 }, async () => {
   const ns = uniqueNamespace();
-  const publisher = new RedisEventBus(REDIS_URL!, ns);
-  const listener = new RedisEventBus(REDIS_URL!, ns);
+  const publisher = await RedisEventBus.open(REDIS_URL!, ns);
+  const listener = await RedisEventBus.open(REDIS_URL!, ns);
   const admin = new Redis(REDIS_URL!);
   try {
     const c = collector(listener, 'doc:9');
@@ -202,8 +202,8 @@ test('Redis bus: a publish whose answer was lost runs once; with Redis away even
   const ns = uniqueNamespace();
   const u = new URL(REDIS_URL!);
   const proxy = await startTcpProxy(u.hostname, Number(u.port || 6379));
-  const publisher = new RedisEventBus(`redis://127.0.0.1:${proxy.port}`, ns);
-  const listener = new RedisEventBus(REDIS_URL!, ns);
+  const publisher = await RedisEventBus.open(`redis://127.0.0.1:${proxy.port}`, ns);
+  const listener = await RedisEventBus.open(REDIS_URL!, ns);
   try {
     const c = collector(listener, 'doc:7');
     await listener.subscribed('doc:7');

@@ -18,8 +18,9 @@ import path from 'node:path';
 import { randomToken } from '../clock.ts';
 import { sha256 } from '../core/checksum.ts';
 import { DAY } from '../limits.ts';
-import yazl from 'yazl';
-import yauzl from 'yauzl';
+// The zip packages are imported by an export or an import (below), not at start: every server loads
+// this module (for sweepLastExports), and few ever export or import.
+import type yauzl from 'yauzl';
 import type { Services } from '../services.ts';
 import { KilnError, badRequest, tooLarge } from '../errors.ts';
 import { limits } from '../limits.ts';
@@ -77,7 +78,8 @@ export async function exportTree(
   opts: { versions?: boolean } = {},
 ): Promise<Readable> {
   const nodes = await listTree(s, actorId, ownerId);
-  const zip = new yazl.ZipFile();
+  const { ZipFile } = (await import('yazl')).default;
+  const zip = new ZipFile();
   const manifest: ManifestEntry[] = [];
   const mtime = (n: NodeRow) => new Date(n.modified_at);
   for (const n of nodes) {
@@ -150,10 +152,11 @@ const mb = (n: number) => `${(n / 1024 / 1024).toFixed(n < 10 * 1024 * 1024 ? 1 
 const damaged = (e: Error) =>
   e instanceof KilnError ? e : badRequest(`The zip is damaged: ${e.message}`, 'invalid-body');
 
-function openZip(file: string): Promise<yauzl.ZipFile> {
+async function openZip(file: string): Promise<yauzl.ZipFile> {
+  const unzip = (await import('yauzl')).default;
   return new Promise((resolve, reject) => {
     // autoClose off: entries are opened after the directory is read; the caller closes.
-    yauzl.open(
+    unzip.open(
       file,
       { lazyEntries: true, autoClose: false, strictFileNames: false, validateEntrySizes: true },
       (err, zip) =>

@@ -12,7 +12,6 @@ import fsp from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { pipeline } from 'node:stream/promises';
-import pg from 'pg';
 import type { Config } from '../config.ts';
 import type { Services } from '../services.ts';
 import type { BlobStore } from '../blobs/store.ts';
@@ -169,6 +168,8 @@ async function restoreSqlite(config: Config, file: string) {
 }
 
 async function restorePostgres(url: string, file: string) {
+  // Imported here, not at start: an instance on SQLite never loads the PostgreSQL driver.
+  const pg = (await import('pg')).default;
   const client = new pg.Client({ connectionString: url });
   await client.connect();
   try {

@@ -21,7 +21,7 @@ export async function startCheckout(s: Services, actor: Actor, plan: unknown): P
   if (!s.config.stripeSecretKey || !price) throw new KilnError(503, NOT_CONFIGURED, 'payments-not-configured');
   const account = await accountById(s.database.db, actor.accountId);
   const customer = account?.stripe_customer_id ?? null;
-  const session = await s.stripe.checkout.sessions.create({
+  const session = await (await s.stripe()).checkout.sessions.create({
     mode: 'subscription',
     line_items: [{ price, quantity: 1 }],
     success_url: `${s.config.baseUrl}/_/billing?checkout=done`,
@@ -41,7 +41,7 @@ export async function openPortal(s: Services, actor: Actor): Promise<string> {
   const account = await accountById(s.database.db, actor.accountId);
   if (!account?.stripe_customer_id)
     throw badRequest('There is no subscription to manage yet: buy a plan first.', 'invalid');
-  const portal = await s.stripe.billingPortal.sessions.create({
+  const portal = await (await s.stripe()).billingPortal.sessions.create({
     customer: account.stripe_customer_id,
     return_url: `${s.config.baseUrl}/_/billing`,
   });

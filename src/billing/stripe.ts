@@ -35,7 +35,7 @@
 //   The account is found by the stored subscription id, else the customer id, else metadata.email.
 //   An event about a subscription other than the one the account holds changes nothing.
 //   Other event types are acknowledged (200) and ignored.
-import Stripe from 'stripe';
+import type Stripe from 'stripe';
 import type { Transaction } from 'kysely';
 import type { Services } from '../services.ts';
 import type { DB, Plan } from '../store/schema.ts';
@@ -63,25 +63,35 @@ export const isPendingUsername = (username: string) => username.startsWith(PENDI
 const PROVIDER = 'stripe';
 const ACTIVE_STATUSES = new Set(['active', 'trialing', 'past_due']);
 
-/** The `stripe` package's client, for its webhook helpers (no API calls are made, so no real API key
- *  is needed). Built once, in createServices. */
-export function stripeClient(config: { stripeSecretKey?: string | null; stripeApiUrl?: string }): Stripe {
-  const api = config.stripeApiUrl ? new URL(config.stripeApiUrl) : null;
-  return new Stripe(config.stripeSecretKey ?? 'sk_unused_for_webhook_verification', {
-    ...(api
-      ? {
-          host: api.hostname,
-          port: Number(api.port || (api.protocol === 'https:' ? 443 : 80)),
-          protocol: api.protocol === 'https:' ? 'https' : 'http',
-        }
-      : {}),
-    maxNetworkRetries: 1,
-    timeout: 20_000,
-  });
+/** The `stripe` package's client, for its webhook helpers and Checkout (webhooks make no API calls, so
+ *  they need no real API key). Made on first use, not at start: the package costs a quarter of a
+ *  second of CPU to load, and most instances take no payments. Chosen once, in createServices. */
+export function stripeClient(config: { stripeSecretKey?: string | null; stripeApiUrl?: string }) {
+  const make = async (): Promise<Stripe> => {
+    const { default: Stripe } = await import('stripe');
+    const api = config.stripeApiUrl ? new URL(config.stripeApiUrl) : null;
+    return new Stripe(config.stripeSecretKey ?? 'sk_unused_for_webhook_verification', {
+      ...(api
+        ? {
+            host: api.hostname,
+            port: Number(api.port || (api.protocol === 'https:' ? 443 : 80)),
+            protocol: api.protocol === 'https:' ? 'https' : 'http',
+          }
+        : {}),
+      maxNetworkRetries: 1,
+      timeout: 20_000,
+    });
+  };
+  let client: Promise<Stripe> | undefined;
+  return () => (client ??= make());
 }
 
 /** A verified event, or a 400 naming what is wrong. */
-function verifyStripeEvent(s: Services, rawBody: Buffer, signature: string | string[] | undefined): Stripe.Event {
+async function verifyStripeEvent(
+  s: Services,
+  rawBody: Buffer,
+  signature: string | string[] | undefined,
+): Promise<Stripe.Event> {
   const secret = s.config.stripeWebhookSecret;
   if (!secret)
     throw fail(
@@ -90,8 +100,9 @@ function verifyStripeEvent(s: Services, rawBody: Buffer, signature: string | str
     );
   const header = Array.isArray(signature) ? signature[0] : signature;
   if (!header) throw fail('missing-signature', 'Missing Stripe-Signature header.');
+  const stripe = await s.stripe();
   try {
-    return s.stripe.webhooks.constructEvent(rawBody, header, secret);
+    return stripe.webhooks.constructEvent(rawBody, header, secret);
   } catch {
     throw fail('invalid-signature', 'The Stripe signature does not match this body.');
   }
@@ -120,7 +131,7 @@ export async function receiveStripeWebhook(
   rawBody: Buffer,
   signature: string | string[] | undefined,
 ): Promise<WebhookOutcome> {
-  const event = verifyStripeEvent(s, rawBody, signature);
+  const event = await verifyStripeEvent(s, rawBody, signature);
   const { db } = s.database;
   let effects: Effects;
   try {

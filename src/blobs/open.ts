@@ -11,9 +11,8 @@ import { FallbackBlobStore } from './fallback.ts';
 export async function blobStoreFor(c: BlobConfig, dataDir: string): Promise<BlobStore> {
   if (c.store === 'postgres') return PostgresBlobStore.open(c.databaseUrl);
   if (c.store === 's3') {
-    // Loaded only when used: the AWS SDK is large, and most instances keep files on disk.
     const { S3BlobStore } = await import('./s3.ts');
-    return new S3BlobStore(c);
+    return S3BlobStore.open(c);
   }
   return new FilesystemBlobStore(path.join(dataDir, 'blobs'));
 }

@@ -3,7 +3,7 @@
 // one chunk at a time, so a large file is never whole in memory. Chunks are content-addressed like the
 // blob (a blob's chunk n is always the same bytes), so two writers of one blob never disagree.
 import { Readable } from 'node:stream';
-import pg from 'pg';
+import type pg from 'pg';
 import { sha256 } from '../core/checksum.ts';
 import { BLOB_NAME, type BlobListing, type BlobStore, type ByteRange } from './store.ts';
 
@@ -47,7 +47,9 @@ export class PostgresBlobStore implements BlobStore {
     return this.made;
   }
 
-  static open(url: string): PostgresBlobStore {
+  static async open(url: string): Promise<PostgresBlobStore> {
+    // Imported here, not at start: an instance on SQLite never loads the PostgreSQL driver.
+    const pg = (await import('pg')).default;
     return new PostgresBlobStore(new pg.Pool({ connectionString: url, max: 5 }));
   }
 

@@ -4,15 +4,7 @@
 // blob or none. Writing bytes that are there writes them again, which renews the object's
 // LastModified (what the sweep's grace period reads).
 import { Transform, type Readable } from 'node:stream';
-import {
-  DeleteObjectCommand,
-  GetObjectCommand,
-  HeadBucketCommand,
-  HeadObjectCommand,
-  ListObjectsV2Command,
-  S3Client,
-} from '@aws-sdk/client-s3';
-import { Upload } from '@aws-sdk/lib-storage';
+import type { S3Client } from '@aws-sdk/client-s3';
 import { sha256 } from '../core/checksum.ts';
 import { BLOB_NAME, type BlobListing, type BlobStore, type ByteRange } from './store.ts';
 import type { BlobConfig } from '../config.ts';
@@ -26,8 +18,18 @@ const isMissing = (err: unknown) => {
 
 export type S3Config = Extract<BlobConfig, { store: 's3' }>;
 
+// The AWS SDK is imported when S3 is first used, not at every start: it costs a third of a second of
+// CPU to load, and most instances keep their files on disk. (A static import would load it at start
+// even from this lazily imported module: the bundle, scripts/build.ts, puts package imports at its top.)
+type ClientS3 = typeof import('@aws-sdk/client-s3');
+let clientS3: Promise<ClientS3> | undefined;
+const loadClientS3 = () => (clientS3 ??= import('@aws-sdk/client-s3'));
+let libStorage: Promise<typeof import('@aws-sdk/lib-storage')> | undefined;
+const loadLibStorage = () => (libStorage ??= import('@aws-sdk/lib-storage'));
+
 /** A client for the S3 variables (the blob store's, and the backups' to s3://). */
-export function s3Client(c: S3Config): S3Client {
+export async function s3Client(c: S3Config): Promise<S3Client> {
+  const { S3Client } = await loadClientS3();
   return new S3Client({
     region: c.region,
     endpoint: c.endpoint,
@@ -44,12 +46,15 @@ export function s3Client(c: S3Config): S3Client {
 
 export class S3BlobStore implements BlobStore {
   readonly kind = 's3' as const;
-  private readonly client: S3Client;
-  private readonly bucket: string;
 
-  constructor(c: S3Config) {
-    this.bucket = c.bucket;
-    this.client = s3Client(c);
+  private constructor(
+    private readonly sdk: ClientS3,
+    private readonly client: S3Client,
+    private readonly bucket: string,
+  ) {}
+
+  static async open(c: S3Config): Promise<S3BlobStore> {
+    return new S3BlobStore(await loadClientS3(), await s3Client(c), c.bucket);
   }
 
   private key(name: string): string {
@@ -59,6 +64,7 @@ export class S3BlobStore implements BlobStore {
 
   async put(bytes: Buffer): Promise<string> {
     const name = sha256(bytes);
+    const { Upload } = await loadLibStorage();
     await new Upload({
       client: this.client,
       params: { Bucket: this.bucket, Key: this.key(name), Body: bytes, ContentType: 'application/octet-stream' },
@@ -70,7 +76,7 @@ export class S3BlobStore implements BlobStore {
 
   async get(name: string): Promise<Buffer | null> {
     try {
-      const r = await this.client.send(new GetObjectCommand({ Bucket: this.bucket, Key: this.key(name) }));
+      const r = await this.client.send(new this.sdk.GetObjectCommand({ Bucket: this.bucket, Key: this.key(name) }));
       return r.Body ? Buffer.from(await r.Body.transformToByteArray()) : Buffer.alloc(0);
     } catch (err) {
       if (isMissing(err)) return null;
@@ -81,7 +87,7 @@ export class S3BlobStore implements BlobStore {
   async stream(name: string, range?: ByteRange): Promise<Readable | null> {
     try {
       const r = await this.client.send(
-        new GetObjectCommand({
+        new this.sdk.GetObjectCommand({
           Bucket: this.bucket,
           Key: this.key(name),
           Range: range ? `bytes=${range.start}-${range.end}` : undefined,
@@ -102,7 +108,7 @@ export class S3BlobStore implements BlobStore {
 
   async storedAt(name: string): Promise<Date | null> {
     try {
-      const r = await this.client.send(new HeadObjectCommand({ Bucket: this.bucket, Key: this.key(name) }));
+      const r = await this.client.send(new this.sdk.HeadObjectCommand({ Bucket: this.bucket, Key: this.key(name) }));
       return r.LastModified ?? new Date(0);
     } catch (err) {
       if (isMissing(err)) return null;
@@ -115,14 +121,14 @@ export class S3BlobStore implements BlobStore {
   }
 
   async delete(name: string): Promise<void> {
-    await this.client.send(new DeleteObjectCommand({ Bucket: this.bucket, Key: this.key(name) }));
+    await this.client.send(new this.sdk.DeleteObjectCommand({ Bucket: this.bucket, Key: this.key(name) }));
   }
 
   async *list(): AsyncIterable<BlobListing> {
     let token: string | undefined;
     do {
       const r = await this.client.send(
-        new ListObjectsV2Command({ Bucket: this.bucket, Prefix: PREFIX, ContinuationToken: token }),
+        new this.sdk.ListObjectsV2Command({ Bucket: this.bucket, Prefix: PREFIX, ContinuationToken: token }),
       );
       for (const o of r.Contents ?? []) {
         const name = o.Key?.split('/').pop() ?? '';
@@ -134,7 +140,7 @@ export class S3BlobStore implements BlobStore {
 
   async reachable(): Promise<boolean> {
     try {
-      await this.client.send(new HeadBucketCommand({ Bucket: this.bucket }));
+      await this.client.send(new this.sdk.HeadBucketCommand({ Bucket: this.bucket }));
       return true;
     } catch {
       return false;

@@ -106,14 +106,14 @@ const REDIS_TIMEOUT_MS = 250;
 const REDIS_MAX_ENTRY_CHARS = 1024 * 1024;
 
 export class RedisDataCache implements DataCache {
-  private readonly client: SoftRedis;
-
-  constructor(
-    url: string,
+  private constructor(
+    private readonly client: SoftRedis,
     /** Key prefix of this deployment (src/events/redis.ts namespaceFor). */
     private readonly namespace: string,
-  ) {
-    this.client = new SoftRedis(url, 'data-cache', REDIS_TIMEOUT_MS);
+  ) {}
+
+  static async open(url: string, namespace: string): Promise<RedisDataCache> {
+    return new RedisDataCache(await SoftRedis.open(url, 'data-cache', REDIS_TIMEOUT_MS), namespace);
   }
 
   async get(key: string, now: number): Promise<CachedAnswer | undefined> {

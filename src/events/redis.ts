@@ -16,7 +16,7 @@
 //   first, so it is published once.
 // - Keys and pub/sub channels are prefixed with a namespace derived from the database, so that Kiln
 //   deployments (and test runs) sharing one Redis never hear each other.
-import { Redis } from 'ioredis';
+import type { Redis } from 'ioredis';
 import { createHash, randomBytes } from 'node:crypto';
 import type { Config } from '../config.ts';
 import { replayLog, type Envelope, type EventBus, type KilnEvent, type Listener, type Replay } from './bus.ts';
@@ -121,10 +121,17 @@ export class RedisEventBus implements EventBus {
   /** The CLIENT SETNAME of the two connections (operators and tests find them in CLIENT LIST). */
   readonly connectionNames: { pub: string; sub: string };
 
-  constructor(
+  static async open(url: string, namespace: string, now: () => number = Date.now): Promise<RedisEventBus> {
+    // Imported here, not at start: only a process with REDIS_URL loads ioredis.
+    const { Redis } = await import('ioredis');
+    return new RedisEventBus(Redis, url, namespace, now);
+  }
+
+  private constructor(
+    Client: typeof Redis,
     url: string,
     private readonly namespace: string,
-    private readonly now: () => number = Date.now,
+    private readonly now: () => number,
   ) {
     const options = {
       lazyConnect: true,
@@ -135,14 +142,14 @@ export class RedisEventBus implements EventBus {
     this.connectionNames = { pub: `kiln-pub-${tag}`, sub: `kiln-sub-${tag}` };
     // The publisher fails fast while disconnected (no offline queue, nothing resent behind our back):
     // the outbox decides what is sent again, and when.
-    this.pub = new Redis(url, {
+    this.pub = new Client(url, {
       ...options,
       connectionName: this.connectionNames.pub,
       commandTimeout: COMMAND_TIMEOUT_MS,
       enableOfflineQueue: false,
       autoResendUnfulfilledCommands: false,
     });
-    this.sub = new Redis(url, { ...options, connectionName: this.connectionNames.sub, autoResubscribe: true });
+    this.sub = new Client(url, { ...options, connectionName: this.connectionNames.sub, autoResubscribe: true });
     this.pub.defineCommand('kilnPublish', { numberOfKeys: 2, lua: PUBLISH_SCRIPT });
     this.pub.on('error', (err) => this.logError('publisher', err));
     this.pub.on('ready', () => this.flushSoon(0));

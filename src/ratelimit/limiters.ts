@@ -27,11 +27,15 @@ export interface LimiterFactory {
 /** The file `kiln ratelimit reset` touches for servers that count in memory. */
 const resetFile = (dataDir: string) => path.join(dataDir, 'ratelimit-reset');
 
-export function createLimiterFactory(
+export async function createLimiterFactory(
   config: Pick<Config, 'redisUrl' | 'databaseUrl' | 'dataDir'>,
   clock: Clock,
-): LimiterFactory {
-  if (config.redisUrl) return new RedisLimiterFactory(config.redisUrl, namespaceFor(config));
+): Promise<LimiterFactory> {
+  if (config.redisUrl) {
+    // When Redis does not answer in time, requests are let through (counted as allowed).
+    const client = await SoftRedis.open(config.redisUrl, 'rate-limits', REDIS_TIMEOUT_MS);
+    return new RedisLimiterFactory(client, namespaceFor(config));
+  }
   const now = () => clock.now().getTime();
   const made: MemoryRateLimiter[] = [];
   const file = resetFile(config.dataDir);
@@ -76,15 +80,11 @@ const REDIS_TIMEOUT_MS = 1000;
 
 class RedisLimiterFactory implements LimiterFactory {
   readonly kind = 'redis' as const;
-  private readonly client: SoftRedis;
 
   constructor(
-    url: string,
+    private readonly client: SoftRedis,
     private readonly namespace: string,
-  ) {
-    // When Redis does not answer in time, requests are let through (counted as allowed).
-    this.client = new SoftRedis(url, 'rate-limits', REDIS_TIMEOUT_MS);
-  }
+  ) {}
 
   create(name: string, max: number, windowMs: number): RateLimiter {
     const prefix = `${this.namespace}rl:${name}:`;

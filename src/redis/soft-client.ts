@@ -1,20 +1,27 @@
 // A Redis connection for things that must never hold up a request when Redis is slow or down
 // (the data cache, rate-limit counters): every call either answers within its time limit or counts as
 // "no answer", and connection errors are logged at most every 5 s.
-import { Redis } from 'ioredis';
+import type { Redis } from 'ioredis';
 
 export class SoftRedis {
-  readonly redis: Redis;
   private closed = false;
   private lastErrorLog = 0;
 
-  constructor(
-    url: string,
-    /** Names the connection in Redis and the log lines. */
+  private constructor(
+    readonly redis: Redis,
     private readonly label: string,
     private readonly timeoutMs: number,
   ) {
-    this.redis = new Redis(url, {
+    this.redis.on('error', (err: Error) => this.logError(err));
+    // Connected from the start: with no offline queue, a call made before the connection is ready fails.
+    this.redis.connect().catch((err: Error) => this.logError(err));
+  }
+
+  /** `label` names the connection in Redis and the log lines. */
+  static async open(url: string, label: string, timeoutMs: number): Promise<SoftRedis> {
+    // Imported here, not at start: only a process with REDIS_URL loads ioredis.
+    const { Redis } = await import('ioredis');
+    const redis = new Redis(url, {
       lazyConnect: true,
       enableAutoPipelining: true,
       maxRetriesPerRequest: 1,
@@ -24,9 +31,7 @@ export class SoftRedis {
       retryStrategy: (n: number) => Math.min(100 * n, 2000),
       connectionName: `kiln-${label}-${process.pid}`,
     });
-    this.redis.on('error', (err: Error) => this.logError(err));
-    // Connected from the start: with no offline queue, a call made before the connection is ready fails.
-    this.redis.connect().catch((err: Error) => this.logError(err));
+    return new SoftRedis(redis, label, timeoutMs);
   }
 
   /** The call's result, or undefined when it fails or takes longer than the time limit. */
