@@ -8,6 +8,7 @@ import { signedIn } from './support/people.ts';
 import { SseClient } from './support/sse.ts';
 import { createSyncKey } from '../src/sync/keys.ts';
 import { SyncApi } from './support/sync-client.ts';
+import { markedCollection } from './support/collections.ts';
 
 let kiln: TestKiln;
 let port: number;
@@ -20,35 +21,7 @@ after(() => kiln.stop());
 const JSON_HEADERS = { accept: 'application/json' };
 
 /** An owner with a folder marked as a collection (through the dashboard, as a person does). */
-async function collection(folder = 'contact') {
-  const main = kiln.client();
-  const me = await signedIn(kiln, main);
-  const made = await main.post('/_/dashboard/nodes', { type: 'folder', name: folder }, { headers: JSON_HEADERS });
-  assert.equal(made.status, 201, made.text);
-  const folderId = made.json.node.id as number;
-  const marked = await main.post(
-    `/_/dashboard/nodes/${folderId}/collection`,
-    { collection: '1' },
-    { headers: JSON_HEADERS },
-  );
-  assert.equal(marked.status, 201, marked.text);
-  const info = await main.get(`/_/dashboard/nodes/${folderId}/collection`, { headers: JSON_HEADERS });
-  assert.equal(info.status, 200, info.text);
-  const host = kiln.hostOf(me.username);
-  const c = info.json.collection;
-  return {
-    me,
-    main,
-    host,
-    folderId,
-    id: c.id as string,
-    token: c.submitToken as string,
-    owner: main.on(host),
-    visitor: kiln.client(host),
-    records: `/_/collection/${c.id}/records`,
-    info: c,
-  };
-}
+const collection = (folder = 'contact') => markedCollection(kiln, { folder });
 
 const submit = (c: Awaited<ReturnType<typeof collection>>, data: unknown, token: string | null = c.token) =>
   c.visitor.post(`${c.records}`, { data }, { headers: token ? { 'x-submit-token': token } : {} });

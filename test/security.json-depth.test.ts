@@ -10,6 +10,7 @@ import { createNode } from '../src/nodes/tree.ts';
 import { createSyncKey } from '../src/sync/keys.ts';
 import { SyncApi } from './support/sync-client.ts';
 import type { Client } from './support/client.ts';
+import { markedCollection } from './support/collections.ts';
 
 let kiln: TestKiln;
 let port: number;
@@ -34,30 +35,7 @@ function assertRefused(r: { status: number; text: string; json: any }, what: str
   assert.match(r.json.msg, /nest|JSON/, what);
 }
 
-async function collection() {
-  const main = kiln.client();
-  const me = await signedIn(kiln, main, { plan: 'maker' });
-  const made = await main.post('/_/dashboard/nodes', { type: 'folder', name: 'contact' }, { headers: JSON_HEADERS });
-  assert.equal(made.status, 201, made.text);
-  const folderId = made.json.node.id as number;
-  const marked = await main.post(
-    `/_/dashboard/nodes/${folderId}/collection`,
-    { collection: '1' },
-    { headers: JSON_HEADERS },
-  );
-  assert.equal(marked.status, 201, marked.text);
-  const info = (await main.get(`/_/dashboard/nodes/${folderId}/collection`, { headers: JSON_HEADERS })).json.collection;
-  const host = kiln.hostOf(me.username);
-  return {
-    me,
-    main,
-    host,
-    owner: main.on(host),
-    visitor: kiln.client(host),
-    records: `/_/collection/${info.id}/records`,
-    token: info.submitToken as string,
-  };
-}
+const collection = () => markedCollection(kiln, { person: { plan: 'maker' } });
 
 test('a collection record nested 100 000 deep is 400 invalid-body; one nested 50 deep is kept', async () => {
   const c = await collection();

@@ -13,6 +13,7 @@ import type { Client, Res } from './support/client.ts';
 import { createSyncKey } from '../src/sync/keys.ts';
 import { SyncApi } from './support/sync-client.ts';
 import { makeRecordsPrivate } from '../src/store/migrations/015_private_records.ts';
+import { markedCollection } from './support/collections.ts';
 
 let kiln: TestKiln;
 let port: number;
@@ -26,30 +27,7 @@ const JSON_HEADERS = { accept: 'application/json' };
 const HOME = '<!DOCTYPE html><html><body><h1>home</h1></body></html>';
 
 /** An owner with a home page and a folder `contact` marked as a collection (as a person does it). */
-async function collection() {
-  const main = kiln.client();
-  const me = await signedIn(kiln, main, { plan: 'maker' });
-  const home = await main.post('/_/dashboard/nodes', { type: 'site', name: 'index.html', html: HOME });
-  assert.equal(home.status, 201, home.text);
-  const made = await main.post('/_/dashboard/nodes', { type: 'folder', name: 'contact' }, { headers: JSON_HEADERS });
-  const folderId = made.json.node.id as number;
-  const marked = await main.post(`/_/dashboard/nodes/${folderId}/collection`, { collection: '1' });
-  assert.equal(marked.status, 201, marked.text);
-  const info = await main.get(`/_/dashboard/nodes/${folderId}/collection`, { headers: JSON_HEADERS });
-  const host = kiln.hostOf(me.username);
-  return {
-    me,
-    main,
-    host,
-    folderId,
-    homeId: home.json.node.id as number,
-    id: info.json.collection.id as string,
-    token: info.json.collection.submitToken as string,
-    owner: main.on(host),
-    visitor: kiln.client(host),
-    records: `/_/collection/${info.json.collection.id}/records`,
-  };
-}
+const collection = () => markedCollection(kiln, { person: { plan: 'maker' }, homePage: HOME });
 type Collection = Awaited<ReturnType<typeof collection>>;
 
 const submit = (c: Collection, data: unknown, from: Client = c.visitor) =>
@@ -86,7 +64,7 @@ test('a record file answers like a missing file to visitors, strangers and share
 
   // A share guest of the home page (its share cookie) is nobody to the records.
   const share = await c.main.post(
-    `/_/dashboard/nodes/${c.homeId}/sharing`,
+    `/_/dashboard/nodes/${c.homeId!}/sharing`,
     { enabled: true },
     { headers: JSON_HEADERS },
   );
