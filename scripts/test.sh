@@ -27,7 +27,15 @@ run() {
   shift
   [ $# -gt 0 ] || return 0
   echo "== storage: $storage ($# files)"
-  KILN_TEST_STORAGE=$storage node --import tsx --test --test-concurrency=2 --test-timeout=600000 "$@" || status=1
+  local reporters=()
+  # KILN_TEST_TIMES=dir also writes each file's time to dir/<storage>.tsv (seconds, file, pass/FAIL).
+  if [ -n "${KILN_TEST_TIMES:-}" ]; then
+    mkdir -p "$KILN_TEST_TIMES"
+    reporters=(--test-reporter=spec --test-reporter-destination=stdout
+      --test-reporter=./scripts/file-times.mjs --test-reporter-destination="$KILN_TEST_TIMES/$storage.tsv")
+  fi
+  KILN_TEST_STORAGE=$storage node --import tsx --test "${reporters[@]}" --test-concurrency=2 --test-timeout=600000 "$@" ||
+    status=1
 }
 if [ "${KILN_TEST_ONLY:-sqlite}" != postgres ]; then run sqlite "${files[@]}"; fi
 if [ "${KILN_TEST_ONLY:-postgres}" != sqlite ]; then
