@@ -113,6 +113,7 @@ export const ERRORS = {
   'already-set-up': { status: 409, when: 'First-run setup is done; sign in instead.' },
   'invalid-transition': { status: 409, when: 'A domain webhook event that does not follow from the domain’s state.' },
   // 412, 413, 415, 422, 428, 429
+  'event-mismatch': { status: 409, when: 'A data-loss event that is no longer the pending one (resolved meanwhile).' },
   conflict: { status: 412, when: 'The document changed since you loaded it (`etag`, and `changedBy` when known).' },
   'too-large': {
     status: 413,
@@ -122,6 +123,10 @@ export const ERRORS = {
   'unsupported-type': {
     status: 415,
     when: 'HTML documents are not uploads: make them on the dashboard, with the sync API or /_/save.',
+  },
+  'not-restorable': {
+    status: 422,
+    when: 'The data-loss event’s data cannot be written back onto the current page (or no version to revert to).',
   },
   'invalid-document': { status: 422, when: 'The document has no root `<html>` element.' },
   'precondition-required': { status: 428, when: 'Team writes need If-Match (or `expectedVersion`).' },

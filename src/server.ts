@@ -32,6 +32,7 @@ import type { HostInfo } from './http/context.ts';
 import { stripeClient } from './billing/stripe.ts';
 import { PlanSettings } from './billing/plan-settings.ts';
 import path from 'node:path';
+import { DataLossGuard, sweepOldGuardEvents } from './guard/guard.ts';
 
 export async function createServices(config: Config, clock: Clock = systemClock): Promise<Services> {
   const database = await openDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir });
@@ -47,7 +48,7 @@ export async function createServices(config: Config, clock: Clock = systemClock)
   const planSettings = new PlanSettings(database.db);
   await planSettings.start();
   const hosts = new Lru<HostInfo>({ maxEntries: 10_000, ttlMs: HOST_CACHE_MS });
-  return {
+  const services: Services = {
     config,
     database,
     secret,
@@ -82,13 +83,18 @@ export async function createServices(config: Config, clock: Clock = systemClock)
     submissionLimiter: limiters.create('submissions', limits.collection.perAddressHour.max, 60 * MINUTE),
     stripe: stripeClient(config),
     planSettings,
+    guard: null as unknown as DataLossGuard,
   };
+  // The guard works with the services it belongs to.
+  services.guard = new DataLossGuard(services);
+  return services;
 }
 
 export async function closeServices(s: Services) {
   s.planSettings.stop();
   s.hub.closeAll();
   s.hot.close();
+  await s.guard.idle();
   await s.stylesheets.idle();
   await s.events.close();
   await s.dataCache.close();
@@ -113,7 +119,12 @@ export async function startServer(config: Config, clock?: Clock): Promise<Runnin
   // The trash's 30 days: one sweep shortly after start, then hourly (each process; a purge is one
   // transaction, so two processes sweeping at once purge each deletion once).
   const sweep = () =>
-    void Promise.all([sweepTrash(services), sweepOldActivity(services), sweepLastExports(services)])
+    void Promise.all([
+      sweepTrash(services),
+      sweepOldActivity(services),
+      sweepLastExports(services),
+      sweepOldGuardEvents(services),
+    ])
       // Blobs after the trash: what the trash let go of is unreferenced now.
       .then(() => sweepBlobs(services))
       .catch((err) => app.log.warn({ err }, 'sweeping the trash, old activity or blobs failed; retried in an hour'));

@@ -12,6 +12,7 @@ import type { DataCache } from './data/cache.ts';
 import type { ExtractionPool } from './data/pool.ts';
 import type { LimiterFactory } from './ratelimit/limiters.ts';
 import type { StreamHub } from './sse/hub.ts';
+import type { DataLossGuard } from './guard/guard.ts';
 import type { DocumentCache } from './nodes/serve.ts';
 import type { Lru } from './core/lru.ts';
 import type { HostInfo } from './http/context.ts';
@@ -67,6 +68,8 @@ export interface Services {
   stripe: () => Promise<Stripe>;
   /** Per-plan upload limits an administrator set (src/billing/plan-settings.ts). */
   planSettings: PlanSettings;
+  /** The data-clobber guard: checks each write for destroyed page data (src/guard/guard.ts). */
+  guard: DataLossGuard;
   /** This process's Prometheus metrics (src/metrics/metrics.ts). */
   metrics: Metrics;
 }

@@ -122,7 +122,33 @@ export interface GrantRevokedEvent {
   grants: string[];
 }
 
-export type KilnEvent = NodeEvent | LaneEvent | ShareRevokedEvent | VisibilityChangedEvent | GrantRevokedEvent;
+/** The data-clobber guard raised or ended an event (src/guard/guard.ts): a `notification` frame on the live lanes
+ *  of those who may resolve it, which hyperclayjs turns into `hyperclay:notification`. */
+export interface DataLossNote {
+  type: 'notification';
+  nodeId: number;
+  msgType: 'data-loss';
+  msg: string;
+  action: 'raised' | 'resolved';
+  data: unknown;
+}
+
+/** A control-lane envelope for an account's devices (`POST /_/sync/control`, or Kiln's own dismissal): a
+ *  `control` frame on its sync streams, except those of the key that sent it (`senderKey`, null for Kiln). */
+export interface ControlEvent {
+  type: 'control';
+  envelope: unknown;
+  senderKey: number | null;
+}
+
+export type KilnEvent =
+  | NodeEvent
+  | LaneEvent
+  | ShareRevokedEvent
+  | VisibilityChangedEvent
+  | GrantRevokedEvent
+  | DataLossNote
+  | ControlEvent;
 
 /** How long and how much each channel's replay log keeps. */
 export const replayLog = {

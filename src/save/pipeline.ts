@@ -20,6 +20,8 @@ export interface SavedBy {
   kind: SaveKind;
   accountId: number | null;
   writer: string | null;
+  /** Browser saves: whether a person's gesture caused it (`Save-Trigger`), for the data-clobber guard. */
+  trigger?: 'user' | 'auto' | null;
 }
 
 /** What a save writes, worked out once: the bytes, their text (null when not exact UTF-8) and SHA-256. */
@@ -188,9 +190,18 @@ export async function writeDocument(s: Services, tx: Tx, after: AfterCommit, inp
     );
     return { changed: false, ...same };
   }
+  // What the guard compares against: the version before this write, and its text when this process has it.
+  const memo = s.documents.texts.get(node.id);
+  const before = {
+    versionId: last?.id ?? null,
+    text: last && memo?.hash === last.content_hash ? memo.text : undefined,
+  };
   const sum = await writeVersionAndContent(s, tx, node, content, last, input.by, now);
   const result = { changed: true, checksum: sum, size: bytes.length, modifiedAt: now };
-  after.push(() => afterContentChange(s, node, content, result, input.by.writer, input.by.kind));
+  after.push(() => {
+    s.guard.afterWrite({ node, by: input.by, bytes, text, checksum: sum, before });
+    return afterContentChange(s, node, content, result, input.by.writer, input.by.kind);
+  });
   return result;
 }
 

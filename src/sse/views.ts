@@ -31,10 +31,17 @@ export const syncStreamView: View = (e, id) => {
       return eventFrame(id, { type: e.type, nodeId: e.nodeId, nodeType: e.nodeType, path: e.path });
     case 'live-sync':
       return eventFrame(id, { type: e.type, nodeId: e.nodeId, file: e.file, html: e.html, sender: e.sender });
+    case 'control':
+      return eventFrame(id, { type: 'control', envelope: e.envelope });
     default:
       return null;
   }
 };
+
+/** A sync stream opened with a key: its own control envelopes do not come back to it. */
+export function syncStreamViewFor(keyId: number): View {
+  return (e, id) => (e.type === 'control' && e.senderKey === keyId ? null : syncStreamView(e, id));
+}
 
 /** The live-sync lanes: `{html, sender, seq}` (+ `identityMap` on the live lane when the editor sent
  *  one); `seq` is the event id, growing per document. */
@@ -48,6 +55,13 @@ function laneView(lane: 'live' | 'saved'): View {
 }
 
 export const liveLaneView: View = laneView('live');
+
+/** The live lane of someone who may resolve the document's data-loss events (its owner, a team's editors): the
+ *  lane's frames plus the guard's `{type: 'notification', msgType: 'data-loss', msg, action, data}`. */
+export const liveLaneOwnerView: View = (e, id) =>
+  e.type === 'notification'
+    ? eventFrame(id, { type: 'notification', msgType: e.msgType, msg: e.msg, action: e.action, data: e.data })
+    : liveLaneView(e, id);
 export const savedLaneView: View = laneView('saved');
 
 /** Protocol 2 keep-alive: an unnamed data frame, because comments do not count as activity for the

@@ -33,6 +33,7 @@ import { up013Messages } from './migrations/013_messages.ts';
 import { up014Collections } from './migrations/014_collections.ts';
 import { up015PrivateRecords } from './migrations/015_private_records.ts';
 import { up016UsernameHolders } from './migrations/016_username_holders.ts';
+import { up017DataLoss } from './migrations/017_data_loss.ts';
 
 /** The two column types that differ between the databases. */
 export interface ColumnTypes {
@@ -60,6 +61,7 @@ function migrations(t: ColumnTypes): Record<string, Migration> {
     '014_collections': { up: up014Collections(t) },
     '015_private_records': { up: up015PrivateRecords(t) },
     '016_username_holders': { up: up016UsernameHolders(t) },
+    '017_data_loss': { up: up017DataLoss(t) },
   };
 }
 

@@ -67,6 +67,22 @@ export interface ActivityTable {
   client: string | null;
 }
 
+/** The data-clobber guard's state of a document (src/guard/guard.ts). */
+export interface DataLossGuardsTable {
+  node_id: number;
+  owner_id: number;
+  /** The protected island `{api: …}` as JSON, or null before the page was first seen with data. */
+  baseline: string | null;
+  /** 1 when a person's gestured save came since the last sync write. */
+  ui_work_pending: number;
+  event_id: string | null;
+  /** The pending event as JSON (src/guard/guard.ts GuardEvent), or null. */
+  event: string | null;
+  /** When the pending event was raised (ISO): the dashboard's marks and the 30-day sweep. */
+  event_at: string | null;
+  updated_at: string;
+}
+
 export interface CollectionsTable {
   /** `col_` + 10 random base-36 characters: public, stable across renames and moves. */
   id: string;
@@ -271,6 +287,7 @@ export interface DB {
   activity: ActivityTable;
   messages: MessagesTable;
   collections: CollectionsTable;
+  data_loss_guards: DataLossGuardsTable;
   webhook_events: WebhookEventsTable;
   stylesheets: StylesheetsTable;
   session_grants: SessionGrantsTable;

@@ -115,6 +115,10 @@ export class SyncApi {
   status() {
     return this.call('GET', '/status');
   }
+  /** The control lane, as the engine's postControlMessage sends an envelope (never throws on status). */
+  control(envelope: unknown) {
+    return this.raw('POST', '/_/sync/control', { body: envelope });
+  }
   /** Discovery: always the personal base, protocol 2, no account id. */
   accounts() {
     return new SyncApi({ ...this.conn, protocol: undefined }).call('GET', '/_/sync/accounts', {

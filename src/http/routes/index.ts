@@ -9,6 +9,8 @@ import documents from './documents.ts';
 import save from './save.ts';
 import uploads from './uploads.ts';
 import meta from './meta.ts';
+import dataLoss from './data-loss.ts';
+import syncControl from './sync-control.ts';
 import versions from './versions.ts';
 import editor from './editor.ts';
 import stylesheets from './stylesheets.ts';
@@ -39,12 +41,14 @@ export const routes: RoutePlugin[] = [
   save,
   uploads,
   meta,
+  dataLoss,
   versions,
   editor,
   stylesheets,
   assets,
   syncApi,
   syncStream,
+  syncControl,
   liveSync,
   dataApi,
   apps,

@@ -21,12 +21,12 @@ import { limits } from '../../limits.ts';
 import { assertSameOrigin } from '../origin.ts';
 import { documentPathOf, documentUrlHeader } from '../../save/document-url.ts';
 import { findByPath, getNode, type NodeRow } from '../../nodes/tree.ts';
-import { authorize, resourceOf } from '../../access/authorize.ts';
+import { allows, authorize, resourceOf } from '../../access/authorize.ts';
 import { channels, type KilnEvent } from '../../events/bus.ts';
 import { broadcastSnapshot, relaySaved } from '../../events/publish.ts';
 import { SseStream, eventFrame } from '../../sse/stream.ts';
 import { takeStreamSlot } from '../../sse/slots.ts';
-import { liveLaneView, savedLaneView } from '../../sse/views.ts';
+import { liveLaneOwnerView, liveLaneView, savedLaneView } from '../../sse/views.ts';
 import { lastEventIdOf } from '../../sse/last-event-id.ts';
 import { sessionLive } from '../../accounts/sessions.ts';
 import { callerOf, isShareGuest } from '../share-grant.ts';
@@ -54,7 +54,13 @@ const plugin: RoutePlugin = async (app, { services: s }) => {
     reply.hijack();
     const sse = new SseStream(reply.raw);
     await hub.attach(channels.document(node.id), sse, {
-      view: lane === 'live' ? liveLaneView : savedLaneView,
+      // The data-clobber guard's notifications go to those who may resolve them.
+      view:
+        lane === 'saved'
+          ? savedLaneView
+          : allows(caller, resourceOf(node), 'versions')
+            ? liveLaneOwnerView
+            : liveLaneView,
       lastEventId: lastEventIdOf(req),
       onGap: lane === 'saved' ? (lastId) => storedDocumentFrame(s, node.id, lastId) : undefined,
       closeOn: (e) => access.endsWith(e),

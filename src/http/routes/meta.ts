@@ -1,24 +1,32 @@
 // GET /_/meta — host discovery for the browser library: `spec` + `extensions` tell hyperclayjs to use
 // Kiln's /_/sync live lanes; the `document` block describes the document named by Document-URL.
-// GET /_/data-loss — hyperclayjs's data-clobber guard asks on every page load in edit mode. Kiln keeps
-// every save as a version instead of detecting clobbered island data, so there is never an event to
-// show: `{event: null}`, and resolving an event answers 404.
 import type { RoutePlugin } from './index.ts';
 import { documentPathOf, documentUrlHeader } from '../../save/document-url.ts';
 import { findByPath } from '../../nodes/tree.ts';
 import { allows, resourceOf } from '../../access/authorize.ts';
 import { limits } from '../../limits.ts';
-import { notFound } from '../../errors.ts';
 import { effectivePlan, uploadLimit } from '../../billing/plans.ts';
 import { planRow } from '../../store/accounts.ts';
 import { callerOf } from '../share-grant.ts';
+import { EVENT_DAYS } from '../../guard/guard.ts';
 
 const plugin: RoutePlugin = async (app, { services: s }) => {
   app.get('/_/meta', async (req, reply) => {
     reply.header('Cache-Control', 'no-store');
     // `format`: `<html formathtml="true">` documents are re-indented on save; `conditional`: saves take
     // If-Match and answer 412 on a stale one (hyperclay-local's host conformance page asks for both).
-    const answer: Record<string, unknown> = { spec: 1, extensions: ['sync', 'upload', 'format', 'conditional'] };
+    // `data-loss`: the data-clobber guard (GET /_/data-loss, POST /_/data-loss/<id>, `Save-Trigger`).
+    const answer: Record<string, unknown> = {
+      spec: 1,
+      extensions: ['sync', 'upload', 'format', 'conditional', 'data-loss'],
+      dataLoss: {
+        events: '/_/data-loss',
+        saveTrigger: ['user', 'auto'],
+        choices: ['restore', 'revert', 'dismiss'],
+        keptDays: EVENT_DAYS,
+        control: '/_/sync/control',
+      },
+    };
     const url = documentUrlHeader(req.headers);
     if (url && req.site.kind !== 'main') {
       try {
@@ -50,13 +58,6 @@ const plugin: RoutePlugin = async (app, { services: s }) => {
       }
     }
     return answer;
-  });
-
-  app.get('/_/data-loss', { config: { host: 'document', answers: 'json' } }, async (_req, reply) =>
-    reply.header('Cache-Control', 'no-store').send({ event: null }),
-  );
-  app.post('/_/data-loss/:id', { config: { host: 'document', answers: 'json' } }, async () => {
-    throw notFound('No such data-loss event: Kiln keeps every save as a version instead (see Versions).');
   });
 };
 export default plugin;

@@ -14,6 +14,7 @@ import { authorize, authorizeActor, ownUploads, resourceOf } from '../../access/
 import { findByPath } from '../../nodes/tree.ts';
 import { parseIfMatch } from '../conditional.ts';
 import { callerOf } from '../share-grant.ts';
+import { saveTriggerOf } from '../../guard/guard.ts';
 
 const plugin: RoutePlugin = async (app, { services: s }) => {
   app.post('/_/save', { bodyLimit: limits.body.text }, async (req, reply) => {
@@ -45,6 +46,8 @@ const plugin: RoutePlugin = async (app, { services: s }) => {
         kind: req.headers['x-kiln-editor'] ? 'editor' : 'browser',
         accountId: req.actor?.accountId ?? null,
         writer: req.actor?.writer ?? null,
+        // Whether a person's gesture made this save (the data-clobber guard weighs it).
+        trigger: saveTriggerOf(req.headers),
       },
       ifMatch: parseIfMatch(req.headers['if-match']),
     });

@@ -15,7 +15,7 @@ import { syncScope, type SyncScope } from '../../sync/scope.ts';
 import { channels } from '../../events/bus.ts';
 import { SseStream, eventFrame } from '../../sse/stream.ts';
 import { takeStreamSlot } from '../../sse/slots.ts';
-import { SYNC_PING, syncStreamView } from '../../sse/views.ts';
+import { SYNC_PING, syncStreamViewFor } from '../../sse/views.ts';
 import { lastEventIdOf } from '../../sse/last-event-id.ts';
 import { grants } from '../../events/revocations.ts';
 import { roleIn } from '../../teams/teams.ts';
@@ -53,7 +53,7 @@ async function openStream(s: Services, req: FastifyRequest, reply: FastifyReply,
   const held = [grants.key(keyId)];
   if (scope.account.kind === 'team') held.push(grants.member(scope.account.id, scope.actor.accountId));
   await s.hub.attach(channels.account(accountId), stream, {
-    view: syncStreamView,
+    view: syncStreamViewFor(keyId),
     lastEventId: lastEventIdOf(req),
     preamble: scope.protocol === 2 ? [eventFrame(null, { type: 'sync-ready', accountId, sync })] : [],
     // A resume the replay log cannot cover (events lost in a restart of Kiln or Redis): never silent.

@@ -1,0 +1,371 @@
+// The data-clobber guard over HTTP, in the wire of hyperclayjs 1.38's data-loss panel (src/ui/data-loss-panel.js:
+// GET /_/data-loss?file=, POST /_/data-loss/<id> {choice, file}; `Save-Trigger: user | auto` on saves;
+// `notification` frames on the live lane) and Hyperclay Local 1.22's control lane (POST /_/sync/control,
+// `control` frames on the sync stream). Detection runs after a save is answered; the guard handles a
+// document's checks in order, so the panel's next GET sees the outcome of the saves before it.
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { startKiln, movableClock, type TestKiln } from './support/kiln.ts';
+import { sessionsFor, signedIn, storeSessions } from './support/people.ts';
+import { keyHolder, SyncApi } from './support/sync-client.ts';
+import { createSyncKey } from '../src/sync/keys.ts';
+import { SseClient } from './support/sse.ts';
+import { createNode } from '../src/nodes/tree.ts';
+import { islandHash } from '../src/guard/classify.ts';
+import { sweepOldGuardEvents } from '../src/guard/guard.ts';
+import { DAY } from '../src/limits.ts';
+
+let kiln: TestKiln;
+const time = movableClock();
+before(async () => (kiln = await startKiln({ clock: time.clock })));
+after(() => kiln.stop());
+
+const RULES =
+  '<script type="application/json" data-rules-name="api" data-rules-version="1">{"title": "h1", "items": ".item[]"}</script>';
+const page = (title: string, items: string[], extra = '') =>
+  `<!doctype html><html><head>${RULES}</head><body><h1>${title}</h1><ul>${items
+    .map((i) => `<li class="item">${i}</li>`)
+    .join('')}</ul>${extra}</body></html>`;
+
+async function ownerWith(name: string, html: string) {
+  const main = kiln.client();
+  const person = await signedIn(kiln, main, { plan: 'personal' });
+  const node = await createNode(kiln.services, person.id, {
+    ownerId: person.id,
+    parentId: 0,
+    type: 'site',
+    name,
+    html,
+  });
+  const host = kiln.hostOf(person.username);
+  const doc = main.on(host);
+  const url = `http://${host}/${name}`;
+  return { person, node, host, doc, url, main };
+}
+
+type Doc = Awaited<ReturnType<typeof ownerWith>>['doc'];
+
+/** POST /_/save as hyperclayjs 1.38 sends it (savePageCore.js). */
+function save(
+  doc: Doc,
+  url: string,
+  html: string,
+  trigger: 'user' | 'auto' | null,
+  headers: Record<string, string> = {},
+) {
+  return doc.post('/_/save', html, {
+    headers: {
+      'content-type': 'text/plain;charset=UTF-8',
+      'document-url': url,
+      'page-url': url,
+      ...(trigger ? { 'save-trigger': trigger } : {}),
+      origin: new URL(url).origin,
+      ...headers,
+    },
+  });
+}
+
+/** The panel's GET. */
+async function pending(doc: Doc, url: string) {
+  const res = await doc.get(`/_/data-loss?file=${encodeURIComponent(url)}`, { headers: { 'page-url': url } });
+  assert.equal(res.status, 200, res.text);
+  assert.equal(res.headers['cache-control'], 'no-store');
+  return res.json.event;
+}
+
+/** The panel's POST. */
+function resolve(doc: Doc, url: string, id: string, choice: string) {
+  return doc.post(
+    `/_/data-loss/${encodeURIComponent(id)}`,
+    { choice, file: url },
+    {
+      headers: { 'page-url': url, origin: new URL(url).origin },
+    },
+  );
+}
+
+function liveLane(host: string, url: string, cookie: string) {
+  return SseClient.open({
+    port: Number(new URL(kiln.url).port),
+    host,
+    path: `/_/sync?document-url=${encodeURIComponent(url)}&lane=live`,
+    headers: { cookie },
+  });
+}
+
+test('a page script that empties the list: the event in the panel’s shape, live on the owner’s lane; restore brings the data back', async () => {
+  const { doc, url, host } = await ownerWith('guard-restore.html', page('Groceries', ['milk', 'eggs', 'bread']));
+  assert.equal(await pending(doc, url), null, 'opening the page starts protecting it');
+  const lane = await liveLane(host, url, doc.jar.header(host));
+  assert.equal(lane.status, 200);
+
+  const wiped = page('Groceries', []);
+  const saved = await save(doc, url, wiped, 'auto');
+  assert.equal(saved.status, 200, saved.text);
+  const event = await pending(doc, url);
+  assert.ok(event, 'a background save that destroyed data raises an event');
+  assert.match(event.id, /^[0-9a-f-]{36}$/);
+  assert.equal(event.status, 'pending');
+  assert.equal(event.canRevert, true);
+  assert.equal(event.restorable, false, 'an empty list has no element to clone: revert instead');
+  assert.equal(typeof event.lastWriteAt, 'number');
+  assert.deepEqual(event.preview, [{ key: 'items', now: '— empty —', yours: 'milk, eggs, bread' }]);
+  assert.equal(event.fieldCount, 1);
+  assert.equal(event.droppedAdditions, 0);
+  assert.equal(event.lossSummary.provenance, 'ui-background');
+  assert.equal(JSON.stringify(event).includes('recoverable'), false, 'the raw data never reaches the browser');
+
+  const raised = await lane.next();
+  assert.equal(raised.event, undefined, 'unnamed frames: hyperclayjs listens to onmessage');
+  assert.equal(raised.json.type, 'notification');
+  assert.equal(raised.json.msgType, 'data-loss');
+  assert.equal(raised.json.action, 'raised');
+  assert.equal(raised.json.data.id, event.id);
+
+  // A page that kept one item can take the rest back.
+  const oneLeft = page('Groceries', ['milk'], '<p>a note added since</p>');
+  assert.equal((await save(doc, url, oneLeft, 'auto')).status, 200);
+  const again = await pending(doc, url);
+  assert.equal(again.id, event.id, 'one event per document: a later clobber keeps the first data');
+  assert.equal(again.restorable, true);
+
+  const res = await resolve(doc, url, event.id, 'restore');
+  assert.equal(res.status, 200, res.text);
+  assert.deepEqual(res.json, { ok: true, choice: 'restore', status: 'restored' });
+  const served = (await doc.get('/guard-restore.html')).text;
+  assert.deepEqual(
+    [...served.matchAll(/<li class="item">([^<]*)<\/li>/g)].map((m) => m[1]),
+    ['milk', 'eggs', 'bread'],
+  );
+  assert.match(served, /a note added since/, 'everything else the page has now stays');
+  const resolved = await lane.next();
+  assert.equal(resolved.json.action, 'resolved');
+  assert.equal(resolved.json.data.id, event.id);
+  assert.equal(await pending(doc, url), null);
+  const versions = (await doc.get('/_/versions?path=guard-restore.html')).json.versions;
+  assert.equal(versions.length, 4, 'the restore is a save: one more version');
+  lane.close();
+});
+
+test('a person’s own deliberate delete raises nothing; a big gestured clobber does; a page without api rules is never guarded', async () => {
+  const { doc, url } = await ownerWith('guard-gesture.html', page('List', ['a', 'b', 'c', 'd', 'e']));
+  assert.equal((await save(doc, url, page('List', ['a', 'b', 'c', 'd']), 'user')).status, 200);
+  assert.equal(await pending(doc, url), null);
+  // The code editor is the owner's deliberate act: it blesses what it saves.
+  assert.equal((await save(doc, url, page('List', ['a']), null, { 'x-kiln-editor': '1' })).status, 200);
+  assert.equal(await pending(doc, url), null);
+  assert.equal((await save(doc, url, page('List', ['a', 'b', 'c', 'd']), 'user')).status, 200);
+  assert.equal((await save(doc, url, page('', []), 'user')).status, 200);
+  const event = await pending(doc, url);
+  assert.ok(event, 'a gestured save that wipes nearly everything still fires');
+  assert.equal(event.lossSummary.provenance, 'ui-gestured');
+
+  const plain = await ownerWith(
+    'guard-plain.html',
+    '<!doctype html><html><body><ul><li>x</li><li>y</li></ul></body></html>',
+  );
+  assert.equal((await save(plain.doc, plain.url, '<!doctype html><html><body></body></html>', 'auto')).status, 200);
+  assert.equal(await pending(plain.doc, plain.url), null);
+});
+
+test('a sync write of an old copy raises an event; revert puts back the whole page as it was before it', async () => {
+  const { person, key } = await keyHolder(kiln);
+  const sync = new SyncApi({ port: Number(new URL(kiln.url).port), host: kiln.config.rootDomain, apiKey: key });
+  const created = await sync.create({
+    type: 'site',
+    name: 'guard-sync.html',
+    parentId: 0,
+    content: page('Notes', ['one']),
+  });
+  const main = kiln.client();
+  storeSessions(
+    main.jar,
+    kiln.config,
+    await sessionsFor(kiln.services.database.db, kiln.config, person.id, person.username),
+  );
+  const host = kiln.hostOf(person.username);
+  const doc = main.on(host);
+  const url = `http://${host}/guard-sync.html`;
+  const full = page('Notes', ['one', 'two', 'three']);
+  assert.equal((await save(doc, url, full, 'user')).status, 200);
+  // The desktop client still holds the first copy and writes it.
+  await sync.upload(created.id, page('Notes', ['one']));
+  const event = await pending(doc, url);
+  assert.ok(event);
+  assert.equal(event.lossSummary.provenance, 'external');
+  assert.equal(event.restorable, true);
+
+  const res = await resolve(doc, url, event.id, 'revert');
+  assert.equal(res.status, 200, res.text);
+  assert.deepEqual(res.json, { ok: true, choice: 'revert', status: 'reverted' });
+  assert.equal((await doc.get('/guard-sync.html')).text, full);
+  assert.equal(await pending(doc, url), null);
+});
+
+test('dismiss accepts the loss and tells the owner’s devices; refusals answer in the panel’s {error} shape', async () => {
+  const { person, key } = await keyHolder(kiln);
+  const port = Number(new URL(kiln.url).port);
+  const sync = new SyncApi({ port, host: kiln.config.rootDomain, apiKey: key });
+  const created = await sync.create({
+    type: 'site',
+    name: 'guard-dismiss.html',
+    parentId: 0,
+    content: page('T', ['a', 'b']),
+  });
+  const main = kiln.client();
+  storeSessions(
+    main.jar,
+    kiln.config,
+    await sessionsFor(kiln.services.database.db, kiln.config, person.id, person.username),
+  );
+  const host = kiln.hostOf(person.username);
+  const doc = main.on(host);
+  const url = `http://${host}/guard-dismiss.html`;
+  assert.equal(await pending(doc, url), null);
+  await sync.upload(created.id, page('T', ['a']));
+  const event = await pending(doc, url);
+  assert.ok(event);
+
+  const device = await SseClient.open({
+    port,
+    host: kiln.config.rootDomain,
+    path: '/_/sync/stream',
+    headers: { 'x-api-key': key },
+  });
+  assert.equal(device.status, 200);
+  assert.equal((await resolve(doc, url, event.id, 'nonsense')).status, 400);
+  const wrongId = await resolve(doc, url, '00000000-0000-0000-0000-000000000000', 'dismiss');
+  assert.equal(wrongId.status, 409);
+  assert.equal(wrongId.json.code, 'event-mismatch');
+  assert.equal(typeof wrongId.json.error, 'string');
+  const res = await resolve(doc, url, event.id, 'dismiss');
+  assert.deepEqual(res.json, { ok: true, choice: 'dismiss', status: 'dismissed' });
+  assert.equal(await pending(doc, url), null);
+  assert.equal((await doc.get('/guard-dismiss.html')).text, page('T', ['a']), 'dismiss writes nothing');
+  const frame = await device.next({ skipTypes: ['ping', 'node-saved'] });
+  assert.deepEqual(frame.json, {
+    type: 'control',
+    envelope: {
+      type: 'data-loss/dismiss',
+      v: 1,
+      payload: {
+        fileKey: 'guard-dismiss.html',
+        recoverableDataHash: islandHash({ api: { title: 'T', items: ['a', 'b'] } }),
+        nodeId: created.id,
+      },
+    },
+  });
+  device.close();
+  const gone = await resolve(doc, url, event.id, 'dismiss');
+  assert.equal(gone.status, 404);
+  assert.equal(gone.json.error, 'No pending data-loss event');
+});
+
+test('only those who may restore versions see or resolve events: strangers get {event: null} and a refusal', async () => {
+  const { doc, url, host } = await ownerWith('guard-private.html', page('Mine', ['x', 'y', 'z']));
+  assert.equal(await pending(doc, url), null);
+  await save(doc, url, page('Mine', []), 'auto');
+  const event = await pending(doc, url);
+  assert.ok(event);
+  const stranger = kiln.client();
+  await signedIn(kiln, stranger);
+  const theirs = stranger.on(host);
+  assert.equal(await pending(theirs, url), null);
+  const anonymous = kiln.client().on(host);
+  assert.equal(await pending(anonymous, url), null);
+  const refused = await resolve(anonymous, url, event.id, 'dismiss');
+  assert.ok([401, 403].includes(refused.status), refused.text);
+  const crossSite = await doc.post(
+    `/_/data-loss/${event.id}`,
+    { choice: 'dismiss', file: url },
+    {
+      headers: { origin: 'http://evil.example' },
+    },
+  );
+  assert.equal(crossSite.status, 403);
+  assert.ok(await pending(doc, url), 'the event is still there');
+});
+
+test('a later save that brings the data back ends the event; events older than 30 days are dropped', async () => {
+  const { doc, url } = await ownerWith('guard-undo.html', page('U', ['1', '2', '3']));
+  assert.equal(await pending(doc, url), null);
+  await save(doc, url, page('U', ['1']), 'auto');
+  assert.ok(await pending(doc, url));
+  await save(doc, url, page('U', ['1', '2', '3']), 'user');
+  assert.equal(await pending(doc, url), null);
+
+  await save(doc, url, page('U', []), 'auto');
+  assert.ok(await pending(doc, url));
+  time.advance(31 * DAY);
+  try {
+    await sweepOldGuardEvents(kiln.services);
+  } finally {
+    time.reset();
+  }
+  assert.equal(await pending(doc, url), null);
+});
+
+test('control lane: a device’s data-loss/dismiss ends the event here and reaches the other devices, not the sender', async () => {
+  const { person, key, api } = await keyHolder(kiln);
+  const other = (await createSyncKey(kiln.services, person.id)).key;
+  const port = Number(new URL(kiln.url).port);
+  const created = await api.create({
+    type: 'site',
+    name: 'guard-control.html',
+    parentId: 0,
+    content: page('C', ['p', 'q']),
+  });
+  const main = kiln.client();
+  storeSessions(
+    main.jar,
+    kiln.config,
+    await sessionsFor(kiln.services.database.db, kiln.config, person.id, person.username),
+  );
+  const host = kiln.hostOf(person.username);
+  const doc = main.on(host);
+  const url = `http://${host}/guard-control.html`;
+  assert.equal(await pending(doc, url), null);
+  await api.upload(created.id, page('C', []));
+  assert.ok(await pending(doc, url));
+
+  const open = (k: string) =>
+    SseClient.open({ port, host: kiln.config.rootDomain, path: '/_/sync/stream', headers: { 'x-api-key': k } });
+  const sender = await open(key);
+  const receiver = await open(other);
+  const envelope = (hash: string) => ({
+    type: 'data-loss/dismiss',
+    v: 1,
+    payload: { fileKey: 'guard-control.html', recoverableDataHash: hash, nodeId: created.id },
+  });
+  const wrong = await api.control(envelope('0'.repeat(64)));
+  assert.equal(wrong.status, 200, wrong.text);
+  assert.deepEqual(wrong.json, { ok: true, applied: false });
+  assert.ok(await pending(doc, url), 'a dismissal of other data leaves the warning');
+  const right = await api.control(envelope(islandHash({ api: { title: 'C', items: ['p', 'q'] } })));
+  assert.deepEqual(right.json, { ok: true, applied: true });
+  assert.equal(await pending(doc, url), null);
+
+  const first = await receiver.next({ skipTypes: ['ping'] });
+  assert.equal(first.json.type, 'control');
+  assert.equal(first.json.envelope.payload.recoverableDataHash, '0'.repeat(64));
+  const second = await receiver.next({ skipTypes: ['ping'] });
+  assert.deepEqual(second.json.envelope, envelope(islandHash({ api: { title: 'C', items: ['p', 'q'] } })));
+  const unknown = await api.control({ type: 'future/thing', payload: { x: 1 } });
+  assert.deepEqual(unknown.json, { ok: true, applied: false }, 'unknown types are relayed, never an error');
+  assert.equal((await receiver.next({ skipTypes: ['ping'] })).json.envelope.type, 'future/thing');
+  // The sender's own stream: a later change arrives, and no control frame came before it.
+  await api.upload(created.id, page('C', ['p', 'q', 'r']));
+  const next = await sender.next({ skipTypes: ['ping'] });
+  assert.equal(next.json.type, 'node-saved');
+  assert.equal(
+    sender.frames.some((f) => f.json?.type === 'control'),
+    false,
+  );
+  sender.close();
+  receiver.close();
+
+  assert.equal((await api.control({ type: '', payload: {} })).status, 400);
+  assert.equal((await api.control([1, 2])).status, 400);
+  const nokey = await new SyncApi({ port, host: kiln.config.rootDomain, apiKey: '' }).control(envelope('0'.repeat(64)));
+  assert.equal(nokey.status, 401);
+});
