@@ -3,7 +3,7 @@ export default async function* fileTimes(source) {
   for await (const event of source) {
     if (event.type !== 'test:complete' || event.data.nesting !== 0) continue;
     const { name, file, details } = event.data;
-    if (!file || !file.endsWith(name)) continue;
+    if (!file?.endsWith(name)) continue;
     yield `${(details.duration_ms / 1000).toFixed(1)}\t${name}\t${details.passed ? 'pass' : 'FAIL'}\n`;
   }
 }

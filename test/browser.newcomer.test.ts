@@ -353,7 +353,7 @@ test('a host without index.html offers its owner to create one; visitors get a p
   await index.getByRole('button', { name: 'Delete' }).click();
   await index.waitFor({ state: 'detached' });
 
-  await p.goto('http://bo.' + new URL(bk.mainUrl()).host + '/');
+  await p.goto(`http://bo.${new URL(bk.mainUrl()).host}/`);
   assert.match((await p.textContent('h1')) ?? '', /Nothing is published here yet/);
   await check(p, 'no-index', 'phone');
   await p.getByRole('link', { name: 'Create index.html' }).click();

@@ -109,7 +109,7 @@ test('three processes behind HAProxy: a backend killed mid-load loses no acknowl
         journal.push(`open(last=${last ?? '-'}) → ${s?.status ?? 'failed'}`);
         // (Its headers come once its subscription is live: every later save reaches it.)
         if (s?.status === 200) opened++;
-        if (!s || s.status !== 200) {
+        if (s?.status !== 200) {
           s?.close();
           await new Promise((r) => setTimeout(r, 100));
           continue;

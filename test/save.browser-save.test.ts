@@ -182,7 +182,14 @@ test('GET /_/meta makes hyperclayjs choose /_/sync and describes the document', 
   const res = await doc.get('/_/meta', { headers: { 'document-url': url } });
   assert.equal(res.status, 200);
   assert.equal(res.json.spec, 1);
-  assert.deepEqual(res.json.extensions, ['sync', 'upload', 'format', 'conditional']);
+  assert.deepEqual(res.json.extensions, ['sync', 'upload', 'format', 'conditional', 'data-loss']);
+  assert.deepEqual(res.json.dataLoss, {
+    events: '/_/data-loss',
+    saveTrigger: ['user', 'auto'],
+    choices: ['restore', 'revert', 'dismiss'],
+    keptDays: 30,
+    control: '/_/sync/control',
+  });
   assert.equal(res.json.document.writable, true);
   const served = await doc.get(new URL(url).pathname);
   assert.equal(`"${res.json.document.etag}"`, served.headers.etag, 'the etag a conditional save sends');

@@ -100,7 +100,7 @@ export async function requestDeveloperReset(
   link: (token: string) => string,
 ): Promise<void> {
   const p = await personRow(s.database.db, { email });
-  if (!p || p.account_type !== 'dev' || p.password_hash === null) return;
+  if (p?.account_type !== 'dev' || p.password_hash === null) return;
   const token = await createEmailToken(s, { accountId: p.id, email: p.email, purpose: 'reset' });
   await s.mailer.send({
     to: p.email,

@@ -174,7 +174,7 @@ export async function sendTestMail(s: Services, to: unknown): Promise<string> {
 /** An app user whose email is not confirmed yet, with the app it signed up on (for a new link). */
 export async function unconfirmedAppUser(s: Services, accountId: number) {
   const p = await personRow(s.database.db, { id: accountId });
-  if (!p || p.account_type !== 'app_user') throw badRequest('Only app users confirm their email.', 'invalid');
+  if (p?.account_type !== 'app_user') throw badRequest('Only app users confirm their email.', 'invalid');
   if (p.email_confirmed === 1) throw badRequest(`${p.username} has confirmed their email already.`, 'invalid');
   const facts = await personFacts(s.database.db, accountId);
   const app = facts?.signupAppId ? await nodeById(s.database.db, facts.signupAppId) : undefined;

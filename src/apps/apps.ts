@@ -50,7 +50,7 @@ export async function appAt(
 /** Who signed up on the owner's app: username, email (confirmed or not), when, their copy, disabled. */
 export async function appSignups(s: Services, actorId: number, appId: number) {
   const app = await ownNodeById(s.database.db, appId, actorId);
-  if (!app || app.type !== 'site') throw notFound('No such file or folder.');
+  if (app?.type !== 'site') throw notFound('No such file or folder.');
   const rows = await appUsersOf(s.database.db, app.id);
   return {
     app,

@@ -128,6 +128,10 @@ const TAG_MARK = 'data-rules-name';
 export class DataLossGuard {
   private queues = new Map<number, Promise<unknown>>();
   private restorable = new Map<string, boolean>();
+  /** Writes whose check has not started, per document: those that queued up while one ran are checked together. */
+  private waiting = new Map<number, GuardedWrite[]>();
+  /** Settles when the guard's extraction in the pool ends (see islandOf). */
+  private extracting: Promise<void> = Promise.resolve();
 
   constructor(private s: Services) {}
 
@@ -150,17 +154,34 @@ export class DataLossGuard {
 
   /** After a committed content change: compare, and raise or clear an event. Not awaited by the save. */
   afterWrite(w: GuardedWrite): void {
-    if (w.text === null) return;
+    // A new document has nothing to lose yet: its first save, or its owner's first visit, starts protecting it.
+    if (w.text === null || provenanceOf(w.by) === 'new') return;
     // A page that has no rules tag and had none before has nothing to guard (the common case: no read).
     if (!w.text.includes(TAG_MARK) && w.before.text !== undefined && !w.before.text?.includes(TAG_MARK)) return;
-    void this.serial(w.node.id, () => this.check(w)).catch((err) => console.error('data-loss guard failed:', err));
+    const id = w.node.id;
+    const waiting = this.waiting.get(id) ?? [];
+    waiting.push(w);
+    this.waiting.set(id, waiting);
+    void this.serial(id, () => {
+      const batch = takeBatch(waiting);
+      if (waiting.length === 0 && this.waiting.get(id) === waiting) this.waiting.delete(id);
+      return batch ? this.check(batch) : Promise.resolve();
+    }).catch((err) => console.error('data-loss guard failed:', err));
   }
 
   /** The island of some bytes: `{api}` data, null when the page has no api rules tag, undefined when it cannot be
    *  read (bad rules, over budget): the guard then does nothing (it fails open, never blocking a write). */
   private async islandOf(bytes: Buffer, checksum: string): Promise<Island | undefined> {
     if (!bytes.includes(TAG_MARK)) return null;
-    const reply = await this.s.extractions.run({ checksum, bytes, rules: { kind: 'api' } }).catch(() => null);
+    // One guard extraction at a time in the whole process: the data API's readers never queue behind a burst.
+    const turn = this.extracting;
+    let done = () => {};
+    this.extracting = new Promise<void>((r) => (done = r));
+    await turn;
+    const reply = await this.s.extractions
+      .run({ checksum, bytes, rules: { kind: 'api' } })
+      .catch(() => null)
+      .finally(done);
     if (!reply) return undefined;
     if (reply.result.ok) return { api: reply.result.data };
     return reply.result.code === 'no-rules-tag' ? null : undefined;
@@ -416,6 +437,28 @@ export class DataLossGuard {
       return true;
     });
   }
+}
+
+/** The most suspicious provenance first: writes checked together are weighed as the most suspicious of them. */
+const SUSPICION: WriteProvenance[] = ['external', 'ui-background', 'ui-unknown', 'ui-gestured'];
+
+/** The next check of a document's queued writes: the first, and the ones after it that queued up meanwhile, as
+ *  one write from the state before the first to the state after the last (so a burst of saves costs one
+ *  extraction, and a clobber in it is still seen). The owner's deliberate writes and creations are never merged:
+ *  they change what is protected. Null when an earlier check took them all. */
+function takeBatch(waiting: GuardedWrite[]): GuardedWrite | null {
+  const first = waiting.shift();
+  if (!first) return null;
+  const merges = (w: GuardedWrite) => SUSPICION.includes(provenanceOf(w.by));
+  if (!merges(first)) return first;
+  let batch = first;
+  while (waiting.length > 0 && merges(waiting[0])) {
+    const next = waiting.shift()!;
+    const by =
+      SUSPICION.indexOf(provenanceOf(next.by)) < SUSPICION.indexOf(provenanceOf(batch.by)) ? next.by : batch.by;
+    batch = { ...next, by, before: batch.before };
+  }
+  return batch;
 }
 
 const fullPath = (node: SavedNode) => (node.path ? `${node.path}/${node.name}` : node.name);

@@ -6,7 +6,9 @@
  *  a list with nothing to clone, data of another shape). The caller checks the result extracts to `data`. */
 export async function withData(html: string, data: unknown): Promise<string | null> {
   // The package ships no types: what is used of it.
-  type Engine = { bind(adapter: unknown, root: unknown, token: string): { set(data: unknown): void } };
+  type Engine = {
+    bind(adapter: unknown, root: unknown, token: string, opts: object): { set(data: unknown): void };
+  };
   const [{ load }, engine, adapter] = await Promise.all([
     import('cheerio'),
     import('hyper-html-api/engine' as string) as Promise<Engine>,
@@ -14,7 +16,8 @@ export async function withData(html: string, data: unknown): Promise<string | nu
   ]);
   try {
     const $ = load(html);
-    engine.bind(adapter.default, $.root(), 'api').set(data);
+    // A list emptied since can grow back from its `cms-template` seed, as hyper-html-api's CMS grows lists.
+    engine.bind(adapter.default, $.root(), 'api', { templateAttr: 'cms-template' }).set(data);
     return $.html();
   } catch {
     return null;

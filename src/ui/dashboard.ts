@@ -24,6 +24,8 @@ export interface ListView {
   ownerId: number;
   /** Folders that are collections: folder id → collection id. */
   collections: Map<number, string>;
+  /** Documents whose saved data was overwritten and not yet restored or dismissed (src/guard). */
+  dataLoss: Set<number>;
 }
 
 export interface DashboardView extends ListView {
@@ -72,9 +74,10 @@ interface Tree {
   byParent: Map<number, NodeRow[]>;
   folders: NodeRow[];
   collections: Map<number, string>;
+  dataLoss: Set<number>;
 }
 
-function treeOf(nodes: NodeRow[], collections: Map<number, string> = new Map()): Tree {
+function treeOf(nodes: NodeRow[], collections: Map<number, string>, dataLoss: Set<number>): Tree {
   const order: Record<NodeRow['type'], number> = { folder: 0, site: 1, upload: 2 };
   const byParent = new Map<number, NodeRow[]>();
   for (const n of nodes) {
@@ -85,7 +88,7 @@ function treeOf(nodes: NodeRow[], collections: Map<number, string> = new Map()):
   for (const list of byParent.values())
     list.sort((a, b) => order[a.type] - order[b.type] || a.name_key.localeCompare(b.name_key));
   const folders = nodes.filter((n) => n.type === 'folder').sort((a, b) => childPathOf(a).localeCompare(childPathOf(b)));
-  return { byParent, folders, collections };
+  return { byParent, folders, collections, dataLoss };
 }
 
 function countBelow(tree: Tree, id: number): number {
@@ -190,7 +193,11 @@ function row(tree: Tree, n: NodeRow, depth: number, hostUrl: string): Html {
         : n.enable_signups
           ? html` <small class="kind">app · <a href="${appSignupUrl(hostUrl, n)}" target="_blank" rel="noopener">signup page</a> · <a href="/_/dashboard/nodes/${n.id}/signups">sign-ups</a></small>`
           : '';
-  return html`<tr data-node-id="${n.id}" data-type="${n.type}" data-path="${path}"><td class="name" data-label="Name" ${indent}>${label}${kind}</td><td class="num" data-label="Size">${size}</td>
+  // Opening the page as its owner shows hyperclayjs's data-loss panel: restore, revert or dismiss.
+  const loss = tree.dataLoss.has(n.id)
+    ? html` <small class="kind loss"><a href="${hostUrl + nodeHref(n)}" target="_blank" rel="noopener" title="A save replaced data this page had. Open it to restore the data, revert the page or dismiss.">saved data overwritten · review</a></small>`
+    : '';
+  return html`<tr data-node-id="${n.id}" data-type="${n.type}" data-path="${path}"><td class="name" data-label="Name" ${indent}>${label}${kind}${loss}</td><td class="num" data-label="Size">${size}</td>
 <td class="muted nowrap" data-label="Modified">${formatTime(n.modified_at)}</td><td data-label="Visibility">${visibility}</td><td><div class="actions">${actions(tree, n, hostUrl)}</div></td></tr>`;
 }
 
@@ -213,7 +220,7 @@ function usage(v: ListView): Html {
 
 /** The node list: what AJAX answers carry as `html`, and what the page shows in `#tree`. */
 export function nodeListHtml(v: ListView): string {
-  const tree = treeOf(v.nodes, v.collections);
+  const tree = treeOf(v.nodes, v.collections, v.dataLoss);
   const body =
     v.nodes.length === 0
       ? html`<p class="muted empty">Nothing here yet. Create your first document above, or drop files here.</p>`
@@ -231,6 +238,10 @@ const DID: Record<string, string> = {
   moved: 'moved',
   deleted: 'deleted',
   impersonated: 'signed in as this account, for support',
+  'data-loss': 'overwrote saved data of',
+  'data-loss-restored': 'restored the overwritten data of',
+  'data-loss-reverted': 'reverted, after its data was overwritten,',
+  'data-loss-dismissed': 'dismissed the data-loss warning of',
 };
 
 /** The latest changes: who did what to which path, when, from where. */
@@ -243,7 +254,7 @@ function activityHtml(items: ActivityItem[]): Html {
 }
 
 export function dashboardPage(v: DashboardView): string {
-  const tree = treeOf(v.nodes, v.collections);
+  const tree = treeOf(v.nodes, v.collections, v.dataLoss);
   const team = v.owner !== v.username;
   // Forms of a team's tree say whose tree they change.
   const ownerField = team ? html`<input type="hidden" name="ownerId" value="${v.ownerId}">` : '';
@@ -327,7 +338,7 @@ nav.accounts{display:flex;flex-wrap:wrap;gap:var(--s2);margin:0 0 var(--s3)}nav.
 section.activity ul{list-style:none;padding:0;margin:0}section.activity li{padding:var(--s1) 0;border-bottom:1px solid var(--line)}
 section.activity .nm{max-width:22rem;vertical-align:bottom}
 .list-tools{display:flex;gap:var(--s3);align-items:center;margin:var(--s4) 0}.list-tools .trash-link{white-space:nowrap}.list-tools input{flex:1}.list-tools label{margin:0;white-space:nowrap}.list-tools input{max-width:22rem}
-#usage{margin:var(--s2) 0 var(--s3)}#usage.full strong{color:var(--bad)}
+#usage{margin:var(--s2) 0 var(--s3)}#usage.full strong{color:var(--bad)}.kind.loss a{color:var(--bad);font-weight:600}
 #tree{border-radius:var(--r);min-height:4rem}#tree.drop,tr.drop td{outline:3px dashed var(--accent);outline-offset:-3px;background:var(--accent-bg)}
 td.name{max-width:24rem}.nm{display:inline-block;max-width:100%;overflow:hidden;text-overflow:ellipsis;white-space:nowrap;vertical-align:bottom}
 td.num,.nowrap{white-space:nowrap}strong.folder{color:var(--fg)}

@@ -22,6 +22,7 @@
 // AJAX answers: JSON {msg, msgType, html, node?} where `html` is the pre-rendered node list (errors:
 // {msg, msgType:'error', code}). Browser form posts: 302 back to /_/dashboard with msg and msgType.
 // Access: `dashboard` / `manage` on main_app, then `manage` on the node (src/access/table.ts).
+import { pendingGuardNodes } from '../../store/guards.ts';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { z } from 'zod';
 import { done, flag, id, idParam, parse, wantsHtml, queryMsg, queryText, sendPage } from '../io.ts';
@@ -153,6 +154,7 @@ const plugin: RoutePlugin = async (app, { services: s }) => {
     return {
       nodes,
       collections: await collectionFoldersOf(s.database.db, owner.id),
+      dataLoss: await pendingGuardNodes(s.database.db, owner.id),
       hostUrl: documentHostUrl(s.config, owner.username),
       siteLimit: owner.unlimited || isUnlimitedSites(owner.plan) ? null : limits.sites[owner.plan],
       uploadLimit: uploadLimit(s, owner.plan),
