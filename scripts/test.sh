@@ -1,11 +1,16 @@
 #!/usr/bin/env bash
 # Runs the whole suite on both storage configurations: SQLite (default) and PostgreSQL + Redis.
 # Pass file paths to run only those. Set KILN_TEST_ONLY=sqlite|postgres to run one configuration.
+# KILN_TEST_QUICK=1: the fast subset while working (SQLite only; no browser, crash, deployment or process files).
 # Files that never start a Kiln, and browser files, run once (in the SQLite pass): see below.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 files=("$@")
 if [ ${#files[@]} -eq 0 ]; then mapfile -t files < <(find test -name '*.test.ts' | sort); fi
+if [ -n "${KILN_TEST_QUICK:-}" ]; then
+  mapfile -t files < <(printf '%s\n' "${files[@]}" | grep -vE '/(browser|crash|deploy|ops|two-process|faults)\.')
+  export KILN_TEST_ONLY=sqlite
+fi
 # Formatting and lint (Biome, 120 columns), then the types.
 npx biome ci --colors=off
 npx tsc -p .
