@@ -94,7 +94,10 @@ function liveLane(host: string, url: string, cookie: string) {
 }
 
 test('a page script that empties the list: the event in the panel’s shape, live on the owner’s lane; restore brings the data back', async () => {
-  const { doc, url, host } = await ownerWith('guard-restore.html', page('Groceries', ['milk', 'eggs', 'bread']));
+  const { doc, url, host, main, person } = await ownerWith(
+    'guard-restore.html',
+    page('Groceries', ['milk', 'eggs', 'bread']),
+  );
   assert.equal(await pending(doc, url), null, 'opening the page starts protecting it');
   const lane = await liveLane(host, url, doc.jar.header(host));
   assert.equal(lane.status, 200);
@@ -114,6 +117,8 @@ test('a page script that empties the list: the event in the panel’s shape, liv
   assert.equal(event.droppedAdditions, 0);
   assert.equal(event.lossSummary.provenance, 'ui-background');
   assert.equal(JSON.stringify(event).includes('recoverable'), false, 'the raw data never reaches the browser');
+  const dashboard = (await main.get('/_/dashboard', { headers: { accept: 'text/html' } })).text;
+  assert.match(dashboard, /saved data overwritten · review/, 'the dashboard marks the document');
 
   const raised = await lane.next();
   assert.equal(raised.event, undefined, 'unnamed frames: hyperclayjs listens to onmessage');
@@ -144,6 +149,14 @@ test('a page script that empties the list: the event in the panel’s shape, liv
   assert.equal(await pending(doc, url), null);
   const versions = (await doc.get('/_/versions?path=guard-restore.html')).json.versions;
   assert.equal(versions.length, 4, 'the restore is a save: one more version');
+  // The activity feed says what happened and who resolved it.
+  const feed = (await main.get('/_/activity')).json.activity as { kind: string; path: string; by: string }[];
+  const lines = feed.filter((a) => a.path === 'guard-restore.html' && a.kind.startsWith('data-loss'));
+  assert.deepEqual(
+    lines.map((a) => a.kind),
+    ['data-loss-restored', 'data-loss'],
+  );
+  assert.equal(lines[0].by, person.username);
   lane.close();
 });
 

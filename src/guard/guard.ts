@@ -233,9 +233,11 @@ export class DataLossGuard {
       await this.notify(w.node, 'raised', client);
       return;
     }
-    if (prov === 'ui-gestured' || prov === 'deliberate')
+    if (prov === 'ui-gestured' || prov === 'deliberate') {
+      // A person's save blesses the data; nothing to write when it is what is protected already.
+      if (state.uiWorkPending && stableJson(current) === stableJson(state.baseline)) return;
       await this.store(w.node, { ...state, baseline: current, uiWorkPending: true });
-    else if (prov === 'external' && state.uiWorkPending) await this.store(w.node, { ...state, uiWorkPending: false });
+    } else if (prov === 'external' && state.uiWorkPending) await this.store(w.node, { ...state, uiWorkPending: false });
   }
 
   private async versionText(versionId: number): Promise<string | null> {
