@@ -151,11 +151,11 @@ async function asProcess(label: string, env: Record<string, string>, first = PLA
   console.log(
     `${label.padEnd(34)} ${r.perSecond.toFixed(0).padStart(5)} saves/s   (goal ≥ ${GOAL}: ${r.perSecond >= GOAL ? 'met' : 'NOT met'}; ${r.failures} failures)`,
   );
-  FIRST = PLAIN;
-  return r.perSecond;
   console.log(
     `${''.padEnd(34)} version storage ${v.share.toFixed(2)}% of full copies for ${v.count} versions (goal ≤ 1%); slowest read of the newest 40 (query + gunzip + diff chain + SHA-256 check) ${v.slowest.toFixed(1)} ms`,
   );
+  FIRST = PLAIN;
+  return r.perSecond;
 }
 
 async function withServices<T>(env: Record<string, string>, fn: (s: Services) => Promise<T>): Promise<T> {

@@ -43,6 +43,20 @@ async function ownerWith(name: string, html: string) {
   return { person, node, host, doc, url, main };
 }
 
+/** A person with a sync key who made `name` through the sync API, signed in on their host as well. */
+async function syncingOwner(name: string, html: string) {
+  const { person, key, api, port } = await keyHolder(kiln);
+  const created = await api.create({ type: 'site', name, parentId: 0, content: html });
+  const main = kiln.client();
+  storeSessions(
+    main.jar,
+    kiln.config,
+    await sessionsFor(kiln.services.database.db, kiln.config, person.id, person.username),
+  );
+  const host = kiln.hostOf(person.username);
+  return { person, key, api, port, created, main, doc: main.on(host), url: `http://${host}/${name}` };
+}
+
 type Doc = Awaited<ReturnType<typeof ownerWith>>['doc'];
 
 /** POST /_/save as hyperclayjs 1.38 sends it (savePageCore.js). */
@@ -182,23 +196,7 @@ test('a person’s own deliberate delete raises nothing; a big gestured clobber 
 });
 
 test('a sync write of an old copy raises an event; revert puts back the whole page as it was before it', async () => {
-  const { person, key } = await keyHolder(kiln);
-  const sync = new SyncApi({ port: Number(new URL(kiln.url).port), host: kiln.config.rootDomain, apiKey: key });
-  const created = await sync.create({
-    type: 'site',
-    name: 'guard-sync.html',
-    parentId: 0,
-    content: page('Notes', ['one']),
-  });
-  const main = kiln.client();
-  storeSessions(
-    main.jar,
-    kiln.config,
-    await sessionsFor(kiln.services.database.db, kiln.config, person.id, person.username),
-  );
-  const host = kiln.hostOf(person.username);
-  const doc = main.on(host);
-  const url = `http://${host}/guard-sync.html`;
+  const { api: sync, created, doc, url } = await syncingOwner('guard-sync.html', page('Notes', ['one']));
   const full = page('Notes', ['one', 'two', 'three']);
   assert.equal((await save(doc, url, full, 'user')).status, 200);
   // The desktop client still holds the first copy and writes it.
@@ -216,24 +214,7 @@ test('a sync write of an old copy raises an event; revert puts back the whole pa
 });
 
 test('dismiss accepts the loss and tells the owner’s devices; refusals answer in the panel’s {error} shape', async () => {
-  const { person, key } = await keyHolder(kiln);
-  const port = Number(new URL(kiln.url).port);
-  const sync = new SyncApi({ port, host: kiln.config.rootDomain, apiKey: key });
-  const created = await sync.create({
-    type: 'site',
-    name: 'guard-dismiss.html',
-    parentId: 0,
-    content: page('T', ['a', 'b']),
-  });
-  const main = kiln.client();
-  storeSessions(
-    main.jar,
-    kiln.config,
-    await sessionsFor(kiln.services.database.db, kiln.config, person.id, person.username),
-  );
-  const host = kiln.hostOf(person.username);
-  const doc = main.on(host);
-  const url = `http://${host}/guard-dismiss.html`;
+  const { api: sync, key, port, created, doc, url } = await syncingOwner('guard-dismiss.html', page('T', ['a', 'b']));
   assert.equal(await pending(doc, url), null);
   await sync.upload(created.id, page('T', ['a']));
   const event = await pending(doc, url);
@@ -319,24 +300,8 @@ test('a later save that brings the data back ends the event; events older than 3
 });
 
 test('control lane: a device’s data-loss/dismiss ends the event here and reaches the other devices, not the sender', async () => {
-  const { person, key, api } = await keyHolder(kiln);
+  const { person, key, api, port, created, doc, url } = await syncingOwner('guard-control.html', page('C', ['p', 'q']));
   const other = (await createSyncKey(kiln.services, person.id)).key;
-  const port = Number(new URL(kiln.url).port);
-  const created = await api.create({
-    type: 'site',
-    name: 'guard-control.html',
-    parentId: 0,
-    content: page('C', ['p', 'q']),
-  });
-  const main = kiln.client();
-  storeSessions(
-    main.jar,
-    kiln.config,
-    await sessionsFor(kiln.services.database.db, kiln.config, person.id, person.username),
-  );
-  const host = kiln.hostOf(person.username);
-  const doc = main.on(host);
-  const url = `http://${host}/guard-control.html`;
   assert.equal(await pending(doc, url), null);
   await api.upload(created.id, page('C', []));
   assert.ok(await pending(doc, url));
