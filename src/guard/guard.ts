@@ -39,6 +39,9 @@ import {
 import { withData } from './restore.ts';
 
 export const EVENT_DAYS = 30;
+/** How long a document's writes gather before they are checked: a page saving continuously costs at most a few
+ *  extractions a second, and hyperclayjs's panel looks 300, 1,200 and 3,000 ms after its save. */
+const CHECK_DELAY_MS = 200;
 /** Pages larger than this are compared, but not dry-run restored on the main thread (revert still works). */
 const MAX_RESTORE_BYTES = 4 * 1024 * 1024;
 
@@ -128,8 +131,10 @@ const TAG_MARK = 'data-rules-name';
 export class DataLossGuard {
   private queues = new Map<number, Promise<unknown>>();
   private restorable = new Map<string, boolean>();
-  /** Writes whose check has not started, per document: those that queued up while one ran are checked together. */
+  /** Writes whose check has not been queued, per document, and the timer that queues it: the writes of the
+   *  last CHECK_DELAY_MS are checked together (see takeBatch). */
   private waiting = new Map<number, GuardedWrite[]>();
+  private timers = new Map<number, NodeJS.Timeout>();
   /** Settles when the guard's extraction in the pool ends (see islandOf). */
   private extracting: Promise<void> = Promise.resolve();
 
@@ -149,6 +154,7 @@ export class DataLossGuard {
 
   /** Resolves once every queued check has finished (shutdown, tests). */
   async idle(): Promise<void> {
+    for (const id of [...this.timers.keys()]) this.flush(id);
     while (this.queues.size > 0) await Promise.all([...this.queues.values()]);
   }
 
@@ -162,10 +168,24 @@ export class DataLossGuard {
     const waiting = this.waiting.get(id) ?? [];
     waiting.push(w);
     this.waiting.set(id, waiting);
-    void this.serial(id, () => {
-      const batch = takeBatch(waiting);
-      if (waiting.length === 0 && this.waiting.get(id) === waiting) this.waiting.delete(id);
-      return batch ? this.check(batch) : Promise.resolve();
+    if (!this.timers.has(id))
+      this.timers.set(
+        id,
+        setTimeout(() => this.flush(id), CHECK_DELAY_MS),
+      );
+  }
+
+  /** Queues the check of a document's waiting writes: when their delay is over, or at once when someone asks
+   *  about the document (the panel, a resolution, a device), so an answer always follows the writes before it. */
+  private flush(id: number): void {
+    const timer = this.timers.get(id);
+    if (timer === undefined) return;
+    clearTimeout(timer);
+    this.timers.delete(id);
+    const waiting = this.waiting.get(id) ?? [];
+    this.waiting.delete(id);
+    void this.serial(id, async () => {
+      for (let batch = takeBatch(waiting); batch; batch = takeBatch(waiting)) await this.check(batch);
     }).catch((err) => console.error('data-loss guard failed:', err));
   }
 
@@ -345,6 +365,7 @@ export class DataLossGuard {
   /** GET /_/data-loss: the pending event of a document the caller may resolve, or null. An event whose data is
    *  back on the page ends here; a page seen for the first time with data starts being protected. */
   pending(node: SavedNode): Promise<ClientEvent | null> {
+    this.flush(node.id);
     return this.serial(node.id, async () => {
       const content = await this.currentContent(node.id);
       if (!content) return null;
@@ -384,6 +405,7 @@ export class DataLossGuard {
     writer: string | null,
     save: (bytes: Buffer, ifMatch: string) => Promise<unknown>,
   ): Promise<{ ok: true; choice: Choice; status: string }> {
+    this.flush(node.id);
     return this.serial(node.id, async () => {
       const state = stateOf(await guardRow(this.s.database.db, node.id));
       const e = state.event;
@@ -430,6 +452,7 @@ export class DataLossGuard {
   /** A `data-loss/dismiss` from one of the owner's devices: dismisses the pending event when it is about the same
    *  data (the hash of the island the device holds); anything else is left alone. */
   dismissFromDevice(node: SavedNode, recoverableDataHash: string, writer: string | null): Promise<boolean> {
+    this.flush(node.id);
     return this.serial(node.id, async () => {
       const state = stateOf(await guardRow(this.s.database.db, node.id));
       if (!state.event || islandHash(state.event.recoverable) !== recoverableDataHash) return false;
@@ -441,25 +464,19 @@ export class DataLossGuard {
   }
 }
 
-/** The most suspicious provenance first: writes checked together are weighed as the most suspicious of them. */
-const SUSPICION: WriteProvenance[] = ['external', 'ui-background', 'ui-unknown', 'ui-gestured'];
-
-/** The next check of a document's queued writes: the first, and the ones after it that queued up meanwhile, as
- *  one write from the state before the first to the state after the last (so a burst of saves costs one
- *  extraction, and a clobber in it is still seen). The owner's deliberate writes and creations are never merged:
- *  they change what is protected. Null when an earlier check took them all. */
+/** The next check of a document's gathered writes: the first, and the ones right after it that came the same way
+ *  (all a person's, all a page script's, all sync writes …), as one write from the state before the first to the
+ *  state after the last, so a burst of autosaves costs one extraction. Writes that came different ways are checked
+ *  apart (a person's additions then a sync write's clobber must not cancel out), and the owner's deliberate writes
+ *  are never merged: they change what is protected. Null when none is left. */
 function takeBatch(waiting: GuardedWrite[]): GuardedWrite | null {
   const first = waiting.shift();
   if (!first) return null;
-  const merges = (w: GuardedWrite) => SUSPICION.includes(provenanceOf(w.by));
-  if (!merges(first)) return first;
+  const prov = provenanceOf(first.by);
+  if (prov === 'deliberate' || prov === 'new') return first;
   let batch = first;
-  while (waiting.length > 0 && merges(waiting[0])) {
-    const next = waiting.shift()!;
-    const by =
-      SUSPICION.indexOf(provenanceOf(next.by)) < SUSPICION.indexOf(provenanceOf(batch.by)) ? next.by : batch.by;
-    batch = { ...next, by, before: batch.before };
-  }
+  while (waiting.length > 0 && provenanceOf(waiting[0].by) === prov)
+    batch = { ...waiting.shift()!, before: first.before };
   return batch;
 }
 
