@@ -356,8 +356,11 @@ const CASES: [who: string, target: string, action: string, outcome: Outcome][] =
   ['team_owner+team_editor+team_viewer', 'team', 'edit+save+versions+live+upload', 403],
   // Someone who is not a member has no row on a team, whoever they are.
   ['stranger+dev_other+admin', 'team', 'manage+sync+members+view', 403],
-  // A role counts on its team only: elsewhere its holder is who they are (here another developer).
-  ['team_owner', 'site', 'manage', 400],
+  // On the team's own files (callerOf sets the role only for them, on the team's host), its owners and editors
+  // act as owners; its viewers read, private files too, and change nothing (403 viewer).
+  ['team_owner+team_editor', `${DOCS}+${PRIVATE_DOCS}`, 'view+edit+save+versions+live+upload+manage', 'ok'],
+  ['team_viewer', `${DOCS}+${PRIVATE_DOCS}+private_folder+private_upload`, 'view', 'ok'],
+  ['team_viewer', DOCS, 'edit+save+versions+upload+manage', 403],
 ];
 
 function outcomeOf(caller: Caller, target: Target, action: Action): Outcome {

@@ -21,7 +21,8 @@ export interface Caller {
   actor: Actor | null;
   /** True when a valid share token (cookie or ?token=) grants access to this resource. */
   shareGuest?: boolean;
-  /** On a team: the caller's role there (none: not a member). */
+  /** The caller's role in the team that owns the target (the team itself, or one of its files on its host:
+   *  src/http/share-grant.ts callerOf); none: not a member, or not a team's. */
   teamRole?: TeamRole | null;
 }
 
@@ -48,7 +49,12 @@ function resourceTypeOf(t: Target): ResourceType {
 /** The node a check judges; the main app and a team have none. */
 const nodeOf = (t: Target): Resource | null => (t && t !== 'team' ? t : null);
 
-const owns = (c: Caller, r: Resource | null) => !!c.actor && !!r && r.ownerId === c.actor.accountId;
+/** The caller owns the resource: it is theirs, or its team's and they are an owner or editor there (`teamRole`
+ *  is only ever the caller's role in the team that owns the resource: callerOf). */
+const owns = (c: Caller, r: Resource | null) =>
+  !!c.actor && !!r && (r.ownerId === c.actor.accountId || c.teamRole === 'owner' || c.teamRole === 'editor');
+/** The caller may see the resource when private: an owner, or any member of the team that owns it. */
+const sees = (c: Caller, r: Resource | null) => owns(c, r) || (!!c.actor && !!r && !!c.teamRole);
 
 /** A refusal, made only when it is thrown: `allows` (asked on every page view) builds no error. */
 type Refusal = () => KilnError;
@@ -56,15 +62,18 @@ type Refusal = () => KilnError;
 const CHECKS: Record<Check, (c: Caller, r: Resource | null) => Refusal | null> = {
   allow: () => null,
   // A private resource answers exactly like a missing one.
-  visible: (c, r) => (!r || r.visibility === 'public' || owns(c, r) ? null : notFound),
-  visible_or_guest: (c, r) => (!r || r.visibility === 'public' || owns(c, r) || c.shareGuest ? null : notFound),
-  owner: (c, r) => (owns(c, r) ? null : notOwner),
-  confirmed_owner: (c, r) => (!owns(c, r) ? notOwner : c.actor!.emailConfirmed ? null : emailUnconfirmed),
-  owner_or_guest: (c, r) => (owns(c, r) || c.shareGuest ? null : notOwner),
+  visible: (c, r) => (!r || r.visibility === 'public' || sees(c, r) ? null : notFound),
+  visible_or_guest: (c, r) => (!r || r.visibility === 'public' || sees(c, r) || c.shareGuest ? null : notFound),
+  owner: (c, r) => (owns(c, r) ? null : notOwnerOf(c)),
+  confirmed_owner: (c, r) => (!owns(c, r) ? notOwnerOf(c) : c.actor!.emailConfirmed ? null : emailUnconfirmed),
+  owner_or_guest: (c, r) => (owns(c, r) || c.shareGuest ? null : notOwnerOf(c)),
   signed_in: (c) => (c.actor ? null : loginRequired),
   login: () => loginRequired,
   deny: () => forbidden,
 };
+
+/** A team's viewers read its files and change none, by any door: 403 viewer; anyone else is not the owner. */
+const notOwnerOf = (c: Caller): Refusal => (c.teamRole === 'viewer' ? viewerRefusal : notOwner);
 
 function notOwner() {
   // The spec classifies a failed ownership condition as 400.

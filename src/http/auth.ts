@@ -1,6 +1,8 @@
 // Who is asking: the person behind this host's session cookie, or nobody. A session is looked up for
 // the host the request arrived on only (src/accounts/sessions.ts); on a document host it must also be
-// the host's own account's, so a session carries no rights beyond that host.
+// the host's own account's, or (a team's host) a member's, who acts there in their role (`req.teamRole`,
+// looked up on every request: a membership that ends ends the session's rights at once). A session carries no
+// rights beyond that host.
 // (Sync keys are checked by the sync routes; share tokens by the document routes. `hasCredentials`
 // asks all three, for the one rule that needs to know before a route does: src/http/slow-clients.ts.)
 import type { FastifyInstance, FastifyRequest } from 'fastify';
@@ -12,6 +14,7 @@ import { isStorageUnavailable } from '../store/db.ts';
 import { actorForSyncKey } from '../sync/keys.ts';
 import { isLiveShareToken } from '../sharing/share.ts';
 import { tokenParamOf } from './share-grant.ts';
+import { teamRole } from '../store/accounts.ts';
 
 /** The host a session of this request must have been minted for: null on the main app. */
 function sessionHostOf(req: FastifyRequest): string | null {
@@ -20,18 +23,23 @@ function sessionHostOf(req: FastifyRequest): string | null {
 
 export function registerAuth(app: FastifyInstance, s: Services) {
   app.decorateRequest('actor', null);
+  app.decorateRequest('teamRole', null);
   app.addHook('onRequest', async (req) => {
     const token = sessionTokenOf(req, s.config);
     let actor = null;
+    let role = null;
     try {
       actor = token ? await actorForSessionToken(s.database.db, token, sessionHostOf(req), s.clock.now()) : null;
+      if (actor && req.site.kind !== 'main' && actor.accountId !== req.site.accountId)
+        role = (await teamRole(s.database.db, req.site.accountId, actor.accountId)) ?? null;
     } catch (err) {
       // The database is away: reading a page on a document host goes on as a visitor would (public
       // documents this process served lately still answer); anything else answers 503.
       const read = req.method === 'GET' || req.method === 'HEAD';
       if (!(isStorageUnavailable(err) && read && req.site.kind !== 'main')) throw err;
     }
-    req.actor = actor && (req.site.kind === 'main' || actor.accountId === req.site.accountId) ? actor : null;
+    req.actor = actor && (req.site.kind === 'main' || actor.accountId === req.site.accountId || role) ? actor : null;
+    req.teamRole = req.actor ? role : null;
   });
 }
 

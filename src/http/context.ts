@@ -1,5 +1,6 @@
 // What Kiln knows about a request once hosts and auth have run. (The Actor type lives in src/access/.)
 import type { Actor } from '../access/actor.ts';
+import type { TeamRole } from '../store/schema.ts';
 
 export type HostInfo =
   | { kind: 'main' }
@@ -13,5 +14,7 @@ declare module 'fastify' {
     site: HostInfo;
     /** Signed-in person, or null. */
     actor: Actor | null;
+    /** On a team's host: the signed-in person's role in the team (members get sessions there), else null. */
+    teamRole: TeamRole | null;
   }
 }

@@ -28,7 +28,9 @@ export function isShareGuest(req: FastifyRequest, node: NodeRow): boolean {
 
 /** Who asks about this node: the signed-in person, and whether the request holds its share grant. */
 export function callerOf(req: FastifyRequest, node: NodeRow): Caller {
-  return { actor: req.actor, shareGuest: isShareGuest(req, node) };
+  // A team member's role counts for the team's own nodes, on the team's host.
+  const member = req.teamRole && req.site.kind !== 'main' && node.owner_id === req.site.accountId;
+  return { actor: req.actor, shareGuest: isShareGuest(req, node), teamRole: member ? req.teamRole : null };
 }
 
 /** Sets `share_<sitename>` on this host (host-only: a custom domain or one document host). */

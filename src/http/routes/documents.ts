@@ -103,7 +103,11 @@ const plugin: RoutePlugin = async (app, { services: s }) => {
     if (found?.kind === 'document' && found.fallback && isSubresource(req)) throw notFound();
     if (!found) {
       // Its owner learns why and gets one click to the fix; everyone else a plain 404.
-      if (req.actor?.accountId === site.accountId && wantsHtml(req))
+      if (
+        req.actor &&
+        (req.actor.accountId === site.accountId || req.teamRole === 'owner' || req.teamRole === 'editor') &&
+        wantsHtml(req)
+      )
         return sendPage(reply, noHomePage({ base: s.config.baseUrl, username: req.actor.username, pathname }), 404);
       throw notFound();
     }
@@ -142,7 +146,7 @@ const plugin: RoutePlugin = async (app, { services: s }) => {
     // as If-Match).
     const owner =
       !caller.shareGuest &&
-      req.actor?.accountId === node.owner_id &&
+      (req.actor?.accountId === node.owner_id || !!caller.teamRole) &&
       isPageLoad(req) &&
       allows(caller, resource, 'save');
     if (owner) reply.header('cache-control', 'private, no-cache').header('vary', 'Cookie');

@@ -12,6 +12,7 @@
 // channel); a saved lane when the document turns private and its holder may not view a private one
 // (`visibility-changed`: the owner's, an admin's and a share guest's stay open); one opened with a
 // browser session when that session ends (grant `session:<id>`, src/events/revocations.ts).
+import { grants } from '../../events/revocations.ts';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { RoutePlugin } from './index.ts';
 import type { Services } from '../../services.ts';
@@ -64,7 +65,11 @@ const plugin: RoutePlugin = async (app, { services: s }) => {
       lastEventId: lastEventIdOf(req),
       onGap: lane === 'saved' ? (lastId) => storedDocumentFrame(s, node.id, lastId) : undefined,
       closeOn: (e) => access.endsWith(e),
-      grants: req.actor?.writer.startsWith('session:') ? [req.actor.writer] : [],
+      // A team member's stream also ends with the membership.
+      grants: [
+        ...(req.actor?.writer.startsWith('session:') ? [req.actor.writer] : []),
+        ...(req.actor && req.teamRole ? [grants.member(node.owner_id, req.actor.accountId)] : []),
+      ],
     });
     // A change committed between the check above and the subscription was not heard: look again.
     if (!sse.closed && !(await access.recheck(s, req))) sse.close();

@@ -7,7 +7,9 @@ import { clearHintCookie, setSessionCookie } from '../cookies.ts';
 import { hostnameOf } from '../hosts.ts';
 import { documentHostNamed, grantUrl } from '../sessions.ts';
 import { hostOrigin } from '../urls.ts';
-import { queryOf, returnPathOf } from '../io.ts';
+import { queryOf, returnPathOf, sendPage } from '../io.ts';
+import { teamRole } from '../../store/accounts.ts';
+import { errorPage } from '../../ui/pages.ts';
 
 const GRANT_SHAPE = /^[A-Za-z0-9_-]{43}$/;
 
@@ -27,9 +29,15 @@ const plugin: RoutePlugin = async (app, { services: s }) => {
       const again = `/_/session/start?host=${encodeURIComponent(String(q.host))}&return=${encodeURIComponent(returnPath)}`;
       return reply.redirect(`/_/login?return=${encodeURIComponent(again)}`, 302);
     }
-    // Only the host's own account gets a session there; anyone else visits it as a visitor.
-    if (req.actor.accountId !== site.accountId) return reply.redirect(page, 302);
-    return reply.redirect(await grantUrl(s, req.actor.loginId!, site, returnPath), 302);
+    // The host's own account gets a session there, and so do a team's members on the team's host (they act in
+    // their role: src/http/auth.ts). Anyone else visits it: a page comes as a visitor sees it; Kiln's own pages
+    // there (`/_/…`: the code editor, versions), which would send them here again, say why instead.
+    const member = site.kind === 'account' && (await teamRole(s.database.db, site.accountId, req.actor.accountId));
+    if (req.actor.accountId === site.accountId || member)
+      return reply.redirect(await grantUrl(s, req.actor.loginId!, site, returnPath), 302);
+    if (!returnPath.startsWith('/_/')) return reply.redirect(page, 302);
+    const why = `You are signed in as ${req.actor.username}, and ${site.username}’s documents are not yours to change. You can still open their public pages.`;
+    return sendPage(reply, errorPage(403, why, { username: req.actor.username, base: s.config.baseUrl }), 403);
   });
 
   app.get('/_/session', { config: { host: 'document' } }, async (req, reply) => {

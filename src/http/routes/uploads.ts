@@ -9,6 +9,7 @@ import type { Services } from '../../services.ts';
 import { KilnError, badRequest, notFound, unauthorized } from '../../errors.ts';
 import { limits } from '../../limits.ts';
 import { assertSameOrigin } from '../origin.ts';
+import { callerOf } from '../share-grant.ts';
 import { documentPathOf, documentUrlHeader } from '../../save/document-url.ts';
 import { authorize, resourceOf, authorizeActor, authorizeTeamChange } from '../../access/authorize.ts';
 import { findTeam, roleIn } from '../../teams/teams.ts';
@@ -33,7 +34,7 @@ async function targetFolder(s: Services, req: FastifyRequest, parentIdField: unk
     const { path } = documentPathOf(url);
     const page = await findByPath(s, req.site.accountId, path);
     if (!page) throw notFound();
-    authorize({ actor: req.actor }, resourceOf(page), 'upload');
+    authorize(callerOf(req, page), resourceOf(page), 'upload');
     return { ownerId: page.owner_id, parentId: page.parent_id, parentPath: page.path };
   }
   const parentId = Number(parentIdField ?? 0);
