@@ -11,7 +11,7 @@ const bool = z
 export const ENV_HELP: Array<[string, string]> = [
   ['PORT', 'TCP port to listen on (default 8080)'],
   ['HOST', 'address to bind (default 127.0.0.1: this machine only; 0.0.0.0 listens on every interface)'],
-  ['ROOT_DOMAIN', 'main app host; documents live at <username>.ROOT_DOMAIN (default kiln.localhost:8080)'],
+  ['ROOT_DOMAIN', 'main app host; documents live at <username>.ROOT_DOMAIN (default kiln.localhost:PORT)'],
   ['BASE_URL', 'public address of the main app (default http://ROOT_DOMAIN)'],
   ['DATA_DIR', 'folder for the SQLite database, blobs and the mail outbox (default ./data)'],
   ['DATABASE_URL', 'postgres://… switches storage to PostgreSQL (default: SQLite in DATA_DIR)'],
@@ -66,7 +66,7 @@ const schema = z.object({
   ROOT_DOMAIN: z
     .string()
     .regex(/^[a-z0-9.-]+(:\d{1,5})?$/, 'must be a lowercase host name with an optional :port')
-    .default('kiln.localhost:8080'),
+    .optional(),
   BASE_URL: z.url({ protocol: /^https?$/ }).optional(),
   DATA_DIR: z.string().min(1).default('./data'),
   DATABASE_URL: z
@@ -210,6 +210,21 @@ function blobConfig(c: z.infer<typeof schema>): BlobConfig {
   return { store: 'filesystem' };
 }
 
+/** On a machine of one's own, the main app is where Kiln listens: `kiln.localhost:<PORT>` (any port: 8080 when
+ *  PORT is 0, a port chosen at start). */
+function defaultRootDomain(port: number): string {
+  return `kiln.localhost:${port === 0 ? 8080 : port}`;
+}
+
+/** A warning for the start line when the addresses Kiln names are not where a browser on this machine reaches it:
+ *  a `*.localhost` ROOT_DOMAIN on another port than PORT (the owner's edit mode needs the right host), or null. */
+export function addressWarning(config: Config, listeningPort: number): string | null {
+  if (!/(^|\.)localhost$/.test(config.rootHostname)) return null;
+  const named = Number(/:(\d+)$/.exec(config.rootDomain)?.[1] ?? 80);
+  if (named === listeningPort) return null;
+  return `ROOT_DOMAIN is ${config.rootDomain} but Kiln listens on port ${listeningPort}: links and sign-in will point at port ${named}. Unset ROOT_DOMAIN (it follows PORT) or set it to kiln.localhost:${listeningPort}.`;
+}
+
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   const input: Record<string, string> = {};
   for (const [name] of ENV_HELP) {
@@ -225,7 +240,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       `Invalid configuration:\n${lines.join('\n')}\nRun \`kiln --help\` for the list of variables.`,
     );
   }
-  const c = parsed.data;
+  const c = { ...parsed.data, ROOT_DOMAIN: parsed.data.ROOT_DOMAIN ?? defaultRootDomain(parsed.data.PORT) };
   const baseUrl = (c.BASE_URL ?? `http://${c.ROOT_DOMAIN}`).replace(/\/+$/, '');
   return {
     port: c.PORT,

@@ -4,7 +4,7 @@
 // SIGINT stops gracefully: no new connections, in-flight requests (saves) finish, streams are told to
 // reconnect elsewhere, and the process exits within 10 seconds whatever happens.
 import cluster from 'node:cluster';
-import type { Config } from './config.ts';
+import { addressWarning, type Config } from './config.ts';
 import { startServer, type Running } from './server.ts';
 
 const STOP_DEADLINE_MS = 10_000;
@@ -36,8 +36,11 @@ export async function serve(config: Config, workers: number): Promise<void> {
     await running.close();
     process.exit(0);
   }
-  if (cluster.isPrimary)
+  if (cluster.isPrimary) {
     console.log(`Kiln is running: main app ${config.baseUrl}  (documents at http://<username>.${config.rootDomain}/)`);
+    const warning = addressWarning(config, Number(new URL(running.url).port));
+    if (warning) console.warn(`Warning: ${warning}`);
+  }
 }
 
 function primary(config: Config, workers: number) {

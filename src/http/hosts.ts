@@ -12,6 +12,13 @@ import { activeDomain } from '../domains/domains.ts';
 /** Names that reach the main app without DNS set-up (command-line clients, the desktop sync tool). */
 export const LOOPBACK = new Set(['localhost', '127.0.0.1', '[::1]', '::1']);
 
+/** A browser's top-level page load (its Sec-Fetch headers say so; scripts and API clients send no such thing). */
+function isNavigation(req: FastifyRequest): boolean {
+  return (
+    req.method === 'GET' && req.headers['sec-fetch-mode'] === 'navigate' && req.headers['sec-fetch-dest'] === 'document'
+  );
+}
+
 export function hostnameOf(req: FastifyRequest): string {
   return hostnameOfHeader(req.headers.host);
 }
@@ -45,6 +52,10 @@ export function registerHosts(app: FastifyInstance, s: Services) {
       if (!moved) throw err;
       return reply.header('cache-control', 'no-cache').redirect(`${documentHostUrl(s.config, moved)}${req.url}`, 302);
     }
+    // A browser that opened the main app at localhost or 127.0.0.1 goes to its real address: document hosts
+    // and the owner's edit mode only work under ROOT_DOMAIN. API clients keep the loopback alias.
+    if (req.site.kind === 'main' && isNavigation(req) && LOOPBACK.has(hostnameOf(req)) && !LOOPBACK.has(root))
+      return reply.header('cache-control', 'no-store').redirect(`${s.config.baseUrl}${req.url}`, 302);
     // A suspended account's hosts answer nothing but this (within the host cache's few seconds).
     if (req.site.kind !== 'main' && req.site.suspended)
       throw new KilnError(451, 'This site is unavailable: its account is suspended.', 'unavailable');

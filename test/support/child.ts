@@ -46,6 +46,8 @@ export async function spawnKiln(
         HOME: process.env.HOME ?? '',
         HOST: '127.0.0.1',
         LOG_LEVEL: 'silent',
+        // The tests' requests name the main app kiln.localhost:8080 whatever port the child listens on.
+        ROOT_DOMAIN: 'kiln.localhost:8080',
         ...env,
         PORT: String(port),
       },
