@@ -109,12 +109,33 @@ test('sign-ups: closed, by invitation link only (each link once), open again; ne
   const closed = await signup();
   assert.equal(closed.status, 403);
   assert.equal(closed.json.code, 'signups-closed');
+  // The page says so before any form, and the header offers no sign-up (#25.7).
+  const closedPage = cheerio.load((await kiln.client().page('/_/signup')).text);
+  assert.equal(closedPage('h1').text(), 'Sign-ups are closed');
+  assert.equal(closedPage('form[action="/_/signup"]').length, 0);
+  assert.equal(closedPage('header a[href$="/_/signup"]').length, 0);
+  assert.equal(closedPage('header a[href$="/_/login"]').length, 1);
+  // A form sent anyway (sign-ups closed while it was open) goes back to the page with the reason.
+  const n = newPerson();
+  const sent = await kiln.client().post(
+    '/_/signup',
+    { email: n.email, username: n.username, password: n.password },
+    {
+      form: true,
+      headers: { accept: 'text/html' },
+    },
+  );
+  assert.equal(sent.status, 302);
+  assert.match(String(sent.headers.location), /^\/_\/signup/);
 
   assert.equal(
     (await main.post('/_/admin/settings', { signups: 'invite', defaultPlan: 'personal' }, json)).status,
     200,
   );
   assert.equal((await signup()).status, 403);
+  const uninvited = cheerio.load((await kiln.client().page('/_/signup')).text);
+  assert.equal(uninvited('h1').text(), 'Sign-up is by invitation');
+  assert.equal(uninvited('form[action="/_/signup"]').length, 0);
   const made = await main.post('/_/admin/invites', {}, json);
   const invite = new URL(made.json.url).searchParams.get('invite')!;
   const page = cheerio.load((await kiln.client().page(`/_/signup?invite=${invite}`)).text);

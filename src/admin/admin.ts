@@ -123,6 +123,16 @@ export function createSignupInvite(s: Services): Promise<string> {
 
 /** Whether a new account may be made now: 403 `signups-closed` when sign-ups are closed, or by
  *  invitation and `invite` is no valid one. Returns the invitation to use up (or null). */
+/** How the sign-up page meets a visitor: open, by invitation (with a valid one: `invited`), or closed. */
+export async function signupMode(
+  s: Services,
+  invite: string | undefined,
+): Promise<'open' | 'invite' | 'invited' | 'closed'> {
+  const { signups } = await instanceSettings(s);
+  if (signups !== 'invite') return signups;
+  return invite && (await findEmailToken(s, invite, 'invite')) ? 'invited' : 'invite';
+}
+
 export async function assertSignupOpen(s: Services, invite: string | undefined): Promise<{ id: number } | null> {
   const { signups } = await instanceSettings(s);
   if (signups === 'open') return null;

@@ -126,7 +126,12 @@ export function formPost(
   back: (req: FastifyRequest, status: number) => string,
   render: (req: FastifyRequest, msg: Msg) => string,
   handler: Handler,
-  opts: { sendPage?: typeof sendPage; returnTo?: (req: FastifyRequest) => string | undefined } = {},
+  opts: {
+    sendPage?: typeof sendPage;
+    returnTo?: (req: FastifyRequest) => string | undefined;
+    /** More statuses that go back to the form (e.g. 403 when a form's door closed meanwhile). */
+    back?: number[];
+  } = {},
 ): Handler {
   const send = opts.sendPage ?? sendPage;
   return async (req, reply) => {
@@ -138,7 +143,7 @@ export function formPost(
         reply.header('Retry-After', String(err.extra?.retryAfter ?? 60));
         return send(reply, render(req, { text: err.message, type: 'error' }), 429);
       }
-      if (err.status === 400 || err.status === 401 || err.status === 409) {
+      if (err.status === 400 || err.status === 401 || err.status === 409 || opts.back?.includes(err.status)) {
         return reply.redirect(
           withMessage(req.messageSecret, back(req, err.status), err.message, 'error', opts.returnTo?.(req)),
           302,

@@ -46,12 +46,28 @@ ${passwordInput('current-password')}
   });
 }
 
-export function signupPage(o: Common & { returnTo?: string; invite?: string }): string {
+/** How this Kiln takes new accounts, as the sign-up page meets it: open, by invitation (`invited`: with a valid
+ *  invitation link), or closed. */
+export type SignupMode = 'open' | 'invite' | 'invited' | 'closed';
+
+export function signupPage(o: Common & { returnTo?: string; invite?: string; mode?: SignupMode }): string {
+  const mode = o.mode ?? 'open';
+  if (mode === 'closed' || mode === 'invite')
+    return page({
+      title: 'Sign up',
+      username: o.username,
+      msg: o.msg,
+      signedOutLinks: 'sign-in',
+      body: html`<h1>${mode === 'closed' ? 'Sign-ups are closed' : 'Sign-up is by invitation'}</h1>
+<p>${mode === 'closed' ? 'This Kiln takes no new accounts at the moment.' : 'This Kiln takes new accounts by invitation only: open the invitation link you were sent (it works once).'}</p>
+<p>Already have an account? <a href="${withReturn('/_/login', o.returnTo)}">Sign in</a></p>`,
+    });
   return page({
     title: 'Sign up',
     username: o.username,
     msg: o.msg,
-    body: html`<h1>Create your account</h1>
+    signedOutLinks: mode === 'invited' ? 'sign-in' : 'both',
+    body: html`<h1>Create your account</h1>${mode === 'invited' ? html`<p>You were invited: choose your email, username and password.</p>` : ''}
 <form class="card" method="post" action="/_/signup">
 ${returnField(o.returnTo)}${o.invite ? html`<input type="hidden" name="invite" value="${o.invite}">` : ''}
 ${emailInput('Email', 'email')}
@@ -80,6 +96,8 @@ export function setupPage(o: Common): string {
   return page({
     title: 'Set up Kiln',
     msg: o.msg,
+    // No account exists yet: nothing to sign in to or up for.
+    signedOutLinks: 'none',
     body: html`<h1>Welcome to Kiln</h1>
 <p>No account exists yet. Create the first one: it becomes the administrator of this Kiln (Maker plan, no payment needed).</p>
 <form class="card" method="post" action="/_/setup">

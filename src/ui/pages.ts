@@ -86,19 +86,29 @@ export interface PageOpts {
   scripts?: Html;
   /** The main app's address, for pages served on a document host (their header links lead there). */
   base?: string;
+  /** What the header offers someone signed out: sign in and sign up (default), only sign in (sign-ups closed or
+   *  by invitation), or nothing (first-run setup, before any account exists). */
+  signedOutLinks?: 'both' | 'sign-in' | 'none';
 }
+
+/** A small flame, inline: every page has an icon, so no browser asks for a missing /favicon.ico. */
+const ICON = `data:image/svg+xml,${encodeURIComponent('<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 16 16"><path fill="#b45309" d="M8 1c1 3 5 5 5 9a5 5 0 0 1-10 0c0-2 1-3 2-4 0 2 1 3 2 3-1-3 0-6 1-8z"/></svg>')}`;
 
 export function page(o: PageOpts): string {
   const b = o.base ?? '';
   return html`<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width,initial-scale=1">
-<title>${o.title} · Kiln</title><style>${raw(STYLE)}</style><script>${raw(HEAD_SCRIPT)}</script></head>
+<title>${o.title} · Kiln</title><link rel="icon" href="${ICON}"><style>${raw(STYLE)}</style><script>${raw(HEAD_SCRIPT)}</script></head>
 <body><a class="skip" href="#main">Skip to content</a><header class="site"><a class="brand" href="${b}/">Kiln</a>
 <button class="menu secondary" type="button" aria-expanded="false" aria-controls="site-nav">Menu</button>
 <nav id="site-nav" aria-label="Main">${
     o.username
       ? html`<a href="${b}/_/dashboard">Documents</a><a href="${b}/_/dashboard/keys">Sync keys</a><a href="${b}/_/dashboard/teams">Teams</a><a href="${b}/_/dashboard/domains">Domains</a><a href="${b}/_/billing">Billing</a><a class="who" href="${b}/_/account" title="Your account">${o.username}</a><form method="post" action="${b}/_/logout"><button class="link" type="submit">Sign out</button></form>`
-      : html`<a href="${b}/_/login">Sign in</a><a href="${b}/_/signup">Sign up</a>`
+      : o.signedOutLinks === 'none'
+        ? ''
+        : o.signedOutLinks === 'sign-in'
+          ? html`<a href="${b}/_/login">Sign in</a>`
+          : html`<a href="${b}/_/login">Sign in</a><a href="${b}/_/signup">Sign up</a>`
   }</nav></header>
 <main id="main">${o.msg ? html`<div class="msg ${o.msg.type === 'error' ? 'error' : 'success'}" role="status">${o.msg.text}</div>` : ''}${o.body}</main>
 <script>${raw(BODY_SCRIPT)}</script>${o.scripts ?? ''}</body></html>`.value;

@@ -18,7 +18,7 @@ import { grants, revokeGrants } from '../../events/revocations.ts';
 import { clearSessionCookies, sessionTokenOf } from '../cookies.ts';
 import { signIn } from '../sessions.ts';
 import { createHomePage } from '../../nodes/tree.ts';
-import { assertSignupOpen, instanceSettings } from '../../admin/admin.ts';
+import { assertSignupOpen, instanceSettings, signupMode } from '../../admin/admin.ts';
 import { useEmailToken } from '../../accounts/email-tokens.ts';
 import {
   MAX_RETURN,
@@ -37,7 +37,7 @@ import { withMessage } from '../messages.ts';
 import { refuseCrossSite } from '../origin.ts';
 import { isSetUp, markSetUp } from '../home.ts';
 import { hostnameOf } from '../hosts.ts';
-import { loginPage, logoutPage, setupPage, signupPage, type Msg } from '../../ui/auth-pages.ts';
+import { loginPage, logoutPage, setupPage, signupPage, type Msg, type SignupMode } from '../../ui/auth-pages.ts';
 
 // ---------------------------------------------------------------- small parts
 
@@ -107,9 +107,11 @@ const plugin: RoutePlugin = async (app, { services: s }) => {
     formPath: string | ((status: number) => string),
     render: Parameters<typeof formPostTo>[1],
     handler: Parameters<typeof formPostTo>[2],
+    opts: { back?: number[] } = {},
   ) =>
     formPostTo((_req, status) => (typeof formPath === 'function' ? formPath(status) : formPath), render, handler, {
       returnTo: returnOf,
+      ...opts,
     });
   const renderLogin = (req: FastifyRequest, msg?: Msg) =>
     loginPage({ msg, returnTo: returnOf(req), username: req.actor?.username });
@@ -150,32 +152,40 @@ const plugin: RoutePlugin = async (app, { services: s }) => {
     const v = bodyOf(req).invite ?? queryOf(req).invite;
     return typeof v === 'string' && v.length <= 200 ? v : undefined;
   };
-  const renderSignup = (req: FastifyRequest, msg?: Msg) =>
-    signupPage({ msg, returnTo: returnOf(req), username: req.actor?.username, invite: inviteOf(req) });
+  const renderSignup = (req: FastifyRequest, msg?: Msg, mode?: SignupMode) =>
+    signupPage({ msg, returnTo: returnOf(req), username: req.actor?.username, invite: inviteOf(req), mode });
   app.get('/_/signup', async (req, reply) => {
     const elsewhere = mainAppOnly(req, reply, s, 'signup');
     if (elsewhere) return elsewhere;
     if (!(await isSetUp(s))) return reply.redirect('/_/setup', 302);
-    return sendPage(reply, renderSignup(req, queryMsg(req)));
+    // Closed, or by invitation without one: said before any form.
+    return sendPage(reply, renderSignup(req, queryMsg(req), await signupMode(s, inviteOf(req))));
   });
   app.post(
     '/_/signup',
-    formPost('/_/signup', renderSignup, async (req, reply) => {
-      mainAppOnly(req, reply, s, 'signup');
-      await refuseCrossSite(req, s);
-      await strictAttempt(s, req, reply, 'signup');
-      // Sign-ups may be closed, or by invitation only (src/admin/admin.ts); new accounts start on the
-      // plan the administrator chose.
-      const invitation = await assertSignupOpen(s, inviteOf(req));
-      const input = newAccountFields(req);
-      const { defaultPlan } = await instanceSettings(s);
-      const person = await createPerson(s, { ...input, plan: defaultPlan, accountType: 'dev' });
-      if (invitation) await useEmailToken(s, invitation.id);
-      await signIn(req, reply, s, person.id);
-      await startHomePage(req, person.id);
-      if (wantsHtml(req)) return reply.redirect(returnOf(req) ?? '/_/dashboard', 302);
-      return done(req, reply, `Welcome, ${person.username}.`, { status: 201, extra: { username: person.username } });
-    }),
+    formPost(
+      '/_/signup',
+      renderSignup,
+      async (req, reply) => {
+        mainAppOnly(req, reply, s, 'signup');
+        await refuseCrossSite(req, s);
+        await strictAttempt(s, req, reply, 'signup');
+        // Sign-ups may be closed, or by invitation only (src/admin/admin.ts); new accounts start on the
+        // plan the administrator chose.
+        const invitation = await assertSignupOpen(s, inviteOf(req));
+        const input = newAccountFields(req);
+        const { defaultPlan } = await instanceSettings(s);
+        const person = await createPerson(s, { ...input, plan: defaultPlan, accountType: 'dev' });
+        if (invitation) await useEmailToken(s, invitation.id);
+        await signIn(req, reply, s, person.id);
+        await startHomePage(req, person.id);
+        if (wantsHtml(req)) return reply.redirect(returnOf(req) ?? '/_/dashboard', 302);
+        return done(req, reply, `Welcome, ${person.username}.`, { status: 201, extra: { username: person.username } });
+      },
+      // A sign-up refused because sign-ups closed meanwhile goes back to the page, which says so (what was typed
+      // is kept by the page's script).
+      { back: [403] },
+    ),
   );
 
   // Sign out: GET asks, POST ends the login (its main-app session and every host session of it) and
