@@ -1,6 +1,7 @@
 // A developer's own account through HTTP: changing the password ends every other sign-in; the list of
 // sign-ins, ending one, ending all; "forgot password" by a mailed link; export → import round trip
 // (byte-exact tree, equal checksums), all-or-nothing imports; deleting the account.
+import { createHomePage } from '../src/nodes/tree.ts';
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import yauzl from 'yauzl';
@@ -256,6 +257,26 @@ test('import takes any zip of HTML files and assets, all or nothing; bad input a
   );
   const notZip = multipart(Buffer.from('this is not a zip'));
   assert.equal((await main.post('/_/account/import', notZip.body, { headers: notZip.headers })).status, 400);
+});
+
+test('an untouched starter gives way to an imported document of its name; a page its owner saved does not', async () => {
+  const { me, main } = await dev({ plan: 'maker' });
+  // A browser-made account's home page: the starter, never saved.
+  await createHomePage(kiln.services, me.id, null);
+  const zip = await zipOf({ 'index.html': '<html>my old site</html>' });
+  const up = multipart(zip);
+  const ok = await main.post('/_/account/import', up.body, { headers: up.headers });
+  assert.equal(ok.status, 200, ok.text);
+  const host = main.on(kiln.hostOf(me.username));
+  assert.equal((await host.get('/')).text, '<html>my old site</html>');
+  const trash = (await main.get('/_/dashboard/trash', json)).json.trash;
+  assert.equal(trash.length, 1, 'the starter waits in the trash');
+  // Once its owner has saved it, it is theirs: the import refuses with the clash, and says the way out.
+  const again = multipart(await zipOf({ 'index.html': '<html>another</html>' }));
+  const refused = await main.post('/_/account/import', again.body, { headers: again.headers });
+  assert.equal(refused.status, 409);
+  assert.deepEqual(refused.json.clashes, ['index.html']);
+  assert.match(refused.json.msg, /folder of their own/);
 });
 
 test('deleting the account needs the username typed and the password; everything goes; the name is held back', async () => {

@@ -25,7 +25,16 @@ import type { Services } from '../services.ts';
 import { KilnError, badRequest, tooLarge } from '../errors.ts';
 import { limits } from '../limits.ts';
 import { isDocumentName, isGlobalDocumentName, nodeNameProblem, splitPath } from '../core/names.ts';
-import { childPathOf, createIn, findByPath, listTree, runWrite, type NodeRow } from '../nodes/tree.ts';
+import {
+  childPathOf,
+  createIn,
+  findByPath,
+  isUntouchedStarter,
+  listTree,
+  runWrite,
+  trashIn,
+  type NodeRow,
+} from '../nodes/tree.ts';
 import { documentContent } from '../nodes/serve.ts';
 import { listVersions, versionContent } from '../save/history.ts';
 import { insertUpload, storeBytes } from '../uploads/upload.ts';
@@ -305,6 +314,8 @@ async function importEntries(
   checkDeclaredSizes(s, plan, files, manifestEntry);
   // Every name next: the rules, then what is taken.
   const clashes: string[] = [];
+  /** Untouched starters (a new account's index.html, say) that give way to imported documents of their names. */
+  const giveWay: NodeRow[] = [];
   for (const f of files) {
     const name = f.parts[f.parts.length - 1];
     const problem =
@@ -314,14 +325,16 @@ async function importEntries(
         .map((p) => nodeNameProblem(p, 'folder'))
         .find(Boolean);
     if (problem) throw badRequest(`${f.path}: ${problem}`, 'invalid-name');
-    if (await findByPath(s, ownerId, f.path)) clashes.push(f.path);
+    const existing = await findByPath(s, ownerId, f.path);
+    if (existing && f.type === 'site' && (await isUntouchedStarter(s, existing))) giveWay.push(existing);
+    else if (existing) clashes.push(f.path);
     else if (f.type === 'site' && isGlobalDocumentName(name) && (await otherSiteNamed(s.database.db, name)))
       clashes.push(`${f.path} (a document of that name exists elsewhere in Kiln)`);
   }
   if (clashes.length)
     throw new KilnError(
       409,
-      `Nothing was imported: ${clashes.length} name${clashes.length === 1 ? ' is' : 's are'} taken: ${clashes.slice(0, 20).join(', ')}${clashes.length > 20 ? ' …' : ''}. Rename or delete them first.`,
+      `Nothing was imported: ${clashes.length} name${clashes.length === 1 ? ' is' : 's are'} taken: ${clashes.slice(0, 20).join(', ')}${clashes.length > 20 ? ' …' : ''}. Rename or delete them first, or put the zip's files in a folder of their own.`,
       'name-conflict',
       { clashes },
     );
@@ -349,6 +362,8 @@ async function importEntries(
   const now = s.clock.now().toISOString();
   return runWrite(s, async (trx, after) => {
     const result: ImportResult = { documents: 0, uploads: 0, folders: 0 };
+    // An untouched starter goes to the trash (restorable) and the imported document takes its name.
+    for (const node of giveWay) await trashIn(s, trx, after, [node], null);
     const folderIds = new Map<string, number>([['', 0]]);
     /** The folder at `parts`, made when missing. */
     const folder = async (parts: string[]): Promise<number> => {

@@ -25,13 +25,14 @@ import { writeDocument } from '../save/pipeline.ts';
 import { publishAccountEvent, publishNodeSaved, publishVisibilityChanged } from '../events/publish.ts';
 import { inTransaction, type AfterCommit } from '../store/transaction.ts';
 import type { NodeEvent } from '../events/bus.ts';
-import { starterDocument, type Starter } from './starters.ts';
+import { STARTERS, starterDocument, type Starter } from './starters.ts';
 import { newNodeRow } from './rows.ts';
 import { authorizeTeamChange } from '../access/authorize.ts';
 import { teamRole } from '../store/accounts.ts';
 import {
   childNamed,
   trashNodes,
+  storedContent,
   rememberRedirect,
   forgetRedirect,
   foldersOf,
@@ -399,29 +400,50 @@ export async function deleteNode(
       );
     }
     const gone = [node, ...below];
-    // Into the trash (src/nodes/trash.ts): gone for every reader, restorable for 30 days.
-    await trashNodes(
-      trx,
-      node,
-      gone.map((n) => n.id),
-      s.clock.now().toISOString(),
-    );
-    // The folder first, then what it held (a client that removes the folder finds the rest gone).
-    after.push(() =>
-      Promise.all(
-        gone.map((n) =>
-          publish(s, n.owner_id, {
-            type: 'node-deleted',
-            nodeId: n.id,
-            nodeType: n.type,
-            path: childPathOf(n),
-            writer: opts.writer ?? null,
-          }),
-        ),
-      ),
-    );
+    await trashIn(s, trx, after, gone, opts.writer ?? null);
     return gone;
   });
+}
+
+/** Puts `gone` (a node first, then what it holds) into the trash in the caller's transaction (src/nodes/trash.ts):
+ *  gone for every reader, restorable for 30 days. */
+export async function trashIn(
+  s: Services,
+  trx: Transaction<DB>,
+  after: AfterCommit,
+  gone: NodeRow[],
+  writer: string | null,
+) {
+  await trashNodes(
+    trx,
+    gone[0],
+    gone.map((n) => n.id),
+    s.clock.now().toISOString(),
+  );
+  // The folder first, then what it held (a client that removes the folder finds the rest gone).
+  after.push(() =>
+    Promise.all(
+      gone.map((n) =>
+        publish(s, n.owner_id, { type: 'node-deleted', nodeId: n.id, nodeType: n.type, path: childPathOf(n), writer }),
+      ),
+    ),
+  );
+}
+
+/** A document made from a starter and never saved since: one version, written at its creation, still a starter's
+ *  bytes. An import of the same name puts it in the trash and takes its place (nothing of its owner's is lost). */
+export async function isUntouchedStarter(s: Services, node: NodeRow): Promise<boolean> {
+  if (node.type !== 'site') return false;
+  const versions = await s.database.db
+    .selectFrom('versions')
+    .select(['saved_by_kind'])
+    .where('node_id', '=', node.id)
+    .limit(2)
+    .execute();
+  if (versions.length !== 1 || versions[0].saved_by_kind !== 'create') return false;
+  const bytes = (await storedContent(s.database.db, node.id))?.html;
+  if (!bytes) return false;
+  return (Object.keys(STARTERS) as Starter[]).some((k) => starterDocument(k, node.name).equals(Buffer.from(bytes)));
 }
 
 // ------------------------------------------------------------------ rules

@@ -96,7 +96,7 @@ ${
 <button type="submit">Download the zip</button></form>
 <form method="post" action="/_/account/import" enctype="multipart/form-data">
 <label for="import-zip">Import a zip</label><input id="import-zip" name="file" type="file" accept=".zip,application/zip" required>
-<small>A Kiln export, or any zip of HTML files and assets (a Hyperclay Local folder, say). Nothing is imported if any name is already taken.</small><br>
+<small>A Kiln export, or any zip of HTML files and assets (a Hyperclay Local folder, say). Nothing is imported if any name is already taken (a starter page you never saved gives way, into the trash).</small><br>
 <button type="submit">Import</button></form></section>
 
 <section class="card danger-zone" aria-labelledby="delete"><h2 id="delete">Delete the account</h2>
