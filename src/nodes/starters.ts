@@ -38,7 +38,9 @@ ${style}
   ${LIBRARY}
 </head>
 <body>
+<main>
 ${body}
+</main>
   <p class="owner-only"><button class="save" trigger-save>Save</button> <small>or press Ctrl+S (⌘S). Click any dashed text to edit it.</small></p>
 </body>
 </html>

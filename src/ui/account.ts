@@ -51,7 +51,7 @@ export function accountPage(o: {
     (
       l,
     ) => html`<li><span><strong>${browserOf(l.userAgent)}</strong>${l.current ? html` <small>(this browser)</small>` : ''}<br>
-<small>signed in ${when(l.createdAt)}${l.hosts.length ? html` · also on ${l.hosts.join(', ')}` : ''}</small></span>
+<small>signed in ${when(l.createdAt)}${l.hosts.length ? html` · also on ${[...new Set(l.hosts)].join(', ')}` : ''}</small></span>
 ${
   l.current
     ? ''

@@ -1,6 +1,7 @@
 // The developer dashboard: the account's tree of documents, folders and uploads. Server-rendered and
 // usable with plain form posts; a little inline script turns the forms into AJAX calls that swap in
 // the pre-rendered node list the server answers with.
+import { EDITABLE_EXTENSIONS, extensionOf } from '../uploads/content-types.ts';
 import { formatSize } from '../core/size.ts';
 import { escapeHtml, html, raw, type Html } from './html.ts';
 import { page } from './pages.ts';
@@ -26,6 +27,8 @@ export interface ListView {
   collections: Map<number, string>;
   /** Documents whose saved data was overwritten and not yet restored or dismissed (src/guard). */
   dataLoss: Set<number>;
+  /** Where the code editor opens this tree's text uploads (one's own tree only), or null. */
+  uploadsEditor: string | null;
 }
 
 export interface DashboardView extends ListView {
@@ -75,9 +78,15 @@ interface Tree {
   folders: NodeRow[];
   collections: Map<number, string>;
   dataLoss: Set<number>;
+  uploadsEditor: string | null;
 }
 
-function treeOf(nodes: NodeRow[], collections: Map<number, string>, dataLoss: Set<number>): Tree {
+function treeOf(
+  nodes: NodeRow[],
+  collections: Map<number, string>,
+  dataLoss: Set<number>,
+  uploadsEditor: string | null,
+): Tree {
   const order: Record<NodeRow['type'], number> = { folder: 0, site: 1, upload: 2 };
   const byParent = new Map<number, NodeRow[]>();
   for (const n of nodes) {
@@ -88,7 +97,7 @@ function treeOf(nodes: NodeRow[], collections: Map<number, string>, dataLoss: Se
   for (const list of byParent.values())
     list.sort((a, b) => order[a.type] - order[b.type] || a.name_key.localeCompare(b.name_key));
   const folders = nodes.filter((n) => n.type === 'folder').sort((a, b) => childPathOf(a).localeCompare(childPathOf(b)));
-  return { byParent, folders, collections, dataLoss };
+  return { byParent, folders, collections, dataLoss, uploadsEditor };
 }
 
 function countBelow(tree: Tree, id: number): number {
@@ -143,7 +152,11 @@ function actions(tree: Tree, n: NodeRow, hostUrl: string): Html {
 <a class="button secondary" href="${onHost(hostUrl, `/_/edit?path=${encodeURIComponent(path)}`)}">Edit code</a>
 <a class="button secondary" href="${onHost(hostUrl, `/_/versions?path=${encodeURIComponent(path)}`)}">Versions</a>`
       : n.type === 'upload'
-        ? html`<a class="button secondary" href="${hostUrl + nodeHref(n)}">Open</a>`
+        ? html`<a class="button secondary" href="${hostUrl + nodeHref(n)}">Open</a>${
+            tree.uploadsEditor && EDITABLE_EXTENSIONS.has(extensionOf(n.name))
+              ? html`<a class="button secondary" href="${tree.uploadsEditor}${nodeHref(n)}">Edit</a>`
+              : ''
+          }`
         : '';
   const download =
     n.type === 'folder' ? '' : html`<a class="button secondary" href="${base}/download" download>Download</a>`;
@@ -220,7 +233,7 @@ function usage(v: ListView): Html {
 
 /** The node list: what AJAX answers carry as `html`, and what the page shows in `#tree`. */
 export function nodeListHtml(v: ListView): string {
-  const tree = treeOf(v.nodes, v.collections, v.dataLoss);
+  const tree = treeOf(v.nodes, v.collections, v.dataLoss, v.uploadsEditor);
   const body =
     v.nodes.length === 0
       ? html`<p class="muted empty">Nothing here yet. Create your first document above, or drop files here.</p>`
@@ -254,7 +267,7 @@ function activityHtml(items: ActivityItem[]): Html {
 }
 
 export function dashboardPage(v: DashboardView): string {
-  const tree = treeOf(v.nodes, v.collections, v.dataLoss);
+  const tree = treeOf(v.nodes, v.collections, v.dataLoss, v.uploadsEditor);
   const team = v.owner !== v.username;
   // Forms of a team's tree say whose tree they change.
   const ownerField = team ? html`<input type="hidden" name="ownerId" value="${v.ownerId}">` : '';

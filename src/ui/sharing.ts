@@ -31,7 +31,7 @@ live edits, until you turn sharing off or make a new link. They cannot open the 
 ${
   v.shareUrl
     ? html`<div class="newlink" role="status"><strong>The share link</strong> — copy it now; it is shown only once.
-<input id="share-url" readonly value="${v.shareUrl}" onfocus="this.select()"><small>Lost it? Make a new link: the old one stops working.</small></div>`
+<label class="visually-hidden" for="share-url">The share link</label><input id="share-url" readonly value="${v.shareUrl}" onfocus="this.select()"><small>Lost it? Make a new link: the old one stops working.</small></div>`
     : ''
 }
 <div class="row">

@@ -58,7 +58,7 @@ export function versionPage(o: { node: Doc; version: VersionInfo; content: strin
       <p class="muted">Saved ${o.version.createdAt} by ${who(o.version)} · ${kb(o.version.size)} ·
       <a href="/_/version/${o.version.id}?raw">view as page</a> · <a href="/_/version/${o.version.id}/diff">diff with current</a> ·
       <a href="/_/restore/${o.version.id}">restore</a> · <a href="/_/versions?path=${encodeURIComponent(pathOf(o.node))}">all versions</a></p>
-      <pre style="white-space:pre-wrap;background:#fff;border:1px solid var(--line);padding:1rem;overflow:auto">${o.content}</pre>`,
+      <pre tabindex="0" aria-label="The version’s HTML" style="white-space:pre-wrap;background:#fff;border:1px solid var(--line);padding:1rem;overflow:auto">${o.content}</pre>`,
   });
 }
 
@@ -80,7 +80,7 @@ export function diffPage(o: {
       <p class="muted"><span style="background:#fee2e2">− removed since then</span> · <span style="background:#dcfce7">+ added since then</span> ·
       <a href="/_/restore/${o.version.id}">restore version ${o.version.backupNumber}</a></p>
       ${changed ? '' : html`<p>No differences: this version is the current content.</p>`}
-      <pre class="diff" style="background:#fff;border:1px solid var(--line);padding:1rem;overflow:auto">${parts.map(
+      <pre class="diff" tabindex="0" aria-label="Changes" style="background:#fff;border:1px solid var(--line);padding:1rem;overflow:auto">${parts.map(
         (p) => {
           if (!p.added && !p.removed) {
             const lines = p.value.split('\n');

@@ -123,6 +123,8 @@ export interface UploadInput {
   parentPath: string;
   fileName: string;
   bytes: Buffer;
+  /** Who uploads (the activity feed and the version list name them); none: Kiln itself. */
+  by?: UploadWriter;
 }
 
 /** The browser's upload: stores the file and returns its node; a taken name gets a numbered suffix. */
@@ -136,7 +138,7 @@ export async function storeUpload(s: Services, input: UploadInput): Promise<Node
     parentPath: input.parentPath,
     name: input.fileName,
     stored,
-    by: { accountId: input.ownerId, writer: null },
+    by: input.by ?? { accountId: input.ownerId, writer: null },
     ifTaken: 'number',
   });
 }

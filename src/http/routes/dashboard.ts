@@ -140,13 +140,14 @@ const plugin: RoutePlugin = async (app, { services: s }) => {
       username: actor.username,
       plan: actor.plan,
       unlimited: actor.isSuperadmin,
+      own: true,
     };
     if (ref === undefined || ref === '' || ref === actor.accountId) return own;
     const team = await findTeam(s, ref);
     const role = team ? await roleIn(s, team.id, actor.accountId) : undefined;
     if (!team || !role) throw notFound('No such team.');
     authorizeTeamChange(role, 'manage', notFound, team.username);
-    return { id: team.id, username: team.username, plan: team.plan, unlimited: false };
+    return { id: team.id, username: team.username, plan: team.plan, unlimited: false, own: false };
   }
 
   /** What the list shows besides the nodes: the owner's host, and its plan's limits. */
@@ -155,6 +156,8 @@ const plugin: RoutePlugin = async (app, { services: s }) => {
       nodes,
       collections: await collectionFoldersOf(s.database.db, owner.id),
       dataLoss: await pendingGuardNodes(s.database.db, owner.id),
+      // The code editor opens one's own text uploads (src/http/routes/editor.ts).
+      uploadsEditor: owner.own ? `/_/edit/uploads/${encodeURIComponent(owner.username)}` : null,
       hostUrl: documentHostUrl(s.config, owner.username),
       siteLimit: owner.unlimited || isUnlimitedSites(owner.plan) ? null : limits.sites[owner.plan],
       uploadLimit: uploadLimit(s, owner.plan),
@@ -553,6 +556,8 @@ interface Owner {
   plan: Plan;
   /** Superadmins have no document limit on their own tree. */
   unlimited: boolean;
+  /** The caller's own tree (not a team's). */
+  own: boolean;
 }
 
 /** The dashboard page of a tree: the caller's own, or `?team=<name>`. */

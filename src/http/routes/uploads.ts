@@ -109,7 +109,14 @@ const plugin: RoutePlugin = async (app, { services: s }) => {
     const target = await targetFolder(s, req, parentIdField, ownerIdField);
     // A team's files count against the team's plan and are served on its host.
     const team = target.ownerId === req.actor.accountId ? undefined : await findTeam(s, target.ownerId);
-    const node = await storeUpload(s, { ...target, plan: team?.plan ?? req.actor.plan, fileName, bytes });
+    const node = await storeUpload(s, {
+      ...target,
+      plan: team?.plan ?? req.actor.plan,
+      fileName,
+      bytes,
+      // The activity feed says who uploaded, from the browser.
+      by: { accountId: req.actor.accountId, writer: req.actor.writer },
+    });
     const origin =
       req.site.kind === 'main'
         ? documentHostUrl(s.config, team?.username ?? req.actor.username)
