@@ -9,6 +9,7 @@ export const STARTERS = {
   notes: 'Notes and to-do list',
   site: 'Simple site page',
   app: 'Multi-tenant app starter',
+  contact: 'Contact page (messages come to your inbox)',
 } as const;
 export type Starter = keyof typeof STARTERS;
 
@@ -23,7 +24,7 @@ button{font:inherit;padding:.4rem .9rem;border-radius:6px;border:1px solid #d0d7
 button.save{background:#c2410c;color:#fff;border-color:#c2410c}
 html[savestatus="saving"] button.save::after{content:" …"}`;
 
-function frame(title: string, style: string, body: string): Buffer {
+function frame(title: string, style: string, body: string, library = LIBRARY): Buffer {
   return Buffer.from(`<!DOCTYPE html>
 <html lang="en">
 <head>
@@ -35,7 +36,7 @@ ${BASE_STYLE}
 ${style}
   </style>
   <style editmode:resource type="inert/text/css">.owner-only{display:block}</style>
-  ${LIBRARY}
+  ${library}
 </head>
 <body>
 <main>
@@ -101,6 +102,23 @@ section{margin:2rem 0}footer{margin-top:3rem;color:#6e7781;font-size:.9rem}`,
     <div editmode:contenteditable><p>Where people can reach you.</p></div>
   </section>
   <footer editmode:contenteditable>Made with Kiln.</footer>`,
+      );
+    case 'contact':
+      // hyperclayjs's sendMessage posts the form with the behaviour data it gathered (features added to the starters'
+      // preset below); `website` is the honeypot a person never fills.
+      return frame(
+        title,
+        `form label{display:block;margin:.8rem 0 .2rem}form input,form textarea{font:inherit;width:100%;padding:.4rem;border:1px solid #d0d7de;border-radius:6px;box-sizing:border-box}`,
+        `  <h1 editmode:contenteditable>${title}</h1>
+  <div editmode:contenteditable><p>Write to me here: every message comes to my inbox.</p></div>
+  <form id="contact" onsubmit="hyperclay.sendMessage(event, 'Thank you: your message was sent.')">
+    <label for="contact-name">Your name</label><input id="contact-name" name="name" required autocomplete="name">
+    <label for="contact-email">Your email</label><input id="contact-email" name="email" type="email" autocomplete="email">
+    <label for="contact-message">Message</label><textarea id="contact-message" name="message" rows="5" required></textarea>
+    <input name="website" tabindex="-1" autocomplete="off" aria-hidden="true" hidden>
+    <p><button type="submit">Send</button></p>
+  </form>`,
+        LIBRARY.replace('preset=standard', 'preset=standard&amp;features=send-message,behavior-collector'),
       );
     case 'app':
       return frame(
