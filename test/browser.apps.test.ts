@@ -149,3 +149,35 @@ test('a developer’s email and password typed on someone else’s app sign-in p
   );
   await ctx.close();
 });
+
+test('the app starter: a signed-out visitor sees how to get their own copy; its owner sees the owner’s note instead', {
+  skip: !hasChromium && 'Debian chromium is not installed (.ci/run installs it)',
+  timeout: 120_000,
+}, async () => {
+  const s = bk.kiln.services;
+  const owner = await createPerson(s, newPerson());
+  const name = `club-${owner.username}.html`;
+  const node = await createNode(s, owner.id, { ownerId: owner.id, parentId: 0, type: 'site', name, starter: 'app' });
+  await s.database.db.updateTable('nodes').set({ enable_signups: 1 }).where('id', '=', node.id).execute();
+
+  const visitor = await (await bk.newContext()).newPage();
+  await visitor.goto(bk.docUrl(owner.username, `/${name}`));
+  const link = visitor.getByRole('link', { name: 'Sign up to get your own copy of this page' });
+  await link.waitFor();
+  assert.equal(await visitor.getByText('only you see this box').isVisible(), false);
+  await link.click();
+  await visitor.getByRole('heading', { level: 1 }).waitFor();
+  assert.equal(new URL(visitor.url()).pathname, '/_/app/signup');
+  assert.equal(new URL(visitor.url()).searchParams.get('app'), name);
+  assert.equal(await visitor.locator('input[name=email]').count(), 1, 'the app’s sign-up form');
+
+  const ownerCtx = await bk.newContext();
+  await ownerCtx.addCookies(
+    browserCookies(bk.kiln.config, await sessionsFor(s.database.db, bk.kiln.config, owner.id, owner.username)),
+  );
+  const mine = await ownerCtx.newPage();
+  await mine.goto(bk.docUrl(owner.username, `/${name}`));
+  await mine.getByText('only you see this box').waitFor();
+  assert.equal(await mine.getByRole('link', { name: 'Sign up to get your own copy of this page' }).isVisible(), false);
+  await ownerCtx.close();
+});

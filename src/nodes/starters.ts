@@ -35,7 +35,7 @@ function frame(title: string, style: string, body: string, library = LIBRARY): B
 ${BASE_STYLE}
 ${style}
   </style>
-  <style editmode:resource type="inert/text/css">.owner-only{display:block}</style>
+  <style editmode:resource type="inert/text/css">.owner-only{display:block}.visitor-only{display:none}</style>
   ${library}
 </head>
 <body>
@@ -125,10 +125,12 @@ section{margin:2rem 0}footer{margin-top:3rem;color:#6e7781;font-size:.9rem}`,
         title,
         `.card{border:1px solid #d0d7de;border-radius:8px;padding:1rem;margin:1rem 0}`,
         `  <h1 editmode:contenteditable>${title}</h1>
-  <div class="card" editmode:contenteditable>
-    <p>This is an app starter. On the dashboard, choose <strong>Make it an app</strong>: every visitor who signs
-    up gets their own copy of this page, which saves itself just like yours.</p>
+  <div class="card owner-only" editmode:contenteditable>
+    <p>This is an app starter (only you see this box). On the dashboard, choose <strong>Make it an app</strong>:
+    every visitor who signs up gets their own copy of this page, which saves itself just like yours.</p>
   </div>
+  <p class="card visitor-only"><a id="get-copy" href="/_/app/signup">Sign up to get your own copy of this page</a>: it saves itself, and only you can change it.</p>
+  <script>document.getElementById('get-copy').search = '?app=' + encodeURIComponent(decodeURIComponent(location.pathname.slice(1)));</script>
   <h2 editmode:contenteditable>My list</h2>
   <ul editmode:contenteditable>
     <li>Each copy keeps its own items.</li>
