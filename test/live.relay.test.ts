@@ -1,6 +1,7 @@
 // POST /_/sync (and the older POST /_/live-sync/save) as hyperclayjs 1.38.0 relays editor snapshots:
 // JSON {snapshot|html, sender, identityMap?} with Document-URL (Page-URL) — broadcast on the live lane,
 // nothing written. And `seq`: growing per document, across restarts too. And slow consumers.
+import { until } from './support/wait.ts';
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import net from 'node:net';
@@ -251,6 +252,8 @@ test('seq keeps growing across a restart on the same storage', async () => {
 test('a stream that stops reading is dropped once too much waits for it; the others go on', async () => {
   const o = await ownerWithDocument();
   const hub = kiln.services.hub;
+  // Counted once the earlier tests' closed streams have ended on the server, so their ending is not miscounted.
+  await until(() => hub.stats().streams === 0, { what: 'the earlier tests’ streams to end', timeout: 30_000 });
   const reader = await openLane(null, o.host, o.url, 'saved');
   await reader.comment('connected');
   const base = hub.stats().streams;
