@@ -52,7 +52,7 @@ export function billingPage(o: {
     msg: o.msg,
     body: html`<h1>Your plan: ${PLAN_NAMES[p.effectivePlan]}</h1>
 ${lapsed ? html`<p class="msg error">Your ${PLAN_NAMES[p.plan]} subscription has ended: the free plan's limits apply, and sync keys can only list, read and delete.</p>` : ''}
-${p.effectivePlan !== 'free' ? html`<p class="muted">${p.monthsActive} month${p.monthsActive === 1 ? '' : 's'} active.</p>` : ''}
+${p.effectivePlan !== 'free' ? html`<p class="muted">${p.monthsActive === 0 ? 'Active since this month.' : `${p.monthsActive} month${p.monthsActive === 1 ? '' : 's'} active.`}</p>` : ''}
 <table>
 <tr><th>Documents</th><td>${of(p.sites.used, p.sites.unlimited ? null : p.sites.max)}</td></tr>
 <tr><th>Upload size per file</th><td>${size(p.uploadSize)}</td></tr>
