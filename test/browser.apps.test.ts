@@ -4,6 +4,8 @@
 // (hyperclayjs `savePage`); the owner still sees the app unchanged.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
+import path from 'node:path';
+import { SCREENS } from './support/screens.ts';
 import { appendAndSave, hasChromium, startBrowserKiln, type BrowserKiln } from './support/browser.ts';
 import { createPerson } from '../src/accounts/people.ts';
 import { createNode } from '../src/nodes/tree.ts';
@@ -68,12 +70,24 @@ test('a visitor signs up on an app, confirms by the mailed link, edits and saves
   assert.equal(instanceUrl.host, `${appUser}.${root}`);
   assert.equal(instanceUrl.pathname, '/shared-todo-1.html');
   assert.equal(await page.locator('#items li').first().textContent(), 'from the app');
-  // Not confirmed yet: the page is not offered for editing.
+  // Not confirmed yet: the page is not offered for editing, and says why (#25.5); the link can be sent again.
   assert.equal(await page.evaluate(() => document.cookie.includes('isAdminOfCurrentResource=true')), false);
+  const notice = page.locator('kiln-toolbar').getByRole('status');
+  await notice.waitFor();
+  await page.screenshot({ path: path.join(SCREENS, 'app-confirm-notice-desktop.png') });
+  assert.match(
+    (await notice.textContent()) ?? '',
+    new RegExp(`Confirm your email to edit it: we sent a link to ${email}`),
+  );
+  await Promise.all([
+    page.waitForURL(/\/_\/app\/confirm$/),
+    notice.getByRole('button', { name: 'Send the link again' }).click(),
+  ]);
+  await page.getByText(`We sent a new confirmation link to ${email}.`).waitFor();
 
   // The confirmation link, from the outbox, opened in the same browser.
   const mails = (await (s.mailer as OutboxMailer).messages()).filter((m) => m.to === email);
-  assert.equal(mails.length, 1);
+  assert.equal(mails.length, 2, 'the first mail and the one sent again');
   const link = /https?:\/\/\S+\/_\/app\/confirm\/\S+/.exec(mails[0].text)![0];
   assert.equal(new URL(link).host, `${owner.username}.${root}`, 'the link is on the app’s host');
   await page.goto(link);

@@ -7,8 +7,10 @@ import { escapeHtml } from '../ui/html.ts';
 const SRC = '/_/assets/toolbar.js';
 const TAG = /<script src="\/_\/assets\/toolbar\.js\?[^"<>]*" data-kiln-toolbar no-save save-remove><\/script>/g;
 
-export function toolbarTag(documentPath: string, mainUrl: string): string {
-  const q = new URLSearchParams({ path: documentPath, main: mainUrl });
+/** The toolbar's tag; with `confirm` (an app user who has not confirmed their email yet, on their own copy) it
+ *  shows a notice instead: confirm the address to edit, and a button that sends the link again. */
+export function toolbarTag(documentPath: string, mainUrl: string, confirm?: string): string {
+  const q = new URLSearchParams({ path: documentPath, main: mainUrl, ...(confirm ? { confirm } : {}) });
   return `<script src="${escapeHtml(`${SRC}?${q}`)}" data-kiln-toolbar no-save save-remove></script>`;
 }
 

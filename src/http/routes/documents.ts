@@ -149,14 +149,29 @@ const plugin: RoutePlugin = async (app, { services: s }) => {
       (req.actor?.accountId === node.owner_id || !!caller.teamRole) &&
       isPageLoad(req) &&
       allows(caller, resource, 'save');
-    if (owner) reply.header('cache-control', 'private, no-cache').header('vary', 'Cookie');
+    // An app user on their own copy before confirming their email cannot edit it yet: the page says why.
+    const unconfirmed =
+      !owner &&
+      !caller.shareGuest &&
+      req.actor?.accountId === node.owner_id &&
+      req.actor.accountType === 'app_user' &&
+      !req.actor.emailConfirmed &&
+      isPageLoad(req);
+    if (owner || unconfirmed) reply.header('cache-control', 'private, no-cache').header('vary', 'Cookie');
     else if (ticket && !found.fallback && !caller.shareGuest && !req.actor)
       req.hotKeep = { ticket, node, checksum: content.checksum };
     return reply
       .code(200)
       .header('content-type', 'text/html; charset=utf-8')
       .header('etag', `"${content.checksum}"`)
-      .send(owner ? withToolbar(content.bytes, toolbarTag(childPathOf(node), s.config.baseUrl)) : content.bytes);
+      .send(
+        owner || unconfirmed
+          ? withToolbar(
+              content.bytes,
+              toolbarTag(childPathOf(node), s.config.baseUrl, unconfirmed ? req.actor!.email : undefined),
+            )
+          : content.bytes,
+      );
   };
   function isSubresource(req: FastifyRequest): boolean {
     const dest = req.headers['sec-fetch-dest'];

@@ -11,6 +11,22 @@
   for (const a of ['no-save', 'save-remove', 'snapshot-remove']) host.setAttribute(a, '');
   const root = host.attachShadow({ mode: 'open' });
   const enc = encodeURIComponent(path);
+  const confirm = q.get('confirm');
+  if (confirm) {
+    // An app user's own copy before their email is confirmed: why it cannot be edited yet, and the way on.
+    const esc = (t) => t.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
+    root.innerHTML = `<style>
+:host{all:initial}.bar{position:fixed;left:12px;right:12px;bottom:12px;z-index:2147483600;display:flex;gap:8px;align-items:center;
+flex-wrap:wrap;padding:10px 12px;border-radius:10px;background:#1c1917;color:#fafaf9;font:500 14px/1.4 system-ui,sans-serif;box-shadow:0 4px 18px #0004}
+button{color:#1c1917;background:#fde68a;border:0;border-radius:6px;padding:6px 10px;font:inherit;cursor:pointer}
+button:focus-visible{outline:3px solid #93c5fd;outline-offset:1px}form{margin:0}
+</style><div class="bar" role="status"><span>This copy is yours. Confirm your email to edit it: we sent a link to <strong>${esc(confirm)}</strong>.</span>
+<form method="post" action="/_/app/confirm"><button type="submit">Send the link again</button></form></div>`;
+    const mountNotice = () => html.appendChild(host);
+    if (document.body) mountNotice();
+    else document.addEventListener('DOMContentLoaded', mountNotice);
+    return;
+  }
   root.innerHTML = `<style>
 :host{all:initial}
 .bar{position:fixed;right:12px;bottom:12px;z-index:2147483600;display:flex;gap:6px;align-items:center;flex-wrap:wrap;
