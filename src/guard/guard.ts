@@ -57,6 +57,7 @@ export function provenanceOf(by: SavedBy): WriteProvenance {
     case 'browser':
       return by.trigger === 'user' ? 'ui-gestured' : by.trigger === 'auto' ? 'ui-background' : 'ui-unknown';
     case 'create':
+    case 'starter':
       return 'new';
     default:
       return 'deliberate';

@@ -25,14 +25,13 @@ import { writeDocument } from '../save/pipeline.ts';
 import { publishAccountEvent, publishNodeSaved, publishVisibilityChanged } from '../events/publish.ts';
 import { inTransaction, type AfterCommit } from '../store/transaction.ts';
 import type { NodeEvent } from '../events/bus.ts';
-import { STARTERS, starterDocument, type Starter } from './starters.ts';
+import { starterDocument, type Starter } from './starters.ts';
 import { newNodeRow } from './rows.ts';
 import { authorizeTeamChange } from '../access/authorize.ts';
 import { teamRole } from '../store/accounts.ts';
 import {
   childNamed,
   trashNodes,
-  storedContent,
   rememberRedirect,
   forgetRedirect,
   foldersOf,
@@ -241,7 +240,8 @@ export async function createIn(
   const written = await writeDocument(s, trx, after, {
     nodeId: node.id,
     bytes,
-    by: { kind: 'create', accountId: actorId, writer: input.writer ?? null },
+    // A page made from a starter says so: until its owner saves it, an import may take its place.
+    by: { kind: input.html === undefined ? 'starter' : 'create', accountId: actorId, writer: input.writer ?? null },
   });
   return {
     ...node,
@@ -430,8 +430,8 @@ export async function trashIn(
   );
 }
 
-/** A document made from a starter and never saved since: one version, written at its creation, still a starter's
- *  bytes. An import of the same name puts it in the trash and takes its place (nothing of its owner's is lost). */
+/** A document made from a starter and never saved since: its one version is the starter it was made from. An
+ *  import of the same name puts it in the trash and takes its place (nothing of its owner's is lost). */
 export async function isUntouchedStarter(s: Services, node: NodeRow): Promise<boolean> {
   if (node.type !== 'site') return false;
   const versions = await s.database.db
@@ -440,10 +440,7 @@ export async function isUntouchedStarter(s: Services, node: NodeRow): Promise<bo
     .where('node_id', '=', node.id)
     .limit(2)
     .execute();
-  if (versions.length !== 1 || versions[0].saved_by_kind !== 'create') return false;
-  const bytes = (await storedContent(s.database.db, node.id))?.html;
-  if (!bytes) return false;
-  return (Object.keys(STARTERS) as Starter[]).some((k) => starterDocument(k, node.name).equals(Buffer.from(bytes)));
+  return versions.length === 1 && versions[0].saved_by_kind === 'starter';
 }
 
 // ------------------------------------------------------------------ rules

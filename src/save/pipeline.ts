@@ -13,7 +13,7 @@ import { afterCommit, type AfterCommit, type Tx } from '../store/transaction.ts'
 import { formatHtml } from './formathtml.ts';
 import { decodeUtf8Exact, isSnapshot, packSnapshot, planTextVersion } from './versions.ts';
 
-export type SaveKind = 'create' | 'browser' | 'editor' | 'sync' | 'restore' | 'instance' | 'upload-edit';
+export type SaveKind = 'create' | 'starter' | 'browser' | 'editor' | 'sync' | 'restore' | 'instance' | 'upload-edit';
 
 /** Who is writing. `writer` identifies one tab/session or one sync key, for `changedBy`. */
 export interface SavedBy {

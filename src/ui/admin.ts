@@ -1,5 +1,5 @@
 // The administration page of a Kiln (superadmins): accounts, and how this Kiln takes new ones.
-import { html } from './html.ts';
+import { html, type Html } from './html.ts';
 import { page, type Msg } from './pages.ts';
 import type { InstanceSettings, listAccounts } from '../admin/admin.ts';
 import { formatSize } from '../core/size.ts';
@@ -21,7 +21,7 @@ export function adminPage(o: {
   const rows = o.listing.accounts.map(
     (
       a,
-    ) => html`<tr data-account="${a.username}"><td data-label="Account"><strong>${a.username}</strong>${a.kind === 'team' ? html` <small>team</small>` : ''}${a.superadmin ? html` <small>admin</small>` : ''}${a.suspended ? html` <small class="bad">suspended</small>` : ''}<br><small>${a.email ?? ''}</small></td>
+    ) => html`<tr data-account="${a.username}"><td data-label="Account"><strong>${a.username}</strong>${a.kind === 'team' ? html` <small>team</small>` : ''}${a.superadmin ? html` <small>admin</small>` : ''}${a.suspended ? html` <small class="bad">suspended</small>` : ''}<br><small class="email">${emailHtml(a.email ?? '')}</small></td>
 <td data-label="Plan"><form method="post" action="/_/admin/accounts/${a.id}/plan" class="inline"><select name="plan" aria-label="${`Plan of ${a.username}`}">${PLANS.map(
       (p) => html`<option value="${p}"${p === a.plan ? html` selected` : ''}>${p}</option>`,
     )}</select><button class="secondary" type="submit">Set</button></form></td>
@@ -37,7 +37,7 @@ ${a.accountType === 'app_user' && !a.emailConfirmed ? html`<form method="post" a
     title: 'Administration',
     username: o.username,
     msg: o.msg,
-    body: html`<style>.bad{color:var(--bad);font-weight:600}form.inline{display:flex;gap:var(--s2);margin:0}form.inline select{width:auto}
+    body: html`<style>.bad{color:var(--bad);font-weight:600}.email{overflow-wrap:normal}form.inline{display:flex;gap:var(--s2);margin:0}form.inline select{width:auto}
 form.inline button,td form button{margin:0;padding:.25rem .6rem}.pager{display:flex;gap:var(--s3);align-items:center}.actions-row{display:flex;gap:var(--s2);flex-wrap:wrap}</style>
 <h1>Administration</h1>
 <section class="card" aria-labelledby="signups"><h2 id="signups" style="margin-top:0">New accounts</h2>
@@ -66,4 +66,10 @@ ${o.inviteUrl ? html`<p>One person may sign up with this link (14 days): <code i
 <p class="pager">${o.listing.page > 1 ? html`<a href="${pageLink(o.listing.page - 1)}">Previous</a>` : ''}
 <span>Page ${o.listing.page} of ${o.listing.pages}</span>${o.listing.page < o.listing.pages ? html`<a href="${pageLink(o.listing.page + 1)}">Next</a>` : ''}</p>`,
   });
+}
+
+/** An address that may wrap only after its `@` and dots, never mid-word (narrow table cells on phones). */
+function emailHtml(email: string): Html {
+  const parts = email.split(/(?<=[@.])/);
+  return html`${parts.map((p, i) => (i === 0 ? html`${p}` : html`<wbr>${p}`))}`;
 }

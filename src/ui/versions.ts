@@ -16,6 +16,7 @@ const SAVED_BY: Record<string, string> = {
   sync: 'sync key',
   restore: 'restore',
   create: 'created',
+  starter: 'created from a starter',
   instance: 'app copy',
 };
 const who = (v: VersionInfo) => SAVED_BY[v.savedBy] ?? v.savedBy;
