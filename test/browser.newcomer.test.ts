@@ -66,8 +66,8 @@ test('first-run setup leads to a dashboard whose index.html is a self-saving pag
   assert.match((await page.textContent('#usage')) ?? '', /1 document/);
 
   // "Served at" leads to a page, not a 404, and the owner may edit it right there.
-  await page.click('main p.muted a');
-  const doc = await desk.waitForEvent('page');
+  // Listening before the click: a tab that opens fast would otherwise be missed (clean-clone CI run 13 was).
+  const [doc] = await Promise.all([desk.waitForEvent('page'), page.click('main p.muted a')]);
   await doc.waitForLoadState('load');
   await doc.waitForFunction(() => 'hyperclay' in window);
   const h1 = doc.locator('h1[contenteditable]');
