@@ -20,6 +20,7 @@ import type { SavedBy, SavedNode } from '../save/pipeline.ts';
 import { channels, type DataLossNote } from '../events/bus.ts';
 import { guardRow, putGuardRow, sweepGuardEvents, type GuardRow } from '../store/guards.ts';
 import { recordActivity } from '../store/activity.ts';
+import { storedContent } from '../store/nodes.ts';
 import { versionContent } from '../save/history.ts';
 import { sha256 } from '../core/checksum.ts';
 import { DAY } from '../limits.ts';
@@ -388,12 +389,7 @@ export class DataLossGuard {
   }
 
   private async currentContent(nodeId: number): Promise<{ bytes: Buffer; checksum: string } | null> {
-    const row = await this.s.database.db
-      .selectFrom('nodes')
-      .innerJoin('node_contents', 'node_contents.node_id', 'nodes.id')
-      .select(['node_contents.html', 'nodes.checksum'])
-      .where('nodes.id', '=', nodeId)
-      .executeTakeFirst();
+    const row = await storedContent(this.s.database.db, nodeId);
     return row?.checksum ? { bytes: Buffer.from(row.html), checksum: row.checksum } : null;
   }
 
