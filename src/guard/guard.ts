@@ -21,6 +21,7 @@ import { channels, type DataLossNote } from '../events/bus.ts';
 import { guardRow, putGuardRow, sweepGuardEvents, type GuardRow } from '../store/guards.ts';
 import { recordActivity } from '../store/activity.ts';
 import { storedContent } from '../store/nodes.ts';
+import { childPathOf } from '../nodes/tree.ts';
 import { versionContent } from '../save/history.ts';
 import { sha256 } from '../core/checksum.ts';
 import { DAY } from '../limits.ts';
@@ -298,7 +299,7 @@ export class DataLossGuard {
       kind,
       nodeId: node.id,
       nodeType: 'site',
-      path: fullPath(node),
+      path: childPathOf(node),
       writer,
       client,
     }).catch((err) => console.error('recording activity failed:', err));
@@ -440,7 +441,7 @@ export class DataLossGuard {
         envelope: {
           type: 'data-loss/dismiss',
           v: 1,
-          payload: { fileKey: fullPath(node), recoverableDataHash: islandHash(e.recoverable), nodeId: node.id },
+          payload: { fileKey: childPathOf(node), recoverableDataHash: islandHash(e.recoverable), nodeId: node.id },
         },
       })
       .catch(() => undefined);
@@ -476,8 +477,6 @@ function takeBatch(waiting: GuardedWrite[]): GuardedWrite | null {
     batch = { ...waiting.shift()!, before: first.before };
   return batch;
 }
-
-const fullPath = (node: SavedNode) => (node.path ? `${node.path}/${node.name}` : node.name);
 
 function stateOf(row: GuardRow | undefined): State {
   return {
