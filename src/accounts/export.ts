@@ -38,7 +38,7 @@ import {
 import { documentContent } from '../nodes/serve.ts';
 import { listVersions, versionContent } from '../save/history.ts';
 import { insertUpload, storeBytes } from '../uploads/upload.ts';
-import { childNamed, otherSiteNamed, updateNode } from '../store/nodes.ts';
+import { childNamed, siteNameClash, updateNode } from '../store/nodes.ts';
 import { assertCanEnableApp, assertUploadSize, loadPlanAccount, effectivePlan } from '../billing/plans.ts';
 import type { Plan } from '../store/schema.ts';
 
@@ -328,8 +328,15 @@ async function importEntries(
     const existing = await findByPath(s, ownerId, f.path);
     if (existing && f.type === 'site' && (await isUntouchedStarter(s, existing))) giveWay.push(existing);
     else if (existing) clashes.push(f.path);
-    else if (f.type === 'site' && isGlobalDocumentName(name) && (await otherSiteNamed(s.database.db, name)))
-      clashes.push(`${f.path} (a document of that name exists elsewhere in Kiln)`);
+    else if (f.type === 'site' && isGlobalDocumentName(name)) {
+      const clash = await siteNameClash(s.database.db, ownerId, name);
+      if (clash)
+        clashes.push(
+          clash.owner_id === ownerId
+            ? `${f.path} (you have a document of that name in ${clash.path ? `"${clash.path}"` : 'the top level'})`
+            : `${f.path} (another account has a document of that name)`,
+        );
+    }
   }
   if (clashes.length)
     throw new KilnError(

@@ -2,7 +2,7 @@
 // this Kiln takes new accounts (open, by invitation link only, or closed) and on which plan.
 import type { Services } from '../services.ts';
 import type { Plan } from '../store/schema.ts';
-import { badRequest, forbidden, notFound } from '../errors.ts';
+import { badRequest, conflict, forbidden, notFound } from '../errors.ts';
 import { PLANS } from '../accounts/people.ts';
 import { createEmailToken, findEmailToken } from '../accounts/email-tokens.ts';
 import {
@@ -15,7 +15,7 @@ import {
   updateAccountRow,
   usernameOf,
 } from '../store/accounts.ts';
-import { nodeById } from '../store/nodes.ts';
+import { namesSharedByAccounts, nodeById, rescopeDocumentNames } from '../store/nodes.ts';
 import { endSessions } from '../store/sessions.ts';
 import { readSetting, writeSetting } from '../store/settings.ts';
 import { grants, revokeGrants } from '../events/revocations.ts';
@@ -25,9 +25,14 @@ import { emailProblem } from '../core/names.ts';
 export const SIGNUP_MODES = ['open', 'invite', 'closed'] as const;
 export type SignupMode = (typeof SIGNUP_MODES)[number];
 
+export const DOCUMENT_NAME_MODES = ['instance', 'account'] as const;
+export type DocumentNameMode = (typeof DOCUMENT_NAME_MODES)[number];
+
 export interface InstanceSettings {
   signups: SignupMode;
   defaultPlan: Plan;
+  /** Where a document name is unique: across this Kiln (as Hyperclay), or per account. */
+  documentNames: DocumentNameMode;
 }
 
 export const PAGE_SIZE = 50;
@@ -96,24 +101,62 @@ export async function setSuspended(s: Services, adminId: number, accountId: numb
 }
 
 export async function instanceSettings(s: Services): Promise<InstanceSettings> {
-  const [signups, plan] = await Promise.all([
+  const [signups, plan, names] = await Promise.all([
     readSetting(s.database.db, 'signups'),
     readSetting(s.database.db, 'default-plan'),
+    readSetting(s.database.db, 'document-names'),
   ]);
   return {
     signups: SIGNUP_MODES.find((m) => m === signups) ?? 'open',
     defaultPlan: PLANS.find((p) => p === plan) ?? 'free',
+    documentNames: DOCUMENT_NAME_MODES.find((m) => m === names) ?? 'instance',
   };
 }
 
-export async function saveInstanceSettings(s: Services, input: { signups: unknown; defaultPlan: unknown }) {
+export async function saveInstanceSettings(
+  s: Services,
+  input: { signups: unknown; defaultPlan: unknown; documentNames?: unknown },
+): Promise<InstanceSettings> {
   const signups = SIGNUP_MODES.find((m) => m === input.signups);
   if (!signups) throw badRequest(`Sign-ups must be one of ${SIGNUP_MODES.join(', ')}.`, 'invalid');
   const plan = PLANS.find((p) => p === input.defaultPlan);
   if (!plan) throw badRequest(`The default plan must be one of ${PLANS.join(', ')}.`, 'invalid');
+  const names =
+    input.documentNames === undefined
+      ? (await instanceSettings(s)).documentNames
+      : DOCUMENT_NAME_MODES.find((m) => m === input.documentNames);
+  if (!names) throw badRequest(`Document names must be one of ${DOCUMENT_NAME_MODES.join(', ')}.`, 'invalid');
+  // First, as it may be refused: then nothing is saved.
+  await setDocumentNames(s, names);
   await writeSetting(s.database.db, 'signups', signups);
   await writeSetting(s.database.db, 'default-plan', plan);
-  return { signups, defaultPlan: plan };
+  return { signups, defaultPlan: plan, documentNames: names };
+}
+
+/** Switches where document names are unique. Per account always works; back to unique across this Kiln
+ *  only while no two accounts have a live document of the same name (409 `name-conflict` lists them).
+ *  Writes to documents wait meanwhile, so no name is checked under one mode and stored under the other. */
+export async function setDocumentNames(s: Services, mode: DocumentNameMode): Promise<void> {
+  const { db } = s.database;
+  if ((await readSetting(db, 'document-names')) === mode) return;
+  await db.transaction().execute(async (trx) => {
+    await s.database.lock.table(trx, 'nodes');
+    if (mode === 'instance') {
+      const shared = await namesSharedByAccounts(trx, 10);
+      if (shared.total > 0) {
+        const owners = new Map<number, string>();
+        for (const id of new Set(shared.names.flatMap((n) => n.owners))) owners.set(id, await usernameOf(trx, id));
+        const list = shared.names.map((n) => `${n.name} (${n.owners.map((o) => owners.get(o)).join(', ')})`);
+        throw conflict(
+          `Document names stay per account: ${shared.total} name${shared.total === 1 ? ' is' : 's are'} used by more than one account: ${list.join('; ')}${shared.total > list.length ? '; …' : ''}. Rename those documents first.`,
+          'name-conflict',
+          { names: shared.names.map((n) => n.name) },
+        );
+      }
+    }
+    await rescopeDocumentNames(trx, mode);
+    await writeSetting(trx, 'document-names', mode);
+  });
 }
 
 /** A one-time link that lets one person sign up while sign-ups are by invitation (14 days). */

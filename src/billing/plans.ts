@@ -160,8 +160,8 @@ export async function loadPlanAccount(s: Services, db: Reader, accountId: number
 }
 
 /** 403 `quota-exceeded` when the owner has as many sites as its plan allows (superadmins: no limit).
- *  Call inside the transaction that creates the site. */
-export async function assertSiteQuota(s: Services, trx: Transaction<DB>, ownerId: number, adding = 1): Promise<void> {
+ *  Call inside the transaction that creates the site (outside one it only reads: a check ahead of time). */
+export async function assertSiteQuota(s: Services, trx: Reader, ownerId: number, adding = 1): Promise<void> {
   const a = await loadPlanAccount(s, trx, ownerId, true);
   const limit = siteLimit(a);
   if (limit.max === null) return;

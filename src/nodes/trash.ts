@@ -11,7 +11,7 @@ import { publishNodeSaved } from '../events/publish.ts';
 import {
   deleteNodes,
   nodeById,
-  otherSiteNamed,
+  siteNameClash,
   siblingNamed,
   trashRootsBefore,
   trashRootsOf,
@@ -72,7 +72,7 @@ export async function restoreFromTrash(
       throw conflict(`Something named "${root.name}" is in ${where} now: rename or delete it first.`, 'name-conflict');
     for (const n of all) {
       if (n.type !== 'site' || !isGlobalDocumentName(n.name)) continue;
-      if (await otherSiteNamed(trx, n.name, n.id))
+      if (await siteNameClash(trx, n.owner_id, n.name, n.id))
         throw conflict(`The document name "${n.name}" was taken meanwhile: rename that one first.`, 'name-conflict');
     }
     const sites = all.filter((n) => n.type === 'site').length;

@@ -37,12 +37,11 @@ import {
   foldersOf,
   insertNode,
   nodeById,
-  nodesNamed,
+  ownerNodesNamed,
   nodesOf,
-  otherSiteNamed,
+  siteNameClash,
   setChildrenPath,
   siblingNamed,
-  siteNamed,
   updateNode,
 } from '../store/nodes.ts';
 
@@ -114,13 +113,7 @@ export async function findByPath(s: Services, ownerId: number, relPath: string):
   const name = parts[parts.length - 1].normalize('NFC');
   const nameKey = name.toLowerCase();
   const folderKey = parts.slice(0, -1).join('/').normalize('NFC').toLowerCase();
-  const { db } = s.database;
-  const global = isGlobalDocumentName(name);
-  if (global) {
-    const site = await siteNamed(db, nameKey);
-    if (site && site.owner_id === ownerId && site.path.toLowerCase() === folderKey) return site;
-  }
-  const rows = await nodesNamed(db, ownerId, nameKey, { exceptSites: global });
+  const rows = await ownerNodesNamed(s.database.db, ownerId, nameKey);
   return rows.find((r) => r.path.toLowerCase() === folderKey);
 }
 
@@ -153,54 +146,71 @@ export function createHomePage(s: Services, accountId: number, writer: string | 
 
 /** Creates `a/b/name.html` (or a folder), creating missing folders on the way, all in one transaction. */
 export async function createPath(s: Services, actorId: number, input: CreatePathInput): Promise<NodeRow> {
+  const { names, type } = pathNames(input);
+  const now = s.clock.now().toISOString();
+  return runWrite(s, async (trx, after) => {
+    await assertManages(trx, actorId, input.ownerId);
+    const plan = await existingFolders(trx, input.ownerId, input.parentId ?? 0, names.slice(0, -1));
+    let parentId = plan.parentId;
+    for (const folderName of plan.missing) {
+      const folder = {
+        ownerId: input.ownerId,
+        parentId,
+        type: 'folder' as const,
+        name: folderName,
+        writer: input.writer,
+      };
+      parentId = (await createIn(s, trx, actorId, folder, now, after)).id;
+    }
+    const leaf = { ...input, parentId, type, name: names[names.length - 1] };
+    return createIn(s, trx, actorId, leaf, now, after);
+  });
+}
+
+/** What createPath would answer for this path, without writing anything: the same name, depth, quota
+ *  and clash rules (the New-document form asks as a name is typed). Returns the path it would make. */
+export async function checkNewPath(s: Services, actorId: number, input: CreatePathInput): Promise<string> {
+  const { names, type } = pathNames(input);
+  const name = names[names.length - 1];
+  const trx = s.database.db;
+  await assertManages(trx, actorId, input.ownerId);
+  const plan = await existingFolders(trx, input.ownerId, input.parentId ?? 0, names.slice(0, -1));
+  const parent = await loadParent(trx, input.ownerId, plan.parentId);
+  const depth = depthOf(childPathOf(parent)) + plan.missing.length;
+  assertDepth(depth + (type === 'folder' ? 1 : 0));
+  // Inside folders still to be made nothing has a name yet: only the names unique beyond a folder clash.
+  if (plan.missing.length === 0)
+    await assertNameFree(trx, { ownerId: input.ownerId, parentId: plan.parentId, type, name, parent });
+  else if (type === 'site') await assertSiteNameFree(trx, input.ownerId, name);
+  if (type === 'site') await assertSiteQuota(s, trx, input.ownerId);
+  return [childPathOf(parent), ...plan.missing, name].filter(Boolean).join('/');
+}
+
+/** A create path's names (NFC), each checked against the naming rules, and the last one's type. */
+function pathNames(input: CreatePathInput): { names: string[]; type: 'site' | 'folder' } {
   const parts = splitPath(String(input.path ?? '').replace(/^\//, ''));
   if (typeof parts === 'string') throw badRequest(parts, 'invalid-path');
   const names = parts.map((p) => p.normalize('NFC'));
-  const last = names[names.length - 1];
-  const type = input.type ?? (isDocumentName(last) ? 'site' : 'folder');
+  const type = input.type ?? (isDocumentName(names[names.length - 1]) ? 'site' : 'folder');
   for (const [i, n] of names.entries()) {
     const problem = nodeNameProblem(n, i === names.length - 1 ? type : 'folder');
     if (problem) throw badRequest(`${problem} (in "${n}")`, 'invalid-name');
   }
-  const now = s.clock.now().toISOString();
-  return runWrite(s, async (trx, after) => {
-    await assertManages(trx, actorId, input.ownerId);
-    let parentId = input.parentId ?? 0;
-    for (const folderName of names.slice(0, -1)) {
-      const existing = await childNamed(trx, input.ownerId, parentId, folderName);
-      if (existing && existing.type !== 'folder') {
-        throw conflict(`"${existing.name}" is a ${TYPE_WORD[existing.type]}, not a folder.`, 'name-conflict');
-      }
-      parentId = existing
-        ? existing.id
-        : (
-            await createIn(
-              s,
-              trx,
-              actorId,
-              { ownerId: input.ownerId, parentId, type: 'folder', name: folderName, writer: input.writer },
-              now,
-              after,
-            )
-          ).id;
-    }
-    return createIn(
-      s,
-      trx,
-      actorId,
-      {
-        ownerId: input.ownerId,
-        parentId,
-        type,
-        name: last,
-        html: input.html,
-        starter: input.starter,
-        writer: input.writer,
-      },
-      now,
-      after,
-    );
-  });
+  return { names, type };
+}
+
+/** Walks `folders` down from `parentId`: the deepest one that exists, and the names still to be made
+ *  below it. A name on the way that is not a folder answers 409. */
+async function existingFolders(trx: Tx, ownerId: number, parentId: number, folders: string[]) {
+  let at = parentId;
+  for (const [i, folderName] of folders.entries()) {
+    const existing = await childNamed(trx, ownerId, at, folderName);
+    if (!existing) return { parentId: at, missing: folders.slice(i) };
+    if (existing.type !== 'folder')
+      throw conflict(`"${existing.name}" is a ${TYPE_WORD[existing.type]}, not a folder.`, 'name-conflict');
+    at = existing.id;
+  }
+  return { parentId: at, missing: [] as string[] };
 }
 
 /** Creates a site or folder inside the caller's transaction (a sync create of a nested path makes its
@@ -508,12 +518,17 @@ async function assertNameFree(
     const where = o.parent ? `The folder "${o.parent.name}"` : 'The top level';
     throw conflict(`${where} already has a ${TYPE_WORD[sibling.type]} named "${sibling.name}".`, 'name-conflict');
   }
-  if (o.type !== 'site' || !isGlobalDocumentName(o.name)) return;
-  const site = await otherSiteNamed(trx, o.name, o.exceptId);
+  if (o.type === 'site') await assertSiteNameFree(trx, o.ownerId, o.name, o.exceptId);
+}
+
+/** A document name unique beyond its folder clashes with no other live document in its scope. */
+async function assertSiteNameFree(trx: Tx, ownerId: number, name: string, exceptId?: number) {
+  if (!isGlobalDocumentName(name)) return;
+  const site = await siteNameClash(trx, ownerId, name, exceptId);
   if (!site) return;
-  if (site.owner_id !== o.ownerId) {
+  if (site.owner_id !== ownerId) {
     throw conflict(
-      `The document name "${o.name}" belongs to another account. Document names are unique across this Kiln; choose another name.`,
+      `The document name "${name}" belongs to another account. Document names are unique across this Kiln; choose another name.`,
       'name-taken-elsewhere',
     );
   }

@@ -34,6 +34,7 @@ import { up014Collections } from './migrations/014_collections.ts';
 import { up015PrivateRecords } from './migrations/015_private_records.ts';
 import { up016UsernameHolders } from './migrations/016_username_holders.ts';
 import { up017DataLoss } from './migrations/017_data_loss.ts';
+import { up018NameScope } from './migrations/018_name_scope.ts';
 
 /** The two column types that differ between the databases. */
 export interface ColumnTypes {
@@ -62,6 +63,7 @@ function migrations(t: ColumnTypes): Record<string, Migration> {
     '015_private_records': { up: up015PrivateRecords(t) },
     '016_username_holders': { up: up016UsernameHolders(t) },
     '017_data_loss': { up: up017DataLoss(t) },
+    '018_name_scope': { up: up018NameScope(t) },
   };
 }
 
@@ -82,8 +84,9 @@ export interface Database {
  *  table locks; SQLite needs none (Kysely runs its transactions one at a time on one connection). */
 export interface Locks {
   row(trx: Transaction<DB>, table: 'nodes' | 'accounts', id: number): Promise<void>;
-  /** Blocks concurrent inserts into the table (first-run setup). */
-  table(trx: Transaction<DB>, table: 'accounts'): Promise<void>;
+  /** Blocks concurrent writes to the table until the transaction ends (first-run setup; switching how
+   *  document names are unique). */
+  table(trx: Transaction<DB>, table: 'accounts' | 'nodes'): Promise<void>;
 }
 
 const postgresLocks: Locks = {

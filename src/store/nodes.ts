@@ -11,6 +11,7 @@ import {
   type Updateable,
 } from 'kysely';
 import type { DB, NodesTable } from './schema.ts';
+import { SIBLING_UNIQUE_NAMES } from '../core/names.ts';
 
 type NodeRow = Selectable<NodesTable>;
 
@@ -37,47 +38,74 @@ export function childNamed(
     .executeTakeFirst();
 }
 
-/** The site with this name anywhere in Kiln. Site names are unique across Kiln, so the partial unique
- *  index answers in one probe (the literal 'site' lets SQLite and PostgreSQL match the index's
- *  predicate). This runs on every document GET: the query is compiled once per database and reused. */
-const siteLookups = new WeakMap<Kysely<DB>, CompiledQuery<NodeRow>>();
-export async function siteNamed(db: Kysely<DB>, name: string): Promise<NodeRow | undefined> {
-  let compiled = siteLookups.get(db);
+/** The scope a document name of `ownerId` is unique in, as SQL: 0 (across this Kiln, the default) or the
+ *  owner's id while the instance setting `document-names` is `account` (src/admin/admin.ts). Read in the
+ *  same statement as the row it checks or writes, so a name and the mode it was checked under never part. */
+export function nameScopeOf(ownerId: number): RawBuilder<number> {
+  return sql<number>`(case when exists (select 1 from instance_settings where name = 'document-names' and value = 'account') then ${ownerId} else 0 end)`;
+}
+
+/** Document names used by more than one account (live documents, the names unique beyond a folder),
+ *  with those accounts' ids: what stands in the way of names unique across this Kiln. */
+export async function namesSharedByAccounts(db: Kysely<DB>, limit: number) {
+  const rows = await db
+    .selectFrom('nodes')
+    .select(['name_key', 'owner_id'])
+    .where(sql.ref('type'), '=', sql.lit('site'))
+    .where('trashed_at', 'is', null)
+    .where('name_key', 'not in', [...SIBLING_UNIQUE_NAMES])
+    .where(
+      'name_key',
+      'in',
+      db
+        .selectFrom('nodes')
+        .select('name_key')
+        .where(sql.ref('type'), '=', sql.lit('site'))
+        .where('trashed_at', 'is', null)
+        .groupBy('name_key')
+        .having((eb) => eb.fn.count('owner_id').distinct(), '>', 1),
+    )
+    .orderBy('name_key')
+    .orderBy('owner_id')
+    .execute();
+  const byName = new Map<string, number[]>();
+  for (const r of rows) byName.set(r.name_key, [...(byName.get(r.name_key) ?? []), r.owner_id]);
+  return { total: byName.size, names: [...byName].slice(0, limit).map(([name, owners]) => ({ name, owners })) };
+}
+
+/** Puts every document's name in the scope of the mode (0, or its owner's id), trashed ones too: the
+ *  unique index refuses it when two accounts' live documents share a name and the mode is `instance`. */
+export async function rescopeDocumentNames(db: Kysely<DB>, mode: 'instance' | 'account') {
+  await db
+    .updateTable('nodes')
+    .set({ name_scope: mode === 'account' ? sql.ref('owner_id') : 0 })
+    .where('type', '=', 'site')
+    .execute();
+}
+
+/** The owner's live nodes with this name in any folder. This runs on every document GET (by path): the
+ *  query is compiled once per database and reused; the plain name index answers it. */
+const ownerNameLookups = new WeakMap<Kysely<DB>, CompiledQuery<NodeRow>>();
+export async function ownerNodesNamed(db: Kysely<DB>, ownerId: number, name: string): Promise<NodeRow[]> {
+  let compiled = ownerNameLookups.get(db);
   if (!compiled) {
     compiled = db
       .selectFrom('nodes')
       .selectAll()
       .where('name_key', '=', '')
-      .where(sql.ref('type'), '=', sql.lit('site'))
+      .where('owner_id', '=', 0)
       .where('trashed_at', 'is', null)
       .compile();
-    siteLookups.set(db, compiled);
+    ownerNameLookups.set(db, compiled);
   }
-  const result = await db.executeQuery<NodeRow>({ ...compiled, parameters: [name.toLowerCase()] });
-  return result.rows[0];
+  const result = await db.executeQuery<NodeRow>({ ...compiled, parameters: [name.toLowerCase(), ownerId] });
+  return result.rows;
 }
 
 /** Every node of an owner; `ordered`: by path, then name (folders before what they hold). */
 export function nodesOf(db: Kysely<DB>, ownerId: number, opts: { ordered?: boolean } = {}): Promise<NodeRow[]> {
   let q = db.selectFrom('nodes').selectAll().where('owner_id', '=', ownerId).where('trashed_at', 'is', null);
   if (opts.ordered) q = q.orderBy('path').orderBy('name_key').orderBy('id');
-  return q.execute();
-}
-
-/** The owner's nodes with this name in any folder (`exceptSites`: folders and uploads only). */
-export function nodesNamed(
-  db: Kysely<DB>,
-  ownerId: number,
-  name: string,
-  opts: { exceptSites?: boolean } = {},
-): Promise<NodeRow[]> {
-  let q = db
-    .selectFrom('nodes')
-    .selectAll()
-    .where('owner_id', '=', ownerId)
-    .where('name_key', '=', name.toLowerCase())
-    .where('trashed_at', 'is', null);
-  if (opts.exceptSites) q = q.where('type', '!=', 'site');
   return q.execute();
 }
 
@@ -94,14 +122,16 @@ export function siblingNamed(db: Kysely<DB>, ownerId: number, parentId: number, 
   return q.executeTakeFirst();
 }
 
-/** A site with this name anywhere in Kiln other than `exceptId` (for the name-free check). */
-export function otherSiteNamed(db: Kysely<DB>, name: string, exceptId?: number) {
+/** A live document, other than `exceptId`, whose name clashes with `name` for a document of `ownerId`:
+ *  any account's while names are unique across this Kiln, the owner's own while they are per account. */
+export function siteNameClash(db: Kysely<DB>, ownerId: number, name: string, exceptId?: number) {
   let q = db
     .selectFrom('nodes')
-    .select(['id', 'owner_id', 'path', 'name'])
+    .selectAll()
     .where('name_key', '=', name.toLowerCase())
     .where(sql.ref('type'), '=', sql.lit('site'))
-    .where('trashed_at', 'is', null);
+    .where('trashed_at', 'is', null)
+    .where('name_scope', '=', nameScopeOf(ownerId));
   if (exceptId) q = q.where('id', '!=', exceptId);
   return q.executeTakeFirst();
 }
@@ -127,9 +157,10 @@ export function sharedNodeByToken(db: Kysely<DB>, tokenHash: string): Promise<No
 }
 
 export function insertNode(db: Kysely<DB>, row: Insertable<NodesTable>): Promise<NodeRow> {
+  const scoped = { ...row, name_scope: nameScopeOf(row.owner_id) };
   const values = row.parent_id
-    ? { ...row, visibility: visibilityUnder(row.parent_id, sql`${row.visibility ?? 'public'}`) }
-    : row;
+    ? { ...scoped, visibility: visibilityUnder(row.parent_id, sql`${row.visibility ?? 'public'}`) }
+    : scoped;
   return db.insertInto('nodes').values(values).returningAll().executeTakeFirstOrThrow();
 }
 
@@ -355,7 +386,7 @@ export function siteWithContent(db: Kysely<DB>, id: number) {
 }
 
 /** Which of these names (lower case) a live node uses: at the owner's top level, or (`sites`) as a
- *  document name anywhere in Kiln. */
+ *  document name in the scope the owner's document names are unique in (nameScopeOf). */
 export async function namesTaken(db: Kysely<DB>, ownerId: number, keys: string[], siteKeys: string[]) {
   const own = await db
     .selectFrom('nodes')
@@ -372,6 +403,7 @@ export async function namesTaken(db: Kysely<DB>, ownerId: number, keys: string[]
         .where('name_key', 'in', siteKeys)
         .where(sql.ref('type'), '=', sql.lit('site'))
         .where('trashed_at', 'is', null)
+        .where('name_scope', '=', nameScopeOf(ownerId))
         .execute()
     : [];
   return new Set([...own, ...everywhere].map((r) => r.name_key));

@@ -148,6 +148,8 @@ export interface NodesTable {
   name: string;
   /** Lowercased name: the uniqueness key. */
   name_key: string;
+  /** Where a document's name is unique: 0 = across this Kiln, else its owner's id (per-account names). */
+  name_scope: Generated<number>;
   /** Ancestor folder path, '' at top level, e.g. `a/b`. */
   path: string;
   visibility: 'public' | 'private';

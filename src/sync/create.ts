@@ -11,7 +11,7 @@ import { childPathOf, createIn, runWrite, type NodeRow } from '../nodes/tree.ts'
 import { insertUpload, replaceUpload, storeBytes, type StoredBytes } from '../uploads/upload.ts';
 import type { AfterCommit, Tx } from '../store/transaction.ts';
 import { assertCanWrite, type SyncScope } from './scope.ts';
-import { childNamed, siteNamed } from '../store/nodes.ts';
+import { childNamed, siteNameClash } from '../store/nodes.ts';
 import {
   type Precondition,
   type WireNode,
@@ -136,7 +136,7 @@ async function createOnce(
   // Rule 3: the leaf name.
   let reuse: NodeRow | undefined;
   if (type === 'site' && isGlobalDocumentName(leaf)) {
-    const site = await siteNamed(tx, leaf);
+    const site = await siteNameClash(tx, scope.account.id, leaf);
     if (site && site.owner_id !== scope.account.id)
       throw nameTaken(leaf, ' by another account; document names are unique across this Kiln');
     reuse = site;

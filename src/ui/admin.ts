@@ -48,6 +48,10 @@ form.inline button,td form button{margin:0;padding:.25rem .6rem}.pager{display:f
 <label for="default-plan">Plan of new accounts</label><select id="default-plan" name="defaultPlan">${PLANS.map(
       (p) => html`<option value="${p}"${p === o.settings.defaultPlan ? html` selected` : ''}>${p}</option>`,
     )}</select>
+<fieldset><legend>Document names</legend>
+<label><input type="radio" name="documentNames" value="instance"${o.settings.documentNames === 'instance' ? html` checked` : ''}> Unique across this Kiln, as on Hyperclay: one <code>notes.html</code> in all of it</label>
+<label><input type="radio" name="documentNames" value="account"${o.settings.documentNames === 'account' ? html` checked` : ''}> Unique per account: everyone may have their own <code>notes.html</code>, and an app's visitors keep its name</label>
+<small class="muted">Index pages and a collection's two pages are unique per folder either way. Going back to unique across this Kiln needs every name shared by two accounts renamed first.</small></fieldset>
 <fieldset><legend>Upload size per file (MB)</legend>${PLANS.map(
       (p) =>
         html`<label for="upload-${p}">${p}</label><input id="upload-${p}" name="upload${p[0].toUpperCase()}${p.slice(1)}" type="number" min="1" max="150" step="1" value="${Math.round(o.uploadMb[p])}">`,

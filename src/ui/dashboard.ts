@@ -293,8 +293,9 @@ ${
 <form method="post" action="/_/dashboard/nodes" class="card">
   <input type="hidden" name="type" value="site">${ownerField}
   <label for="new-site">New document</label>
-  <input id="new-site" name="name" required placeholder="my-app.html" maxlength="${limits.pathLength}" value="${v.newName ?? ''}"${v.newName ? raw(' autofocus') : ''}>
-  <small>Ends in .html or .htmlclay. A path like <code>notes/todo.html</code> creates the folders too.</small>
+  <input id="new-site" name="name" required placeholder="my-app.html" maxlength="${limits.pathLength}" value="${v.newName ?? ''}"${v.newName ? raw(' autofocus') : ''} aria-describedby="new-site-help new-site-check" autocomplete="off">
+  <small id="new-site-help">Ends in .html or .htmlclay. A path like <code>notes/todo.html</code> creates the folders too.</small>
+  <small id="new-site-check" class="name-check" role="status"></small>
   <label for="new-site-starter">Start from</label>
   <select id="new-site-starter" name="starter">${starters}</select>
   <label for="new-site-parent">In folder</label>
@@ -345,6 +346,7 @@ export function confirmDeletePage(o: { username: string; node: NodeRow; count: n
 }
 
 const STYLE = `
+.name-check{display:block;min-height:1.2em}.name-check.ok{color:var(--ok)}.name-check.bad{color:var(--bad);font-weight:600}
 .create{display:grid;grid-template-columns:repeat(auto-fit,minmax(250px,1fr));gap:var(--s4);margin-bottom:var(--s5)}
 .create form.card{max-width:none;margin:0}.create small{display:block;margin-top:var(--s1)}
 nav.accounts{display:flex;flex-wrap:wrap;gap:var(--s2);margin:0 0 var(--s3)}nav.accounts .button{margin:0}
@@ -451,6 +453,24 @@ const SCRIPT = `
     });
   }
   filter.addEventListener('input',applyFilter);
+  // The New-document form checks its name as it is typed: the server answers what creating it would.
+  var newSite=document.getElementById('new-site'),check=document.getElementById('new-site-check'),checkSeq=0,checkTimer;
+  function checkName(){
+    clearTimeout(checkTimer);
+    var f=newSite.form,name=newSite.value,seq=++checkSeq;
+    if(!name.trim()){check.textContent='';check.className='name-check';newSite.removeAttribute('aria-invalid');return;}
+    checkTimer=setTimeout(async function(){
+      var q=new URLSearchParams({type:'site',name:name,parentId:f.parentId.value});if(f.ownerId)q.set('ownerId',f.ownerId.value);
+      try{
+        var res=await fetch('/_/dashboard/names?'+q,{headers:{'Accept':'application/json'},credentials:'same-origin'});
+        var d=await res.json();if(seq!==checkSeq)return;
+        check.textContent=d.msg;check.className='name-check '+(res.ok?'ok':'bad');
+        if(res.ok)newSite.removeAttribute('aria-invalid');else newSite.setAttribute('aria-invalid','true');
+      }catch(e){}
+    },250);
+  }
+  newSite.addEventListener('input',checkName);newSite.form.parentId.addEventListener('change',checkName);
+  newSite.form.addEventListener('reset',function(){setTimeout(checkName);});
   // Uploads: one request per file, each with its own progress bar; too-large files are refused here,
   // with the plan's limit in words, before a byte is sent (the server enforces it too).
   var list=document.getElementById('uploads');

@@ -44,6 +44,7 @@ const bodies = {
   settings: z.object({
     signups: z.string().max(20),
     defaultPlan: z.string().max(20),
+    documentNames: z.string().max(20).optional(),
     uploadFree: z.coerce.number().optional(),
     uploadPersonal: z.coerce.number().optional(),
     uploadMaker: z.coerce.number().optional(),
@@ -99,7 +100,9 @@ const plugin: RoutePlugin = async (app, { services: s }) => {
     const saved = await saveInstanceSettings(s, b);
     if (b.uploadFree !== undefined || b.uploadPersonal !== undefined || b.uploadMaker !== undefined)
       await saveUploadLimits(s, { free: b.uploadFree, personal: b.uploadPersonal, maker: b.uploadMaker });
-    return done(req, reply, `Sign-ups: ${saved.signups}; new accounts start on the ${saved.defaultPlan} plan.`, {
+    const names = saved.documentNames === 'account' ? 'unique per account' : 'unique across this Kiln';
+    const msg = `Saved. Sign-ups: ${saved.signups}; new accounts start on the ${saved.defaultPlan} plan; document names are ${names}.`;
+    return done(req, reply, msg, {
       redirect: ADMIN,
       extra: { settings: saved },
     });

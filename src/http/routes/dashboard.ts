@@ -3,6 +3,7 @@
 //   GET  /_/dashboard                       the page: the signed-in account's tree
 //   GET  /_/dashboard/nodes                 JSON {msg, msgType, nodes, html}
 //   POST /_/dashboard/nodes                 create {type: 'site'|'folder', name, parentId?=0, html?}
+//   GET  /_/dashboard/names?name=&parentId=&ownerId=  what that create would answer now, nothing written
 //                                           (a name with slashes, e.g. `a/b/app.html`, creates the folders too)
 //   POST /_/dashboard/nodes/:id/rename      {name}
 //   POST /_/dashboard/nodes/:id/move        {parentId (0 = top level), name?}
@@ -39,6 +40,7 @@ import { signupInstance } from '../../apps/instances.ts';
 import type { Actor } from '../../access/actor.ts';
 import {
   createNode,
+  checkNewPath,
   createPath,
   deleteNode,
   getNode,
@@ -234,6 +236,22 @@ const plugin: RoutePlugin = async (app, { services: s }) => {
       nodes: nodes.map(publicNode),
       html: nodeListHtml(await listView(owner, nodes)),
     });
+  });
+
+  // The New-document form asks as a name is typed: what creating it would answer, nothing written.
+  app.get(`${DASHBOARD}/names`, async (req, reply) => {
+    mainOnly(req);
+    const actor = authorizeActor({ actor: req.actor }, null, 'manage');
+    const b = parse(bodies.create, req.query);
+    const owner = await ownerOf(actor, b.ownerId);
+    const name = b.name.includes('/') ? b.name.trim() : b.name;
+    const path = await checkNewPath(s, actor.accountId, {
+      ownerId: owner.id,
+      path: name,
+      type: b.type,
+      parentId: b.parentId,
+    });
+    return reply.header('cache-control', 'no-store').send({ msg: `"${path}" is free.`, msgType: 'success', path });
   });
 
   app.post(`${DASHBOARD}/nodes`, (req, reply) =>
