@@ -4,8 +4,8 @@
 import { createHomePage } from '../src/nodes/tree.ts';
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
+import { zipOf } from './support/zip.ts';
 import yauzl from 'yauzl';
-import yazl from 'yazl';
 import { startKiln, type TestKiln } from './support/kiln.ts';
 import { newPerson, signedIn } from './support/people.ts';
 import { mailsTo } from './support/stripe.ts';
@@ -60,26 +60,19 @@ function unzip(buf: Buffer): Promise<Map<string, Buffer>> {
   });
 }
 
-function zipOf(files: Record<string, string | Buffer>): Promise<Buffer> {
-  const z = new yazl.ZipFile();
-  for (const [name, content] of Object.entries(files)) z.addBuffer(Buffer.from(content), name);
-  z.end();
-  return new Promise((resolve) => {
-    const chunks: Buffer[] = [];
-    z.outputStream.on('data', (c: Buffer) => chunks.push(c)).on('end', () => resolve(Buffer.concat(chunks)));
-  });
-}
-
-/** One upload: its body and headers share one boundary (make it once, use both). */
-function multipart(zip: Buffer) {
+/** One upload (and text fields, after it): its body and headers share one boundary (make it once, use both). */
+function multipart(zip: Buffer, fields: Record<string, string> = {}) {
   const boundary = `----kilnimport${Date.now()}`;
+  const text = Object.entries(fields).map(
+    ([k, v]) => `\r\n--${boundary}\r\nContent-Disposition: form-data; name="${k}"\r\n\r\n${v}`,
+  );
   return {
     body: Buffer.concat([
       Buffer.from(
         `--${boundary}\r\nContent-Disposition: form-data; name="file"; filename="tree.zip"\r\nContent-Type: application/zip\r\n\r\n`,
       ),
       zip,
-      Buffer.from(`\r\n--${boundary}--\r\n`),
+      Buffer.from(`${text.join('')}\r\n--${boundary}--\r\n`),
     ]),
     headers: { 'content-type': `multipart/form-data; boundary=${boundary}`, accept: 'application/json' },
   };
@@ -276,7 +269,24 @@ test('an untouched starter gives way to an imported document of its name; a page
   const refused = await main.post('/_/account/import', again.body, { headers: again.headers });
   assert.equal(refused.status, 409);
   assert.deepEqual(refused.json.clashes, ['index.html']);
-  assert.match(refused.json.msg, /folder of their own/);
+  // The way out it offers works: a new folder under which nothing clashes, one more request.
+  assert.equal(refused.json.intoFolder, 'imported');
+  assert.match(refused.json.msg, /or import into a new folder \("imported" is free/);
+  const into = multipart(await zipOf({ 'index.html': '<html>another</html>' }), { folder: refused.json.intoFolder });
+  const landed = await main.post('/_/account/import', into.body, { headers: into.headers });
+  assert.equal(landed.status, 200, landed.text);
+  assert.deepEqual(landed.json.imported, { documents: 1, uploads: 0, folders: 1 });
+  assert.equal((await host.get('/imported/index.html')).text, '<html>another</html>');
+  assert.match((await host.get('/')).text, /my old site/);
+  // A document name unique beyond its folder clashes in any folder: no folder is offered then.
+  await main.post('/_/dashboard/nodes', { type: 'site', name: `kept-${me.id}.html`, html: '<p>k</p>' }, json);
+  const global = multipart(await zipOf({ [`kept-${me.id}.html`]: '<p>other</p>' }));
+  const noWay = await main.post('/_/account/import', global.body, { headers: global.headers });
+  assert.equal(noWay.status, 409);
+  assert.equal(noWay.json.intoFolder, undefined);
+  assert.doesNotMatch(noWay.json.msg, /new folder/);
+  const bad = multipart(await zipOf({ 'x.html': '<p>x</p>' }), { folder: '../up' });
+  assert.equal((await main.post('/_/account/import', bad.body, { headers: bad.headers })).status, 400);
 });
 
 test('deleting the account needs the username typed and the password; everything goes; the name is held back', async () => {

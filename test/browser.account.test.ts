@@ -4,7 +4,8 @@
 // page checked at desktop and phone size (screenshots, no sideways scrolling, axe).
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtempSync, readFileSync } from 'node:fs';
+import { zipOf } from './support/zip.ts';
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import type { BrowserContext, Page } from 'playwright-core';
@@ -132,12 +133,31 @@ test('export → import through the account page: the same tree in another accou
   assert.match(await message(b.page), /Imported 2 documents, 0 files and 1 folder/);
   const names = await b.page.$$eval('#tree tr[data-node-id] .nm', (as) => as.map((x) => x.textContent));
   assert.deepEqual(names.sort(), [`box-${a.person.id}/`, `one-${a.person.id}.html`, `two-${a.person.id}.html`].sort());
-  // The same zip again: refused whole, with the names in words.
+  // The same zip again: refused whole, with the names in words, and the chosen zip kept in the form. Its
+  // document names are unique beyond a folder, so no folder is offered.
   await b.page.goto(bk.mainUrl('/_/account'));
   await b.page.setInputFiles('#import-zip', zipPath);
   await b.page.getByRole('button', { name: 'Import', exact: true }).click();
-  await b.page.waitForURL(/\/_\/account\?/);
-  assert.match(await message(b.page), /Nothing was imported: 2 names are taken/);
+  const said = b.page.locator('#import-msg');
+  await said.filter({ hasText: 'Nothing was imported: 2 names are taken' }).waitFor();
+  assert.equal(await said.getByRole('button').count(), 0);
+  // A zip whose names clash only in place (an asset, a home page): one click imports it into a new folder.
+  const assets = path.join(path.dirname(zipPath), 'assets.zip');
+  writeFileSync(assets, await zipOf({ 'style.css': 'body{margin:0}', 'index.html': '<p>old home</p>' }));
+  for (let i = 0; i < 2; i++) {
+    await b.page.goto(bk.mainUrl('/_/account'));
+    await b.page.setInputFiles('#import-zip', assets);
+    await b.page.getByRole('button', { name: 'Import', exact: true }).click();
+    if (i === 0) await b.page.waitForURL(/\/_\/dashboard\?/);
+  }
+  const into = said.getByRole('button', { name: 'Import into the folder "imported"' });
+  await into.waitFor();
+  assert.match((await said.textContent()) ?? '', /2 names are taken: style\.css, index\.html/);
+  await check(b.page, 'import-refused', 'desktop');
+  await into.click();
+  await b.page.waitForURL(/\/_\/dashboard\?/);
+  assert.match(await message(b.page), /Imported 1 document, 1 file and 1 folder/);
+  await b.page.locator('#tree tr[data-path="imported/style.css"]').waitFor();
   await a.ctx.close();
   await b.ctx.close();
 });

@@ -269,15 +269,65 @@ export interface ImportResult {
 }
 
 /** Imports the zip at `file` into the tree of `ownerId`: all of it, or nothing (see the head of this file). */
-export async function importTree(s: Services, actorId: number, ownerId: number, file: string): Promise<ImportResult> {
+export async function importTree(
+  s: Services,
+  actorId: number,
+  ownerId: number,
+  file: string,
+  opts: { folder?: string } = {},
+): Promise<ImportResult> {
   await listTree(s, actorId, ownerId); // the actor may manage this tree (else 400 not-owner)
   const plan = effectivePlan(await loadPlanAccount(s, s.database.db, ownerId));
+  const folder = (opts.folder ?? '').trim().replace(/^\/+|\/+$/g, '');
+  let into: string[] = [];
+  if (folder) {
+    const parts = splitPath(folder);
+    if (typeof parts === 'string') throw badRequest(`The folder to import into: ${parts}`, 'invalid-path');
+    into = parts.map((p) => p.normalize('NFC'));
+    const problem = into.map((p) => nodeNameProblem(p, 'folder')).find(Boolean);
+    if (problem) throw badRequest(`The folder to import into: ${problem}`, 'invalid-name');
+  }
   const zip = await openZip(file);
   try {
-    return await importEntries(s, actorId, ownerId, plan, zip);
+    return await importEntries(s, actorId, ownerId, plan, zip, into);
   } finally {
     zip.close();
   }
+}
+
+/** What is taken among the names the zip's files would get under the folder `into` (paths relative
+ *  to the account): clashes in words, and the untouched starters that give way. */
+async function clashesOf(s: Services, ownerId: number, files: ImportFile[], into: string[]) {
+  const clashes: string[] = [];
+  /** Untouched starters (a new account's index.html, say) that give way to imported documents of their names. */
+  const giveWay: NodeRow[] = [];
+  for (const f of files) {
+    const name = f.parts[f.parts.length - 1];
+    const where = [...into, ...f.parts].join('/');
+    const existing = await findByPath(s, ownerId, where);
+    if (existing && f.type === 'site' && (await isUntouchedStarter(s, existing))) giveWay.push(existing);
+    else if (existing) clashes.push(where);
+    else if (f.type === 'site' && isGlobalDocumentName(name)) {
+      const clash = await siteNameClash(s.database.db, ownerId, name);
+      if (clash)
+        clashes.push(
+          clash.owner_id === ownerId
+            ? `${where} (you have a document of that name in ${clash.path ? `"${clash.path}"` : 'the top level'})`
+            : `${where} (another account has a document of that name)`,
+        );
+    }
+  }
+  return { clashes, giveWay };
+}
+
+/** A new top-level folder name under which nothing of the zip would clash, or undefined. */
+async function freeFolderFor(s: Services, ownerId: number, files: ImportFile[]): Promise<string | undefined> {
+  for (let n = 1; n <= 20; n++) {
+    const name = n === 1 ? 'imported' : `imported-${n}`;
+    if (await childNamed(s.database.db, ownerId, 0, name)) continue;
+    return (await clashesOf(s, ownerId, files, [name])).clashes.length ? undefined : name;
+  }
+  return undefined;
 }
 
 async function importEntries(
@@ -286,6 +336,7 @@ async function importEntries(
   ownerId: number,
   plan: Plan,
   zip: yauzl.ZipFile,
+  into: string[],
 ): Promise<ImportResult> {
   const files: ImportFile[] = [];
   const folders: string[][] = [];
@@ -313,38 +364,26 @@ async function importEntries(
   if (files.length === 0) throw badRequest('The zip holds no files.', 'invalid-body');
   checkDeclaredSizes(s, plan, files, manifestEntry);
   // Every name next: the rules, then what is taken.
-  const clashes: string[] = [];
-  /** Untouched starters (a new account's index.html, say) that give way to imported documents of their names. */
-  const giveWay: NodeRow[] = [];
   for (const f of files) {
-    const name = f.parts[f.parts.length - 1];
     const problem =
-      nodeNameProblem(name, f.type) ??
+      nodeNameProblem(f.parts[f.parts.length - 1], f.type) ??
       f.parts
         .slice(0, -1)
         .map((p) => nodeNameProblem(p, 'folder'))
         .find(Boolean);
     if (problem) throw badRequest(`${f.path}: ${problem}`, 'invalid-name');
-    const existing = await findByPath(s, ownerId, f.path);
-    if (existing && f.type === 'site' && (await isUntouchedStarter(s, existing))) giveWay.push(existing);
-    else if (existing) clashes.push(f.path);
-    else if (f.type === 'site' && isGlobalDocumentName(name)) {
-      const clash = await siteNameClash(s.database.db, ownerId, name);
-      if (clash)
-        clashes.push(
-          clash.owner_id === ownerId
-            ? `${f.path} (you have a document of that name in ${clash.path ? `"${clash.path}"` : 'the top level'})`
-            : `${f.path} (another account has a document of that name)`,
-        );
-    }
   }
-  if (clashes.length)
+  const { clashes, giveWay } = await clashesOf(s, ownerId, files, into);
+  if (clashes.length) {
+    // The one-click way out, offered only when it works: a new folder under which nothing clashes.
+    const intoFolder = into.length ? undefined : await freeFolderFor(s, ownerId, files);
     throw new KilnError(
       409,
-      `Nothing was imported: ${clashes.length} name${clashes.length === 1 ? ' is' : 's are'} taken: ${clashes.slice(0, 20).join(', ')}${clashes.length > 20 ? ' …' : ''}. Rename or delete them first, or put the zip's files in a folder of their own.`,
+      `Nothing was imported: ${clashes.length} name${clashes.length === 1 ? ' is' : 's are'} taken: ${clashes.slice(0, 20).join(', ')}${clashes.length > 20 ? ' …' : ''}. Rename or delete ${clashes.length === 1 ? 'it' : 'them'} first${intoFolder ? `, or import into a new folder ("${intoFolder}" is free, and nothing in it would clash)` : ''}.`,
       'name-conflict',
-      { clashes },
+      { clashes, ...(intoFolder ? { intoFolder } : {}) },
     );
+  }
   // Unpacked one at a time: the manifest and the documents (each at most 5 MB) first, so that a lying
   // document stops the import before any upload is stored.
   let manifest: ManifestEntry[] = [];
@@ -388,11 +427,12 @@ async function importEntries(
       folderIds.set(key, id);
       return id;
     };
-    for (const parts of folders) await folder(parts);
+    if (into.length) await folder(into);
+    for (const parts of folders) await folder([...into, ...parts]);
     for (const f of files) {
       const name = f.parts[f.parts.length - 1];
-      const parentId = await folder(f.parts.slice(0, -1));
-      const parentPath = f.parts.slice(0, -1).join('/');
+      const parentId = await folder([...into, ...f.parts.slice(0, -1)]);
+      const parentPath = [...into, ...f.parts.slice(0, -1)].join('/');
       let node: NodeRow;
       if (f.type === 'site') {
         const bytes = html.get(f.path)!;

@@ -213,21 +213,26 @@ export function queryText(req: FastifyRequest, name: string): string | undefined
 }
 
 /** Runs `use` with the multipart file field `field` written to a temporary file, removed afterwards: a
- *  large upload (an import's zip) is read from disk, never held whole in memory. 400 when the body is
+ *  large upload (an import's zip) is read from disk, never held whole in memory. `use` gets the text
+ *  fields too (the first of each name; the plugin bounds their number and size). 400 when the body is
  *  malformed or has no such file; 413 past the multipart plugin's file size. */
 export async function withUploadedFile<T>(
   req: FastifyRequest,
   field: string,
-  use: (file: string) => Promise<T>,
+  use: (file: string, fields: Record<string, string>) => Promise<T>,
 ): Promise<T> {
   const dir = await mkdtemp(path.join(os.tmpdir(), 'kiln-upload-'));
   try {
     const file = path.join(dir, 'upload');
     let received = false;
+    const fields: Record<string, string> = {};
     try {
       if (req.isMultipart()) {
         for await (const part of req.parts()) {
-          if (part.type !== 'file') continue;
+          if (part.type !== 'file') {
+            if (typeof part.value === 'string' && !(part.fieldname in fields)) fields[part.fieldname] = part.value;
+            continue;
+          }
           if (part.fieldname === field && !received) {
             await pipeline(part.file, createWriteStream(file));
             received = true;
@@ -239,7 +244,7 @@ export async function withUploadedFile<T>(
       throw badRequest('The multipart body is malformed.', 'malformed-multipart');
     }
     if (!received) throw badRequest(`Send the file in the field "${field}".`, 'invalid-body');
-    return await use(file);
+    return await use(file, fields);
   } finally {
     await rm(dir, { recursive: true, force: true });
   }

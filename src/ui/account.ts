@@ -1,6 +1,6 @@
 // The account page (password, sign-ins, export and import, deleting the account) and the password
 // reset pages of developer accounts.
-import { html, type Html } from './html.ts';
+import { html, raw, type Html } from './html.ts';
 import { page, type Msg } from './pages.ts';
 import type { LoginInfo } from '../accounts/account.ts';
 import { limits } from '../limits.ts';
@@ -94,9 +94,11 @@ ${
 <p>Everything you have, as one zip: documents as they are stored, uploads byte for byte, and a manifest (paths, checksums, visibility, apps).</p>
 <form method="get" action="/_/account/export"><label><input type="checkbox" name="versions" value="1"> Include every version of every document</label>
 <button type="submit">Download the zip</button></form>
-<form method="post" action="/_/account/import" enctype="multipart/form-data">
+<form method="post" action="/_/account/import" enctype="multipart/form-data" id="import-form">
 <label for="import-zip">Import a zip</label><input id="import-zip" name="file" type="file" accept=".zip,application/zip" required>
-<small>A Kiln export, or any zip of HTML files and assets (a Hyperclay Local folder, say). Nothing is imported if any name is already taken (a starter page you never saved gives way, into the trash).</small><br>
+<small>A Kiln export, or any zip of HTML files and assets (a Hyperclay Local folder, say). Nothing is imported if any name is already taken (a starter page you never saved gives way, into the trash).</small>
+<label for="import-folder">Into folder <small>(optional; made if missing)</small></label><input id="import-folder" name="folder" placeholder="top level" maxlength="${limits.pathLength}" autocomplete="off">
+<div id="import-msg" role="status" aria-live="polite"></div>
 <button type="submit">Import</button></form></section>
 
 <section class="card danger-zone" aria-labelledby="delete"><h2 id="delete">Delete the account</h2>
@@ -107,6 +109,7 @@ Export first if you want to keep anything. The username stays unavailable for 90
 <label for="delete-password">Password</label><input id="delete-password" name="password" type="password" required autocomplete="current-password" maxlength="${limits.password.maxLength}">
 <label><input type="checkbox" name="exportFirst" value="1" checked> Export everything first (with every version) and mail me the link</label>
 <button class="danger secondary" type="submit">Delete my account</button></form></section>`,
+    scripts: html`<script>${raw(IMPORT_SCRIPT)}</script>`,
   });
 }
 
@@ -149,3 +152,27 @@ export function emailChangePage(o: { token: string; email?: string; error?: stri
 <p>Ask for a new one on your <a href="/_/account">account page</a>.</p>`,
   });
 }
+
+// The import form without a page load: a refusal keeps the chosen zip, and when a new folder would take
+// it without a clash, one click imports it there (the form posts as usual without script).
+const IMPORT_SCRIPT = `
+(function(){
+  var f=document.getElementById('import-form'),box=document.getElementById('import-msg');
+  function say(msg,type,folder){
+    box.className='msg '+(type==='error'?'error':'success');box.textContent=msg;
+    if(folder){var b=document.createElement('button');b.type='button';b.className='secondary';
+      b.textContent='Import into the folder "'+folder+'"';
+      b.onclick=function(){f.folder.value=folder;send();};box.append(document.createElement('br'),b);}
+  }
+  async function send(){
+    say('Importing…','success');
+    try{
+      var res=await fetch(f.action,{method:'POST',body:new FormData(f),headers:{'Accept':'application/json'},credentials:'same-origin'});
+      var d=await res.json().catch(function(){return {msg:'HTTP '+res.status,msgType:'error'};});
+      if(res.ok){say(d.msg,'success');location.href=d.next||'/_/dashboard';return;}
+      say(d.msg,'error',d.intoFolder);
+    }catch(e){say('Could not reach the server. Nothing was imported.','error');}
+  }
+  f.addEventListener('submit',function(e){e.preventDefault();send();});
+})();
+`;

@@ -10,7 +10,7 @@
 //   POST /_/account/sessions/end-all         ends every sign-in, this one included
 //   POST /_/account/delete                   {confirm: <username>, password}: the account, for good
 //   GET  /_/account/export[?versions=1]      the whole tree as a zip (src/accounts/export.ts)
-//   POST /_/account/import                   multipart `file`: a zip into the tree, all or nothing
+//   POST /_/account/import                   multipart `file` (and `folder`, optional): a zip into the tree, all or nothing
 //   GET  /_/reset, POST /_/reset {email}     "forgot password": mails a link (same answer either way)
 //   GET  /_/reset/:token, POST {password}    choose a new password through the link
 import type { FastifyRequest } from 'fastify';
@@ -266,9 +266,13 @@ const plugin: RoutePlugin = async (app, { services: s }) => {
       renderAccount,
       async (req, reply) => {
         const actor = developer(req, true);
-        const r = await withUploadedFile(req, 'file', (zip) => importTree(s, actor.accountId, actor.accountId, zip));
+        const r = await withUploadedFile(req, 'file', (zip, fields) =>
+          importTree(s, actor.accountId, actor.accountId, zip, { folder: fields.folder?.slice(0, limits.pathLength) }),
+        );
         const msg = `Imported ${r.documents} document${r.documents === 1 ? '' : 's'}, ${r.uploads} file${r.uploads === 1 ? '' : 's'} and ${r.folders} folder${r.folders === 1 ? '' : 's'}.`;
-        return done(req, reply, msg, { redirect: '/_/dashboard', extra: { imported: r } });
+        // `next`: where the page's script goes on, with the message (signed, as a redirect's is).
+        const next = withMessage(req.messageSecret, '/_/dashboard', msg, 'success');
+        return done(req, reply, msg, { redirect: '/_/dashboard', extra: { imported: r, next } });
       },
     ),
   );
