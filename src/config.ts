@@ -34,6 +34,7 @@ export const ENV_HELP: Array<[string, string]> = [
   ['STRIPE_PRICE_PERSONAL', 'Stripe price id of the Personal plan (Checkout)'],
   ['STRIPE_PRICE_MAKER', 'Stripe price id of the Maker plan (Checkout)'],
   ['STRIPE_API_URL', 'another Stripe API address (a stand-in such as stripe-mock; default Stripe itself)'],
+  ['CURRENCY', "the plans' prices' currency, an ISO 4217 code such as EUR (default USD)"],
   ['DOMAIN_WEBHOOK_SECRET', 'shared secret for the custom-domain provider webhook HMAC'],
   ['TRUST_PROXY', 'true when behind a reverse proxy that sets X-Forwarded-* (default false)'],
   ['BACKUP_DIR', 'where scheduled backups go: a folder, or s3://bucket/prefix (with the S3_ variables)'],
@@ -98,6 +99,11 @@ const schema = z.object({
   STRIPE_PRICE_PERSONAL: z.string().optional(),
   STRIPE_PRICE_MAKER: z.string().optional(),
   STRIPE_API_URL: z.url({ protocol: /^https?$/ }).optional(),
+  CURRENCY: z
+    .string()
+    .regex(/^[A-Za-z]{3}$/, 'must be a three-letter ISO 4217 code such as USD or EUR')
+    .transform((v) => v.toUpperCase())
+    .default('USD'),
   DOMAIN_WEBHOOK_SECRET: z.string().optional(),
   TRUST_PROXY: bool.default(false),
   BACKUP_DIR: z.string().min(1).optional(),
@@ -146,6 +152,8 @@ export interface Config {
   stripeWebhookSecret?: string;
   stripePrices: { personal?: string; maker?: string };
   stripeApiUrl?: string;
+  /** The plans' prices' currency (ISO 4217), as the billing page shows them. */
+  currency: string;
   domainWebhookSecret?: string;
   trustProxy: boolean;
   logLevel: string;
@@ -259,6 +267,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     stripeWebhookSecret: c.STRIPE_WEBHOOK_SECRET,
     stripePrices: { personal: c.STRIPE_PRICE_PERSONAL, maker: c.STRIPE_PRICE_MAKER },
     stripeApiUrl: c.STRIPE_API_URL,
+    currency: c.CURRENCY,
     domainWebhookSecret: c.DOMAIN_WEBHOOK_SECRET,
     trustProxy: c.TRUST_PROXY,
     logLevel: c.LOG_LEVEL,

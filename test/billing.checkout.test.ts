@@ -84,6 +84,11 @@ test('the billing page offers the plans; buying one creates a Checkout session a
     ['personal', 'maker'],
   );
   assert.equal(page('form[action="/_/billing/portal"]').length, 0, 'nothing to manage yet');
+  // Prices carry their currency (CURRENCY, USD by default).
+  assert.match(
+    page('main').text(),
+    /Personal: \$6 \/ month or \$48 \/ year\.\s+Maker: \$15 \/ month or \$120 \/ year\./,
+  );
 
   const res = await main.post(
     '/_/billing/checkout',

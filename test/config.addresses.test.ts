@@ -22,6 +22,12 @@ test('ROOT_DOMAIN and BASE_URL follow PORT unless set', () => {
   assert.equal(loadConfig({ PORT: '9191', ROOT_DOMAIN: 'pages.example' }).rootDomain, 'pages.example');
 });
 
+test('CURRENCY: an ISO 4217 code, USD by default; anything else refuses to start', () => {
+  assert.equal(loadConfig({}).currency, 'USD');
+  assert.equal(loadConfig({ CURRENCY: 'eur' }).currency, 'EUR');
+  assert.throws(() => loadConfig({ CURRENCY: 'euro' }), /CURRENCY/);
+});
+
 test('the start line names the addresses in use, and warns when ROOT_DOMAIN names another port', async () => {
   const dir = mkdtempSync(path.join(os.tmpdir(), 'kiln-addr-'));
   try {

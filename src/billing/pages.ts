@@ -41,7 +41,11 @@ export function billingPage(o: {
   payments?: boolean;
   /** The account has a Stripe customer (the Customer Portal manages its subscription). */
   canManage?: boolean;
+  /** The prices' currency (ISO 4217). */
+  currency: string;
 }): string {
+  const money = new Intl.NumberFormat('en', { style: 'currency', currency: o.currency, maximumFractionDigits: 2 });
+  const price = (n: number) => money.format(n).replace(/\.00$/, '');
   const p = o.summary;
   const lapsed = p.plan !== 'free' && p.effectivePlan === 'free';
   const a = p.allowances;
@@ -60,8 +64,8 @@ ${p.effectivePlan !== 'free' ? html`<p class="muted">${p.monthsActive === 0 ? 'A
 <tr><th>Custom domains</th><td>${of(a.customDomains.used, a.customDomains.max)}${grows(a.customDomains.growsAt)}</td></tr>
 <tr><th>Multi-tenant apps</th><td>${of(a.apps.used, a.apps.max)}${grows(a.apps.growsAt)}</td></tr>
 </table>
-<p class="muted">Personal: ${planLimits.personal.price.monthly} / month or ${planLimits.personal.price.annual} / year.
-Maker: ${planLimits.maker.price.monthly} / month or ${planLimits.maker.price.annual} / year.</p>
+<p class="muted">Personal: ${price(planLimits.personal.price.monthly)} / month or ${price(planLimits.personal.price.annual)} / year.
+Maker: ${price(planLimits.maker.price.monthly)} / month or ${price(planLimits.maker.price.annual)} / year.</p>
 ${
   o.payments
     ? html`<div class="buy">${(['personal', 'maker'] as const)

@@ -102,6 +102,7 @@ const plugin: RoutePlugin = async (app, { services: s }) => {
         msg: queryMsg(req),
         payments: paymentsConfigured(s),
         canManage: !!(await accountById(s.database.db, actor.accountId))?.stripe_customer_id,
+        currency: s.config.currency,
       }),
     );
   });
