@@ -1,5 +1,5 @@
 // The administration page of a Kiln (superadmins): accounts, and how this Kiln takes new ones.
-import { html, type Html } from './html.ts';
+import { emailHtml, html } from './html.ts';
 import { page, type Msg } from './pages.ts';
 import type { InstanceSettings, listAccounts } from '../admin/admin.ts';
 import { formatSize } from '../core/size.ts';
@@ -70,10 +70,4 @@ ${o.inviteUrl ? html`<p>One person may sign up with this link (14 days): <code i
 <p class="pager">${o.listing.page > 1 ? html`<a href="${pageLink(o.listing.page - 1)}">Previous</a>` : ''}
 <span>Page ${o.listing.page} of ${o.listing.pages}</span>${o.listing.page < o.listing.pages ? html`<a href="${pageLink(o.listing.page + 1)}">Next</a>` : ''}</p>`,
   });
-}
-
-/** An address that may wrap only after its `@` and dots, never mid-word (narrow table cells on phones). */
-function emailHtml(email: string): Html {
-  const parts = email.split(/(?<=[@.])/);
-  return html`${parts.map((p, i) => (i === 0 ? html`${p}` : html`<wbr>${p}`))}`;
 }

@@ -26,3 +26,9 @@ export function html(strings: TemplateStringsArray, ...values: Value[]): Html {
 }
 
 export const raw = (s: string) => new Html(s);
+
+/** An e-mail address that may wrap only after its `@` and dots, never mid-word (narrow cells on phones). */
+export function emailHtml(email: string): Html {
+  const parts = email.split(/(?<=[@.])/);
+  return html`${parts.map((p, i) => (i === 0 ? html`${p}` : html`<wbr>${p}`))}`;
+}

@@ -1,5 +1,5 @@
 // Dashboard pages for sync keys and teams. Server-rendered, plain forms (no script needed).
-import { html, raw, type Html } from './html.ts';
+import { emailHtml, html, raw, type Html } from './html.ts';
 import { page } from './pages.ts';
 import type { Invitation } from '../teams/invites.ts';
 import { allowsTeam } from '../access/authorize.ts';
@@ -13,7 +13,7 @@ const STYLE = `
 .newkey{background:#fffbeb;border:1px solid #f59e0b;border-radius:10px;padding:1rem 1.25rem;margin:1rem 0}
 .newkey code{display:block;font-size:1.05rem;word-break:break-all;background:#fff;padding:.6rem;border-radius:6px;border:1px solid var(--line);margin:.5rem 0}
 td form{margin:0}td form button{margin-top:0;padding:.2rem .6rem}.inline{display:flex;gap:.5rem;align-items:flex-end;flex-wrap:wrap}
-.inline input,.inline select{width:auto}.inline button{margin-top:0}section.team{margin:1.5rem 0;padding:1rem 1.25rem;background:#fff;border:1px solid var(--line);border-radius:10px}
+.inline input,.inline select{width:auto;font-weight:400}.email{overflow-wrap:normal}.inline button{margin-top:0}section.team{margin:1.5rem 0;padding:1rem 1.25rem;background:#fff;border:1px solid var(--line);border-radius:10px}
 `;
 
 function when(iso: string | null): Html | string {
@@ -86,7 +86,7 @@ export function teamsPage(v: TeamsView): string {
   const sections = v.teams.map((t) => {
     const members = t.members
       ? html`<table><thead><tr><th>Member</th><th>Role</th><th></th></tr></thead><tbody>${t.members.map(
-          (m) => html`<tr><td>${m.username} <span class="muted">${m.email}</span></td><td>
+          (m) => html`<tr><td>${m.username} <span class="muted email">${emailHtml(m.email)}</span></td><td>
 <form class="inline" method="post" action="/_/dashboard/teams/${t.id}/members"><input type="hidden" name="username" value="${m.username}">${roleSelect(m.role)}
 <button class="secondary" type="submit">Set role</button></form></td><td>
 <form method="post" action="/_/dashboard/teams/${t.id}/members/${m.personId}/remove"><button class="secondary" type="submit">Remove</button></form></td></tr>`,
@@ -107,7 +107,7 @@ sync base <code>/_/team/${t.username}/sync</code></p>${members}</section>`;
     msg: v.msg,
     body: html`<h1>Teams</h1>
 <p class="muted">A team has its own documents at its own address. Owners and editors change its files (from sync tools too);
-viewers only see that it exists; owners manage the members.</p>
+viewers read its documents, private ones too, without changing them; owners manage the members.</p>
 <form class="card" method="post" action="/_/dashboard/teams"><label for="team-name">New team</label>
 <input id="team-name" name="username" required placeholder="my-team" maxlength="40"><small>Becomes the team's address, like a username.</small>
 <button type="submit">Create team</button></form>
