@@ -136,6 +136,12 @@ test('sign-ups: closed, by invitation link only (each link once), open again; ne
   const uninvited = cheerio.load((await kiln.client().page('/_/signup')).text);
   assert.equal(uninvited('h1').text(), 'Sign-up is by invitation');
   assert.equal(uninvited('form[action="/_/signup"]').length, 0);
+  // From the page: the link shows on it, in a field to copy (not only in a banner or the address bar).
+  const fromPage = await main.post('/_/admin/invites', {}, { headers: { accept: 'text/html' } });
+  assert.equal(fromPage.status, 200, fromPage.text);
+  const shown = cheerio.load(fromPage.text)('#invite-url').attr('value') ?? '';
+  assert.match(shown, /\/_\/signup\?invite=[A-Za-z0-9_-]{20,}$/);
+  assert.equal(cheerio.load(fromPage.text)('label[for=invite-url]').length, 1);
   const made = await main.post('/_/admin/invites', {}, json);
   const invite = new URL(made.json.url).searchParams.get('invite')!;
   const page = cheerio.load((await kiln.client().page(`/_/signup?invite=${invite}`)).text);

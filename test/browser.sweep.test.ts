@@ -153,6 +153,19 @@ for (const [size, viewport] of [
     }
     await owner.close();
 
+    // An administrator's new invitation link, on the page in a field to copy.
+    const root = await createPerson(s, newPerson({ isSuperadmin: true }));
+    const adm = await signedIn(root.id, root.username, viewport);
+    const ap = await adm.newPage();
+    await ap.setViewportSize(viewport);
+    await ap.goto(bk.mainUrl('/_/admin'));
+    await ap.getByRole('button', { name: 'Make an invitation link' }).click();
+    const link = ap.getByLabel(/Invitation link/);
+    await link.waitFor();
+    assert.match(await link.inputValue(), /\/_\/signup\?invite=/);
+    await check(ap, 'sweep-admin-invite', size);
+    await adm.close();
+
     // A signed-in stranger on the owner's editor: a clear refusal, not a loop.
     const stranger = await createPerson(s, newPerson());
     const other = await signedIn(stranger.id, stranger.username, viewport);

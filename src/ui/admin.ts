@@ -1,5 +1,5 @@
 // The administration page of a Kiln (superadmins): accounts, and how this Kiln takes new ones.
-import { emailHtml, html } from './html.ts';
+import { emailHtml, html, raw } from './html.ts';
 import { page, type Msg } from './pages.ts';
 import type { InstanceSettings, listAccounts } from '../admin/admin.ts';
 import { formatSize } from '../core/size.ts';
@@ -38,7 +38,7 @@ ${a.accountType === 'app_user' && !a.emailConfirmed ? html`<form method="post" a
     username: o.username,
     msg: o.msg,
     body: html`<style>.bad{color:var(--bad);font-weight:600}.email{overflow-wrap:normal}form.inline{display:flex;gap:var(--s2);margin:0}form.inline select{width:auto}
-form.inline button,td form button{margin:0;padding:.25rem .6rem}.pager{display:flex;gap:var(--s3);align-items:center}.actions-row{display:flex;gap:var(--s2);flex-wrap:wrap}</style>
+form.inline button,td form button{margin:0;padding:.25rem .6rem}.invite .inline{display:flex;gap:var(--s2)}fieldset label:has(input[type=radio]){font-weight:400}.invite input{flex:1;min-width:0}.invite button{margin:0}.pager{display:flex;gap:var(--s3);align-items:center}.actions-row{display:flex;gap:var(--s2);flex-wrap:wrap}</style>
 <h1>Administration</h1>
 <section class="card" aria-labelledby="signups"><h2 id="signups" style="margin-top:0">New accounts</h2>
 <form method="post" action="/_/admin/settings">
@@ -58,9 +58,14 @@ form.inline button,td form button{margin:0;padding:.25rem .6rem}.pager{display:f
     )}</fieldset>
 <button type="submit">Save</button></form>
 <form method="post" action="/_/admin/invites"><button class="secondary" type="submit">Make an invitation link</button></form>
+${
+  o.inviteUrl
+    ? html`<div class="invite"><label for="invite-url">Invitation link: one person may sign up with it, for 14 days</label>
+<div class="inline"><input id="invite-url" readonly value="${o.inviteUrl}"><button type="button" class="secondary" data-copy="invite-url">Copy</button></div></div>`
+    : ''
+}
 <form method="post" action="/_/admin/mail-test" class="inline"><label for="mail-to" class="visually-hidden">Send a test mail to</label>
 <input id="mail-to" name="to" type="email" required placeholder="you@example.com"><button class="secondary" type="submit">Send a test mail</button></form>
-${o.inviteUrl ? html`<p>One person may sign up with this link (14 days): <code id="invite-url">${o.inviteUrl}</code></p>` : ''}
 </section>
 <h2>Accounts <small class="muted">(${o.listing.total})</small></h2>
 <form method="get" action="/_/admin" class="inline" role="search"><label for="q" class="visually-hidden">Search accounts</label>
@@ -69,5 +74,14 @@ ${o.inviteUrl ? html`<p>One person may sign up with this link (14 days): <code i
 <tbody>${rows}</tbody></table>
 <p class="pager">${o.listing.page > 1 ? html`<a href="${pageLink(o.listing.page - 1)}">Previous</a>` : ''}
 <span>Page ${o.listing.page} of ${o.listing.pages}</span>${o.listing.page < o.listing.pages ? html`<a href="${pageLink(o.listing.page + 1)}">Next</a>` : ''}</p>`,
+    scripts: html`<script>${raw(COPY_SCRIPT)}</script>`,
   });
 }
+
+// "Copy" beside a field: the clipboard where the browser allows it, else the text selected to copy by hand.
+const COPY_SCRIPT = `document.addEventListener('click',function(e){
+  var b=e.target.closest&&e.target.closest('[data-copy]');if(!b)return;
+  var f=document.getElementById(b.dataset.copy);f.select();
+  var ok=function(){b.textContent='Copied';},no=function(){b.textContent='Selected: press Ctrl+C';};
+  if(navigator.clipboard)navigator.clipboard.writeText(f.value).then(ok,no);else no();
+});`;

@@ -9,7 +9,7 @@
 //   POST /_/admin/accounts/:id/impersonate   sign in as the account, for support (its activity says so)
 //   POST /_/admin/mail-test                  {to}: a test message through the configured mail
 //   POST /_/admin/accounts/:id/confirmation  a new confirmation link to an app user
-import type { FastifyRequest } from 'fastify';
+import type { FastifyReply, FastifyRequest } from 'fastify';
 import { z } from 'zod';
 import type { RoutePlugin } from './index.ts';
 import type { Actor } from '../../access/actor.ts';
@@ -31,6 +31,7 @@ import { assertSameOrigin } from '../origin.ts';
 import { onlyOn, forgetHost } from '../hosts.ts';
 import { done, flag, idParam, parse, queryMsg, queryText, sendPage, wantsHtml } from '../io.ts';
 import { adminPage } from '../../ui/admin.ts';
+import type { Msg } from '../../ui/pages.ts';
 import { signIn } from '../sessions.ts';
 import { sendConfirmation } from '../../apps/app-users.ts';
 import { documentHostUrl } from '../urls.ts';
@@ -62,8 +63,13 @@ const plugin: RoutePlugin = async (app, { services: s }) => {
     return actor;
   }
 
-  app.get(ADMIN, async (req, reply) => {
-    const actor = admin(req, false);
+  /** The page (JSON for programs): accounts found by `q`, the instance settings, and a new invitation link. */
+  async function adminView(
+    req: FastifyRequest,
+    reply: FastifyReply,
+    actor: Actor,
+    o: { inviteUrl?: string; msg?: Msg },
+  ) {
     const q = queryText(req, 'q') ?? '';
     const listing = await listAccounts(s, q, Number(queryText(req, 'page') ?? 1) || 1);
     const settings = await instanceSettings(s);
@@ -74,8 +80,10 @@ const plugin: RoutePlugin = async (app, { services: s }) => {
       maker: s.planSettings.uploadBytes.maker / 2 ** 20,
     };
     if (!wantsHtml(req)) return { msg: '', msgType: 'success', ...listing, settings, uploadMb };
-    return sendPage(reply, adminPage({ username: actor.username, q, listing, settings, uploadMb, msg: queryMsg(req) }));
-  });
+    return sendPage(reply, adminPage({ username: actor.username, q, listing, settings, uploadMb, ...o }));
+  }
+
+  app.get(ADMIN, async (req, reply) => adminView(req, reply, admin(req, false), { msg: queryMsg(req) }));
 
   app.post(`${ADMIN}/accounts/:id/plan`, async (req, reply) => {
     const actor = admin(req, true);
@@ -137,9 +145,12 @@ const plugin: RoutePlugin = async (app, { services: s }) => {
   });
 
   app.post(`${ADMIN}/invites`, async (req, reply) => {
-    admin(req, true);
+    const actor = admin(req, true);
     const url = `${s.config.baseUrl}/_/signup?invite=${await createSignupInvite(s)}`;
-    return done(req, reply, `Invitation link (one person, 14 days): ${url}`, { redirect: ADMIN, extra: { url } });
+    const msg = 'A new invitation link: copy it below and send it to the one person it is for.';
+    // The page itself (no redirect): the link shows on it, in a field to copy, not in the address bar.
+    if (wantsHtml(req)) return adminView(req, reply, actor, { inviteUrl: url, msg: { text: msg, type: 'success' } });
+    return done(req, reply, `Invitation link (one person, 14 days): ${url}`, { extra: { url } });
   });
 };
 
