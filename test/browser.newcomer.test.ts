@@ -19,7 +19,8 @@ const owner = { email: 'ada@example.com', username: 'ada', password: 'a long pas
 
 before(async () => {
   if (!hasChromium) return;
-  bk = await startBrowserKiln();
+  // As the README's walkthrough has it at another port: PORT set, ROOT_DOMAIN not (it follows PORT).
+  bk = await startBrowserKiln({ env: { ROOT_DOMAIN: '' } });
   desk = await bk.browser.newContext({ viewport: DESKTOP });
   page = await desk.newPage();
   page.setDefaultTimeout(20_000);
@@ -53,7 +54,12 @@ test('first-run setup leads to a dashboard whose index.html is a self-saving pag
   skip,
 }, async () => {
   const started = Date.now();
-  await page.goto(bk.mainUrl('/'));
+  const port = bk.kiln.config.port;
+  assert.notEqual(port, 8080);
+  assert.equal(bk.kiln.config.rootDomain, `kiln.localhost:${port}`, 'ROOT_DOMAIN follows PORT');
+  // A browser that opened the loopback address lands on the real one.
+  await page.goto(`http://localhost:${port}/`);
+  assert.equal(new URL(page.url()).host, `kiln.localhost:${port}`);
   assert.match(page.url(), /\/_\/setup$/);
   await check(page, 'setup', 'desktop');
   await page.fill('#email', owner.email);
