@@ -14,6 +14,7 @@ import { browserCookies, newPerson, sessionsFor } from './support/people.ts';
 import { mailsTo } from './support/stripe.ts';
 import { check, DESKTOP, PHONE } from './support/screens.ts';
 import { createPerson } from '../src/accounts/people.ts';
+import { saveDocument } from '../src/save/pipeline.ts';
 
 const skip = !hasChromium && 'Chromium is not installed';
 let bk: BrowserKiln;
@@ -203,4 +204,80 @@ test('the admin panel: find an account, suspend it (its host answers "unavailabl
   await visitor.close();
   await admin.ctx.close();
   await target.ctx.close();
+});
+
+test('moving to another Kiln: export here, sign up there in the browser, import at the first try', {
+  skip,
+}, async () => {
+  // The other Kiln: its own storage, its own port.
+  const there = await startBrowserKiln();
+  try {
+    for (const [size, viewport] of [
+      ['desktop', DESKTOP],
+      ['phone', PHONE],
+    ] as const) {
+      // Here: an account made in the browser (its starter index.html), its home page edited, a second page.
+      const who = { email: `mover-${size}@example.com`, username: `mover-${size}`, password: 'a passphrase to move' };
+      const hereCtx = await bk.browser.newContext({ viewport });
+      const here = await hereCtx.newPage();
+      here.setDefaultTimeout(20_000);
+      await here.goto(bk.mainUrl('/_/signup'));
+      await here.fill('#email', who.email);
+      await here.fill('#username', who.username);
+      await here.fill('#password', who.password);
+      await here.click('main button[type=submit]');
+      await here.waitForURL(/\/_\/dashboard$/);
+      const home = await bk.kiln.services.database.db
+        .selectFrom('nodes')
+        .innerJoin('accounts', 'accounts.id', 'nodes.owner_id')
+        .select(['nodes.id', 'nodes.owner_id'])
+        .where('accounts.username', '=', who.username)
+        .where('nodes.name', '=', 'index.html')
+        .executeTakeFirstOrThrow();
+      const mine =
+        '<!DOCTYPE html><html lang="en"><head><title>Mine</title></head><body><main><h1>My own home</h1></main></body></html>';
+      // Saved as its owner would in the code editor (the page is theirs now, not an untouched starter).
+      await saveDocument(bk.kiln.services, {
+        nodeId: home.id,
+        bytes: Buffer.from(mine),
+        by: { kind: 'editor', accountId: home.owner_id, writer: null },
+      });
+      await here.fill('#new-site', `notes/todo-${size}.html`);
+      await here.click('form:has(#new-site) button[type=submit]');
+      await here.locator('#tree a.nm', { hasText: `todo-${size}.html` }).waitFor();
+      await here.goto(bk.mainUrl('/_/account'));
+      const [download] = await Promise.all([
+        here.waitForEvent('download'),
+        here.getByRole('button', { name: 'Download the zip' }).click(),
+      ]);
+      const zipPath = path.join(mkdtempSync(path.join(tmpdir(), 'kiln-move-')), 'moving.zip');
+      await download.saveAs(zipPath);
+      await hereCtx.close();
+
+      // There: the same person signs up in the browser (a fresh account, with its own starter) and imports.
+      const thereCtx = await there.browser.newContext({ viewport });
+      const p = await thereCtx.newPage();
+      p.setDefaultTimeout(20_000);
+      await p.goto(there.mainUrl('/_/signup'));
+      await p.fill('#email', who.email);
+      await p.fill('#username', who.username);
+      await p.fill('#password', who.password);
+      await p.click('main button[type=submit]');
+      await p.waitForURL(/\/_\/dashboard$/);
+      await p.goto(there.mainUrl('/_/account'));
+      await p.setInputFiles('#import-zip', zipPath);
+      await p.getByRole('button', { name: 'Import', exact: true }).click();
+      await p.waitForURL(/\/_\/dashboard\?/);
+      assert.match(await message(p), /Imported 2 documents, 0 files and 1 folder/);
+      await check(p, 'moved-dashboard', size);
+      // The imported home page took the starter's place; the starter waits in the trash.
+      await p.goto(there.docUrl(who.username, '/'));
+      assert.equal(await p.textContent('h1'), 'My own home');
+      await p.goto(there.mainUrl('/_/dashboard/trash'));
+      assert.equal(await p.locator('main tr', { hasText: 'index.html' }).count(), 1);
+      await thereCtx.close();
+    }
+  } finally {
+    await there.stop();
+  }
 });
