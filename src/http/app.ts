@@ -65,6 +65,8 @@ export async function buildApp(s: Services): Promise<FastifyInstance> {
     keepAliveTimeout: limits.serverTimeouts.keepAliveMs,
     // Node checks those deadlines every connectionsCheckingInterval (30 s by default).
     http: {
+      // Probes may send no Host (HTTP/1.0, some balancers): only the routes made for any host answer them.
+      requireHostHeader: false,
       headersTimeout: s.config.headersTimeoutMs,
       connectionsCheckingInterval: Math.min(30_000, Math.max(100, Math.floor(s.config.headersTimeoutMs / 4))),
     },

@@ -44,6 +44,12 @@ export function registerHosts(app: FastifyInstance, s: Services) {
   const known = s.hosts;
   app.decorateRequest('site', null as never);
   app.addHook('onRequest', async (req, reply) => {
+    // Probes (load balancers, orchestrators) name the process by its address, or send no Host at all: the
+    // routes made for them answer on any host, before host routing. Nothing else does.
+    if (req.routeOptions.config?.anyHost) {
+      req.site = { kind: 'main' };
+      return;
+    }
     try {
       req.site = await siteOf(req);
     } catch (err) {
@@ -97,6 +103,8 @@ declare module 'fastify' {
     /** The kind of host the route answers on; on the other kind it is missing (404, `hostMessage`). */
     host?: 'main' | 'document';
     hostMessage?: string;
+    /** Answers whatever the Host header says, or without one (health probes, metrics); the site is `main`. */
+    anyHost?: boolean;
   }
 }
 

@@ -1,4 +1,4 @@
-// Health of the process, for load balancers and orchestrators (any host):
+// Health of the process, for load balancers and orchestrators, on any Host (an IP:port, an unknown name, none):
 //   GET /_/health   200 {status:'ok'} while the process runs and answers (liveness)
 //   GET /_/ready    200 when the database, the blob store (and Redis, when configured) answer; else 503 naming what is
 //                   unreachable, with Retry-After: take this process out of rotation until it recovers.
@@ -43,15 +43,18 @@ function mayReadMetrics(req: FastifyRequest, token: string | undefined): boolean
 
 const plugin: RoutePlugin = async (app, { services: s }) => {
   //   GET /_/metrics  Prometheus text (src/metrics/metrics.ts); 404 to anyone else, as if absent.
-  app.get('/_/metrics', async (req, reply) => {
+  const anyHost = { config: { anyHost: true } };
+  app.get('/_/metrics', anyHost, async (req, reply) => {
     if (!mayReadMetrics(req, s.config.metricsToken)) throw notFound();
     reply.header('cache-control', 'no-store').type(s.metrics.registry.contentType);
     return s.metrics.registry.metrics();
   });
 
-  app.get('/_/health', async (_req, reply) => reply.header('cache-control', 'no-store').send({ status: 'ok' }));
+  app.get('/_/health', anyHost, async (_req, reply) =>
+    reply.header('cache-control', 'no-store').send({ status: 'ok' }),
+  );
 
-  app.get('/_/ready', async (_req, reply) => {
+  app.get('/_/ready', anyHost, async (_req, reply) => {
     const [database, blobs, bus] = await Promise.all([
       within(sql`select 1`.execute(s.database.db), CHECK_MS),
       within(
