@@ -30,14 +30,14 @@ test('creations, saves, renames and deletions from the browser and a sync key, n
   const me = await signedIn(kiln, main, { plan: 'maker' });
   const made = await main.post(
     '/_/dashboard/nodes',
-    { type: 'site', name: `act-${me.id}.html`, html: '<p>1</p>' },
+    { type: 'site', name: `act-${me.id}.html`, html: '<html><p>1</p></html>' },
     json,
   );
   const id = made.json.node.id;
   await main.post(`/_/dashboard/nodes/${id}/rename`, { name: `acted-${me.id}.html` }, json);
   const { key } = await createSyncKey(kiln.services, me.id);
   const put = await kiln.client().request('PUT', `/_/sync/nodes/${id}/content`, {
-    body: { content: '<p>2</p>' },
+    body: { content: '<html><p>2</p></html>' },
     headers: { 'x-api-key': key },
   });
   assert.equal(put.status, 200, put.text);

@@ -59,7 +59,11 @@ test('a plan is changed; a suspended account is unavailable everywhere until the
   const owner = kiln.client();
   const login = await owner.post('/_/login', { email: p.email, password: p.password }, json);
   assert.equal(login.status, 200);
-  await owner.post('/_/dashboard/nodes', { type: 'site', name: `sus-${person.id}.html`, html: '<p>hi</p>' }, json);
+  await owner.post(
+    '/_/dashboard/nodes',
+    { type: 'site', name: `sus-${person.id}.html`, html: '<html><p>hi</p></html>' },
+    json,
+  );
 
   const plan = await main.post(`/_/admin/accounts/${person.id}/plan`, { plan: 'maker' }, json);
   assert.equal(plan.status, 200, plan.text);

@@ -322,9 +322,19 @@ test('subscription end clears the flag: sync keys then list, read and delete, bu
   const gen = await buyer.browser.post('/_/dashboard/keys', {}, { headers: { 'x-requested-with': 'fetch' } });
   assert.equal(gen.status, 201, gen.text);
   const api = new SyncApi({ port: Number(new URL(kiln.url).port), host: kiln.config.rootDomain, apiKey: gen.json.key });
-  const a = await api.create({ type: 'site', name: `${buyer.username}-a.html`, parentId: 0, content: '<p>a</p>' });
-  const b = await api.create({ type: 'site', name: `${buyer.username}-b.html`, parentId: 0, content: '<p>b</p>' });
-  assert.ok((await api.upload(a.id, '<p>a2</p>')).etag);
+  const a = await api.create({
+    type: 'site',
+    name: `${buyer.username}-a.html`,
+    parentId: 0,
+    content: '<html><p>a</p></html>',
+  });
+  const b = await api.create({
+    type: 'site',
+    name: `${buyer.username}-b.html`,
+    parentId: 0,
+    content: '<html><p>b</p></html>',
+  });
+  assert.ok((await api.upload(a.id, '<html><p>a2</p></html>')).etag);
 
   // An update that keeps the subscription active changes nothing.
   let res = await deliver(
@@ -336,7 +346,10 @@ test('subscription end clears the flag: sync keys then list, read and delete, bu
     }),
   );
   assert.equal(res.json.action, 'subscription active');
-  assert.equal((await api.raw('PUT', `/nodes/${a.id}/content`, { body: { content: '<p>a3</p>' } })).status, 200);
+  assert.equal(
+    (await api.raw('PUT', `/nodes/${a.id}/content`, { body: { content: '<html><p>a3</p></html>' } })).status,
+    200,
+  );
 
   res = await deliver(
     kiln,
@@ -352,7 +365,7 @@ test('subscription end clears the flag: sync keys then list, read and delete, bu
   assert.equal(p.has_active_subscription, 0);
   assert.equal(p.plan, 'personal', 'the tier bought is remembered for a renewal');
 
-  const put = await api.raw('PUT', `/nodes/${a.id}/content`, { body: { content: '<p>after</p>' } });
+  const put = await api.raw('PUT', `/nodes/${a.id}/content`, { body: { content: '<html><p>after</p></html>' } });
   assert.equal(put.status, 402);
   assert.equal(put.json.code, 'payment-required');
   assert.equal(
@@ -369,7 +382,7 @@ test('subscription end clears the flag: sync keys then list, read and delete, bu
   );
   // Listing, reading and deleting still work.
   assert.equal((await api.list()).nodes.length, 2);
-  assert.equal((await api.download(a.id)).content, '<p>a3</p>');
+  assert.equal((await api.download(a.id)).content, '<html><p>a3</p></html>');
   await api.delete(b.id);
   assert.equal((await api.list()).nodes.length, 1);
   // No new key, and the dashboard's plan page says the subscription ended.
@@ -391,7 +404,10 @@ test('subscription end clears the flag: sync keys then list, read and delete, bu
   );
   assert.equal(res.json.action, 'subscription active');
   assert.equal((await personByEmail(buyer.address))!.has_active_subscription, 1);
-  assert.equal((await api.raw('PUT', `/nodes/${a.id}/content`, { body: { content: '<p>renewed</p>' } })).status, 200);
+  assert.equal(
+    (await api.raw('PUT', `/nodes/${a.id}/content`, { body: { content: '<html><p>renewed</p></html>' } })).status,
+    200,
+  );
 
   // updated with a non-active status ends it too.
   res = await deliver(
@@ -403,7 +419,10 @@ test('subscription end clears the flag: sync keys then list, read and delete, bu
     }),
   );
   assert.equal(res.json.action, 'subscription ended');
-  assert.equal((await api.raw('PUT', `/nodes/${a.id}/content`, { body: { content: '<p>x</p>' } })).status, 402);
+  assert.equal(
+    (await api.raw('PUT', `/nodes/${a.id}/content`, { body: { content: '<html><p>x</p></html>' } })).status,
+    402,
+  );
 });
 
 test('subscription events find the account by customer id; another subscription of the same customer, or an unknown one, changes nothing', async () => {

@@ -24,7 +24,7 @@ const RULES =
   '<script type="application/json" data-rules-name="api" data-rules-version="1">{"title": "h1", "items": ".item[]"}</script>';
 const page = (title: string, items: string[], extra = '') =>
   `<!doctype html><html><head>${RULES}</head><body><h1>${title}</h1><ul>${items
-    .map((i) => `<li class="item">${i}</li>`)
+    .map((i) => `<html><li class="item">${i}</li></html>`)
     .join('')}</ul>${extra}</body></html>`;
 
 async function ownerWith(name: string, html: string) {
@@ -142,7 +142,7 @@ test('a page script that empties the list: the event in the panel’s shape, liv
   assert.equal(raised.json.data.id, event.id);
 
   // A page that kept one item can take the rest back.
-  const oneLeft = page('Groceries', ['milk'], '<p>a note added since</p>');
+  const oneLeft = page('Groceries', ['milk'], '<html><p>a note added since</p></html>');
   assert.equal((await save(doc, url, oneLeft, 'auto')).status, 200);
   const again = await pending(doc, url);
   assert.equal(again.id, event.id, 'one event per document: a later clobber keeps the first data');

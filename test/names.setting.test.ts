@@ -52,7 +52,9 @@ test('by default names are unique across this Kiln: dashboard, check and sync AP
   assert.equal(made.json.code, 'name-taken-elsewhere');
 
   const bob = await keyHolder(kiln);
-  const r = await bob.api.raw('POST', '/nodes', { body: { type: 'site', name, parentId: 0, content: '<p>b</p>' } });
+  const r = await bob.api.raw('POST', '/nodes', {
+    body: { type: 'site', name, parentId: 0, content: '<html><p>b</p></html>' },
+  });
   assert.equal(r.status, 409, r.text);
   assert.match(r.json.msg, /already taken/);
   assert.equal((await check(a.main, { name: `free-${a.me.username}.html` })).status, 200);
@@ -92,7 +94,11 @@ test('per-account names: two accounts each have notes.html; sync API, rename, ap
     [b, 'from b'],
   ] as const) {
     assert.equal((await check(who.main, { name })).status, 200);
-    const made = await who.main.post('/_/dashboard/nodes', { type: 'site', name, html: `<p>${text}</p>` }, fetchy);
+    const made = await who.main.post(
+      '/_/dashboard/nodes',
+      { type: 'site', name, html: `<html><p>${text}</p></html>` },
+      fetchy,
+    );
     assert.equal(made.status, 201, made.text);
   }
   // Each host serves its own.
@@ -106,12 +112,12 @@ test('per-account names: two accounts each have notes.html; sync API, rename, ap
   // The sync API: a third account creates the name too, and its own name in another folder is reused.
   const carol = await keyHolder(kiln);
   const created = await carol.api.raw('POST', '/nodes', {
-    body: { type: 'site', name, parentId: 0, content: '<p>carol</p>' },
+    body: { type: 'site', name, parentId: 0, content: '<html><p>carol</p></html>' },
   });
   assert.equal(created.status, 201, created.text);
   const folder = await carol.api.create({ type: 'folder', name: 'f', parentId: 0 });
   const reused = await carol.api.raw('POST', '/nodes', {
-    body: { type: 'site', name, parentId: folder.id, content: '<p>carol 2</p>' },
+    body: { type: 'site', name, parentId: folder.id, content: '<html><p>carol 2</p></html>' },
   });
   assert.equal(reused.status, 200, reused.text);
   assert.equal(reused.json.node.id, created.json.node.id);
@@ -125,7 +131,11 @@ test('per-account names: two accounts each have notes.html; sync API, rename, ap
 
   // An app's visitor copy keeps the app's name.
   const appName = `app-${a.me.username}.html`;
-  const app = await a.main.post('/_/dashboard/nodes', { type: 'site', name: appName, html: '<p>app</p>' }, fetchy);
+  const app = await a.main.post(
+    '/_/dashboard/nodes',
+    { type: 'site', name: appName, html: '<html><p>app</p></html>' },
+    fetchy,
+  );
   await a.main.post(`/_/dashboard/nodes/${app.json.node.id}/app`, { enableSignups: true }, fetchy);
   const visitor = kiln.client(kiln.hostOf(a.me.username));
   const signup = await visitor.post(

@@ -126,7 +126,7 @@ test('general limiter: 100 submissions to the account pages per address in 15 mi
     parentId: 0,
     type: 'site',
     name: `rl-${owner.person.username}.html`,
-    html: '<p>hi</p>',
+    html: '<html><p>hi</p></html>',
   });
   const read = await visitor.on(kiln.hostOf(owner.person.username)).get(`/${doc.name}`);
   assert.equal(read.status, 200);
@@ -163,7 +163,7 @@ test('general limiter: anonymous writes to /_/ count; sync-key requests and shar
   const visitor = kiln.client();
   const owner = await member({ plan: 'personal' });
   const host = kiln.hostOf(owner.person.username);
-  const anon = await visitor.on(host).post('/_/save', '<p>x</p>', {
+  const anon = await visitor.on(host).post('/_/save', '<html><p>x</p></html>', {
     headers: { 'content-type': 'text/plain', 'document-url': `http://${host}/nothing.html` },
   });
   assert.ok(anon.status >= 400 && anon.status < 500);
@@ -173,13 +173,13 @@ test('general limiter: anonymous writes to /_/ count; sync-key requests and shar
   const { key } = await createSyncKey(kiln.services, owner.person.id);
   const made = await visitor.post(
     '/_/sync/nodes',
-    { type: 'site', name: `sync-${owner.person.username}.html`, parentId: 0, content: '<p>0</p>' },
+    { type: 'site', name: `sync-${owner.person.username}.html`, parentId: 0, content: '<html><p>0</p></html>' },
     { headers: { 'x-api-key': key } },
   );
   assert.equal(made.status, 201, made.text);
   for (let i = 1; i <= 110; i++) {
     const put = await visitor.request('PUT', `/_/sync/nodes/${made.json.node.id}/content`, {
-      body: { content: `<p>${i}</p>` },
+      body: { content: `<html><p>${i}</p></html>` },
       headers: { 'x-api-key': key },
     });
     assert.equal(put.status, 200, `sync write ${i}: ${put.text}`);
@@ -249,7 +249,7 @@ test('strict limiter on sync-key generation and share-token regeneration: 5 an h
     parentId: 0,
     type: 'site',
     name: `share-${a.person.username}.html`,
-    html: '<p>s</p>',
+    html: '<html><p>s</p></html>',
   });
   assert.equal(
     (await a.main.post(`/_/dashboard/nodes/${doc.id}/sharing`, { enabled: true }, { headers: ajax })).status,

@@ -84,13 +84,13 @@ test('GET nodes lists EVERY node with parent paths, numeric ids, parentId 0 at t
   const { api, person } = await keyHolder(kiln);
   const a = await api.create({ type: 'folder', name: 'a', parentId: 0 });
   const b = await api.create({ type: 'folder', name: 'b', parentId: a.id });
-  const html = `<!doctype html><p>deep ${person.username}</p>`;
+  const html = `<!doctype html><html><p>deep ${person.username}</p></html>`;
   const site = await api.create({ type: 'site', name: `deep-${person.username}.html`, parentId: b.id, content: html });
   const top = await api.create({
     type: 'site',
     name: `top-${person.username}.html`,
     parentId: 0,
-    content: '<p>top</p>',
+    content: '<html><p>top</p></html>',
   });
   const bin = Buffer.from([0, 1, 2, 250, 255]);
   const up = await api.create({ type: 'upload', name: 'data.bin', parentId: a.id, content: bin });
@@ -136,14 +136,14 @@ test('POST nodes: a path creates missing folders and reuses existing ones; 201 w
   const { api, person } = await keyHolder(kiln);
   const name = `x/y/z-${person.username}.html`;
   const res = await api.raw('POST', '/nodes', {
-    body: { type: 'site', name, parentId: 0, content: '<p>z</p>', modifiedAt: new Date().toISOString() },
+    body: { type: 'site', name, parentId: 0, content: '<html><p>z</p></html>', modifiedAt: new Date().toISOString() },
   });
   assert.equal(res.status, 201, res.text);
   assert.equal(res.json.success, true);
   const node: WireNode = res.json.node;
   assert.equal(node.name, `z-${person.username}.html`);
   assert.equal(node.path, 'x/y');
-  assert.equal(node.etag, checksum('<p>z</p>'));
+  assert.equal(node.etag, checksum('<html><p>z</p></html>'));
   assert.equal(typeof node.structureVersion, 'string');
   const again = await api.create({ type: 'upload', name: 'x/y/w.txt', parentId: 0, content: Buffer.from('w') });
   assert.equal(again.path, 'x/y');
@@ -177,7 +177,7 @@ test('POST nodes: a path creates missing folders and reuses existing ones; 201 w
 
 test('GET content: text for documents, base64 for uploads, ETag header and 304 on If-None-Match', async () => {
   const { api, person } = await keyHolder(kiln);
-  const html = `<!doctype html><title>ü ${person.username}</title>`;
+  const html = `<!doctype html><html><title>ü ${person.username}</title></html>`;
   const site = await api.create({ type: 'site', name: `c-${person.username}.html`, parentId: 0, content: html });
   const bytes = Buffer.from([137, 80, 78, 71, 0, 255]);
   const up = await api.create({ type: 'upload', name: 'pic.png', parentId: 0, content: bytes });
@@ -245,19 +245,19 @@ test('GET content: text for documents, base64 for uploads, ETag header and 304 o
 test('PUT content: {success, nodeId, checksum, etag, structureVersion} with checksum === etag of the new bytes; served on the document host', async () => {
   const { api, person } = await keyHolder(kiln);
   const name = `w-${person.username}.html`;
-  const site = await api.create({ type: 'site', name, parentId: 0, content: '<p>one</p>' });
+  const site = await api.create({ type: 'site', name, parentId: 0, content: '<html><p>one</p></html>' });
   const res = await api.raw('PUT', `/nodes/${site.id}/content`, {
-    body: { content: '<p>two</p>', modifiedAt: new Date().toISOString() },
+    body: { content: '<html><p>two</p></html>', modifiedAt: new Date().toISOString() },
   });
   assert.equal(res.status, 200, res.text);
   assert.equal(res.json.success, true);
   assert.equal(res.json.nodeId, site.id);
-  assert.equal(res.json.checksum, checksum('<p>two</p>'));
+  assert.equal(res.json.checksum, checksum('<html><p>two</p></html>'));
   assert.equal(res.json.etag, res.json.checksum);
   assert.equal(typeof res.json.structureVersion, 'string');
   assert.notEqual(res.json.structureVersion, site.structureVersion);
   const served = await kiln.client(kiln.hostOf(person.username)).get(`/${name}`);
-  assert.equal(served.text, '<p>two</p>');
+  assert.equal(served.text, '<html><p>two</p></html>');
   // A version was made for the write to an existing file.
   const versions = await kiln.services.database.db
     .selectFrom('versions')
@@ -290,7 +290,7 @@ test('PATCH rename and move (with newName in one step); moving a folder recalcul
     type: 'site',
     name: `in-${person.username}.html`,
     parentId: sub.id,
-    content: '<p>in</p>',
+    content: '<html><p>in</p></html>',
   });
   const file = await api.create({ type: 'upload', name: 'f.txt', parentId: docs.id, content: Buffer.from('f') });
   const archive = await api.create({ type: 'folder', name: 'archive', parentId: 0 });
@@ -326,7 +326,10 @@ test('PATCH rename and move (with newName in one step); moving a folder recalcul
   assert.equal(at(inner.id), `out-${person.username}.html`);
   assert.equal(nodes.find((n) => n.id === inner.id)!.parentId, 0);
   // The document is served at its new place.
-  assert.equal((await kiln.client(kiln.hostOf(person.username)).get(`/out-${person.username}.html`)).text, '<p>in</p>');
+  assert.equal(
+    (await kiln.client(kiln.hostOf(person.username)).get(`/out-${person.username}.html`)).text,
+    '<html><p>in</p></html>',
+  );
   // A folder cannot move into itself.
   const loop = await api.raw('PATCH', `/nodes/${archive.id}/move`, { body: { targetParentId: sub.id } });
   assert.equal(loop.status, 400);
@@ -346,7 +349,7 @@ test('DELETE: files, empty folders, non-empty folders only with cascade=true (el
     type: 'site',
     name: `d-${person.username}.html`,
     parentId: g.id,
-    content: '<p>d</p>',
+    content: '<html><p>d</p></html>',
   });
   const empty = await api.create({ type: 'folder', name: 'empty', parentId: 0 });
   const lone = await api.create({ type: 'upload', name: 'lone.txt', parentId: 0, content: Buffer.from('l') });
@@ -422,7 +425,7 @@ test('sync writes check the key before reading the body: a 20 MB body without a 
   }
   // A valid key still gets to send its body.
   const ok = await new SyncApi({ port, host, apiKey: key }).raw('POST', '/nodes', {
-    body: { type: 'site', name: `${person.username}-big.html`, parentId: 0, content: 'x' },
+    body: { type: 'site', name: `${person.username}-big.html`, parentId: 0, content: '<html>x</html>' },
   });
   assert.equal(ok.status, 201, ok.text);
 });

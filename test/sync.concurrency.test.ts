@@ -14,13 +14,13 @@ const N = 20;
 test(`${N} concurrent PUTs of a document with the same If-Match: one 200, ${N - 1} × 412, the winner's bytes stored`, async () => {
   const { api, person } = await keyHolder(kiln);
   const name = `race-${person.username}.html`;
-  const site = await api.create({ type: 'site', name, parentId: 0, content: '<p>base</p>' });
+  const site = await api.create({ type: 'site', name, parentId: 0, content: '<html><p>base</p></html>' });
   const versionsBefore = await kiln.services.database.db
     .selectFrom('versions')
     .select('id')
     .where('node_id', '=', site.id)
     .execute();
-  const bodies = Array.from({ length: N }, (_, i) => `<p>writer ${i}</p>`);
+  const bodies = Array.from({ length: N }, (_, i) => `<html><p>writer ${i}</p></html>`);
   const results = await Promise.all(
     bodies.map((content) =>
       api.raw('PUT', `/nodes/${site.id}/content`, { body: { content }, headers: { 'if-match': `"${site.etag}"` } }),
@@ -68,7 +68,7 @@ test('concurrent creates of one path by one account: one node per name, folders 
   const name = `deep/er/same-${person.username}.html`;
   const results = await Promise.all(
     Array.from({ length: 10 }, (_, i) =>
-      api.raw('POST', '/nodes', { body: { type: 'site', name, parentId: 0, content: `<p>${i}</p>` } }),
+      api.raw('POST', '/nodes', { body: { type: 'site', name, parentId: 0, content: `<html><p>${i}</p></html>` } }),
     ),
   );
   assert.deepEqual(

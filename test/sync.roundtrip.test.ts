@@ -58,13 +58,13 @@ for (const protocol of [1, 2] as const) {
       type: 'site',
       name: `todo-${u}.html`,
       parentId: notes.id,
-      content: '<!doctype html><ul><li>one</li></ul>',
+      content: '<!doctype html><html><ul><li>one</li></ul></html>',
     });
     const home = await seed.create({
       type: 'site',
       name: `home-${u}.html`,
       parentId: 0,
-      content: '<!doctype html><h1>home</h1>',
+      content: '<!doctype html><html><h1>home</h1></html>',
     });
     const logo = Buffer.from([0x89, 0x50, 0x4e, 0x47, 0, 1, 2, 3, 255]);
     await seed.create({ type: 'upload', name: 'logo.png', parentId: notes.id, content: logo });
@@ -83,31 +83,37 @@ for (const protocol of [1, 2] as const) {
     assert.deepEqual((await a.pull()).downloaded, []);
 
     // Local edit → conditional upload.
-    await a.write(`notes/todo-${u}.html`, '<!doctype html><ul><li>one</li><li>two</li></ul>');
+    await a.write(`notes/todo-${u}.html`, '<!doctype html><html><ul><li>one</li><li>two</li></ul></html>');
     const pushed = await a.push();
     assert.deepEqual(pushed.uploaded, [`notes/todo-${u}.html`]);
     assert.deepEqual(pushed.conflicts, []);
-    assert.equal((await seed.download(todo.id)).content, '<!doctype html><ul><li>one</li><li>two</li></ul>');
+    assert.equal(
+      (await seed.download(todo.id)).content,
+      '<!doctype html><html><ul><li>one</li><li>two</li></ul></html>',
+    );
     assert.equal(
       (await kiln.client(kiln.hostOf(u)).get(`/notes/todo-${u}.html`)).text,
-      '<!doctype html><ul><li>one</li><li>two</li></ul>',
+      '<!doctype html><html><ul><li>one</li><li>two</li></ul></html>',
     );
 
     // Conflict: another device saves first; A's edit is refused (412), kept as a local copy, and A
     // takes the server's version. Nothing of A's reaches the server.
-    const other = await seed.upload(home.id, '<!doctype html><h1>home (other device)</h1>');
-    await a.write(`home-${u}.html`, '<!doctype html><h1>home (device A)</h1>');
+    const other = await seed.upload(home.id, '<!doctype html><html><h1>home (other device)</h1></html>');
+    await a.write(`home-${u}.html`, '<!doctype html><html><h1>home (device A)</h1></html>');
     const conflicted = await a.push();
     assert.deepEqual(conflicted.conflicts, [`home-${u}.html`]);
-    assert.equal((await a.read(`home-${u}.html`)).toString(), '<!doctype html><h1>home (other device)</h1>');
+    assert.equal(
+      (await a.read(`home-${u}.html`)).toString(),
+      '<!doctype html><html><h1>home (other device)</h1></html>',
+    );
     assert.equal(
       (await a.read(`home-${u}.html.conflict-${other.etag}`)).toString(),
-      '<!doctype html><h1>home (device A)</h1>',
+      '<!doctype html><html><h1>home (device A)</h1></html>',
     );
-    assert.equal((await seed.download(home.id)).content, '<!doctype html><h1>home (other device)</h1>');
+    assert.equal((await seed.download(home.id)).content, '<!doctype html><html><h1>home (other device)</h1></html>');
 
     // New local files in a new folder: created on the server, folders first.
-    await a.write(`drafts/idea-${u}.html`, '<!doctype html><p>idea</p>');
+    await a.write(`drafts/idea-${u}.html`, '<!doctype html><html><p>idea</p></html>');
     await a.write('drafts/data.json', '{"a":1}');
     const created = await a.push();
     assert.deepEqual(created.created.sort(), ['drafts/data.json', `drafts/idea-${u}.html`]);
@@ -131,7 +137,7 @@ for (const protocol of [1, 2] as const) {
     assert.deepEqual(await localTree(a.dir), await serverTree(seed));
     assert.equal(
       (await kiln.client(kiln.hostOf(u)).get(`/notes/ideas/plan-${u}.html`)).text,
-      '<!doctype html><p>idea</p>',
+      '<!doctype html><html><p>idea</p></html>',
     );
 
     // Device B starts later and sees the same tree.
@@ -153,10 +159,13 @@ for (const protocol of [1, 2] as const) {
 
     // B edits what A renamed meanwhile: B's baseline is stale for structure, not for content.
     await a.moveLocal(`notes/todo-${u}.html`, `notes/tasks-${u}.html`);
-    await b.write(`notes/todo-${u}.html`, '<!doctype html><ul><li>from B</li></ul>');
+    await b.write(`notes/todo-${u}.html`, '<!doctype html><html><ul><li>from B</li></ul></html>');
     assert.deepEqual((await b.push()).uploaded, [`notes/todo-${u}.html`]);
     await b.pull();
-    assert.equal((await b.read(`notes/tasks-${u}.html`)).toString(), '<!doctype html><ul><li>from B</li></ul>');
+    assert.equal(
+      (await b.read(`notes/tasks-${u}.html`)).toString(),
+      '<!doctype html><html><ul><li>from B</li></ul></html>',
+    );
     await a.pull();
     assert.deepEqual(await localTree(a.dir), await serverTree(seed));
     assert.deepEqual(await localTree(b.dir), await serverTree(seed));

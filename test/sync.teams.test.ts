@@ -116,7 +116,7 @@ test('strangers get 404 not-found; viewers get 403 viewer on every route; unknow
     type: 'site',
     name: `v-${team.username}.html`,
     parentId: 0,
-    content: '<p>t</p>',
+    content: '<html><p>t</p></html>',
   });
   const s = await on(stranger).raw('GET', '/nodes');
   assert.equal(s.status, 404);
@@ -133,7 +133,7 @@ test('strangers get 404 not-found; viewers get 403 viewer on every route; unknow
     assert.equal(r.status, 403, `${method} ${suffix}`);
     assert.equal(r.json.code, 'viewer');
   }
-  assert.equal((await on(owner).download(doc.id)).content, '<p>t</p>');
+  assert.equal((await on(owner).download(doc.id)).content, '<html><p>t</p></html>');
   const unknown = await new SyncApi({
     ...owner.api.conn,
     protocol: 2,
@@ -148,10 +148,17 @@ test("an editor (without a plan of their own) writes the team's files: create wi
   const { editor, on, team } = await crew();
   const api = on(editor);
   const folder = await api.create({ type: 'folder', name: 'shared', parentId: 0 });
-  const doc = await api.create({ type: 'site', name: `e-${team.username}.html`, parentId: 0, content: '<p>1</p>' });
-  assert.equal(doc.etag, checksum('<p>1</p>'));
+  const doc = await api.create({
+    type: 'site',
+    name: `e-${team.username}.html`,
+    parentId: 0,
+    content: '<html><p>1</p></html>',
+  });
+  assert.equal(doc.etag, checksum('<html><p>1</p></html>'));
 
-  const unconditional = await api.raw('PUT', `/nodes/${doc.id}/content`, { body: { content: '<p>2</p>' } });
+  const unconditional = await api.raw('PUT', `/nodes/${doc.id}/content`, {
+    body: { content: '<html><p>2</p></html>' },
+  });
   assert.equal(unconditional.status, 428);
   assert.equal(unconditional.json.code, 'precondition-required');
   for (const [method, suffix, body] of [
@@ -163,24 +170,24 @@ test("an editor (without a plan of their own) writes the team's files: create wi
     assert.equal(r.status, 428, `${method} ${suffix}`);
     assert.equal(r.json.code, 'precondition-required');
   }
-  assert.equal((await api.download(doc.id)).content, '<p>1</p>');
+  assert.equal((await api.download(doc.id)).content, '<html><p>1</p></html>');
   assert.equal((await api.list()).nodes.length, 2);
 
   // Creating a name the team already has never overwrites it blindly.
   const body = (content: string) => ({ type: 'site', name: doc.name, parentId: 0, content });
-  const blind = await api.raw('POST', '/nodes', { body: body('<p>other</p>') });
+  const blind = await api.raw('POST', '/nodes', { body: body('<html><p>other</p></html>') });
   assert.equal(blind.status, 409);
   assert.equal(blind.json.code, 'name-conflict');
   assert.match(blind.json.msg, /already taken/);
-  const same = await api.raw('POST', '/nodes', { body: body('<p>1</p>') });
+  const same = await api.raw('POST', '/nodes', { body: body('<html><p>1</p></html>') });
   assert.equal(same.status, 200);
   assert.equal(same.json.node.id, doc.id);
-  assert.equal((await api.download(doc.id)).content, '<p>1</p>');
+  assert.equal((await api.download(doc.id)).content, '<html><p>1</p></html>');
 
-  const put = await api.upload(doc.id, '<p>2</p>', { ifMatch: doc.etag! });
-  assert.equal(put.etag, checksum('<p>2</p>'));
+  const put = await api.upload(doc.id, '<html><p>2</p></html>', { ifMatch: doc.etag! });
+  assert.equal(put.etag, checksum('<html><p>2</p></html>'));
   const stale = await api.raw('PUT', `/nodes/${doc.id}/content`, {
-    body: { content: '<p>3</p>' },
+    body: { content: '<html><p>3</p></html>' },
     headers: { 'if-match': `"${doc.etag}"` },
   });
   assert.equal(stale.status, 412);
@@ -194,10 +201,15 @@ test("an editor (without a plan of their own) writes the team's files: create wi
   await api.delete(folder.id, { cascade: true, expectedVersion: folderNow.structureVersion });
   assert.deepEqual((await api.list()).nodes, []);
   // The team's files are served on the team's host.
-  await api.create({ type: 'site', name: `served-${team.username}.html`, parentId: 0, content: '<p>team page</p>' });
+  await api.create({
+    type: 'site',
+    name: `served-${team.username}.html`,
+    parentId: 0,
+    content: '<html><p>team page</p></html>',
+  });
   assert.equal(
     (await kiln.client(kiln.hostOf(team.username)).get(`/served-${team.username}.html`)).text,
-    '<p>team page</p>',
+    '<html><p>team page</p></html>',
   );
 });
 
@@ -235,7 +247,7 @@ test("team changes are published on the team's account channel", async () => {
     type: 'site',
     name: `pub-${team.username}.html`,
     parentId: 0,
-    content: '<p>p</p>',
+    content: '<html><p>p</p></html>',
   });
   for (let i = 0; i < 200 && !got.some((e) => e.type === 'node-saved'); i++)
     await new Promise((r) => setTimeout(r, 10));
@@ -252,7 +264,7 @@ test('a team whose plan does not include sync: editors list, read and delete; cr
     type: 'site',
     name: `l-${team.username}.html`,
     parentId: 0,
-    content: '<p>l</p>',
+    content: '<html><p>l</p></html>',
   });
   const tmp = await on(owner).create({ type: 'upload', name: 'tmp.txt', parentId: 0, content: Buffer.from('x') });
   await kiln.services.database.db

@@ -80,7 +80,7 @@ test('a team viewer changing the team’s files gets 403 viewer through every do
     parentId: folder.id,
     type: 'site',
     name: `plan-${team.id}.html`,
-    html: '<p>plan</p>',
+    html: '<html><p>plan</p></html>',
   });
   const other = await createNode(s, by, { ownerId: team.id, parentId: 0, type: 'folder', name: 'archive' });
   const upload = await storeUpload(s, {
@@ -96,7 +96,7 @@ test('a team viewer changing the team’s files gets 403 viewer through every do
     parentId: 0,
     type: 'site',
     name: `gone-${team.id}.html`,
-    html: '<p>gone</p>',
+    html: '<html><p>gone</p></html>',
   });
   await deleteNode(s, by, gone.id);
   const before = await treeOf(team.id);
@@ -186,7 +186,7 @@ test('a team viewer changing the team’s files gets 403 viewer through every do
   // and the save is refused like every other door.
   const host = kiln.hostOf(team.username);
   await viewer.main.enter(host);
-  const save = await viewer.main.on(host).post('/_/save', '<p>viewer was here</p>', {
+  const save = await viewer.main.on(host).post('/_/save', '<html><p>viewer was here</p></html>', {
     headers: {
       'content-type': 'text/plain;charset=UTF-8',
       'document-url': `http://${host}/docs/${doc.name}`,
@@ -199,7 +199,7 @@ test('a team viewer changing the team’s files gets 403 viewer through every do
 
   assert.deepEqual(await treeOf(team.id), before, 'nothing changed in the team’s tree or trash');
   // And the team's document is served as it was.
-  assert.equal((await kiln.client(host).get(`/docs/${doc.name}`)).text, '<p>plan</p>');
+  assert.equal((await kiln.client(host).get(`/docs/${doc.name}`)).text, '<html><p>plan</p></html>');
 });
 
 test('strangers keep their answers: a missing node for the use cases, no team for the sync API', async () => {

@@ -91,8 +91,8 @@ test('a deleted document is gone for readers, its name is free, and it comes bac
 
 test('a folder goes to the trash with what it holds, as one deletion, and comes back with its paths', async () => {
   const { me, main, host } = await dev({ plan: 'maker' });
-  const a = await create(main, `box${me.id}/inner/a-${me.id}.html`, '<p>a</p>');
-  await create(main, `box${me.id}/b-${me.id}.html`, '<p>b</p>');
+  const a = await create(main, `box${me.id}/inner/a-${me.id}.html`, '<html><p>a</p></html>');
+  await create(main, `box${me.id}/b-${me.id}.html`, '<html><p>b</p></html>');
   const box = (await main.get('/_/dashboard/nodes', json)).json.nodes.find(
     (n: { name: string }) => n.name === `box${me.id}`,
   );
@@ -109,7 +109,7 @@ test('a folder goes to the trash with what it holds, as one deletion, and comes 
   assert.equal((await main.post(`/_/dashboard/trash/${box.id}/restore`, {}, json)).status, 409);
   await main.post(`/_/dashboard/nodes/${again.json.node.id}/rename`, { name: `new${me.id}` }, json);
   assert.equal((await main.post(`/_/dashboard/trash/${box.id}/restore`, {}, json)).status, 200);
-  assert.equal((await host.get(`/box${me.id}/inner/a-${me.id}.html`)).text, '<p>a</p>');
+  assert.equal((await host.get(`/box${me.id}/inner/a-${me.id}.html`)).text, '<html><p>a</p></html>');
   const nodes = (await main.get('/_/dashboard/nodes', json)).json.nodes as Array<{ id: number; path: string }>;
   assert.equal(nodes.find((n) => n.id === a.id)?.path, `box${me.id}/inner`);
 });
@@ -120,7 +120,7 @@ test('the sync API deletes into the trash too; sync lists leave the trash out', 
   const sync = kiln.client();
   const made = await sync.post(
     '/_/sync/nodes',
-    { type: 'site', name: `synced-${me.id}.html`, parentId: 0, content: '<p>s</p>' },
+    { type: 'site', name: `synced-${me.id}.html`, parentId: 0, content: '<html><p>s</p></html>' },
     { headers: { 'x-api-key': key } },
   );
   assert.equal(made.status, 201, made.text);

@@ -2,6 +2,14 @@
 // even a full decode), so large saves stay fast: skip a BOM, whitespace, comments, the doctype and
 // processing instructions. Only ASCII delimiters are looked for, and no byte of a multi-byte UTF-8
 // character is ASCII, so scanning bytes finds what scanning the text would.
+import { KilnError } from '../errors.ts';
+
+/** The one rule every writer of a document's bytes from outside applies (`/_/save` and the sync API):
+ *  a document is an HTML page with a root `<html>` element, else 422 `invalid-document`. */
+export function assertDocumentBytes(body: Uint8Array): void {
+  if (!hasRootHtml(body)) throw new KilnError(422, 'The document needs a root <html> element.', 'invalid-document');
+}
+
 export function hasRootHtml(body: Uint8Array): boolean {
   const b = Buffer.from(body.buffer, body.byteOffset, body.byteLength);
   const at = (i: number, s: string) => b.toString('latin1', i, i + s.length) === s;

@@ -3,6 +3,7 @@
 // If-None-Match), content encodings (sites as text, uploads as base64), and the scope's own nodes.
 // - a node on the wire: {id, type, name, parentId (0 at top level), path (the PARENT folder path, ''
 //   at top level), lastSyncedAt, size, modifiedAt, checksum, etag (= checksum), structureVersion}.
+import { assertDocumentBytes } from '../save/root-html.ts';
 import { sql, type Kysely, type Transaction } from 'kysely';
 import type { Services } from '../services.ts';
 import type { DB, NodeType } from '../store/schema.ts';
@@ -175,6 +176,8 @@ export function contentBytes(content: unknown, type: NodeType): Buffer {
         'too-large',
       );
     }
+    // The same rule as a browser save (`/_/save`).
+    assertDocumentBytes(bytes);
     return bytes;
   }
   if (!/^[A-Za-z0-9+/_\-\s]*={0,2}\s*$/.test(content))

@@ -8,7 +8,7 @@ import { replaceUpload } from '../../uploads/upload.ts';
 import { limits } from '../../limits.ts';
 import { assertSameOrigin } from '../origin.ts';
 import { documentPathOf, documentUrlHeader } from '../../save/document-url.ts';
-import { hasRootHtml } from '../../save/root-html.ts';
+import { assertDocumentBytes } from '../../save/root-html.ts';
 import { saveDocument } from '../../save/pipeline.ts';
 import { authorize, authorizeActor, ownUploads, resourceOf } from '../../access/authorize.ts';
 import { findByPath } from '../../nodes/tree.ts';
@@ -35,9 +35,7 @@ const plugin: RoutePlugin = async (app, { services: s }) => {
     const node = await findByPath(s, req.site.accountId, path);
     if (node?.type !== 'site') throw notFound();
     authorize(callerOf(req, node), resourceOf(node), 'save');
-    if (!hasRootHtml(body)) {
-      throw new KilnError(422, 'The document needs a root <html> element.', 'invalid-document');
-    }
+    assertDocumentBytes(body);
     const result = await saveDocument(s, {
       nodeId: node.id,
       bytes: body,
