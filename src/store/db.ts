@@ -200,19 +200,21 @@ export function isUniqueViolation(err: unknown): boolean {
   return e?.code === '23505' || e?.code === 'SQLITE_CONSTRAINT_UNIQUE' || e?.code === 'SQLITE_CONSTRAINT_PRIMARYKEY';
 }
 
-/** True when `err` means the database cannot be reached right now (connection refused, lost or timed
- *  out; the server shutting down or restarting), as opposed to a fault of the request. */
+/** True when `err` means the database cannot be reached right now, as opposed to a fault of the request:
+ *  a connection refused, lost or timed out; the server shutting down, restarting or still recovering;
+ *  refusing new connections (a database with ALLOW_CONNECTIONS false, `max_connections` or a role's
+ *  limit reached); or read-only (a standby, or recovery, where a primary was expected). */
 export function isStorageUnavailable(err: unknown): boolean {
   const e = err as { code?: string; message?: string; errno?: string } | null;
   if (!e) return false;
-  // PostgreSQL: admin shutdown, crash shutdown, cannot connect now; class 08: connection exceptions.
-  if (
-    e.code &&
-    (/^08/.test(e.code) ||
-      ['57P01', '57P02', '57P03', 'ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', 'EHOSTUNREACH'].includes(e.code))
-  )
-    return true;
+  const code = e.code ?? '';
   const msg = e.message ?? '';
+  // PostgreSQL class 08: connection exceptions; 57P01–57P05: shut down, crashed, cannot connect now,
+  // database dropped, idle session ended; 53300: too many connections; 25006: a read-only transaction.
+  if (/^08/.test(code) || /^57P0[1-5]$/.test(code) || code === '53300' || code === '25006') return true;
+  // 55000 (object not in prerequisite state) is a refusal only when it says the database takes no connections.
+  if (code === '55000' && /not currently accepting connections/i.test(msg)) return true;
+  if (['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', 'EHOSTUNREACH'].includes(code)) return true;
   return /Connection terminated|connection timeout|timeout exceeded when trying to connect|Query read timeout|Client has encountered a connection error|Connection terminated unexpectedly/i.test(
     msg,
   );

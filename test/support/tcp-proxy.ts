@@ -23,6 +23,7 @@ export async function startTcpProxy(targetHost: string, targetPort: number): Pro
   let held: ((chunk: Buffer) => boolean) | null = null;
   const holding: Array<{ to: net.Socket; chunk: Buffer }> = [];
   const sockets = new Set<net.Socket>();
+  const ending = new Set<net.Socket>();
   const server = net.createServer((client) => {
     if (!open) return client.destroy();
     const upstream = net.connect(targetPort, targetHost);
@@ -39,6 +40,11 @@ export async function startTcpProxy(targetHost: string, targetPort: number): Pro
       if (deaf) return;
       if (held?.(chunk)) holding.push({ to: client, chunk });
       else client.write(chunk);
+    });
+    // The server closing its end (a terminated backend) closes the client's, after what is held.
+    upstream.on('end', () => {
+      if (holding.some((h) => h.to === client)) ending.add(client);
+      else client.end();
     });
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
@@ -63,6 +69,8 @@ export async function startTcpProxy(targetHost: string, targetPort: number): Pro
     release() {
       held = null;
       for (const { to, chunk } of holding.splice(0)) if (!to.destroyed) to.write(chunk);
+      for (const to of ending) to.end();
+      ending.clear();
     },
     close: () =>
       new Promise<void>((resolve) => {
