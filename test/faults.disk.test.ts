@@ -124,6 +124,16 @@ test('a full disk under the SQLite database: 507, the last acknowledged save ser
       html: '<html></html>',
     });
     const doc = main.on(host);
+    // Documents for a burst of concurrent saves, made while there is room.
+    const names = Array.from({ length: 24 }, (_, i) => `burst-${i}.html`);
+    for (const name of names)
+      await createNode(small.services, me.id, {
+        ownerId: me.id,
+        parentId: 0,
+        type: 'site',
+        name,
+        html: '<html></html>',
+      });
     // Something else takes part of the disk.
     const filler = path.join(smallDir, 'filler');
     writeFileSync(filler, Buffer.alloc(1024 * 1024, 1));
@@ -150,6 +160,22 @@ test('a full disk under the SQLite database: 507, the last acknowledged save ser
     assert.equal(full.status, 507, full.text);
     assert.equal(full.json.code, 'insufficient-storage');
     assert.equal((await small.client(host).get('/grow.html')).text, last, 'the last acknowledged save is served');
+    // Writes that share one group commit (SQLite) each get the disk's answer: 507, never a 500 (#26.3).
+    for (let round = 0; round < 3; round++) {
+      const answers = await Promise.all(
+        names.map((name) =>
+          doc.post('/_/save', page(round * 100 + names.indexOf(name)), {
+            headers: { 'content-type': 'text/plain;charset=UTF-8', 'document-url': `http://${host}/${name}` },
+          }),
+        ),
+      );
+      const statuses = answers.map((a) => a.status);
+      assert.ok(
+        statuses.every((st) => st === 200 || st === 507),
+        `a burst on a full disk: ${JSON.stringify(statuses)} ${answers.find((a) => a.status === 500)?.text ?? ''}`,
+      );
+      assert.ok(statuses.includes(507));
+    }
     const check = await sql<{ integrity_check: string }>`PRAGMA integrity_check`.execute(small.services.database.db);
     assert.deepEqual(
       check.rows.map((r) => r.integrity_check),

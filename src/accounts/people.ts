@@ -4,7 +4,7 @@ import type { Services } from '../services.ts';
 import type { AccountType, DB, Plan } from '../store/schema.ts';
 import { badRequest, conflict } from '../errors.ts';
 import { emailProblem, usernameProblem } from '../core/names.ts';
-import { isUniqueViolation } from '../store/db.ts';
+import { isUniqueViolation } from '../store/errors.ts';
 import { hashPassword, passwordProblem } from './passwords.ts';
 import * as accounts from '../store/accounts.ts';
 import { insertAccount, insertPersonRow } from '../store/accounts.ts';

@@ -19,7 +19,7 @@ import type { Services } from '../services.ts';
 import type { DB } from '../store/schema.ts';
 import type { NodeRow } from '../nodes/tree.ts';
 import { KilnError, notFound } from '../errors.ts';
-import { isUniqueViolation } from '../store/db.ts';
+import { isUniqueViolation } from '../store/errors.ts';
 import { limits } from '../limits.ts';
 import { isGlobalDocumentName, nodeNameProblem } from '../core/names.ts';
 import { writeDocument } from '../save/pipeline.ts';

@@ -41,7 +41,7 @@ import type { Services } from '../services.ts';
 import type { DB, Plan } from '../store/schema.ts';
 import type { Mail } from '../mail/mailer.ts';
 import { KilnError, fail } from '../errors.ts';
-import { isUniqueViolation } from '../store/db.ts';
+import { isUniqueViolation } from '../store/errors.ts';
 import { randomHex } from '../clock.ts';
 import { planLimits } from '../limits.ts';
 import { createEmailToken } from '../accounts/email-tokens.ts';

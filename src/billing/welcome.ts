@@ -7,7 +7,7 @@ import type { Services } from '../services.ts';
 import { sha256 } from '../core/checksum.ts';
 import { badRequest, conflict, KilnError } from '../errors.ts';
 import { usernameProblem } from '../core/names.ts';
-import { isUniqueViolation } from '../store/db.ts';
+import { isUniqueViolation } from '../store/errors.ts';
 import { hashPassword, passwordProblem } from '../accounts/passwords.ts';
 import { findEmailToken } from '../accounts/email-tokens.ts';
 import { isPendingUsername } from './stripe.ts';

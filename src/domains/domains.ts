@@ -25,7 +25,7 @@ import type { Services } from '../services.ts';
 import type { DomainsTable } from '../store/schema.ts';
 import type { Selectable } from 'kysely';
 import { badRequest, conflict, notFound } from '../errors.ts';
-import { isUniqueViolation } from '../store/db.ts';
+import { isUniqueViolation } from '../store/errors.ts';
 import { checkHostname } from './hostname.ts';
 import { assertAllowance, loadPlanAccount } from '../billing/plans.ts';
 

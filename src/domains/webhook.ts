@@ -17,7 +17,7 @@ import { z } from 'zod';
 import type { Services } from '../services.ts';
 import type { DomainsTable } from '../store/schema.ts';
 import { KilnError, badRequest, conflict, notFound } from '../errors.ts';
-import { isUniqueViolation } from '../store/db.ts';
+import { isUniqueViolation } from '../store/errors.ts';
 import { normalizeDomain, publicDomain, type DomainInfo, type DomainStatus } from './domains.ts';
 import { TOO_DEEP, nestsDeeperThan } from '../core/json.ts';
 

@@ -13,7 +13,7 @@ import formbody from '@fastify/formbody';
 import type { Services } from '../services.ts';
 import { KilnError, fail, type ErrorCode } from '../errors.ts';
 import { TOO_DEEP, nestsDeeperThan } from '../core/json.ts';
-import { isStorageFull, isStorageUnavailable, isUniqueViolation } from '../store/db.ts';
+import { isStorageFull, isStorageUnavailable, isUniqueViolation } from '../store/errors.ts';
 import { limits } from '../limits.ts';
 import { LOOPBACK, registerHosts } from './hosts.ts';
 import { registerAuth } from './auth.ts';

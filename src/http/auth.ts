@@ -10,7 +10,7 @@ import type { Services } from '../services.ts';
 import { actorForSessionToken } from '../accounts/actors.ts';
 import { sessionTokenOf } from './cookies.ts';
 import { hostnameOf } from './hosts.ts';
-import { isStorageUnavailable } from '../store/db.ts';
+import { isStorageUnavailable } from '../store/errors.ts';
 import { actorForSyncKey } from '../sync/keys.ts';
 import { isLiveShareToken } from '../sharing/share.ts';
 import { tokenParamOf } from './share-grant.ts';

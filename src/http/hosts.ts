@@ -5,7 +5,7 @@ import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { Services } from '../services.ts';
 import type { HostInfo } from './context.ts';
 import { KilnError, notFound } from '../errors.ts';
-import { isStorageUnavailable } from '../store/db.ts';
+import { isStorageUnavailable } from '../store/errors.ts';
 import { accountNamed } from '../accounts/people.ts';
 import { activeDomain } from '../domains/domains.ts';
 

@@ -17,7 +17,7 @@ import type { Kysely, Selectable, Transaction } from 'kysely';
 import type { Services } from '../services.ts';
 import type { DB, NodesTable } from '../store/schema.ts';
 import { KilnError, badRequest, conflict, notFound } from '../errors.ts';
-import { isUniqueViolation } from '../store/db.ts';
+import { isUniqueViolation } from '../store/errors.ts';
 import { DAY, limits } from '../limits.ts';
 import { assertSiteQuota } from '../billing/plans.ts';
 import { isDocumentName, isGlobalDocumentName, nodeNameProblem, splitPath } from '../core/names.ts';

@@ -10,6 +10,7 @@
 import { sql } from 'kysely';
 import type { Db } from './schema.ts';
 import type { AfterCommit, Tx } from './transaction.ts';
+import { isStorageFull } from './errors.ts';
 
 export type Write<T> = (tx: Tx, after: AfterCommit) => Promise<T>;
 
@@ -38,6 +39,9 @@ export function groupedWrites(db: Db): DocumentWrites {
   async function group(): Promise<void> {
     const taken: Job[] = [queue.shift()!];
     const failed = new Set<Job>();
+    /** The first full-disk error of the group: when the group then fails, that is why (a rollback or
+     *  COMMIT that fails after it says only that the transaction is gone). */
+    let full: unknown;
     try {
       await db.transaction().execute(async (tx) => {
         let waited = false;
@@ -49,6 +53,7 @@ export function groupedWrites(db: Db): DocumentWrites {
           } catch (err) {
             failed.add(job);
             job.reject(err);
+            if (full === undefined && isStorageFull(err)) full = err;
             // SQLite rolls the whole transaction back by itself on some errors (a full disk): then the group
             // fails, with that cause.
             await sql`ROLLBACK TO kiln_write`.execute(tx).catch(() => {
@@ -68,7 +73,8 @@ export function groupedWrites(db: Db): DocumentWrites {
         }
       });
     } catch (err) {
-      for (const job of taken) if (!failed.has(job)) job.reject(err);
+      const cause = full !== undefined && !isStorageFull(err) ? full : err;
+      for (const job of taken) if (!failed.has(job)) job.reject(cause);
       return;
     }
     for (const job of taken) if (!failed.has(job)) job.resolve({ result: job.result, after: job.after });

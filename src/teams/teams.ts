@@ -7,7 +7,7 @@ import type { Services } from '../services.ts';
 import type { Plan, TeamRole } from '../store/schema.ts';
 import { badRequest, conflict, forbidden, notFound } from '../errors.ts';
 import { usernameProblem } from '../core/names.ts';
-import { isUniqueViolation } from '../store/db.ts';
+import { isUniqueViolation } from '../store/errors.ts';
 import { PLANS } from '../accounts/people.ts';
 import { grants, revokeGrants } from '../events/revocations.ts';
 import {

@@ -15,7 +15,7 @@ import { KilnError, badRequest, conflict } from '../errors.ts';
 import { assertUploadSize as planUploadSize } from '../billing/plans.ts';
 import { nodeNameProblem } from '../core/names.ts';
 import { checksum } from '../core/checksum.ts';
-import { isUniqueViolation } from '../store/db.ts';
+import { isUniqueViolation } from '../store/errors.ts';
 import { contentTypeFor } from './content-types.ts';
 import { newNodeRow } from '../nodes/rows.ts';
 import { publishNodeSaved } from '../events/publish.ts';

@@ -27,7 +27,7 @@ import {
   rootFallback,
   servedBefore,
 } from '../../nodes/serve.ts';
-import { isStorageUnavailable } from '../../store/db.ts';
+import { isStorageUnavailable } from '../../store/errors.ts';
 import { childPathOf, type NodeRow } from '../../nodes/tree.ts';
 import { toolbarTag, withToolbar } from '../../nodes/toolbar.ts';
 import { ifNoneMatchHits } from '../conditional.ts';
