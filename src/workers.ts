@@ -6,6 +6,7 @@
 import cluster from 'node:cluster';
 import { addressWarning, type Config } from './config.ts';
 import { startServer, type Running } from './server.ts';
+import { exitDeadline } from './exit-deadline.ts';
 
 const STOP_DEADLINE_MS = 10_000;
 
@@ -13,10 +14,12 @@ export async function serve(config: Config, workers: number): Promise<void> {
   if (workers > 1 && cluster.isPrimary) return primary(config, workers);
   let running: Running | null = null;
   let stopping = false;
+  const deadline = exitDeadline(STOP_DEADLINE_MS);
   const stop = () => {
     if (stopping) return;
     stopping = true;
-    setTimeout(() => process.exit(1), STOP_DEADLINE_MS).unref();
+    // On a thread of its own: a main thread blocked on its log (a stalled pipe) cannot hold it up.
+    deadline.arm();
     // Still starting: the start finishes, then stops (below).
     if (!running) return;
     running.close().then(
@@ -63,10 +66,11 @@ function primary(config: Config, workers: number) {
         `Kiln is running with ${workers} workers: main app ${config.baseUrl}  (documents at http://<username>.${config.rootDomain}/)`,
       );
   });
+  const deadline = exitDeadline(STOP_DEADLINE_MS + 1000);
   const stop = () => {
     if (stopping) return;
     stopping = true;
-    setTimeout(() => process.exit(1), STOP_DEADLINE_MS + 1000).unref();
+    deadline.arm();
     // A signal, not a message: a worker still starting has no message listener yet, and a signal that
     // arrives before its handler simply ends it.
     for (const w of Object.values(cluster.workers ?? {})) w?.process.kill('SIGTERM');
