@@ -150,6 +150,10 @@ export const ERRORS = {
     status: 503,
     when: 'The database is unreachable; nothing changed; `Retry-After` says when to retry.',
   },
+  'outcome-unknown': {
+    status: 503,
+    when: 'The database went away while a save was being committed and its outcome could not be read back: read the document before retrying.',
+  },
   unavailable: { status: 451, when: 'The documents of a suspended account are unavailable.' },
   'insufficient-storage': { status: 507, when: 'The disk is full; nothing was saved.' },
   // The data API (`/_/api`, `?data=`) answers `{error, code}` in hyper-html-api's shape.

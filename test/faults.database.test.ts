@@ -192,3 +192,45 @@ test('while the database is away, public documents served lately still answer; p
   }
   assert.ok(back, 'serving from the database again once it is back');
 });
+
+test("a save whose COMMIT answer is lost is answered truthfully: done when it took, 'outcome-unknown' when that cannot be read", {
+  skip,
+  timeout: 60_000,
+}, async () => {
+  const main = kiln.client();
+  const me = await signedIn(kiln, main);
+  const host = kiln.hostOf(me.username);
+  const name = 'lost-commit.html';
+  const node = await createNode(kiln.services, me.id, {
+    ownerId: me.id,
+    parentId: 0,
+    type: 'site',
+    name,
+    html: doc(0),
+  });
+  const owner = main.on(host);
+  const versions = async () =>
+    (await kiln.services.database.db.selectFrom('versions').select('id').where('node_id', '=', node.id).execute())
+      .length;
+  const before = await versions();
+
+  // The COMMIT reaches the database; its answer is lost. Kiln reads back that the save took: 200.
+  proxy.loseNextCommitAnswer();
+  const took = await save(owner, host, name, 1);
+  assert.equal(took.status, 200, took.text);
+  assert.equal((await kiln.client(host).get(`/${name}`)).text, doc(1));
+  assert.equal(await versions(), before + 1, 'one version: no retry wrote a duplicate');
+
+  // Lost, and the database stays away: the answer says the outcome is unknown (not "nothing changed").
+  proxy.loseNextCommitAnswer({ thenCut: true });
+  const unknown = await save(owner, host, name, 2);
+  assert.equal(unknown.status, 503, unknown.text);
+  assert.equal(unknown.json.code, 'outcome-unknown');
+  assert.ok(Number(unknown.headers['retry-after']) > 0);
+  proxy.restore();
+  // Reading it again shows it took; saving the same again changes nothing (no duplicate version).
+  await until(async () => (await kiln.client().get('/_/ready')).status === 200, { what: 'the database back' });
+  assert.equal((await kiln.client(host).get(`/${name}`)).text, doc(2));
+  assert.equal((await save(owner, host, name, 2)).status, 200);
+  assert.equal(await versions(), before + 2);
+});

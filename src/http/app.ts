@@ -173,6 +173,7 @@ export async function buildApp(s: Services): Promise<FastifyInstance> {
       msg = 'Something went wrong on our side.';
     }
     if (status === 429 && extra?.retryAfter) reply.header('Retry-After', String(extra.retryAfter));
+    if (code === 'outcome-unknown') reply.header('Retry-After', String(limits.storageRetryAfterSeconds));
     if (wantsHtml(req)) {
       if (status === 401 || (status === 403 && code === 'login-required')) {
         return reply.redirect(

@@ -2,7 +2,7 @@
 // editor, sync write, restore, instance copy, creation. Steps: normalize → skip if unchanged → version →
 // content → (after commit) stylesheet + event. Version, content and checksum commit together.
 import { withoutToolbar, withoutToolbarText } from '../nodes/toolbar.ts';
-import { documentForWrite, newestVersion, setStoredContent, storedContent } from '../store/nodes.ts';
+import { documentForWrite, newestVersion, setStoredContent, storedContent, versionWritten } from '../store/nodes.ts';
 import { recordActivity } from '../store/activity.ts';
 import type { Services } from '../services.ts';
 import { checksumOfHash, sha256 } from '../core/checksum.ts';
@@ -142,8 +142,11 @@ export interface SavedNode {
 /** A save in a transaction of its own (browser, editor, sync, restore), or sharing one commit with the saves
  *  that arrive meanwhile where the database groups them (src/store/writes.ts). */
 export async function saveDocument(s: Services, input: SaveInput): Promise<SaveResult> {
-  const { result, after } = await s.database.writes.run(input.nodeId, (tx, after) =>
-    writeDocument(s, tx, after, input),
+  const { result, after } = await s.database.writes.run(
+    input.nodeId,
+    (tx, after) => writeDocument(s, tx, after, input),
+    // A lost COMMIT answer: the save took when its version is there (an unchanged save wrote nothing).
+    (r) => (r.changed ? versionWritten(s.database.db, input.nodeId, r.checksum, r.modifiedAt) : Promise.resolve(true)),
   );
   await afterCommit(s, after);
   return result;

@@ -536,6 +536,20 @@ export function newestVersion(db: Kysely<DB>, nodeId: number) {
     .executeTakeFirst();
 }
 
+/** Whether a save's version is stored: the one of this document made at `createdAt` whose bytes have this
+ *  checksum (the first 16 hex digits of their SHA-256). How a save whose COMMIT answer was lost is read back. */
+export async function versionWritten(db: Kysely<DB>, nodeId: number, checksum: string, createdAt: string) {
+  const row = await db
+    .selectFrom('versions')
+    .select('id')
+    .where('node_id', '=', nodeId)
+    .where('created_at', '=', createdAt)
+    .where('content_hash', 'like', `${checksum}%`)
+    .limit(1)
+    .executeTakeFirst();
+  return row !== undefined;
+}
+
 /** Whether any node (live or in the trash) names this blob: the sweep's last look before deleting. */
 export async function blobNamed(db: Kysely<DB>, sha: string): Promise<boolean> {
   const r = await db.selectFrom('nodes').select('id').where('blob_sha256', '=', sha).limit(1).executeTakeFirst();

@@ -10,13 +10,20 @@
 import { sql } from 'kysely';
 import type { Db } from './schema.ts';
 import type { AfterCommit, Tx } from './transaction.ts';
-import { isStorageFull } from './errors.ts';
+import { isStorageFull, isStorageUnavailable } from './errors.ts';
+import { KilnError } from '../errors.ts';
 
 export type Write<T> = (tx: Tx, after: AfterCommit) => Promise<T>;
 
 export interface DocumentWrites {
-  /** Runs `work` in a transaction; `key` names what it writes (a document id). */
-  run<T>(key: number, work: Write<T>): Promise<{ result: T; after: AfterCommit }>;
+  /** Runs `work` in a transaction; `key` names what it writes (a document id). When the connection is lost
+   *  after COMMIT was sent, `committed(result)` reads back whether it took: then the write is answered as
+   *  done (its after-commit steps run), or as not done; when even that cannot be read, 503 `outcome-unknown`. */
+  run<T>(
+    key: number,
+    work: Write<T>,
+    committed?: (result: T) => Promise<boolean>,
+  ): Promise<{ result: T; after: AfterCommit }>;
 }
 
 /** The most writes one COMMIT covers. */
@@ -102,11 +109,30 @@ export function groupedWrites(db: Db): DocumentWrites {
 export function queuedWrites(db: Db): DocumentWrites {
   const queues = new Map<number, Promise<unknown>>();
   return {
-    run<T>(key: number, work: Write<T>) {
+    run<T>(key: number, work: Write<T>, committed?: (result: T) => Promise<boolean>) {
       const write = async () => {
         const after: AfterCommit = [];
-        const result = await db.transaction().execute((tx) => work(tx, after));
-        return { result, after };
+        /** Set once the work is done: an error after it is the COMMIT's. */
+        let done: { result: T } | undefined;
+        try {
+          const result = await db.transaction().execute(async (tx) => {
+            const r = await work(tx, after);
+            done = { result: r };
+            return r;
+          });
+          return { result, after };
+        } catch (err) {
+          if (!done || !committed || !isStorageUnavailable(err)) throw err;
+          // COMMIT was sent and its answer lost: whether it took is read back (a new connection).
+          const took = await committed(done.result).catch(() => undefined);
+          if (took === true) return { result: done.result, after };
+          if (took === false) throw err;
+          throw new KilnError(
+            503,
+            'The database went away while your change was being committed: it may or may not have been saved. Read it again before you retry.',
+            'outcome-unknown',
+          );
+        }
       };
       const prev = queues.get(key) ?? Promise.resolve();
       const run = prev.then(write, write);
