@@ -9,8 +9,7 @@ import assert from 'node:assert/strict';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { Readable } from 'node:stream';
-import yazl from 'yazl';
+import { zipOf } from './support/zip.ts';
 import { loadConfig, type Config } from '../src/config.ts';
 import { createServices, closeServices } from '../src/server.ts';
 import { createPerson } from '../src/accounts/people.ts';
@@ -55,38 +54,6 @@ async function person(): Promise<{ main: Client; username: string }> {
   } finally {
     await closeServices(s);
   }
-}
-
-/** `size` zero bytes, produced a megabyte at a time (the test never holds a bomb's content). */
-function zeros(size: number): Readable {
-  const chunk = Buffer.alloc(MB);
-  let left = size;
-  return new Readable({
-    read() {
-      if (left <= 0) return this.push(null);
-      const n = Math.min(left, chunk.length);
-      left -= n;
-      this.push(n === chunk.length ? chunk : chunk.subarray(0, n));
-    },
-  });
-}
-
-/** A zip of buffers and streams of zeros (`{zeros: n}`). */
-function zipOf(files: Record<string, string | Buffer | { zeros: number }>): Promise<Buffer> {
-  const z = new yazl.ZipFile();
-  for (const [name, content] of Object.entries(files)) {
-    if (typeof content === 'object' && !Buffer.isBuffer(content))
-      z.addReadStream(zeros(content.zeros), name, { size: content.zeros });
-    else z.addBuffer(Buffer.from(content), name);
-  }
-  z.end();
-  return new Promise((resolve, reject) => {
-    const chunks: Buffer[] = [];
-    z.outputStream
-      .on('data', (c: Buffer) => chunks.push(c))
-      .on('end', () => resolve(Buffer.concat(chunks)))
-      .on('error', reject);
-  });
 }
 
 /** The same zip with `name`'s declared uncompressed size set to `size` (central directory and local
