@@ -66,3 +66,18 @@ test('on a busy machine a cheap extraction answers: its budget counts CPU time, 
     await pool.close();
   }
 });
+
+test('an idle thread is stopped (its memory given back) and the next task starts one again', async () => {
+  const pool = new ExtractionPool({ threads: 1, maxMs: BUDGET_MS, idleMs: 50 });
+  const run = (n: number) =>
+    pool.run({ checksum: `idle-${n}`, bytes: page(n), rules: { kind: 'query', text: '{t: title}' } });
+  try {
+    assert.deepEqual((await run(1)).result, { ok: true, data: { t: 'Page 1' } });
+    assert.equal(pool.load.alive, 1);
+    await until(() => pool.load.alive === 0, { what: 'the idle thread to stop' });
+    assert.deepEqual((await run(2)).result, { ok: true, data: { t: 'Page 2' } });
+    assert.equal(pool.load.alive, 1);
+  } finally {
+    await pool.close();
+  }
+});

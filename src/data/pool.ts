@@ -74,6 +74,9 @@ export interface ExtractionPoolOptions {
   killMs?: number;
   /** Heap limit of one thread, MB (default 512). */
   maxHeapMb?: number;
+  /** A thread idle this long is stopped, its memory (a large document's parse) given back; the next task
+   *  starts threads again. ms (default 30,000). */
+  idleMs?: number;
   /** The share of its budget a task may use in CPU time before its thread drops to the lowest priority
    *  (default 0.5: a normal extraction uses a small part of it; the budget allows for the document's size). */
   demoteAt?: number;
@@ -101,6 +104,8 @@ type Slot = {
   demoted: boolean;
   /** Shared with the thread: 1 tells it to stop its task (see ExtractWorkerData). */
   stop: Int32Array;
+  /** Stops the thread once it has been idle `idleMs`. */
+  idle?: NodeJS.Timeout;
 };
 
 const RECENT_PER_THREAD = 64;
@@ -137,6 +142,7 @@ export class ExtractionPool {
   readonly killMs: number;
   private readonly maxHeapMb: number;
   private readonly demoteAt: number;
+  private readonly idleMs: number;
   private readonly slots: Slot[] = [];
   private readonly queue: Job[] = [];
   private closed = false;
@@ -153,6 +159,7 @@ export class ExtractionPool {
     this.killMs = Math.max(this.graceMs, opts.killMs ?? 1_000);
     this.maxHeapMb = opts.maxHeapMb ?? 512;
     this.demoteAt = opts.demoteAt ?? 0.5;
+    this.idleMs = opts.idleMs ?? 30_000;
   }
 
   /** The budget of a task on `bytes` of document: the extraction's, plus time to parse it. */
@@ -182,9 +189,9 @@ export class ExtractionPool {
     });
   }
 
-  /** Tasks waiting for a thread, and threads busy (tests and benchmarks). */
-  get load(): { queued: number; busy: number } {
-    return { queued: this.queue.length, busy: this.slots.filter((s) => s.job).length };
+  /** Tasks waiting for a thread, threads busy, and threads alive (tests and benchmarks). */
+  get load(): { queued: number; busy: number; alive: number } {
+    return { queued: this.queue.length, busy: this.slots.filter((s) => s.job).length, alive: this.slots.length };
   }
 
   async close(): Promise<void> {
@@ -233,6 +240,7 @@ export class ExtractionPool {
       slot.tid = m.tid;
       for (const job of this.queue) if (!job.expiry) this.startClock(job);
       this.pump();
+      if (!slot.job) this.idleFromNow(slot);
       return;
     }
     if (m === 'parsing') {
@@ -249,6 +257,20 @@ export class ExtractionPool {
     slot.answered = false;
     if (slot.demoted) this.restore(slot);
     this.pump();
+    if (!slot.job && this.slots.includes(slot)) this.idleFromNow(slot);
+  }
+
+  /** The thread has nothing to do: stopped when that lasts `idleMs` (V8 keeps a thread's heap, grown by a large
+   *  document, for as long as the thread lives). */
+  private idleFromNow(slot: Slot): void {
+    clearTimeout(slot.idle);
+    slot.idle = setTimeout(() => {
+      const at = this.slots.indexOf(slot);
+      if (at < 0 || slot.job) return;
+      this.slots.splice(at, 1);
+      void this.stop(slot);
+    }, this.idleMs);
+    slot.idle.unref();
   }
 
   /** The thread went away on its own (uncaught error, out of memory, exit). */
@@ -340,6 +362,7 @@ export class ExtractionPool {
 
   private assign(slot: Slot, job: Job): void {
     clearTimeout(job.expiry);
+    clearTimeout(slot.idle);
     slot.job = job;
     slot.answered = false;
     slot.parsing = false;
@@ -399,6 +422,7 @@ export class ExtractionPool {
   /** Stops a slot's thread: its timers, its listeners (its exit is not a death to handle), the thread. */
   private stop(slot: Slot): Promise<number> {
     slot.timers.forEach(clearTimeout);
+    clearTimeout(slot.idle);
     slot.worker.removeAllListeners();
     return slot.worker.terminate();
   }

@@ -1,0 +1,111 @@
+// Memory of one Kiln process around one large document (#26.7): a 3.8 MB page of 200,000 elements is opened
+// in the code editor, saved, extracted (`?data=`) and served; then the process idles. Prints the resident
+// set size (VmRSS) before, after each step, and after 40 s idle. Goal: back within 50 MB of where it was.
+//
+// Kiln runs as its own process (`node bin/kiln.js serve`) on SQLite. Settings: BENCH_IDLE_S (40).
+import http from 'node:http';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { loadConfig } from '../src/config.ts';
+import { closeServices, createServices } from '../src/server.ts';
+import { createPerson } from '../src/accounts/people.ts';
+import { createNode } from '../src/nodes/tree.ts';
+import { sessionsFor } from '../test/support/people.ts';
+import { spawnKiln } from '../test/support/child.ts';
+
+const ROOT = 'kiln.localhost:8080';
+const IDLE_S = Number(process.env.BENCH_IDLE_S ?? 40);
+const GOAL_MB = 50;
+
+const items = Array.from({ length: 100_000 }, (_, i) => `<li data-i="${i}"><b>item ${i}</b></li>`).join('\n');
+const page = (mark: string) =>
+  `<!DOCTYPE html>\n<html>\n<head><title>Big ${mark}</title></head>\n<body>\n<ul>\n${items}\n</ul>\n</body>\n</html>\n`;
+
+const rss = (pid: number) => Number(/VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))![1]) / 1024;
+
+function request(port: number, o: { method?: string; path: string; token: string; body?: string }): Promise<number> {
+  const host = `big.${ROOT}`;
+  return new Promise((resolve, reject) => {
+    const req = http.request(
+      {
+        host: '127.0.0.1',
+        port,
+        method: o.method ?? 'GET',
+        path: o.path,
+        headers: {
+          host,
+          cookie: `__Host-auth_token=${o.token}`,
+          ...(o.body
+            ? {
+                'content-type': 'text/plain;charset=UTF-8',
+                'document-url': `http://${host}/big.html`,
+                'x-kiln-editor': '1',
+              }
+            : {}),
+        },
+      },
+      (res) => {
+        res.resume();
+        res.on('end', () => resolve(res.statusCode!));
+      },
+    );
+    req.on('error', reject);
+    req.end(o.body);
+  });
+}
+
+const dir = mkdtempSync(path.join(os.tmpdir(), 'kiln-bench-mem-'));
+try {
+  const env = { DATA_DIR: dir };
+  const s = await createServices(loadConfig({ ...env, ROOT_DOMAIN: ROOT, LOG_LEVEL: 'silent' }));
+  let token: string;
+  try {
+    const person = await createPerson(s, {
+      email: 'big@example.com',
+      username: 'big',
+      password: 'bench-password-x9-long',
+      plan: 'maker',
+    });
+    token = (await sessionsFor(s.database.db, s.config, person.id, person.username)).host;
+    await createNode(s, person.id, {
+      ownerId: person.id,
+      parentId: 0,
+      type: 'site',
+      name: 'big.html',
+      html: page('0'),
+    });
+  } finally {
+    await closeServices(s);
+  }
+  const kiln = await spawnKiln({ ...env, ROOT_DOMAIN: ROOT });
+  const pid = kiln.child.pid!;
+  try {
+    const mb = (v: number) => `${v.toFixed(0).padStart(4)} MB`;
+    for (let i = 0; i < 20; i++) await request(kiln.port, { path: '/_/health', token });
+    const before = rss(pid);
+    console.log(`document: ${(Buffer.byteLength(page('0')) / 2 ** 20).toFixed(1)} MB, 200,000 elements`);
+    console.log(`before                       ${mb(before)}`);
+    const step = async (label: string, run: () => Promise<number>) => {
+      const status = await run();
+      console.log(`${label.padEnd(28)} ${mb(rss(pid))}  (HTTP ${status})`);
+    };
+    await step('opened in the code editor', () => request(kiln.port, { path: '/_/edit?path=big.html', token }));
+    await step('saved from the editor', () =>
+      request(kiln.port, { method: 'POST', path: '/_/save', token, body: page('1') }),
+    );
+    await step('extracted (?data=)', () => request(kiln.port, { path: '/big.html?data={n:title}', token }));
+    await step('served', () => request(kiln.port, { path: '/big.html', token }));
+    const peak = rss(pid);
+    await new Promise((r) => setTimeout(r, IDLE_S * 1000));
+    const idle = rss(pid);
+    console.log(`after ${IDLE_S} s idle              ${mb(idle)}`);
+    console.log(
+      `back within ${(idle - before).toFixed(0)} MB of before (peak +${(peak - before).toFixed(0)} MB); goal ≤ ${GOAL_MB} MB: ${idle - before <= GOAL_MB ? 'met' : 'NOT met'}`,
+    );
+  } finally {
+    await kiln.kill('SIGTERM');
+  }
+} finally {
+  rmSync(dir, { recursive: true, force: true });
+}
