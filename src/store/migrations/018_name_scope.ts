@@ -20,5 +20,8 @@ export function up018NameScope(_t: ColumnTypes) {
         sql<boolean>`type = 'site' and name_key not in ('index.html', 'index.htmlclay', 'submission-form.html', 'dashboard.html') and trashed_at is null`,
       )
       .execute();
+    // A document is found by its owner and name (src/store/nodes.ts ownerNodesNamed, every document GET):
+    // one probe, however many accounts have an index.html.
+    await db.schema.createIndex('nodes_owner_name').on('nodes').columns(['owner_id', 'name_key']).execute();
   };
 }
