@@ -110,10 +110,8 @@ export async function listTree(s: Services, actorId: number, ownerId: number): P
 export async function findByPath(s: Services, ownerId: number, relPath: string): Promise<NodeRow | undefined> {
   const parts = splitPath(relPath.replace(/^\/+/, ''));
   if (typeof parts === 'string') return undefined;
-  const name = parts[parts.length - 1].normalize('NFC');
-  const nameKey = name.toLowerCase();
   const folderKey = parts.slice(0, -1).join('/').normalize('NFC').toLowerCase();
-  const rows = await ownerNodesNamed(s.database.db, ownerId, nameKey);
+  const rows = await ownerNodesNamed(s.database.db, ownerId, parts[parts.length - 1].normalize('NFC'));
   return rows.find((r) => r.path.toLowerCase() === folderKey);
 }
 
@@ -172,17 +170,17 @@ export async function createPath(s: Services, actorId: number, input: CreatePath
 export async function checkNewPath(s: Services, actorId: number, input: CreatePathInput): Promise<string> {
   const { names, type } = pathNames(input);
   const name = names[names.length - 1];
-  const trx = s.database.db;
-  await assertManages(trx, actorId, input.ownerId);
-  const plan = await existingFolders(trx, input.ownerId, input.parentId ?? 0, names.slice(0, -1));
-  const parent = await loadParent(trx, input.ownerId, plan.parentId);
+  const { db } = s.database;
+  await assertManages(db, actorId, input.ownerId);
+  const plan = await existingFolders(db, input.ownerId, input.parentId ?? 0, names.slice(0, -1));
+  const parent = await loadParent(db, input.ownerId, plan.parentId);
   const depth = depthOf(childPathOf(parent)) + plan.missing.length;
   assertDepth(depth + (type === 'folder' ? 1 : 0));
   // Inside folders still to be made nothing has a name yet: only the names unique beyond a folder clash.
   if (plan.missing.length === 0)
-    await assertNameFree(trx, { ownerId: input.ownerId, parentId: plan.parentId, type, name, parent });
-  else if (type === 'site') await assertSiteNameFree(trx, input.ownerId, name);
-  if (type === 'site') await assertSiteQuota(s, trx, input.ownerId);
+    await assertNameFree(db, { ownerId: input.ownerId, parentId: plan.parentId, type, name, parent });
+  else if (type === 'site') await assertSiteNameFree(db, input.ownerId, name);
+  if (type === 'site') await assertSiteQuota(s, db, input.ownerId);
   return [childPathOf(parent), ...plan.missing, name].filter(Boolean).join('/');
 }
 

@@ -84,7 +84,7 @@ export async function rescopeDocumentNames(db: Kysely<DB>, mode: 'instance' | 'a
 }
 
 /** The owner's live nodes with this name in any folder. This runs on every document GET (by path): the
- *  query is compiled once per database and reused; the plain name index answers it. */
+ *  query is compiled once per database and reused; the (owner, name) index answers it (migration 018). */
 const ownerNameLookups = new WeakMap<Kysely<DB>, CompiledQuery<NodeRow>>();
 export async function ownerNodesNamed(db: Kysely<DB>, ownerId: number, name: string): Promise<NodeRow[]> {
   let compiled = ownerNameLookups.get(db);

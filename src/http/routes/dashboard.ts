@@ -3,8 +3,8 @@
 //   GET  /_/dashboard                       the page: the signed-in account's tree
 //   GET  /_/dashboard/nodes                 JSON {msg, msgType, nodes, html}
 //   POST /_/dashboard/nodes                 create {type: 'site'|'folder', name, parentId?=0, html?}
-//   GET  /_/dashboard/names?name=&parentId=&ownerId=  what that create would answer now, nothing written
 //                                           (a name with slashes, e.g. `a/b/app.html`, creates the folders too)
+//   GET  /_/dashboard/names?name=&parentId=&ownerId=  what that create would answer now, nothing written
 //   POST /_/dashboard/nodes/:id/rename      {name}
 //   POST /_/dashboard/nodes/:id/move        {parentId (0 = top level), name?}
 //   POST /_/dashboard/nodes/:id/delete      {cascade?: true|'1'} — a non-empty folder without it: 400
