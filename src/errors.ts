@@ -154,6 +154,10 @@ export const ERRORS = {
     status: 503,
     when: 'The database went away while a save was being committed and its outcome could not be read back: read the document before retrying.',
   },
+  'no-worker': {
+    status: 503,
+    when: 'Every worker of `kiln serve --workers` is restarting and none came back within 5 s; nothing was read; `Retry-After` says when to retry.',
+  },
   unavailable: { status: 451, when: 'The documents of a suspended account are unavailable.' },
   'insufficient-storage': { status: 507, when: 'The disk is full; nothing was saved.' },
   // The data API (`/_/api`, `?data=`) answers `{error, code}` in hyper-html-api's shape.

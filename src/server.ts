@@ -1,4 +1,5 @@
 // Starts Kiln: configuration → services → HTTP.
+import type { Socket } from 'node:net';
 import { RequestsInFlight } from './http/slow-clients.ts';
 import { sweepTrash } from './nodes/trash.ts';
 import { sweepOldActivity } from './nodes/activity.ts';
@@ -108,14 +109,29 @@ export interface Running {
   app: FastifyInstance;
   services: Services;
   url: string;
+  /** Serves a connection accepted elsewhere (a worker's, from its primary: src/workers.ts). */
+  accept(socket: Socket): void;
   close(): Promise<void>;
 }
 
-export async function startServer(config: Config, clock?: Clock): Promise<Running> {
+/** Starts Kiln on `config.port`, or with `listen: false` on no port at all: connections then come
+ *  through `accept` (a worker of `kiln serve --workers`, whose primary holds the port). */
+export async function startServer(config: Config, clock?: Clock, opts: { listen?: boolean } = {}): Promise<Running> {
   const services = await createServices(config, clock);
   const app = await buildApp(services);
-  await app.listen({ port: config.port, host: config.host });
-  const port = (app.server.address() as { port: number }).port;
+  const listen = opts.listen ?? true;
+  if (listen) await app.listen({ port: config.port, host: config.host });
+  else {
+    await app.ready();
+    // What a listening server starts on its 'listening' event: the connection list behind the request,
+    // headers and keep-alive timeouts and closeIdleConnections (node:http), which accepted connections
+    // need as much as listened-for ones.
+    app.server.emit('listening');
+  }
+  const port = listen ? (app.server.address() as { port: number }).port : config.port;
+  // Accepted connections: a server that does not listen cannot wait for them when it closes (a listening
+  // one does), so the close below does.
+  const accepted = new Set<Socket>();
   // The trash's 30 days: one sweep shortly after start, then hourly (each process; a purge is one
   // transaction, so two processes sweeping at once purge each deletion once).
   const sweep = () =>
@@ -135,11 +151,23 @@ export async function startServer(config: Config, clock?: Clock): Promise<Runnin
     app,
     services,
     url: `http://127.0.0.1:${port}`,
+    accept(socket) {
+      accepted.add(socket);
+      socket.once('close', () => accepted.delete(socket));
+      app.server.emit('connection', socket);
+      socket.resume();
+    },
     close: async () => {
       clearTimeout(first);
       clearInterval(hourly);
       await backups.stop();
       await app.close();
+      // Requests in flight on accepted connections finish (new ones are answered 503 while closing);
+      // each connection is closed once idle.
+      while (accepted.size > 0) {
+        app.server.closeIdleConnections();
+        await new Promise((r) => setTimeout(r, 50));
+      }
       await closeServices(services);
     },
   };

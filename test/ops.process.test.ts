@@ -1,7 +1,6 @@
 // Running Kiln as an operator does: `kiln serve` as a real process — one log line per request, mail
 // links at warn, Prometheus metrics for this machine (or a token), graceful SIGTERM (in-flight saves
-// finish, streams are told to reconnect, exit within 10 s), `--workers 2` on PostgreSQL + Redis (a
-// killed worker is replaced while the other serves), and backups taken while serving, restored into
+// finish, streams are told to reconnect, exit within 10 s), and backups taken while serving, restored into
 // an empty instance, and scheduled.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -165,71 +164,6 @@ test('SIGTERM: an in-flight save finishes, open streams are told to reconnect, t
     } finally {
       await again.kill();
     }
-  } finally {
-    await kiln.kill();
-    await i.cleanup();
-  }
-});
-
-/** GET through a fresh connection, given up after 3 s (a connection the cluster handed to a worker as it
- *  was killed never answers): the status, or 0. */
-function getOnce(port: number, host: string, p: string): Promise<number> {
-  return new Promise((resolve) => {
-    const req = http.get(
-      { port, host: '127.0.0.1', path: p, headers: { host }, agent: false, timeout: 3000 },
-      (res) => {
-        res.resume();
-        res.on('end', () => resolve(res.statusCode ?? 0));
-      },
-    );
-    req.on('timeout', () => req.destroy());
-    req.on('error', () => resolve(0));
-  });
-}
-
-test('kiln serve --workers 2: both serve one port; a killed worker is replaced while the other serves', {
-  skip: storage !== 'postgres' && 'workers need PostgreSQL + Redis (the scale-out configuration)',
-  timeout: 120_000,
-}, async () => {
-  const i = await instance();
-  const kiln = await spawnKiln(i.env, { args: ['--workers', '2'] });
-  try {
-    const pids = () =>
-      readdirSync('/proc')
-        .filter((p) => /^\d+$/.test(p))
-        .filter((p) => {
-          try {
-            return readFileSync(`/proc/${p}/stat`, 'utf8').split(' ')[3] === String(kiln.child.pid);
-          } catch {
-            return false;
-          }
-        });
-    // Both workers listening (the primary says so once they are): killing the only one that listens
-    // yet would leave none to serve, which is not what this test is about.
-    for (let t = 0; !kiln.output().includes('running with 2 workers') && t < 300; t++)
-      await new Promise((r) => setTimeout(r, 100));
-    const workers = pids();
-    assert.equal(workers.length, 2, kiln.output());
-    process.kill(Number(workers[0]), 'SIGKILL');
-    // Every request is answered by the other worker, at worst on its second try (one caught by the kill).
-    let retried = 0;
-    for (let n = 0; n < 20; n++) {
-      let status = await getOnce(kiln.port, i.host, i.doc);
-      if (status !== 200) {
-        retried++;
-        status = await getOnce(kiln.port, i.host, i.doc);
-      }
-      assert.equal(status, 200, 'the other worker serves');
-    }
-    assert.ok(retried <= 1, `${retried} requests needed a second try`);
-    for (let t = 0; (pids().length < 2 || pids().includes(workers[0])) && t < 100; t++)
-      await new Promise((r) => setTimeout(r, 100));
-    assert.equal(pids().length, 2, 'a new worker took its place');
-    // SIGTERM ends the primary and both workers within the deadline: the primary exits with code 0 once no
-    // worker is left, with code 1 at its own deadline (src/workers.ts), and the test's helper would kill it
-    // (a signal, no code) only after 15 s.
-    await kiln.kill();
-    assert.deepEqual({ code: kiln.child.exitCode, signal: kiln.child.signalCode }, { code: 0, signal: null });
   } finally {
     await kiln.kill();
     await i.cleanup();

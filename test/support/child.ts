@@ -87,7 +87,8 @@ export async function spawnKiln(
 function answers(port: number): Promise<boolean> {
   return new Promise((resolve) => {
     const sock = net.connect(port, '127.0.0.1');
-    sock.setTimeout(1000);
+    // Long enough for an answer held back a while (a primary whose workers are not ready yet).
+    sock.setTimeout(10_000);
     sock.once('connect', () => {
       sock.write('GET / HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n');
     });
