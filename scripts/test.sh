@@ -29,6 +29,11 @@ done
 # Test processes (one per file, hundreds per run) keep V8's compiled code on disk: each later one compiles
 # nothing an earlier one compiled (Kiln's own children do the same, in bin/kiln.js).
 export NODE_COMPILE_CACHE=${NODE_COMPILE_CACHE:-${TMPDIR:-/tmp}/kiln-test-compile-cache}
+# Node 24 runs the TypeScript as it is (its types stripped, nothing to transform: tsconfig's
+# erasableSyntaxOnly keeps it so), about 0.8 s of CPU less per test file than through tsx, which
+# Node 22 still needs.
+loader=()
+node -e 'process.exit(process.features.typescript ? 0 : 1)' || loader=(--import tsx)
 status=0
 run() {
   local storage=$1
@@ -42,7 +47,7 @@ run() {
     reporters=(--test-reporter=spec --test-reporter-destination=stdout
       --test-reporter=./scripts/file-times.mjs --test-reporter-destination="$KILN_TEST_TIMES/$storage.tsv")
   fi
-  KILN_TEST_STORAGE=$storage node --import tsx --test "${reporters[@]}" --test-concurrency=2 --test-timeout=600000 "$@" ||
+  KILN_TEST_STORAGE=$storage node "${loader[@]}" --test "${reporters[@]}" --test-concurrency=2 --test-timeout=600000 "$@" ||
     status=1
 }
 # Slow files first (browser and crash files), so a run does not end on one long file running alone.

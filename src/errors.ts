@@ -202,14 +202,20 @@ export type CodeWithStatus<S extends number> = { [C in ErrorCode]: S extends Sta
 
 /** One error type for everything a request can be refused for. */
 class KilnErrorClass extends Error {
+  readonly status: number;
+  readonly code?: ErrorCode;
+  readonly extra?: Record<string, unknown>;
   constructor(
-    readonly status: number,
+    status: number,
     msg: string,
-    readonly code?: ErrorCode,
+    code?: ErrorCode,
     /** Extra fields merged into the JSON answer (e.g. `etag` on 412). */
-    readonly extra?: Record<string, unknown>,
+    extra?: Record<string, unknown>,
   ) {
     super(msg);
+    this.extra = extra;
+    this.status = status;
+    this.code = code;
     const spec: ErrorSpec | undefined = code ? ERRORS[code] : undefined;
     if (spec && spec.status !== status && !spec.also?.includes(status)) {
       throw new Error(`error code ${code} is answered with ${spec.status}, not ${status}`);

@@ -10,11 +10,14 @@ import { loadConfig } from '../config.ts';
 export const isS3Url = (s: string) => s.startsWith('s3://');
 
 export class S3Folder {
-  private constructor(
-    private readonly bucket: string,
-    private readonly prefix: string,
-    private readonly env: Record<string, string | undefined>,
-  ) {}
+  private readonly bucket: string;
+  private readonly prefix: string;
+  private readonly env: Record<string, string | undefined>;
+  private constructor(bucket: string, prefix: string, env: Record<string, string | undefined>) {
+    this.bucket = bucket;
+    this.prefix = prefix;
+    this.env = env;
+  }
 
   static fromUrl(url: string): S3Folder {
     const m = /^s3:\/\/([^/]+)\/?(.*)$/.exec(url);

@@ -18,7 +18,10 @@ export class PlanSettings {
   };
   private timer: NodeJS.Timeout | null = null;
 
-  constructor(private readonly db: Kysely<DB>) {}
+  private readonly db: Kysely<DB>;
+  constructor(db: Kysely<DB>) {
+    this.db = db;
+  }
 
   async start(): Promise<void> {
     await this.refresh();

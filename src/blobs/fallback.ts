@@ -5,10 +5,12 @@ import type { BlobListing, BlobStore, ByteRange } from './store.ts';
 
 export class FallbackBlobStore implements BlobStore {
   readonly kind = 'fallback' as const;
-  constructor(
-    readonly primary: BlobStore,
-    private readonly older: BlobStore,
-  ) {}
+  readonly primary: BlobStore;
+  private readonly older: BlobStore;
+  constructor(primary: BlobStore, older: BlobStore) {
+    this.primary = primary;
+    this.older = older;
+  }
 
   put(bytes: Buffer) {
     return this.primary.put(bytes);

@@ -11,7 +11,10 @@ const TMP_PREFIX = '.tmp-';
 
 export class FilesystemBlobStore implements BlobStore {
   readonly kind = 'filesystem' as const;
-  constructor(private root: string) {}
+  private root: string;
+  constructor(root: string) {
+    this.root = root;
+  }
 
   private file(name: string): string {
     if (!BLOB_NAME.test(name)) throw new Error('bad blob name');

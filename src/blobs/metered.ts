@@ -3,10 +3,12 @@ import type { Counter } from 'prom-client';
 import type { BlobListing, BlobStore, ByteRange } from './store.ts';
 
 export class MeteredBlobStore implements BlobStore {
-  constructor(
-    readonly inner: BlobStore,
-    private readonly errors: Counter<'op'>,
-  ) {}
+  readonly inner: BlobStore;
+  private readonly errors: Counter<'op'>;
+  constructor(inner: BlobStore, errors: Counter<'op'>) {
+    this.inner = inner;
+    this.errors = errors;
+  }
 
   get kind() {
     return this.inner.kind;

@@ -26,10 +26,11 @@ export class PostgresBlobStore implements BlobStore {
   readonly kind = 'postgres' as const;
   private made: Promise<unknown> | null = null;
 
-  constructor(
-    private readonly pool: pg.Pool,
-    private readonly ownsPool = true,
-  ) {
+  private readonly pool: pg.Pool;
+  private readonly ownsPool: boolean;
+  constructor(pool: pg.Pool, ownsPool = true) {
+    this.pool = pool;
+    this.ownsPool = ownsPool;
     // An idle connection that breaks (the database restarts) is an event, never a crash.
     pool.on('error', (err) => console.error('blob store connection error:', err.message));
   }

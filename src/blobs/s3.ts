@@ -47,11 +47,14 @@ export async function s3Client(c: S3Config): Promise<S3Client> {
 export class S3BlobStore implements BlobStore {
   readonly kind = 's3' as const;
 
-  private constructor(
-    private readonly sdk: ClientS3,
-    private readonly client: S3Client,
-    private readonly bucket: string,
-  ) {}
+  private readonly sdk: ClientS3;
+  private readonly client: S3Client;
+  private readonly bucket: string;
+  private constructor(sdk: ClientS3, client: S3Client, bucket: string) {
+    this.sdk = sdk;
+    this.client = client;
+    this.bucket = bucket;
+  }
 
   static async open(c: S3Config): Promise<S3BlobStore> {
     return new S3BlobStore(await loadClientS3(), await s3Client(c), c.bucket);

@@ -19,7 +19,10 @@ interface Entry<V> {
 export class Lru<V> {
   private entries = new Map<string | number, Entry<V>>();
   private bytes = 0;
-  constructor(private readonly opts: LruOptions<V>) {}
+  private readonly opts: LruOptions<V>;
+  constructor(opts: LruOptions<V>) {
+    this.opts = opts;
+  }
 
   /** The value while it is fresh (always, without a TTL); marks it recently used. */
   get(key: string | number): V | undefined {

@@ -16,11 +16,14 @@ export interface RateLimiter {
 
 export class MemoryRateLimiter implements RateLimiter {
   private windows = new Map<string, { count: number; resetAt: number }>();
-  constructor(
-    private max: number,
-    private windowMs: number,
-    private now: () => number = Date.now,
-  ) {}
+  private max: number;
+  private windowMs: number;
+  private now: () => number;
+  constructor(max: number, windowMs: number, now: () => number = Date.now) {
+    this.max = max;
+    this.windowMs = windowMs;
+    this.now = now;
+  }
 
   async hit(key: string): Promise<LimitResult> {
     const t = this.now();

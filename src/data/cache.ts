@@ -45,10 +45,13 @@ export class MemoryDataCache implements DataCache {
   private readonly entries = new Map<string, CachedAnswer>();
   private bytes = 0;
 
+  private readonly maxBytes: number;
   constructor(
     /** Total bytes kept. */
-    private readonly maxBytes = 64 * 1024 * 1024,
-  ) {}
+    maxBytes = 64 * 1024 * 1024,
+  ) {
+    this.maxBytes = maxBytes;
+  }
 
   async get(key: string, now: number): Promise<CachedAnswer | undefined> {
     return this.getNow(key, now);
@@ -106,11 +109,16 @@ const REDIS_TIMEOUT_MS = 250;
 const REDIS_MAX_ENTRY_CHARS = 1024 * 1024;
 
 export class RedisDataCache implements DataCache {
+  private readonly client: SoftRedis;
+  private readonly namespace: string;
   private constructor(
-    private readonly client: SoftRedis,
+    client: SoftRedis,
     /** Key prefix of this deployment (src/events/redis.ts namespaceFor). */
-    private readonly namespace: string,
-  ) {}
+    namespace: string,
+  ) {
+    this.namespace = namespace;
+    this.client = client;
+  }
 
   static async open(url: string, namespace: string): Promise<RedisDataCache> {
     return new RedisDataCache(await SoftRedis.open(url, 'data-cache', REDIS_TIMEOUT_MS), namespace);
@@ -153,10 +161,12 @@ function decode(raw: string): CachedAnswer | undefined {
 }
 
 export class TieredDataCache implements DataCache {
-  constructor(
-    private readonly back: DataCache,
-    private readonly front = new MemoryDataCache(16 * 1024 * 1024),
-  ) {}
+  private readonly back: DataCache;
+  private readonly front: MemoryDataCache;
+  constructor(back: DataCache, front = new MemoryDataCache(16 * 1024 * 1024)) {
+    this.back = back;
+    this.front = front;
+  }
 
   async get(key: string, now: number): Promise<CachedAnswer | undefined> {
     const near = this.front.getNow(key, now);

@@ -3,8 +3,8 @@
 // (a checksum names exact bytes, so an entry is never stale); the pool routes a document back to the thread
 // that parsed it last when that thread is free.
 //
-// Run as a worker only: from src/ through tsx (the pool registers tsx first), or as dist/extract-worker.mjs
-// (scripts/build.ts bundles it next to dist/kiln.mjs).
+// Run as a worker only: from src/ (as it is on Node 24; through tsx, which the pool registers first, on
+// Node 22), or as dist/extract-worker.mjs (scripts/build.ts bundles it next to dist/kiln.mjs).
 import { parentPort, workerData } from 'node:worker_threads';
 import {
   compileRulesText,

@@ -118,7 +118,8 @@ export function tooExpensive(error: string): Extraction {
   return { ok: false, status: 400, code: 'too-expensive', error: `Extraction too expensive: ${error}` };
 }
 
-/** How a thread is started: the bundled script next to dist/kiln.mjs, or the TypeScript source through tsx. */
+/** How a thread is started: the bundled script next to dist/kiln.mjs, or the TypeScript source (as it is on
+ *  a Node that strips types, as the main thread runs it; through tsx on one that does not). */
 function spawnWorker(maxHeapMb: number, stop: Int32Array): Worker {
   const here = import.meta.url;
   // A parse allocates a whole tree of short-lived objects: with a small young generation each task is
@@ -127,6 +128,8 @@ function spawnWorker(maxHeapMb: number, stop: Int32Array): Worker {
   const resourceLimits = { maxOldGenerationSizeMb: maxHeapMb, maxYoungGenerationSizeMb: YOUNG_GENERATION_MB };
   const workerData: ExtractWorkerData = { stop };
   if (!here.endsWith('.ts')) return new Worker(new URL('./extract-worker.mjs', here), { resourceLimits, workerData });
+  if ((process.features as { typescript?: unknown }).typescript)
+    return new Worker(new URL('./extract-worker.ts', here), { resourceLimits, workerData });
   const tsx = import.meta.resolve('tsx/esm/api');
   const script = new URL('./extract-worker.ts', here).href;
   const code = `import(${JSON.stringify(tsx)}).then((m) => { m.register(); return import(${JSON.stringify(script)}); })`;

@@ -24,7 +24,10 @@ export class MemoryEventBus implements EventBus {
   private logs = new Map<string, ChannelLog>();
   private totalBytes = 0;
 
-  constructor(private readonly now: () => number = Date.now) {}
+  private readonly now: () => number;
+  constructor(now: () => number = Date.now) {
+    this.now = now;
+  }
 
   async publish(channel: string, message: KilnEvent): Promise<number> {
     const id = this.record(channel, message);

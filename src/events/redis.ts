@@ -127,12 +127,11 @@ export class RedisEventBus implements EventBus {
     return new RedisEventBus(Redis, url, namespace, now);
   }
 
-  private constructor(
-    Client: typeof Redis,
-    url: string,
-    private readonly namespace: string,
-    private readonly now: () => number,
-  ) {
+  private readonly namespace: string;
+  private readonly now: () => number;
+  private constructor(Client: typeof Redis, url: string, namespace: string, now: () => number) {
+    this.namespace = namespace;
+    this.now = now;
     const options = {
       lazyConnect: true,
       enableAutoPipelining: true,

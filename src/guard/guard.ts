@@ -141,7 +141,10 @@ export class DataLossGuard {
   /** Settles when the guard's extraction in the pool ends (see islandOf). */
   private extracting: Promise<void> = Promise.resolve();
 
-  constructor(private s: Services) {}
+  private s: Services;
+  constructor(s: Services) {
+    this.s = s;
+  }
 
   /** Runs `job` after the document's earlier guard work; never rejects. */
   private serial<T>(nodeId: number, job: () => Promise<T>): Promise<T> {

@@ -102,12 +102,15 @@ export class HotDocuments {
   });
   private watches = new Map<number, Watch>();
 
-  constructor(
-    private readonly bus: EventBus,
-    private readonly hosts: Lru<HostInfo>,
-    /** The Services clock (ms): data answers expire on it, as in the data cache. */
-    private readonly now: () => number = Date.now,
-  ) {}
+  private readonly bus: EventBus;
+  private readonly hosts: Lru<HostInfo>;
+  /** The Services clock (ms): data answers expire on it, as in the data cache. */
+  private readonly now: () => number;
+  constructor(bus: EventBus, hosts: Lru<HostInfo>, now: () => number = Date.now) {
+    this.bus = bus;
+    this.hosts = hosts;
+    this.now = now;
+  }
 
   /** Answers the request from memory when it can (true); false leaves it to Fastify. */
   answer(req: IncomingMessage, res: ServerResponse, served?: (s: HotServed) => void): boolean {

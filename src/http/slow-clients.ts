@@ -30,7 +30,10 @@ export class RequestsInFlight {
   private readonly byAddress = new Map<string, number>();
   private readonly releases = new WeakMap<IncomingMessage, () => void>();
 
-  constructor(readonly cap: number) {}
+  readonly cap: number;
+  constructor(cap: number) {
+    this.cap = cap;
+  }
 
   /** Takes a slot for `address`, given back when `res` closes (or on `release`); false at the cap. */
   take(address: string, req: IncomingMessage, res: ServerResponse): boolean {

@@ -17,11 +17,14 @@ export interface Mailer {
 }
 
 export class OutboxMailer implements Mailer {
-  constructor(
-    readonly dir: string,
-    private from: string,
-    private log: (line: string) => void = (line) => console.log(line),
-  ) {}
+  readonly dir: string;
+  private from: string;
+  private log: (line: string) => void;
+  constructor(dir: string, from: string, log: (line: string) => void = (line) => console.log(line)) {
+    this.dir = dir;
+    this.from = from;
+    this.log = log;
+  }
 
   async send(mail: Mail): Promise<void> {
     await fs.mkdir(this.dir, { recursive: true });
@@ -48,10 +51,9 @@ export class OutboxMailer implements Mailer {
 
 export class SmtpMailer implements Mailer {
   private transport: Promise<import('nodemailer').Transporter>;
-  constructor(
-    url: string,
-    private from: string,
-  ) {
+  private from: string;
+  constructor(url: string, from: string) {
+    this.from = from;
     this.transport = import('nodemailer').then((m) => m.default.createTransport(url));
   }
 

@@ -81,10 +81,12 @@ const REDIS_TIMEOUT_MS = 1000;
 class RedisLimiterFactory implements LimiterFactory {
   readonly kind = 'redis' as const;
 
-  constructor(
-    private readonly client: SoftRedis,
-    private readonly namespace: string,
-  ) {}
+  private readonly client: SoftRedis;
+  private readonly namespace: string;
+  constructor(client: SoftRedis, namespace: string) {
+    this.client = client;
+    this.namespace = namespace;
+  }
 
   create(name: string, max: number, windowMs: number): RateLimiter {
     const prefix = `${this.namespace}rl:${name}:`;

@@ -7,11 +7,13 @@ export class SoftRedis {
   private closed = false;
   private lastErrorLog = 0;
 
-  private constructor(
-    readonly redis: Redis,
-    private readonly label: string,
-    private readonly timeoutMs: number,
-  ) {
+  readonly redis: Redis;
+  private readonly label: string;
+  private readonly timeoutMs: number;
+  private constructor(redis: Redis, label: string, timeoutMs: number) {
+    this.redis = redis;
+    this.label = label;
+    this.timeoutMs = timeoutMs;
     this.redis.on('error', (err: Error) => this.logError(err));
     // Connected from the start: with no offline queue, a call made before the connection is ready fails.
     this.redis.connect().catch((err: Error) => this.logError(err));

@@ -22,7 +22,10 @@ export type CompiledRules = { readonly root: RuleNode; readonly selectors: numbe
 
 class Lru<V> {
   private readonly map = new Map<string, V>();
-  constructor(private readonly size: number) {}
+  private readonly size: number;
+  constructor(size: number) {
+    this.size = size;
+  }
   get(key: string): V | undefined {
     const v = this.map.get(key);
     if (v !== undefined) {
@@ -54,8 +57,10 @@ function compileSelector(source: string): SelectorQuery | RulesFailure {
 }
 
 class CompileError extends Error {
-  constructor(readonly failure: RulesFailure) {
+  readonly failure: RulesFailure;
+  constructor(failure: RulesFailure) {
     super(failure.error);
+    this.failure = failure;
   }
 }
 

@@ -68,10 +68,12 @@ export class StreamHub {
   /** Told each event's id as it arrives (ids are publication times in µs: the metrics' bus lag). */
   onEvent?: (id: number) => void;
 
-  constructor(
-    private readonly bus: EventBus,
-    readonly keepAliveMs: number = limits.liveKeepAliveMs,
-  ) {}
+  private readonly bus: EventBus;
+  readonly keepAliveMs: number;
+  constructor(bus: EventBus, keepAliveMs: number = limits.liveKeepAliveMs) {
+    this.bus = bus;
+    this.keepAliveMs = keepAliveMs;
+  }
 
   /** Subscribes the stream to a channel: waits until the subscription is live, sends the headers and
    *  `: connected` (so a client that sees it is sure to get every later event), the preamble, the

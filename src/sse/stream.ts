@@ -35,12 +35,18 @@ export class SseStream {
   private chunked = false;
   private closeListeners: Array<() => void> = [];
 
+  private readonly res: ServerResponse;
+  private readonly maxBuffered: number;
+  readonly ping: Buffer;
   constructor(
-    private readonly res: ServerResponse,
+    res: ServerResponse,
     /** What this stream gets on each keep-alive tick. */
-    readonly ping: Buffer = PING_COMMENT,
-    private readonly maxBuffered = MAX_BUFFERED_BYTES,
+    ping: Buffer = PING_COMMENT,
+    maxBuffered = MAX_BUFFERED_BYTES,
   ) {
+    this.ping = ping;
+    this.res = res;
+    this.maxBuffered = maxBuffered;
     const socket = res.socket;
     socket?.setNoDelay(true);
     socket?.setKeepAlive(true);

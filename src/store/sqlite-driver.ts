@@ -28,10 +28,12 @@ type Connection = BetterSqlite3.Database;
 const MAX_STATEMENTS = 2_000;
 
 export class SqliteDialectWithReader implements Dialect {
-  constructor(
-    private readonly writer: Connection,
-    private readonly reader: Connection,
-  ) {}
+  private readonly writer: Connection;
+  private readonly reader: Connection;
+  constructor(writer: Connection, reader: Connection) {
+    this.writer = writer;
+    this.reader = reader;
+  }
   createDriver(): Driver {
     return new SqliteDriverWithReader(this.writer, this.reader);
   }
@@ -51,10 +53,11 @@ class SqliteDriverWithReader implements Driver {
   private readonly writer: Statements;
   private readonly reader: Statements;
 
-  constructor(
-    private readonly writerFile: Connection,
-    private readonly readerFile: Connection,
-  ) {
+  private readonly writerFile: Connection;
+  private readonly readerFile: Connection;
+  constructor(writerFile: Connection, readerFile: Connection) {
+    this.writerFile = writerFile;
+    this.readerFile = readerFile;
     this.writer = new Statements(writerFile);
     this.reader = new Statements(readerFile);
   }
@@ -103,11 +106,14 @@ class SqliteDriverWithReader implements Driver {
 class RoutedConnection implements DatabaseConnection {
   private holding = false;
 
-  constructor(
-    private readonly writer: Statements,
-    private readonly reader: Statements,
-    private readonly lock: Lock,
-  ) {}
+  private readonly writer: Statements;
+  private readonly reader: Statements;
+  private readonly lock: Lock;
+  constructor(writer: Statements, reader: Statements, lock: Lock) {
+    this.writer = writer;
+    this.reader = reader;
+    this.lock = lock;
+  }
 
   async begin(): Promise<void> {
     await this.lock.acquire();
@@ -147,7 +153,10 @@ class RoutedConnection implements DatabaseConnection {
  *  before the next starts). */
 class Statements {
   private readonly cache = new Map<string, BetterSqlite3.Statement>();
-  constructor(private readonly file: Connection) {}
+  private readonly file: Connection;
+  constructor(file: Connection) {
+    this.file = file;
+  }
 
   run<R>(query: CompiledQuery): QueryResult<R> {
     let stmt = this.cache.get(query.sql);

@@ -10,11 +10,18 @@ export class StylesheetCompiler {
   private running = new Map<number, Promise<void>>();
   private pending = new Map<number, string>();
 
+  private db: Db;
+  private clock: Clock;
+  private log: (err: unknown) => void;
   constructor(
-    private db: Db,
-    private clock: Clock,
-    private log: (err: unknown) => void = (err) => console.error('stylesheet compile failed:', err),
-  ) {}
+    db: Db,
+    clock: Clock,
+    log: (err: unknown) => void = (err) => console.error('stylesheet compile failed:', err),
+  ) {
+    this.db = db;
+    this.clock = clock;
+    this.log = log;
+  }
 
   /** The compiled stylesheet of a document and the checksum of the HTML it was compiled from, if any. */
   stored(nodeId: number): Promise<{ css: string; sourceChecksum: string } | undefined> {

@@ -1,6 +1,9 @@
 // Tiny HTML templating: `html` escapes every interpolated value unless it is already Html.
 export class Html {
-  constructor(readonly value: string) {}
+  readonly value: string;
+  constructor(value: string) {
+    this.value = value;
+  }
   toString() {
     return this.value;
   }

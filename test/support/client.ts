@@ -82,10 +82,12 @@ export class Client {
   jar = new CookieJar();
   /** The address this client connects from (`req.ip` on the server). */
   address = loopbackAddress();
-  constructor(
-    readonly port: number,
-    public host: string,
-  ) {}
+  readonly port: number;
+  host: string;
+  constructor(port: number, host: string) {
+    this.port = port;
+    this.host = host;
+  }
 
   /** A client for another host sharing this one's cookies and address (like one browser). */
   on(host: string): Client {

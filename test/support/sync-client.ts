@@ -37,12 +37,14 @@ export interface ApiRes {
 
 /** The error a refused call throws: status, body code and etag, like the engine's apiFetch. */
 export class SyncError extends Error {
-  constructor(
-    readonly status: number,
-    readonly code: string | undefined,
-    readonly body: any,
-  ) {
+  readonly status: number;
+  readonly code: string | undefined;
+  readonly body: any;
+  constructor(status: number, code: string | undefined, body: any) {
     super(`${status} ${code ?? ''}: ${body?.msg ?? ''}`);
+    this.status = status;
+    this.code = code;
+    this.body = body;
   }
   get etag(): string | undefined {
     return this.body?.etag;
@@ -64,7 +66,10 @@ export interface Connection {
 }
 
 export class SyncApi {
-  constructor(readonly conn: Connection) {}
+  readonly conn: Connection;
+  constructor(conn: Connection) {
+    this.conn = conn;
+  }
 
   headers(extra: Record<string, string> = {}): Record<string, string> {
     const h: Record<string, string> = { host: this.conn.host, 'x-api-key': this.conn.apiKey, ...extra };
@@ -213,10 +218,12 @@ export class SyncFolder {
   /** Baselines by node id. */
   readonly baseline = new Map<number, Baseline>();
 
-  constructor(
-    readonly api: SyncApi,
-    readonly dir: string,
-  ) {}
+  readonly api: SyncApi;
+  readonly dir: string;
+  constructor(api: SyncApi, dir: string) {
+    this.api = api;
+    this.dir = dir;
+  }
 
   private abs(rel: string) {
     return path.join(this.dir, ...rel.split('/'));

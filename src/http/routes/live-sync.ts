@@ -157,11 +157,13 @@ function checkLane(caller: Caller, node: NodeRow, lane: Lane) {
 class LaneAccess {
   private visibility: NodeRow['visibility'];
 
-  constructor(
-    public caller: Caller,
-    private readonly node: NodeRow,
-    private readonly lane: Lane,
-  ) {
+  caller: Caller;
+  private readonly node: NodeRow;
+  private readonly lane: Lane;
+  constructor(caller: Caller, node: NodeRow, lane: Lane) {
+    this.caller = caller;
+    this.node = node;
+    this.lane = lane;
     this.visibility = node.visibility;
   }
 
