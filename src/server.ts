@@ -18,6 +18,7 @@ import { sweepBlobs } from './blobs/sweep.ts';
 import { MeteredBlobStore } from './blobs/metered.ts';
 import { Metrics } from './metrics/metrics.ts';
 import { scheduleBackups } from './backup/schedule.ts';
+import { collectWhenIdle } from './idle-heap.ts';
 import { StylesheetCompiler } from './stylesheet/compiler.ts';
 import { MemoryEventBus } from './events/memory.ts';
 import { OutboxMailer, SmtpMailer } from './mail/mailer.ts';
@@ -119,6 +120,13 @@ export interface Running {
 export async function startServer(config: Config, clock?: Clock, opts: { listen?: boolean } = {}): Promise<Running> {
   const services = await createServices(config, clock);
   const app = await buildApp(services);
+  // Large documents grow the heap; it is given back once the process has been idle a while.
+  let lastRequestAt = Date.now();
+  // Every request, those the hot path answers before the framework included.
+  app.server.prependListener('request', () => {
+    lastRequestAt = Date.now();
+  });
+  const heap = collectWhenIdle(() => lastRequestAt);
   const listen = opts.listen ?? true;
   if (listen) await app.listen({ port: config.port, host: config.host });
   else {
@@ -160,6 +168,7 @@ export async function startServer(config: Config, clock?: Clock, opts: { listen?
     close: async () => {
       clearTimeout(first);
       clearInterval(hourly);
+      heap.stop();
       await backups.stop();
       await app.close();
       // Requests in flight on accepted connections finish (new ones are answered 503 while closing);
