@@ -16,6 +16,7 @@ import { addressWarning, type Config } from './config.ts';
 import { startServer, type Running } from './server.ts';
 import { exitDeadline } from './exit-deadline.ts';
 import { ERRORS } from './errors.ts';
+import { WORKER_SLOT } from './backup/schedule.ts';
 
 const STOP_DEADLINE_MS = 10_000;
 /** How long a connection waits for a worker when none is ready, and how many may wait. */
@@ -138,10 +139,12 @@ function primary(config: Config, workers: number) {
   });
   server.listen(config.port, config.host);
 
-  const fork = () => {
+  // Each worker has a slot (0 … N-1) that its replacement takes over: the one in slot 0 takes the
+  // scheduled backups (src/backup/schedule.ts), whichever process that is by now.
+  const fork = (slot: number) => {
     if (stopping) return;
     const startedAt = Date.now();
-    const w = cluster.fork();
+    const w = cluster.fork({ [WORKER_SLOT]: String(slot) });
     w.on('message', (m: Message) => {
       if (m?.kiln === 'taken') {
         inTransit.get(w)?.get(m.id)?.destroy();
@@ -173,10 +176,10 @@ function primary(config: Config, workers: number) {
         `worker ${w.process.pid} ended (${signal ?? code}) after ${Math.round(lived / 1000)} s; starting another in ${pause / 1000} s` +
           (youngDeaths > 1 ? ` (${youngDeaths} workers in a row died within ${YOUNG_MS / 1000} s of starting)` : ''),
       );
-      setTimeout(fork, pause);
+      setTimeout(() => fork(slot), pause);
     });
   };
-  for (let i = 0; i < workers; i++) fork();
+  for (let slot = 0; slot < workers; slot++) fork(slot);
 
   const deadline = exitDeadline(STOP_DEADLINE_MS + 1000);
   const stop = () => {

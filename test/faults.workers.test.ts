@@ -1,11 +1,14 @@
 // `kiln serve --workers 2` while workers die (#26.5): the primary holds the port, so it never refuses a
 // connection while it lives; a request whose worker is killed is reset at once (never left hanging); with
 // every worker down a connection waits for one, or gets a 503 `no-worker`; a crash loop backs off and is
-// logged; SIGTERM still ends everything. Workers need Redis: PostgreSQL + Redis pass only.
+// logged; scheduled backups go on in the replacement of the worker that took them; SIGTERM still ends
+// everything. Workers need Redis: PostgreSQL + Redis pass only.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import http from 'node:http';
-import { readdirSync, readFileSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
 import { spawnKiln, type ChildKiln } from './support/child.ts';
 import { instance } from './support/instance.ts';
 import { storage } from './support/kiln.ts';
@@ -77,17 +80,20 @@ function workerPids(kiln: ChildKiln): number[] {
     .map(Number);
 }
 
-test('kiln serve --workers 2 under load: killed workers are replaced, no connection is refused or left hanging, every request is answered or reset', {
+test('kiln serve --workers 2 under load: killed workers are replaced (backups go on), no connection is refused or left hanging, every request is answered or reset', {
   skip,
   timeout: 180_000,
 }, async (t) => {
-  const i = await instance();
+  // Scheduled backups are taken by the worker in slot 0, whichever process that is by now.
+  const backups = mkdtempSync(path.join(os.tmpdir(), 'kiln-worker-backups-'));
+  const i = await instance({ BACKUP_DIR: backups, BACKUP_EVERY: '5s', BACKUP_KEEP: '100' });
   const kiln = await spawnKiln(i.env, { args: ['--workers', '2'] });
+  // The clients stop at the end, or when the test fails (so a failure does not keep the file running).
+  let stop = false;
   try {
     await until(() => kiln.output().includes('running with 2 workers'), { what: 'both workers ready' });
     const token = i.owner(kiln.port).jar.header(i.host);
     const outcomes: Outcome[] = [];
-    let stop = false;
     let n = 0;
     // Four clients, each a GET of the document or a save, one after another, each on a new connection.
     const loop = async () => {
@@ -115,6 +121,7 @@ test('kiln serve --workers 2 under load: killed workers are replaced, no connect
     // Both killed at once: nobody serves for a while, yet the port stays open; connections wait.
     const before = answered(200);
     await until(() => answered(200) >= before + 20, { what: 'the replacement serving', timeout: 60_000 });
+    const bothKilledAt = Date.now();
     for (const pid of workerPids(kiln)) process.kill(pid, 'SIGKILL');
     const afterBoth = outcomes.length;
     await until(() => workerPids(kiln).length === 2 && !workerPids(kiln).includes(second), {
@@ -123,6 +130,10 @@ test('kiln serve --workers 2 under load: killed workers are replaced, no connect
     });
     await until(() => outcomes.slice(afterBoth).filter((o) => o.kind === 'answered' && o.status === 200).length >= 20, {
       what: 'requests served after every worker died',
+      timeout: 60_000,
+    });
+    await until(() => readdirSync(backups).some((n) => statSync(path.join(backups, n)).mtimeMs > bothKilledAt), {
+      what: 'a scheduled backup after every worker was replaced',
       timeout: 60_000,
     });
     stop = true;
@@ -151,8 +162,10 @@ test('kiln serve --workers 2 under load: killed workers are replaced, no connect
     await kiln.kill();
     assert.deepEqual({ code: kiln.child.exitCode, signal: kiln.child.signalCode }, { code: 0, signal: null });
   } finally {
+    stop = true;
     await kiln.kill();
     await i.cleanup();
+    rmSync(backups, { recursive: true, force: true });
   }
 });
 
