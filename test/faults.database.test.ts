@@ -55,6 +55,11 @@ test('a database outage under a save loop: 503s while it lasts, the process stay
   let lastAcknowledged = 0;
   const statuses = new Map<number, number>();
   let running = true;
+  // A failure leaves the database reachable for the tests after this one.
+  t.after(() => {
+    running = false;
+    proxy.restore();
+  });
   const loop = (async () => {
     while (running) {
       const i = ++n;
@@ -63,7 +68,9 @@ test('a database outage under a save loop: 503s while it lasts, the process stay
       statuses.set(status, (statuses.get(status) ?? 0) + 1);
       if (status === 200) lastAcknowledged = Math.max(lastAcknowledged, i);
       if (status === 503) {
-        assert.equal(res!.json.code, 'storage-unavailable');
+        // A save whose COMMIT was on its way when the link dropped cannot be read back while the database
+        // is away: 'outcome-unknown' is then the true answer (#26.2); any other refusal is 'storage-unavailable'.
+        assert.ok(['storage-unavailable', 'outcome-unknown'].includes(res!.json.code), res!.text);
         assert.ok(Number(res!.headers['retry-after']) > 0);
       }
       await new Promise((r) => setTimeout(r, 20));
