@@ -16,6 +16,7 @@ import { addressWarning, type Config } from './config.ts';
 import { startServer, type Running } from './server.ts';
 import { exitDeadline } from './exit-deadline.ts';
 import { ERRORS } from './errors.ts';
+import { answerOnSocket } from './http/socket-answer.ts';
 import { WORKER_SLOT } from './backup/schedule.ts';
 
 const STOP_DEADLINE_MS = 10_000;
@@ -90,14 +91,8 @@ function primary(config: Config, workers: number) {
   let youngDeaths = 0;
   let announced = false;
 
-  const refuse = (socket: net.Socket) => {
-    const body = JSON.stringify({ msg: ERRORS['no-worker'].when, msgType: 'error', code: 'no-worker' });
-    socket.on('error', () => {});
-    socket.end(
-      `HTTP/1.1 503 Service Unavailable\r\nRetry-After: 1\r\nContent-Type: application/json\r\n` +
-        `Content-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`,
-    );
-  };
+  const refuse = (socket: net.Socket) =>
+    answerOnSocket(socket, 503, ERRORS['no-worker'].when, { code: 'no-worker', headers: { 'Retry-After': '1' } });
   const hold = (socket: net.Socket) => {
     if (stopping || held.length >= MAX_HELD) return refuse(socket);
     const entry = {

@@ -7,7 +7,7 @@ import Fastify, {
   type FastifyRequest,
 } from 'fastify';
 import querystring from 'node:querystring';
-import http, { STATUS_CODES } from 'node:http';
+import http from 'node:http';
 import cookie from '@fastify/cookie';
 import formbody from '@fastify/formbody';
 import type { Services } from '../services.ts';
@@ -26,6 +26,7 @@ import { routes } from './routes/index.ts';
 import { routeGroup } from '../metrics/metrics.ts';
 import type { HotServed } from './hot-path.ts';
 import { registerFraming } from './framing.ts';
+import { answerOnSocket } from './socket-answer.ts';
 import './context.ts';
 
 export async function buildApp(s: Services): Promise<FastifyInstance> {
@@ -204,8 +205,7 @@ export async function buildApp(s: Services): Promise<FastifyInstance> {
 }
 
 /** A request Node could not parse (bad request line, headers too large, too slow): answered in Kiln's
- *  shape with `Connection: close`, and the socket ended after the answer is written (not destroyed with
- *  it unsent), so a keep-alive client reads the answer instead of a reset. */
+ *  shape on the socket itself (./socket-answer.ts). */
 function answerClientError(err: Error & { code?: string }, socket: import('node:net').Socket) {
   if (err.code === 'ECONNRESET' || socket.destroyed) return;
   const status = err.code === 'ERR_HTTP_REQUEST_TIMEOUT' ? 408 : err.code === 'HPE_HEADER_OVERFLOW' ? 431 : 400;
@@ -215,13 +215,7 @@ function answerClientError(err: Error & { code?: string }, socket: import('node:
       : status === 431
         ? 'The request headers are too large.'
         : 'The request is malformed.';
-  const body = JSON.stringify({ msg, msgType: 'error' });
-  if (!socket.writable) return socket.destroy();
-  socket.end(
-    `HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\nConnection: close\r\nContent-Type: application/json; charset=utf-8\r\nContent-Length: ${Buffer.byteLength(body)}\r\n\r\n${body}`,
-  );
-  // A client that never reads its answer does not keep the socket.
-  setTimeout(() => socket.destroy(), 5_000).unref();
+  answerOnSocket(socket, status, msg);
 }
 
 /** Fastify logs a request twice (received, completed): Kiln once, when it is answered, with what an
