@@ -2,6 +2,7 @@
 import { z } from 'zod';
 import path from 'node:path';
 import { limits } from './limits.ts';
+import { AI_EDIT_ENV_HELP, AiEditConfigError, aiEditConfig, type AiEditConfig } from './ai-edit/config.ts';
 
 const bool = z
   .enum(['1', '0', 'true', 'false', 'yes', 'no'])
@@ -59,6 +60,7 @@ export const ENV_HELP: Array<[string, string]> = [
     'ANON_BODY_TIMEOUT_MS',
     `time a request without credentials (no session, sync key or share token) has to send its body; then 408 (default ${limits.serverTimeouts.anonBodyMs})`,
   ],
+  ...AI_EDIT_ENV_HELP,
 ];
 
 const schema = z.object({
@@ -169,6 +171,8 @@ export interface Config {
   requestTimeoutMs: number;
   /** Time a request without credentials has to send its body (ms). */
   anonBodyTimeoutMs: number;
+  /** AI editing's engines (src/ai-edit); null when none is set. */
+  aiEdit: AiEditConfig | null;
 }
 
 export type BlobConfig =
@@ -279,5 +283,15 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     // Node requires the request timeout to be at least the headers timeout.
     requestTimeoutMs: Math.max(c.REQUEST_TIMEOUT_MS, c.HEADERS_TIMEOUT_MS),
     anonBodyTimeoutMs: c.ANON_BODY_TIMEOUT_MS,
+    aiEdit: aiEditFrom(env),
   };
+}
+
+function aiEditFrom(env: NodeJS.ProcessEnv): AiEditConfig | null {
+  try {
+    return aiEditConfig(env);
+  } catch (err) {
+    if (err instanceof AiEditConfigError) throw new ConfigError(`Invalid configuration:\n  ${err.message}`);
+    throw err;
+  }
 }

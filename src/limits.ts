@@ -132,6 +132,26 @@ export const limits = {
   usernameLength: { min: 2, max: 40 },
   emailLength: 254,
   shareCookieMaxAgeMs: 365 * DAY,
+  /** A document host's message bus (/_/bus, src/bus). One message as large as the desktop app takes; each
+   *  account may hold `subscribersPerOwner` open subscriptions in one process, each on up to `channels`
+   *  channels, and send `sends` messages per `windowMs` (every process counts into the same window). */
+  bus: { messageBytes: 10 * MB, subscribersPerOwner: 32, channels: 16, sends: 3000, windowMs: MINUTE },
+  /** AI editing (src/ai-edit). What goes to an engine is bounded: the element (or page) and each context
+   *  reference; the whole prompt. Requests run at most `perOwner` at once per account (and AI_EDIT_CONCURRENCY
+   *  per process), each at most AI_EDIT_TIMEOUT_MS. A built-in engine waits `agentGraceMs` before it takes a
+   *  request, so an agent the owner runs themselves (`kiln ai-edit serve`) answers first. Deltas go out at
+   *  most every `deltaMs`. */
+  aiEdit: {
+    promptBytes: 2 * MB,
+    refBytes: 256 * 1024,
+    refs: 8,
+    perOwner: 2,
+    concurrency: 4,
+    timeoutMs: 2 * MINUTE,
+    agentGraceMs: 1000,
+    deltaMs: 50,
+    replyBytes: 5 * MB,
+  },
   /** PostgreSQL: how long to wait for a connection, and for one query, before answering 503. */
   database: { connectMs: 5_000, queryMs: 30_000 },
   /** Retry-After of a 503 while storage is unreachable, seconds. */

@@ -33,6 +33,8 @@ import { HotDocuments } from './http/hot-path.ts';
 import type { HostInfo } from './http/context.ts';
 import { stripeClient } from './billing/stripe.ts';
 import { PlanSettings } from './billing/plan-settings.ts';
+import { MessageBus } from './bus/bus.ts';
+import { AiEditHandler } from './ai-edit/handler.ts';
 import path from 'node:path';
 import { DataLossGuard, sweepOldGuardEvents } from './guard/guard.ts';
 
@@ -86,14 +88,19 @@ export async function createServices(config: Config, clock: Clock = systemClock)
     stripe: stripeClient(config),
     planSettings,
     guard: null as unknown as DataLossGuard,
+    bus: null as unknown as MessageBus,
+    aiEdit: null as unknown as AiEditHandler,
   };
-  // The guard works with the services it belongs to.
+  // These work with the services they belong to.
   services.guard = new DataLossGuard(services);
+  services.bus = new MessageBus(services);
+  services.aiEdit = new AiEditHandler(services, config.aiEdit);
   return services;
 }
 
 export async function closeServices(s: Services) {
   s.planSettings.stop();
+  s.aiEdit.close();
   s.hub.closeAll();
   s.hot.close();
   await s.guard.idle();

@@ -20,6 +20,8 @@ import type Stripe from 'stripe';
 import type { PlanSettings } from './billing/plan-settings.ts';
 import type { Metrics } from './metrics/metrics.ts';
 import type { HotDocuments } from './http/hot-path.ts';
+import type { MessageBus } from './bus/bus.ts';
+import type { AiEditHandler } from './ai-edit/handler.ts';
 
 export interface Services {
   config: Config;
@@ -72,4 +74,9 @@ export interface Services {
   guard: DataLossGuard;
   /** This process's Prometheus metrics (src/metrics/metrics.ts). */
   metrics: Metrics;
+  /** Document hosts' message buses (src/bus). */
+  bus: MessageBus;
+  /** The built-in AI edit handler on the buses (src/ai-edit): answers with the operator's engines, or says
+   *  why it cannot. */
+  aiEdit: AiEditHandler;
 }

@@ -361,6 +361,12 @@ const CASES: [who: string, target: string, action: string, outcome: Outcome][] =
   ['team_owner+team_editor', `${DOCS}+${PRIVATE_DOCS}`, 'view+edit+save+versions+live+upload+manage', 'ok'],
   ['team_viewer', `${DOCS}+${PRIVATE_DOCS}+private_folder+private_upload`, 'view', 'ok'],
   ['team_viewer', DOCS, 'edit+save+versions+upload+manage', 403],
+
+  // *:regular_site:bus host_owner — a host's bus (the host as its account's document, hostResource): its owner,
+  // a team's owners and editors; nobody signed in 401; a viewer 403 viewer; anyone else 403, administrators too.
+  ['dev+team_owner+team_editor', 'site', 'bus', 'ok'],
+  ['stranger+guest', 'site', 'bus', 401],
+  ['team_viewer+dev_other+dev_guest+admin', 'site', 'bus', 403],
 ];
 
 function outcomeOf(caller: Caller, target: Target, action: Action): Outcome {

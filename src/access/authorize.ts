@@ -69,6 +69,8 @@ const CHECKS: Record<Check, (c: Caller, r: Resource | null) => Refusal | null> =
   owner_or_guest: (c, r) => (owns(c, r) || c.shareGuest ? null : notOwnerOf(c)),
   signed_in: (c) => (c.actor ? null : loginRequired),
   login: () => loginRequired,
+  host_owner: (c, r) =>
+    owns(c, r) ? null : !c.actor ? loginRequired : c.teamRole === 'viewer' ? viewerRefusal : notHostOwner,
   deny: () => forbidden,
 };
 
@@ -78,6 +80,9 @@ const notOwnerOf = (c: Caller): Refusal => (c.teamRole === 'viewer' ? viewerRefu
 function notOwner() {
   // The spec classifies a failed ownership condition as 400.
   return new KilnError(400, 'Only the owner can do that.', 'not-owner');
+}
+function notHostOwner() {
+  return forbidden('Only the owner of this host may do that.');
 }
 function loginRequired() {
   return new KilnError(401, 'Sign in first.', 'login-required');
@@ -179,6 +184,11 @@ export function ownUploads(actor: Actor | null): Resource {
     enableSignups: false,
     sourceNodeId: null,
   };
+}
+
+/** A document host as the access table judges it (the `bus` action): its account's own regular document. */
+export function hostResource(accountId: number): Resource {
+  return { ownerId: accountId, type: 'site', visibility: 'public', enableSignups: false, sourceNodeId: null };
 }
 
 /** The access-relevant part of a node row. */

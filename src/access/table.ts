@@ -21,7 +21,8 @@ export type Action =
   | 'setup' // first-run superadmin creation
   | 'signup' // become an app user of a multi-tenant app (and get an instance)
   | 'sync' // a team's files through the sync API (key holders)
-  | 'members'; // add, change and remove a team's members
+  | 'members' // add, change and remove a team's members
+  | 'bus'; // a document host's message bus (/_/bus: page ↔ agent messages, AI editing)
 
 /** Names of the checks (CHECKS in authorize.ts). */
 export type Check =
@@ -33,6 +34,7 @@ export type Check =
   | 'owner_or_guest' // the owner, or a share-token guest of this document
   | 'signed_in' // any signed-in person
   | 'login' // nobody signed in: send to the login page
+  | 'host_owner' // the caller owns the host (its account, or a team's owner or editor); 401 nobody, 403 others
   | 'deny'; // 403
 
 const DOCUMENTS = 'regular_site+multi_tenant+instance';
@@ -79,6 +81,10 @@ export const ACCESS_TABLE: Record<string, Check> = {
   'dev+app_user:main_app:dashboard': 'signed_in',
   'no_auth:main_app:dashboard': 'login',
   '*:main_app:setup': 'allow',
+
+  // A document host's message bus (the host is the resource, as its account's regular document): its owner,
+  // and a team's owners and editors. Nobody else, whatever their standing elsewhere (administrators too).
+  '*:regular_site:bus': 'host_owner',
 
   // Teams: a member acts on the team's files by role (the team is the resource; allowsTeam, authorizeTeam).
   // Owners and editors create, change and sync them; only owners change who is a member; viewers read.

@@ -1,4 +1,4 @@
-// The upload size per file of each plan, set by an administrator (/_/admin) and shared by every
+// The upload size per file of each plan, and whether it includes AI editing, set by an administrator (/_/admin) and shared by every
 // process through the instance settings: each process keeps the values in memory (read at start,
 // re-read every 5 seconds, at once after its own change), so a request never waits on them.
 import type { Kysely } from 'kysely';
@@ -16,6 +16,8 @@ export class PlanSettings {
     personal: planLimits.personal.uploadSize,
     maker: planLimits.maker.uploadSize,
   };
+  /** Whether each plan's accounts may use the built-in AI editing (src/ai-edit): all, until set. */
+  readonly aiEditPlans: Record<Plan, boolean> = { free: true, personal: true, maker: true };
   private timer: NodeJS.Timeout | null = null;
 
   private readonly db: Kysely<DB>;
@@ -37,7 +39,14 @@ export class PlanSettings {
     for (const plan of PLANS) {
       const v = Number(await readSetting(this.db, `upload-bytes-${plan}`));
       this.uploadBytes[plan] = Number.isSafeInteger(v) && v > 0 ? v : planLimits[plan].uploadSize;
+      this.aiEditPlans[plan] = (await readSetting(this.db, `ai-edit-${plan}`)) !== '0';
     }
+  }
+
+  /** Sets which plans include AI editing. */
+  async saveAiEdit(allowed: Record<Plan, boolean>): Promise<void> {
+    for (const plan of PLANS) await writeSetting(this.db, `ai-edit-${plan}`, allowed[plan] ? '1' : '0');
+    await this.refresh();
   }
 
   /** Sets the limits (bytes; each at most what an upload request may carry). */

@@ -47,7 +47,15 @@ export const channels = {
   account: (accountId: number) => `account:${accountId}`,
   document: (nodeId: number) => `doc:${nodeId}`,
   revocations: 'revocations',
+  /** A document host's message bus (`/_/bus`, src/bus): one per account, all its page channels on it. */
+  bus: (accountId: number) => `bus:${accountId}`,
 };
+
+/** Whether a channel's replay log keeps an event of this many serialized bytes. Bus messages are live
+ *  only (their frames carry no id and nothing replays them), so none is kept. */
+export function keptInReplayLog(channel: string, bytes: number): boolean {
+  return bytes <= replayLog.maxEventBytes && !channel.startsWith('bus:');
+}
 
 /** A change to an account's files. `path` values are full paths (`folder/name.html`). */
 export type NodeEvent =
@@ -141,7 +149,27 @@ export interface ControlEvent {
   senderKey: number | null;
 }
 
+/** A message on a document host's bus (src/bus): `envelope` goes to the host's subscribers of `channel`
+ *  as it is. */
+export interface BusMessage {
+  type: 'bus';
+  channel: string;
+  envelope: BusEnvelope;
+}
+
+/** The bus's wire envelope (hyperclayjs 1.38 ai-edit.js, @panphora/hyper-wire); subscribers get it with
+ *  `seq`, the event's id on the bus channel (src/bus/bus.ts busFrame). */
+export interface BusEnvelope {
+  channel: string;
+  type: string;
+  v: number;
+  payload: unknown;
+  sender: string;
+  origin: string;
+}
+
 export type KilnEvent =
+  | BusMessage
   | NodeEvent
   | LaneEvent
   | ShareRevokedEvent

@@ -1,6 +1,15 @@
 // The in-process event bus: the default when Kiln runs as one process. Ids and the replay log live in
 // this process's memory, bounded per channel and in total (see `replayLog` in bus.ts).
-import { nextId, replayLog, type Envelope, type EventBus, type KilnEvent, type Listener, type Replay } from './bus.ts';
+import {
+  keptInReplayLog,
+  nextId,
+  replayLog,
+  type Envelope,
+  type EventBus,
+  type KilnEvent,
+  type Listener,
+  type Replay,
+} from './bus.ts';
 
 interface Kept extends Envelope {
   /** The channel's id before this event: kept events chain `prev` → `id` without gaps. */
@@ -87,7 +96,7 @@ export class MemoryEventBus implements EventBus {
     const id = nextId(prev, this.now());
     log.lastId = id;
     const bytes = approxBytes(event);
-    if (bytes <= replayLog.maxEventBytes) {
+    if (keptInReplayLog(channel, bytes)) {
       log.kept.push({ id, event, bytes, at: this.now(), prev });
       log.bytes += bytes;
       this.totalBytes += bytes;

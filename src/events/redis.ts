@@ -19,7 +19,15 @@
 import type { Redis } from 'ioredis';
 import { createHash, randomBytes } from 'node:crypto';
 import type { Config } from '../config.ts';
-import { replayLog, type Envelope, type EventBus, type KilnEvent, type Listener, type Replay } from './bus.ts';
+import {
+  keptInReplayLog,
+  replayLog,
+  type Envelope,
+  type EventBus,
+  type KilnEvent,
+  type Listener,
+  type Replay,
+} from './bus.ts';
 
 /** How long a channel's last id is remembered after its last publish (ids are Date.now()-based, so
  *  forgetting is safe). */
@@ -168,7 +176,7 @@ export class RedisEventBus implements EventBus {
       const p: Pending = {
         channel,
         json,
-        keep: Buffer.byteLength(json) <= replayLog.maxEventBytes ? '1' : '0',
+        keep: keptInReplayLog(channel, Buffer.byteLength(json)) ? '1' : '0',
         uid: `${this.uidPrefix}${(this.uidCount++).toString(16)}`,
         retry: false,
         resolve,

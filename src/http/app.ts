@@ -187,7 +187,9 @@ export async function buildApp(s: Services): Promise<FastifyInstance> {
         .type('text/html; charset=utf-8')
         .send(errorPageFor(req, status, msg));
     }
-    return reply.code(status).send({ msg, msgType: 'error', ...(code ? { code } : {}), ...extra });
+    // Routes whose clients read `error` (the message bus: hyperclayjs) get it too.
+    const error = req.routeOptions?.config?.errorField ? { error: msg } : {};
+    return reply.code(status).send({ msg, msgType: 'error', ...(code ? { code } : {}), ...extra, ...error });
   });
 
   app.setNotFoundHandler((req, reply) => {

@@ -105,6 +105,8 @@ declare module 'fastify' {
     hostMessage?: string;
     /** Answers whatever the Host header says, or without one (health probes, metrics); the site is `main`. */
     anyHost?: boolean;
+    /** Error answers also carry `error` (the message), for clients that read that field. */
+    errorField?: boolean;
   }
 }
 

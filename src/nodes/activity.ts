@@ -18,6 +18,25 @@ export interface ActivityItem {
   /** From where: `browser`, `code editor`, `version restore`, `app user`, `sync key hcsk_ab12…`,
    *  `administrator`, or `kiln`. */
   client: string;
+  /** An AI edit: the engine, the prompt's and the reply's bytes, the outcome and how long it took. */
+  aiEdit?: { engine: string; in: number; out: number; outcome: string; ms: number };
+}
+
+/** An AI edit line's facts (src/ai-edit/handler.ts writes them), or undefined. */
+function aiEditOf(kind: string, engine: string | null, detail: string | null): ActivityItem['aiEdit'] {
+  if (kind !== 'ai-edit' || !detail) return undefined;
+  try {
+    const d = JSON.parse(detail);
+    return {
+      engine: engine ?? '',
+      in: Number(d.in) || 0,
+      out: Number(d.out) || 0,
+      outcome: String(d.outcome ?? ''),
+      ms: Number(d.ms) || 0,
+    };
+  } catch {
+    return undefined;
+  }
 }
 
 export async function activityFeed(
@@ -44,6 +63,7 @@ export async function activityFeed(
       path: r.path,
       oldPath: r.old_path,
       by: who?.username ?? null,
+      aiEdit: aiEditOf(r.kind, r.client, r.detail),
       client: !r.writer
         ? 'kiln'
         : r.writer.startsWith('key:')
@@ -52,11 +72,15 @@ export async function activityFeed(
             ? 'administrator'
             : who?.appUser
               ? 'app user'
-              : r.client === 'editor'
-                ? 'code editor'
-                : r.client === 'restore'
-                  ? 'version restore'
-                  : 'browser',
+              : r.kind === 'ai-edit'
+                ? r.writer.startsWith('session:')
+                  ? 'browser'
+                  : 'agent'
+                : r.client === 'editor'
+                  ? 'code editor'
+                  : r.client === 'restore'
+                    ? 'version restore'
+                    : 'browser',
     });
   }
   return out;

@@ -13,6 +13,7 @@ export interface ActivityRow {
   oldPath?: string | null;
   writer: string | null;
   client?: string | null;
+  detail?: string | null;
 }
 
 export async function recordActivity(db: Kysely<DB>, r: ActivityRow): Promise<void> {
@@ -28,6 +29,7 @@ export async function recordActivity(db: Kysely<DB>, r: ActivityRow): Promise<vo
       old_path: r.oldPath ?? null,
       writer: r.writer,
       client: r.client ?? null,
+      detail: r.detail ?? null,
     })
     .execute();
 }
@@ -36,7 +38,7 @@ export async function recordActivity(db: Kysely<DB>, r: ActivityRow): Promise<vo
 export function activityOf(db: Kysely<DB>, ownerId: number, limit: number) {
   return db
     .selectFrom('activity')
-    .select(['at', 'kind', 'node_type', 'path', 'old_path', 'writer', 'client'])
+    .select(['at', 'kind', 'node_type', 'path', 'old_path', 'writer', 'client', 'detail'])
     .where('owner_id', '=', ownerId)
     .orderBy('id', 'desc')
     .limit(limit)

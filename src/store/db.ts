@@ -35,6 +35,7 @@ import { up015PrivateRecords } from './migrations/015_private_records.ts';
 import { up016UsernameHolders } from './migrations/016_username_holders.ts';
 import { up017DataLoss } from './migrations/017_data_loss.ts';
 import { up018NameScope } from './migrations/018_name_scope.ts';
+import { up019ActivityDetail } from './migrations/019_activity_detail.ts';
 
 /** The two column types that differ between the databases. */
 export interface ColumnTypes {
@@ -64,6 +65,7 @@ function migrations(t: ColumnTypes): Record<string, Migration> {
     '016_username_holders': { up: up016UsernameHolders(t) },
     '017_data_loss': { up: up017DataLoss(t) },
     '018_name_scope': { up: up018NameScope(t) },
+    '019_activity_detail': { up: up019ActivityDetail(t) },
   };
 }
 

@@ -63,8 +63,10 @@ export interface ActivityTable {
   path: string;
   old_path: string | null;
   writer: string | null;
-  /** How a save was made (`browser`, `editor`, `sync`, `restore` …), when known. */
+  /** How a save was made (`browser`, `editor`, `sync`, `restore` …), when known; an AI edit's engine. */
   client: string | null;
+  /** More facts as JSON (an AI edit: `{in, out, outcome, ms}`), or null. */
+  detail: string | null;
 }
 
 /** The data-clobber guard's state of a document (src/guard/guard.ts). */

@@ -255,14 +255,23 @@ const DID: Record<string, string> = {
   'data-loss-restored': 'restored the overwritten data of',
   'data-loss-reverted': 'reverted, after its data was overwritten,',
   'data-loss-dismissed': 'dismissed the data-loss warning of',
+  'ai-edit': 'asked for an AI edit of',
 };
+
+/** An AI edit's facts, as the feed shows them (sizes, never content). */
+function aiEditNote(a: ActivityItem): string {
+  const e = a.aiEdit;
+  if (!e) return '';
+  const kb = (n: number) => (n < 1024 ? `${n} B` : `${(n / 1024).toFixed(1)} KB`);
+  return ` ${e.engine} · ${e.outcome} · ${kb(e.in)} sent, ${kb(e.out)} back · ${(e.ms / 1000).toFixed(1)} s`;
+}
 
 /** The latest changes: who did what to which path, when, from where. */
 function activityHtml(items: ActivityItem[]): Html {
   if (items.length === 0) return html``;
   return html`<section class="activity" aria-labelledby="activity-h"><h2 id="activity-h">Recent activity</h2><ul>${items.map(
     (a) => html`<li>${formatTime(a.at)} · <strong>${a.by ?? 'Kiln'}</strong> ${DID[a.kind] ?? a.kind}
-<span class="nm" title="${a.path}">${a.oldPath ? `${a.oldPath} → ${a.path}` : a.path}</span> <small>(${a.client})</small></li>`,
+<span class="nm" title="${a.path}">${a.oldPath ? `${a.oldPath} → ${a.path}` : a.path}</span> <small>(${a.client}${aiEditNote(a)})</small></li>`,
   )}</ul></section>`;
 }
 

@@ -19,6 +19,7 @@ import syncApi from './sync-api.ts';
 import dashboardKeys from './dashboard-keys.ts';
 import syncStream from './sync-stream.ts';
 import liveSync from './live-sync.ts';
+import bus from './bus.ts';
 import dataApi from './data-api.ts';
 import sharing from './sharing.ts';
 import domains from './domains.ts';
@@ -50,6 +51,7 @@ export const routes: RoutePlugin[] = [
   syncStream,
   syncControl,
   liveSync,
+  bus,
   dataApi,
   apps,
   sharing,

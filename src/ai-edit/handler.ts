@@ -1,0 +1,339 @@
+// The built-in AI edit handler: answers `ai-edit/request` on a host's bus with an engine the operator set
+// (src/ai-edit/config.ts), the way hyperclayjs 1.38 expects: `ai-edit/ack` at pickup, `ai-edit/delta
+// {id, index, text}` while the reply streams (batched), then `ai-edit/done {id, html, stopReason, model}`
+// or `ai-edit/error {id, message}`; `ai-edit/cancel {id}` stops the engine.
+//
+// A request is handled by the process it was sent to; its cancel may arrive on any process, so the
+// handler listens to the account's bus (across processes). One handler per request: the owner may run
+// an agent of their own (`kiln ai-edit serve`), so the built-in one waits `agentGraceMs` first and stands
+// aside when an agent acked; and when both ack, the first ack on the bus wins (every party sees the same
+// order), the other goes quiet. With no engine set, a plan not allowed, or an unknown @engine, the page
+// hears why (an error), unless an agent took the request.
+import type { Services } from '../services.ts';
+import type { BusCaller } from '../bus/bus.ts';
+import type { SendBody } from '../bus/wire.ts';
+import type { BusMessage } from '../events/bus.ts';
+import type { AiEditConfig } from './config.ts';
+import { engineFrom, type Engine } from './engines.ts';
+import {
+  EDIT_REQUEST,
+  REQUEST_ID,
+  buildPrompt,
+  cleanReply,
+  engineOf,
+  referencesOf,
+  type EditRequest,
+  type Reference,
+} from './prompt.ts';
+import { limits } from '../limits.ts';
+import { randomHex } from '../clock.ts';
+import { recordActivity } from '../store/activity.ts';
+import { findByPath } from '../nodes/tree.ts';
+import { documentContent } from '../nodes/serve.ts';
+import { documentPathOf } from '../save/document-url.ts';
+import { EDITABLE_EXTENSIONS, extensionOf } from '../uploads/content-types.ts';
+import { planRow } from '../store/accounts.ts';
+import { effectivePlan } from '../billing/plans.ts';
+
+export const CHANNEL = 'ai-edit';
+
+export interface Heard {
+  caller: BusCaller;
+  pageUrl: string;
+}
+
+/** One request while the handler has it. */
+interface Job {
+  id: string;
+  abort: AbortController;
+  /** Ids (bus order) of other handlers' acks of this request. */
+  otherAcks: number[];
+  /** Resolves with the id of this handler's own ack as the bus delivered it. */
+  ownAck: Promise<number>;
+  ownAckHeard: (id: number) => void;
+  wake: () => void;
+}
+
+class Refusal extends Error {}
+
+export class AiEditHandler {
+  /** This process's sender id on the bus. */
+  readonly sender = `kiln-${randomHex(4)}`;
+  private readonly engines: Map<string, Engine>;
+  private readonly config: AiEditConfig | null;
+  private readonly jobs = new Map<string, Job>();
+  private readonly perOwner = new Map<number, number>();
+  private running = 0;
+  private readonly s: Services;
+
+  constructor(s: Services, config: AiEditConfig | null) {
+    this.s = s;
+    this.config = config;
+    this.engines = new Map((config?.engines ?? []).map((c) => [c.name, engineFrom(c)]));
+  }
+
+  /** Whether an engine is set. */
+  get on(): boolean {
+    return this.engines.size > 0;
+  }
+
+  /** The engines, for the admin panel and /_/meta (never a key). */
+  list(): Array<{ name: string; describe: string; isDefault: boolean }> {
+    return [...this.engines.values()].map((e) => ({
+      name: e.name,
+      describe: e.describe,
+      isDefault: e.name === this.config?.defaultEngine,
+    }));
+  }
+
+  /** A message sent on a host's bus through this process. */
+  heard(accountId: number, body: SendBody, ctx: Heard): void {
+    if (body.channel !== CHANNEL || body.type !== 'ai-edit/request') return;
+    void this.request(accountId, body, ctx).catch((err) => console.error('AI edit failed:', err));
+  }
+
+  private async request(accountId: number, body: SendBody, ctx: Heard): Promise<void> {
+    const parsed = EDIT_REQUEST.safeParse(body.payload);
+    if (!parsed.success) {
+      const id = REQUEST_ID.safeParse(body.payload);
+      if (id.success)
+        await this.reply(accountId, 'ai-edit/error', { id: id.data.id, message: 'The AI edit request is malformed.' });
+      return;
+    }
+    const req = parsed.data;
+    const key = `${accountId} ${req.id}`;
+    if (this.jobs.has(key)) return;
+    let ownAckHeard: (id: number) => void = () => {};
+    const ownAck = new Promise<number>((resolve) => {
+      ownAckHeard = resolve;
+    });
+    const job: Job = { id: req.id, abort: new AbortController(), otherAcks: [], ownAck, ownAckHeard, wake: () => {} };
+    this.jobs.set(key, job);
+    const off = await this.s.bus.listen(accountId, (m, id) => this.onBus(job, m, id));
+    try {
+      await this.handle(accountId, req, job, ctx);
+    } finally {
+      off();
+      this.jobs.delete(key);
+    }
+  }
+
+  /** What the handler hears of its request on the bus: other handlers' acks, its own ack coming back, a cancel. */
+  private onBus(job: Job, m: BusMessage, id: number) {
+    const e = m.envelope;
+    if (e.channel !== CHANNEL || (e.payload as { id?: unknown } | null)?.id !== job.id) return;
+    if (e.type === 'ai-edit/ack') {
+      if (e.sender === this.sender) job.ownAckHeard(id);
+      else job.otherAcks.push(id);
+      job.wake();
+    } else if (e.type === 'ai-edit/cancel') {
+      job.abort.abort(new Error('cancelled'));
+      job.wake();
+    }
+  }
+
+  private async handle(accountId: number, req: EditRequest, job: Job, ctx: Heard) {
+    // An agent of the owner's may take it first.
+    await new Promise<void>((resolve) => {
+      const timer = setTimeout(resolve, limits.aiEdit.agentGraceMs);
+      job.wake = () => {
+        if (job.otherAcks.length > 0 || job.abort.signal.aborted) {
+          clearTimeout(timer);
+          resolve();
+        }
+      };
+    });
+    job.wake = () => {};
+    if (job.otherAcks.length > 0 || job.abort.signal.aborted) return;
+
+    const { engine: word } = engineOf(req.comment);
+    const started = Date.now();
+    const line = { engine: word ?? this.config?.defaultEngine ?? '', inBytes: 0, outBytes: 0 };
+    let outcome = 'done';
+    let slot: (() => void) | null = null;
+    try {
+      const engine = await this.engineFor(accountId, word);
+      line.engine = engine.name;
+      slot = this.takeSlot(accountId);
+      const ack = await this.reply(accountId, 'ai-edit/ack', { id: req.id, engine: engine.name });
+      // First ack wins: wait for ours to come back, by which time any earlier one has arrived.
+      const own = await Promise.race([job.ownAck, new Promise<number>((r) => setTimeout(() => r(ack), 5000))]);
+      if (job.otherAcks.some((other) => other < own)) {
+        outcome = 'taken by an agent';
+        return;
+      }
+      const prompt = buildPrompt(req, await this.references(accountId, req));
+      if ('problem' in prompt) throw new Refusal(prompt.problem);
+      line.inBytes = Buffer.byteLength(prompt.system) + Buffer.byteLength(prompt.user);
+      const timeout = setTimeout(
+        () =>
+          job.abort.abort(
+            new Refusal(`The engine took longer than ${Math.round((this.config?.timeoutMs ?? 0) / 1000)} s.`),
+          ),
+        this.config?.timeoutMs ?? limits.aiEdit.timeoutMs,
+      );
+      const deltas = new DeltaBatcher(
+        (index, text) => void this.reply(accountId, 'ai-edit/delta', { id: req.id, index, text }),
+      );
+      let reply = '';
+      try {
+        const result = await engine.run(prompt, {
+          signal: job.abort.signal,
+          onText: (text) => {
+            reply += text;
+            deltas.push(text);
+          },
+        });
+        deltas.flush();
+        const html = cleanReply(reply);
+        line.outBytes = Buffer.byteLength(html);
+        if (!html) throw new Refusal('The engine’s reply was empty.');
+        await this.reply(accountId, 'ai-edit/done', {
+          id: req.id,
+          html,
+          stopReason: result.stopReason,
+          ...(result.model ? { model: result.model } : {}),
+        });
+      } finally {
+        clearTimeout(timeout);
+        deltas.stop();
+      }
+    } catch (err) {
+      const cancelled = job.abort.signal.aborted && !(job.abort.signal.reason instanceof Refusal);
+      outcome = cancelled ? 'cancelled' : err instanceof Refusal ? 'refused' : 'failed';
+      if (!cancelled) {
+        const message = err instanceof Refusal ? err.message : `The engine failed: ${(err as Error).message}`;
+        if (outcome === 'failed') console.error(`AI edit ${req.id} (@${line.engine}) failed:`, (err as Error).message);
+        await this.reply(accountId, 'ai-edit/error', { id: req.id, message });
+      }
+    } finally {
+      slot?.();
+      if (outcome !== 'taken by an agent')
+        await this.record(accountId, ctx, { ...line, outcome, ms: Date.now() - started });
+    }
+  }
+
+  /** The engine a request names (or the default), when this account may use AI editing here. */
+  private async engineFor(accountId: number, word: string | null): Promise<Engine> {
+    if (!this.on)
+      throw new Refusal(
+        'AI editing is not set up on this Kiln: its operator can set an engine (AI_EDIT_COMMAND or AI_EDIT_URL), or run your own agent with `npx kiln ai-edit serve`.',
+      );
+    const row = await planRow(this.s.database.db, accountId);
+    const plan = row
+      ? effectivePlan({ plan: row.plan, hasActiveSubscription: row.has_active_subscription === 1 })
+      : 'free';
+    if (!this.s.planSettings.aiEditPlans[plan] && row?.is_superadmin !== 1)
+      throw new Refusal(`AI editing is not included in the ${plan} plan on this Kiln.`);
+    const name = word ?? this.config!.defaultEngine;
+    const engine = this.engines.get(name);
+    if (!engine)
+      throw new Refusal(
+        `There is no engine @${name} here: use ${[...this.engines.keys()].map((n) => `@${n}`).join(', ')}.`,
+      );
+    return engine;
+  }
+
+  private takeSlot(accountId: number): () => void {
+    const mine = this.perOwner.get(accountId) ?? 0;
+    if (mine >= limits.aiEdit.perOwner)
+      throw new Refusal(`${mine} AI edits of yours are running: try again when one is done.`);
+    if (this.running >= (this.config?.concurrency ?? limits.aiEdit.concurrency))
+      throw new Refusal('AI editing is busy on this Kiln: try again in a moment.');
+    this.perOwner.set(accountId, mine + 1);
+    this.running++;
+    let given = false;
+    return () => {
+      if (given) return;
+      given = true;
+      this.running--;
+      const left = (this.perOwner.get(accountId) ?? 1) - 1;
+      if (left <= 0) this.perOwner.delete(accountId);
+      else this.perOwner.set(accountId, left);
+    };
+  }
+
+  /** The `@path` references: the account's own documents and text files, each bounded. */
+  private async references(accountId: number, req: EditRequest): Promise<Reference[]> {
+    const paths = referencesOf(req);
+    if (paths.length > limits.aiEdit.refs)
+      throw new Refusal(`At most ${limits.aiEdit.refs} @file references per request.`);
+    const out: Reference[] = [];
+    for (const path of paths) {
+      const node = await findByPath(this.s, accountId, path);
+      let bytes: Buffer | null = null;
+      if (node?.type === 'site') bytes = (await documentContent(this.s, node))?.bytes ?? null;
+      else if (node?.type === 'upload' && EDITABLE_EXTENSIONS.has(extensionOf(node.name)) && node.blob_sha256)
+        bytes = await this.s.blobs.get(node.blob_sha256);
+      if (!bytes) throw new Refusal(`@${path}: there is no such document or text file of yours.`);
+      const truncated = bytes.length > limits.aiEdit.refBytes;
+      out.push({ path, text: bytes.subarray(0, limits.aiEdit.refBytes).toString('utf8'), truncated });
+    }
+    return out;
+  }
+
+  /** Sends on the account's bus as this handler; resolves with the message's id. */
+  private reply(accountId: number, type: string, payload: Record<string, unknown>): Promise<number> {
+    return this.s.bus.publish(accountId, { channel: CHANNEL, type, v: 1, payload, sender: this.sender }, 'kiln');
+  }
+
+  /** The owner's activity: who asked, which engine, how much went each way, the outcome; never the content. */
+  private async record(
+    accountId: number,
+    ctx: Heard,
+    r: { engine: string; inBytes: number; outBytes: number; outcome: string; ms: number },
+  ) {
+    let path = '';
+    try {
+      path = documentPathOf(ctx.pageUrl).path.replace(/^\/+/, '');
+    } catch {
+      // no page URL: the line names no document
+    }
+    await recordActivity(this.s.database.db, {
+      ownerId: accountId,
+      at: this.s.clock.now().toISOString(),
+      kind: 'ai-edit',
+      nodeId: null,
+      nodeType: 'site',
+      path,
+      writer: ctx.caller.actor.writer,
+      client: `@${r.engine}`,
+      detail: JSON.stringify({ in: r.inBytes, out: r.outBytes, outcome: r.outcome, ms: r.ms }),
+    }).catch((err) => console.error('recording an AI edit failed:', err));
+  }
+
+  /** Ends every running request (the process is stopping). */
+  close(): void {
+    for (const job of this.jobs.values()) job.abort.abort(new Refusal('Kiln is restarting: ask again in a moment.'));
+  }
+}
+
+/** Collects streamed text and hands it on at most every `limits.aiEdit.deltaMs`, numbered from 0. */
+export class DeltaBatcher {
+  private buffer = '';
+  private index = 0;
+  private timer: NodeJS.Timeout | null = null;
+  private readonly send: (index: number, text: string) => void;
+  constructor(send: (index: number, text: string) => void) {
+    this.send = send;
+  }
+
+  push(text: string) {
+    this.buffer += text;
+    if (!this.timer) this.timer = setTimeout(() => this.flush(), limits.aiEdit.deltaMs);
+  }
+
+  flush() {
+    if (this.timer) clearTimeout(this.timer);
+    this.timer = null;
+    if (!this.buffer) return;
+    const text = this.buffer;
+    this.buffer = '';
+    this.send(this.index++, text);
+  }
+
+  stop() {
+    if (this.timer) clearTimeout(this.timer);
+    this.timer = null;
+  }
+}

@@ -1,0 +1,136 @@
+// A document host's message bus (`/_/bus`): pages and agents of one host's owner talk on named channels
+// (hyperclayjs's AI editing uses `ai-edit`). One bus per account, whichever of its hosts (its own, a custom
+// domain) a message came in on; carried across processes on the event bus channel `bus:<account>` and kept
+// nowhere. Only the host's owner may subscribe or send (a team's owners and editors), with a session of that
+// host or the account's sync key (an agent on the owner's machine: `kiln ai-edit serve`); everyone else is
+// refused before learning anything. Bounded: message size (the route's body limit), sends per account per
+// minute (shared by every process), open subscriptions per account per process.
+import type { Services } from '../services.ts';
+import type { Actor } from '../access/actor.ts';
+import type { TeamRole } from '../store/schema.ts';
+import { authorize, hostResource } from '../access/authorize.ts';
+import { actorForSyncKey } from '../sync/keys.ts';
+import { teamRole } from '../store/accounts.ts';
+import { channels, type BusMessage, type KilnEvent } from '../events/bus.ts';
+import { grants } from '../events/revocations.ts';
+import { limits } from '../limits.ts';
+import { tooMany } from '../errors.ts';
+import type { RateLimiter } from '../core/rate-limiter.ts';
+import { envelopeOf, type SendBody } from './wire.ts';
+
+/** Who is on a host's bus: the person, their role when the host is a team's, and the grants the
+ *  subscription stands on (it ends when any of them does). */
+export interface BusCaller {
+  actor: Actor;
+  teamRole: TeamRole | null;
+  grants: string[];
+}
+
+/** The key of an account's subscription count (no channel name contains a space). */
+const SLOTS = ' all';
+
+export class MessageBus {
+  /** Open subscriptions per account and channel in this process (SLOTS: all of the account's). */
+  private open = new Map<number, Map<string, number>>();
+  private readonly sends: RateLimiter;
+  private readonly s: Services;
+  constructor(s: Services) {
+    this.s = s;
+    this.sends = s.limiters.create('bus-sends', limits.bus.sends, limits.bus.windowMs);
+  }
+
+  /** THE decision: the caller of a host's bus, by the host's session (`session`) or a sync key
+   *  (`key`: the account's own, or a person's who owns or edits the team). 401 for nobody, 403 for others. */
+  async caller(
+    hostAccountId: number,
+    session: { actor: Actor | null; teamRole: TeamRole | null },
+    key?: string | string[],
+  ) {
+    let actor = session.actor;
+    let role = session.teamRole;
+    if (key !== undefined) {
+      actor = await actorForSyncKey(this.s, key);
+      role =
+        actor.accountId === hostAccountId
+          ? null
+          : ((await teamRole(this.s.database.db, hostAccountId, actor.accountId)) ?? null);
+    }
+    authorize({ actor, teamRole: role }, hostResource(hostAccountId), 'bus');
+    const a = actor!;
+    return {
+      actor: a,
+      teamRole: role,
+      grants: [a.writer, ...(role ? [grants.member(hostAccountId, a.accountId)] : [])],
+    } satisfies BusCaller;
+  }
+
+  /** Takes one of the account's subscription slots in this process for these channels (429 past the cap);
+   *  the returned function gives it back. */
+  takeSlot(accountId: number, names: string[]): () => void {
+    let mine = this.open.get(accountId);
+    if ((mine?.get(SLOTS) ?? 0) >= limits.bus.subscribersPerOwner)
+      throw tooMany(
+        `At most ${limits.bus.subscribersPerOwner} open bus subscriptions per account: close a tab or an agent.`,
+        30,
+      );
+    if (!mine) this.open.set(accountId, (mine = new Map()));
+    for (const name of [SLOTS, ...names]) mine.set(name, (mine.get(name) ?? 0) + 1);
+    let given = false;
+    return () => {
+      if (given) return;
+      given = true;
+      for (const name of [SLOTS, ...names]) {
+        const left = (mine.get(name) ?? 1) - 1;
+        if (left <= 0) mine.delete(name);
+        else mine.set(name, left);
+      }
+      if (mine.size === 0 && this.open.get(accountId) === mine) this.open.delete(accountId);
+    };
+  }
+
+  /** The account's open subscriptions to a channel in this process: a send's `delivered` (the desktop app's
+   *  bus counts its subscribers the same way; other processes' are not counted). */
+  subscribers(accountId: number, name: string): number {
+    return this.open.get(accountId)?.get(name) ?? 0;
+  }
+
+  /** Counts a send against the account's window (429 past it). */
+  async count(accountId: number): Promise<void> {
+    const hit = await this.sends.hit(String(accountId));
+    if (!hit.allowed)
+      throw tooMany(
+        `Too many bus messages: at most ${limits.bus.sends} a minute per account. Try again in ${hit.retryAfter} s.`,
+        hit.retryAfter,
+      );
+  }
+
+  /** Publishes a message to the host's subscribers of its channel, in every process; resolves with its id
+   *  (the envelope's `seq`). */
+  publish(accountId: number, body: SendBody, origin: string): Promise<number> {
+    const envelope = envelopeOf(body, origin);
+    return this.s.events.publish(channels.bus(accountId), { type: 'bus', channel: envelope.channel, envelope });
+  }
+
+  /** Listens to an account's bus in this process (the built-in AI edit handler): resolves once live. */
+  async listen(accountId: number, fn: (m: BusMessage, id: number) => void): Promise<() => void> {
+    const channel = channels.bus(accountId);
+    const off = this.s.events.subscribe(channel, (e, id) => {
+      if (e.type === 'bus') fn(e, id);
+    });
+    await this.s.events.subscribed(channel);
+    return off;
+  }
+}
+
+/** A subscriber's frame of a bus message: the envelope with its `seq`, unnamed and without an id (the wire
+ *  has no replay). Made once per message, whatever the number of subscribers. */
+const frames = new WeakMap<KilnEvent, Buffer>();
+export function busFrame(event: KilnEvent, id: number, subscribed: Set<string>): Buffer | null {
+  if (event.type !== 'bus' || !subscribed.has(event.channel)) return null;
+  let frame = frames.get(event);
+  if (!frame) {
+    frame = Buffer.from(`data: ${JSON.stringify({ ...event.envelope, seq: id })}\n\n`);
+    frames.set(event, frame);
+  }
+  return frame;
+}
