@@ -35,19 +35,61 @@ Usage:
                                a consistent backup while the server runs (database + blobs)
   kiln restore BACKUP          put a backup (its folder, or s3://bucket/prefix/kiln-backup-…) into
                                this configuration's empty instance (server stopped)
+  kiln ai-edit serve --url URL --key hcsk_… --command "CMD" [--engine NAME]
+                               answer the AI edit requests of the pages on URL (your document host,
+                               e.g. https://you.example.com) with a local command: it reads the prompt
+                               on stdin and writes the element on stdout. --engine: only requests that
+                               start with @NAME (default: those naming no engine)
   kiln --help                  this text
 
 Environment:
 ${ENV_HELP.map(([k, v]) => `  ${k.padEnd(25)}${v}`).join('\n')}
 `;
 
+async function aiEditServe(args: string[]) {
+  const { values } = parseArgs({
+    args,
+    options: {
+      url: { type: 'string' },
+      key: { type: 'string' },
+      command: { type: 'string' },
+      engine: { type: 'string' },
+    },
+  });
+  const missing = (['url', 'key', 'command'] as const).filter((k) => !values[k]);
+  if (missing.length) {
+    process.stderr.write(`kiln ai-edit serve: missing ${missing.map((k) => `--${k}`).join(', ')}\n`);
+    process.exitCode = 2;
+    return;
+  }
+  const { commandWords } = await import('./ai-edit/engines.ts');
+  const { serveAgent } = await import('./ai-edit/agent.ts');
+  const stop = new AbortController();
+  for (const sig of ['SIGINT', 'SIGTERM'] as const) process.once(sig, () => stop.abort());
+  try {
+    await serveAgent({
+      url: values.url!,
+      key: values.key!,
+      command: commandWords(values.command!),
+      engine: values.engine?.replace(/^@/, '').toLowerCase(),
+      log: (line) => process.stderr.write(`${new Date().toISOString()} ${line}\n`),
+      signal: stop.signal,
+    });
+  } catch (err) {
+    process.stderr.write(`kiln ai-edit serve: ${(err as Error).message}\n`);
+    process.exitCode = 1;
+  }
+}
+
 async function main(argv: string[]) {
   if (argv.includes('--help') || argv.includes('-h') || argv[0] === 'help') {
     process.stdout.write(HELP);
     return;
   }
-  const config = loadConfig();
   const [cmd = 'serve', sub] = argv;
+  // An agent on the owner's machine: needs none of the server's configuration.
+  if (cmd === 'ai-edit' && sub === 'serve') return aiEditServe(argv.slice(2));
+  const config = loadConfig();
   if (cmd === 'serve') {
     const { values } = parseArgs({ args: argv.slice(1), options: { workers: { type: 'string' } } });
     const workers = values.workers === undefined ? 1 : Number(values.workers);

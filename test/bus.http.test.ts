@@ -109,6 +109,26 @@ test('the owner subscribes (an event stream, `: connected` first) and every subs
   }
 });
 
+test('with no engine set and no agent of the owner’s, an AI edit request hears why (not a silent timeout)', async () => {
+  const { main, host } = await owner();
+  const s = await subscribe(host, { client: main });
+  try {
+    await s.comment('connected');
+    await send(
+      main,
+      host,
+      request('ai-edit/request', { id: 'req-9', tag: 'p', elementHTML: '<p>x</p>', comment: 'hi' }),
+    );
+    assert.equal((await s.next()).json.type, 'ai-edit/request');
+    const answer = (await s.next()).json;
+    assert.equal(answer.type, 'ai-edit/error');
+    assert.equal(answer.payload.id, 'req-9');
+    assert.match(answer.payload.message, /not set up on this Kiln.*kiln ai-edit serve/);
+  } finally {
+    s.close();
+  }
+});
+
 test('refusals: anonymous and signed-in strangers 401, another host’s origin 403, bad channels and bodies 400, each with `error`', async () => {
   const { main, host } = await owner();
   const stranger = kiln.client();

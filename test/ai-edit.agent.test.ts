@@ -1,0 +1,125 @@
+// `kiln ai-edit serve` (#27): an agent on the owner's machine, with the account's sync key, answers their
+// pages' AI edit requests with a local command, end to end through a real Kiln (which has no engine of its own:
+// the agent acks first, so the built-in handler's "not set up" never comes).
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { startKiln, type TestKiln } from './support/kiln.ts';
+import { signedIn } from './support/people.ts';
+import { SseClient } from './support/sse.ts';
+import { REPO } from './support/child.ts';
+import { until } from './support/wait.ts';
+import { createSyncKey } from '../src/sync/keys.ts';
+
+let kiln: TestKiln;
+let dir: string;
+before(async () => {
+  kiln = await startKiln();
+  dir = mkdtempSync(path.join(os.tmpdir(), 'kiln-agent-'));
+});
+after(async () => {
+  await kiln.stop();
+  rmSync(dir, { recursive: true, force: true });
+});
+
+test('an agent started with the sync key answers a page’s request: ack, deltas, done, from the agent only', async () => {
+  const main = kiln.client();
+  const p = await signedIn(kiln, main);
+  const port = Number(new URL(kiln.url).port);
+  const host = kiln.hostOf(p.username);
+  const { key } = await createSyncKey(kiln.services, p.id);
+  const engine = `"${process.execPath}" ${path.join(REPO, 'test/support/ai-engine.mjs')} ${dir} edit`;
+  const agent = spawn(
+    process.execPath,
+    [
+      'bin/kiln.js',
+      'ai-edit',
+      'serve',
+      '--url',
+      `http://${p.username}.kiln.localhost:${port}`,
+      '--key',
+      key,
+      '--command',
+      engine,
+    ],
+    { cwd: REPO, stdio: ['ignore', 'ignore', 'pipe'] },
+  );
+  let log = '';
+  agent.stderr.on('data', (d) => (log += d));
+  const page = await SseClient.open({
+    port,
+    host,
+    path: '/_/bus/subscribe?channel=ai-edit',
+    headers: { cookie: main.jar.header(host) ?? '', 'sec-fetch-site': 'same-origin' },
+  });
+  try {
+    await page.comment('connected');
+    await until(() => log.includes('listening for AI edit requests'), { what: `the agent listens:\n${log}` });
+    const sent = await main.on(host).post(
+      '/_/bus/send',
+      {
+        channel: 'ai-edit',
+        type: 'ai-edit/request',
+        v: 1,
+        sender: 'page-a1',
+        payload: {
+          id: 'req-agent',
+          tag: 'h1',
+          editId: 'title',
+          elementHTML: '<h1 data-edit-id="title">Welcome</h1>',
+          comment: 'bolder',
+          contextRefs: [],
+        },
+      },
+      {
+        headers: { origin: `http://${host}`, 'sec-fetch-site': 'same-origin', 'page-url': `http://${host}/index.html` },
+      },
+    );
+    assert.equal(sent.status, 200, sent.text);
+    const got: Array<{ type: string; sender: string; payload: any }> = [];
+    for (;;) {
+      const f = (await page.next({ timeoutMs: 30_000 })).json;
+      if (f.sender === 'page-a1') continue;
+      got.push(f);
+      if (f.type === 'ai-edit/done' || f.type === 'ai-edit/error') break;
+    }
+    assert.deepEqual([...new Set(got.map((f) => f.sender))].length, 1, 'one handler answered');
+    assert.match(got[0].sender, /^agent-/);
+    assert.equal(got[0].type, 'ai-edit/ack');
+    assert.ok(got.some((f) => f.type === 'ai-edit/delta'));
+    assert.equal(got.at(-1)!.type, 'ai-edit/done', JSON.stringify(got.at(-1)));
+    assert.equal(got.at(-1)!.payload.html, '<h1 data-edit-id="title">Welcome — edited</h1>');
+    await until(() => log.includes('req-agent: done'), { what: `the agent logs it:\n${log}` });
+  } finally {
+    page.close();
+    agent.kill('SIGTERM');
+  }
+});
+
+test('a key the host does not take ends the agent with the reason', async () => {
+  const port = Number(new URL(kiln.url).port);
+  const p = await signedIn(kiln, kiln.client());
+  const agent = spawn(
+    process.execPath,
+    [
+      'bin/kiln.js',
+      'ai-edit',
+      'serve',
+      '--url',
+      `http://${p.username}.kiln.localhost:${port}`,
+      '--key',
+      `hcsk_${'0'.repeat(64)}`,
+      '--command',
+      'cat',
+    ],
+    { cwd: REPO, stdio: ['ignore', 'ignore', 'pipe'] },
+  );
+  let log = '';
+  agent.stderr.on('data', (d) => (log += d));
+  const code = await new Promise((r) => agent.once('exit', r));
+  assert.equal(code, 1);
+  assert.match(log, /refused the key \(401\): That sync key is not valid/);
+});

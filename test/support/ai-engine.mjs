@@ -1,0 +1,33 @@
+// A stand-in AI engine for tests, run as AI_EDIT_COMMAND: `node ai-engine.mjs <dir> <mode>`. Reads the prompt on
+// stdin and keeps it in <dir>/prompt.txt, its pid in <dir>/engine.pid, then:
+//   edit  — answers the element it was given with " — edited" added to its first text, fenced, in small pieces
+//   slow  — answers a first piece, then waits until it is killed
+//   fail  — says why on stderr and exits 3
+import fs from 'node:fs';
+import path from 'node:path';
+
+const [dir, mode = 'edit'] = process.argv.slice(2);
+fs.mkdirSync(dir, { recursive: true });
+fs.writeFileSync(path.join(dir, 'engine.pid'), String(process.pid));
+let prompt = '';
+process.stdin.setEncoding('utf8');
+process.stdin.on('data', (d) => (prompt += d));
+process.stdin.on('end', async () => {
+  fs.writeFileSync(path.join(dir, 'prompt.txt'), prompt);
+  if (mode === 'fail') {
+    process.stderr.write('the model is out of coffee\n');
+    process.exit(3);
+  }
+  if (mode === 'slow') {
+    process.stdout.write('<p>');
+    setInterval(() => {}, 1000);
+    return;
+  }
+  const element =
+    /element to rewrite[^\n]*:\n([\s\S]*?)(?:\n\n(?:The whole page|The file)|\n*$)/.exec(prompt)?.[1] ?? '<p></p>';
+  const reply = `\`\`\`html\n${element.replace(/>([^<]+)</, '>$1 — edited<')}\n\`\`\``;
+  for (let i = 0; i < reply.length; i += 12) {
+    process.stdout.write(reply.slice(i, i + 12));
+    await new Promise((r) => setTimeout(r, 15));
+  }
+});
