@@ -320,6 +320,11 @@ test('HTTP engines: the Anthropic Messages and OpenAI-compatible streams become 
     assert.ok(!o.bus.raw.includes(API_KEY), 'the key never reaches the page');
     const meta = await kiln.client(o.host).get('/_/meta');
     assert.ok(!meta.text.includes(API_KEY));
+    assert.equal(meta.json.bus.aiEdit.builtIn, true);
+    assert.deepEqual(
+      meta.json.bus.aiEdit.engines.map((e: { name: string }) => e.name),
+      ['ai', 'slow', 'broken', 'claude', 'gpt'],
+    );
   } finally {
     o.bus.close();
   }
@@ -367,15 +372,34 @@ test('an owner’s own agent (its sync key) that acks first takes the request: t
   }
 });
 
-test('a plan the administrator left out hears why', async () => {
+test('the admin panel shows the engines (never a key) and which plans include AI editing; a plan left out hears why', async () => {
   const o = await ownerWithPage();
+  const admin = kiln.client();
+  await signedIn(kiln, admin, { isSuperadmin: true });
+  const setPlans = (plans: Record<string, string>) =>
+    admin.post('/_/admin/ai-edit', plans, { headers: { origin: `http://${kiln.config.rootDomain}` } });
   try {
-    await kiln.services.planSettings.saveAiEdit({ free: false, personal: true, maker: true });
+    const panel = await admin.get('/_/admin');
+    assert.equal(panel.status, 200);
+    assert.deepEqual(
+      panel.json.aiEdit.engines.map((e: { name: string; isDefault: boolean }) => `${e.name}${e.isDefault ? '*' : ''}`),
+      ['ai*', 'slow', 'broken', 'claude', 'gpt'],
+    );
+    assert.match(panel.json.aiEdit.engines[3].describe, /Anthropic Messages API.*claude-test-model/);
+    assert.ok(!panel.text.includes(API_KEY));
+    const page = await admin.page('/_/admin');
+    assert.match(page.text, /AI editing/);
+    assert.ok(!page.text.includes(API_KEY));
+    const saved = await setPlans({ personal: '1', maker: '1' });
+    assert.equal(saved.status, 200, saved.text);
+    assert.match(saved.json.msg, /included in the personal, maker plans/);
+    assert.deepEqual((await admin.get('/_/admin')).json.aiEdit.plans, { free: false, personal: true, maker: true });
     const refused = await answers(o, await ask(o, 'please'));
     assert.equal(refused.at(-1)!.type, 'ai-edit/error');
     assert.match(refused.at(-1)!.payload.message, /not included in the free plan/);
+    assert.equal((await kiln.client().post('/_/admin/ai-edit', { free: '1' })).status, 401);
   } finally {
-    await kiln.services.planSettings.saveAiEdit({ free: true, personal: true, maker: true });
+    await setPlans({ free: '1', personal: '1', maker: '1' });
     o.bus.close();
   }
 });

@@ -182,7 +182,14 @@ test('GET /_/meta makes hyperclayjs choose /_/sync and describes the document', 
   const res = await doc.get('/_/meta', { headers: { 'document-url': url } });
   assert.equal(res.status, 200);
   assert.equal(res.json.spec, 1);
-  assert.deepEqual(res.json.extensions, ['sync', 'upload', 'format', 'conditional', 'data-loss']);
+  assert.deepEqual(res.json.extensions, ['sync', 'upload', 'format', 'conditional', 'data-loss', 'bus']);
+  // The host's message bus (#27); this Kiln has no AI engine of its own.
+  assert.deepEqual(res.json.bus, {
+    subscribe: '/_/bus/subscribe',
+    send: '/_/bus/send',
+    maxBytes: 10 * 1024 * 1024,
+    aiEdit: { builtIn: false, engines: [], agent: 'npx kiln ai-edit serve' },
+  });
   assert.deepEqual(res.json.dataLoss, {
     events: '/_/data-loss',
     saveTrigger: ['user', 'auto'],

@@ -6,6 +6,26 @@ import { formatSize } from '../core/size.ts';
 
 type Listing = Awaited<ReturnType<typeof listAccounts>>;
 
+/** AI editing as the administrator sees it: the operator's engines (never a key) and which plans include it. */
+export interface AiEditView {
+  engines: Array<{ name: string; describe: string; isDefault: boolean }>;
+  plans: Record<(typeof PLANS)[number], boolean>;
+}
+
+function aiEditCard(v: AiEditView) {
+  const on = v.engines.length > 0;
+  return html`<section class="card" aria-labelledby="ai-edit"><h2 id="ai-edit" style="margin-top:0">AI editing</h2>
+${
+  on
+    ? html`<p><strong class="good">On.</strong> Owners ask for an edit in their pages (edit mode, hover an element or press ⌘K); these engines answer:</p>
+<ul>${v.engines.map((e) => html`<li><code>@${e.name}</code>${e.isDefault ? ' (default)' : ''}: ${e.describe}</li>`)}</ul>`
+    : html`<p><strong>Off:</strong> no engine is set. Set <code>AI_EDIT_COMMAND</code> (a local command) or <code>AI_EDIT_URL</code> with <code>AI_EDIT_API_KEY</code> and <code>AI_EDIT_MODEL</code> (a hosted model), and restart; the README says what goes to the engine. Owners may still answer their own pages with <code>npx kiln ai-edit serve</code>.</p>`
+}
+<form method="post" action="/_/admin/ai-edit"><fieldset><legend>Plans that include it</legend>${PLANS.map(
+    (p) => html`<label><input type="checkbox" name="${p}" value="1"${v.plans[p] ? html` checked` : ''}> ${p}</label>`,
+  )}</fieldset><button type="submit" class="secondary">Save</button></form></section>`;
+}
+
 const PLANS = ['free', 'personal', 'maker'] as const;
 const MODES = { open: 'Open to anyone', invite: 'By invitation link only', closed: 'Closed' } as const;
 
@@ -15,6 +35,7 @@ export function adminPage(o: {
   listing: Listing;
   settings: InstanceSettings;
   uploadMb: Record<(typeof PLANS)[number], number>;
+  aiEdit: AiEditView;
   inviteUrl?: string;
   msg?: Msg;
 }): string {
@@ -38,7 +59,7 @@ ${a.accountType === 'app_user' && !a.emailConfirmed ? html`<form method="post" a
     username: o.username,
     msg: o.msg,
     body: html`<style>.bad{color:var(--bad);font-weight:600}.email{overflow-wrap:normal}form.inline{display:flex;gap:var(--s2);margin:0}form.inline select{width:auto}
-form.inline button,td form button{margin:0;padding:.25rem .6rem}.invite .inline{display:flex;gap:var(--s2)}fieldset label:has(input[type=radio]){font-weight:400}.invite input{flex:1;min-width:0}.invite button{margin:0}.pager{display:flex;gap:var(--s3);align-items:center}.actions-row{display:flex;gap:var(--s2);flex-wrap:wrap}</style>
+form.inline button,td form button{margin:0;padding:.25rem .6rem}.invite .inline{display:flex;gap:var(--s2)}fieldset label:has(input[type=radio]){font-weight:400}.invite input{flex:1;min-width:0}.invite button{margin:0}.pager{display:flex;gap:var(--s3);align-items:center}.actions-row{display:flex;gap:var(--s2);flex-wrap:wrap}.good{color:var(--good,#18794e)}</style>
 <h1>Administration</h1>
 <section class="card" aria-labelledby="signups"><h2 id="signups" style="margin-top:0">New accounts</h2>
 <form method="post" action="/_/admin/settings">
@@ -67,6 +88,7 @@ ${
 <form method="post" action="/_/admin/mail-test" class="inline"><label for="mail-to" class="visually-hidden">Send a test mail to</label>
 <input id="mail-to" name="to" type="email" required placeholder="you@example.com"><button class="secondary" type="submit">Send a test mail</button></form>
 </section>
+${aiEditCard(o.aiEdit)}
 <h2>Accounts <small class="muted">(${o.listing.total})</small></h2>
 <form method="get" action="/_/admin" class="inline" role="search"><label for="q" class="visually-hidden">Search accounts</label>
 <input id="q" name="q" type="search" value="${o.q}" placeholder="Username or email"><button type="submit">Search</button></form>

@@ -5,6 +5,7 @@
 //   POST /_/admin/accounts/:id/suspend       {suspended: true|false}
 //   POST /_/admin/settings                   {signups: open|invite|closed, defaultPlan, uploadFree?,
 //                                            uploadPersonal?, uploadMaker? (MB per file)}
+//   POST /_/admin/ai-edit                    {free, personal, maker}: the plans that include AI editing
 //   POST /_/admin/invites                    a one-time sign-up link (JSON {url})
 //   POST /_/admin/accounts/:id/impersonate   sign in as the account, for support (its activity says so)
 //   POST /_/admin/mail-test                  {to}: a test message through the configured mail
@@ -42,6 +43,8 @@ const ADMIN = '/_/admin';
 const bodies = {
   plan: z.object({ plan: z.string().max(20) }),
   suspend: z.object({ suspended: flag }),
+  // Checkboxes: an unchecked one is not sent.
+  aiEdit: z.object({ free: flag.default(false), personal: flag.default(false), maker: flag.default(false) }),
   settings: z.object({
     signups: z.string().max(20),
     defaultPlan: z.string().max(20),
@@ -79,8 +82,9 @@ const plugin: RoutePlugin = async (app, { services: s }) => {
       personal: s.planSettings.uploadBytes.personal / 2 ** 20,
       maker: s.planSettings.uploadBytes.maker / 2 ** 20,
     };
-    if (!wantsHtml(req)) return { msg: '', msgType: 'success', ...listing, settings, uploadMb };
-    return sendPage(reply, adminPage({ username: actor.username, q, listing, settings, uploadMb, ...o }));
+    const aiEdit = { engines: s.aiEdit.list(), plans: { ...s.planSettings.aiEditPlans } };
+    if (!wantsHtml(req)) return { msg: '', msgType: 'success', ...listing, settings, uploadMb, aiEdit };
+    return sendPage(reply, adminPage({ username: actor.username, q, listing, settings, uploadMb, aiEdit, ...o }));
   }
 
   app.get(ADMIN, async (req, reply) => adminView(req, reply, admin(req, false), { msg: queryMsg(req) }));
@@ -114,6 +118,17 @@ const plugin: RoutePlugin = async (app, { services: s }) => {
       redirect: ADMIN,
       extra: { settings: saved },
     });
+  });
+
+  app.post(`${ADMIN}/ai-edit`, async (req, reply) => {
+    admin(req, true);
+    const b = parse(bodies.aiEdit, req.body ?? {});
+    await s.planSettings.saveAiEdit(b);
+    const on = (Object.keys(b) as Array<keyof typeof b>).filter((p) => b[p]);
+    const msg = on.length
+      ? `AI editing is included in the ${on.join(', ')} plan${on.length > 1 ? 's' : ''}.`
+      : 'AI editing is included in no plan.';
+    return done(req, reply, `Saved. ${msg}`, { redirect: ADMIN, extra: { plans: b } });
   });
 
   app.post(`${ADMIN}/accounts/:id/impersonate`, async (req, reply) => {

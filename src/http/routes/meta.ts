@@ -16,15 +16,26 @@ const plugin: RoutePlugin = async (app, { services: s }) => {
     // `format`: `<html formathtml="true">` documents are re-indented on save; `conditional`: saves take
     // If-Match and answer 412 on a stale one (hyperclay-local's host conformance page asks for both).
     // `data-loss`: the data-clobber guard (GET /_/data-loss, POST /_/data-loss/<id>, `Save-Trigger`).
+    // `bus`: the host's message bus for its owner (src/bus), and whether Kiln itself answers AI edit requests.
     const answer: Record<string, unknown> = {
       spec: 1,
-      extensions: ['sync', 'upload', 'format', 'conditional', 'data-loss'],
+      extensions: ['sync', 'upload', 'format', 'conditional', 'data-loss', 'bus'],
       dataLoss: {
         events: '/_/data-loss',
         saveTrigger: ['user', 'auto'],
         choices: ['restore', 'revert', 'dismiss'],
         keptDays: EVENT_DAYS,
         control: '/_/sync/control',
+      },
+      bus: {
+        subscribe: '/_/bus/subscribe',
+        send: '/_/bus/send',
+        maxBytes: limits.bus.messageBytes,
+        aiEdit: {
+          builtIn: s.aiEdit.on,
+          engines: s.aiEdit.list().map((e) => ({ name: e.name, default: e.isDefault })),
+          agent: 'npx kiln ai-edit serve',
+        },
       },
     };
     const url = documentUrlHeader(req.headers);
