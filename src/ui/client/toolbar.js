@@ -36,6 +36,7 @@ a,button{color:#fafaf9;background:#44403c;border:0;border-radius:6px;padding:6px
 a:hover,button:hover{background:#57534e}a:focus-visible,button:focus-visible{outline:3px solid #93c5fd;outline-offset:1px}
 .state{padding:0 4px;min-width:4.5em}.state.error{color:#fca5a5}.state.saved{color:#86efac}
 .bar.min>:not(.show){display:none}.show{display:none}.bar.min .show{display:inline-block}
+.bar.beside{right:68px;max-width:calc(100vw - 80px)}
 </style><div class="bar" role="toolbar" aria-label="Kiln owner toolbar">
 <a class="mode" href="#"></a><span class="state" role="status" aria-live="polite"></span>
 <a href="/_/edit?path=${enc}">Code</a><a href="/_/versions?path=${enc}">Versions</a>
@@ -63,7 +64,13 @@ a:hover,button:hover{background:#57534e}a:focus-visible,button:focus-visible{out
   root.querySelector('.hide').addEventListener('click', () => bar.classList.add('min'));
   root.querySelector('.show').addEventListener('click', () => bar.classList.remove('min'));
   update();
-  const mount = () => html.appendChild(host);
+  // hyperclayjs's AI editing puts its whole-page 💬 bubble in the bottom-right corner: the bar stands beside it.
+  const beside = () => bar.classList.toggle('beside', !!document.getElementById('hyper-edit-doc-bubble'));
+  const mount = () => {
+    html.appendChild(host);
+    beside();
+    new MutationObserver(beside).observe(document.body, { childList: true });
+  };
   if (document.body) mount();
   else document.addEventListener('DOMContentLoaded', mount);
 })();
