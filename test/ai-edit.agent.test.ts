@@ -25,6 +25,21 @@ after(async () => {
   rmSync(dir, { recursive: true, force: true });
 });
 
+/** `kiln ai-edit serve` as a person starts it; `log()` is what it said so far. */
+function startAgent(url: string, key: string, command: string) {
+  const agent = spawn(
+    process.execPath,
+    ['bin/kiln.js', 'ai-edit', 'serve', '--url', url, '--key', key, '--command', command],
+    {
+      cwd: REPO,
+      stdio: ['ignore', 'ignore', 'pipe'],
+    },
+  );
+  let out = '';
+  agent.stderr.on('data', (d) => (out += d));
+  return { agent, log: () => out };
+}
+
 test('an agent started with the sync key answers a page’s request: ack, deltas, done, from the agent only', async () => {
   const main = kiln.client();
   const p = await signedIn(kiln, main);
@@ -32,23 +47,7 @@ test('an agent started with the sync key answers a page’s request: ack, deltas
   const host = kiln.hostOf(p.username);
   const { key } = await createSyncKey(kiln.services, p.id);
   const engine = `"${process.execPath}" ${path.join(REPO, 'test/support/ai-engine.mjs')} ${dir} edit`;
-  const agent = spawn(
-    process.execPath,
-    [
-      'bin/kiln.js',
-      'ai-edit',
-      'serve',
-      '--url',
-      `http://${p.username}.kiln.localhost:${port}`,
-      '--key',
-      key,
-      '--command',
-      engine,
-    ],
-    { cwd: REPO, stdio: ['ignore', 'ignore', 'pipe'] },
-  );
-  let log = '';
-  agent.stderr.on('data', (d) => (log += d));
+  const { agent, log } = startAgent(`http://${p.username}.kiln.localhost:${port}`, key, engine);
   const page = await SseClient.open({
     port,
     host,
@@ -57,7 +56,7 @@ test('an agent started with the sync key answers a page’s request: ack, deltas
   });
   try {
     await page.comment('connected');
-    await until(() => log.includes('listening for AI edit requests'), { what: `the agent listens:\n${log}` });
+    await until(() => log().includes('listening for AI edit requests'), { what: `the agent listens:\n${log()}` });
     const sent = await main.on(host).post(
       '/_/bus/send',
       {
@@ -92,7 +91,7 @@ test('an agent started with the sync key answers a page’s request: ack, deltas
     assert.ok(got.some((f) => f.type === 'ai-edit/delta'));
     assert.equal(got.at(-1)!.type, 'ai-edit/done', JSON.stringify(got.at(-1)));
     assert.equal(got.at(-1)!.payload.html, '<h1 data-edit-id="title">Welcome — edited</h1>');
-    await until(() => log.includes('req-agent: done'), { what: `the agent logs it:\n${log}` });
+    await until(() => log().includes('req-agent: done'), { what: `the agent logs it:\n${log()}` });
   } finally {
     page.close();
     agent.kill('SIGTERM');
@@ -102,24 +101,8 @@ test('an agent started with the sync key answers a page’s request: ack, deltas
 test('a key the host does not take ends the agent with the reason', async () => {
   const port = Number(new URL(kiln.url).port);
   const p = await signedIn(kiln, kiln.client());
-  const agent = spawn(
-    process.execPath,
-    [
-      'bin/kiln.js',
-      'ai-edit',
-      'serve',
-      '--url',
-      `http://${p.username}.kiln.localhost:${port}`,
-      '--key',
-      `hcsk_${'0'.repeat(64)}`,
-      '--command',
-      'cat',
-    ],
-    { cwd: REPO, stdio: ['ignore', 'ignore', 'pipe'] },
-  );
-  let log = '';
-  agent.stderr.on('data', (d) => (log += d));
+  const { agent, log } = startAgent(`http://${p.username}.kiln.localhost:${port}`, `hcsk_${'0'.repeat(64)}`, 'cat');
   const code = await new Promise((r) => agent.once('exit', r));
   assert.equal(code, 1);
-  assert.match(log, /refused the key \(401\): That sync key is not valid/);
+  assert.match(log(), /refused the key \(401\): That sync key is not valid/);
 });

@@ -14,6 +14,7 @@ import { startKiln, type TestKiln } from './support/kiln.ts';
 import { signedIn } from './support/people.ts';
 import { SseClient } from './support/sse.ts';
 import { until } from './support/wait.ts';
+import { isAlive } from './support/child.ts';
 import { createNode } from '../src/nodes/tree.ts';
 import { createSyncKey } from '../src/sync/keys.ts';
 import { limits } from '../src/limits.ts';
@@ -255,15 +256,7 @@ test('cancel ends the engine process, and nothing more is sent for that request'
     const pidFile = path.join(dir, 'slow/engine.pid');
     await until(() => existsSync(pidFile), { what: 'the engine started' });
     const pid = Number(readFileSync(pidFile, 'utf8'));
-    const alive = () => {
-      try {
-        process.kill(pid, 0);
-        return true;
-      } catch {
-        return false;
-      }
-    };
-    await until(() => alive(), { what: 'the engine runs' });
+    await until(() => isAlive(pid), { what: 'the engine runs' });
     await o.main
       .on(o.host)
       .post(
@@ -271,7 +264,7 @@ test('cancel ends the engine process, and nothing more is sent for that request'
         { channel: 'ai-edit', type: 'ai-edit/cancel', v: 1, sender: 'page-test01', payload: { id } },
         { headers: { origin: `http://${o.host}`, 'sec-fetch-site': 'same-origin' } },
       );
-    await until(() => !alive(), { what: 'the engine process is gone after the cancel' });
+    await until(() => !isAlive(pid), { what: 'the engine process is gone after the cancel' });
     // A later request is answered; nothing of the cancelled one came before its answer.
     const next = await ask(o, 'again');
     for (;;) {

@@ -15,6 +15,7 @@ import { createNode } from '../src/nodes/tree.ts';
 import { newPerson, sessionsFor, browserCookies } from './support/people.ts';
 import { SCREENS, PHONE } from './support/screens.ts';
 import { until } from './support/wait.ts';
+import { isAlive } from './support/child.ts';
 
 const ENGINE = path.join(path.dirname(fileURLToPath(import.meta.url)), 'support/ai-engine.mjs');
 const SHOTS = process.env.KILN_TEST_SCREENSHOTS !== '0';
@@ -134,21 +135,13 @@ test('the owner asks for an edit: it streams into the paragraph; Keep saves a ve
   const pidFile = path.join(dir, 'slow/engine.pid');
   await until(() => existsSync(pidFile), { what: 'the slow engine started' });
   const pid = Number(readFileSync(pidFile, 'utf8'));
-  const alive = () => {
-    try {
-      process.kill(pid, 0);
-      return true;
-    } catch {
-      return false;
-    }
-  };
   await p.waitForSelector('#hyper-edit-panel .hep-stop:not([hidden])');
   await until(async () => /thinking|streaming/.test((await status(p).textContent()) ?? ''), {
     what: 'the handler acked',
   });
   await shot(p, 'ai-edit-streaming-phone');
   await p.locator('#hyper-edit-panel .hep-stop').click();
-  await until(() => !alive(), { what: 'the engine process ended after Stop' });
+  await until(() => !isAlive(pid), { what: 'the engine process ended after Stop' });
   assert.equal(await p.locator('section p').textContent(), 'Hello there — edited');
   assert.match((await status(p).textContent()) ?? '', /cancelled/);
   assert.deepEqual(errors, []);
