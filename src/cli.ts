@@ -36,6 +36,7 @@ Usage:
   kiln restore BACKUP          put a backup (its folder, or s3://bucket/prefix/kiln-backup-…) into
                                this configuration's empty instance (server stopped)
   kiln ai-edit serve --url URL --key hcsk_… --command "CMD" [--engine NAME]
+                               (or the key in KILN_SYNC_KEY, out of the process list)
                                answer the AI edit requests of the pages on URL (your document host,
                                e.g. https://you.example.com) with a local command: it reads the prompt
                                on stdin and writes the element on stdout. --engine: only requests that
@@ -56,9 +57,13 @@ async function aiEditServe(args: string[]) {
       engine: { type: 'string' },
     },
   });
+  // The key may come from the environment instead: a command line is visible to every user of the machine.
+  values.key ??= process.env.KILN_SYNC_KEY;
   const missing = (['url', 'key', 'command'] as const).filter((k) => !values[k]);
   if (missing.length) {
-    process.stderr.write(`kiln ai-edit serve: missing ${missing.map((k) => `--${k}`).join(', ')}\n`);
+    process.stderr.write(
+      `kiln ai-edit serve: missing ${missing.map((k) => `--${k}`).join(', ')}${values.key ? '' : ' (or KILN_SYNC_KEY)'}\n`,
+    );
     process.exitCode = 2;
     return;
   }

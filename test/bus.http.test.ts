@@ -167,6 +167,10 @@ test('refusals: anonymous and signed-in strangers 401, another host’s origin 4
   });
   assert.equal(notJson.status, 400);
   assert.equal(notJson.json.error, 'The body is not valid JSON.');
+  // The page a message names is a page of this host.
+  const elsewhere = await send(main, host, request(), { ...SAME(host), 'page-url': `http://${evil}/index.html` });
+  assert.equal(elsewhere.status, 400);
+  assert.equal(elsewhere.json.code, 'bad-document-url');
   // The bus is a document host's: the main app has none.
   assert.equal((await main.post('/_/bus/send', request())).status, 404);
 });

@@ -13,7 +13,7 @@ import { SseStream } from '../../sse/stream.ts';
 import { takeStreamSlot } from '../../sse/slots.ts';
 import { busFrame } from '../../bus/bus.ts';
 import { SEND_BODY, subscriptionChannels } from '../../bus/wire.ts';
-import { documentUrlHeader } from '../../save/document-url.ts';
+import { documentPathOf, documentUrlHeader } from '../../save/document-url.ts';
 
 const plugin: RoutePlugin = async (app, { services: s }) => {
   onlyOn(app, 'document', 'The message bus lives on each document host.');
@@ -55,7 +55,10 @@ const plugin: RoutePlugin = async (app, { services: s }) => {
     if (!body.success) throw badRequest(body.error.issues.map((i) => i.message).join('; '), 'invalid-body');
     const accountId = hostAccount(req);
     await s.bus.count(accountId);
+    // The page a message says it came from is a page of this host (subscribers see it as `origin`).
     const pageUrl = documentUrlHeader(req.headers) ?? '';
+    if (pageUrl && documentPathOf(pageUrl).host !== (req.headers.host ?? '').toLowerCase())
+      throw badRequest('The Page-URL names another host.', 'bad-document-url');
     const origin = pageUrl || (req.headers['x-api-key'] ? 'agent' : '');
     const delivered = s.bus.subscribers(accountId, body.data.channel);
     const seq = await s.bus.publish(accountId, body.data, origin);
