@@ -25,16 +25,15 @@ after(async () => {
   rmSync(dir, { recursive: true, force: true });
 });
 
-/** `kiln ai-edit serve` as a person starts it; `log()` is what it said so far. */
-function startAgent(url: string, key: string, command: string) {
-  const agent = spawn(
-    process.execPath,
-    ['bin/kiln.js', 'ai-edit', 'serve', '--url', url, '--key', key, '--command', command],
-    {
-      cwd: REPO,
-      stdio: ['ignore', 'ignore', 'pipe'],
-    },
-  );
+/** `kiln ai-edit serve` as a person starts it (the key on the command line, or in KILN_SYNC_KEY); `log()` is what
+ *  it said so far. */
+function startAgent(url: string, key: string, command: string, keyIn: 'args' | 'env' = 'args') {
+  const args = ['bin/kiln.js', 'ai-edit', 'serve', '--url', url, '--command', command];
+  const agent = spawn(process.execPath, keyIn === 'args' ? [...args, '--key', key] : args, {
+    cwd: REPO,
+    env: { ...process.env, ...(keyIn === 'env' ? { KILN_SYNC_KEY: key } : {}) },
+    stdio: ['ignore', 'ignore', 'pipe'],
+  });
   let out = '';
   agent.stderr.on('data', (d) => (out += d));
   return { agent, log: () => out };
@@ -98,10 +97,15 @@ test('an agent started with the sync key answers a page’s request: ack, deltas
   }
 });
 
-test('a key the host does not take ends the agent with the reason', async () => {
+test('a key the host does not take (here from KILN_SYNC_KEY) ends the agent with the reason', async () => {
   const port = Number(new URL(kiln.url).port);
   const p = await signedIn(kiln, kiln.client());
-  const { agent, log } = startAgent(`http://${p.username}.kiln.localhost:${port}`, `hcsk_${'0'.repeat(64)}`, 'cat');
+  const { agent, log } = startAgent(
+    `http://${p.username}.kiln.localhost:${port}`,
+    `hcsk_${'0'.repeat(64)}`,
+    'cat',
+    'env',
+  );
   const code = await new Promise((r) => agent.once('exit', r));
   assert.equal(code, 1);
   assert.match(log(), /refused the key \(401\): That sync key is not valid/);
