@@ -23,7 +23,7 @@ ${
 }
 <form method="post" action="/_/admin/ai-edit"><fieldset><legend>Plans that include it</legend>${PLANS.map(
     (p) => html`<label><input type="checkbox" name="${p}" value="1"${v.plans[p] ? html` checked` : ''}> ${p}</label>`,
-  )}</fieldset><button type="submit" class="secondary">Save</button></form></section>`;
+  )}</fieldset><button type="submit" class="secondary">Save AI editing plans</button></form></section>`;
 }
 
 const PLANS = ['free', 'personal', 'maker'] as const;
