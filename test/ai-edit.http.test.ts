@@ -396,3 +396,46 @@ test('the admin panel shows the engines (never a key) and which plans include AI
     o.bus.close();
   }
 });
+
+test('a request that runs past AI_EDIT_TIMEOUT_MS ends its engine and tells the page', async () => {
+  const k = await startKiln({
+    env: { AI_EDIT_COMMAND: `"${process.execPath}" ${ENGINE} ${dir}/late slow`, AI_EDIT_TIMEOUT_MS: '1500' },
+  });
+  try {
+    const main = k.client();
+    const p = await signedIn(k, main);
+    const host = k.hostOf(p.username);
+    const bus = await SseClient.open({
+      port: Number(new URL(k.url).port),
+      host,
+      path: '/_/bus/subscribe?channel=ai-edit',
+      headers: { cookie: main.jar.header(host) ?? '', 'sec-fetch-site': 'same-origin' },
+    });
+    try {
+      await bus.comment('connected');
+      const sent = await main.on(host).post(
+        '/_/bus/send',
+        {
+          channel: 'ai-edit',
+          type: 'ai-edit/request',
+          v: 1,
+          sender: 'page-late',
+          payload: { id: 'req-late', tag: 'p', elementHTML: ELEMENT, comment: 'take forever' },
+        },
+        { headers: { origin: `http://${host}`, 'sec-fetch-site': 'same-origin' } },
+      );
+      assert.equal(sent.status, 200);
+      let end: { type: string; payload: { message?: string } };
+      do end = (await bus.next({ timeoutMs: 30_000 })).json;
+      while (end.type !== 'ai-edit/error' && end.type !== 'ai-edit/done');
+      assert.equal(end.type, 'ai-edit/error');
+      assert.match(end.payload.message ?? '', /took longer than 1.5 s/);
+      const pid = Number(readFileSync(path.join(dir, 'late/engine.pid'), 'utf8'));
+      await until(() => !isAlive(pid), { what: 'the engine process ended at the timeout' });
+    } finally {
+      bus.close();
+    }
+  } finally {
+    await k.stop();
+  }
+});

@@ -168,7 +168,7 @@ export class AiEditHandler {
       const timeout = setTimeout(
         () =>
           job.abort.abort(
-            new Refusal(`The engine took longer than ${Math.round((this.config?.timeoutMs ?? 0) / 1000)} s.`),
+            new Refusal(`The engine took longer than ${(this.config?.timeoutMs ?? limits.aiEdit.timeoutMs) / 1000} s.`),
           ),
         this.config?.timeoutMs ?? limits.aiEdit.timeoutMs,
       );
