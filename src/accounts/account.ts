@@ -22,6 +22,7 @@ import {
   updatePersonRow,
 } from '../store/accounts.ts';
 import { endSessions, liveLogins } from '../store/sessions.ts';
+import { markEmailTokenUsed } from '../store/email-tokens.ts';
 
 /** How long a deleted account's username stays unavailable (links to its host must not reach a stranger). */
 export const USERNAME_HOLD_DAYS = 90;
@@ -171,13 +172,7 @@ export async function resetPassword(s: Services, token: string, password: string
   const hash = await hashPassword(password);
   const now = s.clock.now().toISOString();
   const ended = await s.database.db.transaction().execute(async (trx) => {
-    const used = await trx
-      .updateTable('email_tokens')
-      .set({ used_at: now })
-      .where('id', '=', row.id)
-      .where('used_at', 'is', null)
-      .executeTakeFirst();
-    if (Number(used.numUpdatedRows) !== 1) return null;
+    if (!(await markEmailTokenUsed(trx, row.id, now))) return null;
     if (!(await updatePersonRow(trx, accountId, { password_hash: hash, email_confirmed: 1 }, { email: row.email })))
       return null;
     return endSessions(trx, accountId, s.clock.now(), {});

@@ -1,7 +1,6 @@
 // Creating people: one account row (the username/host) and one person row, in one transaction.
-import type { Transaction } from 'kysely';
 import type { Services } from '../services.ts';
-import type { AccountType, DB, Plan } from '../store/schema.ts';
+import type { AccountType, Executor, Plan, Tx } from '../store/schema.ts';
 import { badRequest, conflict } from '../errors.ts';
 import { emailProblem, usernameProblem } from '../core/names.ts';
 import { isUniqueViolation } from '../store/errors.ts';
@@ -47,7 +46,7 @@ function validated(input: NewPerson) {
   return { email, username, plan };
 }
 
-async function refuseTaken(trx: Transaction<DB> | Services['database']['db'], email: string, username: string) {
+async function refuseTaken(trx: Executor, email: string, username: string) {
   if (await accounts.usernameTaken(trx, username)) throw conflict('That username is taken.', 'username-taken');
   if (await accounts.emailTaken(trx, email))
     throw conflict('An account with that email already exists.', 'email-taken');
@@ -65,7 +64,7 @@ function takenConflict(err: unknown): never {
 
 async function insertPerson(
   s: Services,
-  trx: Transaction<DB>,
+  trx: Tx,
   v: { email: string; username: string; plan: Plan },
   input: NewPerson,
   passwordHash: string,

@@ -13,6 +13,16 @@ import type { Db } from '../store/schema.ts';
 import { randomToken } from '../clock.ts';
 import { sha256 } from '../core/checksum.ts';
 import { limits } from '../limits.ts';
+import {
+  insertGrantRow,
+  insertSessionRow,
+  liveLogin,
+  liveSessionExists,
+  liveSessionOnHost,
+  revokeLoginRows,
+  sessionByTokenHash,
+  useGrant,
+} from '../store/sessions.ts';
 
 export interface Session {
   id: number;
@@ -55,51 +65,37 @@ async function insertSession(
   },
 ): Promise<NewSession> {
   const token = randomToken(32);
-  const row = await db
-    .insertInto('sessions')
-    .values({
-      token_hash: sha256(token),
-      account_id: v.accountId,
-      created_at: v.now.toISOString(),
-      expires_at: v.expiresAt.toISOString(),
-      revoked_at: null,
-      host: v.host,
-      login_id: v.loginId,
-      user_agent: v.userAgent ? v.userAgent.slice(0, 200) : null,
-    })
-    .returning('id')
-    .executeTakeFirstOrThrow();
-  return { id: row.id, token, expiresAt: v.expiresAt };
+  const id = await insertSessionRow(db, {
+    token_hash: sha256(token),
+    account_id: v.accountId,
+    created_at: v.now.toISOString(),
+    expires_at: v.expiresAt.toISOString(),
+    revoked_at: null,
+    host: v.host,
+    login_id: v.loginId,
+    user_agent: v.userAgent ? v.userAgent.slice(0, 200) : null,
+  });
+  return { id, token, expiresAt: v.expiresAt };
 }
 
 /** The live session behind `token` on `host` (null: the main app), or null. A token minted for another
  *  host, revoked or expired is no session at all. */
 export async function sessionFor(db: Db, token: string, host: string | null, now: Date): Promise<Session | null> {
-  let q = db
-    .selectFrom('sessions')
-    .select(['id', 'account_id', 'login_id'])
-    .where('token_hash', '=', sha256(token))
-    .where('revoked_at', 'is', null)
-    .where('expires_at', '>', now.toISOString());
-  q = host === null ? q.where('host', 'is', null) : q.where('host', '=', host);
-  const row = await q.executeTakeFirst();
+  const row = await liveSessionOnHost(db, sha256(token), host, now);
   return row ? { id: row.id, accountId: row.account_id, loginId: row.login_id ?? row.id } : null;
 }
 
 /** A grant that carries the login to `host`: single use, good for `limits.sessionGrantMs`. */
 export async function createGrant(db: Db, loginId: number, host: string, now: Date): Promise<string> {
   const token = randomToken(32);
-  await db
-    .insertInto('session_grants')
-    .values({
-      token_hash: sha256(token),
-      login_id: loginId,
-      host,
-      created_at: now.toISOString(),
-      expires_at: new Date(now.getTime() + limits.sessionGrantMs).toISOString(),
-      used_at: null,
-    })
-    .execute();
+  await insertGrantRow(db, {
+    token_hash: sha256(token),
+    login_id: loginId,
+    host,
+    created_at: now.toISOString(),
+    expires_at: new Date(now.getTime() + limits.sessionGrantMs).toISOString(),
+    used_at: null,
+  });
   return token;
 }
 
@@ -112,25 +108,9 @@ export async function redeemGrant(
   host: string,
   now: Date,
 ): Promise<(NewSession & { accountId: number }) | null> {
-  const iso = now.toISOString();
-  const grant = await db
-    .updateTable('session_grants')
-    .set({ used_at: iso })
-    .where('token_hash', '=', sha256(token))
-    .where('used_at', 'is', null)
-    .where('expires_at', '>', iso)
-    .where('host', '=', host)
-    .returning('login_id')
-    .executeTakeFirst();
-  if (!grant) return null;
-  const login = await db
-    .selectFrom('sessions')
-    .select(['id', 'account_id', 'expires_at'])
-    .where('id', '=', grant.login_id)
-    .where('host', 'is', null)
-    .where('revoked_at', 'is', null)
-    .where('expires_at', '>', iso)
-    .executeTakeFirst();
+  const loginId = await useGrant(db, sha256(token), host, now);
+  if (loginId === undefined) return null;
+  const login = await liveLogin(db, loginId, now);
   if (!login) return null;
   const session = await createHostSession(
     db,
@@ -144,32 +124,13 @@ export async function redeemGrant(
 /** Ends the login behind a session token (of any host) and every host session of it. Returns the ids
  *  of the sessions that ended, so their open streams can be closed. */
 export async function revokeLogin(db: Db, token: string, now: Date): Promise<number[]> {
-  const row = await db
-    .selectFrom('sessions')
-    .select(['id', 'login_id'])
-    .where('token_hash', '=', sha256(token))
-    .executeTakeFirst();
+  const row = await sessionByTokenHash(db, sha256(token));
   if (!row) return [];
-  const loginId = row.login_id ?? row.id;
-  const ended = await db
-    .updateTable('sessions')
-    .set({ revoked_at: now.toISOString() })
-    .where((eb) => eb.or([eb('id', '=', loginId), eb('login_id', '=', loginId)]))
-    .where('revoked_at', 'is', null)
-    .returning('id')
-    .execute();
-  return ended.map((r) => r.id);
+  return revokeLoginRows(db, row.login_id ?? row.id, now);
 }
 
 /** True while the session with this id is neither revoked nor expired (streams re-check it once
  *  they have subscribed). */
 export async function sessionLive(db: Db, id: number, now: Date): Promise<boolean> {
-  const row = await db
-    .selectFrom('sessions')
-    .select('id')
-    .where('id', '=', id)
-    .where('revoked_at', 'is', null)
-    .where('expires_at', '>', now.toISOString())
-    .executeTakeFirst();
-  return !!row;
+  return liveSessionExists(db, id, now);
 }

@@ -11,7 +11,8 @@
 //   requests and reset links there concern only app users of that host's apps. A developer's (or
 //   another host's app user's) password is never checked, set or mailed for there, and the answer is
 //   the one an unknown email gets.
-import { appUserByEmail, updatePersonRow } from '../store/accounts.ts';
+import { appUserByEmail, confirmTokenPerson, updatePersonRow } from '../store/accounts.ts';
+import { markEmailTokenUsed } from '../store/email-tokens.ts';
 import type { Services } from '../services.ts';
 import type { NodeRow } from '../nodes/tree.ts';
 import { KilnError, badRequest } from '../errors.ts';
@@ -122,27 +123,14 @@ export async function confirmEmail(s: Services, token: string): Promise<{ accoun
   if (row && row.account_id !== null) {
     const accountId = row.account_id;
     const done = await db.transaction().execute(async (trx) => {
-      const used = await trx
-        .updateTable('email_tokens')
-        .set({ used_at: s.clock.now().toISOString() })
-        .where('id', '=', row.id)
-        .where('used_at', 'is', null)
-        .executeTakeFirst();
-      if (Number(used.numUpdatedRows) !== 1) return false;
+      if (!(await markEmailTokenUsed(trx, row.id, s.clock.now().toISOString()))) return false;
       return updatePersonRow(trx, accountId, { email_confirmed: 1 }, { email: row.email });
     });
     if (done) return { accountId };
   }
   // Opened twice (a second click, a mail scanner that followed the link first): fine once confirmed.
   if (token && token.length <= 200) {
-    const used = await db
-      .selectFrom('email_tokens')
-      .innerJoin('people', 'people.account_id', 'email_tokens.account_id')
-      .select(['people.account_id', 'people.email_confirmed'])
-      .where('email_tokens.token_hash', '=', sha256(token))
-      .where('email_tokens.purpose', '=', 'confirm')
-      .whereRef('people.email', '=', 'email_tokens.email')
-      .executeTakeFirst();
+    const used = await confirmTokenPerson(db, sha256(token));
     if (used?.email_confirmed === 1) return { accountId: used.account_id };
   }
   throw badRequest(INVALID_LINK, 'invalid-token');

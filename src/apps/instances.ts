@@ -14,9 +14,8 @@
 //   (`writeDocument`, saved-by kind `instance`), stylesheet and events after commit.
 import { insertNode, instanceOf, namesTaken, siteWithContent } from '../store/nodes.ts';
 import { personFacts } from '../accounts/people.ts';
-import type { Kysely, Transaction } from 'kysely';
 import type { Services } from '../services.ts';
-import type { DB } from '../store/schema.ts';
+import type { Db, Tx } from '../store/schema.ts';
 import type { NodeRow } from '../nodes/tree.ts';
 import { KilnError, notFound } from '../errors.ts';
 import { isUniqueViolation } from '../store/errors.ts';
@@ -50,7 +49,7 @@ export async function findInstance(
   s: Services,
   ownerId: number,
   appId: number,
-  db: Kysely<DB> = s.database.db,
+  db: Db = s.database.db,
 ): Promise<NodeRow | undefined> {
   return instanceOf(db, ownerId, appId);
 }
@@ -130,12 +129,7 @@ export async function createInstance(
 
 /** The smallest n whose name is free for a new top-level site of `ownerId` (and, for names unique
  *  across Kiln, free everywhere), skipping numbers already known taken. One indexed query per batch. */
-async function firstFreeNumber(
-  trx: Transaction<DB>,
-  ownerId: number,
-  appName: string,
-  taken: Set<number>,
-): Promise<number> {
+async function firstFreeNumber(trx: Tx, ownerId: number, appName: string, taken: Set<number>): Promise<number> {
   for (let start = 0; ; start += PROBE_BATCH) {
     const batch: Array<{ n: number; key: string; global: boolean }> = [];
     for (let n = start; n < start + PROBE_BATCH; n++) {

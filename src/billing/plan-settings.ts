@@ -1,8 +1,7 @@
 // The upload size per file of each plan, and whether it includes AI editing, set by an administrator (/_/admin) and shared by every
 // process through the instance settings: each process keeps the values in memory (read at start,
 // re-read every 5 seconds, at once after its own change), so a request never waits on them.
-import type { Kysely } from 'kysely';
-import type { DB, Plan } from '../store/schema.ts';
+import type { Db, Plan } from '../store/schema.ts';
 import { limits, planLimits } from '../limits.ts';
 import { readSetting, writeSetting } from '../store/settings.ts';
 
@@ -20,8 +19,8 @@ export class PlanSettings {
   readonly aiEditPlans: Record<Plan, boolean> = { free: true, personal: true, maker: true };
   private timer: NodeJS.Timeout | null = null;
 
-  private readonly db: Kysely<DB>;
-  constructor(db: Kysely<DB>) {
+  private readonly db: Db;
+  constructor(db: Db) {
     this.db = db;
   }
 

@@ -17,9 +17,9 @@
 // Both carry {limit, max, plan} in the JSON answer.
 import { planRow } from '../store/accounts.ts';
 import { countSites } from '../store/nodes.ts';
-import type { Kysely, Transaction } from 'kysely';
 import type { Services } from '../services.ts';
-import type { DB, Plan } from '../store/schema.ts';
+import type { Executor, Plan, Tx } from '../store/schema.ts';
+import { countedDomains } from '../store/billing.ts';
 import { KilnError, notFound } from '../errors.ts';
 import { planLimits, type Growth } from '../limits.ts';
 
@@ -142,13 +142,13 @@ export function assertUploadSize(s: Services, plan: Plan, size: number): void {
   );
 }
 
-type Reader = Kysely<DB> | Transaction<DB>;
+type Reader = Executor;
 
 /** Reads the plan fields of an account (person or team). `lock` (with a transaction): a write lock on
  *  the account row (src/store/db.ts `lock`), so that checks made in one transaction (count, then insert)
  *  cannot both pass for one account. */
 export async function loadPlanAccount(s: Services, db: Reader, accountId: number, lock = false): Promise<PlanAccount> {
-  if (lock && db.isTransaction) await s.database.lock.row(db as Transaction<DB>, 'accounts', accountId);
+  if (lock && db.isTransaction) await s.database.lock.row(db as Tx, 'accounts', accountId);
   const row = await planRow(db, accountId);
   if (!row) throw notFound('No such account.');
   return {
@@ -215,27 +215,16 @@ export function assertAllowance(a: PlanAccount, kind: AllowanceKind, used: numbe
 
 /** Before adding a custom domain for the account (domains not `failed` count). Pass the transaction
  *  that inserts the domain to make the check and the insert one step on PostgreSQL. */
-export async function assertCanAddCustomDomain(s: Services, accountId: number, trx?: Transaction<DB>): Promise<void> {
+export async function assertCanAddCustomDomain(s: Services, accountId: number, trx?: Tx): Promise<void> {
   const db = trx ?? s.database.db;
   const a = await loadPlanAccount(s, db, accountId, !!trx);
   if (a.isSuperadmin) return;
-  const row = await db
-    .selectFrom('domains')
-    .select((eb) => eb.fn.countAll<number>().as('n'))
-    .where('account_id', '=', accountId)
-    .where('status', '!=', 'failed')
-    .executeTakeFirstOrThrow();
-  assertAllowance(a, 'customDomains', Number(row.n), s.clock.now());
+  assertAllowance(a, 'customDomains', await countedDomains(db, accountId), s.clock.now());
 }
 
 /** Before turning a document into a multi-tenant app (`enableSignups`); `nodeId` (the document being
  *  enabled) is not counted, so enabling an app twice is not refused. */
-export async function assertCanEnableApp(
-  s: Services,
-  accountId: number,
-  nodeId?: number,
-  trx?: Transaction<DB>,
-): Promise<void> {
+export async function assertCanEnableApp(s: Services, accountId: number, nodeId?: number, trx?: Tx): Promise<void> {
   const db = trx ?? s.database.db;
   const a = await loadPlanAccount(s, db, accountId, !!trx);
   if (a.isSuperadmin) return;
@@ -263,17 +252,9 @@ export async function planSummary(s: Services, accountId: number): Promise<PlanS
   const { db } = s.database;
   const a = await loadPlanAccount(s, db, accountId);
   const now = s.clock.now();
-  const count = async (q: Promise<{ n: number } | undefined>) => Number((await q)?.n ?? 0);
   const [sites, domains, apps] = await Promise.all([
     countSites(db, accountId),
-    count(
-      db
-        .selectFrom('domains')
-        .select((eb) => eb.fn.countAll<number>().as('n'))
-        .where('account_id', '=', accountId)
-        .where('status', '!=', 'failed')
-        .executeTakeFirst(),
-    ),
+    countedDomains(db, accountId),
     countSites(db, accountId, { apps: true }),
   ]);
   const used: Record<AllowanceKind, number | null> = { subdomains: 1, customDomains: domains, apps };

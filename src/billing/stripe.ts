@@ -36,9 +36,9 @@
 //   An event about a subscription other than the one the account holds changes nothing.
 //   Other event types are acknowledged (200) and ignored.
 import type Stripe from 'stripe';
-import type { Transaction } from 'kysely';
 import type { Services } from '../services.ts';
-import type { DB, Plan } from '../store/schema.ts';
+import type { Plan, Tx } from '../store/schema.ts';
+import { forgetWebhookEvent, recordWebhookEvent } from '../store/billing.ts';
 import type { Mail } from '../mail/mailer.ts';
 import { KilnError, fail } from '../errors.ts';
 import { isUniqueViolation } from '../store/errors.ts';
@@ -136,10 +136,7 @@ export async function receiveStripeWebhook(
   let effects: Effects;
   try {
     effects = await db.transaction().execute(async (trx) => {
-      await trx
-        .insertInto('webhook_events')
-        .values({ provider: PROVIDER, event_id: event.id, received_at: s.clock.now().toISOString() })
-        .execute();
+      await recordWebhookEvent(trx, PROVIDER, event.id, s.clock.now().toISOString());
       return applyEvent(s, trx, event);
     });
   } catch (err) {
@@ -153,7 +150,7 @@ export async function receiveStripeWebhook(
       await s.mailer.send(await effects.mail(s));
     } catch (err) {
       // Let Stripe deliver the event again: the purchase is found by its email and mailed anew.
-      await db.deleteFrom('webhook_events').where('provider', '=', PROVIDER).where('event_id', '=', event.id).execute();
+      await forgetWebhookEvent(db, PROVIDER, event.id);
       console.error(`Stripe event ${event.id}: mail failed, event left for redelivery:`, (err as Error).message);
       throw new KilnError(
         500,
@@ -171,7 +168,7 @@ export async function receiveStripeWebhook(
   };
 }
 
-async function applyEvent(s: Services, trx: Transaction<DB>, event: Stripe.Event): Promise<Effects> {
+async function applyEvent(s: Services, trx: Tx, event: Stripe.Event): Promise<Effects> {
   switch (event.type) {
     case 'checkout.session.completed':
     case 'checkout.session.async_payment_succeeded': {
@@ -234,7 +231,7 @@ const idOf = (v: string | { id: string } | null | undefined): string | null =>
 
 // ---------------------------------------------------------------- checkout
 
-async function completeCheckout(s: Services, trx: Transaction<DB>, session: Stripe.Checkout.Session): Promise<Effects> {
+async function completeCheckout(s: Services, trx: Tx, session: Stripe.Checkout.Session): Promise<Effects> {
   const email = (session.customer_details?.email ?? session.customer_email ?? '').trim().toLowerCase();
   if (!email) return { action: 'ignored: the session has no email' };
   const plan = planOfCheckout(session);
@@ -324,12 +321,7 @@ async function welcomeMail(s: Services, accountId: number, email: string, plan: 
 
 // ---------------------------------------------------------------- subscriptions
 
-async function applySubscription(
-  s: Services,
-  trx: Transaction<DB>,
-  sub: Stripe.Subscription,
-  active: boolean,
-): Promise<Effects> {
+async function applySubscription(s: Services, trx: Tx, sub: Stripe.Subscription, active: boolean): Promise<Effects> {
   const customer = idOf(sub.customer);
   let account = await accountByStripe(trx, { subscriptionId: sub.id });
   if (!account && customer) account = await accountByStripe(trx, { customerId: customer });

@@ -2,6 +2,7 @@
 // a username and a password. The placeholder username (`pending--…`) is replaced, the password set, the
 // email counted as confirmed (the link reached it) and the token used up, all in one transaction: a
 // refused username leaves the link working.
+import { useCheckoutToken } from '../store/billing.ts';
 import { accountById, updateAccountRow, updatePersonRow, usernameTaken } from '../store/accounts.ts';
 import type { Services } from '../services.ts';
 import { sha256 } from '../core/checksum.ts';
@@ -47,14 +48,8 @@ export async function finishWelcome(
   const now = s.clock.now().toISOString();
   try {
     await db.transaction().execute(async (trx) => {
-      const used = await trx
-        .updateTable('email_tokens')
-        .set({ used_at: now })
-        .where('token_hash', '=', sha256(token))
-        .where('purpose', '=', 'checkout')
-        .where('used_at', 'is', null)
-        .executeTakeFirst();
-      if (Number(used.numUpdatedRows) !== 1) throw new KilnError(400, WELCOME_LINK_GONE, 'invalid-token');
+      if (!(await useCheckoutToken(trx, sha256(token), now)))
+        throw new KilnError(400, WELCOME_LINK_GONE, 'invalid-token');
       const renamed = await updateAccountRow(trx, welcome.accountId, { username }, { usernameLike: 'pending--%' });
       if (!renamed) throw new KilnError(400, WELCOME_LINK_GONE, 'invalid-token');
       await updatePersonRow(trx, welcome.accountId, { password_hash: passwordHash, email_confirmed: 1 });

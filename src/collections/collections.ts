@@ -21,10 +21,9 @@
 // Records are any JSON value up to 1 MB (limits.body.jsonCollection). Every change reaches open collection
 // dashboards as a `collection-record` event (src/collections/events.ts), however it was made.
 import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
-import type { Transaction } from 'kysely';
 import { TOO_DEEP, nestsDeeperThan } from '../core/json.ts';
 import type { Services } from '../services.ts';
-import type { DB } from '../store/schema.ts';
+import type { Tx } from '../store/schema.ts';
 import type { AfterCommit } from '../store/transaction.ts';
 import type { Actor } from '../access/actor.ts';
 import { KilnError, badRequest, fail, forbidden, notFound, tooLarge, tooMany } from '../errors.ts';
@@ -100,7 +99,7 @@ const infoOf = (c: CollectionRow, folder: NodeRow): CollectionInfo => ({
 });
 
 /** Makes a records folder and what it holds private; visitors' open streams of what was public end. */
-async function recordsPrivate(s: Services, trx: Transaction<DB>, folderId: number, after: AfterCommit) {
+async function recordsPrivate(s: Services, trx: Tx, folderId: number, after: AfterCommit) {
   const changed = await makeSubtreePrivate(trx, folderId);
   if (changed.length > 0) after.push(() => Promise.all(changed.map((n) => publishVisibilityChanged(s, n, 'private'))));
 }

@@ -20,16 +20,23 @@
 //
 // Only `active` domains are served (src/http/hosts.ts) and answered 200 by Caddy's `ask` endpoint.
 import { usernameTaken } from '../store/accounts.ts';
+import {
+  activeDomainAccount,
+  countDomains,
+  deleteDomain,
+  domainsOf,
+  insertDomain,
+  isActiveDomain,
+} from '../store/domains.ts';
 import { randomHex } from '../clock.ts';
 import type { Services } from '../services.ts';
-import type { DomainsTable } from '../store/schema.ts';
-import type { Selectable } from 'kysely';
+import type { DomainsTable, Row } from '../store/schema.ts';
 import { badRequest, conflict, notFound } from '../errors.ts';
 import { isUniqueViolation } from '../store/errors.ts';
 import { checkHostname } from './hostname.ts';
 import { assertAllowance, loadPlanAccount } from '../billing/plans.ts';
 
-export type DomainRow = Selectable<DomainsTable>;
+export type DomainRow = Row<'domains'>;
 export type DomainStatus = DomainsTable['status'];
 
 export interface DnsRecord {
@@ -100,25 +107,16 @@ export async function addDomain(s: Services, accountId: number, input: unknown):
       // The plan's custom-domain allowance (src/billing/plans.ts): counted under a row lock on
       // PostgreSQL, so two adds at once cannot both take the last place.
       const account = await loadPlanAccount(s, trx, accountId, true);
-      const used = await trx
-        .selectFrom('domains')
-        .select((eb) => eb.fn.countAll<number>().as('n'))
-        .where('account_id', '=', accountId)
-        .executeTakeFirstOrThrow();
-      assertAllowance(account, 'customDomains', Number(used.n), now);
-      return trx
-        .insertInto('domains')
-        .values({
-          account_id: accountId,
-          domain: checked.domain,
-          status: 'pending',
-          ssl_status: null,
-          provider_id: null,
-          dns_instructions: JSON.stringify(dns),
-          created_at: now.toISOString(),
-        })
-        .returningAll()
-        .executeTakeFirstOrThrow();
+      assertAllowance(account, 'customDomains', await countDomains(trx, accountId), now);
+      return insertDomain(trx, {
+        account_id: accountId,
+        domain: checked.domain,
+        status: 'pending',
+        ssl_status: null,
+        provider_id: null,
+        dns_instructions: JSON.stringify(dns),
+        created_at: now.toISOString(),
+      });
     });
     return publicDomain(row);
   } catch (err) {
@@ -128,23 +126,13 @@ export async function addDomain(s: Services, accountId: number, input: unknown):
 }
 
 export async function listDomains(s: Services, accountId: number): Promise<DomainInfo[]> {
-  const rows = await s.database.db
-    .selectFrom('domains')
-    .selectAll()
-    .where('account_id', '=', accountId)
-    .orderBy('domain')
-    .execute();
+  const rows = await domainsOf(s.database.db, accountId);
   return rows.map(publicDomain);
 }
 
 /** Removes one of the account's domains (it stops being served at once). */
 export async function removeDomain(s: Services, accountId: number, id: number): Promise<DomainInfo> {
-  const row = await s.database.db
-    .deleteFrom('domains')
-    .where('id', '=', id)
-    .where('account_id', '=', accountId)
-    .returningAll()
-    .executeTakeFirst();
+  const row = await deleteDomain(s.database.db, accountId, id);
   if (!row) throw notFound('No such domain.');
   return publicDomain(row);
 }
@@ -167,12 +155,7 @@ export async function isServedHost(s: Services, name: string): Promise<boolean> 
     if (label.includes('.')) return false;
     return usernameTaken(db, label);
   }
-  return !!(await db
-    .selectFrom('domains')
-    .select('id')
-    .where('domain', '=', host)
-    .where('status', '=', 'active')
-    .executeTakeFirst());
+  return isActiveDomain(db, host);
 }
 
 /** The account an active custom domain serves, or undefined. */
@@ -180,11 +163,5 @@ export function activeDomain(
   s: Services,
   name: string,
 ): Promise<{ domain: string; accountId: number; username: string; suspendedAt: string | null } | undefined> {
-  return s.database.db
-    .selectFrom('domains')
-    .innerJoin('accounts', 'accounts.id', 'domains.account_id')
-    .select(['domains.domain', 'accounts.id as accountId', 'accounts.username', 'accounts.suspended_at as suspendedAt'])
-    .where('domains.domain', '=', name)
-    .where('domains.status', '=', 'active')
-    .executeTakeFirst();
+  return activeDomainAccount(s.database.db, name);
 }

@@ -16,6 +16,8 @@ import { createHmac, timingSafeEqual } from 'node:crypto';
 import { z } from 'zod';
 import type { Services } from '../services.ts';
 import type { DomainsTable } from '../store/schema.ts';
+import { recordWebhookEvent } from '../store/billing.ts';
+import { changeDomainFrom, domainNamed } from '../store/domains.ts';
 import { KilnError, badRequest, conflict, notFound } from '../errors.ts';
 import { isUniqueViolation } from '../store/errors.ts';
 import { normalizeDomain, publicDomain, type DomainInfo, type DomainStatus } from './domains.ts';
@@ -109,11 +111,8 @@ export async function applyDomainEvent(s: Services, event: DomainEvent): Promise
   const now = s.clock.now().toISOString();
   try {
     return await db.transaction().execute(async (trx) => {
-      await trx
-        .insertInto('webhook_events')
-        .values({ provider: PROVIDER, event_id: event.id, received_at: now })
-        .execute();
-      const row = await trx.selectFrom('domains').selectAll().where('domain', '=', name).executeTakeFirst();
+      await recordWebhookEvent(trx, PROVIDER, event.id, now);
+      const row = await domainNamed(trx, name);
       if (!row) throw notFound(`No domain ${name} is added.`);
       const t = TRANSITIONS[event.type];
       if (t.done(row)) return { outcome: 'unchanged' as const, domain: publicDomain(row) };
@@ -123,19 +122,16 @@ export async function applyDomainEvent(s: Services, event: DomainEvent): Promise
           'invalid-transition',
         );
       }
-      const updated = await trx
-        .updateTable('domains')
-        .set({ ...t.set, ...(event.providerId ? { provider_id: event.providerId } : {}) })
-        .where('id', '=', row.id)
-        .where('status', '=', row.status)
-        .returningAll()
-        .executeTakeFirst();
+      const updated = await changeDomainFrom(trx, row.id, row.status, {
+        ...t.set,
+        ...(event.providerId ? { provider_id: event.providerId } : {}),
+      });
       if (!updated) throw new KilnError(409, 'The domain changed meanwhile; send the event again.', 'retry');
       return { outcome: 'applied' as const, domain: publicDomain(updated) };
     });
   } catch (err) {
     if (isUniqueViolation(err)) {
-      const row = await db.selectFrom('domains').selectAll().where('domain', '=', name).executeTakeFirst();
+      const row = await domainNamed(db, name);
       if (!row) throw notFound(`No domain ${name} is added.`);
       return { outcome: 'duplicate', domain: publicDomain(row) };
     }

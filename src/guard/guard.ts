@@ -14,6 +14,7 @@
 // Where Kiln differs from Hyperclay Local: a code-editor save and a version restore are the owner's deliberate
 // acts (the editor refuses to overwrite a newer save): they never fire and always bless the data; events end
 // after 30 days; detection runs after the save is answered (as on hyperclay.com), so the panel polls.
+import { isVersionOf } from '../store/versions.ts';
 import { randomUUID } from 'node:crypto';
 import type { Services } from '../services.ts';
 import type { SavedBy, SavedNode } from '../save/pipeline.ts';
@@ -337,13 +338,7 @@ export class DataLossGuard {
   }
 
   private async versionExists(id: number, nodeId: number): Promise<boolean> {
-    const v = await this.s.database.db
-      .selectFrom('versions')
-      .select('id')
-      .where('id', '=', id)
-      .where('node_id', '=', nodeId)
-      .executeTakeFirst();
-    return v !== undefined;
+    return isVersionOf(this.s.database.db, id, nodeId);
   }
 
   /** The page with the destroyed data written back, when that round-trips (the restore's dry run). */

@@ -1,6 +1,5 @@
 // The one shape of a new node row: every writer names only what differs from the defaults.
-import type { Insertable } from 'kysely';
-import type { NodesTable } from '../store/schema.ts';
+import type { NewRow, NodesTable } from '../store/schema.ts';
 
 export interface NewNode {
   ownerId: number;
@@ -12,7 +11,7 @@ export interface NewNode {
   now: string;
 }
 
-export function newNodeRow(n: NewNode, over: Partial<Insertable<NodesTable>> = {}): Insertable<NodesTable> {
+export function newNodeRow(n: NewNode, over: Partial<NewRow<'nodes'>> = {}): NewRow<'nodes'> {
   return {
     owner_id: n.ownerId,
     parent_id: n.parentId,

@@ -13,9 +13,9 @@
 //   the dashboard's changes too): node-saved for created documents (through the pipeline's
 //   afterContentChange, which also compiles the stylesheet) and folders, node-renamed / node-moved
 //   with full old and new paths, node-deleted for every deleted node.
-import type { Kysely, Selectable, Transaction } from 'kysely';
+import { firstVersionKinds } from '../store/versions.ts';
 import type { Services } from '../services.ts';
-import type { DB, NodesTable } from '../store/schema.ts';
+import type { Executor, NodesTable, Row, Tx } from '../store/schema.ts';
 import { KilnError, badRequest, conflict, notFound } from '../errors.ts';
 import { isUniqueViolation } from '../store/errors.ts';
 import { DAY, limits } from '../limits.ts';
@@ -45,9 +45,8 @@ import {
   updateNode,
 } from '../store/nodes.ts';
 
-export type NodeRow = Selectable<NodesTable>;
+export type NodeRow = Row<'nodes'>;
 export type Visibility = NodesTable['visibility'];
-type Tx = Transaction<DB> | Kysely<DB>;
 
 /** Options of the changing use cases. */
 export interface ChangeOptions {
@@ -55,7 +54,7 @@ export interface ChangeOptions {
   writer?: string | null;
   /** A precondition checked inside the transaction once the node is loaded (e.g. the sync API's
    *  expected structure version); throwing aborts the change. */
-  expect?: (trx: Transaction<DB>, node: NodeRow) => Promise<void>;
+  expect?: (trx: Tx, node: NodeRow) => Promise<void>;
 }
 
 export interface CreateNodeInput {
@@ -199,7 +198,7 @@ function pathNames(input: CreatePathInput): { names: string[]; type: 'site' | 'f
 
 /** Walks `folders` down from `parentId`: the deepest one that exists, and the names still to be made
  *  below it. A name on the way that is not a folder answers 409. */
-async function existingFolders(trx: Tx, ownerId: number, parentId: number, folders: string[]) {
+async function existingFolders(trx: Executor, ownerId: number, parentId: number, folders: string[]) {
   let at = parentId;
   for (const [i, folderName] of folders.entries()) {
     const existing = await childNamed(trx, ownerId, at, folderName);
@@ -215,7 +214,7 @@ async function existingFolders(trx: Tx, ownerId: number, parentId: number, folde
  *  folders and its file in one). */
 export async function createIn(
   s: Services,
-  trx: Transaction<DB>,
+  trx: Tx,
   actorId: number,
   input: CreateNodeInput,
   now: string,
@@ -294,7 +293,7 @@ export async function renameNode(
  *  rename or move event goes out after the commit. */
 async function place(
   s: Services,
-  trx: Transaction<DB>,
+  trx: Tx,
   after: AfterCommit,
   node: NodeRow,
   to: { parent_id: number; path: string; name: string },
@@ -415,13 +414,7 @@ export async function deleteNode(
 
 /** Puts `gone` (a node first, then what it holds) into the trash in the caller's transaction (src/nodes/trash.ts):
  *  gone for every reader, restorable for 30 days. */
-export async function trashIn(
-  s: Services,
-  trx: Transaction<DB>,
-  after: AfterCommit,
-  gone: NodeRow[],
-  writer: string | null,
-) {
+export async function trashIn(s: Services, trx: Tx, after: AfterCommit, gone: NodeRow[], writer: string | null) {
   await trashNodes(
     trx,
     gone[0],
@@ -442,12 +435,7 @@ export async function trashIn(
  *  import of the same name puts it in the trash and takes its place (nothing of its owner's is lost). */
 export async function isUntouchedStarter(s: Services, node: NodeRow): Promise<boolean> {
   if (node.type !== 'site') return false;
-  const versions = await s.database.db
-    .selectFrom('versions')
-    .select(['saved_by_kind'])
-    .where('node_id', '=', node.id)
-    .limit(2)
-    .execute();
+  const versions = await firstVersionKinds(s.database.db, node.id);
   return versions.length === 1 && versions[0].saved_by_kind === 'starter';
 }
 
@@ -469,7 +457,7 @@ function assertDepth(depth: number) {
 /** The actor may change the account's tree: it is the account, or an owner/editor of that team. A
  *  viewer of the team gets the one refusal of viewers (403 `viewer`); anyone else `notMember()`. */
 export async function assertManages(
-  db: Tx,
+  db: Executor,
   actorId: number,
   ownerId: number,
   notMember: () => KilnError = () => badRequest("You cannot change this account's files.", 'not-owner'),
@@ -480,7 +468,7 @@ export async function assertManages(
 
 /** A node the actor manages. A team's viewer is told so; to anyone else another account's node
  *  answers exactly like a missing one. */
-async function loadOwnNode(trx: Tx, actorId: number, nodeId: number): Promise<NodeRow> {
+async function loadOwnNode(trx: Executor, actorId: number, nodeId: number): Promise<NodeRow> {
   const node = Number.isSafeInteger(nodeId) && nodeId > 0 ? await nodeById(trx, nodeId) : undefined;
   if (!node) throw notFound(NO_SUCH_NODE);
   await assertManages(trx, actorId, node.owner_id, () => notFound(NO_SUCH_NODE));
@@ -488,7 +476,7 @@ async function loadOwnNode(trx: Tx, actorId: number, nodeId: number): Promise<No
 }
 
 /** The folder with this id in the owner's tree; null for 0 (top level). */
-async function loadParent(trx: Tx, ownerId: number, parentId: number): Promise<NodeRow | null> {
+async function loadParent(trx: Executor, ownerId: number, parentId: number): Promise<NodeRow | null> {
   if (parentId === 0 || parentId === undefined || parentId === null) return null;
   if (!Number.isSafeInteger(parentId) || parentId < 0)
     throw badRequest('The parent folder id must be a whole number (0 for top level).', 'invalid-parent');
@@ -501,7 +489,7 @@ async function loadParent(trx: Tx, ownerId: number, parentId: number): Promise<N
 
 /** 409 when the name is taken: by any sibling (any type), or for a site anywhere in Kiln. */
 async function assertNameFree(
-  trx: Tx,
+  trx: Executor,
   o: {
     ownerId: number;
     parentId: number;
@@ -520,7 +508,7 @@ async function assertNameFree(
 }
 
 /** A document name unique beyond its folder clashes with no other live document in its scope. */
-async function assertSiteNameFree(trx: Tx, ownerId: number, name: string, exceptId?: number) {
+async function assertSiteNameFree(trx: Executor, ownerId: number, name: string, exceptId?: number) {
   if (!isGlobalDocumentName(name)) return;
   const site = await siteNameClash(trx, ownerId, name, exceptId);
   if (!site) return;
@@ -537,7 +525,7 @@ async function assertSiteNameFree(trx: Tx, ownerId: number, name: string, except
 }
 
 /** Every node below a folder (any depth), from the owner's rows. */
-async function descendantsOf(trx: Tx, folder: NodeRow): Promise<NodeRow[]> {
+async function descendantsOf(trx: Executor, folder: NodeRow): Promise<NodeRow[]> {
   const all = await nodesOf(trx, folder.owner_id);
   const byParent = new Map<number, NodeRow[]>();
   for (const n of all) {
@@ -557,7 +545,7 @@ async function descendantsOf(trx: Tx, folder: NodeRow): Promise<NodeRow[]> {
 }
 
 /** How many folder levels sit below `folder` (0 when it holds no folders). */
-async function subtreeHeight(trx: Tx, folder: NodeRow): Promise<number> {
+async function subtreeHeight(trx: Executor, folder: NodeRow): Promise<number> {
   const base = depthOf(childPathOf(folder));
   let height = 0;
   for (const d of await descendantsOf(trx, folder)) {
@@ -568,7 +556,7 @@ async function subtreeHeight(trx: Tx, folder: NodeRow): Promise<number> {
 
 /** After a folder got a new name or place: every folder below it gives its children the new path.
  *  One UPDATE per folder in the subtree, walking down from the folder. */
-export async function rewriteDescendantPaths(trx: Tx, folder: NodeRow) {
+export async function rewriteDescendantPaths(trx: Executor, folder: NodeRow) {
   const folders = await foldersOf(trx, folder.owner_id);
   const stack: Array<{ id: number; childPath: string }> = [{ id: folder.id, childPath: childPathOf(folder) }];
   while (stack.length) {
@@ -580,10 +568,7 @@ export async function rewriteDescendantPaths(trx: Tx, folder: NodeRow) {
 
 /** Runs a tree change in one transaction; a unique index that a concurrent writer won answers 409.
  *  What the change queued in `after` (its events) runs once the transaction has committed. */
-export async function runWrite<T>(
-  s: Services,
-  fn: (trx: Transaction<DB>, after: AfterCommit) => Promise<T>,
-): Promise<T> {
+export async function runWrite<T>(s: Services, fn: (trx: Tx, after: AfterCommit) => Promise<T>): Promise<T> {
   try {
     return await inTransaction(s, fn);
   } catch (err) {

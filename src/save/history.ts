@@ -1,6 +1,7 @@
 // Reading versions back: list them, and rebuild one from its snapshot and the diffs after it,
 // verified against its SHA-256 contentHash.
 import type { Db } from '../store/schema.ts';
+import { diffsBetween, snapshotVersion, versionById, versionsOf } from '../store/versions.ts';
 import { sha256 } from '../core/checksum.ts';
 import { notFound } from '../errors.ts';
 import { reconstruct, unpackSnapshot } from './versions.ts';
@@ -18,23 +19,7 @@ export interface VersionInfo {
 }
 
 export async function listVersions(db: Db, nodeId: number): Promise<VersionInfo[]> {
-  const rows = await db
-    .selectFrom('versions')
-    .leftJoin('accounts', 'accounts.id', 'versions.saved_by_account_id')
-    .select([
-      'versions.id',
-      'versions.node_id',
-      'versions.backup_number',
-      'versions.created_at',
-      'versions.size',
-      'versions.saved_by_kind',
-      'versions.is_diff',
-      'versions.content_hash',
-      'accounts.username',
-    ])
-    .where('versions.node_id', '=', nodeId)
-    .orderBy('versions.backup_number', 'desc')
-    .execute();
+  const rows = await versionsOf(db, nodeId);
   return rows.map((r) => ({
     id: r.id,
     nodeId: r.node_id,
@@ -55,25 +40,14 @@ export async function versionContent(
   db: Db,
   versionId: number,
 ): Promise<{ nodeId: number; bytes: Buffer; backupNumber: number }> {
-  const v = await db.selectFrom('versions').selectAll().where('id', '=', versionId).executeTakeFirst();
+  const v = await versionById(db, versionId);
   if (!v) throw notFound('No such version.');
   let bytes: Buffer;
   if (v.is_diff === 0) {
     bytes = Buffer.from(unpackSnapshot(v.html!));
   } else {
-    const snapshot = await db
-      .selectFrom('versions')
-      .select(['html', 'backup_number'])
-      .where('id', '=', v.snapshot_id!)
-      .executeTakeFirstOrThrow();
-    const diffs = await db
-      .selectFrom('versions')
-      .select(['diff_content'])
-      .where('node_id', '=', v.node_id)
-      .where('backup_number', '>', snapshot.backup_number)
-      .where('backup_number', '<=', v.backup_number)
-      .orderBy('backup_number', 'asc')
-      .execute();
+    const snapshot = await snapshotVersion(db, v.snapshot_id!);
+    const diffs = await diffsBetween(db, v.node_id, snapshot.backup_number, v.backup_number);
     const text = reconstruct(
       Buffer.from(unpackSnapshot(snapshot.html!)).toString('utf8'),
       diffs.map((d) => d.diff_content!),

@@ -4,6 +4,7 @@
 import { withoutToolbar, withoutToolbarText } from '../nodes/toolbar.ts';
 import { documentForWrite, newestVersion, setStoredContent, storedContent, versionWritten } from '../store/nodes.ts';
 import { recordActivity } from '../store/activity.ts';
+import { insertVersion } from '../store/versions.ts';
 import type { Services } from '../services.ts';
 import { checksumOfHash, sha256 } from '../core/checksum.ts';
 import { KilnError, notFound, tooLarge } from '../errors.ts';
@@ -46,19 +47,16 @@ async function writeVersionAndContent(
   if (bytes.length > limits.documentSize)
     throw tooLarge(`Documents are limited to ${limits.documentSize / 1024 / 1024} MB.`);
   const backupNumber = (last?.backup_number ?? 0) + 1;
-  await trx
-    .insertInto('versions')
-    .values({
-      node_id: node.id,
-      backup_number: backupNumber,
-      ...(await versionBody(s, trx, node.id, backupNumber, content, last)),
-      content_hash: content.hash,
-      size: bytes.length,
-      saved_by_kind: by.kind,
-      saved_by_account_id: by.accountId,
-      created_at: now,
-    })
-    .execute();
+  await insertVersion(trx, {
+    node_id: node.id,
+    backup_number: backupNumber,
+    ...(await versionBody(s, trx, node.id, backupNumber, content, last)),
+    content_hash: content.hash,
+    size: bytes.length,
+    saved_by_kind: by.kind,
+    saved_by_account_id: by.accountId,
+    created_at: now,
+  });
   const sum = checksumOfHash(content.hash);
   await setStoredContent(trx, node.id, bytes, { checksum: sum, now, accountId: by.accountId, writer: by.writer });
   // What the next save of the document diffs against, before the commit: a save grouped into the same commit

@@ -1,7 +1,7 @@
 // The accounts store: account, person and team-membership rows, each function taking an executor (the
 // database, or the transaction a write runs in). The rules about them live in src/accounts/ and src/teams/.
 import type { Kysely, Updateable } from 'kysely';
-import type { AccountsTable, DB, PeopleTable, Plan, TeamRole } from './schema.ts';
+import type { AccountsTable, DB, Db, PeopleTable, Plan, TeamRole } from './schema.ts';
 
 /** A person's role in a team, or undefined when they are not a member. */
 export async function teamRole(db: Kysely<DB>, teamId: number, personId: number): Promise<TeamRole | undefined> {
@@ -246,6 +246,19 @@ export function appUserByEmail(db: Kysely<DB>, email: string, appId: number) {
     .where('email', '=', email)
     .where('account_type', '=', 'app_user')
     .where('signup_app_id', '=', appId)
+    .executeTakeFirst();
+}
+
+/** The person a confirmation token (used or not) was for, while they still have its address: their
+ *  account id and whether their email is confirmed. */
+export function confirmTokenPerson(db: Db, tokenHash: string) {
+  return db
+    .selectFrom('email_tokens')
+    .innerJoin('people', 'people.account_id', 'email_tokens.account_id')
+    .select(['people.account_id', 'people.email_confirmed'])
+    .where('email_tokens.token_hash', '=', tokenHash)
+    .where('email_tokens.purpose', '=', 'confirm')
+    .whereRef('people.email', '=', 'email_tokens.email')
     .executeTakeFirst();
 }
 

@@ -183,6 +183,11 @@ export async function openDatabase(opts: { databaseUrl?: string; dataDir: string
   };
 }
 
+/** Runs the cheapest query there is: rejects when the database does not answer (readiness checks). */
+export async function ping(db: Db): Promise<void> {
+  await sql`select 1`.execute(db);
+}
+
 /** Runs a program to its end; rejects with its error output when it fails. */
 export function run(program: string, args: string[]): Promise<void> {
   return new Promise((resolve, reject) => {

@@ -439,6 +439,9 @@ export function structureRowsOf(db: Kysely<DB>, ownerId: number) {
     .execute();
 }
 
+/** `lastSyncedAt` computed by the database, for the sync listing (the rule of src/sync/wire.ts `lastSyncedAt`). */
+export const LAST_SYNCED_SQL = sql<string>`CASE WHEN last_synced_at IS NULL THEN modified_at WHEN saved_by_writer LIKE 'key:%' AND modified_at > last_synced_at THEN modified_at ELSE last_synced_at END`;
+
 /** The columns sync clients see of every node of an owner (`lastSynced`: how the wire computes it). */
 export function syncRowsOf(db: Kysely<DB>, ownerId: number, lastSynced: RawBuilder<string>) {
   return db

@@ -1,7 +1,7 @@
 // Row types of the database, shared by SQLite and PostgreSQL.
 // Booleans are stored as 0/1 integers and times as ISO 8601 UTC text, so both databases
 // hold the same values and text ordering is time ordering.
-import type { Generated, Kysely } from 'kysely';
+import type { Generated, Insertable, Kysely, Selectable, Transaction } from 'kysely';
 
 export type Flag = 0 | 1;
 export type AccountKind = 'person' | 'team';
@@ -299,3 +299,10 @@ export interface DB {
 }
 
 export type Db = Kysely<DB>;
+/** A transaction on the database (src/store/transaction.ts inTransaction). */
+export type Tx = Transaction<DB>;
+/** What a store function runs its queries on: the database, or a transaction of the caller's. */
+export type Executor = Db | Tx;
+/** A table's row as it is read, and as it is inserted. */
+export type Row<T extends keyof DB> = Selectable<DB[T]>;
+export type NewRow<T extends keyof DB> = Insertable<DB[T]>;

@@ -1,7 +1,86 @@
-// The sessions store: the sign-ins of an account and ending them. (The session life cycle itself:
-// src/accounts/sessions.ts.)
+// The sessions store: session and grant rows, the sign-ins of an account and ending them. (The session
+// life cycle itself: src/accounts/sessions.ts.)
 import type { Kysely } from 'kysely';
-import type { DB } from './schema.ts';
+import type { DB, Db, NewRow } from './schema.ts';
+
+/** Inserts a session row; returns its id. */
+export async function insertSessionRow(db: Db, row: NewRow<'sessions'>): Promise<number> {
+  return (await db.insertInto('sessions').values(row).returning('id').executeTakeFirstOrThrow()).id;
+}
+
+/** The live session with this token hash minted for `host` (null: the main app), or undefined. */
+export function liveSessionOnHost(db: Db, tokenHash: string, host: string | null, now: Date) {
+  let q = db
+    .selectFrom('sessions')
+    .select(['id', 'account_id', 'login_id'])
+    .where('token_hash', '=', tokenHash)
+    .where('revoked_at', 'is', null)
+    .where('expires_at', '>', now.toISOString());
+  q = host === null ? q.where('host', 'is', null) : q.where('host', '=', host);
+  return q.executeTakeFirst();
+}
+
+/** The session with this token hash (live or not), or undefined. */
+export function sessionByTokenHash(db: Db, tokenHash: string) {
+  return db.selectFrom('sessions').select(['id', 'login_id']).where('token_hash', '=', tokenHash).executeTakeFirst();
+}
+
+/** A live login (a main-app session) by id, or undefined. */
+export function liveLogin(db: Db, id: number, now: Date) {
+  return db
+    .selectFrom('sessions')
+    .select(['id', 'account_id', 'expires_at'])
+    .where('id', '=', id)
+    .where('host', 'is', null)
+    .where('revoked_at', 'is', null)
+    .where('expires_at', '>', now.toISOString())
+    .executeTakeFirst();
+}
+
+/** True while the session with this id is neither revoked nor expired. */
+export async function liveSessionExists(db: Db, id: number, now: Date): Promise<boolean> {
+  const row = await db
+    .selectFrom('sessions')
+    .select('id')
+    .where('id', '=', id)
+    .where('revoked_at', 'is', null)
+    .where('expires_at', '>', now.toISOString())
+    .executeTakeFirst();
+  return !!row;
+}
+
+/** Revokes a login and its host sessions (those still live); returns the ids revoked. */
+export async function revokeLoginRows(db: Db, loginId: number, now: Date): Promise<number[]> {
+  const ended = await db
+    .updateTable('sessions')
+    .set({ revoked_at: now.toISOString() })
+    .where((eb) => eb.or([eb('id', '=', loginId), eb('login_id', '=', loginId)]))
+    .where('revoked_at', 'is', null)
+    .returning('id')
+    .execute();
+  return ended.map((r) => r.id);
+}
+
+/** Inserts a session grant row. */
+export async function insertGrantRow(db: Db, row: NewRow<'session_grants'>): Promise<void> {
+  await db.insertInto('session_grants').values(row).execute();
+}
+
+/** Marks the unused, unexpired grant with this token hash for `host` used; returns its login's id, or
+ *  undefined when there is no such grant (the UPDATE is the check, so a grant is used once). */
+export async function useGrant(db: Db, tokenHash: string, host: string, now: Date): Promise<number | undefined> {
+  const iso = now.toISOString();
+  const grant = await db
+    .updateTable('session_grants')
+    .set({ used_at: iso })
+    .where('token_hash', '=', tokenHash)
+    .where('used_at', 'is', null)
+    .where('expires_at', '>', iso)
+    .where('host', '=', host)
+    .returning('login_id')
+    .executeTakeFirst();
+  return grant?.login_id;
+}
 
 /** Live sessions of an account (logins and their host sessions). */
 export function liveLogins(db: Kysely<DB>, accountId: number, now: Date) {

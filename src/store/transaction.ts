@@ -4,11 +4,10 @@
 // at most EVENT_WAIT_MS: so a write that is acknowledged has its events on the bus, and a process that
 // dies right after answering loses none (a stream that reconnects elsewhere replays them). When Redis
 // is away the answer does not wait at all: the events wait in the bus's outbox instead.
-import type { Transaction } from 'kysely';
-import type { DB } from './schema.ts';
+import type { Tx } from './schema.ts';
 import type { Services } from '../services.ts';
 
-export type Tx = Transaction<DB>;
+export type { Tx };
 
 /** Steps to run after the commit. */
 export type AfterCommit = Array<() => unknown>;

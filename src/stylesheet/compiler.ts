@@ -1,6 +1,7 @@
 // Compiles utility stylesheets after saves, off the request path. Saves to one document coalesce:
 // while a compile runs, only the newest pending HTML is kept. A failed compile never fails a save.
 import { nodeById } from '../store/nodes.ts';
+import { hasStylesheet, insertStylesheet, storedStylesheet, updateStylesheet } from '../store/stylesheets.ts';
 import type { Db } from '../store/schema.ts';
 import type { Clock } from '../clock.ts';
 import { checksum } from '../core/checksum.ts';
@@ -25,11 +26,7 @@ export class StylesheetCompiler {
 
   /** The compiled stylesheet of a document and the checksum of the HTML it was compiled from, if any. */
   stored(nodeId: number): Promise<{ css: string; sourceChecksum: string } | undefined> {
-    return this.db
-      .selectFrom('stylesheets')
-      .select(['css', 'source_checksum as sourceChecksum'])
-      .where('node_id', '=', nodeId)
-      .executeTakeFirst();
+    return storedStylesheet(this.db, nodeId);
   }
 
   /** Called after a document's content changed. Returns when this HTML (or a newer one) is compiled. */
@@ -49,19 +46,10 @@ export class StylesheetCompiler {
       try {
         const css = await compileUtilityCss(html);
         const row = { css, source_checksum: checksum(html), compiled_at: this.clock.now().toISOString() };
-        const exists = await this.db
-          .selectFrom('stylesheets')
-          .select('node_id')
-          .where('node_id', '=', nodeId)
-          .executeTakeFirst();
-        if (exists) await this.db.updateTable('stylesheets').set(row).where('node_id', '=', nodeId).execute();
+        if (await hasStylesheet(this.db, nodeId)) await updateStylesheet(this.db, nodeId, row);
         else {
           const alive = await nodeById(this.db, nodeId);
-          if (alive)
-            await this.db
-              .insertInto('stylesheets')
-              .values({ node_id: nodeId, ...row })
-              .execute();
+          if (alive) await insertStylesheet(this.db, nodeId, row);
         }
       } catch (err) {
         this.log(err);

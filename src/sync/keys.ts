@@ -1,5 +1,6 @@
 // Sync keys: `hcsk_` + 64 hex (32 random bytes), shown once; only a SHA-256 hash is kept; one year.
 import { inPaidTeamAs, personRow } from '../store/accounts.ts';
+import { insertSyncKey, revokeKey, syncKeyByHash, syncKeyTimes, syncKeysOf, touchSyncKey } from '../store/sync-keys.ts';
 import type { Services } from '../services.ts';
 import type { Actor } from '../access/actor.ts';
 import { randomHex } from '../clock.ts';
@@ -25,20 +26,16 @@ export async function createSyncKey(
   const now = s.clock.now();
   const expiresAt = new Date(now.getTime() + limits.syncKeyLifetimeMs).toISOString();
   const prefix = key.slice(0, 12);
-  const row = await s.database.db
-    .insertInto('sync_keys')
-    .values({
-      account_id: accountId,
-      key_hash: sha256(key),
-      key_prefix: prefix,
-      created_at: now.toISOString(),
-      expires_at: expiresAt,
-      revoked_at: null,
-      last_used_at: null,
-    })
-    .returning('id')
-    .executeTakeFirstOrThrow();
-  return { key, id: row.id, prefix, expiresAt };
+  const id = await insertSyncKey(s.database.db, {
+    account_id: accountId,
+    key_hash: sha256(key),
+    key_prefix: prefix,
+    created_at: now.toISOString(),
+    expires_at: expiresAt,
+    revoked_at: null,
+    last_used_at: null,
+  });
+  return { key, id, prefix, expiresAt };
 }
 
 /** The person behind an `X-API-Key` header, or 401 (missing, not `hcsk_`, unknown, expired, revoked). */
@@ -47,11 +44,7 @@ export async function actorForSyncKey(s: Services, header: string | string[] | u
   if (!key) throw unauthorized('Send your sync key in the X-API-Key header.', 'missing-key');
   if (!key.startsWith(KEY_PREFIX)) throw unauthorized('Sync keys start with hcsk_.', 'invalid-key');
   if (!KEY_SHAPE.test(key)) throw unauthorized('That sync key is not valid.', 'invalid-key');
-  const row = await s.database.db
-    .selectFrom('sync_keys')
-    .select(['id', 'account_id', 'expires_at', 'revoked_at', 'last_used_at'])
-    .where('key_hash', '=', sha256(key))
-    .executeTakeFirst();
+  const row = await syncKeyByHash(s.database.db, sha256(key));
   if (!row) throw unauthorized('That sync key is not valid.', 'invalid-key');
   if (row.revoked_at !== null) throw unauthorized('That sync key was revoked.', 'revoked-key');
   const now = s.clock.now();
@@ -63,12 +56,7 @@ export async function actorForSyncKey(s: Services, header: string | string[] | u
   if (!actor) throw unauthorized('That sync key is not valid.', 'invalid-key');
   // "Last used" for the dashboard, written at most once a minute per key (not a write per request).
   if (row.last_used_at === null || Date.parse(row.last_used_at) < now.getTime() - MINUTE) {
-    void s.database.db
-      .updateTable('sync_keys')
-      .set({ last_used_at: now.toISOString() })
-      .where('id', '=', row.id)
-      .execute()
-      .catch(() => {});
+    void touchSyncKey(s.database.db, row.id, now.toISOString()).catch(() => {});
   }
   return actor;
 }
@@ -81,23 +69,12 @@ export async function keyStillValid(s: Services, keyId: number): Promise<boolean
 
 /** When a valid key expires (ISO time), or null when it is revoked, expired or gone. */
 export async function keyValidUntil(s: Services, keyId: number): Promise<string | null> {
-  const key = await s.database.db
-    .selectFrom('sync_keys')
-    .select(['revoked_at', 'expires_at'])
-    .where('id', '=', keyId)
-    .executeTakeFirst();
+  const key = await syncKeyTimes(s.database.db, keyId);
   return key && key.revoked_at === null && key.expires_at > s.clock.now().toISOString() ? key.expires_at : null;
 }
 
 export async function revokeSyncKey(s: Services, accountId: number, keyId: number): Promise<boolean> {
-  const r = await s.database.db
-    .updateTable('sync_keys')
-    .set({ revoked_at: s.clock.now().toISOString() })
-    .where('id', '=', keyId)
-    .where('account_id', '=', accountId)
-    .where('revoked_at', 'is', null)
-    .executeTakeFirst();
-  const revoked = Number(r.numUpdatedRows) > 0;
+  const revoked = await revokeKey(s.database.db, accountId, keyId, s.clock.now().toISOString());
   if (revoked) await revokeGrants(s, [grants.key(keyId)]);
   return revoked;
 }
@@ -140,12 +117,7 @@ export interface SyncKeyInfo {
 
 /** The account's keys, newest first. */
 export async function listSyncKeys(s: Services, accountId: number): Promise<SyncKeyInfo[]> {
-  const rows = await s.database.db
-    .selectFrom('sync_keys')
-    .select(['id', 'key_prefix', 'created_at', 'expires_at', 'revoked_at', 'last_used_at'])
-    .where('account_id', '=', accountId)
-    .orderBy('id', 'desc')
-    .execute();
+  const rows = await syncKeysOf(s.database.db, accountId);
   const now = s.clock.now().toISOString();
   return rows.map((r) => ({
     id: r.id,

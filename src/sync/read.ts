@@ -1,5 +1,5 @@
 // The sync API's reads: the listing of a scope's tree and one file's content.
-import { syncRowsOf } from '../store/nodes.ts';
+import { LAST_SYNCED_SQL, syncRowsOf } from '../store/nodes.ts';
 import type { Services } from '../services.ts';
 import type { NodeType } from '../store/schema.ts';
 import { badRequest } from '../errors.ts';
@@ -7,7 +7,7 @@ import { checksum as checksumOf } from '../core/checksum.ts';
 import { documentContent } from '../nodes/serve.ts';
 import type { SyncScope } from './scope.ts';
 import { analyzeTree, fileVersion, versioned } from './structure.ts';
-import { LAST_SYNCED_SQL, type WireNode, nodeNotFound, scopedNode } from './wire.ts';
+import { type WireNode, nodeNotFound, scopedNode } from './wire.ts';
 
 /** Every node of the scope's account, each folder before what it holds: one query (no ORDER BY: the
  *  tree order comes from the same grouping by parent that the structure versions need). */

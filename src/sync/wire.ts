@@ -4,9 +4,8 @@
 // - a node on the wire: {id, type, name, parentId (0 at top level), path (the PARENT folder path, ''
 //   at top level), lastSyncedAt, size, modifiedAt, checksum, etag (= checksum), structureVersion}.
 import { assertDocumentBytes } from '../save/root-html.ts';
-import { sql, type Kysely, type Transaction } from 'kysely';
 import type { Services } from '../services.ts';
-import type { DB, NodeType } from '../store/schema.ts';
+import type { Db, Executor, NodeType } from '../store/schema.ts';
 import { KilnError, badRequest } from '../errors.ts';
 import { limits } from '../limits.ts';
 import type { SavedBy } from '../save/pipeline.ts';
@@ -45,15 +44,13 @@ const WIRE_COLUMNS = [
 type WireRow = Pick<NodeRow, (typeof WIRE_COLUMNS)[number]>;
 
 /** When the node was last written through the sync API: its `last_synced_at` (sync creates, renames,
- *  moves), or its last content write when a sync key made it; the modification time when never synced. */
+ *  moves), or its last content write when a sync key made it; the modification time when never synced.
+ *  The listing computes the same in SQL (src/store/nodes.ts LAST_SYNCED_SQL). */
 function lastSyncedAt(n: WireRow): string {
   const byKey = n.saved_by_writer?.startsWith('key:');
   if (n.last_synced_at === null) return n.modified_at;
   return byKey && n.modified_at > n.last_synced_at ? n.modified_at : n.last_synced_at;
 }
-
-/** `lastSyncedAt` computed by the database, for the listing (same rule as above). */
-export const LAST_SYNCED_SQL = sql<string>`CASE WHEN last_synced_at IS NULL THEN modified_at WHEN saved_by_writer LIKE 'key:%' AND modified_at > last_synced_at THEN modified_at ELSE last_synced_at END`;
 
 function wireNode(n: WireRow, structureVersion: string): WireNode {
   return {
@@ -104,10 +101,7 @@ export async function run<T>(fn: () => Promise<T>): Promise<T> {
 }
 
 /** The structure version of one node (a folder's needs its whole subtree: one query of the owner's tree). */
-export async function versionOf(
-  db: Services['database']['db'] | Transaction<DB>,
-  row: RowForVersion & { owner_id: number },
-): Promise<string> {
+export async function versionOf(db: Executor, row: RowForVersion & { owner_id: number }): Promise<string> {
   const node = versioned(row);
   if (node.type !== 'folder') return fileVersion(node);
   const rows = await structureRowsOf(db, row.owner_id);
@@ -131,7 +125,7 @@ export function parentIdOf(v: unknown): number {
 }
 
 /** A folder of the scope's account (0 = top level → null). */
-export async function scopedFolder(db: Kysely<DB>, scope: SyncScope, id: number): Promise<NodeRow | null> {
+export async function scopedFolder(db: Db, scope: SyncScope, id: number): Promise<NodeRow | null> {
   if (id === 0) return null;
   const folder = await nodeById(db, id);
   if (!folder || folder.owner_id !== scope.account.id) throw nodeNotFound();

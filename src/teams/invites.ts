@@ -8,6 +8,7 @@ import { randomToken } from '../clock.ts';
 import { sha256 } from '../core/checksum.ts';
 import { emailProblem } from '../core/names.ts';
 import { DAY } from '../limits.ts';
+import { insertInvite, markInviteUsed, pendingInvite } from '../store/invites.ts';
 import { TEAM_ROLES, assertTeamOwner, findTeam, roleIn, setMember, type Team } from './teams.ts';
 
 const LIFETIME_MS = 7 * DAY;
@@ -36,19 +37,16 @@ export async function inviteToTeam(
     throw badRequest(`Role must be one of ${TEAM_ROLES.join(', ')}.`, 'invalid-role');
   const token = randomToken(32);
   const now = s.clock.now();
-  await s.database.db
-    .insertInto('team_invites')
-    .values({
-      team_id: team.id,
-      email,
-      role: input.role,
-      token_hash: sha256(token),
-      invited_by: actorId,
-      created_at: now.toISOString(),
-      expires_at: new Date(now.getTime() + LIFETIME_MS).toISOString(),
-      used_at: null,
-    })
-    .execute();
+  await insertInvite(s.database.db, {
+    team_id: team.id,
+    email,
+    role: input.role,
+    token_hash: sha256(token),
+    invited_by: actorId,
+    created_at: now.toISOString(),
+    expires_at: new Date(now.getTime() + LIFETIME_MS).toISOString(),
+    used_at: null,
+  });
   const url = link(token);
   await s.mailer.send({
     to: email,
@@ -60,13 +58,7 @@ export async function inviteToTeam(
 
 async function pending(s: Services, token: string) {
   if (!token || token.length > 200) return undefined;
-  return s.database.db
-    .selectFrom('team_invites')
-    .selectAll()
-    .where('token_hash', '=', sha256(token))
-    .where('used_at', 'is', null)
-    .where('expires_at', '>', s.clock.now().toISOString())
-    .executeTakeFirst();
+  return pendingInvite(s.database.db, sha256(token), s.clock.now().toISOString());
 }
 
 /** What a still-valid link offers; 404 otherwise. */
@@ -89,13 +81,8 @@ export async function acceptInvite(
     throw forbidden(
       `This invitation is for ${invitation.email}; you are signed in as ${person.email}. Sign in with that address to accept it.`,
     );
-  const used = await s.database.db
-    .updateTable('team_invites')
-    .set({ used_at: s.clock.now().toISOString() })
-    .where('token_hash', '=', sha256(token))
-    .where('used_at', 'is', null)
-    .executeTakeFirst();
-  if (Number(used.numUpdatedRows) !== 1) throw badRequest(GONE, 'invalid-token');
+  if (!(await markInviteUsed(s.database.db, sha256(token), s.clock.now().toISOString())))
+    throw badRequest(GONE, 'invalid-token');
   const current = await roleIn(s, invitation.team.id, person.accountId);
   if (!current)
     await setMember(s, null, { teamId: invitation.team.id, username: person.username, role: invitation.role });

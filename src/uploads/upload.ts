@@ -7,9 +7,8 @@
 //   writers from one base cannot both win).
 // Both publish node-saved after the commit.
 import { insertNode, nodeById, updateNodeIf } from '../store/nodes.ts';
-import type { Kysely } from 'kysely';
 import type { Services } from '../services.ts';
-import type { DB, Plan } from '../store/schema.ts';
+import type { Executor, Plan } from '../store/schema.ts';
 import type { NodeRow } from '../nodes/tree.ts';
 import { KilnError, badRequest, conflict } from '../errors.ts';
 import { assertUploadSize as planUploadSize } from '../billing/plans.ts';
@@ -77,7 +76,7 @@ export async function insertUpload(
 ): Promise<NodeRow> {
   const problem = nodeNameProblem(input.name, 'upload');
   if (problem) throw badRequest(problem, 'invalid-name');
-  const db: Kysely<DB> = tx?.tx ?? s.database.db;
+  const db: Executor = tx?.tx ?? s.database.db;
   const now = s.clock.now().toISOString();
   const tries = input.ifTaken === 'number' && !tx ? 100 : 1;
   for (let n = 0; n < tries; n++) {
@@ -167,7 +166,7 @@ export async function replaceUpload(
   tx?: { tx: Tx; after: AfterCommit },
 ): Promise<{ changed: boolean; node: NodeRow }> {
   const { node, ifMatch } = input;
-  const db: Kysely<DB> = tx?.tx ?? s.database.db;
+  const db: Executor = tx?.tx ?? s.database.db;
   const conflict = (n: Pick<NodeRow, 'checksum' | 'saved_by_account_id' | 'saved_by_writer'>) =>
     conflictError(n.checksum ?? '', n.saved_by_account_id, n.saved_by_writer, input.by);
   if (ifMatch !== null && ifMatch !== node.checksum) throw conflict(node);

@@ -2,8 +2,8 @@
 //   GET /_/health   200 {status:'ok'} while the process runs and answers (liveness)
 //   GET /_/ready    200 when the database, the blob store (and Redis, when configured) answer; else 503 naming what is
 //                   unreachable, with Retry-After: take this process out of rotation until it recovers.
-import { sql } from 'kysely';
 import type { RoutePlugin } from './index.ts';
+import { ping } from '../../store/db.ts';
 import { limits } from '../../limits.ts';
 import { timingSafeEqual } from 'node:crypto';
 import type { FastifyRequest } from 'fastify';
@@ -56,7 +56,7 @@ const plugin: RoutePlugin = async (app, { services: s }) => {
 
   app.get('/_/ready', anyHost, async (_req, reply) => {
     const [database, blobs, bus] = await Promise.all([
-      within(sql`select 1`.execute(s.database.db), CHECK_MS),
+      within(ping(s.database.db), CHECK_MS),
       within(
         s.blobs.reachable().then((ok) => (ok ? ok : Promise.reject(new Error('unreachable')))),
         CHECK_MS,
