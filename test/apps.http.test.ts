@@ -702,7 +702,11 @@ test("an app's owner sees who signed up (email confirmed or not, their copy) and
     (await stranger.get(`/_/dashboard/nodes/${id}/signups`, { headers: { accept: 'application/json' } })).status,
     404,
   );
-  // Disabled: the person cannot sign in on the app any more.
+  // Their copy is served on their host (and that host is now remembered by this process).
+  const copy = kiln.client(kiln.hostOf(u.username));
+  assert.equal((await copy.get(`/${u.instance}`)).status, 200);
+  // Disabled: the person cannot sign in on the app any more, and their copy answers "unavailable" at once,
+  // like a suspended account's (the host cache is dropped by the change's event, not after its few seconds).
   const off = await main.post(
     `/_/dashboard/nodes/${id}/signups/${u.id}/disable`,
     { disabled: true },
@@ -718,6 +722,7 @@ test("an app's owner sees who signed up (email confirmed or not, their copy) and
     );
   assert.equal(login.status, 403);
   assert.equal(login.json.code, 'account-suspended');
+  assert.equal((await copy.get(`/${u.instance}`)).status, 451);
   assert.equal(
     (await main.get(`/_/dashboard/nodes/${id}/signups`, { headers: { accept: 'application/json' } })).json.users.find(
       (x: { id: number }) => x.id === u.id,

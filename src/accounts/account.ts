@@ -1,6 +1,7 @@
 // A developer's own account: password (change, and reset by a mailed link), where it is signed in
 // (list, end one, end all), and deleting it. Every change that ends sessions returns their ids so the
 // caller closes the streams they opened (src/events/revocations.ts).
+import { publishHostChanged } from '../events/publish.ts';
 import type { Services } from '../services.ts';
 import { badRequest, conflict, forbidden, notFound, unauthorized } from '../errors.ts';
 import { hashPassword, passwordProblem, verifyPassword } from './passwords.ts';
@@ -158,6 +159,7 @@ export async function deleteAccount(
     await holdUsername(trx, p.username, until);
     await deleteAccountRow(trx, accountId);
   });
+  await publishHostChanged(s, accountId);
   return { username: p.username, ended, exported: !!input.exportFirst };
 }
 
@@ -270,5 +272,6 @@ export async function changeUsername(
     await holdUsername(trx, p.username, until, { to, accountId });
     await reclaimUsername(trx, accountId, to);
   });
+  await publishHostChanged(s, accountId);
   return { from: p.username, to };
 }

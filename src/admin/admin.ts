@@ -1,5 +1,6 @@
 // What a superadmin does on /_/admin: find accounts, change a plan, suspend and unsuspend, and set how
 // this Kiln takes new accounts (open, by invitation link only, or closed) and on which plan.
+import { publishHostChanged } from '../events/publish.ts';
 import type { Services } from '../services.ts';
 import type { Plan } from '../store/schema.ts';
 import { badRequest, conflict, forbidden, notFound } from '../errors.ts';
@@ -92,6 +93,7 @@ export async function setSuspended(s: Services, adminId: number, accountId: numb
   const a = await target(s, adminId, accountId);
   const { db } = s.database;
   await updateAccountRow(db, a.id, { suspended_at: suspended ? s.clock.now().toISOString() : null });
+  await publishHostChanged(s, a.id);
   if (suspended) {
     const ended = await endSessions(db, a.id, s.clock.now(), {});
     const keys = await keyIdsOf(db, a.id);

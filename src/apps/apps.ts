@@ -1,5 +1,6 @@
 // Multi-tenant apps: a developer's document with `enable_signups` on. Visitors who sign up on it get
 // an instance (see instances.ts). Use cases only — no HTTP here.
+import { publishHostChanged } from '../events/publish.ts';
 import { ownNodeById, updateNode } from '../store/nodes.ts';
 import { appUsersOf, updateAccountRow } from '../store/accounts.ts';
 import { endSessions } from '../store/sessions.ts';
@@ -79,6 +80,8 @@ export async function setAppUserDisabled(
   const user = users.find((u) => u.id === userId);
   if (!user) throw notFound('No such sign-up of this app.');
   await updateAccountRow(s.database.db, user.id, { suspended_at: disabled ? s.clock.now().toISOString() : null });
+  // Its copy answers "unavailable" at once, in every process, as a suspension does.
+  await publishHostChanged(s, user.id);
   if (disabled)
     await revokeGrants(s, (await endSessions(s.database.db, user.id, s.clock.now(), {})).map(grants.session));
   return user;

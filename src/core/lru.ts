@@ -68,6 +68,11 @@ export class Lru<V> {
     this.bytes -= e.size;
   }
 
+  /** Deletes every entry the predicate picks. */
+  deleteWhere(pick: (key: string | number, value: V) => boolean): void {
+    for (const [k, e] of this.entries) if (pick(k, e.value)) this.delete(k);
+  }
+
   clear(): void {
     this.entries.clear();
     this.bytes = 0;

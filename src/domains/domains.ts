@@ -19,6 +19,7 @@
 //   any        ──remove───────────▶ (none)      the owner removes it; no longer served
 //
 // Only `active` domains are served (src/http/hosts.ts) and answered 200 by Caddy's `ask` endpoint.
+import { publishHostChanged } from '../events/publish.ts';
 import { usernameTaken } from '../store/accounts.ts';
 import {
   activeDomainAccount,
@@ -134,6 +135,7 @@ export async function listDomains(s: Services, accountId: number): Promise<Domai
 export async function removeDomain(s: Services, accountId: number, id: number): Promise<DomainInfo> {
   const row = await deleteDomain(s.database.db, accountId, id);
   if (!row) throw notFound('No such domain.');
+  await publishHostChanged(s, accountId, [row.domain]);
   return publicDomain(row);
 }
 

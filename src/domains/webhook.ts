@@ -12,6 +12,7 @@
 // Answers: 200 {msg, msgType, outcome: 'applied'|'unchanged'|'duplicate', domain}; 400 malformed body;
 // 404 unknown domain; 409 (code `invalid-transition`) an event that does not apply in the domain's
 // state (e.g. ssl.issued for a pending domain) — final, no state change.
+import { publishHostChanged } from '../events/publish.ts';
 import { createHmac, timingSafeEqual } from 'node:crypto';
 import { z } from 'zod';
 import type { Services } from '../services.ts';
@@ -106,6 +107,14 @@ export interface Applied {
 
 /** Applies one verified event: records its id and changes the domain in one transaction. */
 export async function applyDomainEvent(s: Services, event: DomainEvent): Promise<Applied> {
+  const applied = await applyOnce(s, event);
+  // A domain that stopped being active is no longer served, in any process.
+  if (applied.outcome === 'applied' && applied.domain.status !== 'active')
+    await publishHostChanged(s, applied.accountId, [applied.domain.domain]);
+  return { outcome: applied.outcome, domain: applied.domain };
+}
+
+async function applyOnce(s: Services, event: DomainEvent): Promise<Applied & { accountId: number }> {
   const { db } = s.database;
   const name = normalizeDomain(event.domain);
   const now = s.clock.now().toISOString();
@@ -115,7 +124,7 @@ export async function applyDomainEvent(s: Services, event: DomainEvent): Promise
       const row = await domainNamed(trx, name);
       if (!row) throw notFound(`No domain ${name} is added.`);
       const t = TRANSITIONS[event.type];
-      if (t.done(row)) return { outcome: 'unchanged' as const, domain: publicDomain(row) };
+      if (t.done(row)) return { outcome: 'unchanged' as const, domain: publicDomain(row), accountId: row.account_id };
       if (!t.from.includes(row.status)) {
         throw conflict(
           `The event ${event.type} does not apply to a domain that is ${row.status}.`,
@@ -127,13 +136,13 @@ export async function applyDomainEvent(s: Services, event: DomainEvent): Promise
         ...(event.providerId ? { provider_id: event.providerId } : {}),
       });
       if (!updated) throw new KilnError(409, 'The domain changed meanwhile; send the event again.', 'retry');
-      return { outcome: 'applied' as const, domain: publicDomain(updated) };
+      return { outcome: 'applied' as const, domain: publicDomain(updated), accountId: row.account_id };
     });
   } catch (err) {
     if (isUniqueViolation(err)) {
       const row = await domainNamed(db, name);
       if (!row) throw notFound(`No domain ${name} is added.`);
-      return { outcome: 'duplicate', domain: publicDomain(row) };
+      return { outcome: 'duplicate', domain: publicDomain(row), accountId: row.account_id };
     }
     throw err;
   }

@@ -49,6 +49,9 @@ export const channels = {
   revocations: 'revocations',
   /** A document host's message bus (`/_/bus`, src/bus): one per account, all its page channels on it. */
   bus: (accountId: number) => `bus:${accountId}`,
+  /** Hosts that changed (an account suspended, disabled, renamed or deleted; a domain removed): every
+   *  process's host cache listens. */
+  hosts: 'hosts',
 };
 
 /** Whether a channel's replay log keeps an event of this many serialized bytes. Bus messages are live
@@ -168,7 +171,16 @@ export interface BusEnvelope {
   origin: string;
 }
 
+/** What a host serves changed: every process forgets the account's hosts it knows and these names
+ *  (src/http/hosts.ts), so the next request reads them again. Shown by no view. */
+export interface HostChangedEvent {
+  type: 'host-changed';
+  accountId: number;
+  names: string[];
+}
+
 export type KilnEvent =
+  | HostChangedEvent
   | BusMessage
   | NodeEvent
   | LaneEvent

@@ -52,6 +52,24 @@ export function publishAccountEvent(
   return s.events.publish(channels.account(ownerId), event);
 }
 
+/** What an account's hosts serve changed (suspended, disabled, renamed, deleted; a domain gone): every
+ *  process forgets those hosts (src/http/hosts.ts). This process forgets them at once, before its own
+ *  event comes back from Redis, so the answer to the change and every request after it agree. */
+export function publishHostChanged(s: Services, accountId: number, names: string[] = []): Promise<unknown> {
+  forgetHostsOf(s, accountId, names);
+  return s.events
+    .publish(channels.hosts, { type: 'host-changed', accountId, names })
+    .catch((err) => console.error(`publishing the change of account ${accountId}'s hosts failed:`, err));
+}
+
+/** Drops what this process keeps of an account's hosts (and of these names), and of its public pages. */
+export function forgetHostsOf(s: Services, accountId: number, names: string[]): void {
+  s.hosts.deleteWhere(
+    (name, site) => (site.kind !== 'main' && site.accountId === accountId) || names.includes(String(name)),
+  );
+  s.hot.forget(accountId);
+}
+
 /** A document or upload made public or private: on its channel (its open streams) and its account's
  *  (what every process keeps of the account's public answers, src/http/hot-path.ts). */
 export function publishVisibilityChanged(

@@ -1,4 +1,6 @@
 // Which host a request is for: the main app, an account's document host, or a custom domain.
+import { channels } from '../events/bus.ts';
+import { forgetHostsOf } from '../events/publish.ts';
 import { movedUsername } from '../store/accounts.ts';
 import { documentHostUrl } from './urls.ts';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
@@ -30,18 +32,18 @@ export function hostnameOfHeader(host: string | undefined): string {
 }
 
 /** Found hosts are remembered for a few seconds in `s.hosts` (every document GET needs one); unknown
- *  hosts are never cached, so a new account or an activated domain serves at once. */
+ *  hosts are never cached, so a new account or an activated domain serves at once. A change of what a
+ *  host serves (suspension, a disabled app user, a rename, a deleted account, a domain gone) drops them in
+ *  every process through its `host-changed` event (src/events/publish.ts publishHostChanged). */
 export const HOST_CACHE_MS = 5_000;
-
-/** Forgets a remembered host in this process (a custom domain that stopped being active is no longer
- *  served here at once; other processes forget it within HOST_CACHE_MS). */
-export function forgetHost(s: Services, name: string): void {
-  s.hosts.delete(name);
-}
 
 export function registerHosts(app: FastifyInstance, s: Services) {
   const root = s.config.rootHostname;
   const known = s.hosts;
+  const off = s.events.subscribe(channels.hosts, (e) => {
+    if (e.type === 'host-changed') forgetHostsOf(s, e.accountId, e.names);
+  });
+  app.addHook('onClose', async () => off());
   app.decorateRequest('site', null as never);
   app.addHook('onRequest', async (req, reply) => {
     // Probes (load balancers, orchestrators) name the process by its address, or send no Host at all: the

@@ -38,7 +38,7 @@ import { strictAttempt } from '../../ratelimit/http.ts';
 import { assertSameOrigin, refuseCrossSite } from '../origin.ts';
 import { clearSessionCookies } from '../cookies.ts';
 import { withMessage } from '../messages.ts';
-import { forgetHost, onlyOn } from '../hosts.ts';
+import { onlyOn } from '../hosts.ts';
 import { documentHostUrl } from '../urls.ts';
 import {
   done,
@@ -151,7 +151,6 @@ const plugin: RoutePlugin = async (app, { services: s }) => {
         const actor = developer(req, true);
         const b = parse(bodies.username, req.body);
         const moved = await changeUsername(s, actor.accountId, b);
-        forgetHost(s, `${moved.from}.${s.config.rootHostname}`);
         return done(
           req,
           reply,
@@ -229,10 +228,6 @@ const plugin: RoutePlugin = async (app, { services: s }) => {
         const actor = developer(req, true);
         const b = parse(bodies.delete, req.body);
         const gone = await deleteAccount(s, actor.accountId, b);
-        // This process stops serving its host at once (and what it kept of its pages); the others
-        // within the host cache's few seconds.
-        forgetHost(s, `${gone.username}.${s.config.rootHostname}`);
-        s.hot.forget(actor.accountId);
         await ended(gone.ended);
         clearSessionCookies(req, reply, s.config);
         const mailed = gone.exported ? ' A link to its export is on its way to your email (7 days).' : '';

@@ -29,7 +29,7 @@ import {
   setSuspended,
 } from '../../admin/admin.ts';
 import { assertSameOrigin } from '../origin.ts';
-import { onlyOn, forgetHost } from '../hosts.ts';
+import { onlyOn } from '../hosts.ts';
 import { done, flag, idParam, parse, queryMsg, queryText, sendPage, wantsHtml } from '../io.ts';
 import { adminPage } from '../../ui/admin.ts';
 import type { Msg } from '../../ui/pages.ts';
@@ -98,8 +98,6 @@ const plugin: RoutePlugin = async (app, { services: s }) => {
   app.post(`${ADMIN}/accounts/:id/suspend`, async (req, reply) => {
     const actor = admin(req, true);
     const r = await setSuspended(s, actor.accountId, idParam(req), parse(bodies.suspend, req.body).suspended);
-    // This process forgets the host at once; the others within the host cache's few seconds.
-    forgetHost(s, `${r.username}.${s.config.rootHostname}`);
     const msg = r.suspended
       ? `${r.username} is suspended: its pages answer "unavailable", it is signed out everywhere and its sync keys stop.`
       : `${r.username} is active again.`;

@@ -30,7 +30,6 @@ import {
   verifyDomainSignature,
 } from '../../domains/webhook.ts';
 import { domainsPage } from '../../ui/domains.ts';
-import { forgetHost } from '../hosts.ts';
 import { onlyOn } from '../hosts.ts';
 
 const DOMAINS = '/_/dashboard/domains';
@@ -94,7 +93,6 @@ const plugin: RoutePlugin = async (app, { services: s }) => {
         actor.accountId,
         idParam(req, 'id', () => notFound('No such domain.')),
       );
-      forgetHost(s, domain.domain);
       return { msg: `Removed ${domain.domain}: your documents are no longer served there.`, extra: { domain } };
     }),
   );
@@ -129,8 +127,6 @@ const plugin: RoutePlugin = async (app, { services: s }) => {
         throw new KilnError(401, 'The signature does not match the body.', 'invalid-signature');
       const event = parseDomainEvent(body);
       const applied = await applyDomainEvent(s, event);
-      // Served only while active: a domain that stopped being active is forgotten by the host cache.
-      if (applied.domain.status !== 'active') forgetHost(s, applied.domain.domain);
       const msg =
         applied.outcome === 'duplicate'
           ? `Event ${event.id} was already received.`
