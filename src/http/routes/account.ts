@@ -15,7 +15,7 @@
 //   GET  /_/reset/:token, POST {password}    choose a new password through the link
 import type { FastifyRequest } from 'fastify';
 import { z } from 'zod';
-import type { RoutePlugin } from './index.ts';
+import type { RoutePlugin } from './plugin.ts';
 import type { Actor } from '../../access/actor.ts';
 import { authorizeActor } from '../../access/authorize.ts';
 import {

@@ -12,7 +12,7 @@
 //   POST /_/admin/accounts/:id/confirmation  a new confirmation link to an app user
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { z } from 'zod';
-import type { RoutePlugin } from './index.ts';
+import type { RoutePlugin } from './plugin.ts';
 import type { Actor } from '../../access/actor.ts';
 import { authorizeActor } from '../../access/authorize.ts';
 import { forbidden } from '../../errors.ts';

@@ -33,7 +33,7 @@
 // (src/http/sessions.ts): signing in on the app's host gives the app user a session on their own host,
 // through the session handshake (`signInUrl` in JSON answers; browsers are redirected through it).
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import type { RoutePlugin } from './index.ts';
+import type { RoutePlugin } from './plugin.ts';
 import type { NodeRow } from '../../nodes/tree.ts';
 import { KilnError, badRequest, notFound, unauthorized } from '../../errors.ts';
 import { limits } from '../../limits.ts';

@@ -5,7 +5,7 @@ import { readFileSync } from 'node:fs';
 import { ROOT } from '../../paths.ts';
 import { createRequire } from 'node:module';
 import fastifyStatic from '@fastify/static';
-import type { RoutePlugin } from './index.ts';
+import type { RoutePlugin } from './plugin.ts';
 import { editorBundle } from '../../ui/assets.ts';
 
 // The owner's toolbar on documents (src/nodes/toolbar.ts), read once.

@@ -5,7 +5,7 @@
 // Sign-out works on every host and ends the login everywhere. Browsers get a 302 (back to the form with
 // msg/msgType on failure); AJAX gets JSON {msg, msgType, ...} with the status.
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import type { RoutePlugin } from './index.ts';
+import type { RoutePlugin } from './plugin.ts';
 import type { Services } from '../../services.ts';
 import { badRequest, notFound } from '../../errors.ts';
 import { limits } from '../../limits.ts';

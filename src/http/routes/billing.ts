@@ -8,7 +8,7 @@
 //                               dashboard, programs get 200 {msg, msgType, username}. 400 / 409 / 404.
 //   GET  /_/billing             the signed-in account's plan, usage and allowances (page, or JSON {plan: …})
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import type { RoutePlugin } from './index.ts';
+import type { RoutePlugin } from './plugin.ts';
 import { KilnError, badRequest } from '../../errors.ts';
 import { limits } from '../../limits.ts';
 import { authorizeActor } from '../../access/authorize.ts';

@@ -3,7 +3,7 @@
 //   POST /_/bus/send   {channel, type, v, payload, sender} + Page-URL   → {delivered}
 // Errors carry `error` (what the page shows) beside Kiln's `msg`/`code`.
 import type { FastifyRequest } from 'fastify';
-import type { RoutePlugin } from './index.ts';
+import type { RoutePlugin } from './plugin.ts';
 import { badRequest } from '../../errors.ts';
 import { limits } from '../../limits.ts';
 import { assertSameOrigin } from '../origin.ts';

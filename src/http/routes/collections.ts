@@ -9,7 +9,7 @@
 // collection is reached on its owner's host only. Owner writes carry cookies, so they must come from
 // this host (403 `cross-origin` otherwise); a submission carries its token, not a cookie.
 import type { FastifyRequest } from 'fastify';
-import type { RoutePlugin } from './index.ts';
+import type { RoutePlugin } from './plugin.ts';
 import { z } from 'zod';
 import { limits } from '../../limits.ts';
 import { fail } from '../../errors.ts';

@@ -14,7 +14,7 @@
 //
 // Browser form posts come back to the page with msg/msgType; AJAX gets JSON {msg, msgType, ...}.
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import type { RoutePlugin } from './index.ts';
+import type { RoutePlugin } from './plugin.ts';
 import type { Actor } from '../../access/actor.ts';
 import type { TeamRole } from '../../store/schema.ts';
 import { KilnError, badRequest, notFound } from '../../errors.ts';

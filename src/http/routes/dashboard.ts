@@ -27,7 +27,7 @@ import { pendingGuardNodes } from '../../store/guards.ts';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { z } from 'zod';
 import { done, flag, id, idParam, parse, wantsHtml, queryMsg, queryText, sendPage } from '../io.ts';
-import type { RoutePlugin } from './index.ts';
+import type { RoutePlugin } from './plugin.ts';
 import { KilnError, notFound } from '../../errors.ts';
 import { limits, isUnlimitedSites } from '../../limits.ts';
 import { authorize, resourceOf, authorizeActor, authorizeTeamChange, allowsTeam } from '../../access/authorize.ts';

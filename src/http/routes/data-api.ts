@@ -9,7 +9,7 @@
 // 413 (rules text, tag, document or result too large). Bad rules never answer 500.
 // The use case, its visibility rule and the cache design: src/data/read.ts.
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import type { RoutePlugin } from './index.ts';
+import type { RoutePlugin } from './plugin.ts';
 import { API_PREFIX, answer, pathOf, preflight, wantsData } from '../data-answers.ts';
 
 const plugin: RoutePlugin = async (app, { services: s }) => {

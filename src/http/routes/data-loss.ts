@@ -4,7 +4,7 @@
 // The document is named by `file` (query or body) or the Page-URL header, on this host. Restore and revert
 // are saves through THE pipeline (a version, events, stylesheet), by the caller.
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import type { RoutePlugin } from './index.ts';
+import type { RoutePlugin } from './plugin.ts';
 import { documentPathOf } from '../../save/document-url.ts';
 import { findByPath, type NodeRow } from '../../nodes/tree.ts';
 import { allows, authorize, resourceOf } from '../../access/authorize.ts';

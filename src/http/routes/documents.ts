@@ -14,7 +14,7 @@
 // document's answer to a cookie-less visitor is kept and served before the framework (src/http/hot-path.ts).
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { OutgoingHttpHeaders } from 'node:http';
-import type { RoutePlugin } from './index.ts';
+import type { RoutePlugin } from './plugin.ts';
 import type { Services } from '../../services.ts';
 import { notFound } from '../../errors.ts';
 import { allows, authorize, resourceOf } from '../../access/authorize.ts';

@@ -13,7 +13,7 @@
 //                                          active custom domain, the root domain, an account's document
 //                                          host), 404 otherwise
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import type { RoutePlugin } from './index.ts';
+import type { RoutePlugin } from './plugin.ts';
 import type { Actor } from '../../access/actor.ts';
 import { KilnError, badRequest, notFound } from '../../errors.ts';
 import { authorizeActor } from '../../access/authorize.ts';

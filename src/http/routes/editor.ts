@@ -2,7 +2,7 @@
 // nobody signed in → login), and GET /_/edit/uploads/<username>/<path>/<filename> on the main app for
 // text uploads of the signed-in person. Saving goes through POST /_/save like every other writer.
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import type { RoutePlugin } from './index.ts';
+import type { RoutePlugin } from './plugin.ts';
 import { badRequest, forbidden, notFound } from '../../errors.ts';
 import { authorize, authorizeActor, ownUploads, resourceOf } from '../../access/authorize.ts';
 import { findByPath } from '../../nodes/tree.ts';

@@ -2,7 +2,7 @@
 //   GET /_/health   200 {status:'ok'} while the process runs and answers (liveness)
 //   GET /_/ready    200 when the database, the blob store (and Redis, when configured) answer; else 503 naming what is
 //                   unreachable, with Retry-After: take this process out of rotation until it recovers.
-import type { RoutePlugin } from './index.ts';
+import type { RoutePlugin } from './plugin.ts';
 import { ping } from '../../store/db.ts';
 import { limits } from '../../limits.ts';
 import { timingSafeEqual } from 'node:crypto';

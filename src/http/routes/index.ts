@@ -1,6 +1,5 @@
 // Every route plugin, in registration order. Each file is one family of routes.
-import type { FastifyPluginAsync } from 'fastify';
-import type { Services } from '../../services.ts';
+import type { RoutePlugin } from './plugin.ts';
 import auth from './auth.ts';
 import session from './session.ts';
 import health from './health.ts';
@@ -29,8 +28,6 @@ import account from './account.ts';
 import admin from './admin.ts';
 import messages from './messages.ts';
 import collections from './collections.ts';
-
-export type RoutePlugin = FastifyPluginAsync<{ services: Services }>;
 
 /** `documents` registers the catch-all for document hosts, so it comes last. */
 export const routes: RoutePlugin[] = [

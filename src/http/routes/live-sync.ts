@@ -14,7 +14,7 @@
 // browser session when that session ends (grant `session:<id>`, src/events/revocations.ts).
 import { grants } from '../../events/revocations.ts';
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import type { RoutePlugin } from './index.ts';
+import type { RoutePlugin } from './plugin.ts';
 import type { Services } from '../../services.ts';
 import type { Caller } from '../../access/authorize.ts';
 import { badRequest, notFound } from '../../errors.ts';

@@ -5,7 +5,7 @@
 //   GET  /_/dashboard/messages             the owner's inbox (JSON {unread, messages}); opening it reads them
 //   GET  /_/dashboard/messages.csv         the inbox as CSV
 //   POST /_/dashboard/messages/:id/delete
-import type { RoutePlugin } from './index.ts';
+import type { RoutePlugin } from './plugin.ts';
 import { authorizeActor } from '../../access/authorize.ts';
 import { assertSameOrigin } from '../origin.ts';
 import { strictAttempt } from '../../ratelimit/http.ts';

@@ -1,6 +1,6 @@
 // GET /_/meta — host discovery for the browser library: `spec` + `extensions` tell hyperclayjs to use
 // Kiln's /_/sync live lanes; the `document` block describes the document named by Document-URL.
-import type { RoutePlugin } from './index.ts';
+import type { RoutePlugin } from './plugin.ts';
 import { documentPathOf, documentUrlHeader } from '../../save/document-url.ts';
 import { findByPath } from '../../nodes/tree.ts';
 import { allows, resourceOf } from '../../access/authorize.ts';

@@ -1,6 +1,6 @@
 // POST /_/save — the browser save, wire-compatible with hyperclayjs: the body is the document as text,
 // the document is named by the Document-URL (or Page-URL) header. Every answer is JSON {msg, msgType}.
-import type { RoutePlugin } from './index.ts';
+import type { RoutePlugin } from './plugin.ts';
 import type { FastifyRequest } from 'fastify';
 import type { Services } from '../../services.ts';
 import { KilnError, badRequest, forbidden, notFound } from '../../errors.ts';

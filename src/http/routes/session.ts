@@ -1,7 +1,7 @@
 // The handshake that carries a login from the main app to one document host (src/http/sessions.ts):
 //   GET /_/session/start?host=<document host>&return=<path>[&auto=1]   main app
 //   GET /_/session?grant=<single-use grant>&return=<path>               document hosts
-import type { RoutePlugin } from './index.ts';
+import type { RoutePlugin } from './plugin.ts';
 import { redeemGrant } from '../../accounts/sessions.ts';
 import { clearHintCookie, setSessionCookie } from '../cookies.ts';
 import { hostnameOf } from '../hosts.ts';

@@ -10,7 +10,7 @@
 // Regeneration is a sensitive operation: it counts on the strict limiter (5 an hour per account) once
 // the request has passed the cheap refusals.
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import type { RoutePlugin } from './index.ts';
+import type { RoutePlugin } from './plugin.ts';
 import type { Actor } from '../../access/actor.ts';
 import { type KilnError, badRequest, notFound } from '../../errors.ts';
 import { authorize, resourceOf, authorizeActor } from '../../access/authorize.ts';

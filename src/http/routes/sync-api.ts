@@ -17,7 +17,7 @@
 // Errors are JSON {msg, msgType:'error', code} (the app's error handler), never pages or redirects:
 // sync clients may send `Accept: */*` or `text/html`.
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import type { RoutePlugin } from './index.ts';
+import type { RoutePlugin } from './plugin.ts';
 import { KilnError } from '../../errors.ts';
 import { limits } from '../../limits.ts';
 import { ifNoneMatchHits } from '../conditional.ts';

@@ -3,7 +3,7 @@
 // `{ok, applied}` for every well-formed one, known or not; 400 invalid-body for anything else; 60 a minute
 // per key (429 rate-limited).
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import type { RoutePlugin } from './index.ts';
+import type { RoutePlugin } from './plugin.ts';
 import { syncScope } from '../../sync/scope.ts';
 import { parseEnvelope, receiveControl } from '../../guard/control.ts';
 import { KilnError, badRequest, tooMany } from '../../errors.ts';

@@ -8,7 +8,7 @@
 // A stream ends when its key is revoked, and a team stream also when its holder is removed from the
 // team or made a viewer (grants `key:<id>` and `member:<team>:<person>`, src/events/revocations.ts).
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import type { RoutePlugin } from './index.ts';
+import type { RoutePlugin } from './plugin.ts';
 import type { Services } from '../../services.ts';
 import { KilnError } from '../../errors.ts';
 import { syncScope, type SyncScope } from '../../sync/scope.ts';

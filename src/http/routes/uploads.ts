@@ -4,7 +4,7 @@
 // Success is exactly 200 {msg, msgType, urls} (the browser library treats any other status as failure).
 import multipart from '@fastify/multipart';
 import type { FastifyRequest } from 'fastify';
-import type { RoutePlugin } from './index.ts';
+import type { RoutePlugin } from './plugin.ts';
 import type { Services } from '../../services.ts';
 import { KilnError, badRequest, notFound, unauthorized } from '../../errors.ts';
 import { limits } from '../../limits.ts';

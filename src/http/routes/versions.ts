@@ -1,7 +1,7 @@
 // Versions of a document, on its host: list (page and JSON), view one, a readable diff against the
 // current content, and restore (GET asks, POST restores as a new save through the pipeline).
 import type { FastifyRequest } from 'fastify';
-import type { RoutePlugin } from './index.ts';
+import type { RoutePlugin } from './plugin.ts';
 import type { Services } from '../../services.ts';
 import { badRequest, notFound } from '../../errors.ts';
 import { authorize, resourceOf } from '../../access/authorize.ts';
