@@ -123,10 +123,13 @@ test('after the pathological document, extractions on other documents answer nor
 });
 
 test("waiting for a free thread does not count against a task's budget; a wait past maxWaitMs answers busy", async () => {
-  // About 1 MB of ordinary HTML: far longer to parse than the small page's whole budget.
+  // About 3 MB of ordinary HTML: far longer to parse (half a second and more) than the small page's whole budget,
+  // which is ample for the page itself and for a collection of the big parse's garbage on its thread (a 20 ms
+  // budget was used up by one under load: its CPU counts wall-clock time too once half is gone).
   const big = Buffer.from(
-    `<html><body>${'<p class="x">Some text <b>bold</b> <a href="/y">link</a></p>'.repeat(16_000)}</body></html>`,
+    `<html><body>${'<p class="x">Some text <b>bold</b> <a href="/y">link</a></p>'.repeat(48_000)}</body></html>`,
   );
+  const SMALL_BUDGET = 200;
   // However long the big parse takes on a busy machine, the page waits for it (the default maxWaitMs, 1 s of
   // wall-clock time, answered it busy under load).
   const pool = new ExtractionPool({ threads: 1, maxWaitMs: 60_000 });
@@ -139,10 +142,15 @@ test("waiting for a free thread does not count against a task's budget; a wait p
       maxMs: 20_000,
     });
     const t = performance.now();
-    const second = await pool.run({ checksum: 'page', bytes: Buffer.from(PAGE), rules: { kind: 'api' }, maxMs: 20 });
+    const second = await pool.run({
+      checksum: 'page',
+      bytes: Buffer.from(PAGE),
+      rules: { kind: 'api' },
+      maxMs: SMALL_BUDGET,
+    });
     const waited = performance.now() - t;
     assert.deepEqual(second.result, { ok: true, data: { title: 'Bob' } }, `after ${waited.toFixed(0)} ms`);
-    assert.ok(waited > 20, `the page waited ${waited.toFixed(0)} ms: longer than its budget`);
+    assert.ok(waited > SMALL_BUDGET, `the page waited ${waited.toFixed(0)} ms: longer than its budget`);
     assert.deepEqual((await first).result, { ok: true, data: { n: 'x' } });
   } finally {
     await pool.close();
@@ -249,19 +257,13 @@ test('a task that uses more CPU than a normal one ever does runs at the lowest p
     assert.equal(pool.stats.demoted, 0);
     assert.equal(lowest(), 0);
 
-    let answered = false;
-    const deep = pool
-      .run({ checksum: 'deep', bytes: Buffer.from(DEEP), rules: { kind: 'query', text: '{a: div}' } })
-      .finally(() => (answered = true));
-    let seen = 0;
-    while (!answered) {
-      seen = Math.max(seen, lowest());
-      await new Promise((r) => setTimeout(r, 10));
-    }
+    const deep = pool.run({ checksum: 'deep', bytes: Buffer.from(DEEP), rules: { kind: 'query', text: '{a: div}' } });
     const reply = await deep;
     assert.equal(!reply.result.ok && reply.result.code, 'too-expensive');
     assert.equal(pool.stats.demoted, 1);
-    assert.equal(seen, 19, 'the thread ran at nice 19 while it parsed');
+    // What the system says of the thread right after the pool demoted it (a test sampling /proc from this thread
+    // missed the moment on a loaded machine: the demotion and the answer came in one late tick).
+    assert.equal(pool.stats.demotedNice, 19, 'the thread ran at nice 19 while it parsed');
     // Once the thread has finished (or was stopped), every thread is back at the server's priority, and the
     // next normal task answers.
     for (let i = 0; i < 300 && lowest() !== 0; i++) await new Promise((r) => setTimeout(r, 10));

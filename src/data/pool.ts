@@ -26,7 +26,7 @@
 import os from 'node:os';
 import { Worker } from 'node:worker_threads';
 import { rulesLimits, type Extraction } from '../rules/index.ts';
-import { demoteThread, restoreThread, threadCpuMs } from './thread-priority.ts';
+import { demoteThread, restoreThread, threadCpuMs, threadNice } from './thread-priority.ts';
 
 export type PoolRules = { kind: 'api' } | { kind: 'query'; text: string };
 
@@ -150,7 +150,16 @@ export class ExtractionPool {
   private readonly queue: Job[] = [];
   private closed = false;
   /** Counters for tests and benchmarks. */
-  readonly stats = { tasks: 0, late: 0, terminated: 0, crashed: 0, refused: 0, demoted: 0 };
+  readonly stats = {
+    tasks: 0,
+    late: 0,
+    terminated: 0,
+    crashed: 0,
+    refused: 0,
+    demoted: 0,
+    /** The nice value the system gave the last demoted thread, read back right after (null: unknown). */
+    demotedNice: null as number | null,
+  };
 
   constructor(opts: ExtractionPoolOptions = {}) {
     const cores = typeof os.availableParallelism === 'function' ? os.availableParallelism() : os.cpus().length;
@@ -405,6 +414,7 @@ export class ExtractionPool {
         if (demoteThread(tid)) {
           slot.demoted = true;
           this.stats.demoted++;
+          this.stats.demotedNice = threadNice(tid);
         }
       }
       if (used > maxMs + this.graceMs || (hostile && performance.now() - startedAt > maxMs + this.graceMs)) {

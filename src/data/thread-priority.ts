@@ -76,6 +76,15 @@ export function demoteThread(tid: number): boolean {
   }
 }
 
+/** A thread's nice value as the system has it now, or null (no such thread, or not Linux). */
+export function threadNice(tid: number): number | null {
+  try {
+    return os.getPriority(tid);
+  } catch {
+    return null;
+  }
+}
+
 /** Gives a demoted thread the process's priority back; false when the system refuses (raising a priority
  *  needs CAP_SYS_NICE or an RLIMIT_NICE allowance: an unprivileged server is refused). */
 export function restoreThread(tid: number): boolean {
