@@ -29,7 +29,7 @@ import { sha256 } from '../core/checksum.ts';
 import { allows, resourceOf } from '../access/authorize.ts';
 import { findByPath, type NodeRow } from '../nodes/tree.ts';
 import { documentContent, resolveDocumentPath, ROOT_DOCUMENT } from '../nodes/serve.ts';
-import { ifNoneMatchHits } from '../http/conditional.ts';
+import { ifNoneMatchHits } from '../core/conditional.ts';
 import { compileRulesText, rulesLimits, type Extraction } from '../rules/index.ts';
 import { withBytes, type CachedAnswer } from './cache.ts';
 import { tooExpensive } from './pool.ts';

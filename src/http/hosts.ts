@@ -2,7 +2,7 @@
 import { channels } from '../events/bus.ts';
 import { forgetHostsOf } from '../events/publish.ts';
 import { movedUsername } from '../store/accounts.ts';
-import { documentHostUrl } from './urls.ts';
+import { documentHostUrl } from '../core/urls.ts';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { Services } from '../services.ts';
 import type { HostInfo } from './context.ts';

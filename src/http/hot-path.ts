@@ -23,12 +23,12 @@ import type { IncomingMessage, OutgoingHttpHeaders, ServerResponse } from 'node:
 import type { FastifyRequest } from 'fastify';
 import { channels, type EventBus } from '../events/bus.ts';
 import { Lru } from '../core/lru.ts';
-import { ifNoneMatchHits } from './conditional.ts';
+import { ifNoneMatchHits } from '../core/conditional.ts';
 import { RESOURCE_COOKIE } from './cookies.ts';
 import type { HostInfo } from './context.ts';
 import { ROOT_DOCUMENT, resourceNameOf } from '../nodes/serve.ts';
 import { hostnameOf, hostnameOfHeader } from './hosts.ts';
-import { nodeUrlPath } from './urls.ts';
+import { nodeUrlPath } from '../core/urls.ts';
 
 /** The longest an answer is kept, events or not (a safety net for an event lost with its bus). */
 export const ANSWER_TTL_MS = 60_000;

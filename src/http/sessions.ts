@@ -19,7 +19,7 @@ import { createGrant, createHostSession, createLogin } from '../accounts/session
 import { randomToken } from '../clock.ts';
 import { HINT_COOKIE, HINT_SEEN_COOKIE, setHintCookie, setSessionCookie } from './cookies.ts';
 import { hostnameOf, lookupHost } from './hosts.ts';
-import { hostOrigin } from './urls.ts';
+import { hostOrigin } from '../core/urls.ts';
 import { KilnError } from '../errors.ts';
 
 export interface Login {

@@ -23,7 +23,7 @@ import { randomToken } from '../clock.ts';
 import { sha256 } from '../core/checksum.ts';
 import { channels } from '../events/bus.ts';
 import { badRequest, notFound } from '../errors.ts';
-import { documentHostUrl, nodeUrlPath } from '../http/urls.ts';
+import { documentHostUrl, nodeUrlPath } from '../core/urls.ts';
 
 /** Random bytes in a share token. */
 const SHARE_TOKEN_BYTES = 32;

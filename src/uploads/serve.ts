@@ -8,7 +8,7 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { Services } from '../services.ts';
 import type { NodeRow } from '../nodes/tree.ts';
 import { forbidden, notFound } from '../errors.ts';
-import { byteRange, ifNoneMatchHits, parseIfMatch } from '../http/conditional.ts';
+import { byteRange, ifNoneMatchHits, parseIfMatch } from '../core/conditional.ts';
 import { isActiveContent } from './content-types.ts';
 import { servesAccountContent } from '../http/framing.ts';
 

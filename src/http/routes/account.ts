@@ -39,7 +39,7 @@ import { assertSameOrigin, refuseCrossSite } from '../origin.ts';
 import { clearSessionCookies } from '../cookies.ts';
 import { withMessage } from '../messages.ts';
 import { onlyOn } from '../hosts.ts';
-import { documentHostUrl } from '../urls.ts';
+import { documentHostUrl } from '../../core/urls.ts';
 import {
   done,
   flag,

@@ -35,7 +35,7 @@ import { adminPage } from '../../ui/admin.ts';
 import type { Msg } from '../../ui/pages.ts';
 import { signIn } from '../sessions.ts';
 import { sendConfirmation } from '../../apps/app-users.ts';
-import { documentHostUrl } from '../urls.ts';
+import { documentHostUrl } from '../../core/urls.ts';
 import { childPathOf } from '../../nodes/tree.ts';
 
 const ADMIN = '/_/admin';

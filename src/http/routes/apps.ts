@@ -56,7 +56,7 @@ import {
 import { refuseCrossSite } from '../origin.ts';
 import { handoff, signIn } from '../sessions.ts';
 import { strictAttempt } from '../../ratelimit/http.ts';
-import { documentHostUrl, nodeUrlPath } from '../urls.ts';
+import { documentHostUrl, nodeUrlPath } from '../../core/urls.ts';
 import {
   wantsHtml,
   bodyOf,

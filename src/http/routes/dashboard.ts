@@ -35,7 +35,7 @@ import { findTeam, roleIn, teamsOf } from '../../teams/teams.ts';
 import type { Plan } from '../../store/schema.ts';
 import { assertSameOrigin } from '../origin.ts';
 import { withMessage } from '../messages.ts';
-import { documentHostUrl, nodeUrlPath } from '../urls.ts';
+import { documentHostUrl, nodeUrlPath } from '../../core/urls.ts';
 import { signupInstance } from '../../apps/instances.ts';
 import type { Actor } from '../../access/actor.ts';
 import {

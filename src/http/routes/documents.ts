@@ -30,11 +30,11 @@ import {
 import { isStorageUnavailable } from '../../store/errors.ts';
 import { childPathOf, type NodeRow } from '../../nodes/tree.ts';
 import { toolbarTag, withToolbar } from '../../nodes/toolbar.ts';
-import { ifNoneMatchHits } from '../conditional.ts';
+import { ifNoneMatchHits } from '../../core/conditional.ts';
 import { ADMIN_COOKIE, RESOURCE_COOKIE } from '../cookies.ts';
 import { mainHome } from '../home.ts';
 import { sendPage, wantsHtml } from '../io.ts';
-import { nodeUrlPath } from '../urls.ts';
+import { nodeUrlPath } from '../../core/urls.ts';
 import { noHomePage } from '../../ui/dashboard.ts';
 import { bounceToMainApp } from '../sessions.ts';
 import { serveUpload } from '../../uploads/serve.ts';

@@ -8,7 +8,7 @@ import { authorize, authorizeActor, ownUploads, resourceOf } from '../../access/
 import { findByPath } from '../../nodes/tree.ts';
 import { documentContent, refuseEncodedPercent } from '../../nodes/serve.ts';
 import { editorPage } from '../../ui/editor.ts';
-import { nodeUrlPath } from '../urls.ts';
+import { nodeUrlPath } from '../../core/urls.ts';
 import { callerOf } from '../share-grant.ts';
 import { EDITABLE_EXTENSIONS, extensionOf } from '../../uploads/content-types.ts';
 import { queryText, textParam } from '../io.ts';

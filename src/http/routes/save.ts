@@ -12,7 +12,7 @@ import { assertDocumentBytes } from '../../save/root-html.ts';
 import { saveDocument } from '../../save/pipeline.ts';
 import { authorize, authorizeActor, ownUploads, resourceOf } from '../../access/authorize.ts';
 import { findByPath } from '../../nodes/tree.ts';
-import { parseIfMatch } from '../conditional.ts';
+import { parseIfMatch } from '../../core/conditional.ts';
 import { callerOf } from '../share-grant.ts';
 import { saveTriggerOf } from '../../guard/guard.ts';
 

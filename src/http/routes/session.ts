@@ -6,7 +6,7 @@ import { redeemGrant } from '../../accounts/sessions.ts';
 import { clearHintCookie, setSessionCookie } from '../cookies.ts';
 import { hostnameOf } from '../hosts.ts';
 import { documentHostNamed, grantUrl } from '../sessions.ts';
-import { hostOrigin } from '../urls.ts';
+import { hostOrigin } from '../../core/urls.ts';
 import { queryOf, returnPathOf, sendPage } from '../io.ts';
 import { teamRole } from '../../store/accounts.ts';
 import { errorPage } from '../../ui/pages.ts';

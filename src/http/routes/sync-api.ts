@@ -20,7 +20,7 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { RoutePlugin } from './plugin.ts';
 import { KilnError } from '../../errors.ts';
 import { limits } from '../../limits.ts';
-import { ifNoneMatchHits } from '../conditional.ts';
+import { ifNoneMatchHits } from '../../core/conditional.ts';
 import { jsonAnswers, idParam, textParam, queryOf } from '../io.ts';
 import { syncScope, type SyncScope } from '../../sync/scope.ts';
 import { discoverAccounts } from '../../sync/accounts.ts';

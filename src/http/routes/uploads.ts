@@ -16,7 +16,7 @@ import { findTeam, roleIn } from '../../teams/teams.ts';
 import { childPathOf, findByPath, getNode } from '../../nodes/tree.ts';
 import { storeUpload } from '../../uploads/upload.ts';
 import { isDocumentName } from '../../core/names.ts';
-import { documentHostUrl, nodeUrlPath } from '../urls.ts';
+import { documentHostUrl, nodeUrlPath } from '../../core/urls.ts';
 import { z } from 'zod';
 
 /** The JSON upload hyperclayjs sends: the file as base64, optionally into a folder. */

@@ -11,7 +11,7 @@ import { listVersions, versionContent } from '../../save/history.ts';
 import { saveDocument } from '../../save/pipeline.ts';
 import { assertSameOrigin } from '../origin.ts';
 import { done, wantsHtml, idParam, queryText, queryMsg } from '../io.ts';
-import { nodeUrlPath } from '../urls.ts';
+import { nodeUrlPath } from '../../core/urls.ts';
 import { callerOf } from '../share-grant.ts';
 import { versionsPage, versionPage, diffPage, restorePage } from '../../ui/versions.ts';
 import { hostAccount, onlyOn } from '../hosts.ts';
