@@ -19,7 +19,7 @@ import { signIn } from '../sessions.ts';
 import { receiveStripeWebhook } from '../../billing/stripe.ts';
 import { findWelcome, finishWelcome } from '../../billing/welcome.ts';
 import { planSummary } from '../../billing/plans.ts';
-import { billingPage, welcomePage } from '../../billing/pages.ts';
+import { billingPage, welcomePage } from '../../ui/billing.ts';
 import { errorPage } from '../../ui/pages.ts';
 import { onlyOn } from '../hosts.ts';
 import { assertSameOrigin } from '../origin.ts';

@@ -1,8 +1,8 @@
 // Pages of the billing flow: the welcome form of a bought account, and the plan summary.
-import { html } from '../ui/html.ts';
-import { page } from '../ui/pages.ts';
+import { html } from './html.ts';
+import { page } from './pages.ts';
 import { limits, planLimits } from '../limits.ts';
-import { PLAN_NAMES, type PlanSummary } from './plans.ts';
+import { PLAN_NAMES, type PlanSummary } from '../billing/plans.ts';
 
 interface Msg {
   text: string;
