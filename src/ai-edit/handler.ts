@@ -109,8 +109,9 @@ export class AiEditHandler {
     });
     const job: Job = { id: req.id, abort: new AbortController(), otherAcks: [], ownAck, ownAckHeard, wake: () => {} };
     this.jobs.set(key, job);
-    const off = await this.s.bus.listen(accountId, (m, id) => this.onBus(job, m, id));
+    let off = () => {};
     try {
+      off = await this.s.bus.listen(accountId, (m, id) => this.onBus(job, m, id));
       await this.handle(accountId, req, job, ctx);
     } finally {
       off();
@@ -157,7 +158,7 @@ export class AiEditHandler {
       slot = this.takeSlot(accountId);
       const ack = await this.reply(accountId, 'ai-edit/ack', { id: req.id, engine: engine.name });
       // First ack wins: wait for ours to come back, by which time any earlier one has arrived.
-      const own = await Promise.race([job.ownAck, new Promise<number>((r) => setTimeout(() => r(ack), 5000))]);
+      const own = await Promise.race([job.ownAck, new Promise<number>((r) => setTimeout(() => r(ack), 5000).unref())]);
       if (job.otherAcks.some((other) => other < own)) {
         outcome = 'taken by an agent';
         return;
