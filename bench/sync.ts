@@ -133,7 +133,7 @@ async function populate(
       // The writers' documents, with real content.
       for (let w = 0; w < WRITERS; w++) {
         const name = `writer-${w}.html`;
-        const html = Buffer.from(`<!doctype html><p>writer ${w}</p>${'x'.repeat(10_000)}`);
+        const html = Buffer.from(`<!doctype html><html><body><p>writer ${w}</p>${'x'.repeat(10_000)}</body></html>`);
         const etag = checksum(html);
         const row = await trx
           .insertInto('nodes')
@@ -209,13 +209,15 @@ async function run(label: string, env: Record<string, string>) {
     // Conditional PUT throughput.
     let writes = 0;
     let refused = 0;
+    // Why PUTs were refused, by status: a bench that only counts refusals hid a 422 on every write.
+    const why = new Map<number, number>();
     const end = Date.now() + SECONDS * 1000;
     const t0 = performance.now();
     await Promise.all(
       docs.map(async (doc, w) => {
         let etag = doc.etag;
         for (let n = 0; Date.now() < end; n++) {
-          const content = `<!doctype html><p>writer ${w} edit ${n}</p>${'x'.repeat(10_000)}`;
+          const content = `<!doctype html><html><body><p>writer ${w} edit ${n}</p>${'x'.repeat(10_000)}</body></html>`;
           const r = await request(
             kiln.port,
             'PUT',
@@ -226,6 +228,7 @@ async function run(label: string, env: Record<string, string>) {
           );
           if (r.status !== 200) {
             refused++;
+            why.set(r.status, (why.get(r.status) ?? 0) + 1);
             continue;
           }
           etag = JSON.parse(r.text).etag;
@@ -235,7 +238,7 @@ async function run(label: string, env: Record<string, string>) {
     );
     const secs = (performance.now() - t0) / 1000;
     console.log(
-      `${label}: conditional PUT of a 10 KB document: ${(writes / secs).toFixed(0)} writes/s (${writes} writes by ${WRITERS} tools in ${secs.toFixed(1)} s, each with If-Match; ${refused} refused)`,
+      `${label}: conditional PUT of a 10 KB document: ${(writes / secs).toFixed(0)} writes/s (${writes} writes by ${WRITERS} tools in ${secs.toFixed(1)} s, each with If-Match; ${refused} refused${why.size ? `: ${[...why].map(([st, n]) => `${n} × ${st}`).join(', ')}` : ''})`,
     );
   } finally {
     await kiln.kill();
