@@ -6,7 +6,7 @@
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import http from 'node:http';
-import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -14,7 +14,7 @@ import { startKiln, type TestKiln } from './support/kiln.ts';
 import { signedIn } from './support/people.ts';
 import { SseClient } from './support/sse.ts';
 import { until } from './support/wait.ts';
-import { isAlive } from './support/child.ts';
+import { isAlive, pidIn } from './support/child.ts';
 import { createNode } from '../src/nodes/tree.ts';
 import { createSyncKey } from '../src/sync/keys.ts';
 import { limits } from '../src/limits.ts';
@@ -253,9 +253,7 @@ test('cancel ends the engine process, and nothing more is sent for that request'
     const id = await ask(o, '@slow take your time');
     const ack = await o.bus.next({ timeoutMs: 30_000 });
     assert.equal(ack.json.type === 'ai-edit/request' ? (await o.bus.next()).json.type : ack.json.type, 'ai-edit/ack');
-    const pidFile = path.join(dir, 'slow/engine.pid');
-    await until(() => existsSync(pidFile), { what: 'the engine started' });
-    const pid = Number(readFileSync(pidFile, 'utf8'));
+    const pid = await until(() => pidIn(path.join(dir, 'slow/engine.pid')), { what: 'the engine started' });
     await until(() => isAlive(pid), { what: 'the engine runs' });
     await o.main
       .on(o.host)
@@ -430,7 +428,7 @@ test('a request that runs past AI_EDIT_TIMEOUT_MS ends its engine and tells the 
       while (end.type !== 'ai-edit/error' && end.type !== 'ai-edit/done');
       assert.equal(end.type, 'ai-edit/error');
       assert.match(end.payload.message ?? '', /took longer than 1.5 s/);
-      const pid = Number(readFileSync(path.join(dir, 'late/engine.pid'), 'utf8'));
+      const pid = await until(() => pidIn(path.join(dir, 'late/engine.pid')), { what: 'the engine’s pid' });
       await until(() => !isAlive(pid), { what: 'the engine process ended at the timeout' });
     } finally {
       bus.close();

@@ -4,7 +4,7 @@
 // version, Revert leaves the stored page as it was; Stop ends the engine process.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -15,7 +15,7 @@ import { createNode } from '../src/nodes/tree.ts';
 import { newPerson, sessionsFor, browserCookies } from './support/people.ts';
 import { SCREENS, PHONE } from './support/screens.ts';
 import { until } from './support/wait.ts';
-import { isAlive } from './support/child.ts';
+import { isAlive, pidIn } from './support/child.ts';
 
 const ENGINE = path.join(path.dirname(fileURLToPath(import.meta.url)), 'support/ai-engine.mjs');
 const SHOTS = process.env.KILN_TEST_SCREENSHOTS !== '0';
@@ -132,9 +132,7 @@ test('the owner asks for an edit: it streams into the paragraph; Keep saves a ve
 
   // 3. A slow engine: Stop ends its process; the paragraph is as it was.
   await ask(p, 'section p', '@slow rewrite everything');
-  const pidFile = path.join(dir, 'slow/engine.pid');
-  await until(() => existsSync(pidFile), { what: 'the slow engine started' });
-  const pid = Number(readFileSync(pidFile, 'utf8'));
+  const pid = await until(() => pidIn(path.join(dir, 'slow/engine.pid')), { what: 'the slow engine started' });
   await p.waitForSelector('#hyper-edit-panel .hep-stop:not([hidden])');
   await until(async () => /thinking|streaming/.test((await status(p).textContent()) ?? ''), {
     what: 'the handler acked',

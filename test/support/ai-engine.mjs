@@ -8,7 +8,9 @@ import path from 'node:path';
 
 const [dir, mode = 'edit'] = process.argv.slice(2);
 fs.mkdirSync(dir, { recursive: true });
-fs.writeFileSync(path.join(dir, 'engine.pid'), String(process.pid));
+// Written whole or not at all (a reader that saw an empty file read pid 0: its own process group, always alive).
+fs.writeFileSync(path.join(dir, `engine.pid.${process.pid}`), String(process.pid));
+fs.renameSync(path.join(dir, `engine.pid.${process.pid}`), path.join(dir, 'engine.pid'));
 let prompt = '';
 process.stdin.setEncoding('utf8');
 process.stdin.on('data', (d) => (prompt += d));

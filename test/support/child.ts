@@ -4,6 +4,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import net from 'node:net';
+import { readFileSync } from 'node:fs';
 
 export const REPO = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 
@@ -134,6 +135,16 @@ export function kilnRun(
       resolve({ code, stdout, stderr, out });
     });
   });
+}
+
+/** The pid a process wrote to `file`, once the file holds one (a positive whole number). */
+export function pidIn(file: string): number | false {
+  try {
+    const pid = Number(readFileSync(file, 'utf8'));
+    return Number.isSafeInteger(pid) && pid > 0 ? pid : false;
+  } catch {
+    return false;
+  }
 }
 
 /** True while a process with this pid exists (signal 0 checks without sending anything). */
