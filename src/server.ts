@@ -1,4 +1,5 @@
 // Starts Kiln: configuration → services → HTTP.
+import { Counts } from './core/counts.ts';
 import type { Socket } from 'node:net';
 import { RequestsInFlight } from './http/slow-clients.ts';
 import { sweepTrash } from './nodes/trash.ts';
@@ -78,7 +79,7 @@ export async function createServices(config: Config, clock: Clock = systemClock)
     extractions: new ExtractionPool(),
     hub,
     metrics,
-    streamsByAddress: new Map(),
+    streamsByAddress: new Counts<string>(),
     requestsInFlight: new RequestsInFlight(config.maxRequestsPerAddress),
     hosts,
     documents: new DocumentCache(),

@@ -15,6 +15,7 @@ import type { StreamHub } from './sse/hub.ts';
 import type { DataLossGuard } from './guard/guard.ts';
 import type { DocumentCache } from './nodes/serve.ts';
 import type { Lru } from './core/lru.ts';
+import type { Counts } from './core/counts.ts';
 import type { HostInfo } from './http/context.ts';
 import type Stripe from 'stripe';
 import type { PlanSettings } from './billing/plan-settings.ts';
@@ -52,7 +53,7 @@ export interface Services {
   /** This process's event streams, grouped by channel (closed by closeServices). */
   hub: StreamHub;
   /** Open event streams per client address in this process (src/sse/slots.ts). */
-  streamsByAddress: Map<string, number>;
+  streamsByAddress: Counts<string>;
   /** Requests in flight per client address in this process (src/http/slow-clients.ts). */
   requestsInFlight: RequestsInFlight;
   /** Document hosts and custom domains found lately (src/http/hosts.ts). */

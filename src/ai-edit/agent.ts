@@ -10,6 +10,8 @@ import { randomBytes } from 'node:crypto';
 import { engineFrom, type Engine } from './engines.ts';
 import { EDIT_REQUEST, REQUEST_ID, buildPrompt, cleanReply, engineOf } from './prompt.ts';
 import { DeltaBatcher } from './handler.ts';
+import { eventData } from '../core/event-stream.ts';
+import { setTimeout as delay } from 'node:timers/promises';
 
 export interface AgentOptions {
   /** The document host's address, e.g. https://alice.example.com (or http://alice.kiln.localhost:8080). */
@@ -160,27 +162,12 @@ export async function serveAgent(o: AgentOptions): Promise<void> {
     wait = 1000;
     const stop = () => res.destroy();
     o.signal?.addEventListener('abort', stop, { once: true });
-    let buffer = '';
-    res.setEncoding('utf8');
     try {
-      for await (const chunk of res) {
-        buffer += chunk;
-        let cut = buffer.indexOf('\n\n');
-        while (cut !== -1) {
-          const frame = buffer.slice(0, cut);
-          buffer = buffer.slice(cut + 2);
-          cut = buffer.indexOf('\n\n');
-          const data = frame
-            .split('\n')
-            .filter((l) => l.startsWith('data:'))
-            .map((l) => l.slice(5).trimStart())
-            .join('\n');
-          if (!data) continue;
-          try {
-            onEnvelope(JSON.parse(data));
-          } catch {
-            // not an envelope
-          }
+      for await (const data of eventData(res)) {
+        try {
+          onEnvelope(JSON.parse(data));
+        } catch {
+          // not an envelope
         }
       }
     } catch {
@@ -224,16 +211,7 @@ async function run(
   }
 }
 
+/** Waits `ms`, or less when the agent is stopped. */
 function sleep(ms: number, signal?: AbortSignal): Promise<void> {
-  return new Promise((r) => {
-    const t = setTimeout(r, ms);
-    signal?.addEventListener(
-      'abort',
-      () => {
-        clearTimeout(t);
-        r();
-      },
-      { once: true },
-    );
-  });
+  return delay(ms, undefined, { signal }).catch(() => {});
 }

@@ -6,6 +6,7 @@ import { spawn } from 'node:child_process';
 import { StringDecoder } from 'node:string_decoder';
 import { asText, type Prompt } from './prompt.ts';
 import { limits } from '../limits.ts';
+import { eventData } from '../core/event-stream.ts';
 
 export interface EngineConfig {
   name: string;
@@ -172,40 +173,30 @@ class HttpEngine implements Engine {
     }
     let stopReason = 'end_turn';
     let seenModel: string | undefined = model;
-    let bytes = 0;
-    const decoder = new TextDecoder();
-    let pending = '';
-    for await (const chunk of res.body as unknown as AsyncIterable<Uint8Array>) {
-      bytes += chunk.length;
-      if (bytes > limits.aiEdit.replyBytes * 4) throw new Error('the engine’s reply is too long');
-      pending += decoder.decode(chunk, { stream: true });
-      let cut = pending.indexOf('\n');
-      while (cut !== -1) {
-        const line = pending.slice(0, cut).replace(/\r$/, '');
-        pending = pending.slice(cut + 1);
-        cut = pending.indexOf('\n');
-        if (!line.startsWith('data:')) continue;
-        const data = line.slice(5).trim();
-        if (data === '[DONE]') return { model: seenModel, stopReason };
-        let e: StreamEvent;
-        try {
-          e = JSON.parse(data);
-        } catch {
-          continue;
-        }
-        if (api === 'anthropic') {
-          if (e.type === 'message_start' && e.message?.model) seenModel = e.message.model;
-          else if (e.type === 'content_block_delta' && typeof e.delta?.text === 'string') onText(e.delta.text);
-          else if (e.type === 'message_delta' && e.delta?.stop_reason) stopReason = e.delta.stop_reason;
-          else if (e.type === 'error') throw new Error(`the engine reported: ${e.error?.message ?? 'an error'}`);
-          else if (e.type === 'message_stop') return { model: seenModel, stopReason };
-        } else {
-          if (e.error) throw new Error(`the engine reported: ${e.error.message ?? 'an error'}`);
-          if (typeof e.model === 'string') seenModel = e.model;
-          const choice = e.choices?.[0];
-          if (typeof choice?.delta?.content === 'string') onText(choice.delta.content);
-          if (choice?.finish_reason) stopReason = choice.finish_reason === 'stop' ? 'end_turn' : choice.finish_reason;
-        }
+    const events = eventData(res.body as unknown as AsyncIterable<Uint8Array>, {
+      maxBytes: limits.aiEdit.replyBytes * 4,
+      tooLong: 'the engine’s reply is too long',
+    });
+    for await (const data of events) {
+      if (data.trim() === '[DONE]') return { model: seenModel, stopReason };
+      let e: StreamEvent;
+      try {
+        e = JSON.parse(data);
+      } catch {
+        continue;
+      }
+      if (api === 'anthropic') {
+        if (e.type === 'message_start' && e.message?.model) seenModel = e.message.model;
+        else if (e.type === 'content_block_delta' && typeof e.delta?.text === 'string') onText(e.delta.text);
+        else if (e.type === 'message_delta' && e.delta?.stop_reason) stopReason = e.delta.stop_reason;
+        else if (e.type === 'error') throw new Error(`the engine reported: ${e.error?.message ?? 'an error'}`);
+        else if (e.type === 'message_stop') return { model: seenModel, stopReason };
+      } else {
+        if (e.error) throw new Error(`the engine reported: ${e.error.message ?? 'an error'}`);
+        if (typeof e.model === 'string') seenModel = e.model;
+        const choice = e.choices?.[0];
+        if (typeof choice?.delta?.content === 'string') onText(choice.delta.content);
+        if (choice?.finish_reason) stopReason = choice.finish_reason === 'stop' ? 'end_turn' : choice.finish_reason;
       }
     }
     return { model: seenModel, stopReason };

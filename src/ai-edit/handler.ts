@@ -26,6 +26,7 @@ import {
   type Reference,
 } from './prompt.ts';
 import { limits } from '../limits.ts';
+import { Counts } from '../core/counts.ts';
 import { randomHex } from '../clock.ts';
 import { recordActivity } from '../store/activity.ts';
 import { findByPath } from '../nodes/tree.ts';
@@ -62,8 +63,8 @@ export class AiEditHandler {
   private readonly engines: Map<string, Engine>;
   private readonly config: AiEditConfig | null;
   private readonly jobs = new Map<string, Job>();
-  private readonly perOwner = new Map<number, number>();
-  private running = 0;
+  /** Requests running in this process: per owner, and all of them (`all`). */
+  private readonly running = new Counts<number | 'all'>();
   private readonly s: Services;
 
   constructor(s: Services, config: AiEditConfig | null) {
@@ -166,12 +167,11 @@ export class AiEditHandler {
       const prompt = buildPrompt(req, await this.references(accountId, req));
       if ('problem' in prompt) throw new Refusal(prompt.problem);
       line.inBytes = Buffer.byteLength(prompt.system) + Buffer.byteLength(prompt.user);
+      // An engine exists, so the configuration does.
+      const { timeoutMs } = this.config!;
       const timeout = setTimeout(
-        () =>
-          job.abort.abort(
-            new Refusal(`The engine took longer than ${(this.config?.timeoutMs ?? limits.aiEdit.timeoutMs) / 1000} s.`),
-          ),
-        this.config?.timeoutMs ?? limits.aiEdit.timeoutMs,
+        () => job.abort.abort(new Refusal(`The engine took longer than ${timeoutMs / 1000} s.`)),
+        timeoutMs,
       );
       const deltas = new DeltaBatcher(
         (index, text) => void this.reply(accountId, 'ai-edit/delta', { id: req.id, index, text }),
@@ -236,22 +236,12 @@ export class AiEditHandler {
   }
 
   private takeSlot(accountId: number): () => void {
-    const mine = this.perOwner.get(accountId) ?? 0;
+    const mine = this.running.get(accountId);
     if (mine >= limits.aiEdit.perOwner)
       throw new Refusal(`${mine} AI edits of yours are running: try again when one is done.`);
-    if (this.running >= (this.config?.concurrency ?? limits.aiEdit.concurrency))
+    if (this.running.get('all') >= this.config!.concurrency)
       throw new Refusal('AI editing is busy on this Kiln: try again in a moment.');
-    this.perOwner.set(accountId, mine + 1);
-    this.running++;
-    let given = false;
-    return () => {
-      if (given) return;
-      given = true;
-      this.running--;
-      const left = (this.perOwner.get(accountId) ?? 1) - 1;
-      if (left <= 0) this.perOwner.delete(accountId);
-      else this.perOwner.set(accountId, left);
-    };
+    return this.running.take(accountId, 'all');
   }
 
   /** The `@path` references: the account's own documents and text files, each bounded. */

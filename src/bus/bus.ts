@@ -15,6 +15,7 @@ import { channels, type BusMessage, type KilnEvent } from '../events/bus.ts';
 import { grants } from '../events/revocations.ts';
 import { limits } from '../limits.ts';
 import { tooMany } from '../errors.ts';
+import { Counts } from '../core/counts.ts';
 import type { RateLimiter } from '../core/rate-limiter.ts';
 import { envelopeOf, type SendBody } from './wire.ts';
 
@@ -26,12 +27,9 @@ export interface BusCaller {
   grants: string[];
 }
 
-/** The key of an account's subscription count (no channel name contains a space). */
-const SLOTS = ' all';
-
 export class MessageBus {
-  /** Open subscriptions per account and channel in this process (SLOTS: all of the account's). */
-  private open = new Map<number, Map<string, number>>();
+  /** Open subscriptions in this process: per account (`<id>`) and per account and channel (`<id> <channel>`). */
+  private readonly open = new Counts<string>();
   private readonly sends: RateLimiter;
   private readonly s: Services;
   constructor(s: Services) {
@@ -67,31 +65,18 @@ export class MessageBus {
   /** Takes one of the account's subscription slots in this process for these channels (429 past the cap);
    *  the returned function gives it back. */
   takeSlot(accountId: number, names: string[]): () => void {
-    let mine = this.open.get(accountId);
-    if ((mine?.get(SLOTS) ?? 0) >= limits.bus.subscribersPerOwner)
+    if (this.open.get(String(accountId)) >= limits.bus.subscribersPerOwner)
       throw tooMany(
         `At most ${limits.bus.subscribersPerOwner} open bus subscriptions per account: close a tab or an agent.`,
         30,
       );
-    if (!mine) this.open.set(accountId, (mine = new Map()));
-    for (const name of [SLOTS, ...names]) mine.set(name, (mine.get(name) ?? 0) + 1);
-    let given = false;
-    return () => {
-      if (given) return;
-      given = true;
-      for (const name of [SLOTS, ...names]) {
-        const left = (mine.get(name) ?? 1) - 1;
-        if (left <= 0) mine.delete(name);
-        else mine.set(name, left);
-      }
-      if (mine.size === 0 && this.open.get(accountId) === mine) this.open.delete(accountId);
-    };
+    return this.open.take(String(accountId), ...names.map((name) => `${accountId} ${name}`));
   }
 
   /** The account's open subscriptions to a channel in this process: a send's `delivered` (the desktop app's
    *  bus counts its subscribers the same way; other processes' are not counted). */
   subscribers(accountId: number, name: string): number {
-    return this.open.get(accountId)?.get(name) ?? 0;
+    return this.open.get(`${accountId} ${name}`);
   }
 
   /** Counts a send against the account's window (429 past it). */

@@ -12,25 +12,15 @@ const RETRY_AFTER_SECONDS = 30;
 /** Takes a stream slot for the request's address, or throws 429. Call it right before
  *  `reply.hijack()`: the slot is given back when the answer's connection closes. */
 export function takeStreamSlot(s: Services, req: FastifyRequest, reply: FastifyReply): void {
-  const open = s.streamsByAddress;
   const address = req.ip;
-  const n = open.get(address) ?? 0;
   const cap = s.config.maxStreamsPerAddress;
-  if (n >= cap) {
+  if (s.streamsByAddress.get(address) >= cap) {
     throw tooMany(
       `Too many open live streams from your address: at most ${cap}. Close some, or try again in ${RETRY_AFTER_SECONDS} seconds.`,
       RETRY_AFTER_SECONDS,
     );
   }
-  open.set(address, n + 1);
+  reply.raw.on('close', s.streamsByAddress.take(address));
   // Counted here from now on, not also among the address's requests in flight.
   s.requestsInFlight.release(req.raw);
-  let released = false;
-  reply.raw.on('close', () => {
-    if (released) return;
-    released = true;
-    const left = (open.get(address) ?? 1) - 1;
-    if (left <= 0) open.delete(address);
-    else open.set(address, left);
-  });
 }
