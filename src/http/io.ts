@@ -12,7 +12,7 @@ import path from 'node:path';
 import { pipeline } from 'node:stream/promises';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { z } from 'zod';
-import { KilnError, badRequest, notFound } from '../errors.ts';
+import { KilnError, badRequest, notFound, type CodeWithStatus } from '../errors.ts';
 import { verifiedMessage, withMessage } from './messages.ts';
 import type { Msg } from '../ui/pages.ts';
 
@@ -170,13 +170,20 @@ export function backWithRefusal(
 
 // ---------------------------------------------------------------- input
 
-/** A body (or query) through a schema: the parsed value, or 400 naming the first bad field. */
-export function parse<T extends z.ZodType>(schema: T, value: unknown): z.infer<T> {
+/** Which registered code a field's refusal carries, by its top-level name (e.g. the sync API's
+ *  `name` → `invalid-name`, which the desktop client compares); other fields: `invalid`. */
+export type FieldCodes = Partial<Record<string, CodeWithStatus<400>>>;
+
+/** A body (or query) through a schema: the parsed value, or 400 naming the first bad field. Its code:
+ *  the field's own (`codes`), else `too-long` for text over its bound, else `invalid`. */
+export function parse<T extends z.ZodType>(schema: T, value: unknown, codes: FieldCodes = {}): z.infer<T> {
   const r = schema.safeParse(value ?? {});
   if (r.success) return r.data;
   const issue = r.error.issues[0];
   const field = issue.path.join('.') || 'body';
-  throw badRequest(`Invalid ${field}: ${issue.message}`, 'invalid');
+  const own = codes[String(issue.path[0] ?? '')];
+  const tooLong = issue.code === 'too_big' && issue.origin === 'string';
+  throw badRequest(`Invalid ${field}: ${issue.message}`, own ?? (tooLong ? 'too-long' : 'invalid'));
 }
 
 /** A node, version or domain id as the API takes it (a number or its decimal text). */
