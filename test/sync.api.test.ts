@@ -175,6 +175,63 @@ test('POST nodes: a path creates missing folders and reuses existing ones; 201 w
   assert.equal(missingParent.json.code, 'node-not-found');
 });
 
+test('a bad field answers 400 with its registered code and words; the body is read before anything is written', async () => {
+  const { api } = await keyHolder(kiln);
+  const doc = (
+    await api.raw('POST', '/nodes', { body: { type: 'site', name: 'fields.html', content: '<html></html>' } })
+  ).json.node as WireNode;
+  const cases: [string, string, unknown, string, RegExp][] = [
+    ['POST', '/nodes', { type: 'file', name: 'a.txt' }, 'invalid-type', /type must be "site", "upload" or "folder"/],
+    ['POST', '/nodes', { type: 'site' }, 'invalid-name', /name is required/],
+    ['POST', '/nodes', { type: 'site', name: '   ' }, 'invalid-name', /name is required/],
+    ['POST', '/nodes', { type: 'site', name: 7 }, 'invalid-name', /name is required/],
+    ['POST', '/nodes', { type: 'folder', name: 'f', parentId: -1 }, 'invalid-parent', /folder id/],
+    ['POST', '/nodes', { type: 'folder', name: 'f', parentId: '12abc' }, 'invalid-parent', /folder id/],
+    ['POST', '/nodes', { type: 'site', name: 'b.html', content: 5 }, 'invalid-content', /content must be a string/],
+    ['PUT', `/nodes/${doc.id}/content`, {}, 'invalid-content', /content must be a string/],
+    ['PATCH', `/nodes/${doc.id}/rename`, {}, 'invalid-name', /newName is required/],
+    ['PATCH', `/nodes/${doc.id}/rename`, { newName: 3 }, 'invalid-name', /newName is required/],
+    [
+      'PATCH',
+      `/nodes/${doc.id}/rename`,
+      { newName: 'c.html', expectedVersion: 1 },
+      'invalid-version',
+      /expectedVersion/,
+    ],
+    ['PATCH', `/nodes/${doc.id}/move`, { targetParentId: 'up' }, 'invalid-parent', /folder id/],
+    ['PATCH', `/nodes/${doc.id}/move`, { targetParentId: 0, newName: false }, 'invalid-name', /newName/],
+    ['PUT', `/nodes/${doc.id}/content`, [1, 2], 'invalid-body', /JSON object/],
+  ];
+  for (const [method, path, body, code, words] of cases) {
+    const res = await api.raw(method, path, { body, headers: { 'if-match': `"${doc.checksum}"` } });
+    const what = `${method} ${path} ${JSON.stringify(body)}`;
+    assert.equal(res.status, 400, what);
+    assert.equal(res.json.code, code, what);
+    assert.match(res.json.msg, words, what);
+  }
+  const gone = await api.raw('DELETE', `/nodes/${doc.id}?expectedVersion=a&expectedVersion=b`);
+  assert.equal(gone.json.code, 'invalid-version');
+  // Nothing was written: the one document is as it was.
+  const { nodes } = await api.list();
+  assert.deepEqual(
+    nodes.map((n) => [n.name, n.checksum]),
+    [['fields.html', doc.checksum]],
+  );
+  // The top level may be named 0, "0", "root", "" or null; a move's protocol-1 `parentId` is read too.
+  for (const parentId of [0, '0', 'root', '', null]) {
+    const r = await api.raw('POST', '/nodes', { body: { type: 'folder', name: 'top', parentId } });
+    assert.ok(r.status === 201 || r.status === 200, `${JSON.stringify(parentId)}: ${r.text}`);
+    assert.equal(r.json.node.parentId, 0);
+  }
+  const top = (await api.list()).nodes.find((n) => n.name === 'top')!;
+  const moved = await api.raw('PATCH', `/nodes/${doc.id}/move`, {
+    body: { parentId: String(top.id) },
+    headers: { 'if-match': `"${doc.checksum}"` },
+  });
+  assert.equal(moved.status, 200, moved.text);
+  assert.equal(moved.json.toPath, 'top/fields.html');
+});
+
 test('GET content: text for documents, base64 for uploads, ETag header and 304 on If-None-Match', async () => {
   const { api, person } = await keyHolder(kiln);
   const html = `<!doctype html><html><title>ü ${person.username}</title></html>`;

@@ -170,18 +170,19 @@ export function backWithRefusal(
 
 // ---------------------------------------------------------------- input
 
-/** Which registered code a field's refusal carries, by its top-level name (e.g. the sync API's
- *  `name` → `invalid-name`, which the desktop client compares); other fields: `invalid`. */
-export type FieldCodes = Partial<Record<string, CodeWithStatus<400>>>;
+/** What a field's refusal carries, by the field's top-level name: its registered code (e.g. the sync
+ *  API's `name` → `invalid-name`, which the desktop client compares), or the code and the words. Other
+ *  fields: `too-long` for text over its bound, else `invalid`. */
+export type FieldCodes = Partial<Record<string, CodeWithStatus<400> | { code: CodeWithStatus<400>; msg: string }>>;
 
-/** A body (or query) through a schema: the parsed value, or 400 naming the first bad field. Its code:
- *  the field's own (`codes`), else `too-long` for text over its bound, else `invalid`. */
+/** A body (or query) through a schema: the parsed value, or 400 naming the first bad field. */
 export function parse<T extends z.ZodType>(schema: T, value: unknown, codes: FieldCodes = {}): z.infer<T> {
   const r = schema.safeParse(value ?? {});
   if (r.success) return r.data;
   const issue = r.error.issues[0];
   const field = issue.path.join('.') || 'body';
   const own = codes[String(issue.path[0] ?? '')];
+  if (typeof own === 'object') throw badRequest(own.msg, own.code);
   const tooLong = issue.code === 'too_big' && issue.origin === 'string';
   throw badRequest(`Invalid ${field}: ${issue.message}`, own ?? (tooLong ? 'too-long' : 'invalid'));
 }

@@ -1,7 +1,7 @@
 // The sync API's tree changes: rename, move and delete through src/nodes/tree.ts, guarded by the
 // protocol-2 structure version (or If-Match).
 import type { Services } from '../services.ts';
-import { KilnError, badRequest } from '../errors.ts';
+import { KilnError } from '../errors.ts';
 import { deleteNode, moveNode, renameNode, type ChangeOptions } from '../nodes/tree.ts';
 import { assertCanWrite, type SyncScope } from './scope.ts';
 import {
@@ -10,7 +10,6 @@ import {
   freshWireNode,
   fullPath,
   markSynced,
-  parentIdOf,
   run,
   scopedFolder,
   scopedNode,
@@ -49,19 +48,13 @@ function expectVersion(s: Services, expected: string | null, ifMatch: Preconditi
 // ------------------------------------------------------------------ structure
 
 export interface StructureInput {
-  /** Protocol 2's precondition: the node's `structureVersion` as last listed. */
-  expectedVersion?: unknown;
+  /** Protocol 2's precondition: the node's `structureVersion` as last listed; null: none. */
+  expectedVersion: string | null;
   ifMatch: Precondition;
 }
 
-function expectedOf(v: unknown): string | null {
-  if (v === undefined || v === null || v === '') return null;
-  if (typeof v !== 'string') throw badRequest('expectedVersion must be a string.', 'invalid-version');
-  return v;
-}
-
 function structureOptions(s: Services, scope: SyncScope, input: StructureInput): ChangeOptions {
-  const expected = expectedOf(input.expectedVersion);
+  const expected = input.expectedVersion;
   assertConditional(
     scope,
     expected !== null || input.ifMatch.kind !== 'none',
@@ -75,14 +68,12 @@ export async function renameSyncNode(
   s: Services,
   scope: SyncScope,
   nodeId: number,
-  input: StructureInput & { newName: unknown },
+  input: StructureInput & { newName: string },
 ) {
   const node = await scopedNode(s, scope, nodeId);
   assertCanWrite(scope);
-  if (typeof input.newName !== 'string' || input.newName === '')
-    throw badRequest('newName is required.', 'invalid-name');
   const opts = structureOptions(s, scope, input);
-  const renamed = await run(() => renameNode(s, scope.actor.accountId, node.id, input.newName as string, opts));
+  const renamed = await run(() => renameNode(s, scope.actor.accountId, node.id, input.newName, opts));
   await markSynced(s.database.db, [renamed.id], s.clock.now().toISOString());
   const wire = await freshWireNode(s, renamed.id);
   return {
@@ -100,18 +91,14 @@ export async function moveSyncNode(
   s: Services,
   scope: SyncScope,
   nodeId: number,
-  input: StructureInput & { targetParentId: unknown; newName?: unknown },
+  input: StructureInput & { targetParentId: number; newName: string | null },
 ) {
   const node = await scopedNode(s, scope, nodeId);
   assertCanWrite(scope);
-  const target = parentIdOf(input.targetParentId);
+  const target = input.targetParentId;
   await scopedFolder(s.database.db, scope, target);
-  if (input.newName !== undefined && input.newName !== null && typeof input.newName !== 'string')
-    throw badRequest('newName must be a string.', 'invalid-name');
   const opts = structureOptions(s, scope, input);
-  const moved = await run(() =>
-    moveNode(s, scope.actor.accountId, node.id, target, (input.newName as string | null | undefined) ?? null, opts),
-  );
+  const moved = await run(() => moveNode(s, scope.actor.accountId, node.id, target, input.newName, opts));
   await markSynced(s.database.db, [moved.id], s.clock.now().toISOString());
   const wire = await freshWireNode(s, moved.id);
   return {

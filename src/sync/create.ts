@@ -19,7 +19,6 @@ import {
   contentBytes,
   freshWireNode,
   markSynced,
-  parentIdOf,
   run,
   scopedFolder,
   tagOf,
@@ -27,10 +26,13 @@ import {
 } from './wire.ts';
 
 export interface CreateInput {
-  type: unknown;
-  name: unknown;
-  parentId: unknown;
-  content?: unknown;
+  type: NodeType;
+  /** A name, or a path of folders ending in the name (`a/b/c.html`). */
+  name: string;
+  /** The folder it goes in; 0: the top level. */
+  parentId: number;
+  /** HTML text for documents, base64 for uploads; none: an empty file. */
+  content?: string | null;
   ifMatch: Precondition;
   ifNoneMatch: Precondition;
 }
@@ -60,9 +62,6 @@ export async function createSyncNode(
   input: CreateInput,
 ): Promise<{ node: WireNode; created: boolean }> {
   const type = input.type;
-  if (type !== 'site' && type !== 'folder' && type !== 'upload')
-    throw badRequest('type must be "site", "upload" or "folder".', 'invalid-type');
-  if (typeof input.name !== 'string' || input.name.trim() === '') throw badRequest('name is required.', 'invalid-name');
   assertCanWrite(scope);
   const segments = input.name
     .replace(/^\/+|\/+$/g, '')
@@ -113,7 +112,7 @@ async function createOnce(
   const now = s.clock.now().toISOString();
   const touched: number[] = [];
   // The folders of the path: reuse what exists, create what is missing.
-  let parent = await scopedFolder(tx, scope, parentIdOf(input.parentId));
+  let parent = await scopedFolder(tx, scope, input.parentId);
   for (const folderName of segments.slice(0, -1)) {
     const existing = await childNamed(tx, scope.account.id, parent?.id ?? 0, folderName);
     if (existing && existing.type !== 'folder')

@@ -115,15 +115,6 @@ export async function scopedNode(s: Services, scope: SyncScope, nodeId: number):
   return node;
 }
 
-/** `parentId` as the engine sends it: a node id, or 0 / 'root' / null for the top level. */
-export function parentIdOf(v: unknown): number {
-  if (v === undefined || v === null || v === '' || v === 'root' || v === 0 || v === '0') return 0;
-  const n = typeof v === 'number' ? v : typeof v === 'string' && /^\d{1,15}$/.test(v) ? Number(v) : NaN;
-  if (!Number.isSafeInteger(n) || n < 0)
-    throw badRequest('parentId must be a folder id (0 or "root" for the top level).', 'invalid-parent');
-  return n;
-}
-
 /** A folder of the scope's account (0 = top level → null). */
 export async function scopedFolder(db: Db, scope: SyncScope, id: number): Promise<NodeRow | null> {
   if (id === 0) return null;
@@ -158,9 +149,7 @@ export function sizeOf(content: string, type: NodeType): number {
 
 /** The bytes a request's `content` stands for (sites: UTF-8 text; uploads: base64). 413 for a
  *  document over 5 MB, before anything is read or written. */
-export function contentBytes(content: unknown, type: NodeType): Buffer {
-  if (typeof content !== 'string')
-    throw badRequest('content must be a string (HTML text for documents, base64 for uploads).', 'invalid-content');
+export function contentBytes(content: string, type: NodeType): Buffer {
   if (type === 'site') {
     const bytes = Buffer.from(content, 'utf8');
     if (bytes.length > limits.documentSize) {

@@ -20,10 +20,12 @@ import {
 } from './wire.ts';
 
 export interface WriteInput {
-  content: unknown;
+  /** HTML text for documents, base64 for uploads. */
+  content: string;
   ifMatch: Precondition;
-  snapshotHtml?: unknown;
-  senderId?: unknown;
+  /** The page's live DOM, relayed to its other tabs with the sender's id (live sync). */
+  snapshotHtml?: string;
+  senderId?: string;
 }
 
 export interface WriteAnswer {
@@ -56,12 +58,7 @@ export async function writeSyncContent(
     node.type === 'site'
       ? await writeDocument(s, scope, node, bytes, input.ifMatch)
       : await writeUpload(s, scope, node, bytes, input.ifMatch);
-  if (
-    node.type === 'site' &&
-    typeof input.snapshotHtml === 'string' &&
-    typeof input.senderId === 'string' &&
-    input.senderId !== ''
-  ) {
+  if (node.type === 'site' && input.snapshotHtml !== undefined && input.senderId) {
     // Not awaited: a write never waits on the bus.
     broadcastSnapshot(s, { node, html: input.snapshotHtml, sender: input.senderId, toSyncStreams: true }).catch((err) =>
       console.error('publishing a live-sync snapshot failed:', err),

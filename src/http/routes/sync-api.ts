@@ -21,7 +21,7 @@ import type { RoutePlugin } from './plugin.ts';
 import { KilnError } from '../../errors.ts';
 import { limits } from '../../limits.ts';
 import { ifNoneMatchHits } from '../../core/conditional.ts';
-import { jsonAnswers, idParam, textParam, queryOf } from '../io.ts';
+import { jsonAnswers, idParam, textParam, queryOf, parse, type FieldCodes } from '../io.ts';
 import { syncScope, type SyncScope } from '../../sync/scope.ts';
 import { discoverAccounts } from '../../sync/accounts.ts';
 import { nodeNotFound, preconditionOf } from '../../sync/wire.ts';
@@ -32,9 +32,72 @@ import { deleteSyncNode, moveSyncNode, renameSyncNode } from '../../sync/changes
 import { z } from 'zod';
 import { onlyOn } from '../hosts.ts';
 
-/** A JSON object body (its fields are checked by the use cases, which name what is wrong). */
+/** A JSON object body; its fields are read by the schemas below. */
 const BODY = z.record(z.string(), z.unknown());
-type Body = z.infer<typeof BODY>;
+
+/** A folder id as the clients send it: a number, its decimal text, or 0 / "root" / "" / null for the
+ *  top level. */
+const parentRef = z.union([
+  z.number().int().min(0).max(Number.MAX_SAFE_INTEGER),
+  z.string().regex(/^(\d{1,15}|root|)$/),
+  z.null(),
+]);
+const folderId = (v: z.infer<typeof parentRef> | undefined): number =>
+  v === undefined || v === null || v === '' || v === 'root' ? 0 : Number(v);
+/** Protocol 2's precondition, the node's `structureVersion` as last listed ('' and null: none). */
+const expectedVersion = z
+  .string()
+  .nullish()
+  .transform((v) => v || null);
+/** A field the clients may send as anything: kept when text, else dropped (live-sync extras). */
+const optionalText = z.string().optional().catch(undefined);
+
+/** The sync API's bodies. The first bad field answers its registered code, with the words the desktop
+ *  client shows (`codes`). */
+const bodies = {
+  create: z.object({
+    type: z.enum(['site', 'folder', 'upload']),
+    name: z.string().refine((v) => v.trim() !== ''),
+    parentId: parentRef.optional().transform(folderId),
+    content: z.string().nullish(),
+  }),
+  write: z.object({ content: z.string(), snapshotHtml: optionalText, senderId: optionalText }),
+  rename: z
+    .object({ newName: z.string().nullish(), name: z.string().nullish(), expectedVersion })
+    .transform(({ newName, name, expectedVersion }) => ({ newName: newName ?? name ?? '', expectedVersion }))
+    .refine((b) => b.newName !== '', { path: ['newName'] }),
+  move: z
+    .object({
+      targetParentId: parentRef.optional(),
+      parentId: parentRef.optional(),
+      newName: z.string().nullish(),
+      expectedVersion,
+    })
+    .transform((b) => ({
+      // Protocol 1 clients name the target `parentId`.
+      targetParentId: folderId(b.targetParentId ?? b.parentId),
+      newName: b.newName ?? null,
+      expectedVersion: b.expectedVersion,
+    })),
+  delete: z.object({
+    cascade: z.enum(['true', '1']).optional().catch(undefined).transform(Boolean),
+    expectedVersion,
+  }),
+};
+
+const PARENT = {
+  code: 'invalid-parent',
+  msg: 'parentId must be a folder id (0 or "root" for the top level).',
+} as const;
+const codes = {
+  type: { code: 'invalid-type', msg: 'type must be "site", "upload" or "folder".' },
+  name: { code: 'invalid-name', msg: 'name is required.' },
+  newName: { code: 'invalid-name', msg: 'newName is required, as text.' },
+  parentId: PARENT,
+  targetParentId: PARENT,
+  content: { code: 'invalid-content', msg: 'content must be a string (HTML text for documents, base64 for uploads).' },
+  expectedVersion: { code: 'invalid-version', msg: 'expectedVersion must be a string.' },
+} as const satisfies FieldCodes;
 
 const BASES = ['/_/sync', '/_/team/:team/sync'] as const;
 
@@ -43,11 +106,12 @@ function json(reply: FastifyReply, status: number, body: unknown) {
   return reply.code(status).header('cache-control', 'no-store').send(body);
 }
 
-function bodyOf(req: FastifyRequest): Body {
+/** The body through its schema; anything but a JSON object is `invalid-body`. */
+function bodyOf<T extends z.ZodType>(req: FastifyRequest, schema: T): z.infer<T> {
   const b = req.body ?? {};
-  const r = Buffer.isBuffer(b) ? null : BODY.safeParse(b);
-  if (!r?.success) throw new KilnError(400, 'Send a JSON object with Content-Type: application/json.', 'invalid-body');
-  return r.data;
+  if (Buffer.isBuffer(b) || !BODY.safeParse(b).success)
+    throw new KilnError(400, 'Send a JSON object with Content-Type: application/json.', 'invalid-body');
+  return parse(schema, b, codes);
 }
 
 function idOf(req: FastifyRequest): number {
@@ -95,12 +159,9 @@ const plugin: RoutePlugin = async (app, { services: s }) => {
       { bodyLimit: limits.body.jsonSyncAndUpload, preParsing: scopeFirst },
       async (req, reply) => {
         const sc = await scopeOf(req);
-        const b = bodyOf(req);
+        const b = bodyOf(req, bodies.create);
         const r = await createSyncNode(s, sc, {
-          type: b.type,
-          name: b.name,
-          parentId: b.parentId,
-          content: b.content,
+          ...b,
           ifMatch: preconditionOf(req.headers['if-match']),
           ifNoneMatch: preconditionOf(req.headers['if-none-match']),
         });
@@ -121,12 +182,10 @@ const plugin: RoutePlugin = async (app, { services: s }) => {
       { bodyLimit: limits.body.jsonSyncAndUpload, preParsing: scopeFirst },
       async (req, reply) => {
         const sc = await scopeOf(req);
-        const b = bodyOf(req);
+        const b = bodyOf(req, bodies.write);
         const answer = await writeSyncContent(s, sc, idOf(req), {
-          content: b.content,
+          ...b,
           ifMatch: preconditionOf(req.headers['if-match']),
-          snapshotHtml: b.snapshotHtml,
-          senderId: b.senderId,
         });
         reply.header('etag', `"${answer.etag}"`);
         return json(reply, 200, answer);
@@ -135,10 +194,9 @@ const plugin: RoutePlugin = async (app, { services: s }) => {
 
     app.patch(`${base}/nodes/:id/rename`, { preParsing: scopeFirst }, async (req, reply) => {
       const sc = await scopeOf(req);
-      const b = bodyOf(req);
+      const b = bodyOf(req, bodies.rename);
       const answer = await renameSyncNode(s, sc, idOf(req), {
-        newName: b.newName ?? b.name,
-        expectedVersion: b.expectedVersion,
+        ...b,
         ifMatch: preconditionOf(req.headers['if-match']),
       });
       return json(reply, 200, answer);
@@ -146,11 +204,9 @@ const plugin: RoutePlugin = async (app, { services: s }) => {
 
     app.patch(`${base}/nodes/:id/move`, { preParsing: scopeFirst }, async (req, reply) => {
       const sc = await scopeOf(req);
-      const b = bodyOf(req);
+      const b = bodyOf(req, bodies.move);
       const answer = await moveSyncNode(s, sc, idOf(req), {
-        targetParentId: b.targetParentId ?? b.parentId,
-        newName: b.newName,
-        expectedVersion: b.expectedVersion,
+        ...b,
         ifMatch: preconditionOf(req.headers['if-match']),
       });
       return json(reply, 200, answer);
@@ -158,10 +214,9 @@ const plugin: RoutePlugin = async (app, { services: s }) => {
 
     app.delete(`${base}/nodes/:id`, async (req, reply) => {
       const sc = await scope(req);
-      const q = queryOf(req);
+      const q = parse(bodies.delete, queryOf(req), codes);
       const answer = await deleteSyncNode(s, sc, idOf(req), {
-        cascade: q.cascade === 'true' || q.cascade === '1',
-        expectedVersion: typeof q.expectedVersion === 'string' ? q.expectedVersion : undefined,
+        ...q,
         ifMatch: preconditionOf(req.headers['if-match']),
       });
       return json(reply, 200, answer);
