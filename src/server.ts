@@ -1,7 +1,5 @@
 // Starts Kiln: configuration → services → HTTP.
-import { Counts } from './core/counts.ts';
 import type { Socket } from 'node:net';
-import { RequestsInFlight } from './http/slow-clients.ts';
 import { sweepTrash } from './nodes/trash.ts';
 import { sweepOldActivity } from './nodes/activity.ts';
 import { sweepLastExports } from './accounts/export.ts';
@@ -13,6 +11,7 @@ import { loadInstanceSecret } from './store/instance-secret.ts';
 import { systemClock, type Clock } from './clock.ts';
 import { createLimiterFactory } from './ratelimit/limiters.ts';
 import { MINUTE, limits } from './limits.ts';
+import { withHttp, type HttpServices } from './http/services.ts';
 import { buildApp } from './http/app.ts';
 import { openBlobStore } from './blobs/open.ts';
 import { sweepBlobs } from './blobs/sweep.ts';
@@ -27,11 +26,7 @@ import { RedisEventBus, namespaceFor } from './events/redis.ts';
 import { MemoryDataCache, RedisDataCache, TieredDataCache } from './data/cache.ts';
 import { ExtractionPool } from './data/pool.ts';
 import { StreamHub } from './sse/hub.ts';
-import { Lru } from './core/lru.ts';
-import { DocumentCache } from './nodes/serve.ts';
-import { HOST_CACHE_MS } from './http/hosts.ts';
-import { HotDocuments } from './http/hot-path.ts';
-import type { HostInfo } from './http/context.ts';
+import { DocumentCache } from './core/document-cache.ts';
 import { stripeClient } from './billing/stripe.ts';
 import { PlanSettings } from './billing/plan-settings.ts';
 import { MessageBus } from './bus/bus.ts';
@@ -52,7 +47,6 @@ export async function createServices(config: Config, clock: Clock = systemClock)
   const blobs = new MeteredBlobStore(await openBlobStore(config.blobs, config.dataDir), metrics.blobErrors);
   const planSettings = new PlanSettings(database.db);
   await planSettings.start();
-  const hosts = new Lru<HostInfo>({ maxEntries: 10_000, ttlMs: HOST_CACHE_MS });
   const services: Services = {
     config,
     database,
@@ -79,11 +73,7 @@ export async function createServices(config: Config, clock: Clock = systemClock)
     extractions: new ExtractionPool(),
     hub,
     metrics,
-    streamsByAddress: new Counts<string>(),
-    requestsInFlight: new RequestsInFlight(config.maxRequestsPerAddress),
-    hosts,
     documents: new DocumentCache(),
-    hot: new HotDocuments(events, hosts, () => clock.now().getTime()),
     domainLimiter: limiters.create('domains', limits.domainCalls.max, limits.domainCalls.windowMs),
     submissionLimiter: limiters.create('submissions', limits.collection.perAddressHour.max, 60 * MINUTE),
     stripe: stripeClient(config),
@@ -103,7 +93,6 @@ export async function closeServices(s: Services) {
   s.planSettings.stop();
   s.aiEdit.close();
   s.hub.closeAll();
-  s.hot.close();
   await s.guard.idle();
   await s.stylesheets.idle();
   await s.events.close();
@@ -116,7 +105,7 @@ export async function closeServices(s: Services) {
 
 export interface Running {
   app: FastifyInstance;
-  services: Services;
+  services: HttpServices;
   url: string;
   /** Serves a connection accepted elsewhere (a worker's, from its primary: src/workers.ts). */
   accept(socket: Socket): void;
@@ -126,7 +115,7 @@ export interface Running {
 /** Starts Kiln on `config.port`, or with `listen: false` on no port at all: connections then come
  *  through `accept` (a worker of `kiln serve --workers`, whose primary holds the port). */
 export async function startServer(config: Config, clock?: Clock, opts: { listen?: boolean } = {}): Promise<Running> {
-  const services = await createServices(config, clock);
+  const services = withHttp(await createServices(config, clock));
   const app = await buildApp(services);
   // Large documents grow the heap; it is given back once the process has been idle a while.
   let lastRequestAt = Date.now();

@@ -1,5 +1,5 @@
-// The services a running Kiln is made of, chosen once at start from configuration.
-import type { RequestsInFlight } from './http/slow-clients.ts';
+// The services a running Kiln is made of, chosen once at start from configuration. The HTTP layer adds
+// its own per-process parts (src/http/services.ts).
 import type { Config } from './config.ts';
 import type { Database } from './store/db.ts';
 import type { Clock } from './clock.ts';
@@ -13,14 +13,10 @@ import type { ExtractionPool } from './data/pool.ts';
 import type { LimiterFactory } from './ratelimit/limiters.ts';
 import type { StreamHub } from './sse/hub.ts';
 import type { DataLossGuard } from './guard/guard.ts';
-import type { DocumentCache } from './nodes/serve.ts';
-import type { Lru } from './core/lru.ts';
-import type { Counts } from './core/counts.ts';
-import type { HostInfo } from './http/context.ts';
+import type { DocumentCache } from './core/document-cache.ts';
 import type Stripe from 'stripe';
 import type { PlanSettings } from './billing/plan-settings.ts';
 import type { Metrics } from './metrics/metrics.ts';
-import type { HotDocuments } from './http/hot-path.ts';
 import type { MessageBus } from './bus/bus.ts';
 import type { AiEditHandler } from './ai-edit/handler.ts';
 
@@ -52,16 +48,8 @@ export interface Services {
   extractions: ExtractionPool;
   /** This process's event streams, grouped by channel (closed by closeServices). */
   hub: StreamHub;
-  /** Open event streams per client address in this process (src/sse/slots.ts). */
-  streamsByAddress: Counts<string>;
-  /** Requests in flight per client address in this process (src/http/slow-clients.ts). */
-  requestsInFlight: RequestsInFlight;
-  /** Document hosts and custom domains found lately (src/http/hosts.ts). */
-  hosts: Lru<HostInfo>;
   /** Document bytes and what each URL served lately (src/nodes/serve.ts). */
   documents: DocumentCache;
-  /** Public documents' answers to cookie-less visitors, served before the framework (src/http/hot-path.ts). */
-  hot: HotDocuments;
   /** 10 custom-domain calls a minute per user (src/domains/limiter.ts). */
   domainLimiter: RateLimiter;
   /** Collection submissions per collection and address in an hour; each collection sets its own bound

@@ -10,6 +10,12 @@
 // order), the other goes quiet. With no engine set, a plan not allowed, or an unknown @engine, the page
 // hears why (an error), unless an agent took the request.
 import type { Services } from '../services.ts';
+
+/** What the handler uses of the services. */
+type HandlerServices = Pick<
+  Services,
+  'database' | 'clock' | 'bus' | 'blobs' | 'planSettings' | 'documents' | 'metrics'
+>;
 import type { BusCaller } from '../bus/bus.ts';
 import type { SendBody } from '../bus/wire.ts';
 import type { BusMessage } from '../events/bus.ts';
@@ -65,9 +71,9 @@ export class AiEditHandler {
   private readonly jobs = new Map<string, Job>();
   /** Requests running in this process: per owner, and all of them (`all`). */
   private readonly running = new Counts<number | 'all'>();
-  private readonly s: Services;
+  private readonly s: HandlerServices;
 
-  constructor(s: Services, config: AiEditConfig | null) {
+  constructor(s: HandlerServices, config: AiEditConfig | null) {
     this.s = s;
     this.config = config;
     this.engines = new Map((config?.engines ?? []).map((c) => [c.name, engineFrom(c)]));

@@ -31,8 +31,8 @@ export class MessageBus {
   /** Open subscriptions in this process: per account (`<id>`) and per account and channel (`<id> <channel>`). */
   private readonly open = new Counts<string>();
   private readonly sends: RateLimiter;
-  private readonly s: Services;
-  constructor(s: Services) {
+  private readonly s: Pick<Services, 'database' | 'clock' | 'events' | 'limiters'>;
+  constructor(s: Pick<Services, 'database' | 'clock' | 'events' | 'limiters'>) {
     this.s = s;
     this.sends = s.limiters.create('bus-sends', limits.bus.sends, limits.bus.windowMs);
   }

@@ -28,6 +28,10 @@ export interface EventBus {
   publish(channel: string, message: KilnEvent): Promise<number>;
   /** Returns the unsubscribe function. Listeners run for events from every process, each event once. */
   subscribe(channel: string, listener: Listener): () => void;
+  /** A cache's listener: runs for the channel's events from every process and, in the process that
+   *  publishes one, at once (before the bus has it), so what a change made stale is gone before the
+   *  change is answered. It may run twice for one event: it must only forget. */
+  watch(channel: string, forget: (event: KilnEvent) => void): () => void;
   /** Resolves once the subscription of this process to the channel is active (events published
    *  afterwards reach its listeners). Call after `subscribe`. */
   subscribed(channel: string): Promise<void>;

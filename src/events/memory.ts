@@ -67,6 +67,11 @@ export class MemoryEventBus implements EventBus {
     };
   }
 
+  /** Delivery is already at once in one process. */
+  watch(channel: string, forget: (event: KilnEvent) => void): () => void {
+    return this.subscribe(channel, forget);
+  }
+
   async subscribed(): Promise<void> {}
 
   hasListeners(channel: string): boolean {

@@ -43,9 +43,6 @@ export function publishAccountEvent(
   client?: string,
   activityRecorded = false,
 ): Promise<unknown> {
-  // What this process keeps of the account's answers goes at once (other processes drop theirs when
-  // the event reaches them; this one's own copy of the event may come back from Redis a moment later).
-  s.hot.forget(ownerId);
   const line = activityRecorded ? null : activityLine(ownerId, event, s.clock.now().toISOString(), client);
   // The activity line is not waited for (a write's answer waits only for its events).
   if (line) void recordActivity(s.database.db, line).catch((err) => console.error('recording activity failed:', err));
@@ -53,21 +50,12 @@ export function publishAccountEvent(
 }
 
 /** What an account's hosts serve changed (suspended, disabled, renamed, deleted; a domain gone): every
- *  process forgets those hosts (src/http/hosts.ts). This process forgets them at once, before its own
- *  event comes back from Redis, so the answer to the change and every request after it agree. */
+ *  process forgets those hosts and their kept answers (src/http/hosts.ts, src/http/hot-path.ts), this one
+ *  before the change is answered (their `watch`). */
 export function publishHostChanged(s: Services, accountId: number, names: string[] = []): Promise<unknown> {
-  forgetHostsOf(s, accountId, names);
   return s.events
     .publish(channels.hosts, { type: 'host-changed', accountId, names })
     .catch((err) => console.error(`publishing the change of account ${accountId}'s hosts failed:`, err));
-}
-
-/** Drops what this process keeps of an account's hosts (and of these names), and of its public pages. */
-export function forgetHostsOf(s: Services, accountId: number, names: string[]): void {
-  s.hosts.deleteWhere(
-    (name, site) => (site.kind !== 'main' && site.accountId === accountId) || names.includes(String(name)),
-  );
-  s.hot.forget(accountId);
 }
 
 /** A document or upload made public or private: on its channel (its open streams) and its account's
@@ -78,7 +66,6 @@ export function publishVisibilityChanged(
   visibility: 'public' | 'private',
 ): Promise<unknown> {
   const event = { type: 'visibility-changed', nodeId: node.id, visibility } as const;
-  s.hot.forget(node.owner_id);
   return Promise.all([
     s.events.publish(channels.document(node.id), event),
     s.events.publish(channels.account(node.owner_id), event),

@@ -116,6 +116,8 @@ export class RedisEventBus implements EventBus {
   private readonly pub: Redis;
   private readonly sub: Redis;
   private readonly channels = new Map<string, ChannelState>();
+  /** Caches' listeners, also run at once by this process's own publishes (`watch`). */
+  private readonly watchers = new Map<string, Set<(event: KilnEvent) => void>>();
   private connectedOnce = false;
   private closed = false;
   private lastErrorLog = 0;
@@ -171,6 +173,7 @@ export class RedisEventBus implements EventBus {
   }
 
   publish(channel: string, message: KilnEvent): Promise<number> {
+    for (const forget of this.watchers.get(channel) ?? []) runWatcher(forget, message);
     const json = JSON.stringify(message);
     return new Promise<number>((resolve, reject) => {
       const p: Pending = {
@@ -261,6 +264,19 @@ export class RedisEventBus implements EventBus {
   /** Events waiting for Redis (tests, metrics). */
   get waiting(): number {
     return this.outbox.length;
+  }
+
+  watch(channel: string, forget: (event: KilnEvent) => void): () => void {
+    let set = this.watchers.get(channel);
+    if (!set) this.watchers.set(channel, (set = new Set()));
+    set.add(forget);
+    const off = this.subscribe(channel, forget);
+    const mine = set;
+    return () => {
+      off();
+      mine.delete(forget);
+      if (mine.size === 0 && this.watchers.get(channel) === mine) this.watchers.delete(channel);
+    };
   }
 
   subscribe(channel: string, listener: Listener): () => void {
@@ -459,5 +475,13 @@ function parseEntry(entry: string): (Envelope & { prev: number; at: number }) | 
     };
   } catch {
     return null;
+  }
+}
+
+function runWatcher(forget: (event: KilnEvent) => void, event: KilnEvent) {
+  try {
+    forget(event);
+  } catch (err) {
+    console.error('event watcher failed:', err);
   }
 }

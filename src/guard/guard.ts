@@ -142,8 +142,8 @@ export class DataLossGuard {
   /** Settles when the guard's extraction in the pool ends (see islandOf). */
   private extracting: Promise<void> = Promise.resolve();
 
-  private s: Services;
-  constructor(s: Services) {
+  private s: Pick<Services, 'database' | 'clock' | 'events' | 'extractions'>;
+  constructor(s: Pick<Services, 'database' | 'clock' | 'events' | 'extractions'>) {
     this.s = s;
   }
 

@@ -10,7 +10,7 @@ import querystring from 'node:querystring';
 import http from 'node:http';
 import cookie from '@fastify/cookie';
 import formbody from '@fastify/formbody';
-import type { Services } from '../services.ts';
+import type { HttpServices } from './services.ts';
 import { KilnError, fail, type ErrorCode } from '../errors.ts';
 import { TOO_DEEP, nestsDeeperThan } from '../core/json.ts';
 import { isStorageFull, isStorageUnavailable, isUniqueViolation } from '../store/errors.ts';
@@ -29,7 +29,7 @@ import { registerFraming } from './framing.ts';
 import { answerOnSocket } from './socket-answer.ts';
 import './context.ts';
 
-export async function buildApp(s: Services): Promise<FastifyInstance> {
+export async function buildApp(s: HttpServices): Promise<FastifyInstance> {
   let log: FastifyInstance['log'] | undefined;
   const logRequests = ['trace', 'debug', 'info'].includes(s.config.logLevel);
   const app = Fastify({
@@ -121,6 +121,7 @@ export async function buildApp(s: Services): Promise<FastifyInstance> {
 
   registerMessages(app, s.secret);
   registerHosts(app, s);
+  app.addHook('onClose', async () => s.hot.close());
   app.addHook('onResponse', async (req, reply) => {
     const group = routeGroup(req.site?.kind, req.routeOptions?.url);
     const status = reply.statusCode;

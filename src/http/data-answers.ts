@@ -2,7 +2,7 @@
 // `?data=` requests): CORS, caching headers, `{error, code}` failures, the decoded path.
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { OutgoingHttpHeaders } from 'node:http';
-import type { Services } from '../services.ts';
+import type { HttpServices } from './services.ts';
 import { KilnError, type ErrorCode } from '../errors.ts';
 import { servesAccountContent } from './framing.ts';
 import { decodeRequestPath } from '../nodes/serve.ts';
@@ -51,7 +51,7 @@ export function pathOf(req: FastifyRequest, reply: FastifyReply): string | Fasti
 export async function answer(
   req: FastifyRequest,
   reply: FastifyReply,
-  s: Services,
+  s: HttpServices,
   path: string,
   resolve: 'exact' | 'page',
   rules: DataRules,
@@ -86,7 +86,7 @@ export function wantsData(req: FastifyRequest): boolean {
 }
 
 /** GET /<document_path>?data=<rules>: the query's value is URL-decoded (`+` is a space). */
-export async function answerDataQuery(req: FastifyRequest, reply: FastifyReply, s: Services) {
+export async function answerDataQuery(req: FastifyRequest, reply: FastifyReply, s: HttpServices) {
   const value = (req.query as Record<string, unknown>).data;
   if (Array.isArray(value)) return failure(reply, 400, 'Give the data parameter once', 'rules-syntax');
   const path = pathOf(req, reply);

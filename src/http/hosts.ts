@@ -1,11 +1,12 @@
 // Which host a request is for: the main app, an account's document host, or a custom domain.
 import { channels } from '../events/bus.ts';
-import { forgetHostsOf } from '../events/publish.ts';
 import { movedUsername } from '../store/accounts.ts';
 import { documentHostUrl } from '../core/urls.ts';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { Services } from '../services.ts';
+import type { HttpServices } from './services.ts';
 import type { HostInfo } from './context.ts';
+import type { Lru } from '../core/lru.ts';
 import { KilnError, notFound } from '../errors.ts';
 import { isStorageUnavailable } from '../store/errors.ts';
 import { accountNamed } from '../accounts/people.ts';
@@ -34,14 +35,22 @@ export function hostnameOfHeader(host: string | undefined): string {
 /** Found hosts are remembered for a few seconds in `s.hosts` (every document GET needs one); unknown
  *  hosts are never cached, so a new account or an activated domain serves at once. A change of what a
  *  host serves (suspension, a disabled app user, a rename, a deleted account, a domain gone) drops them in
- *  every process through its `host-changed` event (src/events/publish.ts publishHostChanged). */
+ *  every process through its `host-changed` event (src/events/publish.ts publishHostChanged), at once in the
+ *  process that made the change (`watch`). */
 export const HOST_CACHE_MS = 5_000;
 
-export function registerHosts(app: FastifyInstance, s: Services) {
+/** Drops the hosts of an account (and these names) that were found lately. */
+function forgetHosts(known: Lru<HostInfo>, accountId: number, names: string[]): void {
+  known.deleteWhere(
+    (name, site) => (site.kind !== 'main' && site.accountId === accountId) || names.includes(String(name)),
+  );
+}
+
+export function registerHosts(app: FastifyInstance, s: HttpServices) {
   const root = s.config.rootHostname;
   const known = s.hosts;
-  const off = s.events.subscribe(channels.hosts, (e) => {
-    if (e.type === 'host-changed') forgetHostsOf(s, e.accountId, e.names);
+  const off = s.events.watch(channels.hosts, (e) => {
+    if (e.type === 'host-changed') forgetHosts(known, e.accountId, e.names);
   });
   app.addHook('onClose', async () => off());
   app.decorateRequest('site', null as never);

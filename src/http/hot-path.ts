@@ -106,10 +106,13 @@ export class HotDocuments {
   private readonly hosts: Lru<HostInfo>;
   /** The Services clock (ms): data answers expire on it, as in the data cache. */
   private readonly now: () => number;
+  /** What a host serves changed (a suspension, a disabled app user, a rename): its answers go too. */
+  private readonly hostsOff: () => void;
   constructor(bus: EventBus, hosts: Lru<HostInfo>, now: () => number = Date.now) {
     this.bus = bus;
     this.hosts = hosts;
     this.now = now;
+    this.hostsOff = bus.watch(channels.hosts, (e) => e.type === 'host-changed' && this.forget(e.accountId));
   }
 
   /** Answers the request from memory when it can (true); false leaves it to Fastify. */
@@ -251,6 +254,7 @@ export class HotDocuments {
   }
 
   close() {
+    this.hostsOff();
     for (const w of this.watches.values()) w.off();
     this.watches.clear();
   }
@@ -270,7 +274,7 @@ export class HotDocuments {
       live: false,
       keys: new Set(),
       // An editor's live snapshot relayed to sync tools changes nothing stored: it keeps what is kept.
-      off: this.bus.subscribe(channel, (event) => event.type !== 'live-sync' && this.forget(accountId)),
+      off: this.bus.watch(channel, (event) => event.type !== 'live-sync' && this.forget(accountId)),
     };
     this.watches.set(accountId, (w = created));
     this.bus.subscribed(channel).then(

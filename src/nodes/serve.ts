@@ -5,7 +5,6 @@ import { badRequest } from '../errors.ts';
 import { isDocumentName } from '../core/names.ts';
 import { findByPath, type NodeRow } from './tree.ts';
 import { redirectTarget, storedContent } from '../store/nodes.ts';
-import { Lru } from '../core/lru.ts';
 import { allows, resourceOf } from '../access/authorize.ts';
 
 export const ROOT_DOCUMENT = 'index.html';
@@ -76,32 +75,10 @@ export async function rootFallback(s: Services, accountId: number): Promise<Reso
 
 // ------------------------------------------------------------------ content cache
 
-/** What a process keeps of documents (one per Services, built in createServices):
- *  - `content`: stored bytes keyed by node id with their checksum. The checksum read with the node
- *    decides whether an entry is current, so a save (here or in another process) makes a stale entry
- *    unused at once.
- *  - `served`: what each URL of a document host last served, public documents only: while the
- *    database cannot be reached these still answer (from `content`, when it holds the same bytes). */
-export class DocumentCache {
-  readonly content = new Lru<{ checksum: string; bytes: Buffer }>({
-    maxEntries: 100_000,
-    maxBytes: 64 * 1024 * 1024,
-    sizeOf: (v) => v.bytes.length,
-  });
-  readonly served = new Lru<{ id: number; checksum: string; name: string }>({ maxEntries: 10_000 });
-  /** The text of the last save of a document in this process, with its SHA-256: the next save's
-   *  version diff starts from it instead of reading and decoding the stored bytes again. */
-  readonly texts = new Lru<{ hash: string; text: string }>({
-    maxEntries: 1_000,
-    maxBytes: 32 * 1024 * 1024,
-    sizeOf: (v) => v.text.length,
-  });
-}
-
 /** The stored bytes of a document and their checksum (re-read together when the cache is stale;
  *  the checksum returned belongs to the bytes returned). Null when the document has no content. */
 export async function documentContent(
-  s: Services,
+  s: Pick<Services, 'documents' | 'metrics' | 'database'>,
   node: Pick<NodeRow, 'id' | 'checksum'>,
 ): Promise<{ bytes: Buffer; checksum: string } | null> {
   const hit = s.documents.content.get(node.id);

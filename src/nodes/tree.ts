@@ -106,7 +106,11 @@ export async function listTree(s: Services, actorId: number, ownerId: number): P
 
 /** The node at a relative path like `a/b/c.html` in an account's tree (case-insensitive, like names),
  *  or undefined. No access check: callers authorize (a private node must answer like a missing one). */
-export async function findByPath(s: Services, ownerId: number, relPath: string): Promise<NodeRow | undefined> {
+export async function findByPath(
+  s: Pick<Services, 'database'>,
+  ownerId: number,
+  relPath: string,
+): Promise<NodeRow | undefined> {
   const parts = splitPath(relPath.replace(/^\/+/, ''));
   if (typeof parts === 'string') return undefined;
   const folderKey = parts.slice(0, -1).join('/').normalize('NFC').toLowerCase();

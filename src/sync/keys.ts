@@ -39,7 +39,10 @@ export async function createSyncKey(
 }
 
 /** The person behind an `X-API-Key` header, or 401 (missing, not `hcsk_`, unknown, expired, revoked). */
-export async function actorForSyncKey(s: Services, header: string | string[] | undefined): Promise<Actor> {
+export async function actorForSyncKey(
+  s: Pick<Services, 'database' | 'clock'>,
+  header: string | string[] | undefined,
+): Promise<Actor> {
   const key = Array.isArray(header) ? header[0] : header;
   if (!key) throw unauthorized('Send your sync key in the X-API-Key header.', 'missing-key');
   if (!key.startsWith(KEY_PREFIX)) throw unauthorized('Sync keys start with hcsk_.', 'invalid-key');
@@ -61,7 +64,6 @@ export async function actorForSyncKey(s: Services, header: string | string[] | u
   return actor;
 }
 
-/** Revokes an active key of the account; its open sync streams close, in every process. */
 /** True while the key is neither revoked nor expired (open streams re-check it). */
 export async function keyStillValid(s: Services, keyId: number): Promise<boolean> {
   return (await keyValidUntil(s, keyId)) !== null;

@@ -9,6 +9,7 @@
 // team or made a viewer (grants `key:<id>` and `member:<team>:<person>`, src/events/revocations.ts).
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { RoutePlugin } from './plugin.ts';
+import type { HttpServices } from '../services.ts';
 import type { Services } from '../../services.ts';
 import { KilnError } from '../../errors.ts';
 import { syncScope, type SyncScope } from '../../sync/scope.ts';
@@ -43,7 +44,7 @@ async function scopeOf(s: Services, req: FastifyRequest, team?: string): Promise
 
 /** Opens the account's stream. Protocol 2 (always on a team base) starts with `sync-ready`: the
  *  account id and whether its plan includes syncing (the same `sync` as GET /_/sync/accounts). */
-async function openStream(s: Services, req: FastifyRequest, reply: FastifyReply, scope: SyncScope) {
+async function openStream(s: HttpServices, req: FastifyRequest, reply: FastifyReply, scope: SyncScope) {
   const accountId = scope.account.id;
   const sync = scope.canWrite ? { enabled: true, reason: null } : { enabled: false, reason: 'payment-required' };
   takeStreamSlot(s, req, reply);
