@@ -1,9 +1,8 @@
-// One-time email tokens (confirm an address, reset a password, finish a paid checkout): random,
-// kept only as a SHA-256 hash, expiring, used once.
+// One-time email tokens (confirm an address, reset a password, finish a paid checkout): their
+// lifetimes (the token's shape: src/core/one-time-token.ts).
 import type { Services } from '../services.ts';
 import type { EmailTokensTable } from '../store/schema.ts';
-import { randomToken } from '../clock.ts';
-import { sha256 } from '../core/checksum.ts';
+import { newOneTimeToken, presentedTokenHash } from '../core/one-time-token.ts';
 import { DAY } from '../limits.ts';
 import { insertEmailToken, markEmailTokenUsed, pendingEmailToken } from '../store/email-tokens.ts';
 
@@ -21,24 +20,15 @@ export async function createEmailToken(
   s: Services,
   o: { accountId: number | null; email: string; purpose: EmailTokenPurpose },
 ): Promise<string> {
-  const token = randomToken(32);
-  const now = s.clock.now();
-  await insertEmailToken(s.database.db, {
-    token_hash: sha256(token),
-    account_id: o.accountId,
-    email: o.email,
-    purpose: o.purpose,
-    created_at: now.toISOString(),
-    expires_at: new Date(now.getTime() + LIFETIME[o.purpose]).toISOString(),
-    used_at: null,
-  });
+  const { token, row } = newOneTimeToken(s.clock.now(), LIFETIME[o.purpose]);
+  await insertEmailToken(s.database.db, { ...row, account_id: o.accountId, email: o.email, purpose: o.purpose });
   return token;
 }
 
 /** The unused, unexpired token row for `purpose`, or undefined. Does not use it up. */
 export async function findEmailToken(s: Services, token: string, purpose: EmailTokenPurpose) {
-  if (!token || token.length > 200) return undefined;
-  return pendingEmailToken(s.database.db, sha256(token), purpose, s.clock.now().toISOString());
+  const hash = presentedTokenHash(token);
+  return hash ? pendingEmailToken(s.database.db, hash, purpose, s.clock.now().toISOString()) : undefined;
 }
 
 /** Uses a token up (once: false when it was used meanwhile). */

@@ -1,11 +1,10 @@
 // Team invitations by email. An owner invites an address with a role; the invitee gets a one-time link
-// (random, kept only as a SHA-256 hash, 7 days) and joins by opening it while signed in with that
+// (src/core/one-time-token.ts, 7 days) and joins by opening it while signed in with that
 // address (signing up first if they have no account). A used, expired or unknown link answers alike.
 import type { Services } from '../services.ts';
 import type { TeamRole } from '../store/schema.ts';
 import { badRequest, forbidden } from '../errors.ts';
-import { randomToken } from '../clock.ts';
-import { sha256 } from '../core/checksum.ts';
+import { newOneTimeToken, presentedTokenHash } from '../core/one-time-token.ts';
 import { emailProblem } from '../core/names.ts';
 import { DAY } from '../limits.ts';
 import { insertInvite, markInviteUsed, pendingInvite } from '../store/invites.ts';
@@ -35,18 +34,8 @@ export async function inviteToTeam(
   if (problem) throw badRequest(problem, 'invalid');
   if (!TEAM_ROLES.includes(input.role))
     throw badRequest(`Role must be one of ${TEAM_ROLES.join(', ')}.`, 'invalid-role');
-  const token = randomToken(32);
-  const now = s.clock.now();
-  await insertInvite(s.database.db, {
-    team_id: team.id,
-    email,
-    role: input.role,
-    token_hash: sha256(token),
-    invited_by: actorId,
-    created_at: now.toISOString(),
-    expires_at: new Date(now.getTime() + LIFETIME_MS).toISOString(),
-    used_at: null,
-  });
+  const { token, row } = newOneTimeToken(s.clock.now(), LIFETIME_MS);
+  await insertInvite(s.database.db, { ...row, team_id: team.id, email, role: input.role, invited_by: actorId });
   const url = link(token);
   await s.mailer.send({
     to: email,
@@ -57,8 +46,8 @@ export async function inviteToTeam(
 }
 
 async function pending(s: Services, token: string) {
-  if (!token || token.length > 200) return undefined;
-  return pendingInvite(s.database.db, sha256(token), s.clock.now().toISOString());
+  const hash = presentedTokenHash(token);
+  return hash ? pendingInvite(s.database.db, hash, s.clock.now().toISOString()) : undefined;
 }
 
 /** What a still-valid link offers; 404 otherwise. */
@@ -81,7 +70,7 @@ export async function acceptInvite(
     throw forbidden(
       `This invitation is for ${invitation.email}; you are signed in as ${person.email}. Sign in with that address to accept it.`,
     );
-  if (!(await markInviteUsed(s.database.db, sha256(token), s.clock.now().toISOString())))
+  if (!(await markInviteUsed(s.database.db, presentedTokenHash(token)!, s.clock.now().toISOString())))
     throw badRequest(GONE, 'invalid-token');
   const current = await roleIn(s, invitation.team.id, person.accountId);
   if (!current)
