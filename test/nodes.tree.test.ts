@@ -95,7 +95,7 @@ test('names: documents must end in .html/.htmlclay; special characters, reserved
     [{ type: 'site', name: '../escape.html' }, /Path segments cannot be empty, "\." or "\.\."/],
     [{ type: 'site', name: 'a/../../b.html' }, /Path segments cannot be empty/],
     [{ type: 'site', name: 'a//b.html' }, /Path segments cannot be empty/],
-    [{ type: 'banana', name: 'x.html' }, /Invalid type/],
+    [{ type: 'banana', name: 'x.html' }, /Type must be one of site, folder/],
   ];
   for (const [body, rule] of cases) {
     const res = await create(main, body);

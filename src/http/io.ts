@@ -175,16 +175,45 @@ export function backWithRefusal(
  *  fields: `too-long` for text over its bound, else `invalid`. */
 export type FieldCodes = Partial<Record<string, CodeWithStatus<400> | { code: CodeWithStatus<400>; msg: string }>>;
 
-/** A body (or query) through a schema: the parsed value, or 400 naming the first bad field. */
+/** A body (or query) through a schema: the parsed value, or 400 naming the first bad field in words. */
 export function parse<T extends z.ZodType>(schema: T, value: unknown, codes: FieldCodes = {}): z.infer<T> {
   const r = schema.safeParse(value ?? {});
   if (r.success) return r.data;
   const issue = r.error.issues[0];
-  const field = issue.path.join('.') || 'body';
   const own = codes[String(issue.path[0] ?? '')];
   if (typeof own === 'object') throw badRequest(own.msg, own.code);
   const tooLong = issue.code === 'too_big' && issue.origin === 'string';
-  throw badRequest(`Invalid ${field}: ${issue.message}`, own ?? (tooLong ? 'too-long' : 'invalid'));
+  throw badRequest(wordsOf(issue, value), own ?? (tooLong ? 'too-long' : 'invalid'));
+}
+
+/** What is wrong with a field, as a person reads it ("Email must be at most 254 characters."). */
+function wordsOf(issue: z.core.$ZodIssue, value: unknown): string {
+  const field = issue.path.join('.') || 'body';
+  const label = field.charAt(0).toUpperCase() + field.slice(1);
+  const given = issue.path.reduce<unknown>(
+    (v, k) => (v && typeof v === 'object' ? (v as Fields)[k as string] : undefined),
+    value,
+  );
+  switch (issue.code) {
+    case 'too_big':
+      return issue.origin === 'string'
+        ? `${label} must be at most ${issue.maximum} characters.`
+        : `${label} is too large.`;
+    case 'too_small':
+      return issue.origin === 'string' && Number(issue.minimum) <= 1
+        ? `${label} is required.`
+        : `${label} is too ${issue.origin === 'string' ? 'short' : 'small'}.`;
+    case 'invalid_type':
+      if (given === undefined || given === null) return `${label} is required.`;
+      return `${label} must be ${issue.expected === 'string' ? 'text' : issue.expected === 'object' ? 'an object' : `a ${issue.expected}`}.`;
+    case 'invalid_value':
+      return `${label} must be one of ${issue.values.map(String).join(', ')}.`;
+    case 'custom':
+      // A refinement's own words, when it gave some.
+      return issue.message && issue.message !== 'Invalid input' ? issue.message : `${label} is not valid.`;
+    default:
+      return `${label} is not valid.`;
+  }
 }
 
 /** A node, version or domain id as the API takes it (a number or its decimal text). */

@@ -1,7 +1,7 @@
 // THE save pipeline. Every writer of a document's HTML comes through `writeDocument`: browser save,
 // editor, sync write, restore, instance copy, creation. Steps: normalize → skip if unchanged → version →
 // content → (after commit) stylesheet + event. Version, content and checksum commit together.
-import { withoutToolbar, withoutToolbarText } from '../nodes/toolbar.ts';
+import { withoutToolbar, withoutToolbarText } from '../ui/toolbar.ts';
 import { documentForWrite, newestVersion, setStoredContent, storedContent, versionWritten } from '../store/nodes.ts';
 import { recordActivity } from '../store/activity.ts';
 import { insertVersion } from '../store/versions.ts';
@@ -150,7 +150,7 @@ export async function saveDocument(s: Services, input: SaveInput): Promise<SaveR
   return result;
 }
 
-/** Step 1: the owner's toolbar tag never stays (src/nodes/toolbar.ts); then re-indent documents that opt
+/** Step 1: the owner's toolbar tag never stays (src/ui/toolbar.ts); then re-indent documents that opt
  *  in with `<html formathtml="true">`; all others keep their exact bytes. Decodes the bytes once: the
  *  text (null when they are not exact UTF-8, which is never re-indented) serves every later step. */
 export function normalize(sent: Buffer): { bytes: Buffer; text: string | null } {

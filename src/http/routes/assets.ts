@@ -8,7 +8,7 @@ import fastifyStatic from '@fastify/static';
 import type { RoutePlugin } from './plugin.ts';
 import { editorBundle } from '../../ui/assets.ts';
 
-// The owner's toolbar on documents (src/nodes/toolbar.ts), read once.
+// The owner's toolbar on documents (src/ui/toolbar.ts), read once.
 const TOOLBAR_JS = readFileSync(path.join(ROOT, 'src/ui/client/toolbar.js'));
 
 // The package's main file is src/hyperclay.js; its folder holds every module the loader imports.

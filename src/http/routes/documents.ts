@@ -29,7 +29,7 @@ import {
 } from '../../nodes/serve.ts';
 import { isStorageUnavailable } from '../../store/errors.ts';
 import { childPathOf, type NodeRow } from '../../nodes/tree.ts';
-import { toolbarTag, withToolbar } from '../../nodes/toolbar.ts';
+import { toolbarTag, withToolbar } from '../../ui/toolbar.ts';
 import { ifNoneMatchHits } from '../../core/conditional.ts';
 import { ADMIN_COOKIE, RESOURCE_COOKIE } from '../cookies.ts';
 import { mainHome } from '../home.ts';

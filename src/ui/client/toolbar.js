@@ -1,4 +1,4 @@
-// The owner's toolbar (src/nodes/toolbar.ts adds its tag at serve time). It lives in a shadow root on
+// The owner's toolbar (src/ui/toolbar.ts adds its tag at serve time). It lives in a shadow root on
 // an element marked no-save, so neither its markup nor its styles reach a saved page.
 (() => {
   const me = document.currentScript;

@@ -2,7 +2,7 @@
 // owner only (visitors, share guests and app users get the stored bytes). It is never stored: the tag
 // and the element its script creates carry `no-save`/`save-remove`, which hyperclayjs strips from every
 // save and snapshot, and the save pipeline removes the exact tag from any body that still has it.
-import { escapeHtml } from '../ui/html.ts';
+import { escapeHtml } from './html.ts';
 
 const SRC = '/_/assets/toolbar.js';
 const TAG = /<script src="\/_\/assets\/toolbar\.js\?[^"<>]*" data-kiln-toolbar no-save save-remove><\/script>/g;
