@@ -55,7 +55,7 @@ test('a private document answers 404 to strangers and visitors (like a missing o
   assert.equal(fv.status, 400);
   const bad = await owner.main.post(`/_/dashboard/nodes/${id}/visibility`, { visibility: 'hidden' });
   assert.equal(bad.status, 400);
-  assert.match(bad.json.msg, /visibility/);
+  assert.equal(bad.json.msg, 'Visibility must be one of public, private.');
 });
 
 test('a private root document is not shown as the fallback to strangers either', async () => {

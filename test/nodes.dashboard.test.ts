@@ -96,7 +96,7 @@ test('AJAX operations answer JSON {msg, msgType, html} where html is the updated
   assert.equal(dup.json.msgType, 'error');
   const missingName = await main.post('/_/dashboard/nodes', { type: 'site' });
   assert.equal(missingName.status, 400);
-  assert.match(missingName.json.msg, /name/);
+  assert.equal(missingName.json.msg, 'Name is required.');
 });
 
 test('deleting a non-empty folder without script: a confirmation page, then a cascade post', async () => {

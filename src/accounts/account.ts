@@ -36,8 +36,8 @@ async function person(s: Services, accountId: number) {
 }
 
 /** The current password must be right; 401 `bad-credentials` otherwise. */
-async function assertPassword(hash: string | null, password: unknown) {
-  if (typeof password !== 'string' || !(await verifyPassword(password, hash)))
+async function assertPassword(hash: string | null, password: string) {
+  if (!(await verifyPassword(password, hash)))
     throw unauthorized('The current password is not right.', 'bad-credentials');
 }
 
@@ -47,11 +47,11 @@ export async function changePassword(
   s: Services,
   accountId: number,
   keepLoginId: number | undefined,
-  input: { current: unknown; next: unknown },
+  input: { current: string; next: string },
 ): Promise<number[]> {
   const p = await person(s, accountId);
   await assertPassword(p.password_hash, input.current);
-  const next = String(input.next ?? '');
+  const next = input.next;
   const problem = passwordProblem(next);
   if (problem) throw badRequest(problem, 'invalid');
   await updatePersonRow(s.database.db, accountId, { password_hash: await hashPassword(next) });
@@ -124,14 +124,10 @@ export async function requestDeveloperReset(
 export async function deleteAccount(
   s: Services,
   accountId: number,
-  input: { confirm: unknown; password: unknown; exportFirst?: boolean },
+  input: { confirm: string; password: string; exportFirst?: boolean },
 ): Promise<{ username: string; ended: number[]; exported: boolean }> {
   const p = await person(s, accountId);
-  if (
-    String(input.confirm ?? '')
-      .trim()
-      .toLowerCase() !== p.username
-  )
+  if (input.confirm.trim().toLowerCase() !== p.username)
     throw badRequest(`Type your username (${p.username}) to confirm.`, 'invalid');
   await assertPassword(p.password_hash, input.password);
   const { db } = s.database;
@@ -193,14 +189,12 @@ export async function resetPassword(s: Services, token: string, password: string
 export async function requestEmailChange(
   s: Services,
   accountId: number,
-  input: { email: unknown; password: unknown },
+  input: { email: string; password: string },
   link: (token: string) => string,
 ): Promise<string> {
   const p = await person(s, accountId);
   await assertPassword(p.password_hash, input.password);
-  const email = String(input.email ?? '')
-    .trim()
-    .toLowerCase();
+  const email = input.email.trim().toLowerCase();
   const problem = emailProblem(email);
   if (problem) throw badRequest(problem, 'invalid');
   if (email === p.email) throw badRequest('That is your email already.', 'invalid');
@@ -253,13 +247,11 @@ export const USERNAME_MOVE_DAYS = 30;
 export async function changeUsername(
   s: Services,
   accountId: number,
-  input: { username: unknown; password: unknown },
+  input: { username: string; password: string },
 ): Promise<{ from: string; to: string }> {
   const p = await person(s, accountId);
   await assertPassword(p.password_hash, input.password);
-  const to = String(input.username ?? '')
-    .trim()
-    .toLowerCase();
+  const to = input.username.trim().toLowerCase();
   const problem = usernameProblem(to);
   if (problem) throw badRequest(problem, 'invalid');
   if (to === p.username) throw badRequest('That is your username already.', 'invalid');

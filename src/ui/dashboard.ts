@@ -68,7 +68,7 @@ function onHost(hostUrl: string, path: string): string {
   return `/_/session/start?host=${encodeURIComponent(new URL(hostUrl).hostname)}&return=${encodeURIComponent(path)}`;
 }
 
-/** Where visitors sign up on an app: `<host>/_/app/signup?app=<path>` (see src/http/routes/apps.ts). */
+/** Where visitors sign up on an app: `<host>/_/app/signup?app=<path>` (see src/http/routes/apps/). */
 export function appSignupUrl(hostUrl: string, node: Pick<NodeRow, 'path' | 'name'>): string {
   return `${hostUrl}/_/app/signup?app=${encodeURIComponent(childPathOf(node))}`;
 }

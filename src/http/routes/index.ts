@@ -3,7 +3,7 @@ import type { RoutePlugin } from './plugin.ts';
 import auth from './auth.ts';
 import session from './session.ts';
 import health from './health.ts';
-import dashboard from './dashboard.ts';
+import dashboard from './dashboard/index.ts';
 import documents from './documents.ts';
 import save from './save.ts';
 import uploads from './uploads.ts';
@@ -15,16 +15,16 @@ import editor from './editor.ts';
 import stylesheets from './stylesheets.ts';
 import assets from './assets.ts';
 import syncApi from './sync-api.ts';
-import dashboardKeys from './dashboard-keys.ts';
+import keysAndTeams from './keys-and-teams/index.ts';
 import syncStream from './sync-stream.ts';
 import liveSync from './live-sync.ts';
 import bus from './bus.ts';
 import dataApi from './data-api.ts';
 import sharing from './sharing.ts';
 import domains from './domains.ts';
-import apps from './apps.ts';
+import apps from './apps/index.ts';
 import billing from './billing.ts';
-import account from './account.ts';
+import account from './account/index.ts';
 import admin from './admin.ts';
 import messages from './messages.ts';
 import collections from './collections.ts';
@@ -35,7 +35,7 @@ export const routes: RoutePlugin[] = [
   auth,
   session,
   dashboard,
-  dashboardKeys,
+  keysAndTeams,
   save,
   uploads,
   meta,

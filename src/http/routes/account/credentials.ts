@@ -1,0 +1,89 @@
+// What signs the account in, each change with the password: the password, the username (the host
+// moves), the email (through a link to the new address).
+import type { RoutePlugin } from '../plugin.ts';
+import {
+  changePassword,
+  changeUsername,
+  confirmEmailChange,
+  emailChangeOf,
+  requestEmailChange,
+} from '../../../accounts/account.ts';
+import { KilnError } from '../../../errors.ts';
+import { documentHostUrl } from '../../../core/urls.ts';
+import { emailChangePage } from '../../../ui/account.ts';
+import { done, formPost, parse, sendPage, textParam, wantsHtml } from '../../io.ts';
+import { refuseCrossSite } from '../../origin.ts';
+import { bodies } from './schemas.ts';
+import { ACCOUNT, developer, ended, renderAccount } from './shared.ts';
+
+const credentials: RoutePlugin = async (app, { services: s }) => {
+  app.post(
+    `${ACCOUNT}/password`,
+    formPost(
+      () => ACCOUNT,
+      renderAccount,
+      async (req, reply) => {
+        const actor = developer(req, true);
+        const { current, password } = parse(bodies.password, req.body);
+        await ended(s, await changePassword(s, actor.accountId, actor.loginId, { current, next: password }));
+        return done(req, reply, 'Password changed. Every other browser is signed out.', { redirect: ACCOUNT });
+      },
+    ),
+  );
+
+  app.post(
+    `${ACCOUNT}/username`,
+    formPost(
+      () => ACCOUNT,
+      renderAccount,
+      async (req, reply) => {
+        const actor = developer(req, true);
+        const moved = await changeUsername(s, actor.accountId, parse(bodies.username, req.body));
+        const msg = `You are ${moved.to} now: your documents are at ${documentHostUrl(s.config, moved.to)}/, and the old address leads there for 30 days.`;
+        return done(req, reply, msg, { redirect: ACCOUNT, extra: { username: moved.to } });
+      },
+    ),
+  );
+
+  app.post(
+    `${ACCOUNT}/email`,
+    formPost(
+      () => ACCOUNT,
+      renderAccount,
+      async (req, reply) => {
+        const actor = developer(req, true);
+        const b = parse(bodies.email, req.body);
+        const email = await requestEmailChange(
+          s,
+          actor.accountId,
+          b,
+          (t) => `${s.config.baseUrl}${ACCOUNT}/email/${t}`,
+        );
+        const msg = `A confirmation link is on its way to ${email}; your address changes when you open it.`;
+        return done(req, reply, msg, { redirect: ACCOUNT });
+      },
+    ),
+  );
+
+  app.get(`${ACCOUNT}/email/:token`, async (req, reply) => {
+    const token = textParam(req, 'token');
+    reply.header('referrer-policy', 'same-origin');
+    try {
+      const change = await emailChangeOf(s, token);
+      return sendPage(reply, emailChangePage({ token, email: change.email }));
+    } catch (err) {
+      if (err instanceof KilnError && wantsHtml(req))
+        return sendPage(reply, emailChangePage({ token, error: err.message }), err.status);
+      throw err;
+    }
+  });
+
+  app.post(`${ACCOUNT}/email/:token`, async (req, reply) => {
+    await refuseCrossSite(req, s);
+    const changed = await confirmEmailChange(s, textParam(req, 'token'));
+    const msg = `The email of ${changed.username} is ${changed.email} now.`;
+    return done(req, reply, msg, { redirect: req.actor ? ACCOUNT : '/_/login' });
+  });
+};
+
+export default credentials;

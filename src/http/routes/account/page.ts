@@ -1,0 +1,20 @@
+// The account page: who you are, your plan, and where you are signed in.
+import type { RoutePlugin } from '../plugin.ts';
+import { signIns } from '../../../accounts/account.ts';
+import { PLAN_NAMES } from '../../../billing/plans.ts';
+import { accountPage } from '../../../ui/account.ts';
+import { queryMsg, sendPage, wantsHtml } from '../../io.ts';
+import { ACCOUNT, developer } from './shared.ts';
+
+const page: RoutePlugin = async (app, { services: s }) => {
+  app.get(ACCOUNT, async (req, reply) => {
+    const actor = developer(req, false);
+    const logins = await signIns(s, actor.accountId, actor.loginId);
+    reply.header('cache-control', 'no-store');
+    const { username, email, plan } = actor;
+    if (!wantsHtml(req)) return { msg: '', msgType: 'success', account: { username, email, plan }, logins };
+    return sendPage(reply, accountPage({ username, email, plan: PLAN_NAMES[plan], logins, msg: queryMsg(req) }));
+  });
+};
+
+export default page;

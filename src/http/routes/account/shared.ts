@@ -1,0 +1,33 @@
+// What the account pages share: the gate every page passes, the page drawn again with a refusal, and
+// closing the streams of ended sign-ins.
+import type { FastifyRequest } from 'fastify';
+import type { Services } from '../../../services.ts';
+import type { Actor } from '../../../access/actor.ts';
+import type { Msg } from '../../../ui/pages.ts';
+import { authorizeActor } from '../../../access/authorize.ts';
+import { grants, revokeGrants } from '../../../events/revocations.ts';
+import { PLAN_NAMES } from '../../../billing/plans.ts';
+import { accountPage } from '../../../ui/account.ts';
+import { assertSameOrigin } from '../../origin.ts';
+
+export const ACCOUNT = '/_/account';
+
+/** A signed-in developer (app users and strangers are refused by the access table). */
+export function developer(req: FastifyRequest, write: boolean): Actor {
+  if (write) assertSameOrigin(req);
+  return authorizeActor({ actor: req.actor }, null, 'manage');
+}
+
+/** Streams opened with these (now ended) sessions close. */
+export const ended = (s: Services, ids: number[]) => revokeGrants(s, ids.map(grants.session));
+
+/** The page itself, with a refusal in words (a form post that failed). */
+export function renderAccount(req: FastifyRequest, msg: Msg): string {
+  return accountPage({
+    username: req.actor?.username ?? '',
+    email: req.actor?.email ?? '',
+    plan: req.actor ? PLAN_NAMES[req.actor.plan] : '',
+    logins: [],
+    msg,
+  });
+}

@@ -1,0 +1,57 @@
+// Signing up on an app: the form, and the new app user with their own instance of the app.
+import type { RoutePlugin } from '../plugin.ts';
+import { badRequest } from '../../../errors.ts';
+import { findInstance } from '../../../apps/instances.ts';
+import { signUpOnApp } from '../../../apps/app-users.ts';
+import { appSignupPage } from '../../../ui/apps.ts';
+import { parse, queryMsg, wantsHtml } from '../../io.ts';
+import { refuseCrossSite } from '../../origin.ts';
+import { handoff, signIn } from '../../sessions.ts';
+import { strictAttempt } from '../../../ratelimit/http.ts';
+import { bodies } from './schemas.ts';
+import { appOf, backTo, formPost, instanceUrl, linksFor, mainLogin, namedApp, refOf, sendPage } from './shared.ts';
+
+const signup: RoutePlugin = async (app, { services: s }) => {
+  app.get('/_/app/signup', async (req, reply) => {
+    const node = await appOf(s, req, 'signup');
+    const actor = req.actor;
+    const instance = actor ? await findInstance(s, actor.accountId, node.id) : undefined;
+    const signedIn = actor
+      ? { username: actor.username, instanceUrl: instance ? instanceUrl(s, actor.username, instance) : undefined }
+      : undefined;
+    return sendPage(reply, appSignupPage({ app: refOf(node), msg: queryMsg(req), signedIn, mainLogin: mainLogin(s) }));
+  });
+
+  app.post(
+    '/_/app/signup',
+    formPost(
+      backTo('signup'),
+      (req, msg) => appSignupPage({ app: namedApp(req), msg, mainLogin: mainLogin(s) }),
+      async (req, reply) => {
+        await refuseCrossSite(req, s);
+        await strictAttempt(s, req, reply, 'app-signup');
+        const node = await appOf(s, req, 'signup');
+        const { email, password, username } = parse(bodies.signup, req.body);
+        if (!email) throw badRequest('Email is required.', 'missing-field');
+        if (!password) throw badRequest('Password is required.', 'missing-field');
+        const links = linksFor(s, req, node);
+        const { person, instance } = await signUpOnApp(s, { app: node, email, password, username, links });
+        const login = await signIn(req, reply, s, person.id);
+        const url = instanceUrl(s, person.username, instance);
+        // The app user's session lives on their own host: the browser goes there through the handshake.
+        const next = await handoff(s, req, login, url);
+        if (wantsHtml(req)) return reply.redirect(next, 302);
+        return reply.code(201).send({
+          signInUrl: next,
+          msg: `Welcome, ${person.username}. Your copy is ${instance.name}; confirm your email (we sent a link) to save it.`,
+          msgType: 'success',
+          username: person.username,
+          emailConfirmed: false,
+          instance: { id: instance.id, name: instance.name, url, sourceNodeId: node.id },
+        });
+      },
+    ),
+  );
+};
+
+export default signup;
