@@ -1,4 +1,4 @@
-// Saves that arrive together (on SQLite they share one commit, src/store/writes.ts): each is answered for
+// Saves that arrive together (they share one commit: src/store/writes.ts, on PostgreSQL those of one document): each is answered for
 // itself, a refused one (stale If-Match, not HTML) changes nothing while the others land, every accepted save
 // has its version, and each version reconstructs to the bytes of its save. Reads go on while a write is open.
 import { test, before, after } from 'node:test';

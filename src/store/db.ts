@@ -14,7 +14,7 @@ import {
   type MigrationProvider,
 } from 'kysely';
 import type { DB, Db } from './schema.ts';
-import { groupedWrites, queuedWrites, type DocumentWrites } from './writes.ts';
+import { groupedPerDocument, groupedWrites, type DocumentWrites } from './writes.ts';
 import { SqliteDialectWithReader } from './sqlite-driver.ts';
 import { limits } from '../limits.ts';
 import { up001 } from './migrations/001_initial.ts';
@@ -177,7 +177,7 @@ export async function openDatabase(opts: { databaseUrl?: string; dataDir: string
     db,
     dialect,
     lock: dialect === 'postgres' ? postgresLocks : sqliteLocks,
-    writes: dialect === 'postgres' ? queuedWrites(db) : groupedWrites(db),
+    writes: dialect === 'postgres' ? groupedPerDocument(db) : groupedWrites(db),
     snapshot,
     close: () => db.destroy(),
   };

@@ -1,12 +1,14 @@
 // How a document's writes reach the database, chosen with it (src/store/db.ts). Either way a write runs in a
 // transaction, is answered only after its COMMIT, and hands back the steps it queued for after the commit.
-// - SQLite (`groupedWrites`): group commit. Writes that arrive while one is being written share its
-//   transaction, each in a savepoint of its own, and one COMMIT (one disk flush) covers them all: the flush is
-//   most of a save's cost. A write that fails rolls back to its savepoint alone; a COMMIT that fails fails every
-//   write of its group (none of them is on disk). SQLite runs one transaction at a time on its one connection
-//   anyway, in arrival order, so writes of one document stay in order.
-// - PostgreSQL (`queuedWrites`): a transaction per write; writes of one document queue within a process (across
-//   processes the row lock and the checksum compare decide).
+// Both group commit: writes that arrive while one is being written share its transaction, each after the first
+// in a savepoint of its own, and one COMMIT (one disk flush, one round trip) covers them all. A write that fails
+// rolls back to its savepoint alone (the first, with no savepoint, rolls back the transaction before anything
+// else joined it); a COMMIT that fails fails every write of its group (none of them is on disk).
+// - SQLite (`groupedWrites`): one queue. SQLite runs one transaction at a time on its one connection anyway,
+//   in arrival order, so writes of one document stay in order.
+// - PostgreSQL (`groupedPerDocument`): a queue per document, so a group locks one document's row and
+//   different documents commit in parallel on their own connections (never two groups waiting on each
+//   other's rows). Across processes the row lock and the checksum compare decide.
 import { sql } from 'kysely';
 import type { Db } from './schema.ts';
 import type { AfterCommit, Tx } from './transaction.ts';
@@ -32,114 +34,146 @@ const MAX_GROUP = 64;
 type Job = {
   work: Write<unknown>;
   after: AfterCommit;
+  committed?: (result: unknown) => Promise<boolean>;
   result?: unknown;
   resolve(v: { result: unknown; after: AfterCommit }): void;
   reject(err: unknown): void;
 };
 
-export function groupedWrites(db: Db): DocumentWrites {
+/** One transaction: the first waiting write, then every write that arrives until the queue stays empty for a
+ *  turn of the event loop (or MAX_GROUP). */
+async function group(db: Db, queue: Job[]): Promise<void> {
+  const taken: Job[] = [queue.shift()!];
+  const failed = new Set<Job>();
+  /** The first full-disk error of the group: when the group then fails, that is why (a rollback or
+   *  COMMIT that fails after it says only that the transaction is gone). */
+  let full: unknown;
+  /** Set once every write's work is done: an error after it is the COMMIT's. */
+  let worked = false;
+  try {
+    await db.transaction().execute(async (tx) => {
+      // The first write needs no savepoint: when it fails, the whole transaction rolls back with nothing
+      // else in it yet.
+      taken[0].result = await taken[0].work(tx, taken[0].after);
+      let waited = false;
+      for (;;) {
+        if (taken.length >= MAX_GROUP) break;
+        // Requests whose bodies arrive during this turn of the event loop join the group.
+        if (queue.length === 0 && !waited) {
+          waited = true;
+          await new Promise((r) => setImmediate(r));
+        }
+        const job = queue.shift();
+        if (!job) break;
+        taken.push(job);
+        await sql`SAVEPOINT kiln_write`.execute(tx);
+        try {
+          job.result = await job.work(tx, job.after);
+        } catch (err) {
+          failed.add(job);
+          job.reject(err);
+          if (full === undefined && isStorageFull(err)) full = err;
+          // SQLite rolls the whole transaction back by itself on some errors (a full disk): then the group
+          // fails, with that cause.
+          await sql`ROLLBACK TO kiln_write`.execute(tx).catch(() => {
+            throw err;
+          });
+        }
+        await sql`RELEASE kiln_write`.execute(tx);
+      }
+      worked = true;
+    });
+  } catch (err) {
+    if (worked) return settleLostCommit(taken, failed, err);
+    const cause = full !== undefined && !isStorageFull(err) ? full : err;
+    for (const job of taken) if (!failed.has(job)) job.reject(cause);
+    return;
+  }
+  for (const job of taken) if (!failed.has(job)) job.resolve({ result: job.result, after: job.after });
+}
+
+/** COMMIT was sent and failed, or its answer was lost: each write reads back whether it took (on a new
+ *  connection) and is answered as done, as not done, or 503 `outcome-unknown` when even that cannot be read. */
+async function settleLostCommit(taken: Job[], failed: Set<Job>, err: unknown): Promise<void> {
+  for (const job of taken) {
+    if (failed.has(job)) continue;
+    if (!job.committed || !isStorageUnavailable(err)) {
+      job.reject(err);
+      continue;
+    }
+    const took = await job.committed(job.result).catch(() => undefined);
+    if (took === true) job.resolve({ result: job.result, after: job.after });
+    else if (took === false) job.reject(err);
+    else
+      job.reject(
+        new KilnError(
+          503,
+          'The database went away while your change was being committed: it may or may not have been saved. Read it again before you retry.',
+          'outcome-unknown',
+        ),
+      );
+  }
+}
+
+/** A queue drained one group at a time. */
+function groupQueue(db: Db) {
   const queue: Job[] = [];
   let running = false;
-
-  /** One transaction: the first waiting write, then every write that arrives until the queue stays empty for a
-   *  turn of the event loop (or MAX_GROUP). */
-  async function group(): Promise<void> {
-    const taken: Job[] = [queue.shift()!];
-    const failed = new Set<Job>();
-    /** The first full-disk error of the group: when the group then fails, that is why (a rollback or
-     *  COMMIT that fails after it says only that the transaction is gone). */
-    let full: unknown;
-    try {
-      await db.transaction().execute(async (tx) => {
-        let waited = false;
-        for (let i = 0; i < taken.length; i++) {
-          const job = taken[i];
-          await sql`SAVEPOINT kiln_write`.execute(tx);
-          try {
-            job.result = await job.work(tx, job.after);
-          } catch (err) {
-            failed.add(job);
-            job.reject(err);
-            if (full === undefined && isStorageFull(err)) full = err;
-            // SQLite rolls the whole transaction back by itself on some errors (a full disk): then the group
-            // fails, with that cause.
-            await sql`ROLLBACK TO kiln_write`.execute(tx).catch(() => {
-              throw err;
-            });
-          }
-          await sql`RELEASE kiln_write`.execute(tx);
-          if (i + 1 === taken.length && taken.length < MAX_GROUP) {
-            // Requests whose bodies arrive during this turn of the event loop join the group.
-            if (queue.length === 0 && !waited) {
-              waited = true;
-              await new Promise((r) => setImmediate(r));
-            }
-            const next = queue.shift();
-            if (next) taken.push(next);
-          }
-        }
-      });
-    } catch (err) {
-      const cause = full !== undefined && !isStorageFull(err) ? full : err;
-      for (const job of taken) if (!failed.has(job)) job.reject(cause);
-      return;
-    }
-    for (const job of taken) if (!failed.has(job)) job.resolve({ result: job.result, after: job.after });
-  }
-
-  async function drain(): Promise<void> {
-    running = true;
-    try {
-      while (queue.length > 0) await group();
-    } finally {
-      running = false;
-    }
-  }
-
   return {
-    run<T>(_key: number, work: Write<T>) {
-      return new Promise<{ result: T; after: AfterCommit }>((resolve, reject) => {
-        queue.push({ work, after: [], resolve: resolve as Job['resolve'], reject });
-        if (!running) void drain();
-      });
+    get idle() {
+      return !running && queue.length === 0;
+    },
+    push(job: Job, drained: () => void) {
+      queue.push(job);
+      if (running) return;
+      running = true;
+      void (async () => {
+        try {
+          while (queue.length > 0) await group(db, queue);
+        } finally {
+          running = false;
+          drained();
+        }
+      })();
     },
   };
 }
 
-export function queuedWrites(db: Db): DocumentWrites {
-  const queues = new Map<number, Promise<unknown>>();
+function enqueue<T>(
+  q: ReturnType<typeof groupQueue>,
+  work: Write<T>,
+  committed: ((result: T) => Promise<boolean>) | undefined,
+  drained: () => void = () => {},
+) {
+  return new Promise<{ result: T; after: AfterCommit }>((resolve, reject) => {
+    q.push(
+      {
+        work,
+        after: [],
+        committed: committed as Job['committed'],
+        resolve: resolve as Job['resolve'],
+        reject,
+      },
+      drained,
+    );
+  });
+}
+
+export function groupedWrites(db: Db): DocumentWrites {
+  const q = groupQueue(db);
+  return { run: (_key, work, committed) => enqueue(q, work, committed) };
+}
+
+export function groupedPerDocument(db: Db): DocumentWrites {
+  const queues = new Map<number, ReturnType<typeof groupQueue>>();
   return {
-    run<T>(key: number, work: Write<T>, committed?: (result: T) => Promise<boolean>) {
-      const write = async () => {
-        const after: AfterCommit = [];
-        /** Set once the work is done: an error after it is the COMMIT's. */
-        let done: { result: T } | undefined;
-        try {
-          const result = await db.transaction().execute(async (tx) => {
-            const r = await work(tx, after);
-            done = { result: r };
-            return r;
-          });
-          return { result, after };
-        } catch (err) {
-          if (!done || !committed || !isStorageUnavailable(err)) throw err;
-          // COMMIT was sent and its answer lost: whether it took is read back (a new connection).
-          const took = await committed(done.result).catch(() => undefined);
-          if (took === true) return { result: done.result, after };
-          if (took === false) throw err;
-          throw new KilnError(
-            503,
-            'The database went away while your change was being committed: it may or may not have been saved. Read it again before you retry.',
-            'outcome-unknown',
-          );
-        }
-      };
-      const prev = queues.get(key) ?? Promise.resolve();
-      const run = prev.then(write, write);
-      const tail = run.catch(() => {});
-      queues.set(key, tail);
-      tail.then(() => queues.get(key) === tail && queues.delete(key));
-      return run;
+    run(key, work, committed) {
+      let q = queues.get(key);
+      if (!q) queues.set(key, (q = groupQueue(db)));
+      const mine = q;
+      return enqueue(mine, work, committed, () => {
+        if (mine.idle && queues.get(key) === mine) queues.delete(key);
+      });
     },
   };
 }
