@@ -2,9 +2,7 @@
 // editor, sync write, restore, instance copy, creation. Steps: normalize → skip if unchanged → version →
 // content → (after commit) stylesheet + event. Version, content and checksum commit together.
 import { withoutToolbar, withoutToolbarText } from '../ui/toolbar.ts';
-import { documentForWrite, newestVersion, setStoredContent, storedContent, versionWritten } from '../store/nodes.ts';
-import { recordActivity } from '../store/activity.ts';
-import { insertVersion } from '../store/versions.ts';
+import { newestVersion, storedContent, versionWritten } from '../store/nodes.ts';
 import type { Services } from '../services.ts';
 import { checksumOfHash, sha256 } from '../core/checksum.ts';
 import { KilnError, notFound, tooLarge } from '../errors.ts';
@@ -47,7 +45,7 @@ async function writeVersionAndContent(
   if (bytes.length > limits.documentSize)
     throw tooLarge(`Documents are limited to ${limits.documentSize / 1024 / 1024} MB.`);
   const backupNumber = (last?.backup_number ?? 0) + 1;
-  await insertVersion(trx, {
+  const version = {
     node_id: node.id,
     backup_number: backupNumber,
     ...(await versionBody(s, trx, node.id, backupNumber, content, last)),
@@ -56,21 +54,24 @@ async function writeVersionAndContent(
     saved_by_kind: by.kind,
     saved_by_account_id: by.accountId,
     created_at: now,
-  });
+  };
   const sum = checksumOfHash(content.hash);
-  await setStoredContent(trx, node.id, bytes, { checksum: sum, now, accountId: by.accountId, writer: by.writer });
-  // What the next save of the document diffs against, before the commit: a save grouped into the same commit
-  // (src/store/writes.ts) needs it, and the memo is checked against the newest version's hash, so a commit that
-  // fails leaves it unused, never wrong.
-  if (content.text !== null) s.documents.texts.set(node.id, { hash: content.hash, text: content.text });
   // The activity line commits with the save (one commit, one disk flush, instead of two).
   const event = nodeSavedEvent(
     { ...node, type: 'site' },
     { checksum: sum, size: bytes.length, modifiedAt: now },
     { writer: by.writer },
   );
-  const line = activityLine(node.owner_id, event, now, by.kind);
-  if (line) await recordActivity(trx, line);
+  await s.database.saves.write(trx, {
+    version,
+    bytes,
+    node: { id: node.id, checksum: sum, now, accountId: by.accountId, writer: by.writer },
+    activity: activityLine(node.owner_id, event, now, by.kind),
+  });
+  // What the next save of the document diffs against, before the commit: a save grouped into the same commit
+  // (src/store/writes.ts) needs it, and the memo is checked against the newest version's hash, so a commit that
+  // fails leaves it unused, never wrong.
+  if (content.text !== null) s.documents.texts.set(node.id, { hash: content.hash, text: content.text });
   return sum;
 }
 
@@ -171,10 +172,9 @@ export async function writeDocument(s: Services, tx: Tx, after: AfterCommit, inp
   const { bytes, text } = normalize(input.bytes);
   const content: Content = { bytes, text, hash: sha256(bytes) };
   const now = s.clock.now().toISOString();
-  // Several processes on PostgreSQL: saves of one document queue on its row lock, so the checksum
-  // compare below sees the previous winner's commit (one 200, the rest 412).
-  await s.database.lock.row(tx, 'nodes', input.nodeId);
-  const node = await documentForWrite(tx, input.nodeId);
+  // Several processes on PostgreSQL: saves of one document queue on its row lock (taken by this read), so
+  // the checksum compare below sees the previous winner's commit (one 200, the rest 412).
+  const node = await s.database.saves.documentForWrite(tx, input.nodeId);
   if (node?.type !== 'site') throw notFound('No such document.');
   if (input.ifMatch != null && input.ifMatch !== node.checksum) {
     throw conflictError(node.checksum ?? '', node.saved_by_account_id, node.saved_by_writer, input.by);

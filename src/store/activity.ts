@@ -17,21 +17,23 @@ export interface ActivityRow {
 }
 
 export async function recordActivity(db: Kysely<DB>, r: ActivityRow): Promise<void> {
-  await db
-    .insertInto('activity')
-    .values({
-      owner_id: r.ownerId,
-      at: r.at,
-      kind: r.kind,
-      node_id: r.nodeId,
-      node_type: r.nodeType,
-      path: r.path,
-      old_path: r.oldPath ?? null,
-      writer: r.writer,
-      client: r.client ?? null,
-      detail: r.detail ?? null,
-    })
-    .execute();
+  await db.insertInto('activity').values(activityValues(r)).execute();
+}
+
+/** The activity row of a line. */
+export function activityValues(r: ActivityRow) {
+  return {
+    owner_id: r.ownerId,
+    at: r.at,
+    kind: r.kind,
+    node_id: r.nodeId,
+    node_type: r.nodeType,
+    path: r.path,
+    old_path: r.oldPath ?? null,
+    writer: r.writer,
+    client: r.client ?? null,
+    detail: r.detail ?? null,
+  };
 }
 
 /** The newest activity of an owner. */

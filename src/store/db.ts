@@ -15,6 +15,7 @@ import {
 } from 'kysely';
 import type { DB, Db } from './schema.ts';
 import { groupedPerDocument, groupedWrites, type DocumentWrites } from './writes.ts';
+import { postgresSaves, sqliteSaves, type SaveStore } from './saves.ts';
 import { SqliteDialectWithReader } from './sqlite-driver.ts';
 import { limits } from '../limits.ts';
 import { up001 } from './migrations/001_initial.ts';
@@ -76,6 +77,8 @@ export interface Database {
   lock: Locks;
   /** How a document's writes are committed, chosen with the database (src/store/writes.ts). */
   writes: DocumentWrites;
+  /** The rows a document save reads and writes (src/store/saves.ts). */
+  saves: SaveStore;
   /** A consistent copy of the whole database while it serves: SQLite's online backup API into a
    *  database file, or `pg_dump` in its custom format (src/backup/). */
   snapshot(file: string): Promise<void>;
@@ -178,6 +181,7 @@ export async function openDatabase(opts: { databaseUrl?: string; dataDir: string
     dialect,
     lock: dialect === 'postgres' ? postgresLocks : sqliteLocks,
     writes: dialect === 'postgres' ? groupedPerDocument(db) : groupedWrites(db),
+    saves: dialect === 'postgres' ? postgresSaves : sqliteSaves,
     snapshot,
     close: () => db.destroy(),
   };

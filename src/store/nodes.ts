@@ -482,52 +482,6 @@ export function nodeColumns<C extends keyof NodeRow & string>(db: Kysely<DB>, id
     .executeTakeFirst();
 }
 
-/** Stores a document's new bytes and what the node row says of them (one write of the save pipeline). */
-export async function setStoredContent(
-  db: Kysely<DB>,
-  nodeId: number,
-  bytes: Buffer,
-  o: { checksum: string; now: string; accountId: number | null; writer: string | null },
-): Promise<void> {
-  await db
-    .insertInto('node_contents')
-    .values({ node_id: nodeId, html: bytes })
-    .onConflict((c) => c.column('node_id').doUpdateSet({ html: bytes }))
-    .execute();
-  await db
-    .updateTable('nodes')
-    .set({
-      checksum: o.checksum,
-      size: bytes.length,
-      modified_at: o.now,
-      saved_by_account_id: o.accountId,
-      saved_by_writer: o.writer,
-    })
-    .where('id', '=', nodeId)
-    .execute();
-}
-
-/** A live document as the save pipeline compares against it: its row's state, without the stored bytes
- *  (the newest version's SHA-256 stands for them: `newestVersion`). */
-export function documentForWrite(db: Kysely<DB>, nodeId: number) {
-  return db
-    .selectFrom('nodes')
-    .select([
-      'nodes.id',
-      'nodes.owner_id',
-      'nodes.path',
-      'nodes.name',
-      'nodes.type',
-      'nodes.checksum',
-      'nodes.modified_at',
-      'nodes.saved_by_account_id',
-      'nodes.saved_by_writer',
-    ])
-    .where('nodes.id', '=', nodeId)
-    .where('nodes.trashed_at', 'is', null)
-    .executeTakeFirst();
-}
-
 /** The newest version of a document: what the next one continues from. */
 export function newestVersion(db: Kysely<DB>, nodeId: number) {
   return db

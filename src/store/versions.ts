@@ -1,11 +1,6 @@
-// The versions store: a document's saved versions, written by the save pipeline (src/save/pipeline.ts) and
+// The versions store: a document's saved versions, written by the save pipeline (src/store/saves.ts) and
 // read back by src/save/history.ts. (The newest version and the lost-commit check: nodes.ts.)
-import type { Executor, NewRow, Row, Tx } from './schema.ts';
-
-/** Stores a version, inside the save's transaction. */
-export async function insertVersion(trx: Tx, values: NewRow<'versions'>): Promise<void> {
-  await trx.insertInto('versions').values(values).execute();
-}
+import type { Executor, Row } from './schema.ts';
 
 /** A document's versions, newest first, with the username of whoever saved each. */
 export function versionsOf(db: Executor, nodeId: number) {
