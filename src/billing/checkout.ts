@@ -14,9 +14,12 @@ export function paymentsConfigured(s: Services): boolean {
   return !!(c.stripeSecretKey && c.stripePrices.personal && c.stripePrices.maker);
 }
 
+/** The refusal of a plan that cannot be bought (and, at the route, of one that is not text). */
+export const PLAN_REFUSED = 'Plan must be personal or maker.';
+
 /** A Checkout session for `plan`; returns the address to send the buyer to. */
-export async function startCheckout(s: Services, actor: Actor, plan: unknown): Promise<string> {
-  if (plan !== 'personal' && plan !== 'maker') throw badRequest('Plan must be personal or maker.', 'invalid');
+export async function startCheckout(s: Services, actor: Actor, plan: string | undefined): Promise<string> {
+  if (plan !== 'personal' && plan !== 'maker') throw badRequest(PLAN_REFUSED, 'invalid');
   const price = s.config.stripePrices[plan];
   if (!s.config.stripeSecretKey || !price) throw new KilnError(503, NOT_CONFIGURED, 'payments-not-configured');
   const account = await accountById(s.database.db, actor.accountId);

@@ -21,7 +21,7 @@
 // Records are any JSON value up to 1 MB (limits.body.jsonCollection). Every change reaches open collection
 // dashboards as a `collection-record` event (src/collections/events.ts), however it was made.
 import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
-import { TOO_DEEP, nestsDeeperThan } from '../core/json.ts';
+import { TOO_DEEP, nestsDeeperThan, type Json } from '../core/json.ts';
 import type { Services } from '../services.ts';
 import type { Tx } from '../store/schema.ts';
 import type { AfterCommit } from '../store/transaction.ts';
@@ -46,7 +46,7 @@ import { limits } from '../limits.ts';
 import { formatSize } from '../core/size.ts';
 import { effectivePlan, loadPlanAccount } from '../billing/plans.ts';
 import { insertUpload, replaceUpload, storeBytes } from '../uploads/upload.ts';
-import { dashboardPage, submissionFormPage } from './pages.ts';
+import { dashboardPage, submissionFormPage } from './starters.ts';
 
 export const COLLECTION_FILES = {
   form: 'submission-form.html',
@@ -77,7 +77,7 @@ export interface CollectionInfo {
 /** A record as the API answers it. */
 export interface RecordView {
   id: string;
-  data: unknown;
+  data: Json;
   modifiedAt: string;
   size: number;
 }
@@ -234,7 +234,7 @@ const sameSecret = (given: string | undefined, expected: string) => {
 
 /** A record as its file. Bodies are depth-checked when parsed (src/http/app.ts); should a value still be too
  *  deep to serialize, the answer is 400, not a stack overflow's 500. */
-function recordBytes(data: unknown): Buffer {
+function recordBytes(data: Json): Buffer {
   try {
     return Buffer.from(`${JSON.stringify(data, null, 2)}\n`, 'utf8');
   } catch (e) {
@@ -273,7 +273,8 @@ async function recordsFolder(s: Services, c: CollectionRow, folder: NodeRow): Pr
 export interface Submission {
   /** The submit token (X-Submit-Token header or `token` field). */
   token: string | undefined;
-  data: unknown;
+  /** Undefined when the body has none (refused after the token is checked). */
+  data: Json | undefined;
   /** The submitter's address (counted per collection and hour). */
   address: string;
 }
@@ -342,7 +343,7 @@ async function recordNode(s: Services, c: CollectionRow, key: string): Promise<N
 async function readRecord(s: Services, node: NodeRow): Promise<RecordView> {
   const bytes = node.blob_sha256 ? await s.blobs.get(node.blob_sha256) : null;
   const text = bytes?.toString('utf8') ?? '';
-  let data: unknown = text;
+  let data: Json = text;
   // Too deep to send back as JSON (a file synced in, not posted): its text, like any file that is not JSON.
   if (!nestsDeeperThan(text)) {
     try {
@@ -400,7 +401,7 @@ export async function putRecord(
   id: string,
   hostAccountId: number,
   key: string,
-  input: { data: unknown; editToken?: string; ifMatch: string | null },
+  input: { data: Json | undefined; editToken?: string; ifMatch: string | null },
 ): Promise<RecordView> {
   const { c } = await liveCollection(s, id, hostAccountId);
   await mayTouch(s, actor, c, key, input.editToken);

@@ -1,5 +1,5 @@
 // One CSV cell, for every CSV Kiln makes: the messages inbox (on the server) and a collection's
-// dashboard page (in the browser: src/collections/pages.ts embeds this function's source).
+// dashboard page (in the browser: src/collections/starters.ts embeds this function's source).
 
 /** A CSV cell: quoted when it holds a quote, comma or line break; a value a spreadsheet would run as a
  *  formula (a leading =, +, -, @, or a tab or carriage return, which some of them skip before looking)

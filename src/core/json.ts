@@ -38,3 +38,6 @@ export function nestsDeeperThan(text: string, max: number = limits.jsonDepth): b
 
 /** The refusal's words, the same wherever JSON comes in. */
 export const TOO_DEEP = `The JSON nests deeper than ${limits.jsonDepth} levels.`;
+
+/** A value as JSON.parse makes it. */
+export type Json = null | boolean | number | string | Json[] | { [key: string]: Json };

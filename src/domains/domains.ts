@@ -97,7 +97,7 @@ function dnsInstructionsFor(domain: string, rootHostname: string): DnsInstructio
 
 /** Adds a domain to an account: `pending`, with its DNS instructions. 400 for an invalid name,
  *  409 when any account already has it, 402/403 beyond the plan's custom-domain allowance. */
-export async function addDomain(s: Services, accountId: number, input: unknown): Promise<DomainInfo> {
+export async function addDomain(s: Services, accountId: number, input: string): Promise<DomainInfo> {
   const checked = checkHostname(input, s.config.rootHostname);
   if (!checked.ok) throw badRequest(checked.problem, 'invalid-domain');
   const { db } = s.database;

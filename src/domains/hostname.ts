@@ -7,11 +7,13 @@ const TLD = /^(?:[a-z]{2,63}|xn--[a-z0-9-]{1,59})$/;
 
 export type HostnameCheck = { ok: true; domain: string } | { ok: false; problem: string };
 
+/** The refusal of an empty domain (and, at the route, of one that is not text). */
+export const ENTER_A_DOMAIN = 'Enter a domain, like docs.example.com.';
+
 /** The normalized domain (lowercase, ASCII/punycode, no trailing dot) or why it is refused.
  *  `rootHostname` (Kiln's own domain) and everything below it are refused: those hosts are Kiln's. */
-export function checkHostname(input: unknown, rootHostname: string): HostnameCheck {
-  if (typeof input !== 'string' || input.trim() === '')
-    return { ok: false, problem: 'Enter a domain, like docs.example.com.' };
+export function checkHostname(input: string, rootHostname: string): HostnameCheck {
+  if (input.trim() === '') return { ok: false, problem: ENTER_A_DOMAIN };
   let name = input.trim().toLowerCase();
   if (name.length > 300) return { ok: false, problem: 'That domain is too long.' };
   if (/[/:@?#\s\\]/.test(name))

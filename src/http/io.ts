@@ -1,6 +1,6 @@
 // A request in, an answer out: the one module routes use to read input and shape answers.
 // - Input: bodies, queries and route parameters read without casts (zod schemas; `parse`, `idParam`,
-//   `textParam`, `queryText`, bounded text `field`s); what does not fit is 400 `invalid` naming the field,
+//   `textParam`, `queryText`, `optionalText`); what does not fit is 400 naming the field in words (its code: `parse`),
 //   and an id that cannot name anything answers like a missing one.
 // - Answers: browsers (by Accept) get a page or a 302 carrying a signed msg/msgType/sig and return
 //   (src/http/messages.ts); AJAX and programs get JSON {msg, msgType, ...}; `config.answers = 'json'`
@@ -97,15 +97,6 @@ export function bodyOf(req: FastifyRequest): Fields {
 
 export function queryOf(req: FastifyRequest): Fields {
   return (req.query ?? {}) as Fields;
-}
-
-/** A bounded text field, or undefined when absent or empty. Non-text values and oversized ones are 400. */
-export function field(fields: Fields, name: string, label: string, max: number): string | undefined {
-  const v = fields[name];
-  if (v === undefined || v === null || v === '') return undefined;
-  if (typeof v !== 'string') throw badRequest(`${label} must be text.`, 'invalid');
-  if (v.length > max) throw badRequest(`${label} must be at most ${max} characters.`, 'too-long');
-  return v;
 }
 
 /** The message a redirect carried in `msg`/`msgType`, only when Kiln issued it for this page (its
@@ -218,6 +209,14 @@ function wordsOf(issue: z.core.$ZodIssue, value: unknown): string {
 
 /** A node, version or domain id as the API takes it (a number or its decimal text). */
 export const id = z.coerce.number().int().min(0).max(Number.MAX_SAFE_INTEGER);
+
+/** Text a form may leave out, bounded: '' and null are absent (undefined). */
+export const optionalText = (max: number) =>
+  z
+    .string()
+    .max(max)
+    .nullish()
+    .transform((v) => v || undefined);
 
 /** A yes/no field as forms and JSON send it. */
 export const flag = z

@@ -116,9 +116,13 @@ export function bounceToMainApp(req: FastifyRequest, reply: FastifyReply, s: Ser
   return reply.header('cache-control', 'no-store').redirect(start.toString(), 302);
 }
 
-/** The document host named by `/_/session/start?host=`; 404 for names Kiln does not serve. */
-export async function documentHostNamed(s: Services, name: unknown): Promise<Exclude<HostInfo, { kind: 'main' }>> {
-  if (typeof name !== 'string' || name.length > 300) throw new KilnError(404, 'Not found.');
+/** The document host named by `/_/session/start?host=` (left out: undefined); 404 for names Kiln does
+ *  not serve. */
+export async function documentHostNamed(
+  s: Services,
+  name: string | undefined,
+): Promise<Exclude<HostInfo, { kind: 'main' }>> {
+  if (name === undefined) throw new KilnError(404, 'Not found.');
   const site = await lookupHost(s, name.toLowerCase().replace(/:\d+$/, ''));
   if (site.kind === 'main') throw new KilnError(404, 'Not found.');
   return site;

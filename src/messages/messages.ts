@@ -14,19 +14,30 @@ export const HONEYPOT_FIELDS = ['website', '_gotcha', 'hp'];
 /** A score from here up is a robot's. */
 const BOT_SCORE = 3;
 
+/** What hyperclayjs's behaviour collector reports, as the route reads it (anything it does not
+ *  recognise counts as nothing done). */
+export interface Behaviour {
+  webdriver: boolean;
+  /** Milliseconds on the page (0 when not a finite number). */
+  timeSpent: number;
+  /** Clicks, touches, focus, keyboard and mouse events recorded. */
+  interactions: number;
+}
+
+/** A contact form as posted: its text fields (named at most `nameLength`, at most `fields` of them,
+ *  values cut to `valueLength`) and the behaviour data, absent when the page has no collector. */
+export interface ContactMessage {
+  fields: Record<string, string>;
+  behaviour: Behaviour | undefined;
+}
+
 /** How robot-like the behaviour data is: automation flag, no time spent, nothing touched. */
-export function botScore(behavior: unknown): number {
-  if (!behavior || typeof behavior !== 'object') return BOT_SCORE; // a page without the collector
-  const b = behavior as Record<string, unknown>;
+export function botScore(b: Behaviour | undefined): number {
+  if (!b) return BOT_SCORE; // a page without the collector
   let score = 0;
-  if (b.webdriver === true) score += BOT_SCORE;
-  const spent = Number(b.timeSpent);
-  if (!Number.isFinite(spent) || spent < 1500) score += 1;
-  const i = (b.interactions ?? {}) as Record<string, unknown>;
-  const count = (v: unknown) => (Array.isArray(v) ? v.length : 0);
-  const touched =
-    count(i.clicks) + count(i.touches) + count(i.focusEvents) + count(b.keyboardEvents) + count(b.mousePositions);
-  if (touched === 0) score += 2;
+  if (b.webdriver) score += BOT_SCORE;
+  if (b.timeSpent < 1500) score += 1;
+  if (b.interactions === 0) score += 2;
   return score;
 }
 
@@ -35,16 +46,11 @@ export async function receiveMessage(
   s: Services,
   ownerId: number,
   page: string,
-  body: Record<string, unknown>,
+  message: ContactMessage,
 ): Promise<void> {
-  const { behaviorData, ...rest } = body;
-  const fields: Record<string, string> = {};
-  for (const [k, v] of Object.entries(rest)) {
-    if (Object.keys(fields).length >= MESSAGE_LIMITS.fields) break;
-    if (k.length > MESSAGE_LIMITS.nameLength || v === null || typeof v === 'object') continue;
-    fields[k] = String(v).slice(0, MESSAGE_LIMITS.valueLength);
-  }
-  const score = botScore(behaviorData) + (HONEYPOT_FIELDS.some((h) => (fields[h] ?? '').trim() !== '') ? BOT_SCORE : 0);
+  const fields = { ...message.fields };
+  const score =
+    botScore(message.behaviour) + (HONEYPOT_FIELDS.some((h) => (fields[h] ?? '').trim() !== '') ? BOT_SCORE : 0);
   if (score >= BOT_SCORE) throw badRequest('This message looks automated, so it was not sent.', 'bot-suspected');
   for (const h of HONEYPOT_FIELDS) delete fields[h];
   if (Object.values(fields).every((v) => v.trim() === '')) throw badRequest('The message is empty.', 'invalid');

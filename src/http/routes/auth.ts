@@ -5,6 +5,7 @@
 // Sign-out works on every host and ends the login everywhere. Browsers get a 302 (back to the form with
 // msg/msgType on failure); AJAX gets JSON {msg, msgType, ...} with the status.
 import type { FastifyReply, FastifyRequest } from 'fastify';
+import { z } from 'zod';
 import type { RoutePlugin } from './plugin.ts';
 import type { Services } from '../../services.ts';
 import { badRequest, notFound } from '../../errors.ts';
@@ -27,10 +28,12 @@ import {
   safeReturn,
   wantsHtml,
   bodyOf,
-  field,
   formPost as formPostTo,
+  optionalText,
+  parse,
   queryMsg,
   queryOf,
+  queryText,
   sendPage,
 } from '../io.ts';
 import { withMessage } from '../messages.ts';
@@ -39,7 +42,21 @@ import { isSetUp, markSetUp } from '../home.ts';
 import { hostnameOf } from '../hosts.ts';
 import { loginPage, logoutPage, setupPage, signupPage, type Msg, type SignupMode } from '../../ui/auth-pages.ts';
 
-// ---------------------------------------------------------------- small parts
+// ---------------------------------------------------------------- input
+
+/** The forms' bodies; a required field left out is the handler's 400 `missing-field`, in the form's words. */
+const bodies = {
+  /** Sign-in takes `email` (its one field takes an email or a username) or `username`; sign-up and
+   *  first-run setup take all three. */
+  credentials: z.object({
+    email: optionalText(limits.emailLength),
+    username: optionalText(limits.usernameLength.max),
+    password: optionalText(limits.password.maxLength),
+  }),
+};
+
+// `return` and `invite` (body or query) keep small readers: pages read them again while answering a
+// refusal, so those reads never refuse, and `refuseBadReturn` says what is wrong with a `return`.
 
 /** The local `return` target from the body or the query, or undefined. */
 function returnOf(req: FastifyRequest): string | undefined {
@@ -63,21 +80,14 @@ function mainAppOnly(
 ): FastifyReply | null {
   if (req.site.kind === 'main') return null;
   if (req.method !== 'GET') throw notFound('Sign in on the main app.');
-  const back = safeReturn(queryOf(req).return, '/');
+  const back = safeReturn(queryText(req, 'return'), '/');
   const start = `/_/session/start?host=${encodeURIComponent(hostnameOf(req))}&return=${encodeURIComponent(back)}`;
   const target = page === 'login' ? start : `/_/signup?return=${encodeURIComponent(start)}`;
   return reply.header('cache-control', 'no-store').redirect(s.config.baseUrl + target, 302);
 }
 
-const EMAIL_MAX = limits.emailLength;
-const PASSWORD_MAX = limits.password.maxLength;
-const USERNAME_MAX = limits.usernameLength.max;
-
 function newAccountFields(req: FastifyRequest) {
-  const body = bodyOf(req);
-  const email = field(body, 'email', 'Email', EMAIL_MAX);
-  const username = field(body, 'username', 'Username', USERNAME_MAX);
-  const password = field(body, 'password', 'Password', PASSWORD_MAX);
+  const { email, username, password } = parse(bodies.credentials, req.body);
   if (!email) throw badRequest('Email is required.', 'missing-field');
   if (!username) throw badRequest('Username is required.', 'missing-field');
   if (!password) throw badRequest('Password is required.', 'missing-field');
@@ -124,13 +134,12 @@ const plugin: RoutePlugin = async (app, { services: s }) => {
     formPost('/_/login', renderLogin, async (req, reply) => {
       mainAppOnly(req, reply, s, 'login');
       await refuseCrossSite(req, s);
-      const body = bodyOf(req);
-      const identifier = field(body, 'email', 'Email', EMAIL_MAX) ?? field(body, 'username', 'Username', USERNAME_MAX);
-      const password = field(body, 'password', 'Password', PASSWORD_MAX);
+      const b = parse(bodies.credentials, req.body);
+      const identifier = b.email ?? b.username;
       if (!identifier) throw badRequest('Enter your email or username.', 'missing-field');
-      if (!password) throw badRequest('Enter your password.', 'missing-field');
+      if (!b.password) throw badRequest('Enter your password.', 'missing-field');
 
-      const who = await passwordLogin(s, req.ip, identifier, password);
+      const who = await passwordLogin(s, req.ip, identifier, b.password);
       await signIn(req, reply, s, who.accountId);
       if (wantsHtml(req)) return reply.redirect(returnOf(req) ?? '/_/dashboard', 302);
       return done(req, reply, `Signed in as ${who.username}.`, { extra: { username: who.username } });

@@ -8,11 +8,12 @@
 //                               dashboard, programs get 200 {msg, msgType, username}. 400 / 409 / 404.
 //   GET  /_/billing             the signed-in account's plan, usage and allowances (page, or JSON {plan: …})
 import type { FastifyReply, FastifyRequest } from 'fastify';
+import { z } from 'zod';
 import type { RoutePlugin } from './plugin.ts';
 import { KilnError, badRequest } from '../../errors.ts';
 import { limits } from '../../limits.ts';
 import { authorizeActor } from '../../access/authorize.ts';
-import { wantsHtml, queryMsg, bodyOf, field, textParam } from '../io.ts';
+import { wantsHtml, queryMsg, optionalText, parse, textParam, type FieldCodes } from '../io.ts';
 import { withMessage } from '../messages.ts';
 import { refuseCrossSite } from '../origin.ts';
 import { signIn } from '../sessions.ts';
@@ -23,17 +24,27 @@ import { billingPage, welcomePage } from '../../ui/billing.ts';
 import { errorPage } from '../../ui/pages.ts';
 import { onlyOn } from '../hosts.ts';
 import { assertSameOrigin } from '../origin.ts';
-import { openPortal, paymentsConfigured, startCheckout } from '../../billing/checkout.ts';
+import { PLAN_REFUSED, openPortal, paymentsConfigured, startCheckout } from '../../billing/checkout.ts';
 import { accountById } from '../../store/accounts.ts';
 
 function sendPage(reply: FastifyReply, body: string, status = 200) {
   return reply.code(status).header('cache-control', 'no-store').type('text/html; charset=utf-8').send(body);
 }
 
-function textField(req: FastifyRequest, name: string, label: string, max: number): string {
-  const v = field(bodyOf(req), name, label, max);
-  if (v === undefined) throw badRequest(`${label} is required.`, 'missing-field');
-  return v;
+const bodies = {
+  welcome: z.object({
+    username: optionalText(limits.usernameLength.max),
+    password: optionalText(limits.password.maxLength),
+  }),
+  /** Which plan `startCheckout` decides; here only text of a plan name's length. */
+  checkout: z.object({ plan: z.string().max(20).optional() }),
+};
+const codes = { plan: { code: 'invalid', msg: PLAN_REFUSED } } as const satisfies FieldCodes;
+
+/** A field the form must fill. */
+function required(value: string | undefined, label: string): string {
+  if (value === undefined) throw badRequest(`${label} is required.`, 'missing-field');
+  return value;
 }
 
 const tokenOf = (req: FastifyRequest) => textParam(req, 'token');
@@ -72,8 +83,9 @@ const plugin: RoutePlugin = async (app, { services: s }) => {
     const back = `/_/welcome/${encodeURIComponent(tokenOf(req))}`;
     try {
       await refuseCrossSite(req, s);
-      const username = textField(req, 'username', 'Username', limits.usernameLength.max);
-      const password = textField(req, 'password', 'Password', limits.password.maxLength);
+      const b = parse(bodies.welcome, req.body);
+      const username = required(b.username, 'Username');
+      const password = required(b.password, 'Password');
       const done = await finishWelcome(s, tokenOf(req), { username, password });
       await signIn(req, reply, s, done.accountId);
       const msg = `Welcome, ${done.username}. Your documents live at ${done.username}.${s.config.rootDomain}.`;
@@ -115,7 +127,7 @@ const plugin: RoutePlugin = async (app, { services: s }) => {
   app.post('/_/billing/checkout', async (req, reply) => {
     assertSameOrigin(req);
     const actor = authorizeActor({ actor: req.actor }, null, 'manage');
-    return toStripe(req, reply, await startCheckout(s, actor, bodyOf(req).plan));
+    return toStripe(req, reply, await startCheckout(s, actor, parse(bodies.checkout, req.body, codes).plan));
   });
   app.post('/_/billing/portal', async (req, reply) => {
     assertSameOrigin(req);

@@ -12,10 +12,10 @@ import type { FastifyRequest } from 'fastify';
 import type { RoutePlugin } from './plugin.ts';
 import { z } from 'zod';
 import { limits } from '../../limits.ts';
-import { fail } from '../../errors.ts';
+import type { Json } from '../../core/json.ts';
 import { assertSameOrigin } from '../origin.ts';
 import { hostAccount, onlyOn } from '../hosts.ts';
-import { bodyOf, textParam } from '../io.ts';
+import { parse, textParam, type FieldCodes } from '../io.ts';
 import {
   assertCollectionOwner,
   deleteRecord,
@@ -37,20 +37,26 @@ import { grants } from '../../events/revocations.ts';
 
 const BASE = '/_/collection/:id';
 
-const PAGE = z.object({
-  limit: z.coerce.number().int().min(1).max(500).default(50),
-  offset: z.coerce.number().int().min(0).max(1_000_000).default(0),
-});
+/** A record as visitors and the owner send it: `data` is any JSON the body parsers made (their depth
+ *  limit, src/http/app.ts, is its only bound), taken as it is; `token` only as text. A body without
+ *  `data`, or not an object, has none: the use case refuses it once the token or owner is checked. */
+const bodies = {
+  record: z.object({ data: z.custom<Json>().optional(), token: z.string().optional().catch(undefined) }).catch({}),
+};
+
+const queries = {
+  page: z.object({
+    limit: z.coerce.number().int().min(1).max(500).default(50),
+    offset: z.coerce.number().int().min(0).max(1_000_000).default(0),
+  }),
+};
+
+const PAGE_REFUSED = { code: 'invalid-body', msg: 'limit is 1 to 500 and offset 0 or more.' } as const;
+const codes = { limit: PAGE_REFUSED, offset: PAGE_REFUSED } as const satisfies FieldCodes;
 
 const header = (req: FastifyRequest, name: string) => {
   const v = req.headers[name];
   return typeof v === 'string' ? v : undefined;
-};
-
-/** The body's `data` (undefined when the body is not a JSON object with one). */
-const dataOf = (req: FastifyRequest) => {
-  const b = bodyOf(req);
-  return 'data' in b ? (b as Record<string, unknown>).data : undefined;
 };
 
 const plugin: RoutePlugin = async (app, { services: s }) => {
@@ -60,17 +66,16 @@ const plugin: RoutePlugin = async (app, { services: s }) => {
   const key = (req: FastifyRequest) => textParam(req, 'key');
 
   app.post(`${BASE}/records`, json, async (req, reply) => {
-    const b = bodyOf(req) as Record<string, unknown>;
-    const token = header(req, 'x-submit-token') ?? (typeof b.token === 'string' ? b.token : undefined);
-    const record = await submitRecord(s, id(req), hostAccount(req), { token, data: dataOf(req), address: req.ip });
+    const b = parse(bodies.record, req.body);
+    const token = header(req, 'x-submit-token') ?? b.token;
+    const record = await submitRecord(s, id(req), hostAccount(req), { token, data: b.data, address: req.ip });
     return reply.code(201).send({ msg: 'Received', msgType: 'success', ...record });
   });
 
   app.get(`${BASE}/records`, json, async (req, reply) => {
-    const page = PAGE.safeParse(req.query ?? {});
-    if (!page.success) throw fail('invalid-body', 'limit is 1 to 500 and offset 0 or more.');
+    const page = parse(queries.page, req.query, codes);
     reply.header('cache-control', 'no-store');
-    return listRecords(s, req.actor, id(req), hostAccount(req), page.data);
+    return listRecords(s, req.actor, id(req), hostAccount(req), page);
   });
 
   app.get(`${BASE}/records/:key`, json, async (req, reply) => {
@@ -84,7 +89,7 @@ const plugin: RoutePlugin = async (app, { services: s }) => {
     if (!holdsRecordToken(s, id(req), key(req), header(req, 'x-record-token'))) assertSameOrigin(req);
     const ifMatch = header(req, 'if-match')?.replace(/^(W\/)?"|"$/g, '') ?? null;
     return putRecord(s, req.actor, id(req), hostAccount(req), key(req), {
-      data: dataOf(req),
+      data: parse(bodies.record, req.body).data,
       editToken: header(req, 'x-record-token'),
       ifMatch,
     });

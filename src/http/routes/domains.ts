@@ -13,14 +13,16 @@
 //                                          active custom domain, the root domain, an account's document
 //                                          host), 404 otherwise
 import type { FastifyReply, FastifyRequest } from 'fastify';
+import { z } from 'zod';
 import type { RoutePlugin } from './plugin.ts';
 import type { Actor } from '../../access/actor.ts';
 import { KilnError, badRequest, notFound } from '../../errors.ts';
 import { authorizeActor } from '../../access/authorize.ts';
 import { assertSameOrigin } from '../origin.ts';
-import { wantsHtml, bodyOf, queryMsg, backWithRefusal, idParam, queryText } from '../io.ts';
+import { wantsHtml, queryMsg, backWithRefusal, idParam, parse, queryText, type FieldCodes } from '../io.ts';
 import { withMessage } from '../messages.ts';
 import { addDomain, isServedHost, listDomains, removeDomain } from '../../domains/domains.ts';
+import { ENTER_A_DOMAIN } from '../../domains/hostname.ts';
 import { countDomainCall } from '../../domains/limiter.ts';
 import {
   DOMAIN_WEBHOOK_PATH,
@@ -35,6 +37,11 @@ import { onlyOn } from '../hosts.ts';
 const DOMAINS = '/_/dashboard/domains';
 /** Webhook bodies are small JSON objects. */
 const WEBHOOK_BODY_LIMIT = 64 * 1024;
+
+/** The domain as typed; whether it is one Kiln can serve (its length too, once trimmed) is
+ *  `addDomain`'s to say. Left out, it is empty. */
+const bodies = { add: z.object({ domain: z.string().default('') }) };
+const codes = { domain: { code: 'invalid-domain', msg: ENTER_A_DOMAIN } } as const satisfies FieldCodes;
 
 const plugin: RoutePlugin = async (app, { services: s }) => {
   onlyOn(app, 'main');
@@ -77,7 +84,7 @@ const plugin: RoutePlugin = async (app, { services: s }) => {
 
   app.post(DOMAINS, (req, reply) =>
     operate(req, reply, async (actor) => {
-      const domain = await addDomain(s, actor.accountId, bodyOf(req).domain);
+      const domain = await addDomain(s, actor.accountId, parse(bodies.add, req.body, codes).domain);
       return {
         msg: `Added ${domain.domain}. Point it at ${domain.dns.cname.value} (CNAME) and add the TXT record ${domain.dns.txt.name}; it is served once DNS is verified.`,
         status: 201,

@@ -5,16 +5,77 @@
 //   GET  /_/dashboard/messages             the owner's inbox (JSON {unread, messages}); opening it reads them
 //   GET  /_/dashboard/messages.csv         the inbox as CSV
 //   POST /_/dashboard/messages/:id/delete
+import { z } from 'zod';
 import type { RoutePlugin } from './plugin.ts';
 import { authorizeActor } from '../../access/authorize.ts';
 import { assertSameOrigin } from '../origin.ts';
 import { strictAttempt } from '../../ratelimit/http.ts';
-import { bodyOf, done, idParam, queryMsg, sendPage, wantsHtml } from '../io.ts';
+import { done, idParam, parse, queryMsg, sendPage, wantsHtml } from '../io.ts';
 import { hostAccount } from '../hosts.ts';
-import { inbox, messagesCsv, readMessages, receiveMessage, removeMessage } from '../../messages/messages.ts';
+import {
+  MESSAGE_LIMITS,
+  inbox,
+  messagesCsv,
+  readMessages,
+  receiveMessage,
+  removeMessage,
+} from '../../messages/messages.ts';
 import { inboxPage } from '../../ui/messages.ts';
 
 const INBOX = '/_/dashboard/messages';
+
+/** How many events a list of the collector holds (not a list: none). */
+const events = z
+  .array(z.unknown())
+  .transform((list) => list.length)
+  .catch(0);
+
+/** hyperclayjs's behaviour data; what is missing or of another shape counts as nothing done. */
+const behaviour = z
+  .object({
+    webdriver: z.boolean().catch(false),
+    // Not a finite number: no time spent.
+    timeSpent: z.coerce.number().catch(0),
+    interactions: z
+      .object({ clicks: events, touches: events, focusEvents: events })
+      .catch({ clicks: 0, touches: 0, focusEvents: 0 }),
+    keyboardEvents: events,
+    mousePositions: events,
+  })
+  .transform(({ webdriver, timeSpent, interactions: i, keyboardEvents, mousePositions }) => ({
+    webdriver,
+    timeSpent,
+    interactions: i.clicks + i.touches + i.focusEvents + keyboardEvents + mousePositions,
+  }));
+
+/** A field's value as the inbox keeps it: text, numbers and flags as text, cut to length; anything
+ *  else (null, objects, lists) is dropped, never refused. */
+const value = z
+  .union([z.string(), z.number(), z.boolean()])
+  .transform((v) => String(v).slice(0, MESSAGE_LIMITS.valueLength))
+  .optional()
+  .catch(undefined);
+
+/** The first fields (in the order posted) with a kept value and a name of bounded length. */
+function keptFields(posted: Record<string, string | undefined>): Record<string, string> {
+  const fields: Record<string, string> = {};
+  for (const [name, v] of Object.entries(posted)) {
+    if (Object.keys(fields).length >= MESSAGE_LIMITS.fields) break;
+    if (name.length <= MESSAGE_LIMITS.nameLength && v !== undefined) fields[name] = v;
+  }
+  return fields;
+}
+
+/** What a page's `sendMessage` posts: its form's fields beside `behaviorData`. Nothing here is refused:
+ *  the use case judges what is left (a body that is not a JSON or form object, text for one, has no
+ *  fields and no behaviour). */
+const bodies = {
+  message: z
+    .record(z.string(), z.unknown())
+    .pipe(z.object({ behaviorData: behaviour.optional().catch(undefined) }).catchall(value))
+    .catch({ behaviorData: undefined })
+    .transform(({ behaviorData, ...posted }) => ({ behaviour: behaviorData, fields: keptFields(posted) })),
+};
 
 const plugin: RoutePlugin = async (app, { services: s }) => {
   app.post(
@@ -32,7 +93,7 @@ const plugin: RoutePlugin = async (app, { services: s }) => {
       } catch {
         // An unreadable Referer only means the page is not named.
       }
-      await receiveMessage(s, hostAccount(req), `${req.headers.host}${page}`, bodyOf(req));
+      await receiveMessage(s, hostAccount(req), `${req.headers.host}${page}`, parse(bodies.message, req.body));
       return { msg: 'Message sent', msgType: 'success' };
     },
   );

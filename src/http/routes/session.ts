@@ -1,32 +1,50 @@
 // The handshake that carries a login from the main app to one document host (src/http/sessions.ts):
 //   GET /_/session/start?host=<document host>&return=<path>[&auto=1]   main app
 //   GET /_/session?grant=<single-use grant>&return=<path>               document hosts
+import { z } from 'zod';
 import type { RoutePlugin } from './plugin.ts';
 import { redeemGrant } from '../../accounts/sessions.ts';
 import { clearHintCookie, setSessionCookie } from '../cookies.ts';
 import { hostnameOf } from '../hosts.ts';
 import { documentHostNamed, grantUrl } from '../sessions.ts';
 import { hostOrigin } from '../../core/urls.ts';
-import { queryOf, returnPathOf, sendPage } from '../io.ts';
+import { MAX_RETURN, parse, returnPathOf, sendPage } from '../io.ts';
 import { teamRole } from '../../store/accounts.ts';
 import { errorPage } from '../../ui/pages.ts';
 
 const GRANT_SHAPE = /^[A-Za-z0-9_-]{43}$/;
 
+/** A query field given once, as text of this shape; anything else is left out. */
+const lenient = <T extends z.ZodType<string>>(shape: T) => shape.optional().catch(undefined);
+
+/** The handshake never refuses a query: a field of the wrong shape is left out (no `return`: the home
+ *  page; no `host`: 404; no `grant`: no session). */
+const queries = {
+  start: z.object({
+    host: lenient(z.string().max(300)),
+    return: lenient(z.string().max(MAX_RETURN)),
+    auto: lenient(z.literal('1')),
+  }),
+  session: z.object({
+    grant: lenient(z.string().regex(GRANT_SHAPE)),
+    return: lenient(z.string().max(MAX_RETURN)),
+  }),
+};
+
 const plugin: RoutePlugin = async (app, { services: s }) => {
   app.get('/_/session/start', { config: { host: 'main' } }, async (req, reply) => {
-    const q = queryOf(req);
+    const q = parse(queries.start, req.query);
     const returnPath = returnPathOf(q.return) ?? '/';
     const site = await documentHostNamed(s, q.host);
     reply.header('cache-control', 'no-store').header('referrer-policy', 'no-referrer');
     const page = hostOrigin(s.config, site) + returnPath;
     if (!req.actor) {
       // An automatic bounce with a stale hint: forget the hint and show the page as it is.
-      if (q.auto === '1') {
+      if (q.auto) {
         clearHintCookie(reply, s.config);
         return reply.redirect(page, 302);
       }
-      const again = `/_/session/start?host=${encodeURIComponent(String(q.host))}&return=${encodeURIComponent(returnPath)}`;
+      const again = `/_/session/start?host=${encodeURIComponent(q.host ?? '')}&return=${encodeURIComponent(returnPath)}`;
       return reply.redirect(`/_/login?return=${encodeURIComponent(again)}`, 302);
     }
     // The host's own account gets a session there, and so do a team's members on the team's host (they act in
@@ -41,12 +59,11 @@ const plugin: RoutePlugin = async (app, { services: s }) => {
   });
 
   app.get('/_/session', { config: { host: 'document' } }, async (req, reply) => {
-    const q = queryOf(req);
+    const q = parse(queries.session, req.query);
     const returnPath = returnPathOf(q.return) ?? '/';
     reply.header('cache-control', 'no-store').header('referrer-policy', 'no-referrer');
-    const grant = typeof q.grant === 'string' && GRANT_SHAPE.test(q.grant) ? q.grant : null;
     const now = s.clock.now();
-    const session = grant ? await redeemGrant(s.database.db, grant, hostnameOf(req), now) : null;
+    const session = q.grant ? await redeemGrant(s.database.db, q.grant, hostnameOf(req), now) : null;
     // A used or expired grant just leaves the visitor unsigned-in on the page.
     if (session) setSessionCookie(req, reply, s.config, session.token, session.expiresAt, now);
     return reply.redirect(returnPath, 302);

@@ -10,12 +10,13 @@
 // Regeneration is a sensitive operation: it counts on the strict limiter (5 an hour per account) once
 // the request has passed the cheap refusals.
 import type { FastifyReply, FastifyRequest } from 'fastify';
+import { z } from 'zod';
 import type { RoutePlugin } from './plugin.ts';
 import type { Actor } from '../../access/actor.ts';
 import { type KilnError, badRequest, notFound } from '../../errors.ts';
 import { authorize, resourceOf, authorizeActor } from '../../access/authorize.ts';
 import { assertSameOrigin } from '../origin.ts';
-import { wantsHtml, bodyOf, queryMsg, backWithRefusal, idParam, textParam } from '../io.ts';
+import { wantsHtml, queryMsg, backWithRefusal, idParam, parse, textParam, type FieldCodes } from '../io.ts';
 import { withMessage } from '../messages.ts';
 import { getNode, type NodeRow } from '../../nodes/tree.ts';
 import { regenerateShareToken, setSharing, type ShareState } from '../../sharing/share.ts';
@@ -25,6 +26,20 @@ import { onlyOn } from '../hosts.ts';
 
 const SHARING_PATH = '/_/dashboard/nodes/:id/sharing';
 const SHARE_REGENERATE_PATH = `${SHARING_PATH}/regenerate`;
+
+/** On or off, as JSON and forms send it (text in any case, spaces around); required. */
+const onOff = z.union([
+  z.boolean(),
+  z
+    .string()
+    .trim()
+    .toLowerCase()
+    .pipe(z.enum(['1', 'true', 'on', 'yes', '0', 'false', 'off', 'no', '']))
+    .transform((v) => ['1', 'true', 'on', 'yes'].includes(v)),
+]);
+
+const bodies = { sharing: z.object({ enabled: onOff }) };
+const codes = { enabled: { code: 'invalid', msg: 'Send enabled: true or false.' } } as const satisfies FieldCodes;
 
 const plugin: RoutePlugin = async (app, { services: s }) => {
   onlyOn(app, 'main');
@@ -97,7 +112,7 @@ const plugin: RoutePlugin = async (app, { services: s }) => {
   app.post(SHARING_PATH, (req, reply) =>
     operate(req, reply, async () => {
       const { actor, node } = await ownedDocument(req, true);
-      const enabled = flagOf(bodyOf(req).enabled);
+      const { enabled } = parse(bodies.sharing, req.body, codes);
       const was = node.share_enabled === 1 && !!node.share_token;
       const state = await setSharing(s, node, enabled);
       const msg = enabled
@@ -126,15 +141,5 @@ const plugin: RoutePlugin = async (app, { services: s }) => {
     }),
   );
 };
-
-function flagOf(v: unknown): boolean {
-  if (v === true || v === false) return v;
-  if (typeof v === 'string') {
-    const t = v.trim().toLowerCase();
-    if (['1', 'true', 'on', 'yes'].includes(t)) return true;
-    if (['0', 'false', 'off', 'no', ''].includes(t)) return false;
-  }
-  throw badRequest('Send enabled: true or false.', 'invalid');
-}
 
 export default plugin;

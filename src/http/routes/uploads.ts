@@ -13,7 +13,7 @@ import { callerOf } from '../share-grant.ts';
 import { documentPathOf, documentUrlHeader } from '../../save/document-url.ts';
 import { authorize, resourceOf, authorizeActor, authorizeTeamChange } from '../../access/authorize.ts';
 import { findTeam, roleIn } from '../../teams/teams.ts';
-import { childPathOf, findByPath, getNode } from '../../nodes/tree.ts';
+import { childPathOf, findByPath, getNode, type NodeRow } from '../../nodes/tree.ts';
 import { storeUpload } from '../../uploads/upload.ts';
 import { isDocumentName } from '../../core/names.ts';
 import { documentHostUrl, nodeUrlPath } from '../../core/urls.ts';
@@ -59,6 +59,69 @@ async function assertTeamManager(s: Services, teamId: number, personId: number) 
   authorizeTeamChange(await roleIn(s, teamId, personId), 'manage', () => notFound());
 }
 
+/** A file as the request carries it, with the main app's optional folder and owner fields. */
+interface Received {
+  fileName: string;
+  bytes: Buffer;
+  parentIdField: unknown;
+  ownerIdField: unknown;
+}
+
+/** The multipart shape: field `file`, optional `parentId` and `ownerId`. */
+async function multipartUpload(req: FastifyRequest): Promise<Received> {
+  let file: { name: string; bytes: Buffer } | null = null;
+  let parentIdField: unknown;
+  let ownerIdField: unknown;
+  try {
+    for await (const part of req.parts()) {
+      if (part.type === 'file') {
+        if (part.fieldname !== 'file') throw badRequest('Send the file in the field "file".');
+        file = { name: part.filename, bytes: await part.toBuffer() };
+      } else if (part.fieldname === 'parentId') parentIdField = part.value;
+      else if (part.fieldname === 'ownerId') ownerIdField = part.value;
+    }
+  } catch (err) {
+    // The parser's own refusals (too large, too many parts) keep their status; a body that is not
+    // multipart at all (no boundary, cut short) is the client's fault, not a server error.
+    if (err instanceof KilnError || (err as { statusCode?: number }).statusCode) throw err;
+    throw badRequest('The multipart body is malformed.', 'malformed-multipart');
+  }
+  if (!file) throw badRequest('Send the file in the field "file".');
+  return { fileName: file.name, bytes: file.bytes, parentIdField, ownerIdField };
+}
+
+/** The upload in either shape. */
+async function receivedUpload(req: FastifyRequest): Promise<Received> {
+  if (req.isMultipart()) return multipartUpload(req);
+  const body = JSON_UPLOAD.safeParse(req.body ?? {});
+  if (!body.success) throw badRequest('Send {fileName, fileBody} with the file as base64.');
+  const { fileName, fileBody, parentId } = body.data;
+  return { fileName, bytes: Buffer.from(fileBody, 'base64'), parentIdField: parentId, ownerIdField: undefined };
+}
+
+/** A document is not an upload (hyperclay-local's host conformance page): it is made on the dashboard,
+ *  with the sync API or /_/save, and saved through the one save pipeline. */
+function refuseDocument(fileName: string): void {
+  if (isDocumentName(fileName.split(/[\\/]/).pop() ?? '') || /\.htm$/i.test(fileName))
+    throw new KilnError(
+      415,
+      'HTML documents are not uploads: create them on the dashboard (or with the sync API) instead.',
+      'unsupported-type',
+    );
+}
+
+/** The success answer: `urls`/`msg` are what hyperclayjs 1.38 reads; `uploads` is the shape of the host
+ *  conformance page. */
+function uploaded(node: NodeRow, url: string) {
+  return {
+    msg: `Uploaded ${node.name}`,
+    msgType: 'success',
+    urls: [url],
+    uploads: [{ name: node.name, url, size: node.size, contentType: node.content_type }],
+    node: { id: node.id, name: node.name, size: node.size },
+  };
+}
+
 const plugin: RoutePlugin = async (app, { services: s }) => {
   await app.register(multipart, { limits: { fileSize: MAX_UPLOAD, files: 1, fields: 10, fieldSize: 1024 } });
 
@@ -69,43 +132,8 @@ const plugin: RoutePlugin = async (app, { services: s }) => {
   app.post('/_/upload', { bodyLimit: limits.body.jsonSyncAndUpload, preParsing: signedInFirst }, async (req, reply) => {
     assertSameOrigin(req);
     if (!req.actor) throw unauthorized();
-    let fileName: string;
-    let bytes: Buffer;
-    let parentIdField: unknown;
-    let ownerIdField: unknown;
-    if (req.isMultipart()) {
-      let file: { name: string; bytes: Buffer } | null = null;
-      try {
-        for await (const part of req.parts()) {
-          if (part.type === 'file') {
-            if (part.fieldname !== 'file') throw badRequest('Send the file in the field "file".');
-            file = { name: part.filename, bytes: await part.toBuffer() };
-          } else if (part.fieldname === 'parentId') parentIdField = part.value;
-          else if (part.fieldname === 'ownerId') ownerIdField = part.value;
-        }
-      } catch (err) {
-        // The parser's own refusals (too large, too many parts) keep their status; a body that is not
-        // multipart at all (no boundary, cut short) is the client's fault, not a server error.
-        if (err instanceof KilnError || (err as { statusCode?: number }).statusCode) throw err;
-        throw badRequest('The multipart body is malformed.', 'malformed-multipart');
-      }
-      if (!file) throw badRequest('Send the file in the field "file".');
-      ({ name: fileName, bytes } = file);
-    } else {
-      const body = JSON_UPLOAD.safeParse(req.body ?? {});
-      if (!body.success) throw badRequest('Send {fileName, fileBody} with the file as base64.');
-      fileName = body.data.fileName;
-      bytes = Buffer.from(body.data.fileBody, 'base64');
-      parentIdField = body.data.parentId;
-    }
-    // A document is not an upload (hyperclay-local's host conformance page): it is made on the
-    // dashboard, with the sync API or /_/save, and saved through the one save pipeline.
-    if (isDocumentName(fileName.split(/[\\/]/).pop() ?? '') || /\.htm$/i.test(fileName))
-      throw new KilnError(
-        415,
-        'HTML documents are not uploads: create them on the dashboard (or with the sync API) instead.',
-        'unsupported-type',
-      );
+    const { fileName, bytes, parentIdField, ownerIdField } = await receivedUpload(req);
+    refuseDocument(fileName);
     const target = await targetFolder(s, req, parentIdField, ownerIdField);
     // A team's files count against the team's plan and are served on its host.
     const team = target.ownerId === req.actor.accountId ? undefined : await findTeam(s, target.ownerId);
@@ -121,15 +149,7 @@ const plugin: RoutePlugin = async (app, { services: s }) => {
       req.site.kind === 'main'
         ? documentHostUrl(s.config, team?.username ?? req.actor.username)
         : `${req.protocol}://${req.headers.host}`;
-    const url = origin + nodeUrlPath(node);
-    // `urls`/`msg` are what hyperclayjs 1.38 reads; `uploads` is the shape of the host conformance page.
-    return reply.code(200).send({
-      msg: `Uploaded ${node.name}`,
-      msgType: 'success',
-      urls: [url],
-      uploads: [{ name: node.name, url, size: node.size, contentType: node.content_type }],
-      node: { id: node.id, name: node.name, size: node.size },
-    });
+    return reply.code(200).send(uploaded(node, origin + nodeUrlPath(node)));
   });
 };
 export default plugin;

@@ -3,14 +3,7 @@
 // handler's 400 `missing-field`, in the form's own words.
 import { z } from 'zod';
 import { limits } from '../../../limits.ts';
-
-/** Bounded text a form may leave out: null and '' count as absent (an empty input is sent as ''). */
-const optionalText = (max: number) =>
-  z
-    .string()
-    .max(max)
-    .nullish()
-    .transform((v) => v || undefined);
+import { optionalText } from '../../io.ts';
 
 /** Which app a page is for: `app` in the body of a POST, else in the query. */
 export const appRef = z.object({ app: optionalText(limits.pathLength) });

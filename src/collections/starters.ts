@@ -1,4 +1,4 @@
-// The two pages a new collection starts with. They are ordinary documents: the owner may edit them,
+// The two documents a new collection starts with (written into the owner's tree, not pages Kiln renders).
 // swap them out or write others against the same API (README, Collections). The form sends every
 // named field of itself as one record; the dashboard lists records and follows them live.
 import { escapeHtml } from '../ui/html.ts';
