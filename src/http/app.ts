@@ -37,12 +37,7 @@ export async function buildApp(s: HttpServices): Promise<FastifyInstance> {
     // the server is made as Fastify makes its own.
     serverFactory: (handler, opts) => {
       const served = (line: HotServed) => {
-        s.metrics.requests.inc({
-          group: 'documents',
-          method: line.method,
-          status: `${Math.floor(line.status / 100)}xx`,
-        });
-        s.metrics.latency.observe({ group: 'documents' }, line.ms / 1000);
+        s.metrics.answered('documents', line.method, line.status, line.ms / 1000);
         s.metrics.cacheLookup('hot', true);
         if (logRequests) log?.info({ ...line, ms: Math.round(line.ms * 10) / 10, hot: true }, 'request');
       };
@@ -125,8 +120,7 @@ export async function buildApp(s: HttpServices): Promise<FastifyInstance> {
   app.addHook('onResponse', async (req, reply) => {
     const group = routeGroup(req.site?.kind, req.routeOptions?.url);
     const status = reply.statusCode;
-    s.metrics.requests.inc({ group, method: req.method, status: `${Math.floor(status / 100)}xx` });
-    s.metrics.latency.observe({ group }, reply.elapsedTime / 1000);
+    s.metrics.answered(group, req.method, status, reply.elapsedTime / 1000);
   });
   // No page Kiln renders is framed, on any host; accounts' documents and uploads keep their owners' choice.
   registerFraming(app);

@@ -65,8 +65,33 @@ export class Metrics {
     });
   }
 
+  /** Label children, kept: a request then costs a map lookup, not hashing its labels twice (every
+   *  document GET comes here, the hot path's included). */
+  private children = new Map<string, { count: Counter.Internal; time: Histogram.Internal<'group'> }>();
+
+  /** One answered request: its count by group, method and status class, and its time by group. */
+  answered(group: string, method: string, status: number, seconds: number) {
+    const key = `${group} ${method} ${Math.floor(status / 100)}`;
+    let c = this.children.get(key);
+    if (!c) {
+      c = {
+        count: this.requests.labels(group, method, `${Math.floor(status / 100)}xx`),
+        time: this.latency.labels(group),
+      };
+      // Groups and status classes are few; methods are the parser's known ones.
+      if (this.children.size < 512) this.children.set(key, c);
+    }
+    c.count.inc();
+    c.time.observe(seconds);
+  }
+
+  private lookups = new Map<string, Counter.Internal>();
+
   cacheLookup(cache: CacheName, hit: boolean) {
-    this.cache.inc({ cache, result: hit ? 'hit' : 'miss' });
+    const key = `${cache} ${hit}`;
+    let c = this.lookups.get(key);
+    if (!c) this.lookups.set(key, (c = this.cache.labels(cache, hit ? 'hit' : 'miss')));
+    c.inc();
   }
 }
 
