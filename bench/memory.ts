@@ -91,6 +91,10 @@ try {
       console.log(`${label.padEnd(28)} ${mb(rss(pid))}  (HTTP ${status})`);
     };
     await step('opened in the code editor', () => request(kiln.port, { path: '/_/edit?path=big.html', token }));
+    const editor = rss(pid) - before;
+    console.log(
+      `${''.padEnd(28)} the editor page added ${editor.toFixed(0)} MB (goal ≤ ${GOAL_MB} MB: ${editor <= GOAL_MB ? 'met' : 'NOT met'})`,
+    );
     await step('saved from the editor', () =>
       request(kiln.port, { method: 'POST', path: '/_/save', token, body: page('1') }),
     );

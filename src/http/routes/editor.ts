@@ -1,6 +1,7 @@
 // The code editor: GET /_/edit?path=<document> on a document host (developer owner only; app users 403;
 // nobody signed in → login), and GET /_/edit/uploads/<username>/<path>/<filename> on the main app for
 // text uploads of the signed-in person. Saving goes through POST /_/save like every other writer.
+import { Readable } from 'node:stream';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { RoutePlugin } from './plugin.ts';
 import { badRequest, forbidden, notFound } from '../../errors.ts';
@@ -24,12 +25,12 @@ const plugin: RoutePlugin = async (app, { services: s }) => {
       if (node?.type !== 'site') throw notFound();
       // A share guest is an app user here: 403, not a sign-in page.
       authorize(callerOf(req, node), resourceOf(node), 'edit');
-      const content = (await documentContent(s, node))?.bytes.toString('utf8') ?? '';
+      const bytes = (await documentContent(s, node))?.bytes ?? Buffer.alloc(0);
       return sendEditor(
         req,
         reply,
         node.name,
-        content,
+        bytes,
         node.checksum ?? '',
         `${req.protocol}://${req.headers.host}${nodeUrlPath(node)}`,
         s.config.baseUrl,
@@ -58,7 +59,7 @@ const plugin: RoutePlugin = async (app, { services: s }) => {
       req,
       reply,
       node.name,
-      bytes.toString('utf8'),
+      bytes,
       node.checksum ?? '',
       `${req.protocol}://${req.headers.host}${req.url.split('?')[0]}`,
       s.config.baseUrl,
@@ -70,13 +71,20 @@ function sendEditor(
   req: FastifyRequest,
   reply: FastifyReply,
   name: string,
-  content: string,
+  bytes: Buffer,
   etag: string,
   documentUrl: string,
   base: string,
 ) {
-  reply.header('Cache-Control', 'no-store').type('text/html; charset=utf-8');
-  return editorPage({ name, content, etag, documentUrl, username: req.actor?.username, base });
+  const parts = editorPage({ name, bytes, etag, documentUrl, username: req.actor?.username, base });
+  return reply
+    .header('Cache-Control', 'no-store')
+    .header(
+      'content-length',
+      parts.reduce((n, p) => n + p.length, 0),
+    )
+    .type('text/html; charset=utf-8')
+    .send(Readable.from(parts));
 }
 
 export default plugin;
