@@ -173,8 +173,10 @@ export function parse<T extends z.ZodType>(schema: T, value: unknown, codes: Fie
   const issue = r.error.issues[0];
   const own = codes[String(issue.path[0] ?? '')];
   if (typeof own === 'object') throw badRequest(own.msg, own.code);
-  const tooLong = issue.code === 'too_big' && issue.origin === 'string';
-  throw badRequest(wordsOf(issue, value), own ?? (tooLong ? 'too-long' : 'invalid'));
+  const words = wordsOf(issue, value);
+  if (own) throw badRequest(words, own);
+  if (issue.code === 'too_big' && issue.origin === 'string') throw badRequest(words, 'too-long');
+  throw badRequest(words, 'invalid');
 }
 
 /** What is wrong with a field, as a person reads it ("Email must be at most 254 characters."). */
