@@ -16,6 +16,7 @@ import { newPerson, sessionsFor, browserCookies } from './support/people.ts';
 import { SCREENS, PHONE } from './support/screens.ts';
 import { until } from './support/wait.ts';
 import { isAlive, pidIn } from './support/child.ts';
+import { channels } from '../src/events/bus.ts';
 
 const ENGINE = path.join(path.dirname(fileURLToPath(import.meta.url)), 'support/ai-engine.mjs');
 const SHOTS = process.env.KILN_TEST_SCREENSHOTS !== '0';
@@ -87,6 +88,12 @@ test('the owner asks for an edit: it streams into the paragraph; Keep saves a ve
   const versions = async () =>
     (await s.database.db.selectFrom('versions').select('id').where('node_id', '=', node.id).execute()).length;
 
+  // What went over the account's bus, for the message of a failure (who acked, whether a cancel came).
+  const heard: string[] = [];
+  s.events.subscribe(channels.bus(person.id), (e) => {
+    if (e.type === 'bus') heard.push(`${e.envelope.type} ${(e.envelope.payload as { id?: string } | null)?.id ?? ''}`);
+  });
+
   const context = await bk.newContext();
   await context.addCookies(browserCookies(bk.kiln.config, sessions));
   const p = await context.newPage();
@@ -139,7 +146,10 @@ test('the owner asks for an edit: it streams into the paragraph; Keep saves a ve
   });
   await shot(p, 'ai-edit-streaming-phone');
   await p.locator('#hyper-edit-panel .hep-stop').click();
-  await until(() => !isAlive(pid), { what: 'the engine process ended after Stop' });
+  await until(() => !isAlive(pid), { what: 'the engine process ended after Stop' }).catch(async (err) => {
+    const said = await status(p).textContent();
+    throw new Error(`${err.message}; the page says "${said}"; the bus carried: ${heard.slice(-12).join(', ')}`);
+  });
   assert.equal(await p.locator('section p').textContent(), 'Hello there — edited');
   assert.match((await status(p).textContent()) ?? '', /cancelled/);
   assert.deepEqual(errors, []);

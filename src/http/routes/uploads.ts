@@ -18,16 +18,31 @@ import { storeUpload } from '../../uploads/upload.ts';
 import { isDocumentName } from '../../core/names.ts';
 import { documentHostUrl, nodeUrlPath } from '../../core/urls.ts';
 import { z } from 'zod';
+import { id, parse, type FieldCodes } from '../io.ts';
 
 /** The JSON upload hyperclayjs sends: the file as base64, optionally into a folder. */
 const JSON_UPLOAD = z.object({ fileName: z.string(), fileBody: z.string(), parentId: z.unknown().optional() });
+
+/** A form field left empty is absent. */
+const absentWhenEmpty = (v: unknown) => (v === '' || v === null ? undefined : v);
+/** Where a main-app upload goes: a folder id (0, the default: the top level), and whose tree (`ownerId`, a
+ *  team's; none: one's own). Document hosts ignore both: the page's folder is the place. */
+const TARGET = z.object({
+  parentId: z.preprocess(absentWhenEmpty, id.default(0)),
+  ownerId: z.preprocess(absentWhenEmpty, id.optional()),
+});
+type Target = z.infer<typeof TARGET>;
+const TARGET_CODES: FieldCodes = {
+  parentId: { code: 'invalid', msg: 'parentId must be a folder id.' },
+  ownerId: { code: 'invalid', msg: 'ownerId must be a team’s id.' },
+};
 
 /** The most an administrator may set a plan's file size to (src/billing/plan-settings.ts). */
 const MAX_UPLOAD = limits.body.jsonSyncAndUpload;
 
 /** Where an upload goes and whose it is: the folder of the page named by Page-URL, or (main app) a
  *  folder id, or the top level of the caller's tree or of a team's it manages (`ownerId`). */
-async function targetFolder(s: Services, req: FastifyRequest, parentIdField: unknown, ownerIdField: unknown) {
+async function targetFolder(s: Services, req: FastifyRequest, fields: Record<string, unknown>) {
   if (req.site.kind !== 'main') {
     const url = documentUrlHeader(req.headers);
     if (!url) throw badRequest('The Page-URL header is required.', 'missing-document-url');
@@ -37,11 +52,10 @@ async function targetFolder(s: Services, req: FastifyRequest, parentIdField: unk
     authorize(callerOf(req, page), resourceOf(page), 'upload');
     return { ownerId: page.owner_id, parentId: page.parent_id, parentPath: page.path };
   }
-  const parentId = Number(parentIdField ?? 0);
-  if (!Number.isInteger(parentId) || parentId < 0) throw badRequest('parentId must be a folder id.');
+  const { parentId, ownerId: team }: Target = parse(TARGET, fields, TARGET_CODES);
   const actor = authorizeActor({ actor: req.actor }, null, 'upload');
   if (parentId === 0) {
-    const ownerId = ownerIdField === undefined || ownerIdField === '' ? actor.accountId : Number(ownerIdField);
+    const ownerId = team ?? actor.accountId;
     if (ownerId !== actor.accountId) await assertTeamManager(s, ownerId, actor.accountId);
     return { ownerId, parentId: 0, parentPath: '' };
   }
@@ -63,22 +77,20 @@ async function assertTeamManager(s: Services, teamId: number, personId: number) 
 interface Received {
   fileName: string;
   bytes: Buffer;
-  parentIdField: unknown;
-  ownerIdField: unknown;
+  /** The main app's `parentId` and `ownerId` as sent, read by TARGET. */
+  fields: { parentId?: unknown; ownerId?: unknown };
 }
 
 /** The multipart shape: field `file`, optional `parentId` and `ownerId`. */
 async function multipartUpload(req: FastifyRequest): Promise<Received> {
   let file: { name: string; bytes: Buffer } | null = null;
-  let parentIdField: unknown;
-  let ownerIdField: unknown;
+  const fields: Received['fields'] = {};
   try {
     for await (const part of req.parts()) {
       if (part.type === 'file') {
         if (part.fieldname !== 'file') throw badRequest('Send the file in the field "file".');
         file = { name: part.filename, bytes: await part.toBuffer() };
-      } else if (part.fieldname === 'parentId') parentIdField = part.value;
-      else if (part.fieldname === 'ownerId') ownerIdField = part.value;
+      } else if (part.fieldname === 'parentId' || part.fieldname === 'ownerId') fields[part.fieldname] = part.value;
     }
   } catch (err) {
     // The parser's own refusals (too large, too many parts) keep their status; a body that is not
@@ -87,7 +99,7 @@ async function multipartUpload(req: FastifyRequest): Promise<Received> {
     throw badRequest('The multipart body is malformed.', 'malformed-multipart');
   }
   if (!file) throw badRequest('Send the file in the field "file".');
-  return { fileName: file.name, bytes: file.bytes, parentIdField, ownerIdField };
+  return { fileName: file.name, bytes: file.bytes, fields };
 }
 
 /** The upload in either shape. */
@@ -96,7 +108,7 @@ async function receivedUpload(req: FastifyRequest): Promise<Received> {
   const body = JSON_UPLOAD.safeParse(req.body ?? {});
   if (!body.success) throw badRequest('Send {fileName, fileBody} with the file as base64.');
   const { fileName, fileBody, parentId } = body.data;
-  return { fileName, bytes: Buffer.from(fileBody, 'base64'), parentIdField: parentId, ownerIdField: undefined };
+  return { fileName, bytes: Buffer.from(fileBody, 'base64'), fields: { parentId } };
 }
 
 /** A document is not an upload (hyperclay-local's host conformance page): it is made on the dashboard,
@@ -132,9 +144,9 @@ const plugin: RoutePlugin = async (app, { services: s }) => {
   app.post('/_/upload', { bodyLimit: limits.body.jsonSyncAndUpload, preParsing: signedInFirst }, async (req, reply) => {
     assertSameOrigin(req);
     if (!req.actor) throw unauthorized();
-    const { fileName, bytes, parentIdField, ownerIdField } = await receivedUpload(req);
+    const { fileName, bytes, fields } = await receivedUpload(req);
     refuseDocument(fileName);
-    const target = await targetFolder(s, req, parentIdField, ownerIdField);
+    const target = await targetFolder(s, req, fields);
     // A team's files count against the team's plan and are served on its host.
     const team = target.ownerId === req.actor.accountId ? undefined : await findTeam(s, target.ownerId);
     const node = await storeUpload(s, {

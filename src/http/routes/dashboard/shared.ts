@@ -4,7 +4,7 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { Services } from '../../../services.ts';
 import type { Actor } from '../../../access/actor.ts';
 import { authorizeActor } from '../../../access/authorize.ts';
-import { KilnError, notFound } from '../../../errors.ts';
+import { notFound } from '../../../errors.ts';
 import { isUnlimitedSites, limits } from '../../../limits.ts';
 import { uploadLimit } from '../../../billing/plans.ts';
 import { documentHostUrl } from '../../../core/urls.ts';
@@ -15,7 +15,7 @@ import { treeOwner, type TreeOwner } from '../../../nodes/manage.ts';
 import { nodeListHtml, type ListView } from '../../../ui/dashboard.ts';
 import { assertSameOrigin } from '../../origin.ts';
 import { withMessage } from '../../messages.ts';
-import { wantsHtml } from '../../io.ts';
+import { backWithRefusal, wantsHtml } from '../../io.ts';
 
 export const DASHBOARD = '/_/dashboard';
 
@@ -73,9 +73,8 @@ export async function operate(
     result = await op(actor);
   } catch (err) {
     // Browser form posts come back to the dashboard with the refusal; sign-in goes to the login page.
-    if (wantsHtml(req) && err instanceof KilnError && err.status !== 401 && req.site.kind === 'main') {
-      return reply.redirect(withMessage(s.secret, DASHBOARD, err.message, 'error'), 302);
-    }
+    const back = backWithRefusal(req, reply, err, DASHBOARD);
+    if (back) return back;
     throw err;
   }
   const owner = await treeOwner(s, actor, result.node?.owner_id ?? result.ownerId);

@@ -3,9 +3,8 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import { z } from 'zod';
 import type { Services } from '../../../services.ts';
 import type { RoutePlugin } from '../plugin.ts';
-import { id, idParam, parse, queryMsg, queryText, sendPage, wantsHtml } from '../../io.ts';
+import { backWithRefusal, id, idParam, parse, queryMsg, queryText, sendPage, wantsHtml } from '../../io.ts';
 import { withMessage } from '../../messages.ts';
-import { KilnError } from '../../../errors.ts';
 import type { Actor } from '../../../access/actor.ts';
 import { authorizeActor } from '../../../access/authorize.ts';
 import type { NodeRow } from '../../../nodes/tree.ts';
@@ -35,8 +34,8 @@ async function trashOp(
     actor = manager(req);
     result = await op(actor);
   } catch (err) {
-    if (wantsHtml(req) && err instanceof KilnError && err.status !== 401 && req.site.kind === 'main')
-      return reply.redirect(withMessage(s.secret, `${DASHBOARD}/trash${teamQuery(req)}`, err.message, 'error'), 302);
+    const back = backWithRefusal(req, reply, err, `${DASHBOARD}/trash${teamQuery(req)}`);
+    if (back) return back;
     throw err;
   }
   const owner = await treeOwner(s, actor, result.ownerId);
