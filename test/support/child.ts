@@ -8,15 +8,42 @@ import { readFileSync } from 'node:fs';
 
 export const REPO = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 
-/** A TCP port that was free a moment ago on 127.0.0.1. */
-export function freePort(): Promise<number> {
+/** A port nothing listens on now, for a child to listen on later (and, in the crash loops, again after each
+ *  restart). It is taken below the kernel's ephemeral range (ip_local_port_range, 32768–60999 by default):
+ *  a port from that range may be given to any outgoing connection in between, and the child then fails with
+ *  EADDRINUSE (CI run f14-5, crash.save, beside a second file and a bench). */
+export async function freePort(): Promise<number> {
+  const low = ephemeralLow();
+  for (let i = 0; low > 11_000 && i < 50; i++) {
+    const port = 10_000 + Math.floor(Math.random() * (low - 10_000));
+    if (await canListen(port)) return port;
+  }
+  return listenOn(0);
+}
+
+function ephemeralLow(): number {
+  try {
+    return Number(readFileSync('/proc/sys/net/ipv4/ip_local_port_range', 'utf8').trim().split(/\s+/)[0]) || 32768;
+  } catch {
+    return 32768;
+  }
+}
+
+const canListen = (port: number) =>
+  listenOn(port).then(
+    () => true,
+    () => false,
+  );
+
+/** Listens on the port (0: any) on loopback and closes again; the port it had. */
+function listenOn(port: number): Promise<number> {
   return new Promise((resolve, reject) => {
     const srv = net.createServer();
     srv.unref();
     srv.on('error', reject);
-    srv.listen(0, '127.0.0.1', () => {
-      const { port } = srv.address() as net.AddressInfo;
-      srv.close(() => resolve(port));
+    srv.listen(port, '127.0.0.1', () => {
+      const { port: got } = srv.address() as net.AddressInfo;
+      srv.close(() => resolve(got));
     });
   });
 }
