@@ -220,7 +220,7 @@ interface Figures {
 }
 
 /** CPU seconds used so far by a process and its children processes (nginx workers), from /proc. */
-function cpuSeconds(pid: number): number {
+export function cpuSeconds(pid: number): number {
   try {
     const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
     const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');

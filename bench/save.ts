@@ -16,7 +16,7 @@
 // Settings (environment): BENCH_SAVES (3000), BENCH_CONCURRENCY (4), BENCH_PG_URL, BENCH_NODE_ARGS (flags for the
 // Kiln process, e.g. `--cpu-prof --cpu-prof-dir=/tmp/p`).
 import http from 'node:http';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import pg from 'pg';
@@ -28,6 +28,8 @@ import { createNode } from '../src/nodes/tree.ts';
 import { versionContent } from '../src/save/history.ts';
 import { spawnKiln } from '../test/support/child.ts';
 import type { Services } from '../src/services.ts';
+import { execFileSync } from 'node:child_process';
+import { cpuSeconds } from './http.ts';
 
 const SAVES = Number(process.env.BENCH_SAVES ?? 3000);
 const CONCURRENCY = Number(process.env.BENCH_CONCURRENCY ?? 4);
@@ -143,11 +145,18 @@ async function asProcess(label: string, env: Record<string, string>, first = PLA
     { nodeArgs: process.env.BENCH_NODE_ARGS?.split(' ') ?? [] },
   );
   let r: Awaited<ReturnType<typeof load>>;
+  const pg0 = env.DATABASE_URL ? postgresCpuSeconds() : NaN;
+  let kilnCpu = NaN;
   try {
+    const cpu0 = cpuSeconds(kiln.child.pid!);
     r = await load(kiln.port, fix.token);
+    kilnCpu = cpuSeconds(kiln.child.pid!) - cpu0;
   } finally {
     await kiln.kill('SIGTERM');
   }
+  // The pool's backends end with Kiln; their CPU time then counts in the postmaster's children.
+  await new Promise((res) => setTimeout(res, 500));
+  const pgCpu = postgresCpuSeconds() - pg0;
   const v = await withServices(env, (s) => versionFigures(s, fix.nodeId));
   console.log(
     `${label.padEnd(34)} ${r.perSecond.toFixed(0).padStart(5)} saves/s   (goal ≥ ${GOAL}: ${r.perSecond >= GOAL ? 'met' : 'NOT met'}; ${r.failures} failures)`,
@@ -155,8 +164,29 @@ async function asProcess(label: string, env: Record<string, string>, first = PLA
   console.log(
     `${''.padEnd(34)} version storage ${v.share.toFixed(2)}% of full copies for ${v.count} versions (goal ≤ 1%); slowest read of the newest 40 (query + gunzip + diff chain + SHA-256 check) ${v.slowest.toFixed(1)} ms`,
   );
+  const per = (sec: number) => ((sec / (SAVES + 50)) * 1e6).toFixed(0);
+  console.log(
+    `${''.padEnd(34)} CPU per save: Kiln ${per(kilnCpu)} µs${Number.isNaN(pgCpu) ? '' : `, PostgreSQL ${per(pgCpu)} µs (every postgres process)`}`,
+  );
   FIRST = PLAIN;
   return r.perSecond;
+}
+
+/** CPU seconds of every postgres process on this machine so far (user + system, with the ended
+ *  backends that the postmaster has reaped); NaN when ps cannot tell. */
+function postgresCpuSeconds(): number {
+  try {
+    const pids = execFileSync('pgrep', ['-x', 'postgres'], { encoding: 'utf8' }).trim().split('\n');
+    let total = 0;
+    for (const pid of pids) {
+      const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+      const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+      total += (Number(f[11]) + Number(f[12]) + Number(f[13]) + Number(f[14])) / 100;
+    }
+    return total;
+  } catch {
+    return NaN;
+  }
 }
 
 async function withServices<T>(env: Record<string, string>, fn: (s: Services) => Promise<T>): Promise<T> {

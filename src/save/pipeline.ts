@@ -2,7 +2,8 @@
 // editor, sync write, restore, instance copy, creation. Steps: normalize → skip if unchanged → version →
 // content → (after commit) stylesheet + event. Version, content and checksum commit together.
 import { withoutToolbar, withoutToolbarText } from '../ui/toolbar.ts';
-import { newestVersion, storedContent, versionWritten } from '../store/nodes.ts';
+import type { newestVersion } from '../store/nodes.ts';
+import { storedContent, versionWritten } from '../store/nodes.ts';
 import type { Services } from '../services.ts';
 import { checksumOfHash, sha256 } from '../core/checksum.ts';
 import { KilnError, notFound, tooLarge } from '../errors.ts';
@@ -179,7 +180,7 @@ export async function writeDocument(s: Services, tx: Tx, after: AfterCommit, inp
   if (input.ifMatch != null && input.ifMatch !== node.checksum) {
     throw conflictError(node.checksum ?? '', node.saved_by_account_id, node.saved_by_writer, input.by);
   }
-  const last = await newestVersion(tx, node.id);
+  const { last } = node;
   if (node.checksum !== null && (await sameAsStored(tx, node.id, last, content))) {
     const same = { checksum: node.checksum, size: bytes.length, modifiedAt: node.modified_at };
     after.push(() =>

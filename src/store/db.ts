@@ -37,6 +37,7 @@ import { up016UsernameHolders } from './migrations/016_username_holders.ts';
 import { up017DataLoss } from './migrations/017_data_loss.ts';
 import { up018NameScope } from './migrations/018_name_scope.ts';
 import { up019ActivityDetail } from './migrations/019_activity_detail.ts';
+import { up020ContentCompression } from './migrations/020_content_compression.ts';
 
 /** The two column types that differ between the databases. */
 export interface ColumnTypes {
@@ -67,6 +68,7 @@ function migrations(t: ColumnTypes): Record<string, Migration> {
     '017_data_loss': { up: up017DataLoss(t) },
     '018_name_scope': { up: up018NameScope(t) },
     '019_activity_detail': { up: up019ActivityDetail(t) },
+    '020_content_compression': { up: up020ContentCompression(t) },
   };
 }
 

@@ -4,7 +4,10 @@
 // line written in one (data-modifying CTEs). SQLite runs the same steps as plain statements in-process.
 import type { ActivityRow } from './activity.ts';
 import { activityValues } from './activity.ts';
-import type { NewRow, Tx } from './schema.ts';
+import type { OnConflictBuilder } from 'kysely';
+import type { DB, NewRow, Tx } from './schema.ts';
+import { newestVersion } from './nodes.ts';
+import { checksumOfHash } from '../core/checksum.ts';
 
 /** What a save changes once its version is worked out. */
 export interface SaveRows {
@@ -15,17 +18,27 @@ export interface SaveRows {
 }
 
 export interface SaveStore {
-  /** The live document a save writes, locked until the transaction ends (PostgreSQL: other processes'
+  /** The live document a save writes, with its newest version's columns (`newestOf`), locked until the transaction ends (PostgreSQL: other processes'
    *  saves of it wait, then see this one's commit), or undefined. */
   documentForWrite(tx: Tx, nodeId: number): Promise<DocumentForWrite | undefined>;
   write(tx: Tx, rows: SaveRows): Promise<void>;
 }
 
-export type DocumentForWrite = Awaited<ReturnType<ReturnType<typeof documentQuery>['executeTakeFirstOrThrow']>>;
+export type DocumentForWrite = Omit<Read, `last_${string}`> & { last: Awaited<ReturnType<typeof newestVersion>> };
 
+/** The document and its newest version (null columns when it has none) in one statement: on PostgreSQL
+ *  each statement is a round trip. */
 const documentQuery = (tx: Tx, nodeId: number) =>
   tx
     .selectFrom('nodes')
+    .leftJoin('versions as last', (j) =>
+      j.onRef('last.node_id', '=', 'nodes.id').on('last.backup_number', '=', (eb) =>
+        eb
+          .selectFrom('versions')
+          .select((v) => v.fn.max('backup_number').as('n'))
+          .where('node_id', '=', nodeId),
+      ),
+    )
     .select([
       'nodes.id',
       'nodes.owner_id',
@@ -36,9 +49,41 @@ const documentQuery = (tx: Tx, nodeId: number) =>
       'nodes.modified_at',
       'nodes.saved_by_account_id',
       'nodes.saved_by_writer',
+      'last.id as last_id',
+      'last.backup_number as last_backup_number',
+      'last.is_diff as last_is_diff',
+      'last.snapshot_id as last_snapshot_id',
+      'last.content_hash as last_content_hash',
+      'last.created_at as last_created_at',
     ])
     .where('nodes.id', '=', nodeId)
     .where('nodes.trashed_at', 'is', null);
+
+type Read = NonNullable<Awaited<ReturnType<ReturnType<typeof documentQuery>['executeTakeFirst']>>>;
+
+/** Splits the row into the document and its newest version. Every save writes a version and the node's
+ *  checksum and time together, so they agree; when they do not, the join's version came from before a lock
+ *  wait (PostgreSQL reads the locked row again after the wait, the joined one not: another process's save
+ *  committed meanwhile), and the newest version is read again. */
+async function split(tx: Tx, row: Read | undefined): Promise<DocumentForWrite | undefined> {
+  if (!row) return undefined;
+  const { last_id, last_backup_number, last_is_diff, last_snapshot_id, last_content_hash, last_created_at, ...node } =
+    row;
+  const last =
+    last_id === null
+      ? undefined
+      : {
+          id: last_id,
+          backup_number: last_backup_number!,
+          is_diff: last_is_diff!,
+          snapshot_id: last_snapshot_id,
+          content_hash: last_content_hash!,
+        };
+  const agrees = last
+    ? node.checksum === checksumOfHash(last.content_hash) && node.modified_at === last_created_at
+    : node.checksum === null;
+  return { ...node, last: agrees ? last : await newestVersion(tx, node.id) };
+}
 
 const nodeUpdate = (n: SaveRows['node'], size: number) => ({
   checksum: n.checksum,
@@ -48,15 +93,20 @@ const nodeUpdate = (n: SaveRows['node'], size: number) => ({
   saved_by_writer: n.writer,
 });
 
+/** The content row's upsert takes the bytes once: naming them again in the update would send them twice
+ *  (a second 110 KB parameter per save on PostgreSQL). */
+const replaceContent = (c: OnConflictBuilder<DB, 'node_contents'>) =>
+  c.column('node_id').doUpdateSet((eb) => ({ html: eb.ref('excluded.html') }));
+
 /** SQLite: one writer at a time already, in this process; each statement is a function call. */
 export const sqliteSaves: SaveStore = {
-  documentForWrite: (tx, nodeId) => documentQuery(tx, nodeId).executeTakeFirst(),
+  documentForWrite: async (tx, nodeId) => split(tx, await documentQuery(tx, nodeId).executeTakeFirst()),
   async write(tx, r) {
     await tx.insertInto('versions').values(r.version).execute();
     await tx
       .insertInto('node_contents')
       .values({ node_id: r.node.id, html: r.bytes })
-      .onConflict((c) => c.column('node_id').doUpdateSet({ html: r.bytes }))
+      .onConflict(replaceContent)
       .execute();
     await tx.updateTable('nodes').set(nodeUpdate(r.node, r.bytes.length)).where('id', '=', r.node.id).execute();
     if (r.activity) await tx.insertInto('activity').values(activityValues(r.activity)).execute();
@@ -65,15 +115,13 @@ export const sqliteSaves: SaveStore = {
 
 /** PostgreSQL: two round trips instead of six. */
 export const postgresSaves: SaveStore = {
-  documentForWrite: (tx, nodeId) => documentQuery(tx, nodeId).forUpdate().executeTakeFirst(),
+  documentForWrite: async (tx, nodeId) =>
+    split(tx, await documentQuery(tx, nodeId).forUpdate(['nodes']).executeTakeFirst()),
   async write(tx, r) {
     let q = tx
       .with('v', (db) => db.insertInto('versions').values(r.version))
       .with('c', (db) =>
-        db
-          .insertInto('node_contents')
-          .values({ node_id: r.node.id, html: r.bytes })
-          .onConflict((c) => c.column('node_id').doUpdateSet({ html: r.bytes })),
+        db.insertInto('node_contents').values({ node_id: r.node.id, html: r.bytes }).onConflict(replaceContent),
       );
     if (r.activity) {
       const line = activityValues(r.activity);
