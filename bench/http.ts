@@ -23,8 +23,8 @@ const WARMUP = Number(process.env.BENCH_WARMUP_SECONDS ?? 3);
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
 const NGINX_WORKERS = process.env.BENCH_NGINX_WORKERS ?? '1';
 const GOAL = 0.5;
-/** Kiln's server CPU per document GET, µs. */
-const CPU_GOAL_US = 110;
+/** Kiln's server CPU per document GET as a multiple of nginx's in the same run (#29; it was ≤ 110 µs before). */
+const CPU_GOAL_RATIO = 1.3;
 
 const ROOT_DOMAIN = 'kiln.localhost:8080';
 const USER = { email: 'bench@example.com', username: 'bench', password: 'Bench-password-7f3k2q' };
@@ -307,8 +307,8 @@ async function main() {
         `p99 ${k.p99} ms vs ${n.p99} ms`,
     );
     console.log(
-      `cpu    server CPU per request: kiln ${k.cpuUsPerReq.toFixed(0)} µs (goal ≤ ${CPU_GOAL_US} µs: ${k.cpuUsPerReq <= CPU_GOAL_US ? 'met' : 'NOT met'}), nginx ${n.cpuUsPerReq.toFixed(0)} µs ` +
-        `(nginx/kiln ${(n.cpuUsPerReq / k.cpuUsPerReq).toFixed(2)}: the requests/s ratio when each server is CPU-bound)`,
+      `cpu    server CPU per request: kiln ${k.cpuUsPerReq.toFixed(0)} µs, nginx ${n.cpuUsPerReq.toFixed(0)} µs: kiln/nginx ${(k.cpuUsPerReq / n.cpuUsPerReq).toFixed(2)}× ` +
+        `(goal ≤ ${CPU_GOAL_RATIO}×: ${k.cpuUsPerReq <= CPU_GOAL_RATIO * n.cpuUsPerReq ? 'met' : 'NOT met'}; nginx/kiln is the requests/s ratio when each server is CPU-bound)`,
     );
   } finally {
     await nginx?.stop();
