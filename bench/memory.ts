@@ -2,6 +2,10 @@
 // in the code editor, saved, extracted (`?data=`) and served; then the process idles. Prints the resident
 // set size (VmRSS) before, after each step, and after 40 s idle. Goal: back within 50 MB of where it was.
 //
+// Then many documents (#29.3): 100 documents of the same size are served one after another from a fresh process;
+// RSS after the first, the tenth and the hundredth, and after the idle wait (the document cache is bounded in bytes,
+// so it should level off, not grow by 3.8 MB per document).
+//
 // Kiln runs as its own process (`node bin/kiln.js serve`) on SQLite. Settings: BENCH_IDLE_S (40).
 import http from 'node:http';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
@@ -17,6 +21,7 @@ import { spawnKiln } from '../test/support/child.ts';
 const ROOT = 'kiln.localhost:8080';
 const IDLE_S = Number(process.env.BENCH_IDLE_S ?? 40);
 const GOAL_MB = 50;
+const MANY = 100;
 
 const items = Array.from({ length: 100_000 }, (_, i) => `<li data-i="${i}"><b>item ${i}</b></li>`).join('\n');
 const page = (mark: string) =>
@@ -24,7 +29,10 @@ const page = (mark: string) =>
 
 const rss = (pid: number) => Number(/VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))![1]) / 1024;
 
-function request(port: number, o: { method?: string; path: string; token: string; body?: string }): Promise<number> {
+function request(
+  port: number,
+  o: { method?: string; path: string; token: string; body?: string; name?: string },
+): Promise<number> {
   const host = `big.${ROOT}`;
   return new Promise((resolve, reject) => {
     const req = http.request(
@@ -39,7 +47,7 @@ function request(port: number, o: { method?: string; path: string; token: string
           ...(o.body
             ? {
                 'content-type': 'text/plain;charset=UTF-8',
-                'document-url': `http://${host}/big.html`,
+                'document-url': `http://${host}/${o.name ?? 'big.html'}`,
                 'x-kiln-editor': '1',
               }
             : {}),
@@ -75,6 +83,14 @@ try {
       name: 'big.html',
       html: page('0'),
     });
+    for (let i = 1; i <= MANY; i++)
+      await createNode(s, person.id, {
+        ownerId: person.id,
+        parentId: 0,
+        type: 'site',
+        name: `many-${i}.html`,
+        html: page(`m${i}`),
+      });
   } finally {
     await closeServices(s);
   }
@@ -109,6 +125,24 @@ try {
     );
   } finally {
     await kiln.kill('SIGTERM');
+  }
+  // Many documents, each served once, in a process of their own.
+  const many = await spawnKiln({ ...env, ROOT_DOMAIN: ROOT });
+  const manyPid = many.child.pid!;
+  try {
+    for (let i = 0; i < 20; i++) await request(many.port, { path: '/_/health', token });
+    const start = rss(manyPid);
+    const line: string[] = [`before ${start.toFixed(0)} MB`];
+    for (let i = 1; i <= MANY; i++) {
+      const status = await request(many.port, { path: `/many-${i}.html`, token });
+      if (status !== 200) throw new Error(`GET /many-${i}.html answered ${status}`);
+      if (i === 1 || i === 10 || i === MANY) line.push(`${i} served ${rss(manyPid).toFixed(0)} MB`);
+    }
+    await new Promise((r) => setTimeout(r, IDLE_S * 1000));
+    line.push(`after ${IDLE_S} s idle ${rss(manyPid).toFixed(0)} MB`);
+    console.log(`${MANY} documents of this size, each served once: ${line.join(', ')}`);
+  } finally {
+    await many.kill('SIGTERM');
   }
 } finally {
   rmSync(dir, { recursive: true, force: true });
