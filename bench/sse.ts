@@ -83,6 +83,8 @@ process.on('message', async (m) => {
         s.on('data', (chunk) => {
           if (!connected) {
             head = Buffer.concat([head, chunk]);
+            // A refusal has a whole head and no stream: say which, instead of waiting for a comment that never comes.
+            if (head.indexOf('\\r\\n\\r\\n') !== -1 && !head.toString('latin1').startsWith('HTTP/1.1 200')) return reject(new Error('refused: ' + head.toString().split('\\r\\n')[0]));
             if (head.indexOf(': connected') === -1) return;
             if (!head.toString('latin1').startsWith('HTTP/1.1 200')) return reject(new Error('refused: ' + head.toString().split('\\r\\n')[0]));
             connected = true; sockets.push(s); s.kiln = { last: 0 }; resolve();
@@ -263,7 +265,15 @@ function rssMb(pid: number): string {
 async function oneProcess(): Promise<Target> {
   const dir = mkdtempSync(path.join(os.tmpdir(), 'kiln-bench-sse-'));
   // Every bench stream comes from loopback: lift the per-address cap on open streams.
-  const env = { DATA_DIR: dir, ROOT_DOMAIN: ROOT, LOG_LEVEL: 'silent', MAX_STREAMS_PER_ADDRESS: String(STREAMS + 100) };
+  const env = {
+    DATA_DIR: dir,
+    ROOT_DOMAIN: ROOT,
+    LOG_LEVEL: 'silent',
+    MAX_STREAMS_PER_ADDRESS: String(STREAMS + 100),
+    // The readers open 250 streams at a time from one address: until its head is out, a stream counts as a
+    // request in flight.
+    MAX_REQUESTS_PER_ADDRESS: '1000',
+  };
   const streams = new Streams();
   let kiln: ChildKiln | undefined;
   const close = async () => {
@@ -386,6 +396,9 @@ async function twoProcesses(): Promise<Target | null> {
     ROOT_DOMAIN: ROOT,
     LOG_LEVEL: 'silent',
     MAX_STREAMS_PER_ADDRESS: String(STREAMS + 100),
+    // The readers open 250 streams at a time from one address: until its head is out, a stream counts as a
+    // request in flight.
+    MAX_REQUESTS_PER_ADDRESS: '1000',
   });
   const kilns: ChildKiln[] = [];
   const streams = new Streams();
