@@ -219,12 +219,19 @@ interface Figures {
   cpuUsPerReq: number;
 }
 
+/** CPU seconds (user + system) one process has used so far, from /proc; with `reaped`, also its ended children
+ *  that it has waited for. Throws where /proc is missing. */
+export function ownCpuSeconds(pid: number, reaped = false): number {
+  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+  const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  const ticks = Number(f[11]) + Number(f[12]) + (reaped ? Number(f[13]) + Number(f[14]) : 0);
+  return ticks / 100; // clock ticks of 1/100 s
+}
+
 /** CPU seconds used so far by a process and its children processes (nginx workers), from /proc. */
 export function cpuSeconds(pid: number): number {
   try {
-    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-    const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-    let total = (Number(f[11]) + Number(f[12])) / 100; // utime + stime, in clock ticks of 1/100 s
+    let total = ownCpuSeconds(pid);
     const children = readFileSync(`/proc/${pid}/task/${pid}/children`, 'utf8').trim();
     for (const c of children ? children.split(' ') : []) total += cpuSeconds(Number(c));
     return total;

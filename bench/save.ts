@@ -16,7 +16,7 @@
 // Settings (environment): BENCH_SAVES (3000), BENCH_CONCURRENCY (4), BENCH_PG_URL, BENCH_NODE_ARGS (flags for the
 // Kiln process, e.g. `--cpu-prof --cpu-prof-dir=/tmp/p`).
 import http from 'node:http';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import pg from 'pg';
@@ -29,7 +29,7 @@ import { versionContent } from '../src/save/history.ts';
 import { spawnKiln } from '../test/support/child.ts';
 import type { Services } from '../src/services.ts';
 import { execFileSync } from 'node:child_process';
-import { cpuSeconds } from './http.ts';
+import { cpuSeconds, ownCpuSeconds } from './http.ts';
 
 const SAVES = Number(process.env.BENCH_SAVES ?? 3000);
 const CONCURRENCY = Number(process.env.BENCH_CONCURRENCY ?? 4);
@@ -177,13 +177,7 @@ async function asProcess(label: string, env: Record<string, string>, first = PLA
 function postgresCpuSeconds(): number {
   try {
     const pids = execFileSync('pgrep', ['-x', 'postgres'], { encoding: 'utf8' }).trim().split('\n');
-    let total = 0;
-    for (const pid of pids) {
-      const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-      const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-      total += (Number(f[11]) + Number(f[12]) + Number(f[13]) + Number(f[14])) / 100;
-    }
-    return total;
+    return pids.reduce((sum, pid) => sum + ownCpuSeconds(Number(pid), true), 0);
   } catch {
     return NaN;
   }

@@ -42,20 +42,19 @@ let key: string;
 let nodeId: number;
 const NAME = 'shared.html';
 let pgUrl: string;
-const envOf = (dir: string) => ({ DATABASE_URL: pgUrl, REDIS_URL: REDIS_URL!, DATA_DIR: dir, ROOT_DOMAIN: ROOT });
+const env = (dir: string) => ({
+  DATABASE_URL: pgUrl,
+  REDIS_URL: REDIS_URL!,
+  DATA_DIR: dir,
+  ROOT_DOMAIN: ROOT,
+  LOG_LEVEL: 'error',
+});
 
 before(async () => {
   if (skip) return;
   const pgdb = await freshPostgres();
   dropDb = pgdb.drop;
   pgUrl = pgdb.url;
-  const env = (dir: string) => ({
-    DATABASE_URL: pgdb.url,
-    REDIS_URL: REDIS_URL!,
-    DATA_DIR: dir,
-    ROOT_DOMAIN: ROOT,
-    LOG_LEVEL: 'error',
-  });
   for (let i = 0; i < 3; i++) dirs.push(mkdtempSync(path.join(os.tmpdir(), 'kiln-2p-')));
   // Set up the database (migrations, a person, a document, a key, a session) from this process.
   const setup = await createServices(loadConfig(env(dirs[2])));
@@ -201,7 +200,7 @@ test('40 concurrent saves of one document over both processes, no If-Match: ever
     bodies.map(() => 200),
     answers.map((r) => r.text).join('\n'),
   );
-  const check = await createServices(loadConfig({ ...envOf(dirs[2]), LOG_LEVEL: 'silent' }));
+  const check = await createServices(loadConfig({ ...env(dirs[2]), LOG_LEVEL: 'silent' }));
   try {
     const versions = await versionsOf(check.database.db, nodeId);
     const numbers = versions.map((v) => v.backup_number).sort((x, y) => x - y);

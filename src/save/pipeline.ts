@@ -2,7 +2,6 @@
 // editor, sync write, restore, instance copy, creation. Steps: normalize → skip if unchanged → version →
 // content → (after commit) stylesheet + event. Version, content and checksum commit together.
 import { withoutToolbar, withoutToolbarText } from '../ui/toolbar.ts';
-import type { newestVersion } from '../store/nodes.ts';
 import { storedContent, versionWritten } from '../store/nodes.ts';
 import type { Services } from '../services.ts';
 import { checksumOfHash, sha256 } from '../core/checksum.ts';
@@ -10,6 +9,7 @@ import { KilnError, notFound, tooLarge } from '../errors.ts';
 import { limits } from '../limits.ts';
 import { activityLine, nodeSavedEvent, publishNodeSaved, republishIfLost } from '../events/publish.ts';
 import { afterCommit, type AfterCommit, type Tx } from '../store/transaction.ts';
+import type { DocumentForWrite } from '../store/saves.ts';
 import { formatHtml } from './formathtml.ts';
 import { decodeUtf8Exact, isSnapshot, packSnapshot, planTextVersion } from './versions.ts';
 
@@ -76,7 +76,7 @@ async function writeVersionAndContent(
   return sum;
 }
 
-type Newest = NonNullable<Awaited<ReturnType<typeof newestVersion>>>;
+type Newest = NonNullable<DocumentForWrite['last']>;
 
 /** Backup 1 and every 20th are full snapshots (gzip-packed: every snapshot is packed, so reading
  *  never guesses); the others are diffs against the version before. See versions.ts. */

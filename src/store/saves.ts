@@ -18,8 +18,8 @@ export interface SaveRows {
 }
 
 export interface SaveStore {
-  /** The live document a save writes, with its newest version's columns (`newestOf`), locked until the transaction ends (PostgreSQL: other processes'
-   *  saves of it wait, then see this one's commit), or undefined. */
+  /** The live document a save writes and its newest version (`last`), locked until the transaction ends
+   *  (PostgreSQL: other processes' saves of it wait, then see this one's commit), or undefined. */
   documentForWrite(tx: Tx, nodeId: number): Promise<DocumentForWrite | undefined>;
   write(tx: Tx, rows: SaveRows): Promise<void>;
 }
