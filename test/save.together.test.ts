@@ -1,6 +1,8 @@
 // Saves that arrive together (they share one commit: src/store/writes.ts, on PostgreSQL those of one document): each is answered for
 // itself, a refused one (stale If-Match, not HTML) changes nothing while the others land, every accepted save
-// has its version, and each version reconstructs to the bytes of its save. Reads go on while a write is open.
+// has its version, and each version reconstructs to the bytes of its save. Saves that join a commit write the
+// document's content row once, at its end (src/store/group-state.ts): the row holds the newest save's bytes, and a
+// version that follows a non-UTF-8 save inside the group diffs against that save. Reads go on while a write is open.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
@@ -8,12 +10,14 @@ import { startKiln, type TestKiln } from './support/kiln.ts';
 import { signedIn } from './support/people.ts';
 import { createNode } from '../src/nodes/tree.ts';
 import { versionContent } from '../src/save/history.ts';
+import { storedContent } from '../src/store/nodes.ts';
+import { saveDocument } from '../src/save/pipeline.ts';
 
 let kiln: TestKiln;
 before(async () => (kiln = await startKiln()));
 after(() => kiln.stop());
 
-const sha = (s: string | Buffer) => createHash('sha256').update(s).digest('hex');
+const sha = (s: string | Uint8Array) => createHash('sha256').update(s).digest('hex');
 const page = (title: string) =>
   `<!doctype html><html><head><title>${title}</title></head><body>${'<p>line</p>\n'.repeat(300)}</body></html>`;
 
@@ -32,16 +36,21 @@ test('concurrent saves to two documents, some refused: the refused change nothin
   }
   const host = kiln.hostOf(person.username);
   const doc = main.on(host);
-  const save = (name: string, body: string, headers: Record<string, string> = {}) =>
+  const save = (name: string, body: Buffer, headers: Record<string, string> = {}) =>
     doc.post('/_/save', body, {
       headers: { 'content-type': 'text/plain', 'document-url': `http://${host}/${name}`, ...headers },
     });
 
-  const sent: Array<{ name: string; body: string; kind: 'plain' | 'stale' | 'not-html' }> = [];
+  const sent: Array<{ name: string; body: Buffer; kind: 'plain' | 'stale' | 'not-html' }> = [];
   for (let i = 0; i < 30; i++) {
     const name = names[i % 2];
     const kind = i % 5 === 3 ? 'stale' : i % 7 === 6 ? 'not-html' : 'plain';
-    sent.push({ name, body: kind === 'not-html' ? `just text ${i}` : page(`${name} ${i}`), kind });
+    // Every fourth page is Latin-1 (é as the one byte 0xE9): stored as sent, never diffed as text.
+    const body = Buffer.from(
+      kind === 'not-html' ? `just text ${i}` : page(`${name} ${i}${i % 4 === 1 ? ' caf\u00e9' : ''}`),
+      i % 4 === 1 ? 'latin1' : 'utf8',
+    );
+    sent.push({ name, body, kind });
   }
   const answers = await Promise.all(
     sent.map((s) => save(s.name, s.body, s.kind === 'stale' ? { 'if-match': '"0000000000000000"' } : {})),
@@ -63,14 +72,67 @@ test('concurrent saves to two documents, some refused: the refused change nothin
     for (const v of versions.slice(0, -1)) {
       const { bytes } = await versionContent(kiln.services.database.db, v.id);
       assert.equal(sha(bytes), v.contentHash);
-      saved.push(bytes.toString());
+      saved.push(bytes.toString('hex'));
     }
-    assert.deepEqual(saved.sort(), [...accepted].sort(), `${name}: the versions are the accepted saves`);
+    assert.deepEqual(
+      saved.sort(),
+      accepted.map((b) => b.toString('hex')).sort(),
+      `${name}: the versions are the accepted saves`,
+    );
+    // The stored row (what a restart serves) is the newest version's bytes.
+    const node = await kiln.services.database.db
+      .selectFrom('nodes')
+      .select('id')
+      .where('owner_id', '=', person.id)
+      .where('name', '=', name)
+      .executeTakeFirstOrThrow();
+    const stored = await storedContent(kiln.services.database.db, node.id);
+    assert.equal(sha(stored!.html), versions[0].contentHash, `${name}: the stored row is the newest save`);
     // The document serves the newest version's bytes.
     const served = await kiln.client().on(host).get(`/${name}`);
     assert.equal(served.status, 200);
-    assert.equal(sha(served.text), versions[0].contentHash);
+    assert.equal(sha(served.body), versions[0].contentHash);
   }
+});
+
+test('saves queued together share one commit: each has its version, the row ends as the last, a save after a Latin-1 one diffs against it', async () => {
+  const main = kiln.client();
+  const person = await signedIn(kiln, main);
+  const node = await createNode(kiln.services, person.id, {
+    ownerId: person.id,
+    parentId: 0,
+    type: 'site',
+    name: 'queued.html',
+    html: page('start'),
+  });
+  // Queued in one turn of the event loop, so they share a transaction (src/store/writes.ts): the first writes
+  // the content row; the rest defer theirs to the COMMIT. The third must diff against the Latin-1 second's
+  // bytes (not text: a snapshot), never against the row as the first left it.
+  const bodies = [
+    Buffer.from(page('one')),
+    Buffer.from(page('two caf\u00e9'), 'latin1'),
+    Buffer.from(page('three')),
+    Buffer.from(page('four')),
+  ];
+  const by = { kind: 'sync' as const, accountId: person.id, writer: 'test' };
+  const results = await Promise.all(bodies.map((bytes) => saveDocument(kiln.services, { nodeId: node.id, bytes, by })));
+  assert.ok(results.every((r) => r.changed));
+  const doc = main.on(kiln.hostOf(person.username));
+  const versions = (await doc.get('/_/versions?path=queued.html')).json.versions as Array<{
+    id: number;
+    contentHash: string;
+  }>;
+  assert.equal(versions.length, bodies.length + 1);
+  const saved = [];
+  for (const v of versions.slice(0, -1).reverse())
+    saved.push((await versionContent(kiln.services.database.db, v.id)).bytes);
+  assert.deepEqual(
+    saved.map((b) => b.toString('hex')),
+    bodies.map((b) => b.toString('hex')),
+    'each version is its save, in order',
+  );
+  const stored = await storedContent(kiln.services.database.db, node.id);
+  assert.equal(stored!.html.toString(), bodies[3].toString(), 'the stored row is the last save');
 });
 
 test('a read outside a transaction does not wait for an open write, and sees the last commit', async () => {

@@ -142,9 +142,12 @@ export interface SavedNode {
 /** A save in a transaction of its own (browser, editor, sync, restore), or sharing one commit with the saves
  *  that arrive meanwhile where the database groups them (src/store/writes.ts). */
 export async function saveDocument(s: Services, input: SaveInput): Promise<SaveResult> {
+  // What needs no lock is worked out before the save joins its document's queue: the saves queued behind
+  // another wait for the database only, not for this process's work on them too.
+  const content = contentOf(input.bytes);
   const { result, after } = await s.database.writes.run(
     input.nodeId,
-    (tx, after) => writeDocument(s, tx, after, input),
+    (tx, after) => writeContent(s, tx, after, input, content),
     // A lost COMMIT answer: the save took when its version is there (an unchanged save wrote nothing).
     (r) => (r.changed ? versionWritten(s.database.db, input.nodeId, r.checksum, r.modifiedAt) : Promise.resolve(true)),
   );
@@ -169,9 +172,24 @@ export function normalize(sent: Buffer): { bytes: Buffer; text: string | null } 
  *  content + checksum + activity line → queue the stylesheet and the events for after the commit.
  *  Every writer comes through here: saves, creation (a node inserted earlier in the same transaction),
  *  instance copies, imports. */
-export async function writeDocument(s: Services, tx: Tx, after: AfterCommit, input: SaveInput): Promise<SaveResult> {
-  const { bytes, text } = normalize(input.bytes);
-  const content: Content = { bytes, text, hash: sha256(bytes) };
+export function writeDocument(s: Services, tx: Tx, after: AfterCommit, input: SaveInput): Promise<SaveResult> {
+  return writeContent(s, tx, after, input, contentOf(input.bytes));
+}
+
+/** Steps 1 and 2's inputs: the normalized bytes, their text and SHA-256. */
+function contentOf(sent: Buffer): Content {
+  const { bytes, text } = normalize(sent);
+  return { bytes, text, hash: sha256(bytes) };
+}
+
+async function writeContent(
+  s: Services,
+  tx: Tx,
+  after: AfterCommit,
+  input: SaveInput,
+  content: Content,
+): Promise<SaveResult> {
+  const { bytes, text } = content;
   const now = s.clock.now().toISOString();
   // Several processes on PostgreSQL: saves of one document queue on its row lock (taken by this read), so
   // the checksum compare below sees the previous winner's commit (one 200, the rest 412).

@@ -12,6 +12,7 @@ import {
 } from 'kysely';
 import type { DB, NodesTable } from './schema.ts';
 import { SIBLING_UNIQUE_NAMES } from '../core/names.ts';
+import { deferredContent } from './group-state.ts';
 
 type NodeRow = Selectable<NodesTable>;
 
@@ -462,8 +463,11 @@ export function syncRowsOf(db: Kysely<DB>, ownerId: number, lastSynced: RawBuild
     .execute();
 }
 
-/** A node's stored bytes with the checksum they belong to (read together), or undefined. */
-export function storedContent(db: Kysely<DB>, nodeId: number) {
+/** A node's stored bytes with the checksum they belong to (read together), or undefined. Inside a transaction
+ *  whose content writes wait for its COMMIT, the bytes it will write. */
+export async function storedContent(db: Kysely<DB>, nodeId: number) {
+  const deferred = deferredContent(db, nodeId);
+  if (deferred) return { checksum: deferred.checksum as string | null, html: deferred.bytes };
   return db
     .selectFrom('node_contents')
     .innerJoin('nodes', 'nodes.id', 'node_contents.node_id')

@@ -4,10 +4,10 @@
 // line written in one (data-modifying CTEs). SQLite runs the same steps as plain statements in-process.
 import type { ActivityRow } from './activity.ts';
 import { activityValues } from './activity.ts';
-import type { OnConflictBuilder } from 'kysely';
-import type { DB, NewRow, Tx } from './schema.ts';
+import type { NewRow, Tx } from './schema.ts';
 import { newestVersion } from './nodes.ts';
 import { checksumOfHash } from '../core/checksum.ts';
+import { deferContent, knownDocument, rememberDocument, replaceContent } from './group-state.ts';
 
 /** What a save changes once its version is worked out. */
 export interface SaveRows {
@@ -93,40 +93,64 @@ const nodeUpdate = (n: SaveRows['node'], size: number) => ({
   saved_by_writer: n.writer,
 });
 
-/** The content row's upsert takes the bytes once: naming them again in the update would send them twice
- *  (a second 110 KB parameter per save on PostgreSQL). */
-const replaceContent = (c: OnConflictBuilder<DB, 'node_contents'>) =>
-  c.column('node_id').doUpdateSet((eb) => ({ html: eb.ref('excluded.html') }));
+/** The document as this transaction knows it when it holds it already (grouped saves), else `read` and kept. */
+async function known(tx: Tx, nodeId: number, read: () => Promise<Read | undefined>) {
+  const doc = knownDocument(tx, nodeId) ?? (await split(tx, await read()));
+  if (doc) rememberDocument(tx, doc);
+  return doc;
+}
+
+/** What the transaction knows of the document once `r` is written (when it keeps it: grouped saves). */
+function written(tx: Tx, r: SaveRows, versionId: number): void {
+  const doc = knownDocument(tx, r.node.id);
+  if (!doc) return;
+  const { backup_number, is_diff, snapshot_id, content_hash } = r.version;
+  rememberDocument(tx, {
+    ...doc,
+    checksum: r.node.checksum,
+    modified_at: r.node.now,
+    saved_by_account_id: r.node.accountId,
+    saved_by_writer: r.node.writer,
+    last: { id: versionId, backup_number, is_diff, snapshot_id: snapshot_id ?? null, content_hash },
+  });
+}
 
 /** SQLite: one writer at a time already, in this process; each statement is a function call. */
 export const sqliteSaves: SaveStore = {
-  documentForWrite: async (tx, nodeId) => split(tx, await documentQuery(tx, nodeId).executeTakeFirst()),
+  documentForWrite: (tx, nodeId) => known(tx, nodeId, () => documentQuery(tx, nodeId).executeTakeFirst()),
   async write(tx, r) {
-    await tx.insertInto('versions').values(r.version).execute();
-    await tx
-      .insertInto('node_contents')
-      .values({ node_id: r.node.id, html: r.bytes })
-      .onConflict(replaceContent)
-      .execute();
+    const v = await tx.insertInto('versions').values(r.version).returning('id').executeTakeFirstOrThrow();
+    if (!deferContent(tx, r.node.id, r.node.checksum, r.bytes))
+      await tx
+        .insertInto('node_contents')
+        .values({ node_id: r.node.id, html: r.bytes })
+        .onConflict(replaceContent)
+        .execute();
     await tx.updateTable('nodes').set(nodeUpdate(r.node, r.bytes.length)).where('id', '=', r.node.id).execute();
     if (r.activity) await tx.insertInto('activity').values(activityValues(r.activity)).execute();
+    written(tx, r, v.id);
   },
 };
 
-/** PostgreSQL: two round trips instead of six. */
+/** PostgreSQL: two round trips instead of six (content deferred to the COMMIT: src/store/deferred-contents.ts). */
 export const postgresSaves: SaveStore = {
-  documentForWrite: async (tx, nodeId) =>
-    split(tx, await documentQuery(tx, nodeId).forUpdate(['nodes']).executeTakeFirst()),
+  documentForWrite: (tx, nodeId) =>
+    known(tx, nodeId, () => documentQuery(tx, nodeId).forUpdate(['nodes']).executeTakeFirst()),
   async write(tx, r) {
-    let q = tx
-      .with('v', (db) => db.insertInto('versions').values(r.version))
-      .with('c', (db) =>
+    let q = tx.with('v', (db) => db.insertInto('versions').values(r.version).returning('id'));
+    if (!deferContent(tx, r.node.id, r.node.checksum, r.bytes))
+      q = q.with('c', (db) =>
         db.insertInto('node_contents').values({ node_id: r.node.id, html: r.bytes }).onConflict(replaceContent),
-      );
+      ) as unknown as typeof q;
     if (r.activity) {
       const line = activityValues(r.activity);
       q = q.with('a', (db) => db.insertInto('activity').values(line)) as unknown as typeof q;
     }
-    await q.updateTable('nodes').set(nodeUpdate(r.node, r.bytes.length)).where('id', '=', r.node.id).execute();
+    const v = await q
+      .with('n', (db) => db.updateTable('nodes').set(nodeUpdate(r.node, r.bytes.length)).where('id', '=', r.node.id))
+      .selectFrom('v')
+      .select('id')
+      .executeTakeFirstOrThrow();
+    written(tx, r, v.id);
   },
 };

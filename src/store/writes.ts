@@ -14,6 +14,7 @@ import type { Db } from './schema.ts';
 import type { AfterCommit, Tx } from './transaction.ts';
 import { isStorageFull, isStorageUnavailable } from './errors.ts';
 import { KilnError } from '../errors.ts';
+import { deferFromNow, endGroup, restore, snapshot, startGroup } from './group-state.ts';
 
 export type Write<T> = (tx: Tx, after: AfterCommit) => Promise<T>;
 
@@ -52,9 +53,12 @@ async function group(db: Db, queue: Job[]): Promise<void> {
   let worked = false;
   try {
     await db.transaction().execute(async (tx) => {
+      // What one write leaves for the next (src/store/group-state.ts).
+      startGroup(tx);
       // The first write needs no savepoint: when it fails, the whole transaction rolls back with nothing
       // else in it yet.
       taken[0].result = await taken[0].work(tx, taken[0].after);
+      deferFromNow(tx);
       let waited = false;
       for (;;) {
         if (taken.length >= MAX_GROUP) break;
@@ -69,11 +73,13 @@ async function group(db: Db, queue: Job[]): Promise<void> {
         // Never released: COMMIT ends them all, ROLLBACK TO names the newest, and a release is one more round
         // trip per write on PostgreSQL.
         await sql`SAVEPOINT kiln_write`.execute(tx);
+        const state = snapshot(tx);
         try {
           job.result = await job.work(tx, job.after);
         } catch (err) {
           failed.add(job);
           job.reject(err);
+          restore(tx, state);
           if (full === undefined && isStorageFull(err)) full = err;
           // SQLite rolls the whole transaction back by itself on some errors (a full disk): then the group
           // fails, with that cause.
@@ -82,6 +88,7 @@ async function group(db: Db, queue: Job[]): Promise<void> {
           });
         }
       }
+      await endGroup(tx);
       worked = true;
     });
   } catch (err) {
