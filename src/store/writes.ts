@@ -41,8 +41,8 @@ type Job = {
   reject(err: unknown): void;
 };
 
-/** One transaction: the first waiting write, then every write that arrives until the queue stays empty for a
- *  turn of the event loop (or MAX_GROUP). */
+/** One transaction: the first waiting write, then the writes waiting once it is written (or that arrive in the
+ *  next turn of the event loop), at most MAX_GROUP. */
 async function group(db: Db, queue: Job[]): Promise<void> {
   const taken: Job[] = [queue.shift()!];
   const failed = new Set<Job>();
@@ -59,16 +59,13 @@ async function group(db: Db, queue: Job[]): Promise<void> {
       // else in it yet.
       taken[0].result = await taken[0].work(tx, taken[0].after);
       deferFromNow(tx);
-      let waited = false;
-      for (;;) {
-        if (taken.length >= MAX_GROUP) break;
-        // Requests whose bodies arrive during this turn of the event loop join the group.
-        if (queue.length === 0 && !waited) {
-          waited = true;
-          await new Promise((r) => setImmediate(r));
-        }
-        const job = queue.shift();
-        if (!job) break;
+      // Requests whose bodies arrive during this turn of the event loop join the group, with those that queued
+      // meanwhile; the ones that queue while these are written wait for the next group, which starts at once:
+      // a group that took every newcomer would gather all of a document's writers, and answer them together,
+      // leaving the database idle while they come back.
+      if (queue.length === 0) await new Promise((r) => setImmediate(r));
+      for (let room = Math.min(queue.length, MAX_GROUP - 1); room > 0; room--) {
+        const job = queue.shift()!;
         taken.push(job);
         // Never released: COMMIT ends them all, ROLLBACK TO names the newest, and a release is one more round
         // trip per write on PostgreSQL.
