@@ -1,5 +1,5 @@
 // Loads the signed-in person behind a session token.
-import { personRow } from '../store/accounts.ts';
+import { personRow, type PersonRow } from '../store/accounts.ts';
 import type { Db } from '../store/schema.ts';
 import type { Actor } from '../access/actor.ts';
 import { sessionFor } from './sessions.ts';
@@ -7,8 +7,12 @@ import { effectivePlan } from '../billing/plans.ts';
 
 export async function actorForAccount(db: Db, accountId: number, writer: string): Promise<Actor | null> {
   const row = await personRow(db, { id: accountId });
+  return row ? actorOf(row, writer) : null;
+}
+
+function actorOf(row: PersonRow, writer: string): Actor | null {
   // A suspended account is signed in nowhere.
-  if (!row || row.suspended_at !== null) return null;
+  if (row.suspended_at !== null) return null;
   return {
     accountId: row.id,
     username: row.username,
@@ -31,6 +35,6 @@ export async function actorForSessionToken(
   now: Date,
 ): Promise<Actor | null> {
   const session = await sessionFor(db, token, host, now);
-  const actor = session ? await actorForAccount(db, session.accountId, `session:${session.id}`) : null;
+  const actor = session && actorOf(session.person, `session:${session.id}`);
   return actor && { ...actor, loginId: session!.loginId };
 }

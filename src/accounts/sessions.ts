@@ -10,6 +10,7 @@
 // Every account's host runs its owner's scripts, so a session usable on a host it was not minted for
 // would let one account's page act as its visitor: a session is only looked up for the host it names.
 import type { Db } from '../store/schema.ts';
+import type { PersonRow } from '../store/accounts.ts';
 import { randomToken } from '../clock.ts';
 import { sha256 } from '../core/checksum.ts';
 import { limits } from '../limits.ts';
@@ -78,11 +79,18 @@ async function insertSession(
   return { id, token, expiresAt: v.expiresAt };
 }
 
-/** The live session behind `token` on `host` (null: the main app), or null. A token minted for another
- *  host, revoked or expired is no session at all. */
-export async function sessionFor(db: Db, token: string, host: string | null, now: Date): Promise<Session | null> {
+/** The live session behind `token` on `host` (null: the main app) with its person's row, or null. A token
+ *  minted for another host, revoked or expired is no session at all. */
+export async function sessionFor(
+  db: Db,
+  token: string,
+  host: string | null,
+  now: Date,
+): Promise<(Session & { person: PersonRow }) | null> {
   const row = await liveSessionOnHost(db, sha256(token), host, now);
-  return row ? { id: row.id, accountId: row.account_id, loginId: row.login_id ?? row.id } : null;
+  if (!row) return null;
+  const { session_id, login_id, ...person } = row;
+  return { id: session_id, accountId: person.id, loginId: login_id ?? session_id, person };
 }
 
 /** A grant that carries the login to `host`: single use, good for `limits.sessionGrantMs`. */

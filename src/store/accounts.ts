@@ -100,7 +100,18 @@ export function accountNamed(
 
 /** A person's account id, username, email and type (a person's account joined to its person row). */
 export function personRow(db: Kysely<DB>, ref: { id: number } | { username: string } | { email: string }) {
-  let q = db
+  let q = personQuery(db);
+  if ('id' in ref) q = q.where('accounts.id', '=', ref.id);
+  else if ('username' in ref) q = q.where('accounts.username', '=', ref.username.trim().toLowerCase());
+  else q = q.where('people.email', '=', ref.email.trim().toLowerCase());
+  return q.executeTakeFirst();
+}
+
+export type PersonRow = NonNullable<Awaited<ReturnType<typeof personRow>>>;
+
+/** A person's row (account and person), for a caller to narrow. */
+export function personQuery(db: Kysely<DB>) {
+  return db
     .selectFrom('accounts')
     .innerJoin('people', 'people.account_id', 'accounts.id')
     .select([
@@ -119,10 +130,6 @@ export function personRow(db: Kysely<DB>, ref: { id: number } | { username: stri
       'accounts.suspended_at',
     ])
     .where('accounts.kind', '=', 'person');
-  if ('id' in ref) q = q.where('accounts.id', '=', ref.id);
-  else if ('username' in ref) q = q.where('accounts.username', '=', ref.username.trim().toLowerCase());
-  else q = q.where('people.email', '=', ref.email.trim().toLowerCase());
-  return q.executeTakeFirst();
 }
 
 /** True when some account (person or team) has this username, or it is held back (a deleted account's,
