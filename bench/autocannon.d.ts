@@ -29,6 +29,11 @@ declare module 'autocannon' {
     errors: number;
     timeouts: number;
     non2xx: number;
+    /** Answers by status class. */
+    '2xx': number;
+    '3xx': number;
+    '4xx': number;
+    '5xx': number;
     duration: number;
   }
   function autocannon(opts: Options): Promise<Result>;

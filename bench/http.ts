@@ -50,7 +50,11 @@ export function document100k(): Buffer {
 
 // ---------------------------------------------------------------- Kiln
 
-export async function startKilnWithDocument(dataDir: string, bytes: Buffer): Promise<ChildKiln> {
+/** Kiln serving the document, with the owner's cookie on the document host and the document's ETag. */
+export async function startKilnWithDocument(
+  dataDir: string,
+  bytes: Buffer,
+): Promise<{ kiln: ChildKiln; ownerCookie: string; etag: string }> {
   const env = { DATA_DIR: dataDir, ROOT_DOMAIN, LOG_LEVEL: 'silent' };
   const add = spawnSync(
     process.execPath,
@@ -83,7 +87,7 @@ export async function startKilnWithDocument(dataDir: string, bytes: Buffer): Pro
       throw new Error(
         `Kiln does not serve the document's exact bytes (status ${got.status}, ${got.body.length} bytes)`,
       );
-    return kiln;
+    return { kiln, ownerCookie: main.jar.header(DOC_HOST), etag: String(got.headers.etag) };
   } catch (err) {
     await kiln.kill('SIGKILL');
     throw err;
@@ -104,6 +108,49 @@ async function createDocument(main: Client, name: string, bytes: Buffer) {
     headers: { 'content-type': 'text/plain;charset=UTF-8', 'document-url': `http://${DOC_HOST}/${name}` },
   });
   if (saved.status !== 200) throw new Error(`save failed: ${saved.status} ${saved.text}`);
+}
+
+// ---------------------------------------------------------------- Node's floor
+
+/** node:http serving the same bytes with Kiln's headers for a document and nothing else: what any Node server
+ *  pays per request, so Kiln's own share is Kiln's CPU minus this. */
+async function startNodeFloor(
+  dir: string,
+  bytes: Buffer,
+): Promise<{ port: number; child: ChildProcess; stop(): Promise<void> }> {
+  mkdirSync(dir, { recursive: true });
+  const file = path.join(dir, 'doc.html');
+  writeFileSync(file, bytes);
+  const port = await freePort();
+  const script = `
+    const http = require('node:http');
+    const bytes = require('node:fs').readFileSync(${JSON.stringify(file)});
+    http.createServer((req, res) => {
+      res.writeHead(200, {
+        'content-type': 'text/html; charset=utf-8',
+        'content-length': bytes.length,
+        etag: '"0123456789abcdef"',
+        'cache-control': 'no-cache',
+        'x-frame-options': 'DENY',
+        'content-security-policy': "frame-ancestors 'none'",
+        'x-content-type-options': 'nosniff',
+      });
+      res.end(bytes);
+    }).listen(${port}, '127.0.0.1', () => process.send('ready'));`;
+  const child = spawn(process.execPath, ['-e', script], { stdio: ['ignore', 'ignore', 'inherit', 'ipc'] });
+  await new Promise<void>((resolve, reject) => {
+    child.once('message', () => resolve());
+    child.once('exit', (code) => reject(new Error(`the Node floor server exited with ${code}`)));
+  });
+  return {
+    port,
+    child,
+    stop: async () => {
+      if (child.exitCode !== null) return;
+      child.kill('SIGTERM');
+      await new Promise((r) => child.once('exit', r));
+    },
+  };
 }
 
 // ---------------------------------------------------------------- nginx
@@ -240,16 +287,26 @@ export function cpuSeconds(pid: number): number {
   }
 }
 
-export async function load(port: number, host: string, seconds: number, serverPid?: number): Promise<Figures> {
+export async function load(
+  port: number,
+  host: string,
+  seconds: number,
+  serverPid?: number,
+  headers: Record<string, string> = {},
+): Promise<Figures> {
   const cpu0 = serverPid ? cpuSeconds(serverPid) : NaN;
   const r = await autocannon({
     url: `http://127.0.0.1:${port}/${DOC_NAME}`,
-    headers: { host },
+    headers: { host, ...headers },
     connections: CONNECTIONS,
     duration: seconds,
   });
-  if (r.errors || r.timeouts || r.non2xx)
-    throw new Error(`${host}: ${r.errors} errors, ${r.timeouts} timeouts, ${r.non2xx} non-2xx answers`);
+  // A conditional GET is answered 304 every time, any other answer 200.
+  const expected = headers['if-none-match'] ? r['3xx'] : r['2xx'];
+  if (r.errors || r.timeouts || expected !== r.requests.total - (r.errors ?? 0))
+    throw new Error(
+      `${host}: ${r.errors} errors, ${r.timeouts} timeouts, ${r.requests.total - expected} unexpected answers (${r['4xx']} 4xx, ${r['5xx']} 5xx)`,
+    );
   const cpu = serverPid ? cpuSeconds(serverPid) - cpu0 : NaN;
   return {
     rps: r.requests.average,
@@ -270,22 +327,37 @@ async function main() {
   const bytes = document100k();
   let kiln: ChildKiln | undefined;
   let nginx: Awaited<ReturnType<typeof startNginx>> | undefined;
+  let floor: Awaited<ReturnType<typeof startNodeFloor>> | undefined;
   try {
-    kiln = await startKilnWithDocument(path.join(dir, 'kiln'), bytes);
+    const started = await startKilnWithDocument(path.join(dir, 'kiln'), bytes);
+    kiln = started.kiln;
     nginx = await startNginx(path.join(dir, 'nginx'), bytes);
+    floor = await startNodeFloor(path.join(dir, 'floor'), bytes);
     console.log(
       `GET /${DOC_NAME} (${bytes.length} bytes): ${CONNECTIONS} connections × ${SECONDS} s after a ${WARMUP} s warm-up, ${ROUNDS} round(s); ` +
         `nginx ${NGINX_WORKERS} worker(s), Kiln one process; ${os.cpus().length} cores`,
     );
+    const target = (name: string, port: number, pid: number | undefined, host: string, headers = {}) => ({
+      name: name.padEnd(11),
+      port,
+      pid,
+      host,
+      headers,
+      runs: [] as Figures[],
+    });
+    // nginx second: the ratio compares the first two.
     const targets = [
-      { name: 'kiln ', port: kiln.port, pid: kiln.child.pid, host: DOC_HOST, runs: [] as Figures[] },
-      { name: 'nginx', port: nginx.port, pid: nginx.child.pid, host: `127.0.0.1:${nginx.port}`, runs: [] as Figures[] },
+      target('kiln', kiln.port, kiln.child.pid, DOC_HOST),
+      target('nginx', nginx.port, nginx.child.pid, `127.0.0.1:${nginx.port}`),
+      target('kiln owner', kiln.port, kiln.child.pid, DOC_HOST, { cookie: started.ownerCookie }),
+      target('kiln 304', kiln.port, kiln.child.pid, DOC_HOST, { 'if-none-match': started.etag }),
+      target('node floor', floor.port, floor.child.pid, `127.0.0.1:${floor.port}`),
     ];
-    for (const t of targets) await load(t.port, t.host, WARMUP, t.pid);
+    for (const t of targets) await load(t.port, t.host, WARMUP, t.pid, t.headers);
     const ratios: number[] = [];
     for (let round = 1; round <= ROUNDS; round++) {
       for (const t of targets) {
-        const f = await load(t.port, t.host, SECONDS, t.pid);
+        const f = await load(t.port, t.host, SECONDS, t.pid, t.headers);
         t.runs.push(f);
         console.log(`  round ${round} ${t.name} ${fmt(f)}`);
       }
@@ -305,10 +377,9 @@ async function main() {
       cpuUsPerReq: median(runs.map((r) => r.cpuUsPerReq)),
       requests: runs.reduce((a, r) => a + r.requests, 0),
     });
-    const [k, n] = targets.map((t) => summary(t.runs));
+    const [k, n, owner, notModified, node] = targets.map((t) => summary(t.runs));
     const ratio = median(ratios);
-    console.log(`kiln   ${fmt(k)}   (median of ${ROUNDS})`);
-    console.log(`nginx  ${fmt(n)}   (median of ${ROUNDS})`);
+    for (const t of targets) console.log(`${t.name} ${fmt(summary(t.runs))}   (median of ${ROUNDS})`);
     console.log(
       `ratio  kiln/nginx requests/s ${ratio.toFixed(2)} (median of rounds ${ratios.map((r) => r.toFixed(2)).join(', ')}; goal ≥ ${GOAL}: ${ratio >= GOAL ? 'met' : 'NOT met'}); ` +
         `p99 ${k.p99} ms vs ${n.p99} ms`,
@@ -317,8 +388,18 @@ async function main() {
       `cpu    server CPU per request: kiln ${k.cpuUsPerReq.toFixed(0)} µs, nginx ${n.cpuUsPerReq.toFixed(0)} µs: kiln/nginx ${(k.cpuUsPerReq / n.cpuUsPerReq).toFixed(2)}× ` +
         `(goal ≤ ${CPU_GOAL_RATIO}×: ${k.cpuUsPerReq <= CPU_GOAL_RATIO * n.cpuUsPerReq ? 'met' : 'NOT met'}; nginx/kiln is the requests/s ratio when each server is CPU-bound)`,
     );
+    const vsNginx = (f: Figures) => (f.cpuUsPerReq / n.cpuUsPerReq).toFixed(2);
+    console.log(
+      `cpu    signed-in owner ${owner.cpuUsPerReq.toFixed(0)} µs (${vsNginx(owner)}× nginx; goal ≤ ${CPU_GOAL_RATIO}×: ${owner.cpuUsPerReq <= CPU_GOAL_RATIO * n.cpuUsPerReq ? 'met' : 'NOT met'}); ` +
+        `304 ${notModified.cpuUsPerReq.toFixed(0)} µs (goal: below the 200's: ${notModified.cpuUsPerReq < k.cpuUsPerReq ? 'met' : 'NOT met'})`,
+    );
+    console.log(
+      `cpu    Node's floor (node:http sending the same bytes, nothing else) ${node.cpuUsPerReq.toFixed(0)} µs = ${vsNginx(node)}× nginx: ` +
+        `Kiln's own share ${(k.cpuUsPerReq - node.cpuUsPerReq).toFixed(0)} µs cookie-less, ${(owner.cpuUsPerReq - node.cpuUsPerReq).toFixed(0)} µs signed in`,
+    );
   } finally {
     await nginx?.stop();
+    await floor?.stop();
     await kiln?.kill('SIGTERM');
     rmSync(dir, { recursive: true, force: true });
   }
