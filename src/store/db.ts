@@ -1,6 +1,7 @@
 // Opens the database chosen by configuration (SQLite by default, PostgreSQL when DATABASE_URL is set)
 // and brings its schema up to date. Everything above this file speaks Kysely only.
 import fs from 'node:fs';
+import { createHash } from 'node:crypto';
 import { spawn } from 'node:child_process';
 import path from 'node:path';
 import {
@@ -10,6 +11,8 @@ import {
   type ColumnDefinitionBuilder,
   Migrator,
   PostgresDialect,
+  type PostgresPool,
+  type PostgresPoolClient,
   type Migration,
   type MigrationProvider,
 } from 'kysely';
@@ -138,7 +141,7 @@ export async function openDatabase(opts: { databaseUrl?: string; dataDir: string
         if (!ending()) console.error('PostgreSQL connection lost:', err.message);
       });
     });
-    db = new Kysely<DB>({ dialect: new PostgresDialect({ pool }) });
+    db = new Kysely<DB>({ dialect: new PostgresDialect({ pool: preparing(pool) }) });
     dialect = 'postgres';
     const url = opts.databaseUrl;
     snapshot = (file) =>
@@ -206,3 +209,52 @@ export function run(program: string, args: string[]): Promise<void> {
     );
   });
 }
+
+/** How many statements one PostgreSQL connection keeps prepared. */
+const PREPARED_PER_CONNECTION = 200;
+
+/** Kysely sends every query unnamed, so PostgreSQL parses and plans it on every call. Here statements are named
+ *  (from their text), so a connection parses and plans each once and then only binds values: its first
+ *  PREPARED_PER_CONNECTION statements, the ones sent most. A prepared `select *` fails once another process's
+ *  migration adds a column ("cached plan must not change result type"): the statement is then prepared afresh
+ *  under a new name, and sent again when no transaction was open (in one, the transaction is lost already). */
+function preparing(pool: import('pg').Pool): PostgresPool {
+  return {
+    async connect() {
+      const client = await pool.connect();
+      const state = prepared.get(client) ?? { names: new Map<string, string>(), renamed: 0, inTransaction: false };
+      prepared.set(client, state);
+      const nameOf = (sql: string) => {
+        let name = state.names.get(sql);
+        if (name === undefined && state.names.size < PREPARED_PER_CONNECTION) {
+          name = `k${state.renamed}_${createHash('sha256').update(sql).digest('base64url').slice(0, 22)}`;
+          state.names.set(sql, name);
+        }
+        return name;
+      };
+      const run = async (sql: string, values: unknown[]) => {
+        const open = state.inTransaction;
+        if (/^(begin|start transaction)\b/i.test(sql)) state.inTransaction = true;
+        else if (/^(commit|end|rollback)\b(?!\s+to\b)/i.test(sql)) state.inTransaction = false;
+        try {
+          return await client.query({ text: sql, values, name: nameOf(sql) });
+        } catch (err) {
+          if ((err as { code?: string }).code !== '0A000' || !/cached plan/.test((err as Error).message)) throw err;
+          state.renamed++;
+          state.names.clear();
+          if (open) throw err;
+          return client.query({ text: sql, values, name: nameOf(sql) });
+        }
+      };
+      return {
+        query: ((sql: string, values: unknown[]) =>
+          typeof sql === 'string' ? run(sql, values) : client.query(sql)) as unknown as PostgresPoolClient['query'],
+        release: () => client.release(),
+      };
+    },
+    end: () => pool.end(),
+  };
+}
+
+/** What each PostgreSQL connection has prepared (see `preparing`). */
+const prepared = new WeakMap<object, { names: Map<string, string>; renamed: number; inTransaction: boolean }>();
