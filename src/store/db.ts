@@ -213,9 +213,9 @@ export function run(program: string, args: string[]): Promise<void> {
 /** How many statements one PostgreSQL connection keeps prepared. */
 const PREPARED_PER_CONNECTION = 200;
 
-/** Kysely sends every query unnamed, so PostgreSQL parses and plans it on every call. Here statements are named
+/** Kysely sends every query unnamed, so PostgreSQL parses and plans it on every call. Here queries are named
  *  (from their text), so a connection parses and plans each once and then only binds values: its first
- *  PREPARED_PER_CONNECTION statements, the ones sent most. A prepared `select *` fails once another process's
+ *  PREPARED_PER_CONNECTION queries, the ones sent most. A prepared `select *` fails once another process's
  *  migration adds a column ("cached plan must not change result type"): the statement is then prepared afresh
  *  under a new name, and sent again when no transaction was open (in one, the transaction is lost already). */
 function preparing(pool: import('pg').Pool): PostgresPool {
@@ -226,7 +226,7 @@ function preparing(pool: import('pg').Pool): PostgresPool {
       prepared.set(client, state);
       const nameOf = (sql: string) => {
         let name = state.names.get(sql);
-        if (name === undefined && state.names.size < PREPARED_PER_CONNECTION) {
+        if (name === undefined && state.names.size < PREPARED_PER_CONNECTION && QUERY.test(sql)) {
           name = `k${state.renamed}_${createHash('sha256').update(sql).digest('base64url').slice(0, 22)}`;
           state.names.set(sql, name);
         }
@@ -255,6 +255,10 @@ function preparing(pool: import('pg').Pool): PostgresPool {
     end: () => pool.end(),
   };
 }
+
+/** The statements worth preparing: queries and changes of rows, not transaction control or the migrations' DDL
+ *  (run once, they would take the room of the statements sent all day). */
+const QUERY = /^\s*(select|insert|update|delete|with)\b/i;
 
 /** What each PostgreSQL connection has prepared (see `preparing`). */
 const prepared = new WeakMap<object, { names: Map<string, string>; renamed: number; inTransaction: boolean }>();
