@@ -146,6 +146,7 @@ async function asProcess(label: string, env: Record<string, string>, first = PLA
   );
   let r: Awaited<ReturnType<typeof load>>;
   const pg0 = env.DATABASE_URL ? postgresCpuSeconds() : NaN;
+  const wal0 = env.DATABASE_URL ? await walPosition(env.DATABASE_URL) : null;
   let kilnCpu = NaN;
   try {
     const cpu0 = cpuSeconds(kiln.child.pid!);
@@ -157,6 +158,7 @@ async function asProcess(label: string, env: Record<string, string>, first = PLA
   // The pool's backends end with Kiln; their CPU time then counts in the postmaster's children.
   await new Promise((res) => setTimeout(res, 500));
   const pgCpu = postgresCpuSeconds() - pg0;
+  const walBytes = wal0 === null ? NaN : await walSince(env.DATABASE_URL, wal0);
   const v = await withServices(env, (s) => versionFigures(s, fix.nodeId));
   console.log(
     `${label.padEnd(34)} ${r.perSecond.toFixed(0).padStart(5)} saves/s   (goal ≥ ${GOAL}: ${r.perSecond >= GOAL ? 'met' : 'NOT met'}; ${r.failures} failures)`,
@@ -168,8 +170,34 @@ async function asProcess(label: string, env: Record<string, string>, first = PLA
   console.log(
     `${''.padEnd(34)} CPU per save: Kiln ${per(kilnCpu)} µs${Number.isNaN(pgCpu) ? '' : `, PostgreSQL ${per(pgCpu)} µs (every postgres process)`}`,
   );
+  if (!Number.isNaN(walBytes))
+    console.log(
+      `${''.padEnd(34)} WAL per save: ${(walBytes / (SAVES + 50) / 1024).toFixed(1)} KiB (the whole server's WAL over the run; full-page images after a checkpoint included)`,
+    );
   FIRST = PLAIN;
   return r.perSecond;
+}
+
+/** The server's WAL position now. */
+async function walPosition(url: string): Promise<string> {
+  const c = new pg.Client({ connectionString: url });
+  await c.connect();
+  try {
+    return (await c.query('select pg_current_wal_lsn()::text as at')).rows[0].at;
+  } finally {
+    await c.end();
+  }
+}
+
+/** Bytes of WAL the server wrote since `from`. */
+async function walSince(url: string, from: string): Promise<number> {
+  const c = new pg.Client({ connectionString: url });
+  await c.connect();
+  try {
+    return Number((await c.query('select pg_wal_lsn_diff(pg_current_wal_lsn(), $1) as n', [from])).rows[0].n);
+  } finally {
+    await c.end();
+  }
 }
 
 /** CPU seconds of every postgres process on this machine so far (user + system, with the ended
