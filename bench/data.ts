@@ -14,7 +14,7 @@
 import http from 'node:http';
 import os from 'node:os';
 import path from 'node:path';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { pathToFileURL } from 'node:url';
 import { performance } from 'node:perf_hooks';
 import autocannon from 'autocannon';
@@ -24,6 +24,7 @@ import { createPerson } from '../src/accounts/people.ts';
 import { createNode } from '../src/nodes/tree.ts';
 import { spawnKiln, type ChildKiln } from '../test/support/child.ts';
 import { BENCH_RULES, benchDocument, countRules } from './rules.ts';
+import { ownCpuSeconds } from './http.ts';
 
 const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 50);
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 10);
@@ -70,10 +71,10 @@ interface Figures {
 }
 
 /** CPU time (user + system) a process has used so far, µs; undefined where /proc is missing. */
+/** The server's CPU time so far, µs (bench/http.ts reads /proc), or undefined. */
 function cpuOf(pid: number | undefined): number | undefined {
   try {
-    const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
-    return ((Number(fields[11]) + Number(fields[12])) * 1e6) / 100; // clock ticks (USER_HZ = 100)
+    return pid === undefined ? undefined : ownCpuSeconds(pid) * 1e6;
   } catch {
     return undefined;
   }
@@ -96,7 +97,7 @@ async function cannon(
     duration: seconds,
   });
   const cpu1 = cpuOf(serverPid);
-  const wrong = expect === 200 ? r.non2xx : r.requests.total - (r as unknown as Record<string, number>)['3xx'];
+  const wrong = expect === 200 ? r.non2xx : r.requests.total - r['3xx'];
   if (r.errors || r.timeouts || wrong)
     throw new Error(
       `${urlPath.slice(0, 80)}: ${r.errors} errors, ${r.timeouts} timeouts, ${wrong} answers other than ${expect}`,
