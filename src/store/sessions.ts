@@ -1,6 +1,6 @@
 // The sessions store: session and grant rows, the sign-ins of an account and ending them. (The session
 // life cycle itself: src/accounts/sessions.ts.)
-import type { Kysely } from 'kysely';
+import type { CompiledQuery, Kysely } from 'kysely';
 import type { DB, Db, NewRow } from './schema.ts';
 import { personQuery } from './accounts.ts';
 
@@ -10,17 +10,35 @@ export async function insertSessionRow(db: Db, row: NewRow<'sessions'>): Promise
 }
 
 /** The live session with this token hash minted for `host` (null: the main app) and its person's row, in one
- *  statement (every signed-in request reads both; on PostgreSQL each statement is a round trip), or undefined. */
-export function liveSessionOnHost(db: Db, tokenHash: string, host: string | null, now: Date) {
-  let q = personQuery(db)
+ *  statement (every signed-in request reads both; on PostgreSQL each statement is a round trip), or undefined.
+ *  It runs on every signed-in request: compiled once per database (and kind of host) and reused, as Kysely would
+ *  build and compile it again each time (more CPU than SQLite takes to run it). */
+export async function liveSessionOnHost(db: Db, tokenHash: string, host: string | null, now: Date) {
+  const forHost = host !== null;
+  let compiled = (forHost ? onHostLookups : mainLookups).get(db);
+  if (!compiled) {
+    compiled = liveSessionQuery(db, forHost).compile();
+    (forHost ? onHostLookups : mainLookups).set(db, compiled);
+  }
+  // The values in the order the query names them (see liveSessionQuery).
+  const parameters = ['person', tokenHash, now.toISOString(), ...(forHost ? [host] : [])];
+  return (await db.executeQuery<SessionRow>({ ...compiled, parameters })).rows[0] as SessionRow | undefined;
+}
+
+function liveSessionQuery(db: Db, forHost: boolean) {
+  const q = personQuery(db)
     .innerJoin('sessions', 'sessions.account_id', 'accounts.id')
     .select(['sessions.id as session_id', 'sessions.login_id'])
-    .where('sessions.token_hash', '=', tokenHash)
+    .where('sessions.token_hash', '=', '')
     .where('sessions.revoked_at', 'is', null)
-    .where('sessions.expires_at', '>', now.toISOString());
-  q = host === null ? q.where('sessions.host', 'is', null) : q.where('sessions.host', '=', host);
-  return q.executeTakeFirst();
+    .where('sessions.expires_at', '>', '');
+  return forHost ? q.where('sessions.host', '=', '') : q.where('sessions.host', 'is', null);
 }
+
+type SessionRow = Awaited<ReturnType<ReturnType<typeof liveSessionQuery>['executeTakeFirstOrThrow']>>;
+type SessionLookup = CompiledQuery<SessionRow>;
+const onHostLookups = new WeakMap<Db, SessionLookup>();
+const mainLookups = new WeakMap<Db, SessionLookup>();
 
 /** The session with this token hash (live or not), or undefined. */
 export function sessionByTokenHash(db: Db, tokenHash: string) {
