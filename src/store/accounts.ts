@@ -109,26 +109,29 @@ export function personRow(db: Kysely<DB>, ref: { id: number } | { username: stri
 
 export type PersonRow = NonNullable<Awaited<ReturnType<typeof personRow>>>;
 
+/** A person's row: the columns of their account and person rows. */
+export const PERSON_COLUMNS = [
+  'accounts.id',
+  'accounts.username',
+  'accounts.plan',
+  'accounts.has_active_subscription',
+  'accounts.plan_started_at',
+  'accounts.stripe_customer_id',
+  'people.email',
+  'people.account_type',
+  'people.signup_app_id',
+  'people.is_superadmin',
+  'people.email_confirmed',
+  'people.password_hash',
+  'accounts.suspended_at',
+] as const;
+
 /** A person's row (account and person), for a caller to narrow. */
-export function personQuery(db: Kysely<DB>) {
+function personQuery(db: Kysely<DB>) {
   return db
     .selectFrom('accounts')
     .innerJoin('people', 'people.account_id', 'accounts.id')
-    .select([
-      'accounts.id',
-      'accounts.username',
-      'accounts.plan',
-      'accounts.has_active_subscription',
-      'accounts.plan_started_at',
-      'accounts.stripe_customer_id',
-      'people.email',
-      'people.account_type',
-      'people.signup_app_id',
-      'people.is_superadmin',
-      'people.email_confirmed',
-      'people.password_hash',
-      'accounts.suspended_at',
-    ])
+    .select(PERSON_COLUMNS)
     .where('accounts.kind', '=', 'person');
 }
 

@@ -1,8 +1,8 @@
 // The sessions store: session and grant rows, the sign-ins of an account and ending them. (The session
 // life cycle itself: src/accounts/sessions.ts.)
-import type { CompiledQuery, Kysely } from 'kysely';
+import { sql, type CompiledQuery, type Kysely } from 'kysely';
 import type { DB, Db, NewRow } from './schema.ts';
-import { personQuery } from './accounts.ts';
+import { PERSON_COLUMNS } from './accounts.ts';
 
 /** Inserts a session row; returns its id. */
 export async function insertSessionRow(db: Db, row: NewRow<'sessions'>): Promise<number> {
@@ -21,18 +21,35 @@ export async function liveSessionOnHost(db: Db, tokenHash: string, host: string 
     (forHost ? onHostLookups : mainLookups).set(db, compiled);
   }
   // The values in the order the query names them (see liveSessionQuery).
-  const parameters = ['person', tokenHash, now.toISOString(), ...(forHost ? [host] : [])];
-  return (await db.executeQuery<SessionRow>({ ...compiled, parameters })).rows[0] as SessionRow | undefined;
+  const parameters = [tokenHash, ...(forHost ? [host] : [])];
+  const row = (await db.executeQuery<SessionRow>({ ...compiled, parameters })).rows[0] as SessionRow | undefined;
+  if (!row || row.expires_at <= now.toISOString()) return undefined;
+  const { expires_at, ...live } = row;
+  return live;
 }
 
+/** The session first (the token names one at most), then its person. SQLite prepares a statement afresh every
+ *  time new values are bound to it when they take part in a join's plan (a time in a range comparison, a key
+ *  that the join carries to another table's rowid): so the session is read in a materialized CTE, its expiry
+ *  compared after the read, and the join that follows has no bound value. */
 function liveSessionQuery(db: Db, forHost: boolean) {
-  const q = personQuery(db)
-    .innerJoin('sessions', 'sessions.account_id', 'accounts.id')
-    .select(['sessions.id as session_id', 'sessions.login_id'])
-    .where('sessions.token_hash', '=', '')
-    .where('sessions.revoked_at', 'is', null)
-    .where('sessions.expires_at', '>', '');
-  return forHost ? q.where('sessions.host', '=', '') : q.where('sessions.host', 'is', null);
+  return db
+    .with(
+      (cte) => cte('live').materialized(),
+      (q) => {
+        const live = q
+          .selectFrom('sessions')
+          .select(['id', 'account_id', 'login_id', 'expires_at'])
+          .where('token_hash', '=', '')
+          .where('revoked_at', 'is', null);
+        return forHost ? live.where('host', '=', '') : live.where('host', 'is', null);
+      },
+    )
+    .selectFrom('live')
+    .innerJoin('accounts', 'accounts.id', 'live.account_id')
+    .innerJoin('people', 'people.account_id', 'accounts.id')
+    .select([...PERSON_COLUMNS, 'live.id as session_id', 'live.login_id', 'live.expires_at'])
+    .where('accounts.kind', '=', sql.lit('person'));
 }
 
 type SessionRow = Awaited<ReturnType<ReturnType<typeof liveSessionQuery>['executeTakeFirstOrThrow']>>;
