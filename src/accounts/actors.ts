@@ -1,16 +1,12 @@
-// Loads the signed-in person behind a session token.
-import { personRow, type PersonRow } from '../store/accounts.ts';
+// The actor of a person: behind a session token (here) or a sync key (src/sync/keys.ts), from their row.
+import type { PersonRow } from '../store/accounts.ts';
 import type { Db } from '../store/schema.ts';
 import type { Actor } from '../access/actor.ts';
 import { sessionFor } from './sessions.ts';
 import { effectivePlan } from '../billing/plans.ts';
 
-export async function actorForAccount(db: Db, accountId: number, writer: string): Promise<Actor | null> {
-  const row = await personRow(db, { id: accountId });
-  return row ? actorOf(row, writer) : null;
-}
-
-function actorOf(row: PersonRow, writer: string): Actor | null {
+/** The actor a person's row makes, writing as `writer`; null when the account is suspended. */
+export function actorOfPerson(row: PersonRow, writer: string): Actor | null {
   // A suspended account is signed in nowhere.
   if (row.suspended_at !== null) return null;
   return {
@@ -35,6 +31,6 @@ export async function actorForSessionToken(
   now: Date,
 ): Promise<Actor | null> {
   const session = await sessionFor(db, token, host, now);
-  const actor = session && actorOf(session.person, `session:${session.id}`);
+  const actor = session && actorOfPerson(session.person, `session:${session.id}`);
   return actor && { ...actor, loginId: session!.loginId };
 }

@@ -1,6 +1,6 @@
 // The accounts store: account, person and team-membership rows, each function taking an executor (the
 // database, or the transaction a write runs in). The rules about them live in src/accounts/ and src/teams/.
-import type { Kysely, Updateable } from 'kysely';
+import { sql, type Kysely, type Updateable } from 'kysely';
 import type { AccountsTable, DB, Db, PeopleTable, Plan, TeamRole } from './schema.ts';
 
 /** A person's role in a team, or undefined when they are not a member. */
@@ -100,11 +100,24 @@ export function accountNamed(
 
 /** A person's account id, username, email and type (a person's account joined to its person row). */
 export function personRow(db: Kysely<DB>, ref: { id: number } | { username: string } | { email: string }) {
-  let q = personQuery(db);
-  if ('id' in ref) q = q.where('accounts.id', '=', ref.id);
-  else if ('username' in ref) q = q.where('accounts.username', '=', ref.username.trim().toLowerCase());
-  else q = q.where('people.email', '=', ref.email.trim().toLowerCase());
-  return q.executeTakeFirst();
+  // The account is found first, in a materialized CTE, so the join that follows has no bound value: SQLite
+  // prepares a statement afresh every time values are bound into a join's plan (11 µs a read instead of 4).
+  return db
+    .with(
+      (cte) => cte('ref').materialized(),
+      (q) =>
+        'id' in ref
+          ? q.selectFrom('accounts').select('id').where('id', '=', ref.id)
+          : 'username' in ref
+            ? q.selectFrom('accounts').select('id').where('username', '=', ref.username.trim().toLowerCase())
+            : q.selectFrom('people').select('account_id as id').where('email', '=', ref.email.trim().toLowerCase()),
+    )
+    .selectFrom('ref')
+    .innerJoin('accounts', 'accounts.id', 'ref.id')
+    .innerJoin('people', 'people.account_id', 'accounts.id')
+    .select(PERSON_COLUMNS)
+    .where('accounts.kind', '=', sql.lit('person'))
+    .executeTakeFirst();
 }
 
 export type PersonRow = NonNullable<Awaited<ReturnType<typeof personRow>>>;
@@ -125,15 +138,6 @@ export const PERSON_COLUMNS = [
   'people.password_hash',
   'accounts.suspended_at',
 ] as const;
-
-/** A person's row (account and person), for a caller to narrow. */
-function personQuery(db: Kysely<DB>) {
-  return db
-    .selectFrom('accounts')
-    .innerJoin('people', 'people.account_id', 'accounts.id')
-    .select(PERSON_COLUMNS)
-    .where('accounts.kind', '=', 'person');
-}
 
 /** True when some account (person or team) has this username, or it is held back (a deleted account's,
  *  or a renamed one's old name), except a hold for `forAccount`: a renamed account may take its own old

@@ -7,7 +7,7 @@ import { randomHex } from '../clock.ts';
 import { sha256 } from '../core/checksum.ts';
 import { KilnError, badRequest, forbidden, notFound, unauthorized } from '../errors.ts';
 import { limits, MINUTE } from '../limits.ts';
-import { actorForAccount } from '../accounts/actors.ts';
+import { actorOfPerson } from '../accounts/actors.ts';
 import { planIncludesSync, TEAM_ROLES } from '../teams/teams.ts';
 import { allowsTeam } from '../access/authorize.ts';
 import { grants, revokeGrants } from '../events/revocations.ts';
@@ -53,9 +53,11 @@ export async function actorForSyncKey(
   const now = s.clock.now();
   if (row.expires_at <= now.toISOString())
     throw unauthorized('That sync key has expired; generate a new one in the dashboard.', 'expired-key');
-  if ((await personRow(s.database.db, { id: row.account_id }))?.suspended_at)
+  // One read of the person serves both answers (every sync request comes through here).
+  const person = await personRow(s.database.db, { id: row.account_id });
+  if (person?.suspended_at)
     throw forbidden('This account is suspended; its sync keys do not work.', 'account-suspended');
-  const actor = await actorForAccount(s.database.db, row.account_id, `key:${row.id}`);
+  const actor = person && actorOfPerson(person, `key:${row.id}`);
   if (!actor) throw unauthorized('That sync key is not valid.', 'invalid-key');
   // "Last used" for the dashboard, written at most once a minute per key (not a write per request).
   if (row.last_used_at === null || Date.parse(row.last_used_at) < now.getTime() - MINUTE) {
