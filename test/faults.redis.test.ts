@@ -18,6 +18,9 @@ import { until, within } from './support/wait.ts';
 import type { RedisEventBus } from '../src/events/redis.ts';
 import type { SoftRedis } from '../src/redis/soft-client.ts';
 import type { Redis } from 'ioredis';
+import { loadConfig } from '../src/config.ts';
+import { closeServices, createServices } from '../src/server.ts';
+import { channels } from '../src/events/bus.ts';
 
 const REDIS = process.env.KILN_TEST_REDIS_URL;
 const skip = (storage !== 'postgres' || !REDIS) && 'Redis is used by the PostgreSQL + Redis run only';
@@ -228,5 +231,55 @@ test('revoking a sync key while Redis is away ends its open streams at once', { 
   } finally {
     stream.close();
     proxy.restore();
+  }
+});
+
+test('a process that closes while Redis comes back sends the events still waiting before it ends', {
+  skip,
+  timeout: 30_000,
+}, async () => {
+  // A Kiln of its own: this one is closed by the test.
+  const u = new URL(REDIS!);
+  const ownProxy = await startTcpProxy(u.hostname, Number(u.port || 6379));
+  const own = await startKiln({ env: { REDIS_URL: `redis://127.0.0.1:${ownProxy.port}` } });
+  let reader: Awaited<ReturnType<typeof createServices>> | undefined;
+  try {
+    const ownBus = own.services.events as RedisEventBus;
+    await until(() => ownBus.flowing(), { what: 'the bus to connect' });
+    const person = await createPerson(own.services, newPerson());
+    ownProxy.cut();
+    await until(() => !ownBus.flowing(), { what: 'the bus to see Redis gone' });
+    // Saved while Redis is away: its event waits in the outbox.
+    await createNode(own.services, person.id, {
+      ownerId: person.id,
+      parentId: 0,
+      type: 'site',
+      name: 'last-words.html',
+      html: doc(1),
+    });
+    assert.ok(ownBus.waiting > 0, 'the event waits for Redis');
+    // Redis returns and the process ends at once (a deploy, a restart): the event still goes out.
+    ownProxy.restore();
+    await own.services.events.close();
+    assert.equal(ownBus.waiting, 0);
+    // Another process of the same deployment reads it from the account's replay log.
+    reader = await createServices(
+      loadConfig({
+        DATA_DIR: own.config.dataDir,
+        DATABASE_URL: own.config.databaseUrl!,
+        REDIS_URL: REDIS!,
+        ROOT_DOMAIN: own.config.rootDomain,
+        LOG_LEVEL: 'silent',
+      }),
+    );
+    const kept = await reader.events.replay(channels.account(person.id), 0);
+    assert.ok(
+      kept.events.some((e) => e.event.type === 'node-saved'),
+      JSON.stringify(kept.events.map((e) => e.event.type)),
+    );
+  } finally {
+    if (reader) await closeServices(reader);
+    await own.stop();
+    await ownProxy.close();
   }
 });

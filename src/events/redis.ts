@@ -38,6 +38,8 @@ const COMMAND_TIMEOUT_MS = 2000;
 const SUBSCRIBE_TIMEOUT_MS = 5000;
 /** Reconnect attempts back off to this (ms): a returning Redis is found within it. */
 const MAX_RECONNECT_DELAY_MS = 1000;
+/** How long closing waits for events still in the outbox (Redis back from an outage, or not yet connected). */
+const CLOSE_DRAIN_MS = 2000;
 /** Events waiting for Redis: beyond these, new ones are refused (and their streams resume through a
  *  gap fill later). */
 const OUTBOX_MAX_EVENTS = 10_000;
@@ -365,6 +367,13 @@ export class RedisEventBus implements EventBus {
   }
 
   async close(): Promise<void> {
+    // Events still waiting go out first, for a short while: a process that ends just after a write (or before
+    // its publisher's first connection was ready) would otherwise drop events its writes promised.
+    const until = Date.now() + CLOSE_DRAIN_MS;
+    while (this.outbox.length > 0 && Date.now() < until && this.pub.status !== 'end') {
+      if (this.pub.status === 'ready') await this.flush();
+      if (this.outbox.length > 0) await new Promise((r) => setTimeout(r, 20));
+    }
     this.closed = true;
     this.channels.clear();
     if (this.flushTimer) clearTimeout(this.flushTimer);
