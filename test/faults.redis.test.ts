@@ -272,7 +272,10 @@ test('a process that closes while Redis comes back sends the events still waitin
         LOG_LEVEL: 'silent',
       }),
     );
-    const kept = await reader.events.replay(channels.account(person.id), 0);
+    const readerBus = reader.events;
+    // Its publisher reads the log, and sends nothing before it is connected.
+    await until(() => readerBus.flowing(), { what: "the second process's bus to connect" });
+    const kept = await readerBus.replay(channels.account(person.id), 0);
     assert.ok(
       kept.events.some((e) => e.event.type === 'node-saved'),
       JSON.stringify(kept.events.map((e) => e.event.type)),

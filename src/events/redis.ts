@@ -38,8 +38,9 @@ const COMMAND_TIMEOUT_MS = 2000;
 const SUBSCRIBE_TIMEOUT_MS = 5000;
 /** Reconnect attempts back off to this (ms): a returning Redis is found within it. */
 const MAX_RECONNECT_DELAY_MS = 1000;
-/** How long closing waits for events still in the outbox (Redis back from an outage, or not yet connected). */
-const CLOSE_DRAIN_MS = 2000;
+/** How long closing waits for events still in the outbox (Redis back from an outage, or not yet connected):
+ *  several reconnect attempts (MAX_RECONNECT_DELAY_MS apart) on a busy machine. */
+const CLOSE_DRAIN_MS = 5000;
 /** Events waiting for Redis: beyond these, new ones are refused (and their streams resume through a
  *  gap fill later). */
 const OUTBOX_MAX_EVENTS = 10_000;
