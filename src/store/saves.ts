@@ -132,7 +132,8 @@ export const sqliteSaves: SaveStore = {
   },
 };
 
-/** PostgreSQL: two round trips instead of six (content deferred to the COMMIT: src/store/deferred-contents.ts). */
+/** PostgreSQL: two round trips instead of six (a save that joins a group commit defers its content to the
+ *  COMMIT: src/store/group-state.ts). */
 export const postgresSaves: SaveStore = {
   documentForWrite: (tx, nodeId) =>
     known(tx, nodeId, () => documentQuery(tx, nodeId).forUpdate(['nodes']).executeTakeFirst()),
