@@ -10,6 +10,7 @@ import type { Client, Res } from './support/client.ts';
 import { createPerson } from '../src/accounts/people.ts';
 import { createNode } from '../src/nodes/tree.ts';
 import type { Clock } from '../src/clock.ts';
+import { limits } from '../src/limits.ts';
 
 let kiln: TestKiln;
 let offsetMs = 0;
@@ -85,6 +86,41 @@ test('signing in on the main app sets a host-only session cookie and a hint that
   assert.equal(page.status, 200);
   assert.equal(cookieNamed(page, 'isAdminOfCurrentResource'), undefined, 'no edit flag without a host session');
   assert.equal((await save(doc, kiln.hostOf(alice.username), alice.doc, DOC.replace('hello', 'x'))).status, 401);
+});
+
+test('a session past its expiry is no session, on the main app and on its document host', async () => {
+  const alice = await person();
+  const host = kiln.hostOf(alice.username);
+  const { main: mainToken, host: hostToken } = await sessionsFor(
+    kiln.services.database.db,
+    kiln.config,
+    alice.id,
+    alice.username,
+    clock.now(),
+  );
+  const account = () =>
+    kiln.client().get('/_/account', {
+      headers: { accept: 'application/json', cookie: `__Host-auth_token=${mainToken}` },
+    });
+  const saveAs = (html: string) =>
+    kiln.client(host).post('/_/save', html, {
+      headers: {
+        cookie: `__Host-auth_token=${hostToken}`,
+        'content-type': 'text/plain;charset=UTF-8',
+        'document-url': `http://${host}${alice.doc}`,
+      },
+    });
+  assert.equal((await account()).status, 200);
+  assert.equal((await saveAs(DOC.replace('hello', 'before'))).status, 200);
+  // A minute past the login's lifetime (the host session ends with it).
+  offsetMs = limits.loginTokenLifetimeMs + 60_000;
+  try {
+    assert.equal((await account()).status, 401);
+    assert.equal((await saveAs(DOC.replace('hello', 'after'))).status, 401);
+  } finally {
+    offsetMs = 0;
+  }
+  assert.match((await kiln.client(host).get(alice.doc)).text, /before/);
 });
 
 test('a main-app session presented on a document host is no session there', async () => {
