@@ -1,7 +1,7 @@
 // Saves that arrive together (they share one commit: src/store/writes.ts, on PostgreSQL those of one document): each is answered for
 // itself, a refused one (stale If-Match, not HTML) changes nothing while the others land, every accepted save
-// has its version, and each version reconstructs to the bytes of its save. Saves that join a commit write the
-// document's content row once, at its end (src/store/group-state.ts): the row holds the newest save's bytes, and a
+// has its version, and each version reconstructs to the bytes of its save. Saves that share a commit write the
+// document's content row once, with the last of them (src/store/group-state.ts): the row holds the newest save's bytes, and a
 // version that follows a non-UTF-8 save inside the group diffs against that save. Reads go on while a write is open.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
@@ -105,8 +105,8 @@ test('saves queued together share one commit: each has its version, the row ends
     name: 'queued.html',
     html: page('start'),
   });
-  // Queued in one turn of the event loop, so they share a transaction (src/store/writes.ts): the first writes
-  // the content row; the rest defer theirs to the COMMIT. The third must diff against the Latin-1 second's
+  // Queued in one turn of the event loop, so they share a transaction (src/store/writes.ts): each but the last
+  // leaves its content row to the last, which writes it. The third must diff against the Latin-1 second's
   // bytes (not text: a snapshot), never against the row as the first left it.
   const bodies = [
     Buffer.from(page('one')),
@@ -133,6 +133,38 @@ test('saves queued together share one commit: each has its version, the row ends
   );
   const stored = await storedContent(kiln.services.database.db, node.id);
   assert.equal(stored!.html.toString(), bodies[3].toString(), 'the stored row is the last save');
+});
+
+test('the last save of a group changes nothing, or is refused: the row still ends as the newest save that took', async () => {
+  const main = kiln.client();
+  const person = await signedIn(kiln, main);
+  const by = { kind: 'sync' as const, accountId: person.id, writer: 'test' };
+  // The group's last save writes the content row itself (src/store/group-state.ts); when it writes nothing, what
+  // the saves before it left pending is written before the COMMIT.
+  for (const last of ['unchanged', 'refused'] as const) {
+    const node = await createNode(kiln.services, person.id, {
+      ownerId: person.id,
+      parentId: 0,
+      type: 'site',
+      name: `last-${last}.html`,
+      html: page('start'),
+    });
+    const bodies = [Buffer.from(page('one')), Buffer.from(page('two')), Buffer.from(page('three'))];
+    const answers = await Promise.allSettled([
+      ...bodies.map((bytes) => saveDocument(kiln.services, { nodeId: node.id, bytes, by })),
+      last === 'unchanged'
+        ? saveDocument(kiln.services, { nodeId: node.id, bytes: bodies[2], by })
+        : saveDocument(kiln.services, { nodeId: node.id, bytes: Buffer.from(page('four')), by, ifMatch: 'stale' }),
+    ]);
+    assert.deepEqual(
+      answers.map((a) => (a.status === 'fulfilled' ? (a.value.changed ? 'saved' : 'unchanged') : 'refused')),
+      ['saved', 'saved', 'saved', last],
+    );
+    const stored = await storedContent(kiln.services.database.db, node.id);
+    assert.equal(stored!.html.toString(), bodies[2].toString(), `${last}: the stored row is the third save`);
+    const served = await main.on(kiln.hostOf(person.username)).get(`/last-${last}.html`);
+    assert.equal(served.body.toString(), bodies[2].toString(), `${last}: the document serves the third save`);
+  }
 });
 
 test('a read outside a transaction does not wait for an open write, and sees the last commit', async () => {

@@ -1,10 +1,12 @@
 // What a transaction shared by grouped writes (src/store/writes.ts) carries from one save to the next, so a
 // save that joins costs the database only what is new in it:
-// - Each document's content row is written once, just before the COMMIT. The first save writes its own (a
-//   lone save keeps its round trips); those that join leave their bytes here, and the newest per document is
-//   written at the end: a row replaced before anyone can read it is 110 KB of work for nothing (on PostgreSQL,
-//   compression, TOAST and WAL for every save). Versions, checksums and activity lines are still written save
-//   by save, so each save keeps its version; reads of the content in the transaction see these bytes.
+// - Each document's content row is written once per group: a row replaced before anyone can read it is 110 KB
+//   of work for nothing (on PostgreSQL, compression, TOAST and WAL for every save). A lone save writes its own
+//   (it keeps its round trips). In a group every save but the last leaves its bytes here; the last writes its
+//   own with its version (no extra statement) and what is still pending (other documents, or a last save that
+//   changed nothing or failed) is written just before the COMMIT. Versions, checksums and activity lines are
+//   still written save by save, so each save keeps its version; reads of the content in the transaction see
+//   these bytes.
 // - The document as the transaction last read or wrote it (its row stays locked until the COMMIT), so the
 //   next save of it skips the read.
 // A save that fails rolls back to its savepoint, and this state to what it was before that save.
@@ -13,7 +15,7 @@ import type { DB } from './schema.ts';
 import type { DocumentForWrite } from './saves.ts';
 
 interface State {
-  /** Set once the first save is written: later ones defer their content. */
+  /** Whether the save being written defers its content (every one of a group but its last). */
   deferring: boolean;
   contents: Map<number, { checksum: string; bytes: Buffer }>;
   documents: Map<number, DocumentForWrite>;
@@ -26,15 +28,16 @@ const states = new WeakMap<Kysely<DB>, State>();
 export const replaceContent = (c: OnConflictBuilder<DB, 'node_contents'>) =>
   c.column('node_id').doUpdateSet((eb) => ({ html: eb.ref('excluded.html') }));
 
-/** `tx` now carries state from save to save (`endGroup` writes what it owes). */
-export function startGroup(tx: Kysely<DB>): void {
-  states.set(tx, { deferring: false, contents: new Map(), documents: new Map() });
+/** `tx` now carries state from save to save (`endGroup` writes what it owes); `deferring` when more saves will
+ *  follow the first. */
+export function startGroup(tx: Kysely<DB>, deferring: boolean): void {
+  states.set(tx, { deferring, contents: new Map(), documents: new Map() });
 }
 
-/** The first save is written: the ones that join defer their content. */
-export function deferFromNow(tx: Kysely<DB>): void {
+/** Whether the next saves defer their content: yes while more follow, no for the last of the group. */
+export function setDeferring(tx: Kysely<DB>, deferring: boolean): void {
   const s = states.get(tx);
-  if (s) s.deferring = true;
+  if (s) s.deferring = deferring;
 }
 
 /** What the group holds now, to put back when a save's savepoint rolls back (`restore`). */
@@ -47,10 +50,15 @@ export function restore(tx: Kysely<DB>, state: State | undefined): void {
   if (state) states.set(tx, state);
 }
 
-/** Keeps the bytes for the COMMIT when `tx` defers content writes; false when it does not (write them now). */
+/** Keeps the bytes for the COMMIT when `tx` defers content writes; false when it does not (the caller writes
+ *  them now, and what was pending for the document is older). */
 export function deferContent(tx: Kysely<DB>, nodeId: number, checksum: string, bytes: Buffer): boolean {
   const s = states.get(tx);
-  if (!s?.deferring) return false;
+  if (!s) return false;
+  if (!s.deferring) {
+    s.contents.delete(nodeId);
+    return false;
+  }
   s.contents.set(nodeId, { checksum, bytes });
   return true;
 }

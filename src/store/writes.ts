@@ -14,7 +14,7 @@ import type { Db } from './schema.ts';
 import type { AfterCommit, Tx } from './transaction.ts';
 import { isStorageFull, isStorageUnavailable } from './errors.ts';
 import { KilnError } from '../errors.ts';
-import { deferFromNow, endGroup, restore, snapshot, startGroup } from './group-state.ts';
+import { endGroup, restore, setDeferring, snapshot, startGroup } from './group-state.ts';
 
 export type Write<T> = (tx: Tx, after: AfterCommit) => Promise<T>;
 
@@ -53,12 +53,12 @@ async function group(db: Db, queue: Job[]): Promise<void> {
   let worked = false;
   try {
     await db.transaction().execute(async (tx) => {
-      // What one write leaves for the next (src/store/group-state.ts).
-      startGroup(tx);
+      // What one write leaves for the next (src/store/group-state.ts): the writes waiting now join this group,
+      // so the first already defers its content to the group's last.
+      startGroup(tx, queue.length > 0);
       // The first write needs no savepoint: when it fails, the whole transaction rolls back with nothing
       // else in it yet.
       taken[0].result = await taken[0].work(tx, taken[0].after);
-      deferFromNow(tx);
       // Requests whose bodies arrive during this turn of the event loop join the group, with those that queued
       // meanwhile; the ones that queue while these are written wait for the next group, which starts at once:
       // a group that took every newcomer would gather all of a document's writers, and answer them together,
@@ -67,6 +67,7 @@ async function group(db: Db, queue: Job[]): Promise<void> {
       for (let room = Math.min(queue.length, MAX_GROUP - 1); room > 0; room--) {
         const job = queue.shift()!;
         taken.push(job);
+        setDeferring(tx, room > 1);
         // Never released: COMMIT ends them all, ROLLBACK TO names the newest, and a release is one more round
         // trip per write on PostgreSQL.
         await sql`SAVEPOINT kiln_write`.execute(tx);
