@@ -16,6 +16,7 @@ import { pathToFileURL } from 'node:url';
 import autocannon from 'autocannon';
 import { REPO, freePort, spawnKiln, type ChildKiln } from '../test/support/child.ts';
 import { Client } from '../test/support/client.ts';
+import { countInstructions } from './instructions.ts';
 
 const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 50);
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 10);
@@ -264,6 +265,9 @@ interface Figures {
   /** Server CPU time (user + system, all its processes) per request, in microseconds: steadier than
    *  requests/s on a machine shared with other work. NaN where /proc is missing. */
   cpuUsPerReq: number;
+  /** Instructions the server's processes retired per request (bench/instructions.ts): the same on a slow or a
+   *  busy host. NaN where perf cannot count them. */
+  insPerReq: number;
 }
 
 /** CPU seconds (user + system) one process has used so far, from /proc; with `reaped`, also its ended children
@@ -295,6 +299,7 @@ export async function load(
   headers: Record<string, string> = {},
 ): Promise<Figures> {
   const cpu0 = serverPid ? cpuSeconds(serverPid) : NaN;
+  const counting = await countInstructions({ server: serverPid ? withChildren(serverPid) : [] });
   const r = await autocannon({
     url: `http://127.0.0.1:${port}/${DOC_NAME}`,
     headers: { host, ...headers },
@@ -308,6 +313,7 @@ export async function load(
       `${host}: ${r.errors} errors, ${r.timeouts} timeouts, ${r.requests.total - expected} unexpected answers (${r['4xx']} 4xx, ${r['5xx']} 5xx)`,
     );
   const cpu = serverPid ? cpuSeconds(serverPid) - cpu0 : NaN;
+  const { server } = await counting.stop();
   return {
     rps: r.requests.average,
     p99: r.latency.p99,
@@ -315,12 +321,24 @@ export async function load(
     mbps: r.throughput.average / 1e6,
     requests: r.requests.total,
     cpuUsPerReq: (cpu / r.requests.total) * 1e6,
+    insPerReq: server === null ? NaN : server / r.requests.total,
   };
+}
+
+/** A process and its children processes (nginx's workers). */
+function withChildren(pid: number): number[] {
+  try {
+    const children = readFileSync(`/proc/${pid}/task/${pid}/children`, 'utf8').trim();
+    return [pid, ...(children ? children.split(' ').flatMap((c) => withChildren(Number(c))) : [])];
+  } catch {
+    return [pid];
+  }
 }
 
 const fmt = (f: Figures) =>
   `${f.rps.toFixed(0).padStart(7)} req/s   p50 ${String(f.p50).padStart(4)} ms   p99 ${String(f.p99).padStart(4)} ms   ${f.mbps.toFixed(0).padStart(5)} MB/s` +
-  `   server CPU ${f.cpuUsPerReq.toFixed(0).padStart(4)} µs/req`;
+  `   server CPU ${f.cpuUsPerReq.toFixed(0).padStart(4)} µs/req` +
+  (Number.isNaN(f.insPerReq) ? '' : `   ${(f.insPerReq / 1000).toFixed(0).padStart(4)} k instructions/req`);
 
 async function main() {
   const dir = mkdtempSync(path.join(os.tmpdir(), 'kiln-bench-http-'));
@@ -375,6 +393,7 @@ async function main() {
       p99: median(runs.map((r) => r.p99)),
       mbps: median(runs.map((r) => r.mbps)),
       cpuUsPerReq: median(runs.map((r) => r.cpuUsPerReq)),
+      insPerReq: median(runs.map((r) => r.insPerReq)),
       requests: runs.reduce((a, r) => a + r.requests, 0),
     });
     const [k, n, owner, notModified, node] = targets.map((t) => summary(t.runs));
@@ -397,6 +416,14 @@ async function main() {
       `cpu    Node's floor (node:http sending the same bytes, nothing else) ${node.cpuUsPerReq.toFixed(0)} µs = ${vsNginx(node)}× nginx: ` +
         `Kiln's own share ${(k.cpuUsPerReq - node.cpuUsPerReq).toFixed(0)} µs cookie-less, ${(owner.cpuUsPerReq - node.cpuUsPerReq).toFixed(0)} µs signed in`,
     );
+    if (!Number.isNaN(k.insPerReq)) {
+      const ins = (f: Figures) =>
+        `${(f.insPerReq / 1000).toFixed(0)} k (${(f.insPerReq / n.insPerReq).toFixed(2)}× nginx)`;
+      console.log(
+        `ins    instructions per request (perf; the same on a slow or busy host): kiln ${ins(k)}, nginx ${(n.insPerReq / 1000).toFixed(0)} k, ` +
+          `owner ${ins(owner)}, 304 ${ins(notModified)}, Node's floor ${ins(node)}`,
+      );
+    }
   } finally {
     await nginx?.stop();
     await floor?.stop();

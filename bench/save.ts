@@ -30,6 +30,7 @@ import { spawnKiln } from '../test/support/child.ts';
 import type { Services } from '../src/services.ts';
 import { execFileSync } from 'node:child_process';
 import { cpuSeconds, ownCpuSeconds } from './http.ts';
+import { countInstructions } from './instructions.ts';
 
 const SAVES = Number(process.env.BENCH_SAVES ?? 3000);
 const CONCURRENCY = Number(process.env.BENCH_CONCURRENCY ?? 4);
@@ -68,8 +69,9 @@ async function fixture(s: Services): Promise<{ token: string; nodeId: number }> 
   return { token, nodeId: node.id };
 }
 
-/** SAVES small edits from CONCURRENCY clients; returns saves per second. */
-async function load(port: number, token: string): Promise<{ perSecond: number; failures: number }> {
+/** SAVES small edits from CONCURRENCY clients; returns saves per second, and the instructions the measured run
+ *  retired on the machine and in the process `kilnPid` (when perf can count them). */
+async function load(port: number, token: string, kilnPid?: number) {
   const host = `bench.${ROOT}`;
   const agent = new http.Agent({ keepAlive: true, maxSockets: CONCURRENCY });
   const post = (body: string) =>
@@ -107,6 +109,11 @@ async function load(port: number, token: string): Promise<{ perSecond: number; f
   // A short warm-up (JIT, caches), then the measured run.
   for (let i = 0; i < 50; i++) await post(edit());
   n = 0;
+  const counting = await countInstructions({
+    machine: 'machine',
+    kiln: kilnPid === undefined ? [] : [kilnPid],
+    clients: [process.pid],
+  });
   const t0 = performance.now();
   let failures = 0;
   await Promise.all(
@@ -114,8 +121,10 @@ async function load(port: number, token: string): Promise<{ perSecond: number; f
       while (n < SAVES) if ((await post(edit())) !== 200) failures++;
     }),
   );
+  const perSecond = SAVES / ((performance.now() - t0) / 1000);
+  const instructions = await counting.stop();
   agent.destroy();
-  return { perSecond: SAVES / ((performance.now() - t0) / 1000), failures };
+  return { perSecond, failures, instructions };
 }
 
 /** Version storage as a share of full copies, and the slowest read of the newest 40 versions. */
@@ -150,7 +159,7 @@ async function asProcess(label: string, env: Record<string, string>, first = PLA
   let kilnCpu = NaN;
   try {
     const cpu0 = cpuSeconds(kiln.child.pid!);
-    r = await load(kiln.port, fix.token);
+    r = await load(kiln.port, fix.token, kiln.child.pid!);
     kilnCpu = cpuSeconds(kiln.child.pid!) - cpu0;
   } finally {
     await kiln.kill('SIGTERM');
@@ -170,6 +179,13 @@ async function asProcess(label: string, env: Record<string, string>, first = PLA
   console.log(
     `${''.padEnd(34)} CPU per save: Kiln ${per(kilnCpu)} µs${Number.isNaN(pgCpu) ? '' : `, PostgreSQL ${per(pgCpu)} µs (every postgres process)`}`,
   );
+  const ins = r.instructions;
+  if (ins.machine !== null && ins.kiln !== null && ins.clients !== null) {
+    const m = (n: number) => `${(n / SAVES / 1e6).toFixed(2)} M`;
+    console.log(
+      `${''.padEnd(34)} instructions per save (perf; the same on a slow or busy host): machine ${m(ins.machine)}, Kiln ${m(ins.kiln)}, clients ${m(ins.clients)}, the rest (${env.DATABASE_URL ? 'PostgreSQL, ' : ''}kernel, other processes) ${m(ins.machine - ins.kiln - ins.clients)}`,
+    );
+  }
   if (!Number.isNaN(walBytes))
     console.log(
       `${''.padEnd(34)} WAL per save: ${(walBytes / (SAVES + 50) / 1024).toFixed(1)} KiB (the whole server's WAL over the run; full-page images after a checkpoint included)`,
