@@ -127,6 +127,32 @@ test('cookies: the owner gets isAdminOfCurrentResource=true (script-readable, ho
   assert.equal(again.status, 304);
 });
 
+test("the owner's toolbar goes just before the last </body>, in any case, or at the end; the bytes around it stay", async () => {
+  for (const [name, html, before] of [
+    ['tb-upper.html', '<HTML><Body>caf\u00e9 <p>x</p></BODY></HTML>\n', '<HTML><Body>caf\u00e9 <p>x</p>'],
+    ['tb-two.html', '<html><body>a</body><!-- </body> --></body>tail', '<html><body>a</body><!-- </body> -->'],
+    ['tb-none.html', '<p>no body close <b>here</b></p>', '<p>no body close <b>here</b></p>'],
+    ['tb-start.html', '</body>rest', ''],
+  ]) {
+    const created = await main.post('/_/dashboard/nodes', { type: 'site', name, html });
+    assert.equal(created.status, 201, created.text);
+    const page = await host.get(`/${name}`, { headers: { 'sec-fetch-dest': 'document' } });
+    assert.equal(page.status, 200);
+    const text = page.body.toString('utf8');
+    const tag = text.match(
+      /<script src="\/_\/assets\/toolbar\.js\?[^"]*" data-kiln-toolbar no-save save-remove><\/script>/,
+    );
+    assert.ok(tag, `${name}: the owner gets the toolbar`);
+    assert.equal(text.slice(0, tag.index), before, `${name}: what comes before the tag`);
+    assert.equal(
+      text.slice(0, tag.index) + text.slice(tag.index! + tag[0].length),
+      html,
+      `${name}: the rest is the stored page`,
+    );
+    assert.equal((await anon.get(`/${name}`)).body.toString('utf8'), html, `${name}: a visitor gets the stored bytes`);
+  }
+});
+
 test('cookies: a stranger or a visitor gets no admin cookie, and a stale one is removed (never set to false)', async () => {
   const visitor = kiln.client(kiln.hostOf(alice.username));
   const res = await visitor.get('/app.html');

@@ -14,13 +14,30 @@ export function toolbarTag(documentPath: string, mainUrl: string, confirm?: stri
   return `<script src="${escapeHtml(`${SRC}?${q}`)}" data-kiln-toolbar no-save save-remove></script>`;
 }
 
-/** The document as its owner gets it: the toolbar's tag just before `</body>` (or at the end). */
+/** The document as its owner gets it: the toolbar's tag just before the last `</body>`, in any case (or at the
+ *  end). Every owner's page view comes here: the bytes are copied once, never decoded or lower-cased. */
 export function withToolbar(bytes: Buffer, tag: string): Buffer {
-  const text = bytes.toString('latin1');
-  const at = text.toLowerCase().lastIndexOf('</body>');
+  const at = lastBodyClose(bytes);
   const insert = Buffer.from(tag, 'utf8');
   if (at === -1) return Buffer.concat([bytes, insert]);
   return Buffer.concat([bytes.subarray(0, at), insert, bytes.subarray(at)]);
+}
+
+const BODY_CLOSE = Buffer.from('</body>');
+
+/** Where the last `</body>` (any case) starts, or -1: searched back from the end, where it usually is. */
+function lastBodyClose(bytes: Buffer): number {
+  for (let at = bytes.lastIndexOf(0x3c); at !== -1; at = at === 0 ? -1 : bytes.lastIndexOf(0x3c, at - 1)) {
+    if (at + BODY_CLOSE.length > bytes.length) continue;
+    let same = true;
+    for (let i = 1; same && i < BODY_CLOSE.length; i++) {
+      const want = BODY_CLOSE[i];
+      // `body` in any case: an ASCII lower-case letter, or the same letter upper-case (0x20 less).
+      same = bytes[at + i] === want || (want >= 0x61 && want <= 0x7a && bytes[at + i] === want - 0x20);
+    }
+    if (same) return at;
+  }
+  return -1;
 }
 
 /** A save body without the toolbar's tag (a page saved by something that did not strip it). */
