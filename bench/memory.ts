@@ -54,13 +54,39 @@ function request(
         },
       },
       (res) => {
-        res.resume();
-        res.on('end', () => resolve(res.statusCode!));
+        let text = '';
+        res.on('data', (c: Buffer) => {
+          if (res.statusCode! >= 400 && text.length < 500) text += c;
+        });
+        res.on('end', () => {
+          if (res.statusCode! >= 400) console.log(`${o.path} answered ${res.statusCode}: ${text.slice(0, 300)}`);
+          resolve(res.statusCode!);
+        });
       },
     );
     req.on('error', reject);
     req.end(o.body);
   });
+}
+
+/** What the process holds, from its metrics (src/metrics): V8's heap (used of committed), Buffers and other memory
+ *  outside it; the rest of RSS is code, native libraries (SQLite's page cache) and memory malloc keeps. */
+async function heldBy(port: number): Promise<string> {
+  const text = await new Promise<string>((resolve, reject) => {
+    http
+      .get({ host: '127.0.0.1', port, path: '/_/metrics', headers: { host: ROOT } }, (res) => {
+        let body = '';
+        res.on('data', (c: Buffer) => (body += c));
+        res.on('end', () => resolve(body));
+      })
+      .on('error', reject);
+  });
+  const metric = (name: string) =>
+    Number(new RegExp(`^kiln_${name}(?:\\{[^}]*\\})? (\\S+)$`, 'm').exec(text)?.[1] ?? NaN) / 2 ** 20;
+  const heapUsed = metric('nodejs_heap_size_used_bytes');
+  const heapTotal = metric('nodejs_heap_size_total_bytes');
+  const external = metric('nodejs_external_memory_bytes');
+  return `V8 heap ${heapUsed.toFixed(0)} MB used of ${heapTotal.toFixed(0)} MB, outside it ${external.toFixed(0)} MB`;
 }
 
 const dir = mkdtempSync(path.join(os.tmpdir(), 'kiln-bench-mem-'));
@@ -101,7 +127,7 @@ try {
     for (let i = 0; i < 20; i++) await request(kiln.port, { path: '/_/health', token });
     const before = rss(pid);
     console.log(`document: ${(Buffer.byteLength(page('0')) / 2 ** 20).toFixed(1)} MB, 200,000 elements`);
-    console.log(`before                       ${mb(before)}`);
+    console.log(`before                       ${mb(before)}  (${await heldBy(kiln.port)})`);
     const step = async (label: string, run: () => Promise<number>) => {
       const status = await run();
       console.log(`${label.padEnd(28)} ${mb(rss(pid))}  (HTTP ${status})`);
@@ -114,12 +140,14 @@ try {
     await step('saved from the editor', () =>
       request(kiln.port, { method: 'POST', path: '/_/save', token, body: page('1') }),
     );
-    await step('extracted (?data=)', () => request(kiln.port, { path: '/big.html?data={n:title}', token }));
+    await step('extracted (?data=)', () =>
+      request(kiln.port, { path: `/big.html?data=${encodeURIComponent('{n: title}')}`, token }),
+    );
     await step('served', () => request(kiln.port, { path: '/big.html', token }));
     const peak = rss(pid);
     await new Promise((r) => setTimeout(r, IDLE_S * 1000));
     const idle = rss(pid);
-    console.log(`after ${IDLE_S} s idle              ${mb(idle)}`);
+    console.log(`after ${IDLE_S} s idle              ${mb(idle)}  (${await heldBy(kiln.port)})`);
     console.log(
       `back within ${(idle - before).toFixed(0)} MB of before (peak +${(peak - before).toFixed(0)} MB); goal ≤ ${GOAL_MB} MB: ${idle - before <= GOAL_MB ? 'met' : 'NOT met'}`,
     );
