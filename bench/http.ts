@@ -367,7 +367,11 @@ async function main() {
     const targets = [
       target('kiln', kiln.port, kiln.child.pid, DOC_HOST),
       target('nginx', nginx.port, nginx.child.pid, `127.0.0.1:${nginx.port}`),
-      target('kiln owner', kiln.port, kiln.child.pid, DOC_HOST, { cookie: started.ownerCookie }),
+      // The owner opening the page in a browser (a navigation): the route adds the toolbar's tag.
+      target('kiln owner', kiln.port, kiln.child.pid, DOC_HOST, {
+        cookie: started.ownerCookie,
+        'sec-fetch-dest': 'document',
+      }),
       target('kiln 304', kiln.port, kiln.child.pid, DOC_HOST, { 'if-none-match': started.etag }),
       target('node floor', floor.port, floor.child.pid, `127.0.0.1:${floor.port}`),
     ];
