@@ -9,7 +9,7 @@ import { startKiln, storage, freshPostgres, type TestKiln } from './support/kiln
 import { signedIn, newPerson, sessionsFor } from './support/people.ts';
 import { SseClient } from './support/sse.ts';
 import { Client } from './support/client.ts';
-import { spawnKiln, type ChildKiln } from './support/child.ts';
+import { spawnKilns, type ChildKiln } from './support/child.ts';
 import { createTeam, setMember } from '../src/teams/teams.ts';
 import { createSyncKey, revokeSyncKey } from '../src/sync/keys.ts';
 import { createPerson } from '../src/accounts/people.ts';
@@ -298,7 +298,7 @@ test('across two processes: delivered to the account’s subscribers on the othe
   let a: ChildKiln | undefined;
   let b: ChildKiln | undefined;
   try {
-    [a, b] = await Promise.all([spawnKiln(env(dirs[0])), spawnKiln(env(dirs[1]))]);
+    [a, b] = await spawnKilns([env(dirs[0]), env(dirs[1])]);
     const host = (i: number) => `${made[i].username}.kiln.localhost:8080`;
     const cookie = (i: number) => `__Host-auth_token=${made[i].host}`;
     const open = (k: ChildKiln, i: number) =>

@@ -8,7 +8,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { storage, freshPostgres } from './support/kiln.ts';
-import { spawnKiln, type ChildKiln } from './support/child.ts';
+import { spawnKilns, type ChildKiln } from './support/child.ts';
 import { Client } from './support/client.ts';
 import { SseClient } from './support/sse.ts';
 import { hotAnswers } from './support/metrics.ts';
@@ -69,7 +69,7 @@ before(async () => {
   } finally {
     await closeServices(setup);
   }
-  [a, b] = await Promise.all([spawnKiln(env(dirs[0])), spawnKiln(env(dirs[1]))]);
+  [a, b] = await spawnKilns([env(dirs[0]), env(dirs[1])]);
 });
 
 after(async () => {

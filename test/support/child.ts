@@ -111,6 +111,16 @@ export async function spawnKiln(
   };
 }
 
+/** Children started together. When one does not start, the ones that did are killed before the error is thrown:
+ *  a child left running keeps its test file's process, and so the whole run, from ever ending. */
+export async function spawnKilns(envs: Array<Record<string, string>>): Promise<ChildKiln[]> {
+  const started = await Promise.allSettled(envs.map((env) => spawnKiln(env)));
+  const failed = started.find((r) => r.status === 'rejected');
+  if (!failed) return started.map((r) => (r as PromiseFulfilledResult<ChildKiln>).value);
+  await Promise.all(started.map((r) => (r.status === 'fulfilled' ? r.value.kill('SIGKILL') : undefined)));
+  throw failed.reason;
+}
+
 /** True when something answers HTTP on the port (any status). */
 function answers(port: number): Promise<boolean> {
   return new Promise((resolve) => {
