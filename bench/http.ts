@@ -282,10 +282,7 @@ export function ownCpuSeconds(pid: number, reaped = false): number {
 /** CPU seconds used so far by a process and its children processes (nginx workers), from /proc. */
 export function cpuSeconds(pid: number): number {
   try {
-    let total = ownCpuSeconds(pid);
-    const children = readFileSync(`/proc/${pid}/task/${pid}/children`, 'utf8').trim();
-    for (const c of children ? children.split(' ') : []) total += cpuSeconds(Number(c));
-    return total;
+    return withChildren(pid).reduce((sum, p) => sum + ownCpuSeconds(p), 0);
   } catch {
     return NaN;
   }
@@ -325,7 +322,7 @@ export async function load(
   };
 }
 
-/** A process and its children processes (nginx's workers). */
+/** A process and its children processes (nginx's workers), from /proc. */
 function withChildren(pid: number): number[] {
   try {
     const children = readFileSync(`/proc/${pid}/task/${pid}/children`, 'utf8').trim();
