@@ -109,6 +109,7 @@ async function load(port: number, token: string, kilnPid?: number) {
   // A short warm-up (JIT, caches), then the measured run.
   for (let i = 0; i < 50; i++) await post(edit());
   n = 0;
+  const statements0 = await databaseStatements(port);
   const counting = await countInstructions({
     machine: 'machine',
     kiln: kilnPid === undefined ? [] : [kilnPid],
@@ -123,8 +124,29 @@ async function load(port: number, token: string, kilnPid?: number) {
   );
   const perSecond = SAVES / ((performance.now() - t0) / 1000);
   const instructions = await counting.stop();
+  const statements1 = await databaseStatements(port);
   agent.destroy();
-  return { perSecond, failures, instructions };
+  const statements = {
+    awaited: (statements1.awaited - statements0.awaited) / SAVES,
+    pipelined: (statements1.pipelined - statements0.pipelined) / SAVES,
+  };
+  return { perSecond, failures, instructions, statements };
+}
+
+/** The PostgreSQL statements Kiln has sent so far, from its metrics (src/metrics/metrics.ts). */
+async function databaseStatements(port: number): Promise<{ awaited: number; pipelined: number }> {
+  const text = await new Promise<string>((resolve, reject) => {
+    http
+      .get({ host: '127.0.0.1', port, path: '/_/metrics', headers: { host: ROOT } }, (res) => {
+        let body = '';
+        res.on('data', (c: Buffer) => (body += c));
+        res.on('end', () => resolve(body));
+      })
+      .on('error', reject);
+  });
+  const sent = (kind: string) =>
+    Number(new RegExp(`^kiln_database_statements_total\\{sent="${kind}"\\} (\\S+)$`, 'm').exec(text)?.[1] ?? 0);
+  return { awaited: sent('awaited'), pipelined: sent('pipelined') };
 }
 
 /** Version storage as a share of full copies, and the slowest read of the newest 40 versions. */
@@ -186,6 +208,10 @@ async function asProcess(label: string, env: Record<string, string>, first = PLA
       `${''.padEnd(34)} instructions per save (perf; the same on a slow or busy host): machine ${m(ins.machine)}, Kiln ${m(ins.kiln)}, clients ${m(ins.clients)}, the rest (${env.DATABASE_URL ? 'PostgreSQL, ' : ''}kernel, other processes) ${m(ins.machine - ins.kiln - ins.clients)}`,
     );
   }
+  if (env.DATABASE_URL)
+    console.log(
+      `${''.padEnd(34)} PostgreSQL statements per save: ${(r.statements.awaited + r.statements.pipelined).toFixed(2)}, of which ${r.statements.awaited.toFixed(2)} round trips (the rest pipelined behind them)`,
+    );
   if (!Number.isNaN(walBytes))
     console.log(
       `${''.padEnd(34)} WAL per save: ${(walBytes / (SAVES + 50) / 1024).toFixed(1)} KiB (the whole server's WAL over the run; full-page images after a checkpoint included)`,

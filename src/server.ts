@@ -42,7 +42,7 @@ export async function createServices(config: Config, clock: Clock = systemClock)
     ? await RedisEventBus.open(config.redisUrl, namespaceFor(config))
     : new MemoryEventBus();
   const hub = new StreamHub(events);
-  const metrics = new Metrics(() => hub.stats().streams);
+  const metrics = new Metrics(() => hub.stats().streams, database.statements);
   hub.onEvent = (id) => metrics.busLag.observe(Math.max(0, Date.now() - id / 1000) / 1000);
   const blobs = new MeteredBlobStore(await openBlobStore(config.blobs, config.dataDir), metrics.blobErrors);
   const planSettings = new PlanSettings(database.db);

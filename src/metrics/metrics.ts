@@ -1,8 +1,9 @@
 // Prometheus metrics of one process (prom-client), served at GET /_/metrics: requests and their
-// latency per route group, saves, open streams, event-bus lag, cache hits and misses, blob store
+// latency per route group, saves, PostgreSQL statements (round trips), open streams, event-bus lag, cache hits and misses, blob store
 // errors, and Node's own (event loop, memory, GC). One registry per Services, so that several Kilns
 // in one process (the tests) keep their own.
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+import type { StatementCounts } from '../store/postgres-pool.ts';
 
 export type CacheName = 'data' | 'document' | 'hot';
 
@@ -15,7 +16,7 @@ export class Metrics {
   readonly cache: Counter<'cache' | 'result'>;
   readonly blobErrors: Counter<'op'>;
 
-  constructor(openStreams: () => number) {
+  constructor(openStreams: () => number, statements: StatementCounts) {
     const registers = [this.registry];
     collectDefaultMetrics({ register: this.registry, prefix: 'kiln_' });
     this.requests = new Counter({
@@ -36,6 +37,19 @@ export class Metrics {
       help: 'Document saves committed, by how they came (browser, sync, create, restore …)',
       labelNames: ['via'],
       registers,
+    });
+    const sent = { awaited: 0, pipelined: 0 };
+    new Counter({
+      name: 'kiln_database_statements_total',
+      help: 'PostgreSQL statements sent: awaited each took a round trip of its own, pipelined rode the next one (none on SQLite)',
+      labelNames: ['sent'],
+      registers,
+      collect() {
+        for (const k of ['awaited', 'pipelined'] as const) {
+          this.inc({ sent: k }, statements[k] - sent[k]);
+          sent[k] = statements[k];
+        }
+      },
     });
     new Gauge({
       name: 'kiln_open_streams',

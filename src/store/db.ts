@@ -1,7 +1,6 @@
 // Opens the database chosen by configuration (SQLite by default, PostgreSQL when DATABASE_URL is set)
 // and brings its schema up to date. Everything above this file speaks Kysely only.
 import fs from 'node:fs';
-import { createHash } from 'node:crypto';
 import { spawn } from 'node:child_process';
 import path from 'node:path';
 import {
@@ -11,8 +10,6 @@ import {
   type ColumnDefinitionBuilder,
   Migrator,
   PostgresDialect,
-  type PostgresPool,
-  type PostgresPoolClient,
   type Migration,
   type MigrationProvider,
 } from 'kysely';
@@ -20,6 +17,7 @@ import type { DB, Db } from './schema.ts';
 import { groupedPerDocument, groupedWrites, type DocumentWrites } from './writes.ts';
 import { postgresSaves, sqliteSaves, type SaveStore } from './saves.ts';
 import { SqliteDialectWithReader } from './sqlite-driver.ts';
+import { postgresPool, type StatementCounts } from './postgres-pool.ts';
 import { limits } from '../limits.ts';
 import { up001 } from './migrations/001_initial.ts';
 import { up002 } from './migrations/002_stylesheets.ts';
@@ -87,6 +85,8 @@ export interface Database {
   /** A consistent copy of the whole database while it serves: SQLite's online backup API into a
    *  database file, or `pg_dump` in its custom format (src/backup/). */
   snapshot(file: string): Promise<void>;
+  /** PostgreSQL statements sent so far (SQLite: none, its statements are function calls). */
+  statements: StatementCounts;
   close(): Promise<void>;
 }
 
@@ -114,6 +114,7 @@ export async function openDatabase(opts: { databaseUrl?: string; dataDir: string
   let dialect: Database['dialect'];
   let types: ColumnTypes;
   let snapshot: Database['snapshot'];
+  const statements: StatementCounts = { awaited: 0, pipelined: 0 };
   if (opts.databaseUrl) {
     const pg = (await import('pg')).default;
     // COUNT(*) and other int8 results come back as numbers, like SQLite's.
@@ -125,6 +126,8 @@ export async function openDatabase(opts: { databaseUrl?: string; dataDir: string
       connectionTimeoutMillis: limits.database.connectMs,
       query_timeout: limits.database.queryMs,
       statement_timeout: limits.database.queryMs,
+      // Statements are written without waiting for the one before (src/store/postgres-pool.ts).
+      pipeline: true,
     });
     const ending = () => (pool as unknown as { ending?: boolean }).ending;
     // An idle connection the server ends (a restart; or, after close, a dropped database) is an
@@ -141,7 +144,7 @@ export async function openDatabase(opts: { databaseUrl?: string; dataDir: string
         if (!ending()) console.error('PostgreSQL connection lost:', err.message);
       });
     });
-    db = new Kysely<DB>({ dialect: new PostgresDialect({ pool: preparing(pool) }) });
+    db = new Kysely<DB>({ dialect: new PostgresDialect({ pool: postgresPool(pool, statements) }) });
     dialect = 'postgres';
     const url = opts.databaseUrl;
     snapshot = (file) =>
@@ -188,6 +191,7 @@ export async function openDatabase(opts: { databaseUrl?: string; dataDir: string
     writes: dialect === 'postgres' ? groupedPerDocument(db) : groupedWrites(db),
     saves: dialect === 'postgres' ? postgresSaves : sqliteSaves,
     snapshot,
+    statements,
     close: () => db.destroy(),
   };
 }
@@ -209,56 +213,3 @@ export function run(program: string, args: string[]): Promise<void> {
     );
   });
 }
-
-/** How many statements one PostgreSQL connection keeps prepared. */
-const PREPARED_PER_CONNECTION = 200;
-
-/** Kysely sends every query unnamed, so PostgreSQL parses and plans it on every call. Here queries are named
- *  (from their text), so a connection parses and plans each once and then only binds values: its first
- *  PREPARED_PER_CONNECTION queries, the ones sent most. A prepared `select *` fails once another process's
- *  migration adds a column ("cached plan must not change result type"): the statement is then prepared afresh
- *  under a new name, and sent again when no transaction was open (in one, the transaction is lost already). */
-function preparing(pool: import('pg').Pool): PostgresPool {
-  return {
-    async connect() {
-      const client = await pool.connect();
-      const state = prepared.get(client) ?? { names: new Map<string, string>(), renamed: 0, inTransaction: false };
-      prepared.set(client, state);
-      const nameOf = (sql: string) => {
-        let name = state.names.get(sql);
-        if (name === undefined && state.names.size < PREPARED_PER_CONNECTION && QUERY.test(sql)) {
-          name = `k${state.renamed}_${createHash('sha256').update(sql).digest('base64url').slice(0, 22)}`;
-          state.names.set(sql, name);
-        }
-        return name;
-      };
-      const run = async (sql: string, values: unknown[]) => {
-        const open = state.inTransaction;
-        if (/^(begin|start transaction)\b/i.test(sql)) state.inTransaction = true;
-        else if (/^(commit|end|rollback)\b(?!\s+to\b)/i.test(sql)) state.inTransaction = false;
-        try {
-          return await client.query({ text: sql, values, name: nameOf(sql) });
-        } catch (err) {
-          if ((err as { code?: string }).code !== '0A000' || !/cached plan/.test((err as Error).message)) throw err;
-          state.renamed++;
-          state.names.clear();
-          if (open) throw err;
-          return client.query({ text: sql, values, name: nameOf(sql) });
-        }
-      };
-      return {
-        query: ((sql: string, values: unknown[]) =>
-          typeof sql === 'string' ? run(sql, values) : client.query(sql)) as unknown as PostgresPoolClient['query'],
-        release: () => client.release(),
-      };
-    },
-    end: () => pool.end(),
-  };
-}
-
-/** The statements worth preparing: queries and changes of rows, not transaction control or the migrations' DDL
- *  (run once, they would take the room of the statements sent all day). */
-const QUERY = /^\s*(select|insert|update|delete|with)\b/i;
-
-/** What each PostgreSQL connection has prepared (see `preparing`). */
-const prepared = new WeakMap<object, { names: Map<string, string>; renamed: number; inTransaction: boolean }>();
