@@ -5,7 +5,7 @@ import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
 import { startKiln, type TestKiln } from './support/kiln.ts';
 import { signedIn } from './support/people.ts';
-import { createNode } from '../src/nodes/tree.ts';
+import { createNode, deleteNode, renameNode } from '../src/nodes/tree.ts';
 
 let kiln: TestKiln;
 before(async () => (kiln = await startKiln()));
@@ -118,6 +118,32 @@ test('only the owner may save: a stranger is refused, nobody signed in gets 401;
   assert.equal(anon.status, 401);
   assert.equal(anon.json.msgType, 'error');
   assert.equal((await kiln.client(host).get('/save-owner-only.html')).text, DOC_V1);
+});
+
+// A process keeps the document a save found at each path and skips the lookup next time; the save confirms it
+// under the row lock (src/save/at-path.ts). Here the document changes between saves behind the save route's
+// back, as another Kiln process would change it: each save must still write what is at its path now.
+test('a save after its document was renamed, replaced at its path or deleted writes what is at the path now', async () => {
+  const { person, node, doc, url, host } = await ownerWithDocument('save-moves.html');
+  const served = async (name: string) => (await kiln.client(host).get(`/${name}`)).text;
+  assert.equal((await browserSave(doc, url, '<html>two</html>')).status, 200);
+  await renameNode(kiln.services, person.id, node.id, 'save-moved.html');
+  const other = await createNode(kiln.services, person.id, {
+    ownerId: person.id,
+    parentId: 0,
+    type: 'site',
+    name: 'save-moves.html',
+    html: DOC_V1,
+  });
+  const res = await browserSave(doc, url, '<html>three</html>');
+  assert.equal(res.status, 200, res.text);
+  assert.equal(await served('save-moves.html'), '<html>three</html>');
+  assert.equal(await served('save-moved.html'), '<html>two</html>', 'the renamed document keeps its bytes');
+  await deleteNode(kiln.services, person.id, other.id);
+  const gone = await browserSave(doc, url, '<html>four</html>');
+  assert.equal(gone.status, 404, gone.text);
+  assert.equal(gone.json.msgType, 'error');
+  assert.equal(await served('save-moved.html'), '<html>two</html>');
 });
 
 test('cross-origin writes are refused even with the owner’s cookie (cookies are shared across subdomains)', async () => {

@@ -1,12 +1,15 @@
 // What a process keeps of documents, read and filled by src/nodes/serve.ts and the save pipeline.
 import { Lru } from './lru.ts';
+import type { NodeRow } from '../nodes/tree.ts';
 
 /** What a process keeps of documents (one per Services, built in createServices):
  *  - `content`: stored bytes keyed by node id with their checksum. The checksum read with the node
  *    decides whether an entry is current, so a save (here or in another process) makes a stale entry
  *    unused at once.
  *  - `served`: what each URL of a document host last served, public documents only: while the
- *    database cannot be reached these still answer (from `content`, when it holds the same bytes). */
+ *    database cannot be reached these still answer (from `content`, when it holds the same bytes).
+ *  - `found`: the document a save last found at each path (owner id and path, case-folded), a guess its save
+ *    confirms under the row lock (src/save/at-path.ts): a stale entry costs a fresh lookup, never a wrong write. */
 export class DocumentCache {
   readonly content = new Lru<{ checksum: string; bytes: Buffer }>({
     maxEntries: 100_000,
@@ -14,6 +17,7 @@ export class DocumentCache {
     sizeOf: (v) => v.bytes.length,
   });
   readonly served = new Lru<{ id: number; checksum: string; name: string }>({ maxEntries: 10_000 });
+  readonly found = new Lru<NodeRow>({ maxEntries: 4_096 });
   /** The text of the last save of a document in this process, with its SHA-256: the next save's
    *  version diff starts from it instead of reading and decoding the stored bytes again. */
   readonly texts = new Lru<{ hash: string; text: string }>({

@@ -10,6 +10,7 @@ import { limits } from '../limits.ts';
 import { activityLine, nodeSavedEvent, publishNodeSaved, republishIfLost } from '../events/publish.ts';
 import { afterCommit, type AfterCommit, type Tx } from '../store/transaction.ts';
 import type { DocumentForWrite } from '../store/saves.ts';
+import type { NodeRow } from '../nodes/tree.ts';
 import { formatHtml } from './formathtml.ts';
 import { decodeUtf8Exact, isSnapshot, packSnapshot, planTextVersion } from './versions.ts';
 
@@ -122,6 +123,37 @@ export interface SaveInput {
   by: SavedBy;
   /** When given, the save succeeds only if the stored checksum equals it (412 otherwise). */
   ifMatch?: string | null;
+  /** The row the caller found and authorized before the save locked it: the save goes on only when the locked
+   *  row is still that one, but for what saves change (else `FoundRowChanged`, and nothing is written). */
+  found?: NodeRow;
+}
+
+/** What a save changes on its node: a row found before the lock may differ from the locked one in these. */
+const SAVE_COLUMNS = new Set([
+  'checksum',
+  'size',
+  'modified_at',
+  'saved_by_account_id',
+  'saved_by_writer',
+  'last_synced_at',
+]);
+
+/** The node a save was given (`found`) is not the locked one any more: moved, renamed, deleted, its
+ *  visibility or sharing changed. The caller looks it up again; nothing was written. */
+export class FoundRowChanged extends Error {
+  /** No live document has the found row's id any more. */
+  readonly gone: boolean;
+  constructor(gone: boolean) {
+    super('The document changed between its lookup and its save.');
+    this.gone = gone;
+  }
+}
+
+function stillFound(found: NodeRow, locked: DocumentForWrite | undefined): boolean {
+  if (!locked) return false;
+  for (const [column, value] of Object.entries(found))
+    if (!SAVE_COLUMNS.has(column) && locked[column as keyof NodeRow] !== value) return false;
+  return true;
 }
 
 export interface SaveResult {
@@ -194,6 +226,7 @@ async function writeContent(
   // Several processes on PostgreSQL: saves of one document queue on its row lock (taken by this read), so
   // the checksum compare below sees the previous winner's commit (one 200, the rest 412).
   const node = await s.database.saves.documentForWrite(tx, input.nodeId);
+  if (input.found && !stillFound(input.found, node)) throw new FoundRowChanged(node === undefined);
   if (node?.type !== 'site') throw notFound('No such document.');
   if (input.ifMatch != null && input.ifMatch !== node.checksum) {
     throw conflictError(node.checksum ?? '', node.saved_by_account_id, node.saved_by_writer, input.by);

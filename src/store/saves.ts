@@ -24,10 +24,13 @@ export interface SaveStore {
   write(tx: Tx, rows: SaveRows): Promise<void>;
 }
 
-export type DocumentForWrite = Omit<Read, `last_${string}`> & { last: Awaited<ReturnType<typeof newestVersion>> };
+export type DocumentForWrite = Omit<Read, LastColumns> & { last: Awaited<ReturnType<typeof newestVersion>> };
 
-/** The document and its newest version (null columns when it has none) in one statement: on PostgreSQL
- *  each statement is a round trip. */
+/** The newest version's columns in the read (the node's own `last_synced_at` is not one). */
+type LastColumns = `last_${'id' | 'backup_number' | 'is_diff' | 'snapshot_id' | 'content_hash' | 'created_at'}`;
+
+/** The document (the whole row: a writer that found it before the lock compares it, src/save/pipeline.ts) and its
+ *  newest version (null columns when it has none) in one statement: on PostgreSQL each statement is a round trip. */
 const documentQuery = (tx: Tx, nodeId: number) =>
   tx
     .selectFrom('nodes')
@@ -39,16 +42,8 @@ const documentQuery = (tx: Tx, nodeId: number) =>
           .where('node_id', '=', nodeId),
       ),
     )
+    .selectAll('nodes')
     .select([
-      'nodes.id',
-      'nodes.owner_id',
-      'nodes.path',
-      'nodes.name',
-      'nodes.type',
-      'nodes.checksum',
-      'nodes.modified_at',
-      'nodes.saved_by_account_id',
-      'nodes.saved_by_writer',
       'last.id as last_id',
       'last.backup_number as last_backup_number',
       'last.is_diff as last_is_diff',

@@ -9,7 +9,7 @@ import { limits } from '../../limits.ts';
 import { assertSameOrigin } from '../origin.ts';
 import { documentPathOf, documentUrlHeader } from '../../save/document-url.ts';
 import { assertDocumentBytes } from '../../save/root-html.ts';
-import { saveDocument } from '../../save/pipeline.ts';
+import { saveAtPath } from '../../save/at-path.ts';
 import { authorize, authorizeActor, ownUploads, resourceOf } from '../../access/authorize.ts';
 import { findByPath } from '../../nodes/tree.ts';
 import { parseIfMatch } from '../../core/conditional.ts';
@@ -32,12 +32,13 @@ const plugin: RoutePlugin = async (app, { services: s }) => {
     const upload = editedUploadOf(url);
     if (upload) return saveEditedUpload(s, req, upload, body);
     if (req.site.kind === 'main') throw notFound('Documents are saved on their own host.');
-    const node = await findByPath(s, req.site.accountId, path);
-    if (node?.type !== 'site') throw notFound();
-    authorize(callerOf(req, node), resourceOf(node), 'save');
-    assertDocumentBytes(body);
-    const result = await saveDocument(s, {
-      nodeId: node.id,
+    const result = await saveAtPath(s, {
+      ownerId: req.site.accountId,
+      path,
+      check(node) {
+        authorize(callerOf(req, node), resourceOf(node), 'save');
+        assertDocumentBytes(body);
+      },
       bytes: body,
       // The code editor marks its saves so the version list can say who saved.
       by: {
