@@ -18,12 +18,11 @@ export class DocumentCache {
   });
   readonly served = new Lru<{ id: number; checksum: string; name: string }>({ maxEntries: 10_000 });
   readonly found = new Lru<NodeRow>({ maxEntries: 4_096 });
-  /** The text and bytes of the last save of a document in this process, with their SHA-256: the next save's
-   *  version diff starts from the text instead of reading and decoding the stored bytes again, and its write
-   *  to the database sends only what changed against the bytes (src/store/saves.ts). */
-  readonly texts = new Lru<{ hash: string; text: string; bytes: Buffer }>({
+  /** The text of the last save of a document in this process, with its SHA-256: the next save's
+   *  version diff starts from it instead of reading and decoding the stored bytes again. */
+  readonly texts = new Lru<{ hash: string; text: string }>({
     maxEntries: 1_000,
     maxBytes: 32 * 1024 * 1024,
-    sizeOf: (v) => v.text.length + v.bytes.length,
+    sizeOf: (v) => v.text.length,
   });
 }

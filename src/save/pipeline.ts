@@ -64,18 +64,16 @@ async function writeVersionAndContent(
     { checksum: sum, size: bytes.length, modifiedAt: now },
     { writer: by.writer },
   );
-  const memo = s.documents.texts.get(node.id);
   await s.database.saves.write(trx, {
     version,
     bytes,
     node: { id: node.id, checksum: sum, now, accountId: by.accountId, writer: by.writer },
     activity: activityLine(node.owner_id, event, now, by.kind),
-    stored: last && memo?.hash === last.content_hash ? memo.bytes : undefined,
   });
   // What the next save of the document diffs against, before the commit: a save grouped into the same commit
   // (src/store/writes.ts) needs it, and the memo is checked against the newest version's hash, so a commit that
   // fails leaves it unused, never wrong.
-  if (content.text !== null) s.documents.texts.set(node.id, { hash: content.hash, text: content.text, bytes });
+  if (content.text !== null) s.documents.texts.set(node.id, { hash: content.hash, text: content.text });
   return sum;
 }
 

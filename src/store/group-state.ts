@@ -9,9 +9,6 @@
 //   these bytes.
 // - The document as the transaction last read or wrote it (its row stays locked until the COMMIT), so the
 //   next save of it skips the read.
-// - What each document's content row holds while saves defer theirs (the bytes of the newest version before the
-//   first deferring save, when the process knows them): the save that writes the row sends only what changed
-//   against it (src/store/saves.ts).
 // A save that fails rolls back to its savepoint, and this state to what it was before that save.
 import type { Kysely, OnConflictBuilder } from 'kysely';
 import type { DB } from './schema.ts';
@@ -20,7 +17,7 @@ import type { DocumentForWrite } from './saves.ts';
 interface State {
   /** Whether the save being written defers its content (every one of a group but its last). */
   deferring: boolean;
-  contents: Map<number, { checksum: string; bytes: Buffer; rowHolds: Buffer | undefined }>;
+  contents: Map<number, { checksum: string; bytes: Buffer }>;
   documents: Map<number, DocumentForWrite>;
 }
 
@@ -53,25 +50,17 @@ export function restore(tx: Kysely<DB>, state: State | undefined): void {
   if (state) states.set(tx, state);
 }
 
-/** Keeps the bytes for the COMMIT when `tx` defers content writes (true); else the caller writes them now, and
- *  `base` is what the row holds then, when known. `stored`: the bytes of the document's newest version before
- *  this save (what the row holds unless a save of this group deferred), when the process knows them. */
-export function deferContent(
-  tx: Kysely<DB>,
-  nodeId: number,
-  checksum: string,
-  bytes: Buffer,
-  stored: Buffer | undefined,
-): { deferred: true } | { deferred: false; base: Buffer | undefined } {
+/** Keeps the bytes for the COMMIT when `tx` defers content writes; false when it does not (the caller writes
+ *  them now, and what was pending for the document is older). */
+export function deferContent(tx: Kysely<DB>, nodeId: number, checksum: string, bytes: Buffer): boolean {
   const s = states.get(tx);
-  const pending = s?.contents.get(nodeId);
-  const rowHolds = pending ? pending.rowHolds : stored;
-  if (!s?.deferring) {
-    s?.contents.delete(nodeId);
-    return { deferred: false, base: rowHolds };
+  if (!s) return false;
+  if (!s.deferring) {
+    s.contents.delete(nodeId);
+    return false;
   }
-  s.contents.set(nodeId, { checksum, bytes, rowHolds });
-  return { deferred: true };
+  s.contents.set(nodeId, { checksum, bytes });
+  return true;
 }
 
 /** The content a grouped `tx` will write for `nodeId`, if any. */

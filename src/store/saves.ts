@@ -8,8 +8,6 @@ import type { NewRow, Tx } from './schema.ts';
 import { newestVersion } from './nodes.ts';
 import { checksumOfHash } from '../core/checksum.ts';
 import { deferContent, knownDocument, rememberDocument, replaceContent } from './group-state.ts';
-import { type Splice, spliceOf } from '../core/splice.ts';
-import { sql } from 'kysely';
 
 /** What a save changes once its version is worked out. */
 export interface SaveRows {
@@ -17,9 +15,6 @@ export interface SaveRows {
   bytes: Buffer;
   node: { id: number; checksum: string; now: string; accountId: number | null; writer: string | null };
   activity: ActivityRow | null;
-  /** The bytes of the document's newest version before this save, when the process knows them: what the content
-   *  row holds (src/store/group-state.ts knows when a deferred save means it does not yet). */
-  stored?: Buffer;
 }
 
 export interface SaveStore {
@@ -120,7 +115,7 @@ export const sqliteSaves: SaveStore = {
   documentForWrite: (tx, nodeId) => known(tx, nodeId, () => documentQuery(tx, nodeId).executeTakeFirst()),
   async write(tx, r) {
     const v = await tx.insertInto('versions').values(r.version).returning('id').executeTakeFirstOrThrow();
-    if (!deferContent(tx, r.node.id, r.node.checksum, r.bytes, r.stored).deferred)
+    if (!deferContent(tx, r.node.id, r.node.checksum, r.bytes))
       await tx
         .insertInto('node_contents')
         .values({ node_id: r.node.id, html: r.bytes })
@@ -133,25 +128,13 @@ export const sqliteSaves: SaveStore = {
 };
 
 /** PostgreSQL: two round trips instead of six (a save that joins a group commit defers its content to the
- *  COMMIT: src/store/group-state.ts). A content row whose bytes the process knows is sent only what changed
- *  (a browser save changes a few characters of a 100 KB page): PostgreSQL splices them in and answers the
- *  SHA-256 of the result, and a row that does not come out as this save's bytes is written whole. */
+ *  COMMIT: src/store/group-state.ts). */
 export const postgresSaves: SaveStore = {
   documentForWrite: (tx, nodeId) =>
     known(tx, nodeId, () => documentQuery(tx, nodeId).forUpdate(['nodes']).executeTakeFirst()),
   async write(tx, r) {
-    const content = deferContent(tx, r.node.id, r.node.checksum, r.bytes, r.stored);
-    const splice = content.deferred ? null : worthSplicing(content.base, r.bytes);
     let q = tx.with('v', (db) => db.insertInto('versions').values(r.version).returning('id'));
-    if (splice)
-      q = q.with('c', (db) =>
-        db
-          .updateTable('node_contents')
-          .set({ html: sql`overlay(html placing ${splice.inserted} from ${splice.start + 1} for ${splice.removed})` })
-          .where('node_id', '=', r.node.id)
-          .returning(sql<Buffer>`sha256(html)`.as('hash')),
-      ) as unknown as typeof q;
-    else if (!content.deferred)
+    if (!deferContent(tx, r.node.id, r.node.checksum, r.bytes))
       q = q.with('c', (db) =>
         db.insertInto('node_contents').values({ node_id: r.node.id, html: r.bytes }).onConflict(replaceContent),
       ) as unknown as typeof q;
@@ -162,24 +145,8 @@ export const postgresSaves: SaveStore = {
     const v = await q
       .with('n', (db) => db.updateTable('nodes').set(nodeUpdate(r.node, r.bytes.length)).where('id', '=', r.node.id))
       .selectFrom('v')
-      .select(['id', (splice ? sql<Buffer | null>`(select hash from c)` : sql<null>`null`).as('spliced')])
+      .select('id')
       .executeTakeFirstOrThrow();
-    if (splice && v.spliced?.toString('hex') !== r.version.content_hash) {
-      // Only saves write the row, each with its version: this is a row changed by something else (by hand?).
-      console.error(`document ${r.node.id}: its content row was not its newest version's bytes; written whole`);
-      await tx
-        .insertInto('node_contents')
-        .values({ node_id: r.node.id, html: r.bytes })
-        .onConflict(replaceContent)
-        .execute();
-    }
     written(tx, r, v.id);
   },
 };
-
-/** The change from `base` to `bytes` when sending it is worth it: it is at most half of them. */
-function worthSplicing(base: Buffer | undefined, bytes: Buffer): Splice | null {
-  if (!base) return null;
-  const splice = spliceOf(base, bytes);
-  return splice.inserted.length * 2 <= bytes.length ? splice : null;
-}
