@@ -10,6 +10,7 @@
 // BENCH_ROUNDS (3), BENCH_NGINX_WORKERS (1, like Kiln's one process; `auto` for one per core).
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { chmodSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import http from 'node:http';
 import os from 'node:os';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
@@ -268,6 +269,19 @@ interface Figures {
   /** Instructions the server's processes retired per request (bench/instructions.ts): the same on a slow or a
    *  busy host. NaN where perf cannot count them. */
   insPerReq: number;
+}
+
+/** The Prometheus text of the Kiln on `port` (GET /_/metrics from this machine, on the main app's host). */
+export function metricsText(port: number, host: string): Promise<string> {
+  return new Promise<string>((resolve, reject) => {
+    http
+      .get({ host: '127.0.0.1', port, path: '/_/metrics', headers: { host } }, (res) => {
+        let body = '';
+        res.on('data', (c: Buffer) => (body += c));
+        res.on('end', () => resolve(body));
+      })
+      .on('error', reject);
+  });
 }
 
 /** CPU seconds (user + system) one process has used so far, from /proc; with `reaped`, also its ended children

@@ -17,6 +17,7 @@ import { createPerson } from '../src/accounts/people.ts';
 import { createNode } from '../src/nodes/tree.ts';
 import { sessionsFor } from '../test/support/people.ts';
 import { spawnKiln } from '../test/support/child.ts';
+import { metricsText } from './http.ts';
 
 const ROOT = 'kiln.localhost:8080';
 const IDLE_S = Number(process.env.BENCH_IDLE_S ?? 40);
@@ -72,15 +73,7 @@ function request(
 /** What the process holds, from its metrics (src/metrics): V8's heap (used of committed), Buffers and other memory
  *  outside it; the rest of RSS is code, native libraries (SQLite's page cache) and memory malloc keeps. */
 async function heldBy(port: number): Promise<string> {
-  const text = await new Promise<string>((resolve, reject) => {
-    http
-      .get({ host: '127.0.0.1', port, path: '/_/metrics', headers: { host: ROOT } }, (res) => {
-        let body = '';
-        res.on('data', (c: Buffer) => (body += c));
-        res.on('end', () => resolve(body));
-      })
-      .on('error', reject);
-  });
+  const text = await metricsText(port, ROOT);
   const metric = (name: string) =>
     Number(new RegExp(`^kiln_${name}(?:\\{[^}]*\\})? (\\S+)$`, 'm').exec(text)?.[1] ?? NaN) / 2 ** 20;
   const heapUsed = metric('nodejs_heap_size_used_bytes');

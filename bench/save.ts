@@ -29,7 +29,7 @@ import { versionContent } from '../src/save/history.ts';
 import { spawnKiln } from '../test/support/child.ts';
 import type { Services } from '../src/services.ts';
 import { execFileSync } from 'node:child_process';
-import { cpuSeconds, ownCpuSeconds } from './http.ts';
+import { cpuSeconds, metricsText, ownCpuSeconds } from './http.ts';
 import { countInstructions } from './instructions.ts';
 
 const SAVES = Number(process.env.BENCH_SAVES ?? 3000);
@@ -135,15 +135,7 @@ async function load(port: number, token: string, kilnPid?: number) {
 
 /** The PostgreSQL statements Kiln has sent so far, from its metrics (src/metrics/metrics.ts). */
 async function databaseStatements(port: number): Promise<{ awaited: number; pipelined: number }> {
-  const text = await new Promise<string>((resolve, reject) => {
-    http
-      .get({ host: '127.0.0.1', port, path: '/_/metrics', headers: { host: ROOT } }, (res) => {
-        let body = '';
-        res.on('data', (c: Buffer) => (body += c));
-        res.on('end', () => resolve(body));
-      })
-      .on('error', reject);
-  });
+  const text = await metricsText(port, ROOT);
   const sent = (kind: string) =>
     Number(new RegExp(`^kiln_database_statements_total\\{sent="${kind}"\\} (\\S+)$`, 'm').exec(text)?.[1] ?? 0);
   return { awaited: sent('awaited'), pipelined: sent('pipelined') };
