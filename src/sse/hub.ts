@@ -135,6 +135,8 @@ export class StreamHub {
         if (fill) stream.sendNow(fill.id, fill.frame);
       }
     } catch (err) {
+      // A stream closed meanwhile (the process stopping: its bus and database go) has nothing to catch up.
+      if (stream.closed) return;
       // The log cannot be read (Redis away): bring the client up to date from storage instead.
       console.error(`replaying ${channel} failed:`, (err as Error).message);
       stream.cursor = after;

@@ -63,7 +63,7 @@ async function openStream(s: HttpServices, req: FastifyRequest, reply: FastifyRe
     grants: held,
   });
   // A revocation committed between the scope check and the subscription was not heard: look again.
-  if (!stream.closed && !(await stillHeld(s, scope, keyId))) stream.close();
+  if (!stream.closed && !(await stillHeld(s, scope, keyId, stream))) stream.close();
   if (!stream.closed) await closeAtExpiry(s, scope, stream, keyId);
 }
 
@@ -81,7 +81,7 @@ async function closeAtExpiry(s: Services, scope: SyncScope, stream: SseStream, k
       () => {
         void (async () => {
           if (stream.closed) return;
-          if (!(await stillHeld(s, scope, keyId))) stream.close();
+          if (!(await stillHeld(s, scope, keyId, stream))) stream.close();
           else await arm();
         })();
       },
@@ -101,14 +101,15 @@ function keyIdOf(scope: SyncScope): number {
 }
 
 /** The key is still active and, on a team base, its holder still an owner or editor of the team. */
-async function stillHeld(s: Services, scope: SyncScope, keyId: number): Promise<boolean> {
+async function stillHeld(s: Services, scope: SyncScope, keyId: number, stream: SseStream): Promise<boolean> {
   try {
     if (!(await keyStillValid(s, keyId))) return false;
     if (scope.account.kind !== 'team') return true;
     const role = await roleIn(s, scope.account.id, scope.actor.accountId);
     return allowsTeam(role, 'sync');
   } catch (err) {
-    console.error('re-checking a sync stream’s key failed:', err);
+    // A stream closed meanwhile (the process stopping: its database goes) has nobody to tell.
+    if (!stream.closed) console.error('re-checking a sync stream’s key failed:', err);
     return false;
   }
 }
