@@ -309,6 +309,22 @@ test('disabling sharing or regenerating the token revokes access at once (the ol
   assert.equal((await guest.get(regenUrl.pathname + regenUrl.search)).status, 404);
 });
 
+// A process keeps the document a save found at a path (src/save/at-path.ts); a refusal decided on that kept row
+// is decided again on the stored one, so a guest with the new link is not refused on the old token.
+test('after the link is regenerated, a guest who opened the new one saves at once', async () => {
+  const o = await ownerWithDocument();
+  const first = (await setSharing(o.main, o.id, true)).shareUrl!;
+  const guest = kiln.client(o.host);
+  await openShareLink(guest, first);
+  assert.equal((await guestSave(guest, o.url, doc('old link'))).status, 200);
+  const regen = await o.main.post(`/_/dashboard/nodes/${o.id}/sharing/regenerate`);
+  assert.equal(regen.status, 200, regen.text);
+  await openShareLink(guest, regen.json.shareUrl);
+  const saved = await guestSave(guest, o.url, doc('new link'));
+  assert.equal(saved.status, 200, saved.text);
+  assert.equal((await o.main.on(o.host).get(`/${o.name}`)).text, doc('new link'));
+});
+
 test('a guest’s open live stream is closed by revocation (disable, then regenerate); the owner’s stream stays open', async () => {
   const o = await ownerWithDocument();
   const link = (await setSharing(o.main, o.id, true)).shareUrl!;

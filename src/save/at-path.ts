@@ -22,20 +22,29 @@ export async function saveAtPath(
   const key = `${input.ownerId}/${input.path.replace(/^\/+/, '').normalize('NFC').toLowerCase()}`;
   const kept = s.documents.found.get(key);
   if (kept) {
+    // Any refusal decided on the kept row (its share token, its visibility may be old) is decided again on the
+    // stored one, as is a row the save finds changed.
+    let allowed = true;
     try {
-      return await attempt(s, input, kept);
-    } catch (err) {
-      // A change, or a refusal decided on the kept row, is decided again on the stored one.
-      if (!(err instanceof FoundRowChanged) && !(err instanceof KilnError && err.status === 403)) throw err;
-      s.documents.found.delete(key);
+      input.check(kept);
+    } catch {
+      allowed = false;
     }
+    if (allowed)
+      try {
+        return await save(s, input, kept);
+      } catch (err) {
+        if (!(err instanceof FoundRowChanged)) throw err;
+      }
+    s.documents.found.delete(key);
   }
   for (let i = 1; ; i++) {
     const node = await findByPath(s, input.ownerId, input.path);
     if (node?.type !== 'site') throw notFound();
     s.documents.found.set(key, node);
+    input.check(node);
     try {
-      return await attempt(s, input, node);
+      return await save(s, input, node);
     } catch (err) {
       if (!(err instanceof FoundRowChanged)) throw err;
       s.documents.found.delete(key);
@@ -47,8 +56,7 @@ export async function saveAtPath(
   }
 }
 
-function attempt(s: Services, input: Parameters<typeof saveAtPath>[1], node: NodeRow): Promise<SaveResult> {
-  input.check(node);
+function save(s: Services, input: Parameters<typeof saveAtPath>[1], node: NodeRow): Promise<SaveResult> {
   const { bytes, by, ifMatch } = input;
   return saveDocument(s, { nodeId: node.id, bytes, by, ifMatch, found: node });
 }
