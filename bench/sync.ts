@@ -149,7 +149,7 @@ async function populate(
           })
           .returning('id')
           .executeTakeFirstOrThrow();
-        await trx.insertInto('node_contents').values({ node_id: row.id, html }).execute();
+        await trx.insertInto('node_contents').values({ node_id: row.id, base: html }).execute();
         docs.push({ id: row.id, etag });
       }
     });

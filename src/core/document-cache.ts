@@ -18,11 +18,12 @@ export class DocumentCache {
   });
   readonly served = new Lru<{ id: number; checksum: string; name: string }>({ maxEntries: 10_000 });
   readonly found = new Lru<NodeRow>({ maxEntries: 4_096 });
-  /** The text of the last save of a document in this process, with its SHA-256: the next save's
-   *  version diff starts from it instead of reading and decoding the stored bytes again. */
-  readonly texts = new Lru<{ hash: string; text: string }>({
+  /** The text and bytes of the last save of a document in this process, with their SHA-256: the next save's
+   *  version diff starts from it instead of reading and decoding the stored bytes again, and its content write
+   *  finds the span that changed (the bytes are the Buffer `content` holds too). */
+  readonly texts = new Lru<{ hash: string; text: string; bytes: Buffer }>({
     maxEntries: 1_000,
-    maxBytes: 32 * 1024 * 1024,
-    sizeOf: (v) => v.text.length,
+    maxBytes: 48 * 1024 * 1024,
+    sizeOf: (v) => v.text.length + v.bytes.length,
   });
 }

@@ -37,7 +37,7 @@ interface Content {
 async function writeVersionAndContent(
   s: Services,
   trx: Tx,
-  node: SavedNode,
+  node: DocumentForWrite,
   content: Content,
   last: Newest | undefined,
   by: SavedBy,
@@ -47,10 +47,12 @@ async function writeVersionAndContent(
   if (bytes.length > limits.documentSize)
     throw tooLarge(`Documents are limited to ${limits.documentSize / 1024 / 1024} MB.`);
   const backupNumber = (last?.backup_number ?? 0) + 1;
+  // The content before this save: the version diff starts from it, and the store may write only what changed.
+  const previous = last ? await previousContent(s, trx, node.id, last.content_hash, !isSnapshot(backupNumber)) : null;
   const version = {
     node_id: node.id,
     backup_number: backupNumber,
-    ...(await versionBody(s, trx, node.id, backupNumber, content, last)),
+    ...versionBody(backupNumber, content, previous?.text ?? null, last),
     content_hash: content.hash,
     size: bytes.length,
     saved_by_kind: by.kind,
@@ -67,13 +69,15 @@ async function writeVersionAndContent(
   await s.database.saves.write(trx, {
     version,
     bytes,
+    previous: previous?.bytes ?? null,
+    layout: node.layout,
     node: { id: node.id, checksum: sum, now, accountId: by.accountId, writer: by.writer },
     activity: activityLine(node.owner_id, event, now, by.kind),
   });
   // What the next save of the document diffs against, before the commit: a save grouped into the same commit
   // (src/store/writes.ts) needs it, and the memo is checked against the newest version's hash, so a commit that
   // fails leaves it unused, never wrong.
-  if (content.text !== null) s.documents.texts.set(node.id, { hash: content.hash, text: content.text });
+  if (content.text !== null) s.documents.texts.set(node.id, { hash: content.hash, text: content.text, bytes });
   return sum;
 }
 
@@ -81,15 +85,7 @@ type Newest = NonNullable<DocumentForWrite['last']>;
 
 /** Backup 1 and every 20th are full snapshots (gzip-packed: every snapshot is packed, so reading
  *  never guesses); the others are diffs against the version before. See versions.ts. */
-async function versionBody(
-  s: Services,
-  trx: Tx,
-  nodeId: number,
-  backupNumber: number,
-  content: Content,
-  last: Newest | undefined,
-) {
-  const prevText = last && !isSnapshot(backupNumber) ? await previousText(s, trx, nodeId, last.content_hash) : null;
+function versionBody(backupNumber: number, content: Content, prevText: string | null, last: Newest | undefined) {
   const plan = planTextVersion(backupNumber, prevText, content.text);
   if (!plan.isDiff)
     return {
@@ -108,13 +104,14 @@ async function versionBody(
   };
 }
 
-/** The text of the stored content (whose SHA-256 is `hash`): this process's memo of its last save of
- *  the document when it is that one, else read (null when it is not exact UTF-8). */
-async function previousText(s: Services, trx: Tx, nodeId: number, hash: string): Promise<string | null> {
+/** The stored content (whose SHA-256 is `hash`) and its text (null when it is not exact UTF-8): this process's
+ *  memo of its last save of the document when it is that one, else read when `read` (null when not). */
+async function previousContent(s: Services, trx: Tx, nodeId: number, hash: string, read: boolean) {
   const memo = s.documents.texts.get(nodeId);
-  if (memo?.hash === hash) return memo.text;
+  if (memo?.hash === hash) return memo;
+  if (!read) return null;
   const stored = await storedContent(trx, nodeId);
-  return stored ? decodeUtf8Exact(stored.html) : null;
+  return stored ? { text: decodeUtf8Exact(stored.html), bytes: stored.html } : null;
 }
 
 export interface SaveInput {

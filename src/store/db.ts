@@ -39,6 +39,7 @@ import { up017DataLoss } from './migrations/017_data_loss.ts';
 import { up018NameScope } from './migrations/018_name_scope.ts';
 import { up019ActivityDetail } from './migrations/019_activity_detail.ts';
 import { up020ContentCompression } from './migrations/020_content_compression.ts';
+import { up021ContentSplice } from './migrations/021_content_splice.ts';
 
 /** The two column types that differ between the databases. */
 export interface ColumnTypes {
@@ -70,6 +71,7 @@ function migrations(t: ColumnTypes): Record<string, Migration> {
     '018_name_scope': { up: up018NameScope(t) },
     '019_activity_detail': { up: up019ActivityDetail(t) },
     '020_content_compression': { up: up020ContentCompression(t) },
+    '021_content_splice': { up: up021ContentSplice(t) },
   };
 }
 

@@ -23,10 +23,15 @@ interface State {
 
 const states = new WeakMap<Kysely<DB>, State>();
 
-/** The content row's upsert takes the bytes once: naming them again in the update would send them twice
- *  (a second 110 KB parameter per save on PostgreSQL). */
+/** The content row's upsert of the whole content (a new base, no splice) takes the bytes once: naming them
+ *  again in the update would send them twice (a second 110 KB parameter per save on PostgreSQL). */
 export const replaceContent = (c: OnConflictBuilder<DB, 'node_contents'>) =>
-  c.column('node_id').doUpdateSet((eb) => ({ html: eb.ref('excluded.html') }));
+  c.column('node_id').doUpdateSet((eb) => ({
+    base: eb.ref('excluded.base'),
+    splice_at: null,
+    splice_end: null,
+    splice: null,
+  }));
 
 /** `tx` now carries state from save to save (`endGroup` writes what it owes); `deferring` when more saves will
  *  follow the first. */
@@ -84,7 +89,7 @@ export async function endGroup(tx: Kysely<DB>): Promise<void> {
   if (!s || s.contents.size === 0) return;
   await tx
     .insertInto('node_contents')
-    .values([...s.contents].map(([node_id, c]) => ({ node_id, html: c.bytes })))
+    .values([...s.contents].map(([node_id, c]) => ({ node_id, base: c.bytes })))
     .onConflict(replaceContent)
     .execute();
 }

@@ -13,6 +13,7 @@ import {
 import type { DB, NodesTable } from './schema.ts';
 import { SIBLING_UNIQUE_NAMES } from '../core/names.ts';
 import { deferredContent } from './group-state.ts';
+import { applySplice } from '../core/splice.ts';
 
 type NodeRow = Selectable<NodesTable>;
 
@@ -376,15 +377,26 @@ export function instanceOf(db: Kysely<DB>, ownerId: number, appId: number): Prom
 }
 
 /** A live document with its stored bytes (null when it has none yet). */
-export function siteWithContent(db: Kysely<DB>, id: number) {
-  return db
+export async function siteWithContent(db: Kysely<DB>, id: number) {
+  const row = await db
     .selectFrom('nodes')
     .leftJoin('node_contents', 'node_contents.node_id', 'nodes.id')
-    .select(['nodes.id', 'nodes.name', 'nodes.type', 'nodes.checksum', 'node_contents.html'])
+    .select(['nodes.id', 'nodes.name', 'nodes.type', 'nodes.checksum', ...CONTENT_COLUMNS])
     .where('nodes.id', '=', id)
     .where('nodes.trashed_at', 'is', null)
     .executeTakeFirst();
+  if (!row) return undefined;
+  const { base, splice_at, splice_end, splice, ...node } = row;
+  return { ...node, html: base === null ? null : applySplice({ base, splice_at, splice_end, splice }) };
 }
+
+/** The columns a document's bytes are stored in (src/core/splice.ts). */
+const CONTENT_COLUMNS = [
+  'node_contents.base',
+  'node_contents.splice_at',
+  'node_contents.splice_end',
+  'node_contents.splice',
+] as const;
 
 /** Which of these names (lower case) a live node uses: at the owner's top level, or (`sites`) as a
  *  document name in the scope the owner's document names are unique in (nameScopeOf). */
@@ -468,12 +480,13 @@ export function syncRowsOf(db: Kysely<DB>, ownerId: number, lastSynced: RawBuild
 export async function storedContent(db: Kysely<DB>, nodeId: number) {
   const deferred = deferredContent(db, nodeId);
   if (deferred) return { checksum: deferred.checksum as string | null, html: deferred.bytes };
-  return db
+  const row = await db
     .selectFrom('node_contents')
     .innerJoin('nodes', 'nodes.id', 'node_contents.node_id')
-    .select(['nodes.checksum', 'node_contents.html'])
+    .select(['nodes.checksum', ...CONTENT_COLUMNS])
     .where('node_contents.node_id', '=', nodeId)
     .executeTakeFirst();
+  return row && { checksum: row.checksum, html: applySplice(row) };
 }
 
 /** A live node by id with the columns `cols` (the sync wire's, say). */

@@ -9,11 +9,17 @@ import { newestVersion } from './nodes.ts';
 import { checksumOfHash } from '../core/checksum.ts';
 import { deferContent, knownDocument, rememberDocument, replaceContent } from './group-state.ts';
 import { sql } from 'kysely';
+import { type ContentLayout, nextSplice, spliceBytes } from '../core/splice.ts';
 
 /** What a save changes once its version is worked out. */
 export interface SaveRows {
   version: NewRow<'versions'>;
   bytes: Buffer;
+  /** The content before this save, when the pipeline has it without a read: the store may then write only the
+   *  span that changed (src/core/splice.ts). */
+  previous: Uint8Array | null;
+  /** How the content row holds `previous` (DocumentForWrite's `layout`). */
+  layout: ContentLayout | undefined;
   node: { id: number; checksum: string; now: string; accountId: number | null; writer: string | null };
   activity: ActivityRow | null;
 }
@@ -25,7 +31,12 @@ export interface SaveStore {
   write(tx: Tx, rows: SaveRows): Promise<void>;
 }
 
-export type DocumentForWrite = Omit<Read, LastColumns> & { last: Awaited<ReturnType<typeof newestVersion>> };
+export type DocumentForWrite = Omit<Read, LastColumns> & {
+  last: Awaited<ReturnType<typeof newestVersion>>;
+  /** How its content row is stored, where the store splices (PostgreSQL); undefined when the next write is
+   *  to be a whole one (no row, or a group's new base not written yet). */
+  layout?: ContentLayout;
+};
 
 /** The newest version's columns in the read (the node's own `last_synced_at` is not one). */
 type LastColumns = `last_${'id' | 'backup_number' | 'is_diff' | 'snapshot_id' | 'content_hash' | 'created_at'}`;
@@ -97,18 +108,40 @@ async function known(tx: Tx, nodeId: number, read: () => Promise<Read | undefine
 }
 
 /** What the transaction knows of the document once `r` is written (when it keeps it: grouped saves). */
-function written(tx: Tx, r: SaveRows, versionId: number): void {
+function written(tx: Tx, r: SaveRows, versionId: number, layout?: ContentLayout): void {
   const doc = knownDocument(tx, r.node.id);
   if (!doc) return;
   const { backup_number, is_diff, snapshot_id, content_hash } = r.version;
   rememberDocument(tx, {
     ...doc,
+    layout,
     checksum: r.node.checksum,
     modified_at: r.node.now,
     saved_by_account_id: r.node.accountId,
     saved_by_writer: r.node.writer,
     last: { id: versionId, backup_number, is_diff, snapshot_id: snapshot_id ?? null, content_hash },
   });
+}
+
+/** The PostgreSQL read also says how the content row is laid out: a save then sends the changed span only. */
+const documentWithLayout = (tx: Tx, nodeId: number) =>
+  documentQuery(tx, nodeId)
+    .leftJoin('node_contents', 'node_contents.node_id', 'nodes.id')
+    .select([
+      sql<number | null>`length(node_contents.base)`.as('base_size'),
+      'node_contents.splice_at',
+      'node_contents.splice_end',
+    ])
+    .forUpdate(['nodes']);
+
+async function laidOut(tx: Tx, nodeId: number): Promise<DocumentForWrite | undefined> {
+  const row = await documentWithLayout(tx, nodeId).executeTakeFirst();
+  if (!row) return undefined;
+  const { base_size, splice_at, splice_end, ...rest } = row;
+  const doc = await split(tx, rest);
+  return (
+    doc && { ...doc, layout: base_size === null ? undefined : { baseSize: base_size, at: splice_at, end: splice_end } }
+  );
 }
 
 /** SQLite: one writer at a time already, in this process; each statement is a function call. */
@@ -119,7 +152,7 @@ export const sqliteSaves: SaveStore = {
     if (!deferContent(tx, r.node.id, r.node.checksum, r.bytes))
       await tx
         .insertInto('node_contents')
-        .values({ node_id: r.node.id, html: r.bytes })
+        .values({ node_id: r.node.id, base: r.bytes })
         .onConflict(replaceContent)
         .execute();
     await tx.updateTable('nodes').set(nodeUpdate(r.node, r.bytes.length)).where('id', '=', r.node.id).execute();
@@ -129,22 +162,45 @@ export const sqliteSaves: SaveStore = {
 };
 
 /** PostgreSQL: two round trips instead of six (a save that joins a group commit defers its content to the
- *  COMMIT: src/store/group-state.ts). */
+ *  COMMIT: src/store/group-state.ts), and the content row gets the span that changed when it can
+ *  (src/core/splice.ts): a rewrite of the whole row was most of the database's work per save. */
 export const postgresSaves: SaveStore = {
-  documentForWrite: (tx, nodeId) =>
-    known(tx, nodeId, () => documentQuery(tx, nodeId).forUpdate(['nodes']).executeTakeFirst()),
+  async documentForWrite(tx, nodeId) {
+    const doc = knownDocument(tx, nodeId) ?? (await laidOut(tx, nodeId));
+    if (doc) rememberDocument(tx, doc);
+    return doc;
+  },
   async write(tx, r) {
-    const content = !deferContent(tx, r.node.id, r.node.checksum, r.bytes);
+    const { layout } = r;
+    const splice = layout && r.previous ? nextSplice(layout, r.previous, r.bytes) : null;
+    let content: ContentWrite | null = null;
+    let after: ContentLayout | undefined;
+    if (deferContent(tx, r.node.id, r.node.checksum, r.bytes)) {
+      // Not written yet: the next save of the group continues from this layout, or writes the whole content.
+      after = splice && layout ? { baseSize: layout.baseSize, at: splice.at, end: splice.end } : undefined;
+    } else if (splice && layout) {
+      content = { splice, bytes: spliceBytes(r.bytes, layout.baseSize, splice) };
+      after = { baseSize: layout.baseSize, at: splice.at, end: splice.end };
+    } else {
+      content = { splice: null, bytes: r.bytes };
+      after = { baseSize: r.bytes.length, at: null, end: null };
+    }
     const { rows } = await saveStatement(r, content).execute(tx);
-    written(tx, r, rows[0].id);
+    written(tx, r, rows[0].id, after);
   },
 };
+
+/** The content row's write: the whole content (a new base), or a splice's bounds and bytes. */
+interface ContentWrite {
+  splice: { at: number; end: number } | null;
+  bytes: Buffer;
+}
 
 /** The version, the content (unless deferred), the activity line and the node's new checksum in one statement
  *  (data-modifying CTEs), written out: built with the query builder, this statement cost Kiln more CPU per save
  *  than any other step of it (~165 µs on the bench machine). Its text depends only on which parts it has, so
  *  each shape is prepared once per connection. */
-function saveStatement(r: SaveRows, content: boolean) {
+function saveStatement(r: SaveRows, content: ContentWrite | null) {
   const v = r.version;
   const n = r.node;
   const parts = [
@@ -154,9 +210,12 @@ function saveStatement(r: SaveRows, content: boolean) {
       ${v.diff_from_id ?? null}, ${v.snapshot_id ?? null}, ${v.content_hash}, ${v.size}, ${v.saved_by_kind},
       ${v.saved_by_account_id ?? null}, ${v.created_at}) returning id)`,
   ];
-  if (content)
-    parts.push(sql`, c as (insert into node_contents (node_id, html) values (${n.id}, ${r.bytes})
-      on conflict (node_id) do update set html = excluded.html)`);
+  if (content?.splice)
+    parts.push(sql`, c as (update node_contents set splice_at = ${content.splice.at},
+      splice_end = ${content.splice.end}, splice = ${content.bytes} where node_id = ${n.id})`);
+  else if (content)
+    parts.push(sql`, c as (insert into node_contents (node_id, base) values (${n.id}, ${content.bytes})
+      on conflict (node_id) do update set base = excluded.base, splice_at = null, splice_end = null, splice = null)`);
   if (r.activity) {
     const a = activityValues(r.activity);
     parts.push(sql`, a as (insert into activity (owner_id, at, kind, node_id, node_type, path, old_path, writer, client,

@@ -179,9 +179,14 @@ export interface NodesTable {
   trashed_parent_id: number | null;
 }
 
+/** A document's bytes: `base` with `splice` in place of its bytes [splice_at, splice_end) when those are set
+ *  (src/core/splice.ts). */
 export interface NodeContentsTable {
   node_id: number;
-  html: Uint8Array;
+  base: Uint8Array;
+  splice_at: number | null;
+  splice_end: number | null;
+  splice: Uint8Array | null;
 }
 
 export interface VersionsTable {
