@@ -20,7 +20,8 @@ const sha = (b: string | Uint8Array) => createHash('sha256').update(b).digest('h
 const page = (items: string[]) =>
   `<!doctype html><html><head><title>List</title></head><body><ul>\n${items.map((t, i) => `<li data-id="${i}">${t}</li>\n`).join('')}</ul></body></html>`;
 
-test('saves one by one, four at a time, far apart, in Latin-1 and from another process: the stored and served document is the newest save', async () => {
+/** A signed-in person and their document `name`: a list of 1,200 items (~30 KB). */
+async function listDocument(name: string) {
   const main = kiln.client();
   const person = await signedIn(kiln, main);
   const items = Array.from({ length: 1200 }, (_, i) => `item ${i} pending`);
@@ -28,9 +29,14 @@ test('saves one by one, four at a time, far apart, in Latin-1 and from another p
     ownerId: person.id,
     parentId: 0,
     type: 'site',
-    name: 'list.html',
+    name,
     html: page(items),
   });
+  return { main, person, items, node };
+}
+
+test('saves one by one, four at a time, far apart, in Latin-1 and from another process: the stored and served document is the newest save', async () => {
+  const { main, person, items, node } = await listDocument('list.html');
   const host = kiln.hostOf(person.username);
   const doc = main.on(host);
   const save = (body: Buffer) =>
@@ -122,16 +128,7 @@ test('saves one by one, four at a time, far apart, in Latin-1 and from another p
 });
 
 test('saves queued together, each a small edit further down the page: the row the last of them writes holds them all', async () => {
-  const main = kiln.client();
-  const person = await signedIn(kiln, main);
-  const items = Array.from({ length: 1200 }, (_, i) => `item ${i} pending`);
-  const node = await createNode(kiln.services, person.id, {
-    ownerId: person.id,
-    parentId: 0,
-    type: 'site',
-    name: 'queued.html',
-    html: page(items),
-  });
+  const { person, items, node } = await listDocument('queued.html');
   const by = { kind: 'sync' as const, accountId: person.id, writer: 'test' };
   for (const round of [0, 1]) {
     // Queued in one turn of the event loop, so they share a transaction (src/store/writes.ts): each but the last
