@@ -20,10 +20,12 @@ export class DocumentCache {
   readonly found = new Lru<NodeRow>({ maxEntries: 4_096 });
   /** The text and bytes of the last save of a document in this process, with their SHA-256: the next save's
    *  version diff starts from it instead of reading and decoding the stored bytes again, and its content write
-   *  finds the span that changed (the bytes are the Buffer `content` holds too). */
+   *  finds the span that changed. The bytes are the Buffer `content` holds for the same save, so only the text
+   *  is counted: counting both would keep a 4 MB document out of this memo (an entry over an eighth of the
+   *  budget is not kept), and its next save would read and decode the stored bytes again. */
   readonly texts = new Lru<{ hash: string; text: string; bytes: Buffer }>({
     maxEntries: 1_000,
-    maxBytes: 48 * 1024 * 1024,
-    sizeOf: (v) => v.text.length + v.bytes.length,
+    maxBytes: 32 * 1024 * 1024,
+    sizeOf: (v) => v.text.length,
   });
 }
