@@ -101,8 +101,8 @@ const nodeUpdate = (n: SaveRows['node'], size: number) => ({
 });
 
 /** The document as this transaction knows it when it holds it already (grouped saves), else `read` and kept. */
-async function known(tx: Tx, nodeId: number, read: () => Promise<Read | undefined>) {
-  const doc = knownDocument(tx, nodeId) ?? (await split(tx, await read()));
+async function known(tx: Tx, nodeId: number, read: () => Promise<DocumentForWrite | undefined>) {
+  const doc = knownDocument(tx, nodeId) ?? (await read());
   if (doc) rememberDocument(tx, doc);
   return doc;
 }
@@ -146,7 +146,8 @@ async function laidOut(tx: Tx, nodeId: number): Promise<DocumentForWrite | undef
 
 /** SQLite: one writer at a time already, in this process; each statement is a function call. */
 export const sqliteSaves: SaveStore = {
-  documentForWrite: (tx, nodeId) => known(tx, nodeId, () => documentQuery(tx, nodeId).executeTakeFirst()),
+  documentForWrite: (tx, nodeId) =>
+    known(tx, nodeId, async () => split(tx, await documentQuery(tx, nodeId).executeTakeFirst())),
   async write(tx, r) {
     const v = await tx.insertInto('versions').values(r.version).returning('id').executeTakeFirstOrThrow();
     if (!deferContent(tx, r.node.id, r.node.checksum, r.bytes))
@@ -165,26 +166,19 @@ export const sqliteSaves: SaveStore = {
  *  COMMIT: src/store/group-state.ts), and the content row gets the span that changed when it can
  *  (src/core/splice.ts): a rewrite of the whole row was most of the database's work per save. */
 export const postgresSaves: SaveStore = {
-  async documentForWrite(tx, nodeId) {
-    const doc = knownDocument(tx, nodeId) ?? (await laidOut(tx, nodeId));
-    if (doc) rememberDocument(tx, doc);
-    return doc;
-  },
+  documentForWrite: (tx, nodeId) => known(tx, nodeId, () => laidOut(tx, nodeId)),
   async write(tx, r) {
     const { layout } = r;
     const splice = layout && r.previous ? nextSplice(layout, r.previous, r.bytes) : null;
-    let content: ContentWrite | null = null;
-    let after: ContentLayout | undefined;
-    if (deferContent(tx, r.node.id, r.node.checksum, r.bytes)) {
-      // Not written yet: the next save of the group continues from this layout, or writes the whole content.
-      after = splice && layout ? { baseSize: layout.baseSize, at: splice.at, end: splice.end } : undefined;
-    } else if (splice && layout) {
-      content = { splice, bytes: spliceBytes(r.bytes, layout.baseSize, splice) };
-      after = { baseSize: layout.baseSize, at: splice.at, end: splice.end };
-    } else {
-      content = { splice: null, bytes: r.bytes };
-      after = { baseSize: r.bytes.length, at: null, end: null };
-    }
+    // The row with these bytes as a splice; undefined when the splice would be too large: the whole content is
+    // written, now or (a deferred save) by the group, and the next save of it does the same.
+    const spliced = splice && layout ? { baseSize: layout.baseSize, ...splice } : undefined;
+    const content: ContentWrite | null = deferContent(tx, r.node.id, r.node.checksum, r.bytes)
+      ? null
+      : spliced
+        ? { splice: spliced, bytes: spliceBytes(r.bytes, spliced.baseSize, spliced) }
+        : { splice: null, bytes: r.bytes };
+    const after = content && !content.splice ? { baseSize: r.bytes.length, at: null, end: null } : spliced;
     const { rows } = await saveStatement(r, content).execute(tx);
     written(tx, r, rows[0].id, after);
   },
