@@ -150,6 +150,13 @@ test("the owner's toolbar goes just before the last </body>, in any case, or at 
       `${name}: the rest is the stored page`,
     );
     assert.equal((await anon.get(`/${name}`)).body.toString('utf8'), html, `${name}: a visitor gets the stored bytes`);
+    // The page goes out in pieces (never joined into a copy): its length is still announced, HEAD too.
+    assert.equal(page.headers['content-length'], String(page.body.length), `${name}: Content-Length`);
+    const head = await host.request('HEAD', `/${name}`, { headers: { 'sec-fetch-dest': 'document' } });
+    assert.equal(head.status, 200);
+    assert.equal(head.headers['content-length'], String(page.body.length), `${name}: HEAD's Content-Length`);
+    assert.equal(head.headers.etag, page.headers.etag);
+    assert.equal(head.body.length, 0);
   }
 });
 

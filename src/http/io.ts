@@ -9,6 +9,7 @@ import { createWriteStream } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
+import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { z } from 'zod';
@@ -107,6 +108,20 @@ export function queryMsg(req: FastifyRequest): Msg | undefined {
 
 export function sendPage(reply: FastifyReply, body: string, status = 200) {
   return reply.code(status).header('cache-control', 'no-store').type('text/html; charset=utf-8').send(body);
+}
+
+/** A body sent as several buffers in order, never joined into a copy (a stored page with something put
+ *  into it); HEAD gets the same Content-Length without them. */
+export function sendPieces(reply: FastifyReply, pieces: Buffer[]) {
+  let size = 0;
+  for (const p of pieces) size += p.length;
+  const body = new Readable({
+    read() {
+      for (const p of pieces) this.push(p);
+      this.push(null);
+    },
+  });
+  return reply.header('content-length', String(size)).send(body);
 }
 
 type Handler = (req: FastifyRequest, reply: FastifyReply) => Promise<unknown>;

@@ -33,7 +33,7 @@ import { toolbarTag, withToolbar } from '../../ui/toolbar.ts';
 import { ifNoneMatchHits } from '../../core/conditional.ts';
 import { ADMIN_COOKIE, RESOURCE_COOKIE } from '../cookies.ts';
 import { mainHome } from '../home.ts';
-import { sendPage, wantsHtml } from '../io.ts';
+import { sendPage, sendPieces, wantsHtml } from '../io.ts';
 import { nodeUrlPath } from '../../core/urls.ts';
 import { noHomePage } from '../../ui/dashboard.ts';
 import { bounceToMainApp } from '../sessions.ts';
@@ -160,18 +160,10 @@ const plugin: RoutePlugin = async (app, { services: s }) => {
     if (owner || unconfirmed) reply.header('cache-control', 'private, no-cache').header('vary', 'Cookie');
     else if (ticket && !found.fallback && !caller.shareGuest && !req.actor)
       req.hotKeep = { ticket, node, checksum: content.checksum };
-    return reply
-      .code(200)
-      .header('content-type', 'text/html; charset=utf-8')
-      .header('etag', `"${content.checksum}"`)
-      .send(
-        owner || unconfirmed
-          ? withToolbar(
-              content.bytes,
-              toolbarTag(childPathOf(node), s.config.baseUrl, unconfirmed ? req.actor!.email : undefined),
-            )
-          : content.bytes,
-      );
+    reply.code(200).header('content-type', 'text/html; charset=utf-8').header('etag', `"${content.checksum}"`);
+    if (!(owner || unconfirmed)) return reply.send(content.bytes);
+    const tag = toolbarTag(childPathOf(node), s.config.baseUrl, unconfirmed ? req.actor!.email : undefined);
+    return sendPieces(reply, withToolbar(content.bytes, tag));
   };
   function isSubresource(req: FastifyRequest): boolean {
     const dest = req.headers['sec-fetch-dest'];
