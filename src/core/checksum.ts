@@ -1,8 +1,8 @@
-import { createHash } from 'node:crypto';
+import { hash } from 'node:crypto';
 
-/** SHA-256 hex of bytes. */
+/** SHA-256 hex of bytes (one-shot: no Hash object per call; every signed-in request hashes its token). */
 export function sha256(bytes: Uint8Array | string): string {
-  return createHash('sha256').update(bytes).digest('hex');
+  return hash('sha256', bytes, 'hex');
 }
 
 /** The document checksum and ETag: first 16 hex chars of the SHA-256 of the stored bytes

@@ -2,7 +2,6 @@
 // owner only (visitors, share guests and app users get the stored bytes). It is never stored: the tag
 // and the element its script creates carry `no-save`/`save-remove`, which hyperclayjs strips from every
 // save and snapshot, and the save pipeline removes the exact tag from any body that still has it.
-import { escapeHtml } from './html.ts';
 
 const SRC = '/_/assets/toolbar.js';
 const TAG = /<script src="\/_\/assets\/toolbar\.js\?[^"<>]*" data-kiln-toolbar no-save save-remove><\/script>/g;
@@ -10,8 +9,10 @@ const TAG = /<script src="\/_\/assets\/toolbar\.js\?[^"<>]*" data-kiln-toolbar n
 /** The toolbar's tag; with `confirm` (an app user who has not confirmed their email yet, on their own copy) it
  *  shows a notice instead: confirm the address to edit, and a button that sends the link again. */
 export function toolbarTag(documentPath: string, mainUrl: string, confirm?: string): string {
-  const q = new URLSearchParams({ path: documentPath, main: mainUrl, ...(confirm ? { confirm } : {}) });
-  return `<script src="${escapeHtml(`${SRC}?${q}`)}" data-kiln-toolbar no-save save-remove></script>`;
+  // Built by hand (every owner's page view): encodeURIComponent leaves no `"`, `&`, `<` or `>` to escape.
+  const q = `path=${encodeURIComponent(documentPath)}&amp;main=${encodeURIComponent(mainUrl)}`;
+  const c = confirm ? `&amp;confirm=${encodeURIComponent(confirm)}` : '';
+  return `<script src="${SRC}?${q}${c}" data-kiln-toolbar no-save save-remove></script>`;
 }
 
 /** The document as its owner gets it: the toolbar's tag just before the last `</body>`, in any case (or at the
