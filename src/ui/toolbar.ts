@@ -17,7 +17,7 @@ export function toolbarTag(documentPath: string, mainUrl: string, confirm?: stri
 
 /** The document as its owner gets it: the toolbar's tag just before the last `</body>`, in any case (or at the
  *  end), as the pieces to send in order. Every owner's page view comes here: the stored bytes are neither
- *  copied (a copy of the page per view was a third of its CPU), nor decoded, nor lower-cased. */
+ *  copied (a copy of a 100 KB page cost ~24 µs per view), nor decoded, nor lower-cased. */
 export function withToolbar(bytes: Buffer, tag: string): Buffer[] {
   const at = lastBodyClose(bytes);
   const insert = Buffer.from(tag, 'utf8');
