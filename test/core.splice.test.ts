@@ -20,7 +20,7 @@ function write(row: StoredContent | null, previous: Buffer | null, next: Buffer)
     : undefined;
   const s = row && previous && layout ? nextSplice(layout, previous, next) : null;
   if (!row || !s) return { base: next, splice_at: null, splice_end: null, splice: null };
-  return { ...row, splice_at: s.at, splice_end: s.end, splice: spliceBytes(next, row.base.length, s) };
+  return { ...row, splice_at: s.at, splice_end: s.end, splice: spliceBytes(next, s) };
 }
 
 const doc = (items: string[]) => Buffer.from(`<!doctype html><ul>${items.map((t) => `<li>${t}</li>`).join('')}</ul>`);

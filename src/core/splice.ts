@@ -34,13 +34,13 @@ export function applySplice(row: StoredContent): Uint8Array {
   return Buffer.concat([base.subarray(0, at), splice, base.subarray(end)]);
 }
 
+/** A layout with a splice: how a row holds content that differs from its base. */
+export type Spliced = ContentLayout & { at: number; end: number };
+
 /** How `next` is stored over the base that `previous` (the content now, laid out as `layout`) is stored over:
- *  the splice's bounds, or null when the whole content is to be written (the splice would be too large). */
-export function nextSplice(
-  layout: ContentLayout,
-  previousBytes: Uint8Array,
-  next: Buffer,
-): { at: number; end: number } | null {
+ *  the same base with the splice's new bounds, or null when the whole content is to be written (the splice
+ *  would be too large). */
+export function nextSplice(layout: ContentLayout, previousBytes: Uint8Array, next: Buffer): Spliced | null {
   const previous = asBuffer(previousBytes);
   const same = commonPrefix(previous, next);
   const sameEnd = commonSuffix(previous, next, Math.min(previous.length, next.length) - same);
@@ -49,12 +49,12 @@ export function nextSplice(
   const kept = layout.end === null ? sameEnd : Math.min(layout.baseSize - layout.end, sameEnd);
   const spliceSize = next.length - at - kept;
   if (spliceSize > Math.max(SPLICE_FLOOR, next.length / SPLICE_SHARE)) return null;
-  return { at, end: layout.baseSize - kept };
+  return { baseSize: layout.baseSize, at, end: layout.baseSize - kept };
 }
 
-/** The splice's bytes of `next` for bounds from `nextSplice` over a base of `baseSize` bytes. */
-export function spliceBytes(next: Buffer, baseSize: number, s: { at: number; end: number }): Buffer {
-  return next.subarray(s.at, next.length - (baseSize - s.end));
+/** The splice's bytes of `next` for a layout from `nextSplice`. */
+export function spliceBytes(next: Buffer, s: Spliced): Buffer {
+  return next.subarray(s.at, next.length - (s.baseSize - s.end));
 }
 
 /** The same memory as a Buffer (no copy): the drivers hand rows' bytes back as Buffers already. */

@@ -9,7 +9,7 @@ import { newestVersion } from './nodes.ts';
 import { checksumOfHash } from '../core/checksum.ts';
 import { deferContent, knownDocument, rememberDocument, replaceContent } from './group-state.ts';
 import { sql } from 'kysely';
-import { type ContentLayout, nextSplice, spliceBytes } from '../core/splice.ts';
+import { type ContentLayout, nextSplice, type Spliced, spliceBytes } from '../core/splice.ts';
 
 /** What a save changes once its version is worked out. */
 export interface SaveRows {
@@ -168,17 +168,16 @@ export const sqliteSaves: SaveStore = {
 export const postgresSaves: SaveStore = {
   documentForWrite: (tx, nodeId) => known(tx, nodeId, () => laidOut(tx, nodeId)),
   async write(tx, r) {
-    const { layout } = r;
-    const splice = layout && r.previous ? nextSplice(layout, r.previous, r.bytes) : null;
-    // The row with these bytes as a splice; undefined when the splice would be too large: the whole content is
+    // The row with these bytes as a splice; null when the splice would be too large: the whole content is
     // written, now or (a deferred save) by the group, and the next save of it does the same.
-    const spliced = splice && layout ? { baseSize: layout.baseSize, ...splice } : undefined;
+    const spliced = r.layout && r.previous ? nextSplice(r.layout, r.previous, r.bytes) : null;
     const content: ContentWrite | null = deferContent(tx, r.node.id, r.node.checksum, r.bytes)
       ? null
       : spliced
-        ? { splice: spliced, bytes: spliceBytes(r.bytes, spliced.baseSize, spliced) }
+        ? { splice: spliced, bytes: spliceBytes(r.bytes, spliced) }
         : { splice: null, bytes: r.bytes };
-    const after = content && !content.splice ? { baseSize: r.bytes.length, at: null, end: null } : spliced;
+    const after =
+      content && !content.splice ? { baseSize: r.bytes.length, at: null, end: null } : (spliced ?? undefined);
     const { rows } = await saveStatement(r, content).execute(tx);
     written(tx, r, rows[0].id, after);
   },
@@ -186,7 +185,7 @@ export const postgresSaves: SaveStore = {
 
 /** The content row's write: the whole content (a new base), or a splice's bounds and bytes. */
 interface ContentWrite {
-  splice: { at: number; end: number } | null;
+  splice: Spliced | null;
   bytes: Buffer;
 }
 
