@@ -35,12 +35,13 @@ Usage:
                                a consistent backup while the server runs (database + blobs)
   kiln restore BACKUP          put a backup (its folder, or s3://bucket/prefix/kiln-backup-…) into
                                this configuration's empty instance (server stopped)
-  kiln ai-edit serve --url URL --key hcsk_… --command "CMD" [--engine NAME]
+  kiln ai-edit serve --url URL --key hcsk_… --command "CMD" [--engine NAME] [--env VAR,…]
                                (or the key in KILN_SYNC_KEY, out of the process list)
                                answer the AI edit requests of the pages on URL (your document host,
                                e.g. https://you.example.com) with a local command: it reads the prompt
                                on stdin and writes the element on stdout. --engine: only requests that
-                               start with @NAME (default: those naming no engine)
+                               start with @NAME (default: those naming no engine). The command gets
+                               PATH, HOME, LANG and the variables --env names, never the key
   kiln --help                  this text
 
 Environment:
@@ -55,6 +56,7 @@ async function aiEditServe(args: string[]) {
       key: { type: 'string' },
       command: { type: 'string' },
       engine: { type: 'string' },
+      env: { type: 'string' },
     },
   });
   // The key may come from the environment instead: a command line is visible to every user of the machine.
@@ -77,6 +79,10 @@ async function aiEditServe(args: string[]) {
       key: values.key!,
       command: commandWords(values.command!),
       engine: values.engine?.replace(/^@/, '').toLowerCase(),
+      env: (values.env ?? '')
+        .split(',')
+        .map((n) => n.trim())
+        .filter(Boolean),
       log: (line) => process.stderr.write(`${new Date().toISOString()} ${line}\n`),
       signal: stop.signal,
     });

@@ -289,7 +289,11 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
 
 function aiEditFrom(env: NodeJS.ProcessEnv): AiEditConfig | null {
   try {
-    return aiEditConfig(env);
+    // Kiln's own settings (its database, webhook secrets, keys) never go to an engine.
+    return aiEditConfig(
+      env,
+      ENV_HELP.map(([k]) => k),
+    );
   } catch (err) {
     if (err instanceof AiEditConfigError) throw new ConfigError(`Invalid configuration:\n  ${err.message}`);
     throw err;

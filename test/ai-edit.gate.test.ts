@@ -50,8 +50,8 @@ before(async () => {
     clock: clock.clock,
     env: {
       AI_EDIT_COMMAND: `"${process.execPath}" ${ENGINE} ${dir}/edit edit`,
-      AI_EDIT_ENV: 'KILN_ENGINE_HINT',
-      KILN_ENGINE_HINT: 'passed on',
+      AI_EDIT_ENV: 'ENGINE_HINT',
+      ENGINE_HINT: 'passed on',
       STRIPE_WEBHOOK_SECRET: SECRETS.STRIPE_WEBHOOK_SECRET,
       DOMAIN_WEBHOOK_SECRET: SECRETS.DOMAIN_WEBHOOK_SECRET,
       AI_EDIT_TIMEOUT_MS: '20000',
@@ -304,13 +304,13 @@ test('the engine command runs with PATH, HOME, LANG and what AI_EDIT_ENV names: 
     assert.equal((await answers(a, await ask(a))).at(-1)!.type, 'ai-edit/done');
     const raw = readFileSync(path.join(dir, 'edit/env.json'), 'utf8');
     const env = JSON.parse(raw);
-    const allowed = new Set(['PATH', 'HOME', 'LANG', 'KILN_ENGINE_HINT']);
+    const allowed = new Set(['PATH', 'HOME', 'LANG', 'ENGINE_HINT']);
     assert.deepEqual(
       Object.keys(env).filter((k) => !allowed.has(k)),
       [],
       raw,
     );
-    assert.equal(env.KILN_ENGINE_HINT, 'passed on');
+    assert.equal(env.ENGINE_HINT, 'passed on');
     assert.equal(env.PATH, process.env.PATH);
     for (const [k, v] of Object.entries(SECRETS)) assert.ok(!raw.includes(v), `${k} reached the engine`);
   } finally {

@@ -2,12 +2,13 @@
 // local command, over the host's bus with the account's sync key (the bus takes it for the account's own
 // hosts). It speaks the wire the built-in handler does (src/ai-edit/handler.ts): ack at once, deltas, done or
 // error; a cancel kills the command. It answers requests without an @engine (or, with --engine NAME, those
-// that start with @NAME); when the server's built-in handler or another agent acked first, it lets go.
+// that start with @NAME); when the server's built-in handler or another agent acked first, it lets go. The command
+// reads prompts others can shape: it gets PATH, HOME, LANG and the variables `--env` names, never the sync key.
 import http from 'node:http';
 import https from 'node:https';
 import dns from 'node:dns';
 import { randomBytes } from 'node:crypto';
-import { engineFrom, type Engine } from './engines.ts';
+import { engineFrom, namedEnv, type Engine } from './engines.ts';
 import { EDIT_REQUEST, REQUEST_ID, buildPrompt, cleanReply, engineOf } from './prompt.ts';
 import { DeltaBatcher } from './handler.ts';
 import { eventData } from '../core/event-stream.ts';
@@ -18,6 +19,8 @@ export interface AgentOptions {
   url: string;
   key: string;
   command: string[];
+  /** Variables the command gets besides PATH, HOME and LANG (from this process's environment). */
+  env?: string[];
   /** Answer only requests that start with @engine. */
   engine?: string;
   log: (line: string) => void;
@@ -62,7 +65,8 @@ async function textOf(res: http.IncomingMessage): Promise<string> {
  *  key (401/403) ends it with that error. */
 export async function serveAgent(o: AgentOptions): Promise<void> {
   const base = new URL(o.url.replace(/\/+$/, ''));
-  const engine = engineFrom({ name: o.engine ?? 'agent', command: o.command });
+  const names = (o.env ?? []).filter((n) => n !== 'KILN_SYNC_KEY');
+  const engine = engineFrom({ name: o.engine ?? 'agent', command: o.command, env: namedEnv(names, process.env) });
   const sender = `agent-${randomBytes(3).toString('hex')}`;
   const running = new Map<string, AbortController>();
   const acks = new Map<string, string[]>();
