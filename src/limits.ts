@@ -140,7 +140,8 @@ export const limits = {
    *  reference; the whole prompt. Requests run at most `perOwner` at once per account (and AI_EDIT_CONCURRENCY
    *  per process), each at most AI_EDIT_TIMEOUT_MS. A built-in engine waits `agentGraceMs` before it takes a
    *  request, so an agent the owner runs themselves (`kiln ai-edit serve`) answers first. Deltas go out at
-   *  most every `deltaMs`. */
+   *  most every `deltaMs`. `budget`: what one account may send to the built-in engines per UTC day, by plan,
+   *  until an administrator sets it (/_/admin); a budget is at most `maxBudget`. */
   aiEdit: {
     promptBytes: 2 * MB,
     refBytes: 256 * 1024,
@@ -151,6 +152,12 @@ export const limits = {
     agentGraceMs: 1000,
     deltaMs: 50,
     replyBytes: 5 * MB,
+    budget: {
+      free: { requests: 30, bytes: 4 * MB },
+      personal: { requests: 200, bytes: 40 * MB },
+      maker: { requests: 1000, bytes: 200 * MB },
+    },
+    maxBudget: { requests: 1_000_000, bytes: 1024 * MB },
   },
   /** PostgreSQL: how long to wait for a connection, and for one query, before answering 503. */
   database: { connectMs: 5_000, queryMs: 30_000 },

@@ -1,5 +1,6 @@
 // What a superadmin does on /_/admin: find accounts, change a plan, suspend and unsuspend, and set how
 // this Kiln takes new accounts (open, by invitation link only, or closed) and on which plan.
+import { dayOf, usageOn } from '../ai-edit/budget.ts';
 import { publishHostChanged } from '../events/publish.ts';
 import type { Services } from '../services.ts';
 import type { Plan } from '../store/schema.ts';
@@ -44,6 +45,12 @@ export async function listAccounts(s: Services, q: string, page: number) {
     adminAccounts(s.database.db, q.slice(0, 100), PAGE_SIZE, (p - 1) * PAGE_SIZE),
     adminAccountCount(s.database.db, q.slice(0, 100)),
   ]);
+  // What each spent of its daily AI budget today (src/ai-edit/budget.ts).
+  const ai = await usageOn(
+    s.database.db,
+    rows.map((r) => r.id),
+    dayOf(s.clock.now()),
+  );
   return {
     page: p,
     pages: Math.max(1, Math.ceil(total / PAGE_SIZE)),
@@ -63,6 +70,7 @@ export async function listAccounts(s: Services, q: string, page: number) {
       lastActive: r.last_active ? String(r.last_active) : null,
       createdAt: r.created_at,
       suspended: r.suspended_at !== null,
+      aiEditToday: ai.get(r.id) ?? { requests: 0, bytes: 0 },
     })),
   };
 }

@@ -9,6 +9,10 @@
 // aside when an agent acked; and when both ack, the first ack on the bus wins (every party sees the same
 // order), the other goes quiet. With no engine set, a plan not allowed, or an unknown @engine, the page
 // hears why (an error), unless an agent took the request.
+//
+// Who may spend the operator's engines: never an app user (anyone may sign up on a public app), an account
+// only once its email is confirmed, and within its plan's daily budget (src/ai-edit/budget.ts), counted when
+// the prompt is about to go to the engine. Refusals carry a `code` beside the message.
 import type { Services } from '../services.ts';
 
 /** What the handler uses of the services. */
@@ -41,8 +45,13 @@ import { documentPathOf } from '../save/document-url.ts';
 import { EDITABLE_EXTENSIONS, extensionOf } from '../uploads/content-types.ts';
 import { planRow } from '../store/accounts.ts';
 import { effectivePlan } from '../billing/plans.ts';
+import { KilnError } from '../errors.ts';
+import type { Plan } from '../store/schema.ts';
+import { charge, dayOf } from './budget.ts';
 
 export const CHANNEL = 'ai-edit';
+
+const kb = (bytes: number) => `${Math.ceil(bytes / 1024).toLocaleString('en')} KB`;
 
 export interface Heard {
   caller: BusCaller;
@@ -160,7 +169,7 @@ export class AiEditHandler {
     let outcome = 'done';
     let slot: (() => void) | null = null;
     try {
-      const engine = await this.engineFor(accountId, word);
+      const { engine, plan, unlimited } = await this.engineFor(accountId, word, ctx.caller);
       line.engine = engine.name;
       slot = this.takeSlot(accountId);
       const ack = await this.reply(accountId, 'ai-edit/ack', { id: req.id, engine: engine.name });
@@ -173,6 +182,7 @@ export class AiEditHandler {
       const prompt = buildPrompt(req, await this.references(accountId, req));
       if ('problem' in prompt) throw new Refusal(prompt.problem);
       line.inBytes = Buffer.byteLength(prompt.system) + Buffer.byteLength(prompt.user);
+      await this.charge(accountId, plan, unlimited, line.inBytes);
       // An engine exists, so the configuration does.
       const { timeoutMs } = this.config!;
       const timeout = setTimeout(
@@ -207,11 +217,19 @@ export class AiEditHandler {
       }
     } catch (err) {
       const cancelled = job.abort.signal.aborted && !(job.abort.signal.reason instanceof Refusal);
-      outcome = cancelled ? 'cancelled' : err instanceof Refusal ? 'refused' : 'failed';
+      const refused = err instanceof Refusal || err instanceof KilnError;
+      outcome = cancelled
+        ? 'cancelled'
+        : err instanceof KilnError && err.code === 'ai-edit-budget'
+          ? 'over budget'
+          : refused
+            ? 'refused'
+            : 'failed';
       if (!cancelled) {
-        const message = err instanceof Refusal ? err.message : `The engine failed: ${(err as Error).message}`;
+        const message = refused ? (err as Error).message : `The engine failed: ${(err as Error).message}`;
         if (outcome === 'failed') console.error(`AI edit ${req.id} (@${line.engine}) failed:`, (err as Error).message);
-        await this.reply(accountId, 'ai-edit/error', { id: req.id, message });
+        const code = err instanceof KilnError ? { code: err.code } : {};
+        await this.reply(accountId, 'ai-edit/error', { id: req.id, message, ...code });
       }
     } finally {
       slot?.();
@@ -220,8 +238,27 @@ export class AiEditHandler {
     }
   }
 
-  /** The engine a request names (or the default), when this account may use AI editing here. */
-  private async engineFor(accountId: number, word: string | null): Promise<Engine> {
+  /** The engine a request names (or the default), when this caller and account may use AI editing here; the
+   *  account's plan, and whether it has no budget (superadmins). */
+  private async engineFor(
+    accountId: number,
+    word: string | null,
+    caller: BusCaller,
+  ): Promise<{ engine: Engine; plan: Plan; unlimited: boolean }> {
+    const who = caller.actor;
+    // Anyone may sign up on a public app: its users never spend the operator's engines.
+    if (who.accountType === 'app_user')
+      throw new KilnError(
+        403,
+        'AI editing is for the developers of this Kiln, not for the users of an app on it.',
+        'ai-edit-app-user',
+      );
+    if (!who.emailConfirmed && !who.isSuperadmin)
+      throw new KilnError(
+        403,
+        `Confirm your email before using AI editing: on your account page, enter your address (${who.email}) under Email and open the link it sends.`,
+        'email-unconfirmed',
+      );
     if (!this.on)
       throw new Refusal(
         'AI editing is not set up on this Kiln: its operator can set an engine (AI_EDIT_COMMAND or AI_EDIT_URL), or run your own agent with `npx kiln ai-edit serve`.',
@@ -238,7 +275,26 @@ export class AiEditHandler {
       throw new Refusal(
         `There is no engine @${name} here: use ${[...this.engines.keys()].map((n) => `@${n}`).join(', ')}.`,
       );
-    return engine;
+    return { engine, plan, unlimited: row?.is_superadmin === 1 };
+  }
+
+  /** Counts the request against the account's daily budget: 429 `ai-edit-budget` when it does not fit. */
+  private async charge(accountId: number, plan: Plan, unlimited: boolean, bytes: number): Promise<void> {
+    const budget = this.s.planSettings.aiEditBudget[plan];
+    const used = await charge(this.s.database.db, accountId, dayOf(this.s.clock.now()), bytes, unlimited ? null : budget);
+    if (!used) return;
+    const again = 'It starts over at 00:00 UTC; the administrator of this Kiln sets the budget of each plan.';
+    if (used.requests >= budget.requests)
+      throw new KilnError(
+        429,
+        `This account has used today's AI editing: the ${plan} plan allows ${budget.requests} AI edits a day on this Kiln (used today: ${used.requests}). ${again}`,
+        'ai-edit-budget',
+      );
+    throw new KilnError(
+      429,
+      `This request would pass today's AI editing budget: the ${plan} plan allows ${kb(budget.bytes)} sent to the engine a day on this Kiln (used today: ${kb(used.bytes)}; this request: ${kb(bytes)}). ${again}`,
+      'ai-edit-budget',
+    );
   }
 
   private takeSlot(accountId: number): () => void {

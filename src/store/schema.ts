@@ -69,6 +69,16 @@ export interface ActivityTable {
   detail: string | null;
 }
 
+/** An account's use of the built-in AI engines on one UTC day (src/ai-edit/budget.ts). */
+export interface AiEditUsageTable {
+  account_id: number;
+  /** YYYY-MM-DD, UTC. */
+  day: string;
+  requests: number;
+  /** Bytes of the prompts sent to the engines. */
+  bytes: number;
+}
+
 /** The data-clobber guard's state of a document (src/guard/guard.ts). */
 export interface DataLossGuardsTable {
   node_id: number;
@@ -294,6 +304,7 @@ export interface DB {
   redirects: RedirectsTable;
   held_usernames: HeldUsernamesTable;
   activity: ActivityTable;
+  ai_edit_usage: AiEditUsageTable;
   messages: MessagesTable;
   collections: CollectionsTable;
   data_loss_guards: DataLossGuardsTable;

@@ -43,6 +43,8 @@ const when = (iso: string) => html`<time datetime="${iso}">${iso.replace('T', ' 
 export function accountPage(o: {
   username: string;
   email: string;
+  /** False until the address is confirmed (AI editing needs it). */
+  emailConfirmed?: boolean;
   plan: string;
   logins: LoginInfo[];
   msg?: Msg;
@@ -80,6 +82,7 @@ ${
 <button type="submit">Change username</button></form></section>
 
 <section class="card" aria-labelledby="em"><h2 id="em">Email</h2>
+${o.emailConfirmed === false ? html`<p><strong>${o.email} is not confirmed yet.</strong> Enter it below with your password to get a confirmation link: AI editing needs a confirmed address.</p>` : ''}
 <form method="post" action="/_/account/email">
 <label for="new-email">New email address</label><input id="new-email" name="email" type="email" required autocomplete="email" maxlength="${limits.emailLength}">
 <label for="email-password">Password</label><input id="email-password" name="password" type="password" required autocomplete="current-password" maxlength="${limits.password.maxLength}">
