@@ -157,7 +157,10 @@ test('the agent’s command gets PATH, HOME, LANG and what --env names, never KI
     }
     const raw = readFileSync(path.join(out, 'env.json'), 'utf8');
     const env = JSON.parse(raw);
-    assert.deepEqual(Object.keys(env).sort(), ['HOME', 'LANG', 'MY_MODEL_TOKEN', 'PATH'].filter((k) => k in env).sort());
+    assert.deepEqual(
+      Object.keys(env).sort(),
+      ['HOME', 'LANG', 'MY_MODEL_TOKEN', 'PATH'].filter((k) => k in env).sort(),
+    );
     assert.equal(env.MY_MODEL_TOKEN, 'for-my-model');
     assert.equal(env.PATH, process.env.PATH);
     assert.ok(!raw.includes(key), 'the sync key never reaches the command');

@@ -69,12 +69,7 @@ export function envNamesOf(raw: string | undefined, kilnNames: readonly string[]
   return names;
 }
 
-function engineAt(
-  env: NodeJS.ProcessEnv,
-  prefix: string,
-  name: string,
-  envNames: string[] = [],
-): EngineConfig | null {
+function engineAt(env: NodeJS.ProcessEnv, prefix: string, name: string, envNames: string[] = []): EngineConfig | null {
   const get = (k: string) => {
     const v = env[`${prefix}${k}`];
     return v === undefined || v === '' ? undefined : v;

@@ -281,7 +281,13 @@ export class AiEditHandler {
   /** Counts the request against the account's daily budget: 429 `ai-edit-budget` when it does not fit. */
   private async charge(accountId: number, plan: Plan, unlimited: boolean, bytes: number): Promise<void> {
     const budget = this.s.planSettings.aiEditBudget[plan];
-    const used = await charge(this.s.database.db, accountId, dayOf(this.s.clock.now()), bytes, unlimited ? null : budget);
+    const used = await charge(
+      this.s.database.db,
+      accountId,
+      dayOf(this.s.clock.now()),
+      bytes,
+      unlimited ? null : budget,
+    );
     if (!used) return;
     const again = 'It starts over at 00:00 UTC; the administrator of this Kiln sets the budget of each plan.';
     if (used.requests >= budget.requests)
