@@ -3,7 +3,6 @@ import { emailHtml, html, raw } from './html.ts';
 import { page, type Msg } from './pages.ts';
 import type { InstanceSettings, listAccounts } from '../admin/admin.ts';
 import { formatSize } from '../core/size.ts';
-import { limits } from '../limits.ts';
 
 type Listing = Awaited<ReturnType<typeof listAccounts>>;
 
@@ -31,7 +30,7 @@ ${
 <fieldset class="budgets"><legend>Daily budget per account</legend>
 <table><thead><tr><th>Plan</th><th>Requests a day</th><th>KB sent to the engine a day</th></tr></thead><tbody>${PLANS.map(
     (p) =>
-      html`<tr><th scope="row">${p}</th><td><input name="requests${cap(p)}" type="number" min="1" max="${limits.aiEdit.maxBudget.requests}" step="1" value="${v.budgets[p].requests}" aria-label="${`Requests a day, ${p}`}"></td><td><input name="kb${cap(p)}" type="number" min="1" max="${limits.aiEdit.maxBudget.bytes / 1024}" step="1" value="${Math.round(v.budgets[p].bytes / 1024)}" aria-label="${`KB sent to the engine a day, ${p}`}"></td></tr>`,
+      html`<tr><th scope="row">${p}</th><td><input name="requests${cap(p)}" inputmode="numeric" pattern="[0-9]+" required value="${v.budgets[p].requests}" aria-label="${`Requests a day, ${p}`}"></td><td><input name="kb${cap(p)}" inputmode="numeric" pattern="[0-9]+" required value="${Math.round(v.budgets[p].bytes / 1024)}" aria-label="${`KB sent to the engine a day, ${p}`}"></td></tr>`,
   )}</tbody></table></fieldset><button type="submit" class="secondary">Save AI editing</button></form></section>`;
 }
 
@@ -71,7 +70,8 @@ ${a.accountType === 'app_user' && !a.emailConfirmed ? html`<form method="post" a
     msg: o.msg,
     body: html`<style>.bad{color:var(--bad);font-weight:600}.email{overflow-wrap:normal}form.inline{display:flex;gap:var(--s2);margin:0}form.inline select{width:auto}
 form.inline button,td form button{margin:0;padding:.25rem .6rem}.invite .inline{display:flex;gap:var(--s2)}fieldset label:has(input[type=radio]){font-weight:400}.invite input{flex:1;min-width:0}.invite button{margin:0}.pager{display:flex;gap:var(--s3);align-items:center}.actions-row{display:flex;gap:var(--s2);flex-wrap:wrap}.good{color:var(--good,#18794e)}
-.budgets table{width:auto}.budgets input{width:8rem;margin:0}.budgets th,.budgets td{padding:.25rem .5rem .25rem 0}</style>
+td[data-label="AI edits today"]{white-space:nowrap}.budgets{min-width:0}.budgets table{width:100%;max-width:32rem;table-layout:fixed}.budgets thead th:first-child{width:5.5rem}
+.budgets input{width:100%;min-width:0;margin:0;padding-left:.5rem;padding-right:.25rem}.budgets th,.budgets td{padding:.25rem .5rem .25rem 0;vertical-align:middle}</style>
 <h1>Administration</h1>
 <section class="card" aria-labelledby="signups"><h2 id="signups" style="margin-top:0">New accounts</h2>
 <form method="post" action="/_/admin/settings">
