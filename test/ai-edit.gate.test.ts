@@ -267,6 +267,7 @@ test('the daily budget, set per plan by the administrator: the (N+1)th request a
     const feed = await c.get('/_/activity', json);
     const lines = feed.json.activity.filter((l: { kind: string }) => l.kind === 'ai-edit');
     assert.equal(lines[0].aiEdit.outcome, 'over budget');
+    assert.equal(lines[0].aiEdit.in, 0, 'nothing went to the engine');
     assert.equal(lines.filter((l: any) => l.aiEdit.outcome === 'done').length, 2);
     // A new day (UTC) starts over.
     clock.advance(DAY);

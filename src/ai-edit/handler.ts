@@ -181,8 +181,9 @@ export class AiEditHandler {
       }
       const prompt = buildPrompt(req, await this.references(accountId, req));
       if ('problem' in prompt) throw new Refusal(prompt.problem);
-      line.inBytes = Buffer.byteLength(prompt.system) + Buffer.byteLength(prompt.user);
-      await this.charge(accountId, plan, unlimited, line.inBytes);
+      const inBytes = Buffer.byteLength(prompt.system) + Buffer.byteLength(prompt.user);
+      await this.charge(accountId, plan, unlimited, inBytes);
+      line.inBytes = inBytes;
       // An engine exists, so the configuration does.
       const { timeoutMs } = this.config!;
       const timeout = setTimeout(
@@ -281,12 +282,13 @@ export class AiEditHandler {
   /** Counts the request against the account's daily budget: 429 `ai-edit-budget` when it does not fit. */
   private async charge(accountId: number, plan: Plan, unlimited: boolean, bytes: number): Promise<void> {
     const budget = this.s.planSettings.aiEditBudget[plan];
+    // Administrators have no budget of a plan; the largest one still bounds what a day counts.
     const used = await charge(
       this.s.database.db,
       accountId,
       dayOf(this.s.clock.now()),
       bytes,
-      unlimited ? null : budget,
+      unlimited ? limits.aiEdit.maxBudget : budget,
     );
     if (!used) return;
     const again = 'It starts over at 00:00 UTC; the administrator of this Kiln sets the budget of each plan.';

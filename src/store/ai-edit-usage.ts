@@ -7,14 +7,14 @@ export interface Usage {
   bytes: number;
 }
 
-/** Counts a request of `bytes` on `day` when it fits `budget` (null: no budget, always counted). Returns null when
- *  counted, else what was used that day. */
+/** Counts a request of `bytes` on `day` when it fits `budget`. Returns null when counted, else what was used that
+ *  day. */
 export async function charge(
   db: Db,
   accountId: number,
   day: string,
   bytes: number,
-  budget: Usage | null,
+  budget: Usage,
 ): Promise<Usage | null> {
   await db
     .insertInto('ai_edit_usage')
