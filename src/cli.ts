@@ -1,5 +1,6 @@
 // The `kiln` command.
 import { personRow, teamRow } from './store/accounts.ts';
+import { readFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import { ConfigError, ENV_HELP, loadConfig, type Config } from './config.ts';
 import { createServices, closeServices } from './server.ts';
@@ -41,6 +42,7 @@ Usage:
                                e.g. https://you.example.com) with a local command: it reads the prompt
                                on stdin and writes the element on stdout. --engine: only requests that
                                start with @NAME (default: those naming no engine)
+  kiln --version               Kiln's version and the Node.js it runs on
   kiln --help                  this text
 
 Environment:
@@ -89,6 +91,12 @@ async function aiEditServe(args: string[]) {
 async function main(argv: string[]) {
   if (argv.includes('--help') || argv.includes('-h') || argv[0] === 'help') {
     process.stdout.write(HELP);
+    return;
+  }
+  if (argv[0] === '--version' || argv[0] === '-v') {
+    // src/cli.ts and dist/kiln.mjs are both one folder below package.json.
+    const pkg = JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as { version: string };
+    process.stdout.write(`kiln ${pkg.version} (Node.js ${process.versions.node})\n`);
     return;
   }
   const [cmd = 'serve', sub] = argv;

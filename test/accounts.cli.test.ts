@@ -61,6 +61,12 @@ test('kiln --help lists every environment variable and the user add command', as
   assert.match(run.stdout, /kiln user add --email E --username U --password P/);
 });
 
+test('kiln --version prints the package version and the Node.js it runs on', async () => {
+  const run = await kilnCmd(['--version'], {});
+  assert.equal(run.code, 0, run.stderr);
+  assert.equal(run.stdout, `kiln 0.1.0 (Node.js ${process.versions.node})\n`);
+});
+
 test('a bad environment variable stops kiln with a non-zero exit and a message naming it', async () => {
   const cases: Array<[Record<string, string>, string]> = [
     [{ PORT: 'abc' }, 'PORT'],
