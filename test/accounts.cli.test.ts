@@ -83,6 +83,25 @@ test('a bad environment variable stops kiln with a non-zero exit and a message n
   }
 });
 
+test('a PostgreSQL database that does not exist stops kiln, with or without workers, in one line naming DATABASE_URL', async () => {
+  // A database name no test creates, on the test server: the server answers, the database is missing.
+  const missing = (process.env.KILN_TEST_PG_URL ?? 'postgres://postgres@127.0.0.1:5432/test').replace(
+    /\/[^/]*$/,
+    '/kiln_no_such_database',
+  );
+  const redis = process.env.KILN_TEST_REDIS_URL ?? 'redis://127.0.0.1:6379';
+  for (const args of [['serve'], ['serve', '--workers', '2']]) {
+    const run = await kilnCmd(args, { PORT: '0', HOST: '127.0.0.1', DATABASE_URL: missing, REDIS_URL: redis });
+    assert.equal(run.code, 1, `${args.join(' ')}: ${run.stderr}`);
+    const lines = run.stderr.trim().split('\n');
+    assert.equal(lines.length, 1, run.stderr);
+    assert.match(
+      lines[0],
+      /^DATABASE_URL names database "kiln_no_such_database" on .*, which does not exist: create it/,
+    );
+  }
+});
+
 test('kiln user add creates an account that signs in on a server using the same storage', async () => {
   const p = newPerson();
   const admin = newPerson();

@@ -19,6 +19,7 @@ import { postgresSaves, sqliteSaves, type SaveStore } from './saves.ts';
 import { SqliteDialectWithReader } from './sqlite-driver.ts';
 import { postgresPool, type StatementCounts } from './postgres-pool.ts';
 import { limits } from '../limits.ts';
+import { assertDatabaseReachable } from './reach.ts';
 import { up001 } from './migrations/001_initial.ts';
 import { up002 } from './migrations/002_stylesheets.ts';
 import { up003 } from './migrations/003_index_names.ts';
@@ -118,6 +119,8 @@ export async function openDatabase(opts: { databaseUrl?: string; dataDir: string
   let snapshot: Database['snapshot'];
   const statements: StatementCounts = { awaited: 0, pipelined: 0 };
   if (opts.databaseUrl) {
+    // A database that does not exist (or cannot be reached) is said in one line naming DATABASE_URL.
+    await assertDatabaseReachable(opts.databaseUrl);
     const pg = (await import('pg')).default;
     // COUNT(*) and other int8 results come back as numbers, like SQLite's.
     pg.types.setTypeParser(20, (v: string) => Number(v));
