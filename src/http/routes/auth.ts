@@ -123,11 +123,13 @@ const plugin: RoutePlugin = async (app, { services: s }) => {
       returnTo: returnOf,
       ...opts,
     });
-  const renderLogin = (req: FastifyRequest, msg?: Msg) =>
-    loginPage({ msg, returnTo: returnOf(req), username: req.actor?.username });
+  const renderLogin = (req: FastifyRequest, msg?: Msg, signupsOpen?: boolean) =>
+    loginPage({ msg, returnTo: returnOf(req), username: req.actor?.username, signupsOpen });
   app.get(
     '/_/login',
-    async (req, reply) => mainAppOnly(req, reply, s, 'login') ?? sendPage(reply, renderLogin(req, queryMsg(req))),
+    async (req, reply) =>
+      mainAppOnly(req, reply, s, 'login') ??
+      sendPage(reply, renderLogin(req, queryMsg(req), (await instanceSettings(s)).signups === 'open')),
   );
   app.post(
     '/_/login',
