@@ -263,10 +263,10 @@ async function importCommand(config: Config, args: string[]) {
   const { values } = parseArgs({ args, options: { user: { type: 'string' }, file: { type: 'string' } } });
   if (!required('import', values, ['user', 'file'])) return;
   await withServices(config, async (s) => {
-    const { importTree } = await import('./accounts/export.ts');
+    const { importTree, importedInWords } = await import('./accounts/export.ts');
     const id = await accountIdOf(s, values.user!, 'person');
     const r = await importTree(s, id, id, values.file!);
-    console.log(`Imported ${r.documents} documents, ${r.uploads} files and ${r.folders} folders into ${values.user}.`);
+    console.log(`Imported ${importedInWords(r)} into ${values.user}.`);
   });
 }
 

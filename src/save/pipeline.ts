@@ -14,7 +14,16 @@ import type { NodeRow } from '../nodes/tree.ts';
 import { formatHtml } from './formathtml.ts';
 import { decodeUtf8Exact, isSnapshot, packSnapshot, planTextVersion } from './versions.ts';
 
-export type SaveKind = 'create' | 'starter' | 'browser' | 'editor' | 'sync' | 'restore' | 'instance' | 'upload-edit';
+export type SaveKind =
+  | 'create'
+  | 'starter'
+  | 'browser'
+  | 'editor'
+  | 'sync'
+  | 'restore'
+  | 'instance'
+  | 'upload-edit'
+  | 'import';
 
 /** Who is writing. `writer` identifies one tab/session or one sync key, for `changedBy`. */
 export interface SavedBy {
@@ -42,6 +51,7 @@ async function writeVersionAndContent(
   last: Newest | undefined,
   by: SavedBy,
   now: string,
+  quiet = false,
 ): Promise<string> {
   const { bytes } = content;
   if (bytes.length > limits.documentSize)
@@ -72,7 +82,7 @@ async function writeVersionAndContent(
     previous: previous?.bytes ?? null,
     layout: node.layout,
     node: { id: node.id, checksum: sum, now, accountId: by.accountId, writer: by.writer },
-    activity: activityLine(node.owner_id, event, now, by.kind),
+    activity: quiet ? null : activityLine(node.owner_id, event, now, by.kind),
   });
   // What the next save of the document diffs against, before the commit: a save grouped into the same commit
   // (src/store/writes.ts) needs it, and the memo is checked against the newest version's hash, so a commit that
@@ -123,6 +133,9 @@ export interface SaveInput {
   /** The row the caller found and authorized before the save locked it: the save goes on only when the locked
    *  row is still that one, but for what saves change (else `FoundRowChanged`, and nothing is written). */
   found?: NodeRow;
+  /** An earlier version replayed by an import: versioned like any write, but no activity line, event,
+   *  stylesheet or guard check (the import's last write of the document speaks for all of them). */
+  quiet?: boolean;
 }
 
 /** What a save changes on its node: a row found before the lock may differ from the locked one in these. */
@@ -246,8 +259,9 @@ async function writeContent(
     versionId: last?.id ?? null,
     text: last && memo?.hash === last.content_hash ? memo.text : undefined,
   };
-  const sum = await writeVersionAndContent(s, tx, node, content, last, input.by, now);
+  const sum = await writeVersionAndContent(s, tx, node, content, last, input.by, now, input.quiet);
   const result = { changed: true, checksum: sum, size: bytes.length, modifiedAt: now };
+  if (input.quiet) return result;
   after.push(() => {
     s.guard.afterWrite({ node, by: input.by, bytes, text, checksum: sum, before });
     return afterContentChange(s, node, content, result, input.by.writer, input.by.kind);
