@@ -168,19 +168,19 @@ const IMPORT_SCRIPT = `
   // XMLHttpRequest rather than fetch: its upload reports progress, shown on the bar while the zip goes up;
   // then the bar runs without a value while Kiln unpacks and writes it.
   function send(){
-    var bar=document.getElementById('import-progress'),x=new XMLHttpRequest();
-    bar.hidden=false;bar.value=0;say('Sending the zip…','success');
+    var bar=document.getElementById('import-progress'),go=f.querySelector('button[type=submit]'),x=new XMLHttpRequest();
+    bar.hidden=false;bar.value=0;go.disabled=true;say('Sending the zip…','success');
     x.open('POST',f.action);x.setRequestHeader('Accept','application/json');
     x.upload.onprogress=function(e){if(!e.lengthComputable)return;var p=Math.round(e.loaded/e.total*100);
       bar.value=p;box.textContent='Sending the zip: '+p+' %';};
     x.upload.onload=function(){bar.removeAttribute('value');say('Sent. Importing: checking, then writing every file…','success');};
     x.onload=function(){
       var d;try{d=JSON.parse(x.responseText);}catch(e){d={msg:'HTTP '+x.status,msgType:'error'};}
-      bar.hidden=true;
+      bar.hidden=true;go.disabled=false;
       if(x.status>=200&&x.status<300){say(d.msg,'success');location.href=d.next||'/_/dashboard';return;}
       say(d.msg,'error',d.intoFolder);
     };
-    x.onerror=function(){bar.hidden=true;say('Could not reach the server. Nothing was imported.','error');};
+    x.onerror=function(){bar.hidden=true;go.disabled=false;say('Could not reach the server. Nothing was imported.','error');};
     x.send(new FormData(f));
   }
   f.addEventListener('submit',function(e){e.preventDefault();send();});
