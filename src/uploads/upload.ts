@@ -5,11 +5,12 @@
 //   files). Inside the caller's transaction when it gives one.
 // - `replaceUpload`: new bytes for an upload, the If-Match condition in the UPDATE itself (so two
 //   writers from one base cannot both win).
-// Both publish node-saved after the commit.
+// - `storeUploadInPlaceOf`: the browser's "Replace": the old upload to the trash, the new one in its place.
+// All publish node-saved after the commit.
 import { insertNode, nodeById, updateNodeIf } from '../store/nodes.ts';
 import type { Services } from '../services.ts';
 import type { Executor, Plan } from '../store/schema.ts';
-import type { NodeRow } from '../nodes/tree.ts';
+import { runWrite, trashIn, type NodeRow } from '../nodes/tree.ts';
 import { KilnError, badRequest, conflict } from '../errors.ts';
 import { assertUploadSize as planUploadSize } from '../billing/plans.ts';
 import { nodeNameProblem } from '../core/names.ts';
@@ -139,6 +140,20 @@ export async function storeUpload(s: Services, input: UploadInput): Promise<Node
     stored,
     by: input.by ?? { accountId: input.ownerId, writer: null },
     ifTaken: 'number',
+  });
+}
+
+/** The browser's "Replace": the new file takes the name and place of `replaces` (an upload in the same
+ *  folder), which goes to the trash (restorable; pages that link to the name get the new file). One
+ *  transaction: the old file is in the trash exactly when the new one has its name. */
+export async function storeUploadInPlaceOf(s: Services, input: UploadInput & { replaces: NodeRow }): Promise<NodeRow> {
+  const old = input.replaces;
+  const stored = await storeBytes(s, input.plan, input.bytes);
+  const by = input.by ?? { accountId: input.ownerId, writer: null };
+  return runWrite(s, async (tx, after) => {
+    await trashIn(s, tx, after, [old], by.writer);
+    const upload = { ownerId: old.owner_id, parentId: old.parent_id, parentPath: old.path, name: old.name };
+    return insertUpload(s, { ...upload, stored, by, ifTaken: 'refuse' }, { tx, after });
   });
 }
 
