@@ -140,11 +140,7 @@ test('the record cap holds under concurrent submissions', async () => {
   await setCaps(c, 10, 50);
   const answers = await Promise.all(Array.from({ length: 40 }, (_, i) => submit(c, { i })));
   const statuses = answers.map((r) => r.status).sort();
-  assert.deepEqual(
-    statuses,
-    [...Array(10).fill(201), ...Array(30).fill(413)],
-    briefs(answers),
-  );
+  assert.deepEqual(statuses, [...Array(10).fill(201), ...Array(30).fill(413)], briefs(answers));
   assert.equal((await stored(c)).total, 10);
   assert.equal((await usage(c)).records, 10);
 });
@@ -153,9 +149,7 @@ test('the byte cap holds under concurrent submissions and concurrent rewrites', 
   const c = await collection();
   await setCaps(c, 1000, 0.1); // 102.4 KB
   const cap = 0.1 * 1024 * KB;
-  const answers = await Promise.all(
-    Array.from({ length: 20 }, (_, i) => submit(c, { i, blob: 'x'.repeat(10 * KB) })),
-  );
+  const answers = await Promise.all(Array.from({ length: 20 }, (_, i) => submit(c, { i, blob: 'x'.repeat(10 * KB) })));
   const taken = answers.filter((r) => r.status === 201).length;
   assert.ok(taken >= 1, 'some fit');
   assert.ok(

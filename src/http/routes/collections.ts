@@ -92,6 +92,7 @@ const plugin: RoutePlugin = async (app, { services: s }) => {
       data: parse(bodies.record, req.body).data,
       editToken: header(req, 'x-record-token'),
       ifMatch,
+      address: req.ip,
     });
   });
 
