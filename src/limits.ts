@@ -124,6 +124,13 @@ export const limits = {
     records: { default: 10_000, max: 100_000 },
     bytes: { default: 50 * MB, max: 1024 * MB },
     perAddressHour: { default: 30, max: 10_000 },
+    /** A submitter's changes to its own record (PUT with its edit token), an hour: per record token, and
+     *  per address in one collection. Every change also counts against the byte cap, as do the bytes it
+     *  replaced until the blob sweep may free them (`replacedKeptMs`). The owner's changes are not counted. */
+    rewrites: { perRecordHour: 10, perAddressHour: 30, windowMs: 60 * MINUTE },
+    /** How long replaced record bytes count against their collection's byte cap: the blob sweep's grace
+     *  (src/blobs/sweep.ts) and the hour until its next run. */
+    replacedKeptMs: DAY + 60 * MINUTE,
   },
   password: { minLength: 8, maxLength: 1024, commonListSize: 100_000 },
   usernameLength: { min: 2, max: 40 },

@@ -2,7 +2,8 @@
 //   POST   /_/collection/<id>/records           X-Submit-Token (or `token`) + {data}: 201 {id, data, modifiedAt, size, editToken}
 //   GET    /_/collection/<id>/records?limit=&offset=   the owner: {records: [{id, data, modifiedAt, size}], total, limit, offset}
 //   GET    /_/collection/<id>/records/<key>     the owner, or X-Record-Token: {id, data, modifiedAt, size}
-//   PUT    /_/collection/<id>/records/<key>     the same; {data}; If-Match optional (412 when stale)
+//   PUT    /_/collection/<id>/records/<key>     the same; {data}; If-Match optional (412 when stale); with the
+//                                               edit token: 413 past the byte cap, 429 past limits.collection.rewrites
 //   DELETE /_/collection/<id>/records/<key>     the owner
 //   GET    /_/collection/<id>/events            the owner: named `collection-record` SSE events
 // Bodies are JSON up to 1 MB (413 `too-large` beyond). Another account's host answers 404: a
@@ -92,6 +93,7 @@ const plugin: RoutePlugin = async (app, { services: s }) => {
       data: parse(bodies.record, req.body).data,
       editToken: header(req, 'x-record-token'),
       ifMatch,
+      address: req.ip,
     });
   });
 
