@@ -22,6 +22,7 @@
 // dashboards as a `collection-record` event (src/collections/events.ts), however it was made.
 import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
 import { TOO_DEEP, nestsDeeperThan, type Json } from '../core/json.ts';
+import type { IfMatch } from '../core/conditional.ts';
 import type { Services } from '../services.ts';
 import type { Tx } from '../store/schema.ts';
 import type { AfterCommit } from '../store/transaction.ts';
@@ -401,7 +402,7 @@ export async function putRecord(
   id: string,
   hostAccountId: number,
   key: string,
-  input: { data: Json | undefined; editToken?: string; ifMatch: string | null },
+  input: { data: Json | undefined; editToken?: string; ifMatch: IfMatch },
 ): Promise<RecordView> {
   const { c } = await liveCollection(s, id, hostAccountId);
   await mayTouch(s, actor, c, key, input.editToken);
