@@ -143,7 +143,10 @@ test('the sync API: PUT content, rename, move and delete take a list and `*`; an
   const del = (ifMatch: string) => api.raw('DELETE', `/nodes/${site.id}`, { headers: { 'if-match': ifMatch } });
   const deletedEmpty = await del('');
   assert.equal(deletedEmpty.status, 412, deletedEmpty.text);
-  assert.ok((await api.list()).nodes.some((n) => n.id === site.id), 'not deleted');
+  assert.ok(
+    (await api.list()).nodes.some((n) => n.id === site.id),
+    'not deleted',
+  );
   const deleted = await del('*');
   assert.equal(deleted.status, 200, deleted.text);
 });

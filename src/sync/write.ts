@@ -9,14 +9,7 @@ import type { NodeRow } from '../nodes/tree.ts';
 import { replaceUpload } from '../uploads/upload.ts';
 import { assertCanWrite, type SyncScope } from './scope.ts';
 import { fileVersion, versioned } from './structure.ts';
-import {
-  assertConditional,
-  by,
-  contentBytes,
-  run,
-  scopedNode,
-  uploadWriter,
-} from './wire.ts';
+import { assertConditional, by, contentBytes, run, scopedNode, uploadWriter } from './wire.ts';
 
 export interface WriteInput {
   /** HTML text for documents, base64 for uploads. */
