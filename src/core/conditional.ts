@@ -32,9 +32,9 @@ export function parseIfMatch(header: string | string[] | undefined): IfMatch {
     const m = TAG.exec(rest);
     // Unreadable: no tag of it can be trusted, so none is taken (the condition fails).
     if (!m) return { kind: 'tags', tags: [] };
-    const tag = m[1] ?? m[2];
-    if (tag === 'W/*' || tag === '*') return { kind: 'tags', tags: [] };
-    tags.push(tag);
+    // `*` stands alone or not at all.
+    if (m[2] === '*') return { kind: 'tags', tags: [] };
+    tags.push(m[1] ?? m[2]);
     rest = rest.slice(m[0].length);
   }
   return { kind: 'tags', tags };
@@ -44,7 +44,7 @@ export function parseIfMatch(header: string | string[] | undefined): IfMatch {
  *  any of `current` (a file's etag; for the sync API's structure changes, its structure version too).
  *  `*` holds for any resource that exists, which every caller has found before asking. */
 export function ifMatchHolds(cond: IfMatch | null | undefined, ...current: Array<string | null>): boolean {
-  if (!cond || cond.kind !== 'tags') return true;
+  if (cond?.kind !== 'tags') return true;
   return cond.tags.some((t) => current.includes(t));
 }
 
