@@ -27,6 +27,7 @@
 // dashboards as a `collection-record` event (src/collections/events.ts), however it was made.
 import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
 import { TOO_DEEP, nestsDeeperThan, type Json } from '../core/json.ts';
+import { ifMatchHolds, type IfMatch } from '../core/conditional.ts';
 import type { Services } from '../services.ts';
 import type { Tx } from '../store/schema.ts';
 import type { AfterCommit } from '../store/transaction.ts';
@@ -462,7 +463,7 @@ export async function putRecord(
   id: string,
   hostAccountId: number,
   key: string,
-  input: { data: Json | undefined; editToken?: string; ifMatch: string | null; address: string },
+  input: { data: Json | undefined; editToken?: string; ifMatch: IfMatch; address: string },
 ): Promise<RecordView> {
   const { c } = await liveCollection(s, id, hostAccountId);
   const submitter = holdsRecordToken(s, c.id, key, input.editToken);
@@ -489,7 +490,7 @@ export async function putRecord(
   }
   await assertRewriteAllowed(s, c, key, input.address);
   // Nothing to store (the same bytes), or a stale If-Match (412): answered as any change, before room is taken.
-  if (checksum(bytes) === node.checksum || (input.ifMatch !== null && input.ifMatch !== node.checksum)) {
+  if (checksum(bytes) === node.checksum || !ifMatchHolds(input.ifMatch, node.checksum)) {
     const { node: saved } = await replaceUpload(s, { node, plan, bytes, by, ifMatch: input.ifMatch, record });
     return view(saved);
   }

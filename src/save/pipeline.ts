@@ -5,6 +5,7 @@ import { withoutToolbar, withoutToolbarText } from '../ui/toolbar.ts';
 import { storedContent, versionWritten } from '../store/nodes.ts';
 import type { Services } from '../services.ts';
 import { checksumOfHash, sha256 } from '../core/checksum.ts';
+import { ifMatchHolds, type IfMatch } from '../core/conditional.ts';
 import { KilnError, notFound, tooLarge } from '../errors.ts';
 import { limits } from '../limits.ts';
 import { activityLine, nodeSavedEvent, publishNodeSaved, republishIfLost } from '../events/publish.ts';
@@ -128,8 +129,8 @@ export interface SaveInput {
   nodeId: number;
   bytes: Buffer;
   by: SavedBy;
-  /** When given, the save succeeds only if the stored checksum equals it (412 otherwise). */
-  ifMatch?: string | null;
+  /** When given, the save succeeds only if it holds for the stored checksum (412 otherwise). */
+  ifMatch?: IfMatch | null;
   /** The row the caller found and authorized before the save locked it: the save goes on only when the locked
    *  row is still that one, but for what saves change (else `FoundRowChanged`, and nothing is written). */
   found?: NodeRow;
@@ -238,7 +239,7 @@ async function writeContent(
   const node = await s.database.saves.documentForWrite(tx, input.nodeId);
   if (input.found && !stillFound(input.found, node)) throw new FoundRowChanged(node === undefined);
   if (node?.type !== 'site') throw notFound('No such document.');
-  if (input.ifMatch != null && input.ifMatch !== node.checksum) {
+  if (!ifMatchHolds(input.ifMatch, node.checksum)) {
     throw conflictError(node.checksum ?? '', node.saved_by_account_id, node.saved_by_writer, input.by);
   }
   const { last } = node;

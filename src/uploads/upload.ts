@@ -15,6 +15,7 @@ import { KilnError, badRequest, conflict } from '../errors.ts';
 import { assertUploadSize as planUploadSize } from '../billing/plans.ts';
 import { nodeNameProblem } from '../core/names.ts';
 import { checksum } from '../core/checksum.ts';
+import { ifMatchHolds, type IfMatch } from '../core/conditional.ts';
 import { isUniqueViolation } from '../store/errors.ts';
 import { contentTypeFor } from './content-types.ts';
 import { newNodeRow } from '../nodes/rows.ts';
@@ -164,8 +165,8 @@ export interface ReplaceUploadInput {
    *  them before opening it). */
   bytes: Buffer | StoredBytes;
   by: UploadWriter & { kind: 'upload-edit' | 'sync' };
-  /** When given, the write happens only if the stored checksum still equals it (412 otherwise). */
-  ifMatch: string | null;
+  /** When given, the write happens only if it holds for the stored checksum (412 otherwise). */
+  ifMatch: IfMatch | null;
   /** The sync API marks what it wrote as synced. */
   syncedAt?: string;
   /** A collection record: told to open collection dashboards with the change. */
@@ -184,7 +185,9 @@ export async function replaceUpload(
   const db: Executor = tx?.tx ?? s.database.db;
   const conflict = (n: Pick<NodeRow, 'checksum' | 'saved_by_account_id' | 'saved_by_writer'>) =>
     conflictError(n.checksum ?? '', n.saved_by_account_id, n.saved_by_writer, input.by);
-  if (ifMatch !== null && ifMatch !== node.checksum) throw conflict(node);
+  if (!ifMatchHolds(ifMatch, node.checksum)) throw conflict(node);
+  // The tag that held is the stored checksum: the UPDATE requires it still is.
+  const expected = ifMatch?.kind === 'tags' ? node.checksum : null;
   const sum = Buffer.isBuffer(input.bytes) ? checksum(input.bytes) : input.bytes.checksum;
   if (node.checksum === sum) return { changed: false, node };
   const stored = Buffer.isBuffer(input.bytes) ? await storeBytes(s, input.plan, input.bytes) : input.bytes;
@@ -202,7 +205,7 @@ export async function replaceUpload(
       saved_by_writer: input.by.writer,
       ...(input.syncedAt ? { last_synced_at: input.syncedAt } : {}),
     },
-    { type: 'upload', ...(ifMatch !== null ? { checksum: ifMatch } : {}) },
+    { type: 'upload', ...(expected !== null ? { checksum: expected } : {}) },
   );
   if (!updated) {
     const current = await nodeById(db, node.id);

@@ -14,6 +14,7 @@ import type { RoutePlugin } from './plugin.ts';
 import { z } from 'zod';
 import { limits } from '../../limits.ts';
 import type { Json } from '../../core/json.ts';
+import { parseIfMatch } from '../../core/conditional.ts';
 import { assertSameOrigin } from '../origin.ts';
 import { hostAccount, onlyOn } from '../hosts.ts';
 import { parse, textParam, type FieldCodes } from '../io.ts';
@@ -88,11 +89,10 @@ const plugin: RoutePlugin = async (app, { services: s }) => {
     // The owner's change rides on a cookie: it must come from this host. A valid edit token is its own
     // credential (a wrong one falls back to the owner's cookie, so it gets the same check).
     if (!holdsRecordToken(s, id(req), key(req), header(req, 'x-record-token'))) assertSameOrigin(req);
-    const ifMatch = header(req, 'if-match')?.replace(/^(W\/)?"|"$/g, '') ?? null;
     return putRecord(s, req.actor, id(req), hostAccount(req), key(req), {
       data: parse(bodies.record, req.body).data,
       editToken: header(req, 'x-record-token'),
-      ifMatch,
+      ifMatch: parseIfMatch(req.headers['if-match']),
       address: req.ip,
     });
   });
