@@ -1,22 +1,17 @@
 #!/usr/bin/env node
 // The `kiln` command. Runs dist/kiln.mjs (built by `npm run build`) while it is newer than every file
 // in src/; otherwise runs the TypeScript sources through tsx, so an edited checkout is never stale.
+// The version check is the first import and the only named imports are ones every Node has: a static
+// `import { enableCompileCache }` would fail to link on Node 20 before any check could run.
+import './node-version.js';
 import fs from 'node:fs';
-import { enableCompileCache } from 'node:module';
+import * as nodeModule from 'node:module';
 import path from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 
-// better-sqlite3 13 needs Node-API 10 (Node 22.14 and later): on an older Node it crashes at the first
-// database it opens, so say what to install instead.
-const [major, minor] = process.versions.node.split('.').map(Number);
-if (major < 22 || (major === 22 && minor < 14)) {
-  console.error(`Kiln needs Node.js 22.14 or later (24 recommended); this is Node.js ${process.versions.node}.`);
-  process.exit(1);
-}
-
 // V8's compiled code for the bundle and its packages, kept on disk (os.tmpdir()/node-compile-cache, or
 // NODE_COMPILE_CACHE): each later start compiles nothing it compiled before (about a quarter of a start).
-enableCompileCache();
+nodeModule.enableCompileCache();
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const bundle = path.join(root, 'dist', 'kiln.mjs');

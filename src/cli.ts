@@ -1,5 +1,6 @@
 // The `kiln` command.
 import { personRow, teamRow } from './store/accounts.ts';
+import { readFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import { ConfigError, ENV_HELP, loadConfig, type Config } from './config.ts';
 import { createServices, closeServices } from './server.ts';
@@ -42,6 +43,7 @@ Usage:
                                on stdin and writes the element on stdout. --engine: only requests that
                                start with @NAME (default: those naming no engine). The command gets
                                PATH, HOME, LANG and the variables --env names, never the key
+  kiln --version               Kiln's version and the Node.js it runs on
   kiln --help                  this text
 
 Environment:
@@ -95,6 +97,12 @@ async function aiEditServe(args: string[]) {
 async function main(argv: string[]) {
   if (argv.includes('--help') || argv.includes('-h') || argv[0] === 'help') {
     process.stdout.write(HELP);
+    return;
+  }
+  if (argv[0] === '--version' || argv[0] === '-v') {
+    // src/cli.ts and dist/kiln.mjs are both one folder below package.json.
+    const pkg = JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as { version: string };
+    process.stdout.write(`kiln ${pkg.version} (Node.js ${process.versions.node})\n`);
     return;
   }
   const [cmd = 'serve', sub] = argv;
@@ -261,10 +269,10 @@ async function importCommand(config: Config, args: string[]) {
   const { values } = parseArgs({ args, options: { user: { type: 'string' }, file: { type: 'string' } } });
   if (!required('import', values, ['user', 'file'])) return;
   await withServices(config, async (s) => {
-    const { importTree } = await import('./accounts/export.ts');
+    const { importTree, importedInWords } = await import('./accounts/export.ts');
     const id = await accountIdOf(s, values.user!, 'person');
     const r = await importTree(s, id, id, values.file!);
-    console.log(`Imported ${r.documents} documents, ${r.uploads} files and ${r.folders} folders into ${values.user}.`);
+    console.log(`Imported ${importedInWords(r)} into ${values.user}.`);
   });
 }
 

@@ -75,19 +75,16 @@ export const limits = {
     maker: planLimits.maker.sites,
   } satisfies Record<Plan, number>,
   /** Account import (src/accounts/export.ts). A zip is checked from its central directory before one
-   *  byte is unpacked: each entry against its own limit (a document's size, the plan's per-file size),
-   *  all of them together against `totalBytes`, and each past `ratioFromBytes` against `maxRatio`. */
+   *  byte is unpacked: each entry against its own limit (a document's size, the plan's per-file size) and
+   *  all of them together against `totalBytes`; each is counted as it unpacks and stopped past what it
+   *  declared. No compression ratio is refused: the declared sizes bound the work, and Kiln's own exports
+   *  hold files that compress 1000:1 (sparse images, empty database files). */
   zipImport: {
     entries: 10_000,
-    /** What all entries may unpack to together, as declared. */
+    /** What all entries may unpack to together, as declared (versions included). */
     totalBytes: 512 * MB,
     /** `.kiln/manifest.json` (about 200 bytes a node; 10 000 nodes stay under 2 MB). */
     manifestBytes: 5 * MB,
-    /** Uncompressed : compressed. Deflate peaks near 1032:1 on zeros; HTML, text and JSON stay well under
-     *  50:1 and media near 1:1, so 200:1 refuses only padding. Below `ratioFromBytes` any ratio goes: a
-     *  small file costs nothing to unpack, and tiny repetitive files (an empty CSV, an SVG) can reach it. */
-    maxRatio: 200,
-    ratioFromBytes: 1 * MB,
   },
   /** How deep a JSON body (or a record file read back) may nest arrays and objects: far more than any
    *  form, record or sync body needs, far less than what recursion on the stack survives. */
@@ -127,6 +124,13 @@ export const limits = {
     records: { default: 10_000, max: 100_000 },
     bytes: { default: 50 * MB, max: 1024 * MB },
     perAddressHour: { default: 30, max: 10_000 },
+    /** A submitter's changes to its own record (PUT with its edit token), an hour: per record token, and
+     *  per address in one collection. Every change also counts against the byte cap, as do the bytes it
+     *  replaced until the blob sweep may free them (`replacedKeptMs`). The owner's changes are not counted. */
+    rewrites: { perRecordHour: 10, perAddressHour: 30, windowMs: 60 * MINUTE },
+    /** How long replaced record bytes count against their collection's byte cap: the blob sweep's grace
+     *  (src/blobs/sweep.ts) and the hour until its next run. */
+    replacedKeptMs: DAY + 60 * MINUTE,
   },
   password: { minLength: 8, maxLength: 1024, commonListSize: 100_000 },
   usernameLength: { min: 2, max: 40 },

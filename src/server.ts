@@ -76,6 +76,18 @@ export async function createServices(config: Config, clock: Clock = systemClock)
     documents: new DocumentCache(),
     domainLimiter: limiters.create('domains', limits.domainCalls.max, limits.domainCalls.windowMs),
     submissionLimiter: limiters.create('submissions', limits.collection.perAddressHour.max, 60 * MINUTE),
+    rewriteLimiters: {
+      perRecord: limiters.create(
+        'record-rewrites',
+        limits.collection.rewrites.perRecordHour,
+        limits.collection.rewrites.windowMs,
+      ),
+      perAddress: limiters.create(
+        'address-rewrites',
+        limits.collection.rewrites.perAddressHour,
+        limits.collection.rewrites.windowMs,
+      ),
+    },
     stripe: stripeClient(config),
     planSettings,
     guard: null as unknown as DataLossGuard,

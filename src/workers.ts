@@ -18,6 +18,7 @@ import { exitDeadline } from './exit-deadline.ts';
 import { ERRORS } from './errors.ts';
 import { answerOnSocket } from './http/socket-answer.ts';
 import { WORKER_SLOT } from './backup/schedule.ts';
+import { assertDatabaseReachable } from './store/reach.ts';
 
 const STOP_DEADLINE_MS = 10_000;
 /** How long a connection waits for a worker when none is ready, and how many may wait. */
@@ -33,7 +34,11 @@ const MAX_RESTART_MS = 30_000;
 type Message = { kiln: 'ready' } | { kiln: 'connection'; id: number } | { kiln: 'taken'; id: number };
 
 export async function serve(config: Config, workers: number): Promise<void> {
-  if (workers > 1 && cluster.isPrimary) return primary(config, workers);
+  if (workers > 1 && cluster.isPrimary) {
+    // Each worker would fail on a database that cannot be opened and be restarted forever: say it once.
+    if (config.databaseUrl) await assertDatabaseReachable(config.databaseUrl);
+    return primary(config, workers);
+  }
   const worker = cluster.isWorker;
   let running: Running | null = null;
   let stopping = false;

@@ -61,6 +61,12 @@ test('kiln --help lists every environment variable and the user add command', as
   assert.match(run.stdout, /kiln user add --email E --username U --password P/);
 });
 
+test('kiln --version prints the package version and the Node.js it runs on', async () => {
+  const run = await kilnCmd(['--version'], {});
+  assert.equal(run.code, 0, run.stderr);
+  assert.equal(run.stdout, `kiln 0.1.0 (Node.js ${process.versions.node})\n`);
+});
+
 test('a bad environment variable stops kiln with a non-zero exit and a message naming it', async () => {
   const cases: Array<[Record<string, string>, string]> = [
     [{ PORT: 'abc' }, 'PORT'],
@@ -74,6 +80,25 @@ test('a bad environment variable stops kiln with a non-zero exit and a message n
     const run = await kilnCmd(['serve'], { PORT: '0', HOST: '127.0.0.1', ...storageEnv, ...env });
     assert.notEqual(run.code, 0, `${name}: ${run.stdout}`);
     assert.match(run.stderr, new RegExp(`\\b${name}\\b`), run.stderr);
+  }
+});
+
+test('a PostgreSQL database that does not exist stops kiln, with or without workers, in one line naming DATABASE_URL', async () => {
+  // A database name no test creates, on the test server: the server answers, the database is missing.
+  const missing = (process.env.KILN_TEST_PG_URL ?? 'postgres://postgres@127.0.0.1:5432/test').replace(
+    /\/[^/]*$/,
+    '/kiln_no_such_database',
+  );
+  const redis = process.env.KILN_TEST_REDIS_URL ?? 'redis://127.0.0.1:6379';
+  for (const args of [['serve'], ['serve', '--workers', '2']]) {
+    const run = await kilnCmd(args, { PORT: '0', HOST: '127.0.0.1', DATABASE_URL: missing, REDIS_URL: redis });
+    assert.equal(run.code, 1, `${args.join(' ')}: ${run.stderr}`);
+    const lines = run.stderr.trim().split('\n');
+    assert.equal(lines.length, 1, run.stderr);
+    assert.match(
+      lines[0],
+      /^DATABASE_URL names database "kiln_no_such_database" on .*, which does not exist: create it/,
+    );
   }
 });
 

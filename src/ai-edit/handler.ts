@@ -7,8 +7,8 @@
 // handler listens to the account's bus (across processes). One handler per request: the owner may run
 // an agent of their own (`kiln ai-edit serve`), so the built-in one waits `agentGraceMs` first and stands
 // aside when an agent acked; and when both ack, the first ack on the bus wins (every party sees the same
-// order), the other goes quiet. With no engine set, a plan not allowed, or an unknown @engine, the page
-// hears why (an error), unless an agent took the request.
+// order), the other goes quiet. With no engine set, a plan not allowed, an unknown @engine, or a request
+// in a shape Kiln's engines cannot take, the page hears why (an error), unless an agent took the request.
 //
 // Who may spend the operator's engines: never an app user (anyone may sign up on a public app), an account
 // only once its email is confirmed, and within its plan's daily budget (src/ai-edit/budget.ts), counted when
@@ -109,30 +109,49 @@ export class AiEditHandler {
   }
 
   private async request(accountId: number, body: SendBody, ctx: Heard): Promise<void> {
-    const parsed = EDIT_REQUEST.safeParse(body.payload);
-    if (!parsed.success) {
-      const id = REQUEST_ID.safeParse(body.payload);
-      if (id.success)
-        await this.reply(accountId, 'ai-edit/error', { id: id.data.id, message: 'The AI edit request is malformed.' });
-      return;
-    }
-    const req = parsed.data;
-    const key = `${accountId} ${req.id}`;
+    const named = REQUEST_ID.safeParse(body.payload);
+    if (!named.success) return;
+    const id = named.data.id;
+    const key = `${accountId} ${id}`;
     if (this.jobs.has(key)) return;
     let ownAckHeard: (id: number) => void = () => {};
     const ownAck = new Promise<number>((resolve) => {
       ownAckHeard = resolve;
     });
-    const job: Job = { id: req.id, abort: new AbortController(), otherAcks: [], ownAck, ownAckHeard, wake: () => {} };
+    const job: Job = { id, abort: new AbortController(), otherAcks: [], ownAck, ownAckHeard, wake: () => {} };
     this.jobs.set(key, job);
     let off = () => {};
     try {
-      off = await this.s.bus.listen(accountId, (m, id) => this.onBus(job, m, id));
-      await this.handle(accountId, req, job, ctx);
+      off = await this.s.bus.listen(accountId, (m, busId) => this.onBus(job, m, busId));
+      // An agent of the owner's may take it first, whatever its shape: a request hyperclayjs would not send
+      // may be one the agent understands, so it waits the same grace before it is called malformed.
+      if (await this.takenByAgent(job)) return;
+      const parsed = EDIT_REQUEST.safeParse(body.payload);
+      if (!parsed.success) {
+        await this.reply(accountId, 'ai-edit/error', { id, message: 'The AI edit request is malformed.' });
+        return;
+      }
+      await this.handle(accountId, parsed.data, job, ctx);
     } finally {
       off();
       this.jobs.delete(key);
     }
+  }
+
+  /** Waits `agentGraceMs` for another handler's ack (or a cancel): true when the request is not this
+   *  handler's to answer. */
+  private async takenByAgent(job: Job): Promise<boolean> {
+    await new Promise<void>((resolve) => {
+      const timer = setTimeout(resolve, limits.aiEdit.agentGraceMs);
+      job.wake = () => {
+        if (job.otherAcks.length > 0 || job.abort.signal.aborted) {
+          clearTimeout(timer);
+          resolve();
+        }
+      };
+    });
+    job.wake = () => {};
+    return job.otherAcks.length > 0 || job.abort.signal.aborted;
   }
 
   /** What the handler hears of its request on the bus: other handlers' acks, its own ack coming back, a cancel. */
@@ -150,19 +169,6 @@ export class AiEditHandler {
   }
 
   private async handle(accountId: number, req: EditRequest, job: Job, ctx: Heard) {
-    // An agent of the owner's may take it first.
-    await new Promise<void>((resolve) => {
-      const timer = setTimeout(resolve, limits.aiEdit.agentGraceMs);
-      job.wake = () => {
-        if (job.otherAcks.length > 0 || job.abort.signal.aborted) {
-          clearTimeout(timer);
-          resolve();
-        }
-      };
-    });
-    job.wake = () => {};
-    if (job.otherAcks.length > 0 || job.abort.signal.aborted) return;
-
     const { engine: word } = engineOf(req.comment);
     const started = Date.now();
     const line = { engine: word ?? this.config?.defaultEngine ?? '', inBytes: 0, outBytes: 0 };

@@ -61,6 +61,7 @@ export function provenanceOf(by: SavedBy): WriteProvenance {
       return by.trigger === 'user' ? 'ui-gestured' : by.trigger === 'auto' ? 'ui-background' : 'ui-unknown';
     case 'create':
     case 'starter':
+    case 'import':
       return 'new';
     default:
       return 'deliberate';

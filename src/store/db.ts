@@ -19,6 +19,7 @@ import { postgresSaves, sqliteSaves, type SaveStore } from './saves.ts';
 import { SqliteDialectWithReader } from './sqlite-driver.ts';
 import { postgresPool, type StatementCounts } from './postgres-pool.ts';
 import { limits } from '../limits.ts';
+import { assertDatabaseReachable } from './reach.ts';
 import { up001 } from './migrations/001_initial.ts';
 import { up002 } from './migrations/002_stylesheets.ts';
 import { up003 } from './migrations/003_index_names.ts';
@@ -40,7 +41,8 @@ import { up018NameScope } from './migrations/018_name_scope.ts';
 import { up019ActivityDetail } from './migrations/019_activity_detail.ts';
 import { up020ContentCompression } from './migrations/020_content_compression.ts';
 import { up021ContentSplice } from './migrations/021_content_splice.ts';
-import { up022AiEditUsage } from './migrations/022_ai_edit_usage.ts';
+import { up022CollectionHeld } from './migrations/022_collection_held.ts';
+import { up023AiEditUsage } from './migrations/023_ai_edit_usage.ts';
 
 /** The two column types that differ between the databases. */
 export interface ColumnTypes {
@@ -73,7 +75,8 @@ function migrations(t: ColumnTypes): Record<string, Migration> {
     '019_activity_detail': { up: up019ActivityDetail(t) },
     '020_content_compression': { up: up020ContentCompression(t) },
     '021_content_splice': { up: up021ContentSplice(t) },
-    '022_ai_edit_usage': { up: up022AiEditUsage(t) },
+    '022_collection_held': { up: up022CollectionHeld(t) },
+    '023_ai_edit_usage': { up: up023AiEditUsage(t) },
   };
 }
 
@@ -120,6 +123,8 @@ export async function openDatabase(opts: { databaseUrl?: string; dataDir: string
   let snapshot: Database['snapshot'];
   const statements: StatementCounts = { awaited: 0, pipelined: 0 };
   if (opts.databaseUrl) {
+    // A database that does not exist (or cannot be reached) is said in one line naming DATABASE_URL.
+    await assertDatabaseReachable(opts.databaseUrl);
     const pg = (await import('pg')).default;
     // COUNT(*) and other int8 results come back as numbers, like SQLite's.
     pg.types.setTypeParser(20, (v: string) => Number(v));

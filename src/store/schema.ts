@@ -95,6 +95,16 @@ export interface DataLossGuardsTable {
   updated_at: string;
 }
 
+/** What a collection holds beyond its live record files (migration 022): room taken for a submitter's write in
+ *  progress, and bytes a submitter's change replaced, until the blob sweep may free them. */
+export interface CollectionHeldTable {
+  id: Generated<number>;
+  collection_id: string;
+  at: string;
+  bytes: number;
+  records: number;
+}
+
 export interface CollectionsTable {
   /** `col_` + 10 random base-36 characters: public, stable across renames and moves. */
   id: string;
@@ -307,6 +317,7 @@ export interface DB {
   ai_edit_usage: AiEditUsageTable;
   messages: MessagesTable;
   collections: CollectionsTable;
+  collection_held: CollectionHeldTable;
   data_loss_guards: DataLossGuardsTable;
   webhook_events: WebhookEventsTable;
   stylesheets: StylesheetsTable;

@@ -32,7 +32,7 @@ import {
 } from '../../admin/admin.ts';
 import { assertSameOrigin } from '../origin.ts';
 import { onlyOn } from '../hosts.ts';
-import { done, flag, idParam, parse, queryMsg, queryText, sendPage, wantsHtml } from '../io.ts';
+import { backWithRefusal, done, flag, idParam, parse, queryMsg, queryText, sendPage, wantsHtml } from '../io.ts';
 import { adminPage } from '../../ui/admin.ts';
 import type { Msg } from '../../ui/pages.ts';
 import { signIn } from '../sessions.ts';
@@ -76,6 +76,21 @@ const bodies = {
 const kbToBytes = (kb: number | undefined) => (kb === undefined ? undefined : kb * 1024);
 
 const plugin: RoutePlugin = async (app, { services: s }) => {
+  // A form on the admin page that is refused (a setting in conflict, a bad value) goes back to the page with
+  // the refusal in words, not to a bare error page; programs get the error handler's JSON as before.
+  app.addHook('onRoute', (route) => {
+    if (route.method !== 'POST') return;
+    const handler = route.handler;
+    route.handler = async function (this: unknown, req, reply) {
+      try {
+        return await handler.call(this as never, req, reply);
+      } catch (err) {
+        const back = backWithRefusal(req, reply, err, ADMIN);
+        if (back) return back;
+        throw err;
+      }
+    };
+  });
   onlyOn(app, 'main');
 
   /** A signed-in superadmin; everyone else is refused. */

@@ -3,7 +3,7 @@ import type { ColumnTypes } from '../db.ts';
 
 /** What each account sent to the built-in AI engines per UTC day (src/ai-edit/budget.ts): one row per account
  *  and day, counted by every process, so a daily budget holds across processes. */
-export function up022AiEditUsage(_t: ColumnTypes) {
+export function up023AiEditUsage(_t: ColumnTypes) {
   return async (db: Kysely<any>) => {
     await db.schema
       .createTable('ai_edit_usage')
