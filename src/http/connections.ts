@@ -67,9 +67,13 @@ export function guardConnections(server: Server, open: OpenConnections, firstByt
       );
       return;
     }
-    // bytesRead counts what the socket received, whoever reads it (Node's parser reads it natively).
+    // bytesRead counts what the socket received, whoever reads it (Node's parser reads it natively). Looked
+    // at once more after the loop's next read of the network: after a stall, what arrived in time is read.
     const timer = setTimeout(() => {
-      if (socket.bytesRead === 0) socket.destroy();
+      if (socket.bytesRead === 0)
+        setImmediate(() => {
+          if (socket.bytesRead === 0) socket.destroy();
+        });
     }, firstByteMs).unref();
     socket.once('close', () => clearTimeout(timer));
     for (const handle of handlers) handle.call(server, socket);
