@@ -1,7 +1,7 @@
 // Slow request bodies (security review #22, finding 8). A request without credentials (no session of
-// this host, no valid sync key, no valid share token) has ANON_BODY_TIMEOUT_MS (here 1 s) to send its
-// body: then it is answered 408 and its connection closed, while a signed-in, key-holding or share-guest
-// request keeps REQUEST_TIMEOUT_MS. And one client address holds at most MAX_REQUESTS_PER_ADDRESS (here
+// this host, no valid sync key that acts on this host (#43, item 6), no valid share token) has
+// ANON_BODY_TIMEOUT_MS (here 1 s) to send its body: then it is answered 408 and its connection closed,
+// while a signed-in, key-holding or share-guest request keeps REQUEST_TIMEOUT_MS. And one client address holds at most MAX_REQUESTS_PER_ADDRESS (here
 // 5) requests in flight in one process: more answer 429 `rate-limited` with Retry-After until one ends
 // (answered, aborted or cut); open live streams count only against their own cap.
 import { test, before, after } from 'node:test';
