@@ -9,6 +9,9 @@ import type { Plan, TeamRole } from './store/schema.ts';
 import { createLimiterFactory } from './ratelimit/limiters.ts';
 import { systemClock } from './clock.ts';
 
+/** The environment table's first column: the longest name and two spaces (at least the commands' 25). */
+const ENV_NAME_WIDTH = Math.max(25, ...ENV_HELP.map(([k]) => k.length + 2));
+
 const HELP = `kiln — self-hostable service for single-file HTML apps
 
 Usage:
@@ -47,7 +50,7 @@ Usage:
   kiln --help                  this text
 
 Environment:
-${ENV_HELP.map(([k, v]) => `  ${k.padEnd(25)}${v}`).join('\n')}
+${ENV_HELP.map(([k, v]) => `  ${k.padEnd(ENV_NAME_WIDTH)}${v}`).join('\n')}
 `;
 
 async function aiEditServe(args: string[]) {

@@ -110,13 +110,26 @@ export const limits = {
   /** Requests one client address may have in flight in one process (default of
    *  MAX_REQUESTS_PER_ADDRESS; open event streams count against `streamsPerAddress` instead). */
   requestsPerAddress: 64,
+  /** Open TCP connections one socket address may hold in one process (default of
+   *  MAX_CONNECTIONS_PER_ADDRESS): the streams and requests above, and idle keep-alive connections beside
+   *  them (a browser opens at most 6 per host and 256 in all). Off behind a proxy unless set (every
+   *  connection is the proxy's). */
+  connectionsPerAddress: 256,
   /** Node HTTP server timeouts (defaults; HEADERS_TIMEOUT_MS and REQUEST_TIMEOUT_MS override them):
    *  a request's headers must arrive within `headersMs`, its whole body within `requestMs` (a 150 MB
    *  upload on a slow link). They bound receiving requests only, never answers: an SSE stream stays
    *  open. An idle keep-alive connection closes after `keepAliveMs` (longer than common proxies' 60 s).
    *  A request without credentials has `anonBodyMs` for its body (ANON_BODY_TIMEOUT_MS): sign-in forms
-   *  and messages are small, and nobody's upload needs it. */
-  serverTimeouts: { headersMs: 30_000, requestMs: 10 * MINUTE, keepAliveMs: 72_000, anonBodyMs: 30_000 },
+   *  and messages are small, and nobody's upload needs it. A new connection must send its first byte
+   *  within `firstByteMs` (FIRST_BYTE_TIMEOUT_MS), else it is closed: browsers pre-open connections and use
+   *  them within seconds (Chrome drops an unused one after 10 s; nginx waits 60 s for headers). */
+  serverTimeouts: {
+    headersMs: 30_000,
+    requestMs: 10 * MINUTE,
+    keepAliveMs: 72_000,
+    anonBodyMs: 30_000,
+    firstByteMs: 20_000,
+  },
   /** What anonymous submitters may store in one collection: each owner may set its own, from 1 up to `max`
    *  (src/collections/collections.ts). Refused before anything is stored: 413 past records or bytes, 429
    *  past one address's submissions in an hour. */
