@@ -4,6 +4,14 @@
 // there would act as the owner (restore a version, save in the upload editor). The account's own
 // content (its documents and uploads, as stored) keeps its owner's choice: their pages may embed
 // each other, or be embedded elsewhere, as the owner writes them.
+//
+// But a frame on a neighbour's page is where the owner's edit mode must never come up (issue #43): a
+// document loaded in a frame by another origin is answered as to a visitor (src/http/routes/documents.ts),
+// and every answer that carries the owner's markers renders only under the owner's own pages
+// (`frame-ancestors 'self'`, which the browser checks against every ancestor, so a same-origin
+// navigation inside a neighbour's frame is refused too). The owner may also forbid framing of a document
+// by other sites altogether (its `forbid_framing` setting): the same header on every answer of it.
+import type { IncomingHttpHeaders } from 'node:http';
 import type { FastifyInstance, FastifyReply } from 'fastify';
 
 const accountContent = new WeakSet<FastifyReply>();
@@ -12,6 +20,31 @@ const accountContent = new WeakSet<FastifyReply>();
 export function servesAccountContent(reply: FastifyReply): FastifyReply {
   accountContent.add(reply);
   return reply;
+}
+
+/** Request destinations of a page load into a frame (Fetch Metadata's Sec-Fetch-Dest). */
+const FRAME_DESTINATIONS = new Set(['iframe', 'frame', 'embed', 'object', 'fencedframe']);
+
+/** A page load into a frame (any parent). */
+export function isFrameLoad(headers: IncomingHttpHeaders): boolean {
+  const dest = headers['sec-fetch-dest'];
+  return typeof dest === 'string' && FRAME_DESTINATIONS.has(dest);
+}
+
+/** A page load into a frame that another origin started: a neighbour's page (same site, other host) or
+ *  any other site. Its answer is a visitor's, whoever's cookies ride along. (A frame that the document's
+ *  own origin navigates says `same-origin`; whether its ancestors are the owner's is the browser's to
+ *  check, through `frame-ancestors 'self'` on the owner's answers.) */
+export function framedByAnotherOrigin(headers: IncomingHttpHeaders): boolean {
+  return isFrameLoad(headers) && headers['sec-fetch-site'] !== 'same-origin';
+}
+
+/** This answer may be framed only by pages of its own origin. */
+export function framedOnlyBySelf(reply: FastifyReply): FastifyReply {
+  const csp = reply.getHeader('content-security-policy');
+  if (!String(csp ?? '').includes('frame-ancestors'))
+    reply.header('Content-Security-Policy', csp ? `${String(csp)}; frame-ancestors 'self'` : "frame-ancestors 'self'");
+  return reply.header('X-Frame-Options', 'SAMEORIGIN');
 }
 
 export function registerFraming(app: FastifyInstance): void {
