@@ -1,0 +1,244 @@
+// Click-jacking an owner's document from a neighbour's host, in Chromium with hyperclayjs 1.38 (issue #43,
+// item 2). Alice is signed in on her host; Bob's page (same site, another host) lays Alice's notes page in
+// an iframe at opacity 0.02 over a "claim your prize" button. Alice's clicks on the button land in the
+// frame: a ticked box, a click and typing in her note, Ctrl+S; a link inside the frame; the frame asked
+// with `?editmode=true`. Nothing is saved: the frame is answered as to a visitor (no edit cookie, no
+// toolbar), so hyperclayjs stays in view mode, and an owner's answer inside Bob's frame is refused by
+// Chromium (`frame-ancestors 'self'`). Alice's own editing, top level and in a frame of her own page,
+// saves as before; and once she forbids framing of the document, Bob's frame shows nothing at all.
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import type { BrowserContext, Frame, Page } from 'playwright-core';
+import { hasChromium, startBrowserKiln, type BrowserKiln } from './support/browser.ts';
+import { createPerson } from '../src/accounts/people.ts';
+import { createNode } from '../src/nodes/tree.ts';
+import { newPerson, sessionsFor, browserCookies, storeSessions } from './support/people.ts';
+import { until } from './support/wait.ts';
+
+const skip = !hasChromium && 'Debian chromium is not installed (.ci/run installs it)';
+
+const NOTES = `<!DOCTYPE html>
+<html lang="en">
+<head><meta charset="utf-8"><title>Notes</title>
+<script type="module" src="/_/hyperclayjs/src/hyperclay.js?preset=smooth-sailing&features=autosave"></script>
+</head>
+<body>
+<p><label><input type="checkbox" id="done" persist> Pay the rent</label></p>
+<p id="note" editmode:contenteditable>first words</p>
+<p><a id="again" href="/notes.html">Open the notes</a></p>
+</body>
+</html>
+`;
+
+/** Alice's own page that frames her notes (the same origin): her editing there keeps working. */
+const OWN_FRAME = `<!DOCTYPE html>
+<html lang="en"><head><meta charset="utf-8"><title>Desk</title></head>
+<body><h1>Desk</h1><iframe id="mine" src="/notes.html" style="width:600px;height:300px"></iframe></body>
+</html>
+`;
+
+/** Bob's bait: Alice's notes page, nearly invisible, over a button. */
+const bait = (src: string) => `<!DOCTYPE html>
+<html lang="en"><head><meta charset="utf-8"><title>Prize</title></head>
+<body style="margin:0">
+<button id="prize" style="position:absolute;left:20px;top:20px;width:240px;height:48px">Claim your prize</button>
+<iframe id="victim" src="${src}" style="position:absolute;left:0;top:0;width:700px;height:400px;border:0;opacity:0.02;z-index:2"></iframe>
+</body>
+</html>
+`;
+
+let bk: BrowserKiln;
+let alice: { id: number; username: string };
+let bob: { id: number; username: string };
+let context: BrowserContext;
+let saves: string[];
+
+before(
+  async () => {
+    if (!hasChromium) return;
+    bk = await startBrowserKiln();
+    const s = bk.kiln.services;
+    alice = await createPerson(s, newPerson({ plan: 'maker' }));
+    bob = await createPerson(s, newPerson({ plan: 'maker' }));
+    const doc = (owner: { id: number }, name: string, html: string) =>
+      createNode(s, owner.id, { ownerId: owner.id, parentId: 0, type: 'site', name, html });
+    await doc(alice, 'notes.html', NOTES);
+    await doc(alice, 'desk.html', OWN_FRAME);
+    const notes = bk.docUrl(alice.username, '/notes.html');
+    await doc(bob, 'prize.html', bait(notes));
+    await doc(bob, 'prize-edit.html', bait(`${notes}?editmode=true`));
+    // Alice's browser: signed in on the main app and on her own host.
+    context = await bk.newContext();
+    await context.addCookies(
+      browserCookies(bk.kiln.config, await sessionsFor(s.database.db, bk.kiln.config, alice.id, alice.username)),
+    );
+    // Every save request Alice's browser makes, from any page or frame.
+    saves = [];
+    context.on('request', (r) => {
+      if (new URL(r.url()).pathname.startsWith('/_/save')) saves.push(r.frame().url());
+    });
+  },
+  { timeout: 120_000 },
+);
+after(
+  async () => {
+    await context?.close().catch(() => {});
+    await bk?.stop();
+  },
+  { timeout: 60_000 },
+);
+
+const stored = async () => (await bk.kiln.client(bk.kiln.hostOf(alice.username)).get('/notes.html')).text;
+
+/** hyperclayjs has settled on the page: it marks `<html editmode=…>` once the DOM is ready. */
+async function settled(f: Frame): Promise<'true' | 'false'> {
+  await f.waitForSelector('html[editmode]', { state: 'attached', timeout: 20_000 });
+  return (await f.evaluate(() => document.documentElement.getAttribute('editmode'))) as 'true' | 'false';
+}
+
+/** Bob's page in Alice's browser, its frame loaded; the frame. */
+async function openBait(page: Page, name: string): Promise<Frame> {
+  await page.goto(bk.docUrl(bob.username, `/${name}`));
+  const frame = (await (await page.$('#victim'))!.contentFrame())!;
+  assert.ok(frame, 'the frame is there');
+  return frame;
+}
+
+/** Moves Bob's button under the frame's element and clicks the button where Alice sees it. */
+async function baitedClick(page: Page, frame: Frame, selector: string) {
+  const box = (await frame.locator(selector).boundingBox())!;
+  const x = box.x + Math.min(8, box.width / 2);
+  const y = box.y + box.height / 2;
+  await page.evaluate(
+    ({ x, y }) => {
+      const b = document.getElementById('prize')!;
+      b.style.left = `${x - 120}px`;
+      b.style.top = `${y - 24}px`;
+    },
+    { x, y },
+  );
+  // What Alice sees at that point is Bob's button; what is on top there is Alice's page in the frame.
+  const top = await page.evaluate(({ x, y }) => document.elementFromPoint(x, y)?.id, { x, y });
+  assert.equal(top, 'victim', 'the frame lies over the button');
+  await page.mouse.click(x, y);
+}
+
+test('Bob’s bait frame of Alice’s notes saves nothing; Alice’s own editing still saves', {
+  skip,
+  timeout: 180_000,
+}, async () => {
+  const page = await context.newPage();
+  const frame = await openBait(page, 'prize.html');
+  assert.equal(await settled(frame), 'false', 'hyperclayjs is in view mode in Bob’s frame');
+  assert.equal(await frame.evaluate(() => document.cookie.includes('isAdminOfCurrentResource')), false);
+  assert.equal(await frame.locator('[data-kiln-toolbar]').count(), 0, 'no toolbar');
+  assert.equal(
+    await page.evaluate(() => getComputedStyle(document.getElementById('victim')!).opacity),
+    '0.02',
+    'the frame is all but invisible',
+  );
+
+  // Two baited clicks: the box, then the note; typing, Ctrl+S.
+  await baitedClick(page, frame, '#done');
+  await baitedClick(page, frame, '#note');
+  await page.keyboard.type(' typed by bait');
+  await page.keyboard.press('Control+s');
+  assert.equal(await frame.evaluate(() => (document.getElementById('done') as HTMLInputElement).checked), true);
+
+  // `?editmode=true` on the frame's URL (hyperclayjs's switch above the cookie) is taken off first.
+  const forced = await context.newPage();
+  const forcedFrame = await openBait(forced, 'prize-edit.html');
+  assert.equal(await settled(forcedFrame), 'false', 'view mode even when Bob asks for edit mode');
+  assert.doesNotMatch(forcedFrame.url(), /editmode/);
+  await baitedClick(forced, forcedFrame, '#done');
+  await baitedClick(forced, forcedFrame, '#note');
+  await forced.keyboard.type(' forced');
+  await forced.keyboard.press('Control+s');
+
+  // A link inside Bob's frame: the same origin asks for Alice's page, and its owner's answer
+  // (`frame-ancestors 'self'`) is refused by Chromium under Bob's page. Nothing of hers shows.
+  const refused = page.waitForEvent('console', {
+    predicate: (m) => /frame-ancestors/.test(m.text()),
+    timeout: 20_000,
+  });
+  await baitedClick(page, frame, '#again');
+  await refused;
+  const inner = (await (await page.$('#victim'))!.contentFrame())!;
+  assert.equal(await inner.locator('#done').count(), 0, 'the owner’s answer is not shown in Bob’s frame');
+
+  // Give a stray autosave (debounced 1.5 s) its chance, then: nothing was sent, nothing stored.
+  await page.waitForTimeout(4_000);
+  assert.deepEqual(saves, [], 'no save request from Bob’s frames');
+  assert.equal(await stored(), NOTES, 'Alice’s notes are unchanged');
+  await forced.close();
+
+  // Alice's own page, top level: the same gestures save as before.
+  const own = await context.newPage();
+  await own.goto(bk.docUrl(alice.username, '/notes.html'));
+  assert.equal(await settled(own.mainFrame()), 'true', 'edit mode on her own page');
+  await own.click('#done');
+  await until(async () => (await stored()).match(/id="done"[^>]*checked/) !== null, {
+    what: 'the ticked box saved by the autosave',
+  });
+  await own.click('#note');
+  await own.keyboard.press('End');
+  await own.keyboard.type(' typed by alice');
+  await own.keyboard.press('Control+s');
+  await until(async () => (await stored()).includes('typed by alice'), { what: 'the note saved by Ctrl+S' });
+
+  // Her own page framing her notes (the same origin): still in edit mode there.
+  await own.goto(bk.docUrl(alice.username, '/desk.html'));
+  const mine = (await (await own.$('#mine'))!.contentFrame())!;
+  assert.equal(await settled(mine), 'true', 'edit mode in a frame of her own page');
+  const before = saves.length;
+  await mine.click('#note');
+  await own.keyboard.press('End');
+  await own.keyboard.type(' and in her frame');
+  await own.keyboard.press('Control+s');
+  await until(async () => (await stored()).includes('and in her frame'), { what: 'the save from her own frame' });
+  assert.ok(saves.length > before);
+  assert.ok(
+    saves.every((u) => new URL(u).host === bk.kiln.hostOf(alice.username)),
+    'every save came from Alice’s host',
+  );
+  assert.doesNotMatch(await stored(), /bait|forced/, 'nothing typed into Bob’s frames was ever saved');
+  await own.close();
+  await page.close();
+});
+
+test('a document whose owner forbids framing by other sites does not show in Bob’s frame at all', {
+  skip,
+  timeout: 120_000,
+}, async () => {
+  const main = bk.kiln.client();
+  const s = bk.kiln.services;
+  storeSessions(main.jar, bk.kiln.config, await sessionsFor(s.database.db, bk.kiln.config, alice.id, alice.username));
+  const nodeId = await notesId();
+  const off = await main.post(
+    `/_/dashboard/nodes/${nodeId}/framing`,
+    { allowed: false },
+    { headers: { accept: 'application/json' } },
+  );
+  assert.equal(off.status, 200, off.text);
+  const page = await context.newPage();
+  const refused = page.waitForEvent('console', { predicate: (m) => /frame-ancestors/.test(m.text()), timeout: 20_000 });
+  await page.goto(bk.docUrl(bob.username, '/prize.html'));
+  await refused;
+  const frame = (await (await page.$('#victim'))!.contentFrame())!;
+  assert.equal(await frame.locator('#done').count(), 0, 'nothing of Alice’s shows in Bob’s frame');
+  // Her own page still frames it.
+  await page.goto(bk.docUrl(alice.username, '/desk.html'));
+  const mine = (await (await page.$('#mine'))!.contentFrame())!;
+  assert.equal(await settled(mine), 'true');
+  await page.close();
+});
+
+async function notesId(): Promise<number> {
+  const row = await bk.kiln.services.database.db
+    .selectFrom('nodes')
+    .select('id')
+    .where('owner_id', '=', alice.id)
+    .where('name', '=', 'notes.html')
+    .executeTakeFirstOrThrow();
+  return row.id;
+}
