@@ -12,7 +12,8 @@ import type { BrowserContext, Frame, Page } from 'playwright-core';
 import { hasChromium, startBrowserKiln, type BrowserKiln } from './support/browser.ts';
 import { createPerson } from '../src/accounts/people.ts';
 import { createNode } from '../src/nodes/tree.ts';
-import { newPerson, sessionsFor, browserCookies, storeSessions } from './support/people.ts';
+import { newPerson, sessionsFor, browserCookies } from './support/people.ts';
+import { check, DESKTOP, PHONE } from './support/screens.ts';
 import { until } from './support/wait.ts';
 
 const skip = !hasChromium && 'Debian chromium is not installed (.ci/run installs it)';
@@ -206,30 +207,41 @@ test('Bob’s bait frame of Alice’s notes saves nothing; Alice’s own editing
   await page.close();
 });
 
-test('a document whose owner forbids framing by other sites does not show in Bob’s frame at all', {
+test('Alice forbids framing of her notes from the dashboard: Bob’s frame shows nothing, her own page still frames them', {
   skip,
   timeout: 120_000,
 }, async () => {
-  const main = bk.kiln.client();
-  const s = bk.kiln.services;
-  storeSessions(main.jar, bk.kiln.config, await sessionsFor(s.database.db, bk.kiln.config, alice.id, alice.username));
-  const nodeId = await notesId();
-  const off = await main.post(
-    `/_/dashboard/nodes/${nodeId}/framing`,
-    { allowed: false },
-    { headers: { accept: 'application/json' } },
-  );
-  assert.equal(off.status, 200, off.text);
   const page = await context.newPage();
+  await page.setViewportSize(DESKTOP);
+  // From the dashboard's row of the document to its sharing page, where the setting lives.
+  await page.goto(bk.mainUrl('/_/dashboard'));
+  const nodeId = await notesId();
+  const row = page.locator(`tr[data-node-id="${nodeId}"]`);
+  await row.locator('summary').click();
+  await row.locator('a[href$="/sharing"]').click();
+  await page.waitForURL(/\/sharing$/);
+  assert.match((await page.locator('#framing-state').textContent()) ?? '', /Other sites may show it in a frame/);
+  await check(page, 'document-framing-allowed', 'desktop');
+  await page.getByRole('button', { name: 'Forbid framing by other sites' }).click();
+  await page.waitForSelector('text=Only your own pages may show it in a frame');
+  await check(page, 'document-framing-forbidden', 'desktop');
+  await page.setViewportSize(PHONE);
+  await check(page, 'document-framing-forbidden', 'phone');
+
   const refused = page.waitForEvent('console', { predicate: (m) => /frame-ancestors/.test(m.text()), timeout: 20_000 });
   await page.goto(bk.docUrl(bob.username, '/prize.html'));
   await refused;
   const frame = (await (await page.$('#victim'))!.contentFrame())!;
   assert.equal(await frame.locator('#done').count(), 0, 'nothing of Alice’s shows in Bob’s frame');
-  // Her own page still frames it.
+  // Her own page still frames it, in edit mode.
   await page.goto(bk.docUrl(alice.username, '/desk.html'));
   const mine = (await (await page.$('#mine'))!.contentFrame())!;
   assert.equal(await settled(mine), 'true');
+  // Allowed again from the same page.
+  await page.goto(bk.mainUrl(`/_/dashboard/nodes/${nodeId}/sharing`));
+  await page.getByRole('button', { name: 'Let other sites frame it' }).click();
+  await page.waitForSelector('text=Other sites may show it in a frame');
+  await check(page, 'document-framing-allowed', 'phone');
   await page.close();
 });
 

@@ -19,7 +19,7 @@ const STYLE = `
 .newlink{background:#fffbeb;border:1px solid #f59e0b;border-radius:10px;padding:1rem 1.25rem;margin:1rem 0}
 .newlink input{font-family:ui-monospace,monospace;margin:.5rem 0}.row{display:flex;gap:.75rem;flex-wrap:wrap;align-items:center}
 .row form{margin:0}.state{font-weight:600}.state.on{color:#065f46}.state.off{color:var(--muted)}
-section.framing{margin-top:var(--s6);padding-top:var(--s4);border-top:1px solid var(--line)}
+section.framing{margin-top:var(--s5);padding-top:var(--s2);border-top:1px solid var(--line)}section.framing h2{margin-top:var(--s4)}
 `;
 
 export function sharingPage(v: SharingView): string {
@@ -49,9 +49,9 @@ ${
 }
 </div>
 <section class="framing" aria-labelledby="framing-h"><h2 id="framing-h">Frames on other sites</h2>
-<p class="muted">A page on another site (another account's host, too) can show this document inside a frame. Visitors
-see it there as everyone does; it never opens in edit mode for you there, even while you are signed in. Turn framing off
-if no other site should show it at all.</p>
+<p class="muted">Pages on other sites (other accounts' hosts too) may show this document inside a frame unless you forbid
+it here. In such a frame it shows as every visitor sees it, and never opens in edit mode for you, even while you are
+signed in. Your own pages may always frame it.</p>
 <p id="framing-state">${
       v.framingAllowed
         ? html`<span class="state on">Other sites may show it in a frame.</span>`
