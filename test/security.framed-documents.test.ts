@@ -230,10 +230,14 @@ test('the sharing page shows the setting and its form turns it off and on', asyn
   assert.equal(page.status, 200);
   assert.match(page.text, /action="\/_\/dashboard\/nodes\/\d+\/framing"/);
   assert.match(page.text, /Other sites may show it in a frame/);
-  const posted = await main.post(`/_/dashboard/nodes/${id}/framing`, { allowed: 'false' }, {
-    form: true,
-    headers: { accept: 'text/html' },
-  });
+  const posted = await main.post(
+    `/_/dashboard/nodes/${id}/framing`,
+    { allowed: 'false' },
+    {
+      form: true,
+      headers: { accept: 'text/html' },
+    },
+  );
   assert.equal(posted.status, 302);
   const after = await main.page(String(posted.headers.location));
   assert.match(after.text, /Only your own pages may show it in a frame/);
