@@ -40,7 +40,7 @@ import { up018NameScope } from './migrations/018_name_scope.ts';
 import { up019ActivityDetail } from './migrations/019_activity_detail.ts';
 import { up020ContentCompression } from './migrations/020_content_compression.ts';
 import { up021ContentSplice } from './migrations/021_content_splice.ts';
-import { up022ForbidFraming } from './migrations/022_forbid_framing.ts';
+import { up023ForbidFraming } from './migrations/023_forbid_framing.ts';
 
 /** The two column types that differ between the databases. */
 export interface ColumnTypes {
@@ -73,7 +73,7 @@ function migrations(t: ColumnTypes): Record<string, Migration> {
     '019_activity_detail': { up: up019ActivityDetail(t) },
     '020_content_compression': { up: up020ContentCompression(t) },
     '021_content_splice': { up: up021ContentSplice(t) },
-    '022_forbid_framing': { up: up022ForbidFraming(t) },
+    '023_forbid_framing': { up: up023ForbidFraming(t) },
   };
 }
 

@@ -2,7 +2,7 @@ import type { Kysely } from 'kysely';
 import type { ColumnTypes } from '../db.ts';
 
 /** A document's owner may forbid framing by other sites (`frame-ancestors 'self'` on every answer of it). */
-export function up022ForbidFraming(_t: ColumnTypes) {
+export function up023ForbidFraming(_t: ColumnTypes) {
   return async (db: Kysely<any>) => {
     await db.schema
       .alterTable('nodes')
