@@ -2,10 +2,11 @@
 // item 2). Alice is signed in on her host; Bob's page (same site, another host) lays Alice's notes page in
 // an iframe at opacity 0.02 over a "claim your prize" button. Alice's clicks on the button land in the
 // frame: a ticked box, a click and typing in her note, Ctrl+S; a link inside the frame; the frame asked
-// with `?editmode=true`. Nothing is saved: the frame is answered as to a visitor (no edit cookie, no
-// toolbar), so hyperclayjs stays in view mode, and an owner's answer inside Bob's frame is refused by
-// Chromium (`frame-ancestors 'self'`). Alice's own editing, top level and in a frame of her own page,
-// saves as before; and once she forbids framing of the document, Bob's frame shows nothing at all.
+// with `?editmode=true`; all while her other tab holds the edit cookie. Nothing is saved: the frame is
+// answered as to a visitor (no edit cookie, no toolbar) and, in her browser, runs without its origin (a
+// CSP sandbox), so no edit cookie is ever readable there. A visitor's frame is an ordinary embed
+// (hyperclayjs in view mode). Alice's own editing, top level and in a frame of her own page, saves as
+// before; and once she forbids framing of the document, Bob's frame shows nothing at all.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import type { BrowserContext, Frame, Page } from 'playwright-core';
@@ -124,20 +125,62 @@ async function baitedClick(page: Page, frame: Frame, selector: string) {
   await page.mouse.click(x, y);
 }
 
+/** What the page in the frame can do: its origin, hyperclayjs's mode, the note's editability, the cookies. */
+async function insideFrame(f: Frame) {
+  return f.evaluate(() => {
+    let cookie: string;
+    try {
+      cookie = document.cookie;
+    } catch {
+      cookie = '(unreadable)';
+    }
+    return {
+      origin: self.origin,
+      editmode: document.documentElement.getAttribute('editmode'),
+      editable: document.getElementById('note')?.isContentEditable ?? null,
+      toolbar: document.querySelector('[data-kiln-toolbar]') !== null,
+      cookie,
+    };
+  });
+}
+
+/** Alice's notes in Bob's frame, in Alice's browser: never editable, never her origin, no cookie of hers. */
+async function viewOnly(f: Frame, what: string) {
+  await f.waitForLoadState('load');
+  const seen = await insideFrame(f);
+  assert.equal(seen.origin, 'null', `${what}: the page runs without its origin`);
+  assert.notEqual(seen.editmode, 'true', `${what}: hyperclayjs is not in edit mode`);
+  assert.equal(seen.editable, false, `${what}: the note is not editable`);
+  assert.equal(seen.toolbar, false, `${what}: no toolbar`);
+  assert.doesNotMatch(seen.cookie, /isAdminOfCurrentResource|auth_token/, `${what}: no cookie of the host is readable`);
+}
+
 test('Bob’s bait frame of Alice’s notes saves nothing; Alice’s own editing still saves', {
   skip,
   timeout: 180_000,
 }, async () => {
+  // A visitor's browser: Bob's page embeds Alice's notes as any page may, hyperclayjs in view mode.
+  const stranger = await bk.newContext();
+  const seenByVisitor = await stranger.newPage();
+  const visitorFrame = await openBait(seenByVisitor, 'prize.html');
+  assert.equal(await settled(visitorFrame), 'false', 'a visitor’s frame: hyperclayjs in view mode');
+  assert.equal((await insideFrame(visitorFrame)).origin, new URL(bk.docUrl(alice.username)).origin);
+  await stranger.close();
+
+  // Alice's browser, signed in on her host: the same bait.
   const page = await context.newPage();
   const frame = await openBait(page, 'prize.html');
-  assert.equal(await settled(frame), 'false', 'hyperclayjs is in view mode in Bob’s frame');
-  assert.equal(await frame.evaluate(() => document.cookie.includes('isAdminOfCurrentResource')), false);
-  assert.equal(await frame.locator('[data-kiln-toolbar]').count(), 0, 'no toolbar');
+  await viewOnly(frame, 'Bob’s frame');
   assert.equal(
     await page.evaluate(() => getComputedStyle(document.getElementById('victim')!).opacity),
     '0.02',
     'the frame is all but invisible',
   );
+  // Alice opens her notes in another tab meanwhile: her browser holds the edit cookie again.
+  const other = await context.newPage();
+  await other.goto(bk.docUrl(alice.username, '/notes.html'));
+  assert.equal(await settled(other.mainFrame()), 'true');
+  await viewOnly(frame, 'Bob’s frame, with the edit cookie set by her other tab');
 
   // Two baited clicks: the box, then the note; typing, Ctrl+S.
   await baitedClick(page, frame, '#done');
@@ -149,29 +192,34 @@ test('Bob’s bait frame of Alice’s notes saves nothing; Alice’s own editing
   // `?editmode=true` on the frame's URL (hyperclayjs's switch above the cookie) is taken off first.
   const forced = await context.newPage();
   const forcedFrame = await openBait(forced, 'prize-edit.html');
-  assert.equal(await settled(forcedFrame), 'false', 'view mode even when Bob asks for edit mode');
+  await viewOnly(forcedFrame, 'Bob’s frame asking for edit mode');
   assert.doesNotMatch(forcedFrame.url(), /editmode/);
   await baitedClick(forced, forcedFrame, '#done');
   await baitedClick(forced, forcedFrame, '#note');
   await forced.keyboard.type(' forced');
   await forced.keyboard.press('Control+s');
 
-  // A link inside Bob's frame: the same origin asks for Alice's page, and its owner's answer
-  // (`frame-ancestors 'self'`) is refused by Chromium under Bob's page. Nothing of hers shows.
-  const refused = page.waitForEvent('console', {
-    predicate: (m) => /frame-ancestors/.test(m.text()),
-    timeout: 20_000,
-  });
+  // A link inside Bob's frame, just after Alice's other tab set the edit cookie again: the page it
+  // leads to is still view only.
+  await other.reload();
+  assert.equal(await settled(other.mainFrame()), 'true');
+  const jar = await context.cookies(bk.docUrl(alice.username, '/'));
+  assert.ok(
+    jar.some((c) => c.name === 'isAdminOfCurrentResource' && c.value === 'true'),
+    'the browser holds the edit cookie',
+  );
+  const navigated = page.waitForEvent('framenavigated', { predicate: (f) => f === frame, timeout: 20_000 });
   await baitedClick(page, frame, '#again');
-  await refused;
-  const inner = (await (await page.$('#victim'))!.contentFrame())!;
-  assert.equal(await inner.locator('#done').count(), 0, 'the owner’s answer is not shown in Bob’s frame');
+  await navigated;
+  await viewOnly(frame, 'Bob’s frame after a link inside it');
+  await baitedClick(page, frame, '#done');
 
   // Give a stray autosave (debounced 1.5 s) its chance, then: nothing was sent, nothing stored.
   await page.waitForTimeout(4_000);
   assert.deepEqual(saves, [], 'no save request from Bob’s frames');
   assert.equal(await stored(), NOTES, 'Alice’s notes are unchanged');
   await forced.close();
+  await other.close();
 
   // Alice's own page, top level: the same gestures save as before.
   const own = await context.newPage();

@@ -32,6 +32,12 @@ const framed = (site: string, dest = 'iframe') => ({
 /** The Set-Cookie lines naming `name`. */
 const cookiesNamed = (r: Res, name: string) => r.setCookies.filter((c) => c.startsWith(`${name}=`));
 
+/** True when the page runs without its origin: a CSP sandbox without `allow-same-origin`. */
+function sandboxed(r: Res): boolean {
+  const csp = String(r.headers['content-security-policy'] ?? '');
+  return /(^|;\s*)sandbox\b/.test(csp) && /allow-scripts/.test(csp) && !/allow-same-origin/.test(csp);
+}
+
 /** True when the answer removes the edit cookie from the browser (empty value, expired). */
 function removesEditCookie(r: Res): boolean {
   const [c] = cookiesNamed(r, 'isAdminOfCurrentResource');
@@ -85,6 +91,9 @@ test('a document framed by another origin is answered to its owner as to a visit
     assert.ok(removesEditCookie(r), `${what}: the edit cookie the browser holds is removed (${r.setCookies})`);
     assert.equal(cookiesNamed(r, 'currentResource').length, 0, `${what}: no cookie of the owner’s is set`);
     assert.match(String(r.headers['cache-control']), /no-store/, `${what}: not stored`);
+    // In the owner's browser the page runs without its origin: no edit cookie set later by another tab
+    // is ever readable there, and nothing it sends is the host's own.
+    assert.ok(sandboxed(r), `${what}: sandboxed (${r.headers['content-security-policy']})`);
     // Framing stays the document's default: visitors' frames elsewhere keep working.
     assert.doesNotMatch(String(r.headers['content-security-policy'] ?? ''), /frame-ancestors/, what);
     // The owner's browser visits again at top level: edit mode there is unchanged.
@@ -93,6 +102,27 @@ test('a document framed by another origin is answered to its owner as to a visit
     assert.ok(
       cookiesNamed(back, 'isAdminOfCurrentResource').some((c) => c.startsWith('isAdminOfCurrentResource=true')),
     );
+  }
+  // A visitor's frame on another site's page (no cookies, that page as Referer) is the plain visitor's
+  // answer: embeds keep their origin.
+  for (const [site, referer] of [
+    ['same-site', `http://neighbour.${kiln.config.rootDomain}/`],
+    ['cross-site', 'https://blog.example/post'],
+  ]) {
+    const v = await kiln.client(owner.host).get(path, { headers: { ...framed(site!), referer: referer! } });
+    assert.equal(v.status, 200);
+    assert.equal(v.text, visitorBytes);
+    assert.equal(sandboxed(v), false, `a visitor’s ${site} frame is not sandboxed`);
+    assert.equal(v.setCookies.length, 0);
+  }
+  // A frame no other site's page asked for: no Referer (a link followed inside a sandboxed frame sends
+  // none, nor cookies), or this host's own. Sandboxed.
+  for (const referer of [undefined, `http://${owner.host}/other.html`]) {
+    const v = await kiln.client(owner.host).get(path, {
+      headers: { ...framed('cross-site'), ...(referer ? { referer } : {}) },
+    });
+    assert.equal(v.status, 200);
+    assert.ok(sandboxed(v), `referer ${referer}`);
   }
   // A revalidation is answered in full: the browser's cached copy may be the owner's (toolbar and all).
   const etag = String((await visitor.get(path)).headers.etag);
@@ -124,6 +154,40 @@ test('a same-origin frame (the owner’s own page framing its own) keeps the own
   assert.equal(removesEditCookie(inner), false, 'the edit cookie of the owner’s top-level page stays');
   // A frame sets no edit cookie of its own: a frame under a neighbour's page could otherwise turn it on.
   assert.equal(cookiesNamed(inner, 'isAdminOfCurrentResource').length, 0);
+});
+
+test('the owner signed in on the main app only (no session on the host yet): a neighbour’s frame is sandboxed too', async () => {
+  const { me, path } = await ownerWithNotes();
+  const fresh = kiln.client();
+  const login = await fresh.post(
+    '/_/login',
+    { email: me.email, password: me.password },
+    {
+      headers: { accept: 'application/json' },
+    },
+  );
+  assert.equal(login.status, 200, login.text);
+  const hint = fresh.jar.get('kiln_signed_in', kiln.hostOf(me.username));
+  assert.ok(hint, 'the sign-in hint rides to the owner’s host');
+  const r = await fresh.on(kiln.hostOf(me.username)).page(path, { headers: framed('same-site') });
+  assert.equal(r.status, 200);
+  assert.ok(sandboxed(r), String(r.headers['content-security-policy']));
+  // Someone else's hint is no reason.
+  const other = kiln.client();
+  const them = await signedIn(kiln, other);
+  const theirs = await other.post(
+    '/_/login',
+    { email: them.email, password: them.password },
+    {
+      headers: { accept: 'application/json' },
+    },
+  );
+  assert.equal(theirs.status, 200);
+  const r2 = await other.on(kiln.hostOf(me.username)).page(path, {
+    headers: { ...framed('same-site'), referer: `http://${kiln.hostOf(them.username)}/` },
+  });
+  assert.equal(r2.status, 200);
+  assert.equal(sandboxed(r2), false);
 });
 
 test('a private document framed by another origin is answered as to a visitor: 404', async () => {

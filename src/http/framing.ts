@@ -39,12 +39,43 @@ export function framedByAnotherOrigin(headers: IncomingHttpHeaders): boolean {
   return isFrameLoad(headers) && headers['sec-fetch-site'] !== 'same-origin';
 }
 
+/** Adds a directive to the answer's Content-Security-Policy. */
+function addPolicy(reply: FastifyReply, directive: string) {
+  const csp = reply.getHeader('content-security-policy');
+  reply.header('Content-Security-Policy', csp ? `${String(csp)}; ${directive}` : directive);
+}
+
+/** The request names, as its Referer, a page of another origin than its own: an ordinary embed by another
+ *  site's page. Absent (suppressed, or a sandboxed page of this host following a link: an opaque origin
+ *  sends none) or this host's own, it is not one. */
+export function referredByAnotherOrigin(headers: IncomingHttpHeaders): boolean {
+  const referer = headers.referer;
+  if (typeof referer !== 'string' || referer === '') return false;
+  try {
+    return new URL(referer).host.toLowerCase() !== String(headers.host ?? '').toLowerCase();
+  } catch {
+    return false;
+  }
+}
+
 /** This answer may be framed only by pages of its own origin. */
 export function framedOnlyBySelf(reply: FastifyReply): FastifyReply {
-  const csp = reply.getHeader('content-security-policy');
-  if (!String(csp ?? '').includes('frame-ancestors'))
-    reply.header('Content-Security-Policy', csp ? `${String(csp)}; frame-ancestors 'self'` : "frame-ancestors 'self'");
+  if (!String(reply.getHeader('content-security-policy') ?? '').includes('frame-ancestors'))
+    addPolicy(reply, "frame-ancestors 'self'");
   return reply.header('X-Frame-Options', 'SAMEORIGIN');
+}
+
+/** The page runs without its origin (a sandbox without `allow-same-origin`): its scripts read none of the
+ *  host's cookies, whatever another tab sets meanwhile, and whatever it sends is not the host's own (a
+ *  save from it is cross-origin, without the host's Lax session). For a neighbour's frame in the browser
+ *  of someone who may edit the document: the edit cookie is one per host for every tab and frame, so
+ *  removing it once is not enough while the owner keeps working in another tab. */
+export function withoutItsOrigin(reply: FastifyReply): FastifyReply {
+  addPolicy(
+    reply,
+    'sandbox allow-scripts allow-forms allow-modals allow-popups allow-popups-to-escape-sandbox allow-downloads',
+  );
+  return reply;
 }
 
 export function registerFraming(app: FastifyInstance): void {

@@ -41,13 +41,20 @@ import { mainHome } from '../home.ts';
 import { sendPage, sendPieces, wantsHtml } from '../io.ts';
 import { nodeUrlPath } from '../../core/urls.ts';
 import { noHomePage } from '../../ui/dashboard.ts';
-import { bounceToMainApp } from '../sessions.ts';
+import { bounceToMainApp, hintNamesThisHost } from '../sessions.ts';
 import { serveUpload } from '../../uploads/serve.ts';
 import { answerDataQuery, wantsData } from '../data-answers.ts';
 import { isValidShareToken, TOKEN_PARAM } from '../../sharing/share.ts';
 import { callerOf, setShareCookie, tokenParamOf } from '../share-grant.ts';
 import type { Ticket } from '../hot-path.ts';
-import { framedByAnotherOrigin, framedOnlyBySelf, isFrameLoad, servesAccountContent } from '../framing.ts';
+import {
+  framedByAnotherOrigin,
+  framedOnlyBySelf,
+  isFrameLoad,
+  referredByAnotherOrigin,
+  servesAccountContent,
+  withoutItsOrigin,
+} from '../framing.ts';
 import type { Caller } from '../../access/authorize.ts';
 
 /** Request destinations that may get a document: page loads, frames, and scripts' fetches. */
@@ -162,6 +169,18 @@ const plugin: RoutePlugin = async (app, { services: s }) => {
     );
     reply.header('x-content-type-options', 'nosniff');
     servesAccountContent(reply);
+    // A neighbour's frame in the browser of someone who may edit the document (or of the host's owner,
+    // signed in on the main app): the page runs without its origin, so it can never read an edit cookie
+    // that the owner's other tabs set meanwhile, nor save as the owner. So does a frame that no other
+    // site's page asked for (no Referer, or this host's own: a link followed inside such a sandbox comes
+    // without cookies or Referer, under the same neighbour's page). An ordinary embed keeps its origin.
+    if (
+      elsewhere &&
+      (!referredByAnotherOrigin(req.headers) ||
+        allows(callerOf(req, node), resource, 'save') ||
+        hintNamesThisHost(req, s))
+    )
+      withoutItsOrigin(reply);
     // The owner's markers render only under the owner's own pages; a document may forbid framing by others.
     if (saver || node.forbid_framing === 1) framedOnlyBySelf(reply);
     // A neighbour's frame gets the bytes in full: the browser's copy for this URL may be the owner's.
@@ -210,6 +229,9 @@ const plugin: RoutePlugin = async (app, { services: s }) => {
     elsewhere: boolean,
   ) {
     servesAccountContent(reply).header('cache-control', elsewhere ? 'no-store' : 'no-cache');
+    // Who the cookies name is not known while the database is away: any cookie counts.
+    if (elsewhere && (req.headers.cookie !== undefined || !referredByAnotherOrigin(req.headers)))
+      withoutItsOrigin(reply);
     if (last.forbidFraming) framedOnlyBySelf(reply);
     if (elsewhere && req.cookies[ADMIN_COOKIE] !== undefined) reply.clearCookie(ADMIN_COOKIE, { path: '/' });
     if (!elsewhere && ifNoneMatchHits(req.headers['if-none-match'], last.checksum))
