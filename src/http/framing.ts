@@ -7,7 +7,9 @@
 //
 // But a frame on a neighbour's page is where the owner's edit mode must never come up (issue #43): a
 // document loaded in a frame by another origin is answered as to a visitor (src/http/routes/documents.ts),
-// and every answer that carries the owner's markers renders only under the owner's own pages
+// in an editor's browser without its origin (a CSP sandbox: the edit cookie is one per host for every tab
+// and frame, and the owner's other tabs set it again at any moment), and every answer that carries the
+// owner's markers renders only under the owner's own pages
 // (`frame-ancestors 'self'`, which the browser checks against every ancestor, so a same-origin
 // navigation inside a neighbour's frame is refused too). The owner may also forbid framing of a document
 // by other sites altogether (its `forbid_framing` setting): the same header on every answer of it.

@@ -10,7 +10,8 @@
 //                     Loaded in a frame by another origin (a neighbour's page): answered as to a visitor
 //                     whoever's cookies ride along (src/http/framing.ts): the visitor's bytes, the edit
 //                     cookie removed, no other cookie, never a 304, `no-store`, and `?editmode=` (hyperclayjs's
-//                     switch above the cookie) taken off by a 302. Answers with the owner's markers carry
+//                     switch above the cookie) taken off by a 302; sandboxed (no origin) in an editor's
+//                     browser or when no other site's page asked. Answers with the owner's markers carry
 //                     `frame-ancestors 'self'`; so does every answer of a document that forbids framing.
 //   Paths under `/_/` that no other route took: 404.
 // On the main app: GET `/` is the home page (auth routes' `mainHome`); anything else 404.
