@@ -43,6 +43,7 @@ import { up020ContentCompression } from './migrations/020_content_compression.ts
 import { up021ContentSplice } from './migrations/021_content_splice.ts';
 import { up022CollectionHeld } from './migrations/022_collection_held.ts';
 import { up023AiEditUsage } from './migrations/023_ai_edit_usage.ts';
+import { up024ForbidFraming } from './migrations/024_forbid_framing.ts';
 
 /** The two column types that differ between the databases. */
 export interface ColumnTypes {
@@ -77,6 +78,7 @@ function migrations(t: ColumnTypes): Record<string, Migration> {
     '021_content_splice': { up: up021ContentSplice(t) },
     '022_collection_held': { up: up022CollectionHeld(t) },
     '023_ai_edit_usage': { up: up023AiEditUsage(t) },
+    '024_forbid_framing': { up: up024ForbidFraming(t) },
   };
 }
 

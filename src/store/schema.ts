@@ -178,6 +178,8 @@ export interface NodesTable {
   enable_signups: Flag;
   share_token: string | null;
   share_enabled: Flag;
+  /** 1: other sites may not frame this document (`frame-ancestors 'self'`, src/http/framing.ts). */
+  forbid_framing: Generated<Flag>;
   source_node_id: number | null;
   /** First 16 hex chars of SHA-256 of the stored bytes (sites and uploads). */
   checksum: string | null;

@@ -132,7 +132,7 @@ function actions(tree: Tree, n: NodeRow, hostUrl: string): Html {
       : '';
   const share =
     n.type === 'site'
-      ? html`<a class="button secondary" href="${base}/sharing" title="${n.share_enabled ? 'Anyone with the share link may view and save it. Manage the link.' : 'Share a link that lets others view and save it.'}">${n.share_enabled ? 'Shared' : 'Share'}</a>`
+      ? html`<a class="button secondary" href="${base}/sharing" title="${n.share_enabled ? 'Anyone with the share link may view and save it. Manage the link, and whether other sites may frame it.' : 'Share a link that lets others view and save it; choose whether other sites may frame it.'}">${n.share_enabled ? 'Shared' : 'Share'}</a>`
       : '';
   // Links to an app or a shared document are out there: say what a new address does to them.
   const why = n.enable_signups
