@@ -156,6 +156,8 @@ export const limits = {
   database: { connectMs: 5_000, queryMs: 30_000 },
   /** Retry-After of a 503 while storage is unreachable, seconds. */
   storageRetryAfterSeconds: 2,
+  /** Retry-After of a 503 `bus-unavailable` while Redis is unreachable, seconds (the bus looks for it every second). */
+  redisRetryAfterSeconds: 2,
 } as const;
 
 /** Paid tiers report their site count as unlimited (src/billing/plans.ts `siteLimit` also knows superadmins

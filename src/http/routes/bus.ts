@@ -12,6 +12,7 @@ import { channels } from '../../events/bus.ts';
 import { SseStream } from '../../sse/stream.ts';
 import { takeStreamSlot } from '../../sse/slots.ts';
 import { busFrame } from '../../bus/bus.ts';
+import { publishLive } from '../../events/publish.ts';
 import { SEND_BODY, subscriptionChannels } from '../../bus/wire.ts';
 import { documentPathOf, documentUrlHeader } from '../../save/document-url.ts';
 
@@ -61,7 +62,8 @@ const plugin: RoutePlugin = async (app, { services: s }) => {
       throw badRequest('The Page-URL names another host.', 'bad-document-url');
     const origin = pageUrl || (req.headers['x-api-key'] ? 'agent' : '');
     const delivered = s.bus.subscribers(accountId, body.data.channel);
-    const seq = await s.bus.publish(accountId, body.data, origin);
+    // Live only: refused at once (503) while Redis is away, never left waiting for it.
+    const seq = await publishLive(s, () => s.bus.publish(accountId, body.data, origin));
     // The built-in AI editing answers requests made on this process (src/ai-edit).
     s.aiEdit.heard(accountId, body.data, { caller, pageUrl });
     return { delivered, seq };
