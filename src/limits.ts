@@ -149,6 +149,8 @@ export const limits = {
     concurrency: 4,
     timeoutMs: 2 * MINUTE,
     agentGraceMs: 1000,
+    /** A stopping process waits at most this for its AI edits to end (aborted, their pages told). */
+    closeWaitMs: 3000,
     deltaMs: 50,
     replyBytes: 5 * MB,
   },
