@@ -160,6 +160,10 @@ export const limits = {
   storageRetryAfterSeconds: 2,
   /** Retry-After of a 503 `bus-unavailable` while Redis is unreachable, seconds (the bus looks for it every second). */
   redisRetryAfterSeconds: 2,
+  /** While Redis is connected, an answer that follows an event (a live message's `seq`, a control envelope, a host
+   *  change: src/events/publish.ts) waits at most this for it — beyond the bus's 2 s command timeout, by which a
+   *  publish is out or has failed into the outbox. While Redis is away it does not wait at all. */
+  busAnswerWaitMs: 3_000,
 } as const;
 
 /** Paid tiers report their site count as unlimited (src/billing/plans.ts `siteLimit` also knows superadmins

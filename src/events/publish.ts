@@ -10,46 +10,56 @@
 import type { Services } from '../services.ts';
 import { channels, type KilnEvent, type LaneEvent, type NodeEvent, type RecordNote } from './bus.ts';
 import { recordActivity, type ActivityRow } from '../store/activity.ts';
-import { EVENT_WAIT_MS, eventsOut } from '../store/transaction.ts';
 import { fail } from '../errors.ts';
 import { limits } from '../limits.ts';
 
 /** An event a request's answer follows (a control envelope, the data-clobber guard's note, a share revoked, hosts
- *  changed): like a write's events, the answer waits for it while the bus flows (at most EVENT_WAIT_MS), and not at
- *  all while Redis is away — the event then waits in the bus's outbox, behind those before it, and goes out when
- *  Redis returns. Never rejects: a publish the bus refuses (its outbox full) is logged. */
-export function publishSoon(
+ *  changed): while the bus flows the answer waits until the event is out (at most `limits.busAnswerWaitMs`); while
+ *  Redis is away, not at all — the event waits in the bus's outbox, behind those before it, and goes out when Redis
+ *  returns. Never rejects: a publish the bus refuses (its outbox full) is logged. */
+export async function publishSoon(
   s: Pick<Services, 'events'>,
   channel: string,
   event: KilnEvent,
   what: string,
 ): Promise<void> {
-  const published = s.events.publish(channel, event).catch((err) => console.error(`publishing ${what} failed:`, err));
-  return eventsOut(s, [published]);
+  const flowing = s.events.flowing();
+  const published = s.events.publish(channel, event).catch((err) => {
+    console.error(`publishing ${what} failed:`, err);
+    return null;
+  });
+  if (flowing) await settledWithin(published, limits.busAnswerWaitMs);
 }
 
 /** A live-only event a request is answered with the id of (a bus message, an editor snapshot): nothing keeps one
  *  for later (no replay), and one may be megabytes, so it never waits in the bus's outbox: while Redis is away the
  *  request is refused at once, 503 `bus-unavailable` with Retry-After. Resolves with the event's id, or null when
- *  the bus has not confirmed it within EVENT_WAIT_MS (it is on its way; the answer does not wait for Redis). */
+ *  the bus has not confirmed it within `limits.busAnswerWaitMs` (it is on its way). */
 export async function publishLive(s: Pick<Services, 'events'>, publish: () => Promise<number>): Promise<number | null> {
   const unavailable = () =>
     fail('bus-unavailable', 'Redis is unreachable for a moment, so this live message was not sent: try again.', {
       retryAfter: limits.redisRetryAfterSeconds,
     });
   if (!s.events.flowing()) throw unavailable();
-  const published = publish();
-  // Refused later (the bus closing with it still waiting): nobody waits for it any more.
-  published.catch(() => {});
+  let refused = false;
+  const published = publish().catch(() => {
+    // The bus refused it (its outbox full, or closing).
+    refused = true;
+    return null;
+  });
+  const id = await settledWithin(published, limits.busAnswerWaitMs);
+  if (refused) throw unavailable();
+  return id;
+}
+
+/** `p`'s value, or null when it has not settled within `ms`. */
+async function settledWithin<T>(p: Promise<T>, ms: number): Promise<T | null> {
   let timer: NodeJS.Timeout | undefined;
   const late = new Promise<null>((resolve) => {
-    timer = setTimeout(() => resolve(null), EVENT_WAIT_MS);
+    timer = setTimeout(() => resolve(null), ms);
   });
   try {
-    return await Promise.race([published, late]);
-  } catch {
-    // The bus refused it (its outbox full).
-    throw unavailable();
+    return await Promise.race([p, late]);
   } finally {
     clearTimeout(timer);
   }
