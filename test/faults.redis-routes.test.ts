@@ -60,10 +60,8 @@ async function whileAway<T>(p: Promise<T>, what: string): Promise<T> {
   return res;
 }
 
-test('a bus send and a live relay during an outage are refused at once: 503 bus-unavailable with Retry-After', {
-  skip,
-  timeout: 60_000,
-}, async () => {
+/** An owner signed in on their host, with a document, and the headers their page sends. */
+async function ownerWithPage(name: string) {
   const main = kiln.client();
   const me = await signedIn(kiln, main);
   const host = kiln.hostOf(me.username);
@@ -71,48 +69,62 @@ test('a bus send and a live relay during an outage are refused at once: 503 bus-
     ownerId: me.id,
     parentId: 0,
     type: 'site',
-    name: 'relay.html',
+    name,
     html: '<!DOCTYPE html><html><body><p>x</p></body></html>',
   });
-  const owner = main.on(host);
-  const headers = {
-    origin: `http://${host}`,
-    'sec-fetch-site': 'same-origin',
-    'page-url': `http://${host}/relay.html`,
-  };
+  const headers = { origin: `http://${host}`, 'sec-fetch-site': 'same-origin', 'page-url': `http://${host}/${name}` };
+  return { owner: main.on(host), host, headers };
+}
+
+/** A 503 `bus-unavailable`, with when to try again. */
+function assertBusUnavailable(res: { status: number; text: string; json: any; headers: Record<string, any> }) {
+  assert.equal(res.status, 503, res.text);
+  assert.equal(res.json.code, 'bus-unavailable');
+  assert.match(res.headers['retry-after'] ?? '', /^\d+$/);
+}
+
+test('a bus send during an outage is refused at once: 503 bus-unavailable with Retry-After', {
+  skip,
+  timeout: 60_000,
+}, async () => {
+  const { owner, headers } = await ownerWithPage('bus.html');
   const send = () =>
     owner.post(
       '/_/bus/send',
       { channel: 'ai-edit', type: 'ai-edit/request', v: 1, sender: 'page-a1', payload: { id: 'r1' } },
       { headers },
     );
+  assert.equal((await send()).status, 200, 'the bus works with Redis there');
+  await cutRedis();
+  try {
+    const res = await whileAway(send(), 'a bus send with Redis away');
+    assertBusUnavailable(res);
+    assert.match(res.json.error, /Redis is unreachable/, 'the page shows `error`');
+  } finally {
+    await restoreRedis();
+  }
+  assert.equal((await send()).status, 200, 'sent again once Redis is back');
+});
+
+test('a live relay (an editor snapshot) during an outage is refused at once: 503 bus-unavailable with Retry-After', {
+  skip,
+  timeout: 60_000,
+}, async () => {
+  const { owner, host, headers } = await ownerWithPage('relay.html');
   const relay = () =>
     owner.post(
       '/_/sync',
       { snapshot: '<!DOCTYPE html><html><body><p>typing</p></body></html>', sender: 'tab-1' },
       { headers: { ...headers, 'document-url': `http://${host}/relay.html` } },
     );
-  assert.equal((await send()).status, 200, 'the bus works with Redis there');
-
+  assert.equal((await relay()).status, 200, 'relayed with Redis there');
   await cutRedis();
   try {
-    const sent = await whileAway(send(), 'a bus send with Redis away');
-    assert.equal(sent.status, 503, sent.text);
-    assert.equal(sent.json.code, 'bus-unavailable');
-    assert.equal(typeof sent.json.error, 'string', 'the page shows `error`');
-    assert.match(sent.headers['retry-after'] ?? '', /^\d+$/);
-
-    const relayed = await whileAway(relay(), 'a live relay with Redis away');
-    assert.equal(relayed.status, 503, relayed.text);
-    assert.equal(relayed.json.code, 'bus-unavailable');
-    assert.match(relayed.headers['retry-after'] ?? '', /^\d+$/);
+    assertBusUnavailable(await whileAway(relay(), 'a live relay with Redis away'));
   } finally {
     await restoreRedis();
   }
-  // Redis back: both are sent again.
-  const back = await send();
-  assert.equal(back.status, 200, back.text);
-  assert.equal((await relay()).status, 200);
+  assert.equal((await relay()).status, 200, 'relayed again once Redis is back');
 });
 
 test('a control message during an outage is answered at once and reaches the other devices once Redis returns', {

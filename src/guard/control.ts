@@ -51,7 +51,7 @@ export async function receiveControl(
     const node = await findByPath(s, scope.account.id, d.path);
     if (node?.type === 'site') applied = await s.guard.dismissFromDevice(node, d.hash, scope.actor.writer);
   }
-  // Never waits for Redis: while it is away the envelope waits in the bus's outbox, in order.
+  // Waits for Redis only while it is connected: while it is away the envelope waits in the bus's outbox, in order.
   await publishSoon(
     s,
     channels.account(scope.account.id),

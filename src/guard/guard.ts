@@ -319,7 +319,7 @@ export class DataLossGuard {
       action,
       data,
     };
-    // Never waits for Redis (the panel's answers wait for this document's guard work): the note waits in the outbox.
+    // The panel's answers wait for this document's guard work: this waits for Redis only while it is connected.
     return publishSoon(this.s, channels.document(node.id), note, 'a data-loss note');
   }
 

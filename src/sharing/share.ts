@@ -128,7 +128,7 @@ async function reread(s: Services, nodeId: number): Promise<NodeRow> {
 /** Tells every process that share grants of this document are gone. A failed publish is logged,
  *  not thrown: the state change has committed and every new request is already refused. */
 async function publishRevocation(s: Services, nodeId: number) {
-  // Never waits for Redis: while it is away the event waits in the bus's outbox.
+  // Waits for Redis only while it is connected: while it is away the event waits in the bus's outbox.
   await publishSoon(
     s,
     channels.document(nodeId),
