@@ -45,7 +45,7 @@ Usage:
                                start with @NAME (default: those naming no engine). --timeout: a
                                command still running after S seconds is ended and the page told
                                (default ${limits.aiEdit.timeoutMs / 1000}, as Kiln's own engines); --concurrency: at most N
-                               commands at once, the page of another told to wait (default ${limits.aiEdit.perOwner})
+                               commands at once, a request beyond them refused (default ${limits.aiEdit.perOwner})
   kiln --version               Kiln's version and the Node.js it runs on
   kiln --help                  this text
 
