@@ -165,6 +165,10 @@ export const ERRORS = {
     status: 503,
     when: 'The database went away while a save was being committed and its outcome could not be read back: read the document before retrying.',
   },
+  'bus-unavailable': {
+    status: 503,
+    when: 'Redis is unreachable: a live-only message (the `/_/bus`, an editor snapshot on the live lane), which nothing keeps for later, was not sent; `Retry-After` says when to try again.',
+  },
   'no-worker': {
     status: 503,
     when: 'Every worker of `kiln serve --workers` is restarting and none came back within 5 s; nothing was read; `Retry-After` says when to retry.',

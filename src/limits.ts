@@ -167,6 +167,8 @@ export const limits = {
     concurrency: 4,
     timeoutMs: 2 * MINUTE,
     agentGraceMs: 1000,
+    /** A stopping process waits at most this for its AI edits to end (aborted, their pages told). */
+    closeWaitMs: 3000,
     deltaMs: 50,
     replyBytes: 5 * MB,
     budget: {
@@ -180,6 +182,12 @@ export const limits = {
   database: { connectMs: 5_000, queryMs: 30_000 },
   /** Retry-After of a 503 while storage is unreachable, seconds. */
   storageRetryAfterSeconds: 2,
+  /** Retry-After of a 503 `bus-unavailable` while Redis is unreachable, seconds (the bus looks for it every second). */
+  redisRetryAfterSeconds: 2,
+  /** While Redis is connected, an answer that follows an event (a live message's `seq`, a control envelope, a host
+   *  change: src/events/publish.ts) waits at most this for it — beyond the bus's 2 s command timeout, by which a
+   *  publish is out or has failed into the outbox. While Redis is away it does not wait at all. */
+  busAnswerWaitMs: 3_000,
 } as const;
 
 /** Paid tiers report their site count as unlimited (src/billing/plans.ts `siteLimit` also knows superadmins

@@ -103,8 +103,11 @@ export async function createServices(config: Config, clock: Clock = systemClock)
 
 export async function closeServices(s: Services) {
   s.planSettings.stop();
-  s.aiEdit.close();
+  // AI edits are aborted first, and their pages told, before the streams close (the streams' last words); their
+  // own errors go out on the bus before it closes.
+  const edits = s.aiEdit.close();
   s.hub.closeAll();
+  await edits;
   await s.guard.idle();
   await s.stylesheets.idle();
   await s.events.close();
@@ -178,6 +181,8 @@ export async function startServer(config: Config, clock?: Clock, opts: { listen?
       clearTimeout(first);
       clearInterval(hourly);
       heap.stop();
+      // AI edits end before the streams close (app.close: the live-sync plugin's preClose); see closeServices.
+      void services.aiEdit.close();
       await backups.stop();
       await app.close();
       // Requests in flight on accepted connections finish (new ones are answered 503 while closing);

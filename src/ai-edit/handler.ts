@@ -50,6 +50,8 @@ import type { Plan } from '../store/schema.ts';
 import { charge, dayOf } from './budget.ts';
 
 export const CHANNEL = 'ai-edit';
+/** What a page hears of its edit when Kiln stops. */
+export const RESTARTING = 'Kiln is restarting: ask again in a moment.';
 
 const kb = (bytes: number) => `${Math.ceil(bytes / 1024).toLocaleString('en')} KB`;
 
@@ -81,6 +83,10 @@ export class AiEditHandler {
   /** Requests running in this process: per owner, and all of them (`all`). */
   private readonly running = new Counts<number | 'all'>();
   private readonly s: HandlerServices;
+  /** Requests being handled in this process (close waits for them). */
+  private readonly runs = new Set<Promise<void>>();
+  /** Set once the process is stopping. */
+  private closed: Promise<void> | null = null;
 
   constructor(s: HandlerServices, config: AiEditConfig | null) {
     this.s = s;
@@ -105,7 +111,15 @@ export class AiEditHandler {
   /** A message sent on a host's bus through this process. */
   heard(accountId: number, body: SendBody, ctx: Heard): void {
     if (body.channel !== CHANNEL || body.type !== 'ai-edit/request') return;
-    void this.request(accountId, body, ctx).catch((err) => console.error('AI edit failed:', err));
+    if (this.closed) {
+      const id = REQUEST_ID.safeParse(body.payload);
+      if (id.success)
+        void this.reply(accountId, 'ai-edit/error', { id: id.data.id, message: RESTARTING }).catch(() => {});
+      return;
+    }
+    const run = this.request(accountId, body, ctx).catch((err) => console.error('AI edit failed:', err));
+    this.runs.add(run);
+    void run.finally(() => this.runs.delete(run));
   }
 
   private async request(accountId: number, body: SendBody, ctx: Heard): Promise<void> {
@@ -369,9 +383,20 @@ export class AiEditHandler {
     }).catch((err) => console.error('recording an AI edit failed:', err));
   }
 
-  /** Ends every running request (the process is stopping). */
-  close(): void {
-    for (const job of this.jobs.values()) job.abort.abort(new Refusal('Kiln is restarting: ask again in a moment.'));
+  /** Ends every running request (the process is stopping): each is aborted at once and its page told (`error`);
+   *  resolves once they have ended, or after `limits.aiEdit.closeWaitMs` (their errors may wait for Redis). A
+   *  request heard from now on is refused. */
+  close(): Promise<void> {
+    if (this.closed) return this.closed;
+    for (const job of this.jobs.values()) job.abort.abort(new Refusal(RESTARTING));
+    let timer: NodeJS.Timeout | undefined;
+    this.closed = Promise.race([
+      Promise.allSettled(this.runs).then(() => {}),
+      new Promise<void>((resolve) => {
+        timer = setTimeout(resolve, limits.aiEdit.closeWaitMs);
+      }),
+    ]).finally(() => clearTimeout(timer));
+    return this.closed;
   }
 }
 

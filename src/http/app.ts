@@ -173,7 +173,7 @@ export async function buildApp(s: HttpServices): Promise<FastifyInstance> {
       status = 500;
       msg = 'Something went wrong on our side.';
     }
-    if (status === 429 && extra?.retryAfter) reply.header('Retry-After', String(extra.retryAfter));
+    if ((status === 429 || status === 503) && extra?.retryAfter) reply.header('Retry-After', String(extra.retryAfter));
     if (code === 'outcome-unknown') reply.header('Retry-After', String(limits.storageRetryAfterSeconds));
     if (wantsHtml(req)) {
       if (status === 401 || (status === 403 && code === 'login-required')) {
