@@ -189,6 +189,16 @@ test('general limiter: anonymous writes to /_/ count; sync-key requests and shar
   const wrong = await visitor.get('/_/sync/nodes', { headers: { 'x-api-key': `hcsk_${'0'.repeat(64)}` } });
   assert.equal(wrong.status, 401);
   assert.equal((await failedLogin(visitor)).headers['ratelimit-remaining'], '98');
+  // A key that does not work here exempts nothing: a made-up one, or a valid key of another account, on this host.
+  const other = await member({ plan: 'personal' });
+  const { key: otherKey } = await createSyncKey(kiln.services, other.person.id);
+  for (const [i, k] of [`hcsk_${'0'.repeat(64)}`, otherKey].entries()) {
+    const write = await visitor.on(host).post('/_/save', '<html><p>x</p></html>', {
+      headers: { 'content-type': 'text/plain', 'document-url': `http://${host}/nothing.html`, 'x-api-key': k },
+    });
+    assert.ok(write.status >= 400 && write.status < 500, write.text);
+    assert.equal(write.headers['ratelimit-remaining'], String(97 - i), `key ${i} is counted`);
+  }
 });
 
 test('strict limiter on signup: 5 attempts an hour per address, then 429 (a page with the form for browsers); another address signs up', async () => {

@@ -9,11 +9,12 @@
 //     first path segment after `/_/` starts with login, signup, setup, logout, welcome, reset, forgot,
 //     password, confirm or verify, and the same under `/_/app/` (a multi-tenant app's sign-up, login,
 //     reset and confirm pages); `ACCOUNT_PAGE`. Viewing a page never counts;
-//   - every anonymous write to `/_/…` (POST/PUT/PATCH/DELETE without a session cookie), except
-//     requests that carry a sync key (`X-API-Key`: the sync API is key-authenticated and a desktop
-//     client makes thousands of calls), requests that carry a share cookie (`share_*`: share guests
-//     save and send live snapshots like owners do) and the provider webhooks (`/_/webhooks/…`: signed,
-//     and sent from the provider's few addresses).
+//   - every anonymous write to `/_/…` (POST/PUT/PATCH/DELETE without a session of the host), except
+//     requests with credentials that work on that host (src/http/auth.ts `hasCredentials`): a sync key
+//     that may act there (the sync API is key-authenticated and a desktop client makes thousands of
+//     calls), a live share token of one of its documents (share guests save and send live snapshots like
+//     owners do); a key or token that only looks valid is counted. The provider webhooks
+//     (`/_/webhooks/…`: signed, and sent from the provider's few addresses) are not counted either.
 //   Not limited: document and upload GETs, the public data API, live/sync streams, signed-in saves,
 //   uploads and dashboard work (those are bounded by plan quotas per account).
 //
@@ -32,6 +33,7 @@ import type { Services } from '../services.ts';
 import type { LimitResult, RateLimiter } from '../core/rate-limiter.ts';
 import { tooMany } from '../errors.ts';
 import { limits } from '../limits.ts';
+import { hasCredentials } from '../http/auth.ts';
 
 /** Paths of the account pages (sign-in, sign-up, setup, welcome, password reset, email confirmation). */
 const ACCOUNT_PAGE =
@@ -55,17 +57,15 @@ function routedPath(req: FastifyRequest): string {
   }
 }
 
-/** True when the general limiter counts this request (see the head of this file). */
-function generalLimitApplies(req: FastifyRequest): boolean {
+/** True when the general limiter counts this request (see the head of this file): credentials that work
+ *  on this host exempt it (a sync key or share token that merely looks like one does not). */
+async function generalLimitApplies(s: Services, req: FastifyRequest): Promise<boolean> {
   const url = routedPath(req);
   if (!url.startsWith('/_/')) return false;
   if (READS.has(req.method)) return false;
   if (ACCOUNT_PAGE.test(url)) return true;
-  if (req.actor) return false;
   if (url.startsWith('/_/webhooks/')) return false;
-  if (req.headers['x-api-key'] !== undefined) return false;
-  for (const name of Object.keys(req.cookies ?? {})) if (name.startsWith('share_')) return false;
-  return true;
+  return !(await hasCredentials(s, req));
 }
 
 /** The `RateLimit-*` headers of one counted request. */
@@ -111,7 +111,7 @@ async function enforce(
 export function registerRateLimits(app: FastifyInstance, s: Services): void {
   const { windowMs } = limits.generalLimiter;
   app.addHook('onRequest', async (req, reply) => {
-    if (!generalLimitApplies(req)) return;
+    if (!(await generalLimitApplies(s, req))) return;
     await enforce(reply, s.generalLimiter, `ip:${req.ip}`, windowMs, 'requests from your address');
   });
 }
