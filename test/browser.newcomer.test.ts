@@ -371,6 +371,19 @@ test('a host without index.html offers its owner to create one; visitors get a p
 
   const visitor = await bk.kiln.client(bk.kiln.hostOf('bo')).get('/nothing-here');
   assert.equal(visitor.status, 200, 'the new index.html answers unknown paths again');
+
+  // Its owner opening an address with nothing at it: a notice and "Create this document", never the home page
+  // in edit mode (whose save would fail there).
+  await p.goto(`http://bo.${new URL(bk.mainUrl()).host}/notes/plan.html`);
+  assert.match((await p.textContent('h1')) ?? '', /Nothing is at \/notes\/plan\.html/);
+  assert.equal(await p.locator('[contenteditable="true"]').count(), 0);
+  await check(p, 'nothing-here', 'phone');
+  await page.goto(bk.docUrl(owner.username, '/drafts/missing.html'));
+  assert.match((await page.textContent('h1')) ?? '', /Nothing is at \/drafts\/missing\.html/);
+  await check(page, 'nothing-here', 'desktop');
+  await p.getByRole('link', { name: 'Create this document' }).click();
+  await p.waitForURL(/\/_\/dashboard\?new=notes%2Fplan\.html$/);
+  assert.equal(await p.inputValue('#new-site'), 'notes/plan.html');
   await phone.close();
 });
 

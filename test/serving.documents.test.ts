@@ -89,6 +89,53 @@ test('`/` serves index.html; folders and unknown paths render the root document 
   assert.equal((await anon.get('/app.html/settings/profile')).text, APP);
 });
 
+test('an account’s own 404.html answers missing paths with status 404 (every account may have one); its owner sees a notice with "Create this document"', async () => {
+  const c = kiln.client();
+  const carol = await signedIn(kiln, c);
+  const carolHost = kiln.hostOf(carol.username);
+  const visitor = kiln.client(carolHost);
+  const owner = c.on(carolHost);
+  const NOT_FOUND = '<!doctype html><html><body><h1>Lost?</h1></body></html>';
+  assert.equal((await c.post('/_/dashboard/nodes', { type: 'site', name: 'index.html', html: INDEX })).status, 201);
+  // The spec's fallback stays the default: the root document, 200, so page script can route.
+  assert.equal((await visitor.get('/no/such/page')).status, 200);
+  // The owner opening that address in a browser: a notice (404), never the editable root page.
+  const navigate = { headers: { 'sec-fetch-dest': 'document', 'sec-fetch-mode': 'navigate' } };
+  const notice = await owner.page('/notes/todo.html', navigate);
+  assert.equal(notice.status, 404);
+  assert.match(notice.text, /Nothing is at <code>\/notes\/todo\.html<\/code>/);
+  assert.match(notice.text, /dashboard\?new=notes%2Ftodo\.html/);
+  assert.match(notice.text, /Make a <code>404\.html<\/code>/);
+  assert.doesNotMatch(notice.text, /root ✓/);
+  // A script of the owner's page (not a page load) still gets the root document, as any visitor.
+  assert.equal((await owner.get('/no/such/page')).text, INDEX);
+
+  // With a 404.html (alice has none; bob may have one too: the name is unique per account only).
+  const made = await c.post('/_/dashboard/nodes', { type: 'site', name: '404.html', html: NOT_FOUND });
+  assert.equal(made.status, 201, made.text);
+  const b = kiln.client();
+  await signedIn(kiln, b);
+  assert.equal((await b.post('/_/dashboard/nodes', { type: 'site', name: '404.html', html: NOT_FOUND })).status, 201);
+  for (const path of ['/no/such/page', '/missing.html', '/docs/']) {
+    const res = await visitor.get(path);
+    assert.equal(res.status, 404, path);
+    assert.equal(res.text, NOT_FOUND, path);
+  }
+  // No 304 for a missing address, whatever the browser kept.
+  const again = await visitor.get('/missing.html', {
+    headers: { 'if-none-match': `"${checksum(Buffer.from(NOT_FOUND))}"` },
+  });
+  assert.equal(again.status, 404);
+  assert.equal((await visitor.get('/')).text, INDEX, '`/` is still the home page');
+  assert.equal((await visitor.get('/404.html')).status, 200, 'the page itself, asked for by name');
+  assert.match(
+    (await owner.page('/gone', navigate)).text,
+    /Visitors get your <code>404\.html<\/code> here, with status 404/,
+  );
+  const dashboard = await c.page('/_/dashboard');
+  assert.match(dashboard.text, /answer with your <code>404\.html<\/code> \(status 404\)/);
+});
+
 test('an account without index.html: `/` and unknown paths answer 404', async () => {
   const c = kiln.client();
   const bob = await signedIn(kiln, c);

@@ -144,10 +144,17 @@ export function isDocumentName(name: string): boolean {
 }
 
 /** Names unique among siblings only: index documents (each account's and each folder's home page,
- *  so every account may have one) and the two pages of every collection (src/collections). Every
+ *  so every account may have one), `404.html` (an account's page for missing addresses) and the two pages
+ *  of every collection (src/collections). Every
  *  other document name is unique beyond its folder: across this Kiln (as Hyperclay, the default), or
  *  across its account's folders when the instance setting says names are per account. */
-export const SIBLING_UNIQUE_NAMES = ['index.html', 'index.htmlclay', 'submission-form.html', 'dashboard.html'] as const;
+export const SIBLING_UNIQUE_NAMES = [
+  'index.html',
+  'index.htmlclay',
+  'submission-form.html',
+  'dashboard.html',
+  '404.html',
+] as const;
 
 /** True when a document name is unique beyond its folder (every name but those above). */
 export function isGlobalDocumentName(name: string): boolean {

@@ -8,10 +8,13 @@ import { redirectTarget, storedContent } from '../store/nodes.ts';
 import { allows, resourceOf } from '../access/authorize.ts';
 
 export const ROOT_DOCUMENT = 'index.html';
+/** An account's own page for missing paths (Neocities' convention): having one opts out of the root fallback. */
+export const NOT_FOUND_DOCUMENT = '404.html';
 
 export type Resolved =
-  /** A document. `fallback`: the URL named no document, so the account's root document answers. */
-  | { kind: 'document'; node: NodeRow; fallback: boolean }
+  /** A document. `fallback`: the URL named no document, so the account's root document answers (with 200, so
+   *  page script can route), or its `404.html` when it has one (`notFound`: with status 404). */
+  | { kind: 'document'; node: NodeRow; fallback: boolean; notFound?: boolean }
   /** An upload at exactly this path (served by the upload seam, not here). */
   | { kind: 'upload'; node: NodeRow }
   /** The old address of a document renamed or moved in the last 30 days: where it is now. */
@@ -47,7 +50,8 @@ export function decodeRequestPath(url: string): string {
  *  - `/` → `index.html`;
  *  - a path through a document name (`/app.html`, `/a/app.html/spa/route`) → that document;
  *  - an upload at exactly the path → the upload;
- *  - anything else (folders, unknown paths) → the root `index.html` as a fallback, or null. */
+ *  - anything else (folders, unknown paths) → the account's `404.html` (status 404) when it has one, else the
+ *    root `index.html` as a fallback, or null. */
 export async function resolveDocumentPath(s: Services, accountId: number, pathname: string): Promise<Resolved> {
   const segments = pathname.split('/').filter((p) => p !== '');
   const docEnd = segments.findIndex(isDocumentName);
@@ -66,9 +70,12 @@ export async function resolveDocumentPath(s: Services, accountId: number, pathna
   return rootFallback(s, accountId);
 }
 
-/** What a path that names nothing serves: the root `index.html` as a fallback, or null. Also what a
- *  private name serves to whoever may not see it, so the two answer alike. */
+/** What a path that names nothing serves: the account's `404.html` when it has one, else the root
+ *  `index.html` as a fallback, or null. Also what a private name serves to whoever may not see it, so the
+ *  two answer alike. */
 export async function rootFallback(s: Services, accountId: number): Promise<Resolved> {
+  const own404 = await findByPath(s, accountId, NOT_FOUND_DOCUMENT);
+  if (own404?.type === 'site') return { kind: 'document', node: own404, fallback: true, notFound: true };
   const root = await findByPath(s, accountId, ROOT_DOCUMENT);
   return root?.type === 'site' ? { kind: 'document', node: root, fallback: true } : null;
 }

@@ -3,6 +3,7 @@
 // the pre-rendered node list the server answers with.
 import { EDITABLE_EXTENSIONS, extensionOf } from '../uploads/content-types.ts';
 import { formatSize } from '../core/size.ts';
+import { isDocumentName } from '../core/names.ts';
 import { escapeHtml, html, raw, type Html } from './html.ts';
 import { page } from './pages.ts';
 import type { NodeRow } from '../nodes/tree.ts';
@@ -346,6 +347,11 @@ ${
 ${team ? '' : html`<a class="trash-link" href="/_/dashboard/messages">Messages${v.unreadMessages ? ` (${v.unreadMessages} new)` : ''}</a>`}
 <a class="trash-link" href="/_/dashboard/trash${team ? `?team=${encodeURIComponent(v.owner)}` : ''}">Trash${v.trashed ? ` (${v.trashed})` : ''}</a></div>
 <div id="tree" data-upload-limit="${v.uploadLimit}" data-team="${team ? v.owner : ''}">${raw(nodeListHtml(v))}</div>
+<p class="muted" id="missing-paths">${
+      v.nodes.some((n) => n.parent_id === 0 && n.type === 'site' && n.name === '404.html')
+        ? html`Addresses with nothing at them answer with your <code>404.html</code> (status 404).`
+        : html`Addresses with nothing at them show your <code>index.html</code>, so a page's script can route; create a <code>404.html</code> to answer them with it, and status 404, instead.`
+    }</p>
 ${activityHtml(v.activity)}`,
     scripts: html`<style>${raw(STYLE)}</style><script>${raw(SCRIPT)}</script>`,
   });
@@ -570,6 +576,26 @@ const SCRIPT = `
   applyCollapsed();
 })();
 `;
+
+/** What the owner sees at an address of their host that names nothing (visitors get the root page, so page
+ *  script can route, or the account's 404.html with status 404): what visitors get, and "Create this document". */
+export function nothingHere(o: { base: string; username: string; pathname: string; own404: boolean }): string {
+  const path = o.pathname.replace(/^\/+|\/+$/g, '');
+  const name = isDocumentName(path.split('/').pop() ?? '') ? path : `${path}.html`;
+  const create = `${o.base}/_/dashboard?new=${encodeURIComponent(name)}`;
+  return page({
+    title: 'Nothing here yet',
+    username: o.username,
+    base: o.base,
+    body: html`<h1>Nothing is at <code>${o.pathname}</code></h1>
+<p>${
+      o.own404
+        ? html`Visitors get your <code>404.html</code> here, with status 404.`
+        : html`Visitors get your home page (<code>index.html</code>) here, so a page's script can read the address and route. Make a <code>404.html</code> to answer missing addresses with it, and status 404, instead.`
+    }</p>
+<p><a class="button" href="${create}">Create this document</a> <a class="button secondary" href="/">Open the home page</a> <a class="button secondary" href="${o.base}/_/dashboard">Go to your documents</a></p>`,
+  });
+}
 
 /** What the owner sees on their host when it has no `index.html` (visitors get a plain 404). */
 export function noHomePage(o: { base: string; username: string; pathname: string }): string {

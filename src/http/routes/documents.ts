@@ -41,7 +41,7 @@ import { ADMIN_COOKIE, RESOURCE_COOKIE } from '../cookies.ts';
 import { mainHome } from '../home.ts';
 import { sendPage, sendPieces, wantsHtml } from '../io.ts';
 import { nodeUrlPath } from '../../core/urls.ts';
-import { noHomePage } from '../../ui/dashboard.ts';
+import { noHomePage, nothingHere } from '../../ui/dashboard.ts';
 import { bounceToMainApp, hintNamesThisHost } from '../sessions.ts';
 import { serveUpload } from '../../uploads/serve.ts';
 import { answerDataQuery, wantsData } from '../data-answers.ts';
@@ -127,16 +127,23 @@ const plugin: RoutePlugin = async (app, { services: s }) => {
     // The root document answers unknown paths for page loads and scripts (single-page apps), never for
     // a browser's image, script or style request (a missing /favicon.ico is not the home page).
     if (found?.kind === 'document' && found.fallback && isSubresource(req)) throw notFound();
+    // Whoever keeps this host's pages, opening an address in a browser: told what is (not) there, with one click
+    // to the fix, never an editable fallback page whose save would fail.
+    const keeper =
+      actor &&
+      (actor.accountId === site.accountId || req.teamRole === 'owner' || req.teamRole === 'editor') &&
+      wantsHtml(req);
     if (!found) {
-      // Its owner learns why and gets one click to the fix; everyone else a plain 404.
-      if (
-        actor &&
-        (actor.accountId === site.accountId || req.teamRole === 'owner' || req.teamRole === 'editor') &&
-        wantsHtml(req)
-      )
+      if (keeper)
         return sendPage(reply, noHomePage({ base: s.config.baseUrl, username: actor.username, pathname }), 404);
       throw notFound();
     }
+    if (found.kind === 'document' && found.fallback && keeper && isPageLoad(req))
+      return sendPage(
+        reply,
+        nothingHere({ base: s.config.baseUrl, username: actor.username, pathname, own404: !!found.notFound }),
+        404,
+      );
     if (found.kind === 'redirect') {
       // A renamed or moved document: its old address leads to it (query kept), while it may be seen.
       const q = req.url.indexOf('?');
@@ -185,7 +192,12 @@ const plugin: RoutePlugin = async (app, { services: s }) => {
     // The owner's markers render only under the owner's own pages; a document may forbid framing by others.
     if (saver || node.forbid_framing === 1) framedOnlyBySelf(reply);
     // A neighbour's frame gets the bytes in full: the browser's copy for this URL may be the owner's.
-    if (!elsewhere && node.checksum && ifNoneMatchHits(req.headers['if-none-match'], node.checksum)) {
+    if (
+      !elsewhere &&
+      !found.notFound &&
+      node.checksum &&
+      ifNoneMatchHits(req.headers['if-none-match'], node.checksum)
+    ) {
       return reply.code(304).header('etag', `"${node.checksum}"`).send();
     }
     const content = await documentContent(s, node);
@@ -207,7 +219,11 @@ const plugin: RoutePlugin = async (app, { services: s }) => {
     if (owner || unconfirmed) reply.header('cache-control', 'private, no-cache').header('vary', 'Cookie');
     else if (ticket && !elsewhere && !found.fallback && !caller.shareGuest && !req.actor)
       req.hotKeep = { ticket, node, checksum: content.checksum };
-    reply.code(200).header('content-type', 'text/html; charset=utf-8').header('etag', `"${content.checksum}"`);
+    // An account's own 404.html answers missing paths with status 404 (the root fallback with 200).
+    reply
+      .code(found.notFound ? 404 : 200)
+      .header('content-type', 'text/html; charset=utf-8')
+      .header('etag', `"${content.checksum}"`);
     if (!(owner || unconfirmed)) return reply.send(content.bytes);
     const tag = toolbarTag(childPathOf(node), s.config.baseUrl, unconfirmed ? actor!.email : undefined);
     return sendPieces(reply, withToolbar(content.bytes, tag));
