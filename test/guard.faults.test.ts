@@ -10,7 +10,7 @@ import { spawnKiln, type ChildKiln } from './support/child.ts';
 import { Client } from './support/client.ts';
 import { instance } from './support/instance.ts';
 import { storage } from './support/kiln.ts';
-import { newPerson } from './support/people.ts';
+import { newPerson, sessionsFor, storeSessions } from './support/people.ts';
 import { until } from './support/wait.ts';
 import { createServices, closeServices } from '../src/server.ts';
 import { createPerson } from '../src/accounts/people.ts';
@@ -49,7 +49,14 @@ async function setUp() {
     await createNode(s, other.id, { ownerId: other.id, parentId: 0, type: 'site', name: 'heavy.html', html: HEAVY });
     const owner = i.person.id;
     await createNode(s, owner, { ownerId: owner, parentId: 0, type: 'site', name: 'second.html', html: FULL });
-    return { i, heavyHost: `${other.username}.${i.config.rootDomain}` };
+    const sessions = await sessionsFor(s.database.db, i.config, owner, i.person.username);
+    /** The owner signed in on the main app (the activity feed). */
+    const main = (port: number) => {
+      const c = new Client(port, i.config.rootDomain);
+      storeSessions(c.jar, i.config, sessions);
+      return c;
+    };
+    return { i, main, heavyHost: `${other.username}.${i.config.rootDomain}` };
   } finally {
     await closeServices(s);
   }
@@ -90,6 +97,14 @@ function save(c: Client, url: string, html: string, trigger: 'user' | 'auto') {
 
 async function pending(c: Client, url: string) {
   const res = await c.get(`/_/data-loss?file=${encodeURIComponent(url)}`, { headers: { 'page-url': url } });
+  assert.equal(res.status, 200, res.text);
+  return res.json.event;
+}
+
+/** The panel's GET once a worker serves again (replacements of killed workers take a while to be ready). */
+async function pendingOnceServed(c: Client, url: string) {
+  const res = await c.get(`/_/data-loss?file=${encodeURIComponent(url)}`, { headers: { 'page-url': url } });
+  if (res.status === 503 && res.json?.code === 'no-worker') return null;
   assert.equal(res.status, 200, res.text);
   return res.json.event;
 }
@@ -139,7 +154,7 @@ for (const mode of modes) {
     timeout: 300_000,
   }, async () => {
     const { i, heavyHost } = await setUp();
-    let kiln = await start(i.env, mode.args);
+    const kiln = await start(i.env, mode.args);
     let flooding = true;
     try {
       const owner = i.owner(kiln.port);
@@ -187,7 +202,7 @@ for (const mode of modes) {
     skip: mode.skip,
     timeout: 300_000,
   }, async () => {
-    const { i } = await setUp();
+    const { i, main } = await setUp();
     let kiln = await start(i.env, mode.args);
     try {
       let owner = i.owner(kiln.port);
@@ -211,8 +226,20 @@ for (const mode of modes) {
         });
       }
       for (const res of clobbers) assert.equal(res.status, 200, res.text);
+      // Before anyone looks: the restarted process runs what the killed one owed (the activity feed says it).
+      const raised = async () => {
+        const res = await main(kiln.port).get('/_/activity');
+        if (res.status !== 200) return false;
+        const lines = (res.json.activity as { kind: string; path: string }[]).filter((a) => a.kind === 'data-loss');
+        return lines.length === 2 && lines;
+      };
+      const lines = await until(raised, { what: 'both events in the activity feed', timeout: 60_000 });
+      assert.deepEqual(lines.map((l) => l.path).sort(), [i.doc.slice(1), 'second.html'].sort());
       // The first page: the panel's next look shows the event.
-      const event = await until(() => pending(owner, url), { what: 'the event of the clobber', timeout: 60_000 });
+      const event = await until(() => pendingOnceServed(owner, url), {
+        what: 'the event of the clobber',
+        timeout: 60_000,
+      });
       assert.equal(event.lossSummary.provenance, 'ui-background');
       assertTwentyLost(event);
 

@@ -193,7 +193,10 @@ export class DataLossGuard {
   private restorable = new Map<string, boolean>();
   private revertable = new Map<string, boolean>();
   /** What this process wrote, by version, while its check is owed: no need to read the version back. */
-  private written = new Map<number, { bytes: Buffer; text: string | null; checksum: string; beforeText?: string | null }>();
+  private written = new Map<
+    number,
+    { bytes: Buffer; text: string | null; checksum: string; beforeText?: string | null }
+  >();
   /** Documents with writes whose check is owed, and the timer that runs them: the writes of the last
    *  CHECK_DELAY_MS are checked together (see takeBatch). */
   private timers = new Map<number, NodeJS.Timeout>();
@@ -231,8 +234,8 @@ export class DataLossGuard {
 
   /** At start: runs the checks any process left owed (one killed between a write and its check). */
   async resume(): Promise<void> {
-    const ids = await nodesOwingChecks(this.s.database.db);
-    await Promise.all(ids.map((id) => this.serial(id, () => this.runOwed(id))));
+    // One document after another: this runs beside the requests a starting process serves.
+    for (const id of await nodesOwingChecks(this.s.database.db)) await this.serial(id, () => this.runOwed(id));
   }
 
   /** After a committed write that owes a check (guardCheckOf): runs it shortly. Not awaited by the save. */
@@ -670,7 +673,12 @@ export class DataLossGuard {
  *  writes are never merged: they change what is protected. */
 function takeBatch(owed: OwedCheck[]): OwedCheck[] {
   const prov = (c: OwedCheck) =>
-    provenanceOf({ kind: c.by_kind as SavedBy['kind'], accountId: null, writer: null, trigger: c.by_trigger as never });
+    provenanceOf({
+      kind: c.by_kind as SavedBy['kind'],
+      accountId: null,
+      writer: null,
+      trigger: c.by_trigger as SavedBy['trigger'],
+    });
   const first = prov(owed[0]);
   if (first === 'deliberate' || first === 'new') return owed.slice(0, 1);
   let n = 1;

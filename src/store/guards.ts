@@ -77,7 +77,13 @@ export async function dropOwedChecks(db: Db, nodeId: number): Promise<void> {
   await db.deleteFrom('data_loss_checks').where('node_id', '=', nodeId).execute();
 }
 
-export async function putGuardRow(db: Executor, nodeId: number, ownerId: number, row: GuardRow, now: string): Promise<void> {
+export async function putGuardRow(
+  db: Executor,
+  nodeId: number,
+  ownerId: number,
+  row: GuardRow,
+  now: string,
+): Promise<void> {
   const values = { ...row, updated_at: now };
   await db
     .insertInto('data_loss_guards')

@@ -18,7 +18,11 @@ export function up022GuardChecks(_t: ColumnTypes) {
       .addColumn('writer', 'text')
       .addColumn('created_at', 'text', (c) => c.notNull())
       .execute();
-    await db.schema.createIndex('data_loss_checks_node').on('data_loss_checks').columns(['node_id', 'version_id']).execute();
+    await db.schema
+      .createIndex('data_loss_checks_node')
+      .on('data_loss_checks')
+      .columns(['node_id', 'version_id'])
+      .execute();
     await db.schema.alterTable('data_loss_guards').addColumn('safe_version_id', 'integer').execute();
   };
 }
