@@ -41,7 +41,7 @@ import { up018NameScope } from './migrations/018_name_scope.ts';
 import { up019ActivityDetail } from './migrations/019_activity_detail.ts';
 import { up020ContentCompression } from './migrations/020_content_compression.ts';
 import { up021ContentSplice } from './migrations/021_content_splice.ts';
-import { up022GuardChecks } from './migrations/022_guard_checks.ts';
+import { up023GuardChecks } from './migrations/023_guard_checks.ts';
 
 /** The two column types that differ between the databases. */
 export interface ColumnTypes {
@@ -74,7 +74,7 @@ function migrations(t: ColumnTypes): Record<string, Migration> {
     '019_activity_detail': { up: up019ActivityDetail(t) },
     '020_content_compression': { up: up020ContentCompression(t) },
     '021_content_splice': { up: up021ContentSplice(t) },
-    '022_guard_checks': { up: up022GuardChecks(t) },
+    '023_guard_checks': { up: up023GuardChecks(t) },
   };
 }
 
