@@ -64,7 +64,7 @@ const RETRY_MS = 1_000;
 /** How many times a document's checks are worked out again when another process changed its guard state meanwhile. */
 const MAX_STALE = 5;
 /** Writes whose bytes this process keeps while their check is owed. */
-const MAX_WRITTEN = 256;
+const MAX_WRITTEN = 64;
 
 /** How a write came, as the guard weighs it: Hyperclay's provenances, plus the owner's deliberate acts
  *  (code editor, version restore) and new documents (nothing to compare with). */
@@ -177,6 +177,15 @@ export function guardCheckOf(
 /** The extraction pool could not take the guard's task now (shutting down): the check stays owed. */
 class Deferred extends Error {}
 
+/** A write this process made, kept while its check is owed. */
+interface Written {
+  nodeId: number;
+  bytes: Buffer;
+  text: string | null;
+  checksum: string;
+  beforeText?: string | null;
+}
+
 /** What a check leaves: the guard's next state (null: unchanged) and what to do once it is applied. */
 interface Outcome {
   next: State | null;
@@ -193,10 +202,7 @@ export class DataLossGuard {
   private restorable = new Map<string, boolean>();
   private revertable = new Map<string, boolean>();
   /** What this process wrote, by version, while its check is owed: no need to read the version back. */
-  private written = new Map<
-    number,
-    { bytes: Buffer; text: string | null; checksum: string; beforeText?: string | null }
-  >();
+  private written = new Map<number, Written>();
   /** Documents with writes whose check is owed, and the timer that runs them: the writes of the last
    *  CHECK_DELAY_MS are checked together (see takeBatch). */
   private timers = new Map<number, NodeJS.Timeout>();
@@ -241,7 +247,13 @@ export class DataLossGuard {
   /** After a committed write that owes a check (guardCheckOf): runs it shortly. Not awaited by the save. */
   afterWrite(w: GuardedWrite): void {
     if (this.written.size >= MAX_WRITTEN) this.written.delete(this.written.keys().next().value!);
-    this.written.set(w.versionId, { bytes: w.bytes, text: w.text, checksum: w.checksum, beforeText: w.before.text });
+    this.written.set(w.versionId, {
+      nodeId: w.node.id,
+      bytes: w.bytes,
+      text: w.text,
+      checksum: w.checksum,
+      beforeText: w.before.text,
+    });
     this.later(w.node.id, CHECK_DELAY_MS);
   }
 
@@ -270,7 +282,11 @@ export class DataLossGuard {
     const { db } = this.s.database;
     for (let stale = 0; stale < MAX_STALE; ) {
       const owed = await owedChecks(db, nodeId);
-      if (owed.length === 0) return true;
+      if (owed.length === 0) {
+        // Another process may have applied some: what this one kept of them goes.
+        for (const [id, w] of this.written) if (w.nodeId === nodeId) this.written.delete(id);
+        return true;
+      }
       const node = await nodeById(db, nodeId);
       if (node?.type !== 'site') {
         await dropOwedChecks(db, nodeId);
@@ -299,7 +315,7 @@ export class DataLossGuard {
     if (!mine) {
       const bytes = await this.versionBytes(last.version_id);
       if (!bytes) return null;
-      mine = { bytes, text: bytes.toString('utf8'), checksum: sha256(bytes) };
+      mine = { nodeId: node.id, bytes, text: bytes.toString('utf8'), checksum: sha256(bytes) };
     }
     const by: SavedBy = {
       kind: last.by_kind as SavedBy['kind'],
