@@ -1,8 +1,9 @@
 // The data-clobber guard: no write silently destroys a page's data. A self-saving page is app and data at once,
 // and hyperclayjs saves the whole page without If-Match, so a tab open since yesterday, a page script gone
 // wrong or a desktop client writing an old copy can replace what was saved since. After every content change
-// (THE save pipeline calls `afterWrite`, whoever wrote) the page's `api` data is extracted (extraction pool,
-// within its budgets) and compared with the data the guard protects (the baseline); what counts as destroyed
+// (THE save pipeline records the check the write owes in its own transaction, `guardCheckOf`, and calls
+// `afterWrite`, whoever wrote) the page's `api` data is extracted (extraction pool, the guard's own lane, within
+// its budgets) and compared with the data the guard protects (the baseline); what counts as destroyed
 // and when that fires are Hyperclay's rules (classify.ts). A loss raises one event per document, kept until
 // the owner restores the data, reverts the page, dismisses it, or a later write brings the data back; events
 // are dropped after 30 days (the versions still hold everything).
@@ -13,7 +14,8 @@
 //
 // Where Kiln differs from Hyperclay Local: a code-editor save and a version restore are the owner's deliberate
 // acts (the editor refuses to overwrite a newer save): they never fire and always bless the data; events end
-// after 30 days; detection runs after the save is answered (as on hyperclay.com), so the panel polls.
+// after 30 days; detection runs after the save is answered (as on hyperclay.com), so the panel polls; a check
+// owed when its process dies is run by the next process to start, or by the panel's next look.
 import { isVersionOf } from '../store/versions.ts';
 import { randomUUID } from 'node:crypto';
 import type { Services } from '../services.ts';
