@@ -153,7 +153,7 @@ for (const mode of modes) {
     skip: mode.skip,
     timeout: 300_000,
   }, async () => {
-    const { i, heavyHost } = await setUp();
+    const { i, main, heavyHost } = await setUp();
     const kiln = await start(i.env, mode.args);
     let flooding = true;
     try {
@@ -182,8 +182,16 @@ for (const mode of modes) {
       const clobber = await save(owner, url, CLOBBERED, 'auto');
       assert.equal(clobber.status, 200, clobber.text);
       clobberedAt = Date.now();
-      // The pool stays busy well after the clobber's answer (its check is due meanwhile).
-      await until(() => busyAfter >= 40, { what: 'busy answers after the clobber', timeout: 120_000 });
+      // While the readers go on, and the pool goes on answering them busy, the clobber's event is raised (the
+      // activity feed says it; nobody opened the panel).
+      const raised = async () => {
+        const res = await main(kiln.port).get('/_/activity');
+        assert.equal(res.status, 200, res.text);
+        return (res.json.activity as { kind: string }[]).some((a) => a.kind === 'data-loss');
+      };
+      await until(raised, { what: 'the event in the activity feed', timeout: 120_000 });
+      assert.ok(flooding);
+      await until(() => busyAfter >= 5, { what: 'busy answers after the clobber', timeout: 120_000 });
       flooding = false;
       await Promise.all(readers);
 
