@@ -83,7 +83,8 @@ test('an idle thread is stopped (its memory given back) and the next task starts
 });
 
 test('the data-clobber guard’s lane: with the queue full (the next `?data=` task refused busy), a guard task is taken, and before the tasks waiting', async () => {
-  const pool = new ExtractionPool({ threads: 1, maxQueue: 3 });
+  // Waiting tasks are never answered busy for their wait here (this file's threads run at the lowest priority).
+  const pool = new ExtractionPool({ threads: 1, maxQueue: 3, maxWaitMs: 600_000 });
   const rules = { kind: 'query' as const, text: '{t: title}' };
   try {
     // A thread ready: the first task below goes to it at once.
