@@ -34,7 +34,7 @@ import {
 } from '../store/guards.ts';
 import type { GuardCheck } from '../store/saves.ts';
 import { newestVersion, nodeById } from '../store/nodes.ts';
-import { recordActivity } from '../store/activity.ts';
+import { recordActivity, type ActivityRow } from '../store/activity.ts';
 import { storedContent } from '../store/nodes.ts';
 import { childPathOf } from '../nodes/tree.ts';
 import { versionContent } from '../save/history.ts';
@@ -188,9 +188,11 @@ interface Written {
   beforeText?: string | null;
 }
 
-/** What a check leaves: the guard's next state (null: unchanged) and what to do once it is applied. */
+/** What a check leaves: the guard's next state (null: unchanged), the activity line that commits with it, and
+ *  what to do once it is applied. */
 interface Outcome {
   next: State | null;
+  activity?: ActivityRow;
   after?: () => Promise<unknown>;
 }
 
@@ -370,6 +372,7 @@ export class DataLossGuard {
       versionIds: batch.map((c) => c.version_id),
       expect: row,
       next: outcome.next && rowOf(outcome.next),
+      activity: outcome.activity,
       now: this.s.clock.now().toISOString(),
       lock: (tx) => this.s.database.lock.row(tx, 'nodes', nodeId),
     });
@@ -406,7 +409,8 @@ export class DataLossGuard {
         const event = state.event;
         return {
           next: { baseline: current, uiWorkPending: false, event: null, safeVersionId: w.versionId },
-          after: () => this.resolved(w.node, event, 'restored', w.by.writer),
+          activity: this.line(w.node, 'data-loss-restored', w.by.writer, null),
+          after: () => this.notify(w.node, 'resolved', { id: event.id, status: 'restored' }),
         };
       }
       if (prov !== 'deliberate' && prov !== 'new' && shouldFire(prov, state.uiWorkPending, state.baseline, current, d))
@@ -429,8 +433,8 @@ export class DataLossGuard {
       if (prov === 'external') state.uiWorkPending = false;
       return {
         next: { ...state, event },
+        activity: this.line(w.node, 'data-loss', w.by.writer, w.by.kind),
         after: async () => {
-          await this.record(w.node, 'data-loss', w.by.writer, w.by.kind);
           await this.notify(w.node, 'raised', await this.clientEvent(w.node, event, w.bytes, current));
         },
       };
@@ -486,7 +490,13 @@ export class DataLossGuard {
   }
 
   private async record(node: SavedNode, kind: string, writer: string | null, client: string | null) {
-    await recordActivity(this.s.database.db, {
+    await recordActivity(this.s.database.db, this.line(node, kind, writer, client)).catch((err) =>
+      console.error('recording activity failed:', err),
+    );
+  }
+
+  private line(node: SavedNode, kind: string, writer: string | null, client: string | null): ActivityRow {
+    return {
       ownerId: node.owner_id,
       at: this.s.clock.now().toISOString(),
       kind,
@@ -495,7 +505,7 @@ export class DataLossGuard {
       path: childPathOf(node),
       writer,
       client,
-    }).catch((err) => console.error('recording activity failed:', err));
+    };
   }
 
   private notify(node: SavedNode, action: 'raised' | 'resolved', data: unknown): Promise<unknown> {

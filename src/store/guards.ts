@@ -1,5 +1,6 @@
 // The data-clobber guard's rows (src/guard/guard.ts): one per guarded document, and the checks its writes owe.
 import type { Executor, Db, Row, Tx } from './schema.ts';
+import { recordActivity, type ActivityRow } from './activity.ts';
 
 export interface GuardRow {
   baseline: string | null;
@@ -47,6 +48,8 @@ export async function applyGuardChecks(
     versionIds: number[];
     expect: GuardRow | undefined;
     next: GuardRow | null;
+    /** The activity line of the outcome (an event raised or ended), committed with it. */
+    activity?: ActivityRow;
     now: string;
     lock: (tx: Tx) => Promise<void>;
   },
@@ -59,6 +62,7 @@ export async function applyGuardChecks(
       if (Number(gone.numDeletedRows) !== a.versionIds.length) throw stale;
       if (!sameRow(await guardRow(tx, a.nodeId), a.expect)) throw stale;
       if (a.next) await putGuardRow(tx, a.nodeId, a.ownerId, a.next, a.now);
+      if (a.activity) await recordActivity(tx, a.activity);
     });
     return true;
   } catch (err) {
