@@ -264,7 +264,7 @@ function rssMb(pid: number): string {
 
 async function oneProcess(): Promise<Target> {
   const dir = mkdtempSync(path.join(os.tmpdir(), 'kiln-bench-sse-'));
-  // Every bench stream comes from loopback: lift the per-address cap on open streams.
+  // Every bench stream comes from loopback: lift the per-address caps on open streams and connections.
   const env = {
     DATA_DIR: dir,
     ROOT_DOMAIN: ROOT,
@@ -273,6 +273,7 @@ async function oneProcess(): Promise<Target> {
     // The readers open 250 streams at a time from one address: until its head is out, a stream counts as a
     // request in flight.
     MAX_REQUESTS_PER_ADDRESS: '1000',
+    MAX_CONNECTIONS_PER_ADDRESS: String(STREAMS + 1000),
   };
   const streams = new Streams();
   let kiln: ChildKiln | undefined;
@@ -399,6 +400,7 @@ async function twoProcesses(): Promise<Target | null> {
     // The readers open 250 streams at a time from one address: until its head is out, a stream counts as a
     // request in flight.
     MAX_REQUESTS_PER_ADDRESS: '1000',
+    MAX_CONNECTIONS_PER_ADDRESS: String(STREAMS + 1000),
   });
   const kilns: ChildKiln[] = [];
   const streams = new Streams();

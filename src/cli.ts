@@ -8,6 +8,10 @@ import type { Services } from './services.ts';
 import type { Plan, TeamRole } from './store/schema.ts';
 import { createLimiterFactory } from './ratelimit/limiters.ts';
 import { systemClock } from './clock.ts';
+import { limits } from './limits.ts';
+
+/** The environment table's first column: the longest name and two spaces (at least the commands' 25). */
+const ENV_NAME_WIDTH = Math.max(25, ...ENV_HELP.map(([k]) => k.length + 2));
 
 const HELP = `kiln — self-hostable service for single-file HTML apps
 
@@ -36,17 +40,22 @@ Usage:
                                a consistent backup while the server runs (database + blobs)
   kiln restore BACKUP          put a backup (its folder, or s3://bucket/prefix/kiln-backup-…) into
                                this configuration's empty instance (server stopped)
-  kiln ai-edit serve --url URL --key hcsk_… --command "CMD" [--engine NAME]
+  kiln ai-edit serve --url URL --key hcsk_… --command "CMD" [--engine NAME] [--env VAR,…]
+                    [--timeout S] [--concurrency N]
                                (or the key in KILN_SYNC_KEY, out of the process list)
                                answer the AI edit requests of the pages on URL (your document host,
                                e.g. https://you.example.com) with a local command: it reads the prompt
                                on stdin and writes the element on stdout. --engine: only requests that
-                               start with @NAME (default: those naming no engine)
+                               start with @NAME (default: those naming no engine). The command gets
+                               PATH, HOME, LANG and the variables --env names, never the key. --timeout: a
+                               command still running after S seconds is ended and the page told
+                               (default ${limits.aiEdit.timeoutMs / 1000}, as Kiln's own engines); --concurrency: at most N
+                               commands at once, a request beyond them refused (default ${limits.aiEdit.perOwner})
   kiln --version               Kiln's version and the Node.js it runs on
   kiln --help                  this text
 
 Environment:
-${ENV_HELP.map(([k, v]) => `  ${k.padEnd(25)}${v}`).join('\n')}
+${ENV_HELP.map(([k, v]) => `  ${k.padEnd(ENV_NAME_WIDTH)}${v}`).join('\n')}
 `;
 
 async function aiEditServe(args: string[]) {
@@ -57,6 +66,9 @@ async function aiEditServe(args: string[]) {
       key: { type: 'string' },
       command: { type: 'string' },
       engine: { type: 'string' },
+      env: { type: 'string' },
+      timeout: { type: 'string' },
+      concurrency: { type: 'string' },
     },
   });
   // The key may come from the environment instead: a command line is visible to every user of the machine.
@@ -69,6 +81,18 @@ async function aiEditServe(args: string[]) {
     process.exitCode = 2;
     return;
   }
+  const whole = (name: string, raw: string | undefined, fallback: number, max: number) => {
+    if (raw === undefined) return fallback;
+    const n = Number(raw);
+    if (Number.isInteger(n) && n >= 1 && n <= max) return n;
+    process.stderr.write(`kiln ai-edit serve: --${name} must be a whole number from 1 to ${max}\n`);
+    process.exitCode = 2;
+    return null;
+  };
+  // As AI_EDIT_TIMEOUT_MS and AI_EDIT_CONCURRENCY allow (src/ai-edit/config.ts).
+  const timeoutS = whole('timeout', values.timeout, limits.aiEdit.timeoutMs / 1000, 3600);
+  const concurrency = whole('concurrency', values.concurrency, limits.aiEdit.perOwner, 1000);
+  if (timeoutS === null || concurrency === null) return;
   const { commandWords } = await import('./ai-edit/engines.ts');
   const { serveAgent } = await import('./ai-edit/agent.ts');
   const stop = new AbortController();
@@ -79,6 +103,12 @@ async function aiEditServe(args: string[]) {
       key: values.key!,
       command: commandWords(values.command!),
       engine: values.engine?.replace(/^@/, '').toLowerCase(),
+      env: (values.env ?? '')
+        .split(',')
+        .map((n) => n.trim())
+        .filter(Boolean),
+      timeoutMs: timeoutS * 1000,
+      concurrency,
       log: (line) => process.stderr.write(`${new Date().toISOString()} ${line}\n`),
       signal: stop.signal,
     });
@@ -263,10 +293,10 @@ async function importCommand(config: Config, args: string[]) {
   const { values } = parseArgs({ args, options: { user: { type: 'string' }, file: { type: 'string' } } });
   if (!required('import', values, ['user', 'file'])) return;
   await withServices(config, async (s) => {
-    const { importTree } = await import('./accounts/export.ts');
+    const { importTree, importedInWords } = await import('./accounts/export.ts');
     const id = await accountIdOf(s, values.user!, 'person');
     const r = await importTree(s, id, id, values.file!);
-    console.log(`Imported ${r.documents} documents, ${r.uploads} files and ${r.folders} folders into ${values.user}.`);
+    console.log(`Imported ${importedInWords(r)} into ${values.user}.`);
   });
 }
 

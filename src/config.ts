@@ -51,6 +51,14 @@ export const ENV_HELP: Array<[string, string]> = [
     'MAX_REQUESTS_PER_ADDRESS',
     `requests one client address may have in flight in one process (live streams not included); more answer 429 (default ${limits.requestsPerAddress})`,
   ],
+  [
+    'MAX_CONNECTIONS_PER_ADDRESS',
+    `open TCP connections one socket address may hold in one process; more are answered 429 and closed (default ${limits.connectionsPerAddress}; none with TRUST_PROXY, where every connection is the proxy's)`,
+  ],
+  [
+    'FIRST_BYTE_TIMEOUT_MS',
+    `time a new connection has to send its first byte, else it is closed (default ${limits.serverTimeouts.firstByteMs}; at most HEADERS_TIMEOUT_MS)`,
+  ],
   ['HEADERS_TIMEOUT_MS', `time a client has to send a request's headers (default ${limits.serverTimeouts.headersMs})`],
   [
     'REQUEST_TIMEOUT_MS',
@@ -118,6 +126,8 @@ const schema = z.object({
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
   MAX_STREAMS_PER_ADDRESS: z.coerce.number().int().min(1).max(10_000_000).default(limits.streamsPerAddress),
   MAX_REQUESTS_PER_ADDRESS: z.coerce.number().int().min(1).max(10_000_000).default(limits.requestsPerAddress),
+  MAX_CONNECTIONS_PER_ADDRESS: z.coerce.number().int().min(1).max(10_000_000).optional(),
+  FIRST_BYTE_TIMEOUT_MS: z.coerce.number().int().min(100).max(3_600_000).default(limits.serverTimeouts.firstByteMs),
   HEADERS_TIMEOUT_MS: z.coerce.number().int().min(100).max(3_600_000).default(limits.serverTimeouts.headersMs),
   REQUEST_TIMEOUT_MS: z.coerce
     .number()
@@ -166,6 +176,10 @@ export interface Config {
   maxStreamsPerAddress: number;
   /** Requests one client address may have in flight in this process (streams excluded). */
   maxRequestsPerAddress: number;
+  /** Open TCP connections one socket address may hold in this process; null: no cap (behind a proxy). */
+  maxConnectionsPerAddress: number | null;
+  /** Time a new connection has to send its first byte (ms). */
+  firstByteTimeoutMs: number;
   /** Time to receive a request's headers, and a whole request (ms). */
   headersTimeoutMs: number;
   requestTimeoutMs: number;
@@ -279,6 +293,10 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     backups: backupConfig(c),
     maxStreamsPerAddress: c.MAX_STREAMS_PER_ADDRESS,
     maxRequestsPerAddress: c.MAX_REQUESTS_PER_ADDRESS,
+    // Behind a proxy every connection comes from the proxy: it bounds its visitors' connections itself.
+    maxConnectionsPerAddress: c.MAX_CONNECTIONS_PER_ADDRESS ?? (c.TRUST_PROXY ? null : limits.connectionsPerAddress),
+    // Node's headers deadline runs from the connection's start too: it bounds the first byte as well.
+    firstByteTimeoutMs: Math.min(c.FIRST_BYTE_TIMEOUT_MS, c.HEADERS_TIMEOUT_MS),
     headersTimeoutMs: c.HEADERS_TIMEOUT_MS,
     // Node requires the request timeout to be at least the headers timeout.
     requestTimeoutMs: Math.max(c.REQUEST_TIMEOUT_MS, c.HEADERS_TIMEOUT_MS),
@@ -289,7 +307,11 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
 
 function aiEditFrom(env: NodeJS.ProcessEnv): AiEditConfig | null {
   try {
-    return aiEditConfig(env);
+    // Kiln's own settings (its database, webhook secrets, keys) never go to an engine.
+    return aiEditConfig(
+      env,
+      ENV_HELP.map(([k]) => k),
+    );
   } catch (err) {
     if (err instanceof AiEditConfigError) throw new ConfigError(`Invalid configuration:\n  ${err.message}`);
     throw err;

@@ -72,7 +72,14 @@ export const ERRORS = {
     status: 403,
     when: 'Team viewers cannot change or sync a team’s files, by any door (owners and editors can).',
   },
-  'email-unconfirmed': { status: 403, when: 'An app user saves before confirming their email.' },
+  'email-unconfirmed': {
+    status: 403,
+    when: 'An app user saves, or an account asks for an AI edit (`ai-edit/error`), before confirming their email.',
+  },
+  'ai-edit-app-user': {
+    status: 403,
+    when: 'An app user asks for an AI edit (`ai-edit/error`): the built-in engines are for developer accounts.',
+  },
   'account-suspended': {
     status: 403,
     when: 'An administrator suspended the account: it cannot sign in and its sync keys stop.',
@@ -135,6 +142,10 @@ export const ERRORS = {
     when: 'Team sync requests need X-Sync-Protocol: 2 and X-Sync-Account-ID.',
   },
   'rate-limited': { status: 429, when: 'Too many requests; `Retry-After` says when to try again.' },
+  'ai-edit-budget': {
+    status: 429,
+    when: 'The account’s daily AI editing budget (requests, or KB sent to the engine) of its plan is used (`ai-edit/error`); it starts over at 00:00 UTC.',
+  },
   // 5xx
   'mail-failed': {
     status: 500,
@@ -156,6 +167,10 @@ export const ERRORS = {
   'outcome-unknown': {
     status: 503,
     when: 'The database went away while a save was being committed and its outcome could not be read back: read the document before retrying.',
+  },
+  'bus-unavailable': {
+    status: 503,
+    when: 'Redis is unreachable: a live-only message (the `/_/bus`, an editor snapshot on the live lane), which nothing keeps for later, was not sent; `Retry-After` says when to try again.',
   },
   'no-worker': {
     status: 503,

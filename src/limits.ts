@@ -75,19 +75,16 @@ export const limits = {
     maker: planLimits.maker.sites,
   } satisfies Record<Plan, number>,
   /** Account import (src/accounts/export.ts). A zip is checked from its central directory before one
-   *  byte is unpacked: each entry against its own limit (a document's size, the plan's per-file size),
-   *  all of them together against `totalBytes`, and each past `ratioFromBytes` against `maxRatio`. */
+   *  byte is unpacked: each entry against its own limit (a document's size, the plan's per-file size) and
+   *  all of them together against `totalBytes`; each is counted as it unpacks and stopped past what it
+   *  declared. No compression ratio is refused: the declared sizes bound the work, and Kiln's own exports
+   *  hold files that compress 1000:1 (sparse images, empty database files). */
   zipImport: {
     entries: 10_000,
-    /** What all entries may unpack to together, as declared. */
+    /** What all entries may unpack to together, as declared (versions included). */
     totalBytes: 512 * MB,
     /** `.kiln/manifest.json` (about 200 bytes a node; 10 000 nodes stay under 2 MB). */
     manifestBytes: 5 * MB,
-    /** Uncompressed : compressed. Deflate peaks near 1032:1 on zeros; HTML, text and JSON stay well under
-     *  50:1 and media near 1:1, so 200:1 refuses only padding. Below `ratioFromBytes` any ratio goes: a
-     *  small file costs nothing to unpack, and tiny repetitive files (an empty CSV, an SVG) can reach it. */
-    maxRatio: 200,
-    ratioFromBytes: 1 * MB,
   },
   /** How deep a JSON body (or a record file read back) may nest arrays and objects: far more than any
    *  form, record or sync body needs, far less than what recursion on the stack survives. */
@@ -113,13 +110,26 @@ export const limits = {
   /** Requests one client address may have in flight in one process (default of
    *  MAX_REQUESTS_PER_ADDRESS; open event streams count against `streamsPerAddress` instead). */
   requestsPerAddress: 64,
+  /** Open TCP connections one socket address may hold in one process (default of
+   *  MAX_CONNECTIONS_PER_ADDRESS): the streams and requests above, and idle keep-alive connections beside
+   *  them (a browser opens at most 6 per host and 256 in all). Off behind a proxy unless set (every
+   *  connection is the proxy's). */
+  connectionsPerAddress: 256,
   /** Node HTTP server timeouts (defaults; HEADERS_TIMEOUT_MS and REQUEST_TIMEOUT_MS override them):
    *  a request's headers must arrive within `headersMs`, its whole body within `requestMs` (a 150 MB
    *  upload on a slow link). They bound receiving requests only, never answers: an SSE stream stays
    *  open. An idle keep-alive connection closes after `keepAliveMs` (longer than common proxies' 60 s).
    *  A request without credentials has `anonBodyMs` for its body (ANON_BODY_TIMEOUT_MS): sign-in forms
-   *  and messages are small, and nobody's upload needs it. */
-  serverTimeouts: { headersMs: 30_000, requestMs: 10 * MINUTE, keepAliveMs: 72_000, anonBodyMs: 30_000 },
+   *  and messages are small, and nobody's upload needs it. A new connection must send its first byte
+   *  within `firstByteMs` (FIRST_BYTE_TIMEOUT_MS), else it is closed: browsers pre-open connections and use
+   *  them within seconds (Chrome drops an unused one after 10 s; nginx waits 60 s for headers). */
+  serverTimeouts: {
+    headersMs: 30_000,
+    requestMs: 10 * MINUTE,
+    keepAliveMs: 72_000,
+    anonBodyMs: 30_000,
+    firstByteMs: 20_000,
+  },
   /** What anonymous submitters may store in one collection: each owner may set its own, from 1 up to `max`
    *  (src/collections/collections.ts). Refused before anything is stored: 413 past records or bytes, 429
    *  past one address's submissions in an hour. */
@@ -127,6 +137,13 @@ export const limits = {
     records: { default: 10_000, max: 100_000 },
     bytes: { default: 50 * MB, max: 1024 * MB },
     perAddressHour: { default: 30, max: 10_000 },
+    /** A submitter's changes to its own record (PUT with its edit token), an hour: per record token, and
+     *  per address in one collection. Every change also counts against the byte cap, as do the bytes it
+     *  replaced until the blob sweep may free them (`replacedKeptMs`). The owner's changes are not counted. */
+    rewrites: { perRecordHour: 10, perAddressHour: 30, windowMs: 60 * MINUTE },
+    /** How long replaced record bytes count against their collection's byte cap: the blob sweep's grace
+     *  (src/blobs/sweep.ts) and the hour until its next run. */
+    replacedKeptMs: DAY + 60 * MINUTE,
   },
   password: { minLength: 8, maxLength: 1024, commonListSize: 100_000 },
   usernameLength: { min: 2, max: 40 },
@@ -140,7 +157,8 @@ export const limits = {
    *  reference; the whole prompt. Requests run at most `perOwner` at once per account (and AI_EDIT_CONCURRENCY
    *  per process), each at most AI_EDIT_TIMEOUT_MS. A built-in engine waits `agentGraceMs` before it takes a
    *  request, so an agent the owner runs themselves (`kiln ai-edit serve`) answers first. Deltas go out at
-   *  most every `deltaMs`. */
+   *  most every `deltaMs`. `budget`: what one account may send to the built-in engines per UTC day, by plan,
+   *  until an administrator sets it (/_/admin); a budget is at most `maxBudget`. */
   aiEdit: {
     promptBytes: 2 * MB,
     refBytes: 256 * 1024,
@@ -149,13 +167,27 @@ export const limits = {
     concurrency: 4,
     timeoutMs: 2 * MINUTE,
     agentGraceMs: 1000,
+    /** A stopping process waits at most this for its AI edits to end (aborted, their pages told). */
+    closeWaitMs: 3000,
     deltaMs: 50,
     replyBytes: 5 * MB,
+    budget: {
+      free: { requests: 30, bytes: 4 * MB },
+      personal: { requests: 200, bytes: 40 * MB },
+      maker: { requests: 1000, bytes: 200 * MB },
+    },
+    maxBudget: { requests: 1_000_000, bytes: 1024 * MB },
   },
   /** PostgreSQL: how long to wait for a connection, and for one query, before answering 503. */
   database: { connectMs: 5_000, queryMs: 30_000 },
   /** Retry-After of a 503 while storage is unreachable, seconds. */
   storageRetryAfterSeconds: 2,
+  /** Retry-After of a 503 `bus-unavailable` while Redis is unreachable, seconds (the bus looks for it every second). */
+  redisRetryAfterSeconds: 2,
+  /** While Redis is connected, an answer that follows an event (a live message's `seq`, a control envelope, a host
+   *  change: src/events/publish.ts) waits at most this for it — beyond the bus's 2 s command timeout, by which a
+   *  publish is out or has failed into the outbox. While Redis is away it does not wait at all. */
+  busAnswerWaitMs: 3_000,
 } as const;
 
 /** Paid tiers report their site count as unlimited (src/billing/plans.ts `siteLimit` also knows superadmins

@@ -76,6 +76,18 @@ export async function createServices(config: Config, clock: Clock = systemClock)
     documents: new DocumentCache(),
     domainLimiter: limiters.create('domains', limits.domainCalls.max, limits.domainCalls.windowMs),
     submissionLimiter: limiters.create('submissions', limits.collection.perAddressHour.max, 60 * MINUTE),
+    rewriteLimiters: {
+      perRecord: limiters.create(
+        'record-rewrites',
+        limits.collection.rewrites.perRecordHour,
+        limits.collection.rewrites.windowMs,
+      ),
+      perAddress: limiters.create(
+        'address-rewrites',
+        limits.collection.rewrites.perAddressHour,
+        limits.collection.rewrites.windowMs,
+      ),
+    },
     stripe: stripeClient(config),
     planSettings,
     guard: null as unknown as DataLossGuard,
@@ -91,9 +103,12 @@ export async function createServices(config: Config, clock: Clock = systemClock)
 
 export async function closeServices(s: Services) {
   s.planSettings.stop();
-  s.aiEdit.close();
+  // AI edits are aborted first, and their pages told, before the streams close (the streams' last words); their
+  // own errors go out on the bus before it closes.
+  const edits = s.aiEdit.close();
   s.hub.closeAll();
   s.guard.close();
+  await edits;
   await s.guard.idle();
   await s.stylesheets.idle();
   await s.events.close();
@@ -171,6 +186,8 @@ export async function startServer(config: Config, clock?: Clock, opts: { listen?
       clearTimeout(first);
       clearInterval(hourly);
       heap.stop();
+      // AI edits end before the streams close (app.close: the live-sync plugin's preClose); see closeServices.
+      void services.aiEdit.close();
       await backups.stop();
       await app.close();
       // Requests in flight on accepted connections finish (new ones are answered 503 while closing);

@@ -55,6 +55,9 @@ export interface Services {
   /** Collection submissions per collection and address in an hour; each collection sets its own bound
    *  (src/collections/collections.ts). */
   submissionLimiter: RateLimiter;
+  /** A submitter's changes to its record (PUT with its edit token), an hour: per record, and per collection
+   *  and address (limits.collection.rewrites). */
+  rewriteLimiters: { perRecord: RateLimiter; perAddress: RateLimiter };
   /** The Stripe package's client, for webhook signatures and Checkout, made on first use (src/billing/stripe.ts). */
   stripe: () => Promise<Stripe>;
   /** Per-plan upload limits an administrator set (src/billing/plan-settings.ts). */

@@ -18,7 +18,7 @@ import { exitDeadline } from './exit-deadline.ts';
 import { ERRORS } from './errors.ts';
 import { answerOnSocket } from './http/socket-answer.ts';
 import { WORKER_SLOT } from './backup/schedule.ts';
-import { assertDatabaseReachable } from './store/reach.ts';
+import { assertDatabaseReachable, DatabaseUnavailable } from './store/reach.ts';
 
 const STOP_DEADLINE_MS = 10_000;
 /** How long a connection waits for a worker when none is ready, and how many may wait. */
@@ -35,8 +35,14 @@ type Message = { kiln: 'ready' } | { kiln: 'connection'; id: number } | { kiln: 
 
 export async function serve(config: Config, workers: number): Promise<void> {
   if (workers > 1 && cluster.isPrimary) {
-    // Each worker would fail on a database that cannot be opened and be restarted forever: say it once.
-    if (config.databaseUrl) await assertDatabaseReachable(config.databaseUrl);
+    // A database that does not exist (or refuses the role) would fail every worker, forever: say it once
+    // and stop. One that is not answering yet (a server starting with the machine) is waited for: the
+    // workers start, and are restarted with a growing pause, while the port answers 503 `no-worker`.
+    if (config.databaseUrl)
+      await assertDatabaseReachable(config.databaseUrl).catch((err) => {
+        if (!(err instanceof DatabaseUnavailable) || err.lasting) throw err;
+        console.error(`${err.message} Starting the workers anyway: they retry until it answers.`);
+      });
     return primary(config, workers);
   }
   const worker = cluster.isWorker;

@@ -202,7 +202,7 @@ test('export → import: the same tree, byte for byte, checksums equal; a clash 
   const up2 = multipart(exported.body);
   const imported = await other.main.post('/_/account/import', up2.body, { headers: up2.headers });
   assert.equal(imported.status, 200, imported.text);
-  assert.deepEqual(imported.json.imported, { documents: 2, uploads: 1, folders: 1 });
+  assert.deepEqual(imported.json.imported, { documents: 2, uploads: 1, folders: 1, versions: 0 });
   const theirs = (await other.main.get('/_/dashboard/nodes', json)).json.nodes as Array<{
     path: string;
     name: string;
@@ -226,6 +226,67 @@ test('export → import: the same tree, byte for byte, checksums equal; a clash 
   assert.equal((await other.main.get('/_/dashboard/nodes', json)).json.nodes.length, before);
 });
 
+test('export with every version → import into another Kiln account: the history comes along, and an upload that compresses 1000:1 imports', async () => {
+  const { me, main } = await dev({ plan: 'maker' });
+  const name = `history-${me.id}.html`;
+  const host = kiln.hostOf(me.username);
+  const doc = main.on(host);
+  const contents = [`<html><body><h1>v1</h1>${'<p>line</p>\n'.repeat(50)}</body></html>`];
+  assert.equal((await main.post('/_/dashboard/nodes', { type: 'site', name, html: contents[0] }, json)).status, 201);
+  for (let i = 2; i <= 4; i++) {
+    contents.push(contents[0].replace('<h1>v1</h1>', `<h1>v${i}</h1>`));
+    const saved = await doc.post('/_/save', contents.at(-1)!, {
+      headers: { 'content-type': 'text/plain', 'document-url': `http://${host}/${name}` },
+    });
+    assert.equal(saved.status, 200, saved.text);
+  }
+  // 4 MB of zeros (a sparse image, a mostly empty database file): it compresses about 1000:1.
+  const zeros = Buffer.alloc(4 * 1024 * 1024);
+  const boundary = '----kilnzeros';
+  const up = await main.post(
+    '/_/upload',
+    Buffer.concat([
+      Buffer.from(
+        `--${boundary}\r\nContent-Disposition: form-data; name="file"; filename="disk-${me.id}.img"\r\nContent-Type: application/octet-stream\r\n\r\n`,
+      ),
+      zeros,
+      Buffer.from(`\r\n--${boundary}--\r\n`),
+    ]),
+    { headers: { 'content-type': `multipart/form-data; boundary=${boundary}`, accept: 'application/json' } },
+  );
+  assert.equal(up.status, 200, up.text);
+
+  const exported = await main.get('/_/account/export?versions=1');
+  assert.equal(exported.status, 200);
+  // Document names are unique across Kiln: this one goes to the trash first (its name is free at once).
+  const mine = (await main.get('/_/dashboard/nodes', json)).json.nodes as Array<{ id: number; name: string }>;
+  for (const n of mine.filter((x) => x.name === name)) await main.post(`/_/dashboard/nodes/${n.id}/delete`, {}, json);
+
+  const other = await dev({ plan: 'maker' });
+  const zip = multipart(exported.body);
+  const imported = await other.main.post('/_/account/import', zip.body, { headers: zip.headers });
+  assert.equal(imported.status, 200, imported.text);
+  assert.equal(imported.json.imported.versions, 3, 'the three versions before the current one');
+  assert.match(imported.json.msg, /with 3 earlier versions/);
+  const theirHost = kiln.hostOf(other.me.username);
+  const theirs = other.main.on(theirHost);
+  assert.deepEqual((await kiln.client(theirHost).get(`/disk-${me.id}.img`)).body, zeros);
+  const listed = (await theirs.get(`/_/versions?path=${name}`)).json.versions as Array<{
+    id: number;
+    backupNumber: number;
+  }>;
+  assert.deepEqual(
+    listed.map((v) => v.backupNumber),
+    [4, 3, 2, 1],
+  );
+  for (const v of listed)
+    assert.equal((await theirs.get(`/_/version/${v.id}`)).json.html, contents[v.backupNumber - 1]);
+  assert.equal((await kiln.client(theirHost).get(`/${name}`)).text, contents[3]);
+  // One line in the activity for the document's import, not one per version.
+  const activity = (await other.main.get('/_/activity', json)).json.activity as Array<{ path: string }>;
+  assert.ok(activity.filter((a) => a.path === name).length <= 2, JSON.stringify(activity));
+});
+
 test('import takes any zip of HTML files and assets, all or nothing; bad input answers 400', async () => {
   const { me, main } = await dev({ plan: 'maker' });
   const plain = await zipOf({
@@ -236,7 +297,7 @@ test('import takes any zip of HTML files and assets, all or nothing; bad input a
   const plainUp = multipart(plain);
   const ok = await main.post('/_/account/import', plainUp.body, { headers: plainUp.headers });
   assert.equal(ok.status, 200, ok.text);
-  assert.deepEqual(ok.json.imported, { documents: 1, uploads: 1, folders: 2 });
+  assert.deepEqual(ok.json.imported, { documents: 1, uploads: 1, folders: 2, versions: 0 });
   // One bad name in the zip: nothing of it lands.
   const bad = await zipOf({ [`fine-${me.id}.html`]: '<html>ok</html>', 'what?.html': 'x' });
   const badUp = multipart(bad);
@@ -275,7 +336,7 @@ test('an untouched starter gives way to an imported document of its name; a page
   const into = multipart(await zipOf({ 'index.html': '<html>another</html>' }), { folder: refused.json.intoFolder });
   const landed = await main.post('/_/account/import', into.body, { headers: into.headers });
   assert.equal(landed.status, 200, landed.text);
-  assert.deepEqual(landed.json.imported, { documents: 1, uploads: 0, folders: 1 });
+  assert.deepEqual(landed.json.imported, { documents: 1, uploads: 0, folders: 1, versions: 0 });
   assert.equal((await host.get('/imported/index.html')).text, '<html>another</html>');
   assert.match((await host.get('/')).text, /my old site/);
   // A document name unique beyond its folder clashes in any folder: no folder is offered then.

@@ -161,6 +161,26 @@ test('sign-ups: closed, by invitation link only (each link once), open again; ne
   assert.equal((await signup()).status, 201);
 });
 
+test('sign-up is offered (header, home page, sign-in page) only while sign-ups are open', async () => {
+  const { main } = await admin();
+  const offers = async () => {
+    const links: Record<string, number> = {};
+    for (const path of ['/', '/_/login', '/_/reset']) {
+      const $ = cheerio.load((await kiln.client().page(path)).text);
+      assert.equal($('header a[href$="/_/login"]').length, 1, `${path} offers sign-in`);
+      links[path] = $('a[href*="/_/signup"]').length;
+    }
+    return links;
+  };
+  for (const signups of ['closed', 'invite']) {
+    assert.equal((await main.post('/_/admin/settings', { signups, defaultPlan: 'free' }, json)).status, 200);
+    assert.deepEqual(await offers(), { '/': 0, '/_/login': 0, '/_/reset': 0 }, signups);
+  }
+  assert.equal((await main.post('/_/admin/settings', { signups: 'open', defaultPlan: 'free' }, json)).status, 200);
+  // Open: the header and the body's "Create an account" / "No account yet? Sign up"; other pages offer sign-in.
+  assert.deepEqual(await offers(), { '/': 2, '/_/login': 2, '/_/reset': 0 });
+});
+
 test('support: an administrator signs in as an account, and its activity feed says who did; a test mail goes out', async () => {
   const { main, me } = await admin();
   const p = newPerson({ plan: 'maker' });

@@ -363,6 +363,56 @@ test('an owner’s own agent (its sync key) that acks first takes the request: t
   }
 });
 
+test('a request in a shape hyperclayjs does not send waits the same grace: the owner’s agent may take it; untaken, the page hears it is malformed', async () => {
+  const o = await ownerWithPage();
+  const key = await createSyncKey(kiln.services, o.p.id);
+  const agent = await SseClient.open({
+    port,
+    host: o.host,
+    path: '/_/bus/subscribe?channel=ai-edit',
+    headers: { 'x-api-key': key.key },
+  });
+  // Not hyperclayjs's shape (no element tag, an `instruction` of the agent's own): Kiln's engines cannot
+  // take it, but the owner's agent may understand it.
+  const own = { tag: 'not a tag', instruction: 'make it shine' };
+  try {
+    await agent.comment('connected');
+    const id = await ask(o, 'in my own words', own);
+    const req = await agent.next();
+    assert.equal(req.json.type, 'ai-edit/request');
+    assert.equal(req.json.payload.id, id);
+    const post = (type: string, payload: unknown) =>
+      kiln
+        .client(o.host)
+        .post(
+          '/_/bus/send',
+          { channel: 'ai-edit', type, v: 1, sender: 'agent-mine', payload },
+          { headers: { 'x-api-key': key.key } },
+        );
+    assert.equal((await post('ai-edit/ack', { id })).status, 200);
+    assert.equal((await post('ai-edit/done', { id, html: '<p data-edit-id="intro">Mine</p>' })).status, 200);
+    const got = await answers(o, id);
+    assert.deepEqual(
+      got.map((f) => `${f.sender} ${f.type}`),
+      ['agent-mine ai-edit/ack', 'agent-mine ai-edit/done'],
+    );
+    // One the agent leaves: past the grace, the built-in handler says it is malformed (and never answered
+    // the first, whose grace ended before this one's).
+    const later = await ask(o, 'again in my own words', own);
+    for (;;) {
+      const f = (await o.bus.next({ timeoutMs: 30_000 })).json;
+      assert.ok(!(f.payload?.id === id && f.sender !== 'agent-mine' && f.sender !== 'page-test01'), JSON.stringify(f));
+      if (f.payload?.id === later && f.type === 'ai-edit/error') {
+        assert.match(f.payload.message, /malformed/);
+        break;
+      }
+    }
+  } finally {
+    agent.close();
+    o.bus.close();
+  }
+});
+
 test('the admin panel shows the engines (never a key) and which plans include AI editing; a plan left out hears why', async () => {
   const o = await ownerWithPage();
   const admin = kiln.client();

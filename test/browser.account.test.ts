@@ -129,8 +129,25 @@ test('export → import through the account page: the same tree in another accou
   const b = await personIn({ plan: 'maker' });
   await b.page.goto(bk.mainUrl('/_/account'));
   await b.page.setInputFiles('#import-zip', zipPath);
+  // The import is held at the browser's edge until the page has said what it is doing: the zip went up,
+  // and the bar runs while Kiln imports it.
+  let release = () => {};
+  const held = new Promise<void>((r) => (release = r));
+  await b.page.route('**/_/account/import', async (route) => {
+    await held;
+    await route.continue();
+  });
   await b.page.getByRole('button', { name: 'Import', exact: true }).click();
+  await b.page.locator('#import-msg', { hasText: /Sending the zip|Importing/ }).waitFor();
+  assert.equal(await b.page.locator('#import-progress').isVisible(), true);
+  assert.equal(await b.page.getByRole('button', { name: 'Import', exact: true }).isDisabled(), true, 'sent once');
+  await check(b.page, 'import-progress', 'desktop');
+  await b.page.setViewportSize(PHONE);
+  await check(b.page, 'import-progress', 'phone');
+  await b.page.setViewportSize(DESKTOP);
+  release();
   await b.page.waitForURL(/\/_\/dashboard\?/);
+  await b.page.unroute('**/_/account/import');
   assert.match(await message(b.page), /Imported 2 documents, 0 files and 1 folder/);
   const names = await b.page.$$eval('#tree tr[data-node-id] .nm', (as) => as.map((x) => x.textContent));
   assert.deepEqual(names.sort(), [`box-${a.person.id}/`, `one-${a.person.id}.html`, `two-${a.person.id}.html`].sort());

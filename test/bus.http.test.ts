@@ -269,6 +269,13 @@ test('sync keys: the account’s own key is on its bus; another account’s key 
   assert.equal((await subscribe(alice.host, { key: aliceKey.key })).status, 401);
 });
 
+test('`/_/meta` says what a send’s `delivered` counts: the subscribers of the process that took it', async () => {
+  const { host } = await owner();
+  const meta = await kiln.client(host).get('/_/meta');
+  assert.equal(meta.status, 200);
+  assert.equal(meta.json.bus.deliveredCounts, 'process');
+});
+
 // Two Kiln processes on one PostgreSQL and one Redis: a message sent through one reaches the account's
 // subscribers on the other, and no other account's.
 const REDIS_URL = process.env.KILN_TEST_REDIS_URL;
@@ -319,6 +326,9 @@ test('across two processes: delivered to the account’s subscribers on the othe
       });
       assert.equal(sent.status, 200, sent.text);
       assert.equal((await mine.next()).json.type, 'across');
+      // Heard on the other process, counted by the one that took it (none of its own): as /_/meta says.
+      assert.equal(sent.json.delivered, 0);
+      assert.equal((await new Client(a.port, host(0)).get('/_/meta')).json.bus.deliveredCounts, 'process');
       await new Client(a.port, host(1)).post('/_/bus/send', request('theirs'), { headers: { cookie: cookie(1) } });
       assert.equal((await theirs.next()).json.type, 'theirs', 'the other account heard only its own message');
     } finally {

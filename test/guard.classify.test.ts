@@ -22,6 +22,26 @@ test('islandHash is SHA-256 of the island with sorted keys: the value Hyperclay 
   assert.equal(islandHash({ api: { b: 1, a: [2] } }), islandHash({ api: { a: [2], b: 1 } }));
 });
 
+test('islandHash orders integer-like keys as JavaScript objects do (Hyperclay Local 1.22 islandHash): ascending numbers first, then the rest sorted', () => {
+  // Keys "9" and "10", an array index at the top of its range, one just past it (an ordinary key), a
+  // number with a leading zero (an ordinary key), and the same inside a list's object. Golden from
+  // Hyperclay Local's own islandHash over this island.
+  const island = {
+    api: {
+      rows: {
+        '10': 'ten',
+        '9': 'nine',
+        a: 1,
+        '4294967295': 'big',
+        '4294967294': 'idx',
+        '01': 'z',
+        Z: [{ '2': true, b: null, '1': 'one' }],
+      },
+    },
+  };
+  assert.equal(islandHash(island), 'd0797ceb55dffeb38616b938634a1ce3a952f736cf3b6acad3fc9bda28e84efc');
+});
+
 test('a person deleting one item is silent; a gestured wipe of most items fires', () => {
   assert.equal(fires('ui-gestured', { items: ['a', 'b', 'c'] }, { items: ['a', 'b'] }), false);
   assert.equal(fires('ui-gestured', { items: ['a', 'b', 'c', 'd', 'e'] }, { items: ['a'] }), true);

@@ -154,6 +154,16 @@ test('per-account names: two accounts each have notes.html; sync API, rename, ap
   assert.ok(refused.json.names.includes(name.toLowerCase()));
   assert.equal((await admin.get('/_/admin', json)).json.settings.documentNames, 'account');
   assert.equal((await check(a.main, { name: otherName })).status, 409, 'own name');
+  // The admin page's form: back to the page, which says why, rather than a bare 409 page.
+  const fromForm = await admin.post(
+    '/_/admin/settings',
+    { signups: 'open', defaultPlan: 'free', documentNames: 'instance' },
+    { form: true, headers: { accept: 'text/html' } },
+  );
+  assert.equal(fromForm.status, 302, fromForm.text);
+  const back = await admin.page(fromForm.headers.location!);
+  assert.match(cheerio.load(back.text)('.msg.error').text(), new RegExp(`${name} \\(`));
+  assert.equal((await admin.get('/_/admin', json)).json.settings.documentNames, 'account');
 });
 
 test('back to unique across this Kiln once the shared names are gone; the rule holds again', async () => {

@@ -60,3 +60,25 @@ test('every starter has a <main> landmark; the share link’s field has a label'
   assert.equal($('#share-url').length, 1, html.slice(0, 300));
   assert.equal($('label[for="share-url"]').text(), 'The share link');
 });
+
+test('starters are ready for AI editing (data-edit-id sections) and the notes starter is data: /_/api reads its list', async () => {
+  for (const starter of ['blank', 'notes', 'site'] as const) {
+    const $ = cheerio.load(starterDocument(starter, 'x.html').toString('utf8'));
+    assert.ok($('[data-edit-id]').length >= 1, `${starter} has data-edit-id sections`);
+  }
+  const main = kiln.client();
+  const me = await signedIn(kiln, main);
+  const name = `todo-${me.username}.html`;
+  const made = await main.post('/_/dashboard/nodes', { type: 'site', name, starter: 'notes', parentId: 0 }, json);
+  assert.equal(made.status, 201, made.text);
+  const data = await kiln.client(kiln.hostOf(me.username)).get(`/_/api/${name}`);
+  assert.equal(data.status, 200, data.text);
+  assert.deepEqual(data.json, {
+    title: `todo ${me.username}`,
+    items: [
+      { text: 'Write the first thing to do', done: 'false' },
+      { text: 'Tick a box, then save', done: 'false' },
+    ],
+    notes: 'Anything you type here is kept in this page.',
+  });
+});

@@ -5,6 +5,8 @@ import assert from 'node:assert/strict';
 import type { Page } from 'playwright-core';
 import { hasChromium, startBrowserKiln, type BrowserKiln } from './support/browser.ts';
 import { browserCookies, signedIn } from './support/people.ts';
+import { check, DESKTOP, PHONE } from './support/screens.ts';
+import { until } from './support/wait.ts';
 
 let bk: BrowserKiln;
 let page: Page;
@@ -110,4 +112,51 @@ test('create, rename, move and delete from the dashboard without leaving the pag
   await page.waitForFunction(() => document.querySelectorAll('#tree tbody tr[data-node-id]').length === 1);
   assert.deepEqual(await rowNames(page), ['archive/']);
   assert.match((await page.textContent('#flash')) ?? '', /Deleted "notes" and 1 item inside it/);
+});
+
+test('uploading a name already there asks Replace / Keep both (Replace by default for the same type); a file’s menu has Replace', {
+  skip: !hasChromium && 'Chromium is not installed',
+}, async () => {
+  const host = bk.kiln.client(bk.kiln.hostOf(username));
+  const png = (text: string) => ({ name: 'logo.png', mimeType: 'image/png', buffer: Buffer.from(text) });
+  await page.goto(bk.mainUrl('/_/dashboard'));
+  await page.setInputFiles('#upload-files', png('first'));
+  await page.click('#upload-form button[type=submit]');
+  await page.locator('#uploads li .state', { hasText: 'Uploaded logo.png.' }).waitFor();
+  await page.locator('#tree tr[data-path="logo.png"]').waitFor();
+
+  // Again: the page asks, with Replace focused.
+  await page.setInputFiles('#upload-files', png('second'));
+  await page.click('#upload-form button[type=submit]');
+  const ask = page.getByRole('dialog');
+  await ask.waitFor();
+  assert.match((await ask.textContent()) ?? '', /“logo\.png” is already in this folder/);
+  assert.equal(await page.evaluate(() => document.activeElement?.textContent), 'Replace');
+  await check(page, 'upload-ask', 'desktop');
+  await page.setViewportSize(PHONE);
+  await check(page, 'upload-ask', 'phone');
+  await page.setViewportSize(DESKTOP);
+  await ask.getByRole('button', { name: 'Replace' }).click();
+  await page.locator('#uploads li .state', { hasText: 'Replaced logo.png (the old file is in the trash).' }).waitFor();
+  await until(async () => (await host.get('/logo.png')).text === 'second', { what: 'the replaced bytes served' });
+  await page.locator('#tree tr[data-path="logo.png"]').waitFor();
+  assert.equal(await page.locator('#tree tr[data-type=upload]').count(), 1, 'no -1 copy');
+
+  // Keep both: a numbered copy, said by name.
+  await page.setInputFiles('#upload-files', png('third'));
+  await page.click('#upload-form button[type=submit]');
+  await ask.getByRole('button', { name: 'Keep both' }).click();
+  await page.locator('#uploads li .state', { hasText: 'Uploaded as logo-1.png' }).waitFor();
+  assert.equal((await host.get('/logo.png')).text, 'second');
+
+  // The file's own menu: Replace with another file, whatever its name; it keeps the address.
+  const row = page.locator('#tree tr[data-path="logo.png"]');
+  await more(row);
+  await row.locator('form.replace-file input[type=file]').setInputFiles({
+    name: 'other-name.png',
+    mimeType: 'image/png',
+    buffer: Buffer.from('fourth'),
+  });
+  await row.locator('form.replace-file button').click();
+  await until(async () => (await host.get('/logo.png')).text === 'fourth', { what: 'the menu’s replacement served' });
 });

@@ -214,6 +214,7 @@ test('GET /_/meta makes hyperclayjs choose /_/sync and describes the document', 
     subscribe: '/_/bus/subscribe',
     send: '/_/bus/send',
     maxBytes: 10 * 1024 * 1024,
+    deliveredCounts: 'process',
     aiEdit: { builtIn: false, engines: [], agent: 'npx kiln ai-edit serve' },
   });
   assert.deepEqual(res.json.dataLoss, {

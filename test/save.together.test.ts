@@ -12,6 +12,7 @@ import { createNode } from '../src/nodes/tree.ts';
 import { versionContent } from '../src/save/history.ts';
 import { storedContent } from '../src/store/nodes.ts';
 import { saveDocument } from '../src/save/pipeline.ts';
+import { exactly } from '../src/core/conditional.ts';
 
 let kiln: TestKiln;
 before(async () => (kiln = await startKiln()));
@@ -154,7 +155,12 @@ test('the last save of a group changes nothing, or is refused: the row still end
       ...bodies.map((bytes) => saveDocument(kiln.services, { nodeId: node.id, bytes, by })),
       last === 'unchanged'
         ? saveDocument(kiln.services, { nodeId: node.id, bytes: bodies[2], by })
-        : saveDocument(kiln.services, { nodeId: node.id, bytes: Buffer.from(page('four')), by, ifMatch: 'stale' }),
+        : saveDocument(kiln.services, {
+            nodeId: node.id,
+            bytes: Buffer.from(page('four')),
+            by,
+            ifMatch: exactly('stale'),
+          }),
     ]);
     assert.deepEqual(
       answers.map((a) => (a.status === 'fulfilled' ? (a.value.changed ? 'saved' : 'unchanged') : 'refused')),

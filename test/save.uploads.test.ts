@@ -387,3 +387,62 @@ test('upload refusals carry the codes clients read: 401 login-required, 413 too-
   const exact = formWith('exact.bin', Buffer.alloc(cap), pageUrl);
   assert.equal((await doc.post('/_/upload', exact.body, { headers: exact.headers })).status, 200);
 });
+
+/** A main-app multipart upload with the dashboard's fields (parentId, replaces, ownerId). */
+function dashboardUpload(name: string, content: string | Buffer, fields: Record<string, string | number> = {}) {
+  const boundary = `----kilnreplace${Date.now()}`;
+  const parts = Object.entries(fields).map(
+    ([k, v]) => `--${boundary}\r\nContent-Disposition: form-data; name="${k}"\r\n\r\n${v}\r\n`,
+  );
+  return {
+    body: Buffer.concat([
+      Buffer.from(
+        `${parts.join('')}--${boundary}\r\nContent-Disposition: form-data; name="file"; filename="${name}"\r\nContent-Type: application/octet-stream\r\n\r\n`,
+      ),
+      Buffer.from(content),
+      Buffer.from(`\r\n--${boundary}--\r\n`),
+    ]),
+    headers: { 'content-type': `multipart/form-data; boundary=${boundary}`, accept: 'application/json' },
+  };
+}
+
+test('uploading a taken name: kept both by default (the answer names the new one); Replace puts the new bytes at the name and the old file in the trash', async () => {
+  const { main, host, person } = await setup();
+  const json = { headers: { accept: 'application/json' } };
+  const first = dashboardUpload('photo.png', 'old bytes');
+  assert.equal((await main.post('/_/upload', first.body, { headers: first.headers })).status, 200);
+  const again = dashboardUpload('photo.png', 'second bytes');
+  const kept = await main.post('/_/upload', again.body, { headers: again.headers });
+  assert.equal(kept.status, 200, kept.text);
+  assert.equal(kept.json.node.name, 'photo-1.png');
+  assert.equal(kept.json.msg, 'Uploaded as photo-1.png: photo.png was taken in that folder.');
+
+  const nodes = (await main.get('/_/dashboard/nodes', json)).json.nodes as Array<{ id: number; name: string }>;
+  const old = nodes.find((n) => n.name === 'photo.png')!;
+  const replace = dashboardUpload('new-photo.png', 'new bytes', { parentId: 0, replaces: old.id });
+  const replaced = await main.post('/_/upload', replace.body, { headers: replace.headers });
+  assert.equal(replaced.status, 200, replaced.text);
+  assert.equal(replaced.json.node.name, 'photo.png', 'the new file takes the old one’s name');
+  assert.equal(replaced.json.msg, 'Replaced photo.png (the old file is in the trash).');
+  assert.equal((await kiln.client(host).get('/photo.png')).text, 'new bytes');
+  const trash = (await main.get('/_/dashboard/trash', json)).json;
+  assert.ok(
+    JSON.stringify(trash).includes('photo.png'),
+    `the old file waits in the trash: ${JSON.stringify(trash).slice(0, 300)}`,
+  );
+  // The old id is gone from the tree: replacing it again answers like a missing file; so does another
+  // account's file, a file of another folder, and a document.
+  const twice = dashboardUpload('x.png', 'x', { parentId: 0, replaces: old.id });
+  assert.equal((await main.post('/_/upload', twice.body, { headers: twice.headers })).status, 404);
+  const stranger = kiln.client();
+  await signedIn(kiln, stranger);
+  const current = (await main.get('/_/dashboard/nodes', json)).json.nodes.find(
+    (n: { name: string }) => n.name === 'photo.png',
+  );
+  const theirs = dashboardUpload('x.png', 'x', { parentId: 0, replaces: current.id });
+  assert.equal((await stranger.post('/_/upload', theirs.body, { headers: theirs.headers })).status, 404);
+  assert.equal((await kiln.client(host).get('/photo.png')).text, 'new bytes');
+  const page = nodes.find((n) => n.name === `up-${person.username}.html`)!;
+  const aDocument = dashboardUpload('x.png', 'x', { parentId: 0, replaces: page.id });
+  assert.equal((await main.post('/_/upload', aDocument.body, { headers: aDocument.headers })).status, 404);
+});

@@ -75,11 +75,16 @@ test('every page Kiln renders on a document host refuses framing; the owner’s 
   // The account's own content: as stored, framing left to its owner.
   for (const [what, r] of [
     ['document (visitor)', await visitor.get('/')],
-    ['document (owner)', await owner.page('/')],
     ['upload', await visitor.get('/notes.md')],
   ] as const) {
     assert.equal(r.status, 200, what);
     assert.equal(r.headers['x-frame-options'], undefined, `${what}: no X-Frame-Options`);
     assert.doesNotMatch(String(r.headers['content-security-policy'] ?? ''), /frame-ancestors/, what);
   }
+  // The owner's own answer (edit cookie, toolbar) renders only under the owner's own pages (issue #43;
+  // security.framed-documents): a neighbour's frame gets the visitor's answer.
+  const mine = await owner.page('/');
+  assert.equal(mine.status, 200);
+  assert.equal(mine.headers['x-frame-options'], 'SAMEORIGIN');
+  assert.match(String(mine.headers['content-security-policy']), /frame-ancestors 'self'/);
 });

@@ -1,7 +1,7 @@
 // Slow request bodies (security review #22, finding 8). A request without credentials (no session of
-// this host, no valid sync key, no valid share token) has ANON_BODY_TIMEOUT_MS (here 1 s) to send its
-// body: then it is answered 408 and its connection closed, while a signed-in, key-holding or share-guest
-// request keeps REQUEST_TIMEOUT_MS. And one client address holds at most MAX_REQUESTS_PER_ADDRESS (here
+// this host, no valid sync key that acts on this host (#43, item 6), no valid share token) has
+// ANON_BODY_TIMEOUT_MS (here 1 s) to send its body: then it is answered 408 and its connection closed,
+// while a signed-in, key-holding or share-guest request keeps REQUEST_TIMEOUT_MS. And one client address holds at most MAX_REQUESTS_PER_ADDRESS (here
 // 5) requests in flight in one process: more answer 429 `rate-limited` with Retry-After until one ends
 // (answered, aborted or cut); open live streams count only against their own cap.
 import { test, before, after } from 'node:test';
@@ -16,6 +16,7 @@ import { loadConfig } from '../src/config.ts';
 import { createNode } from '../src/nodes/tree.ts';
 import { setSharing, shareCookieName } from '../src/sharing/share.ts';
 import { authCookieName } from '../src/http/cookies.ts';
+import { createTeam, setMember } from '../src/teams/teams.ts';
 
 const CAP = 5;
 let capped: TestKiln;
@@ -235,4 +236,34 @@ test('an anonymous slow body is cut after ANON_BODY_TIMEOUT_MS (408, connection 
   assert.equal(await signedInBody.finish(), 201, signedInBody.answer);
   assert.notEqual(await keyBody.finish(), 408, keyBody.answer);
   assert.notEqual(await guestBody.finish(), 408, guestBody.answer);
+});
+
+test("a sync key keeps the long timeout only where it may act: the main app, its own host, its teams' hosts", async () => {
+  const mine = await keyHolder(quick);
+  const other = await keyHolder(quick);
+  // A team of `other`'s where the key's person is an editor: its host is one the key acts on (the bus).
+  const team = await createTeam(quick.services, { username: `t${other.person.username}`, ownerId: other.person.id });
+  await setMember(quick.services, other.person.id, { teamId: team.id, username: mine.person.username, role: 'editor' });
+  const headers = { 'x-api-key': mine.key };
+  const send = { channel: 'slow', type: 'note', v: 1, payload: {}, sender: 'test' };
+  const busOn = (username: string) =>
+    new SlowBody(quick, { path: '/_/bus/send', host: quick.hostOf(username), headers, json: send });
+  const onMain = new SlowBody(quick, {
+    path: '/_/sync/nodes',
+    headers,
+    json: { type: 'folder', name: 'keyed-slowly', parentId: 0 },
+  });
+  const onOwnHost = busOn(mine.person.username);
+  const onTeamHost = busOn(team.username);
+  // Another account's host: the key is valid, but acts on nothing there.
+  const onOtherHost = busOn(other.person.username);
+
+  await until(() => onOtherHost.closed, 'the server closes a slow body whose key does not act on that host');
+  assert.match(onOtherHost.answer, /^HTTP\/1\.1 408 /, 'answered 408 before closing');
+  assert.match(onOtherHost.answer, /\r\nconnection: close\r\n/i);
+  for (const kept of [onMain, onOwnHost, onTeamHost])
+    assert.equal(kept.closed, false, 'a key where it acts outlives the anonymous body timeout');
+  assert.equal(await onMain.finish(), 201, onMain.answer);
+  assert.equal(await onOwnHost.finish(), 200, onOwnHost.answer);
+  assert.equal(await onTeamHost.finish(), 200, onTeamHost.answer);
 });

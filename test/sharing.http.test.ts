@@ -94,7 +94,7 @@ test('the owner turns sharing on (AJAX): JSON {msg, msgType, shareEnabled, share
   assert.notEqual(row.share_token, token);
   assert.match(row.share_token!, /^[0-9a-f]{64}$/);
   const status = await o.main.get(`/_/dashboard/nodes/${o.id}/sharing`);
-  assert.deepEqual(status.json, { msg: '', msgType: 'success', shareEnabled: true });
+  assert.deepEqual(status.json, { msg: '', msgType: 'success', shareEnabled: true, framingAllowed: true });
   const again = await setSharing(o.main, o.id, true);
   assert.equal(again.shareEnabled, true);
   assert.equal(again.shareUrl, undefined);

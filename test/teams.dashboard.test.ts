@@ -80,6 +80,10 @@ test('an owner invites by email; the invitee joins with the link; the team’s f
   const joined = await bob.main.post(link, {}, { form: true, ...html });
   assert.equal(joined.status, 302);
   assert.match(joined.headers.location!, new RegExp(`^/_/dashboard\\?team=${teamName}&`));
+  assert.equal(
+    new URL(joined.headers.location!, 'http://x').searchParams.get('msg'),
+    `Welcome to ${teamName}: you are an editor.`,
+  );
   const again = await bob.main.post(link, {}, json);
   assert.equal(again.status, 400, 'the link works once');
   assert.equal(again.json.code, 'invalid-token');
@@ -129,7 +133,9 @@ test('an owner invites by email; the invitee joins with the link; the team’s f
   // Viewers and strangers: no dashboard of the team, no writes into it.
   const viola = await person({ email: `viola${owner.me.id}@example.com` });
   await owner.main.post(`/_/dashboard/teams/${teamId}/invites`, { email: viola.me.email, role: 'viewer' }, json);
-  assert.equal((await viola.main.post(await inviteLink(viola.me.email), {}, json)).status, 200);
+  const violaJoined = await viola.main.post(await inviteLink(viola.me.email), {}, json);
+  assert.equal(violaJoined.status, 200);
+  assert.equal(violaJoined.json.msg, `Welcome to ${teamName}: you are a viewer.`);
   assert.equal((await viola.main.get(`/_/dashboard?team=${teamName}`, json)).status, 403);
   const sneaky = await viola.main.post('/_/dashboard/nodes', { type: 'site', name: 'x.html', ownerId: teamId }, json);
   assert.equal(sneaky.status, 403);

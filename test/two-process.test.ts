@@ -21,6 +21,8 @@ import { createSyncKey } from '../src/sync/keys.ts';
 import { createNode } from '../src/nodes/tree.ts';
 import { versionsOf } from '../src/store/versions.ts';
 import { versionContent } from '../src/save/history.ts';
+import { writeSetting } from '../src/store/settings.ts';
+import { REPO } from './support/child.ts';
 
 const REDIS_URL = process.env.KILN_TEST_REDIS_URL;
 const skip =
@@ -48,7 +50,10 @@ const env = (dir: string) => ({
   DATA_DIR: dir,
   ROOT_DOMAIN: ROOT,
   LOG_LEVEL: 'error',
+  // An AI engine in both (test/support/ai-engine.mjs): the daily budget is counted by both together.
+  AI_EDIT_COMMAND: `"${process.execPath}" ${path.join(REPO, 'test/support/ai-engine.mjs')} ${path.join(dir, 'engine')} edit`,
 });
+const AI_BUDGET = 3;
 
 before(async () => {
   if (skip) return;
@@ -66,6 +71,8 @@ before(async () => {
     nodeId = (
       await createNode(setup, person.id, { ownerId: person.id, parentId: 0, type: 'site', name: NAME, html: doc('v1') })
     ).id;
+    for (const plan of ['free', 'personal', 'maker'])
+      await writeSetting(setup.database.db, `ai-edit-requests-${plan}`, String(AI_BUDGET));
   } finally {
     await closeServices(setup);
   }
@@ -280,4 +287,62 @@ test('a page one process answers from memory (its hot path) changes there as soo
     what: "B to answer with A's save",
     timeout: 30_000,
   }).catch(() => assert.equal(body, html));
+});
+
+test(`AI edits asked at once through both processes against a daily budget of ${AI_BUDGET}: ${AI_BUDGET} run, the next is refused`, {
+  skip,
+}, async () => {
+  const bus = await SseClient.open({
+    port: a.port,
+    host: host(),
+    path: '/_/bus/subscribe?channel=ai-edit',
+    headers: { cookie: `__Host-auth_token=${token}`, 'sec-fetch-site': 'same-origin' },
+  });
+  try {
+    assert.equal(bus.status, 200, bus.body);
+    await bus.comment('connected');
+    const ask = (k: ChildKiln, id: string) => {
+      const c = new Client(k.port, host());
+      c.jar.store(host(), `__Host-auth_token=${token}; Path=/`);
+      return c.post(
+        '/_/bus/send',
+        {
+          channel: 'ai-edit',
+          type: 'ai-edit/request',
+          v: 1,
+          sender: 'page-2p',
+          payload: { id, tag: 'p', elementHTML: '<p>Hi</p>', comment: 'warmer', contextRefs: [] },
+        },
+        { headers: { origin: `http://${host()}`, 'sec-fetch-site': 'same-origin', 'page-url': url() } },
+      );
+    };
+    // Two per process at once (each process runs at most two of an account's at a time).
+    const ids = ['ai-a1', 'ai-b1', 'ai-a2', 'ai-b2'];
+    const sent = await Promise.all(ids.map((id, i) => ask(i % 2 ? b : a, id)));
+    for (const r of sent) assert.equal(r.status, 200, r.text);
+    const ends = new Map<string, { type: string; payload: { code?: string } }>();
+    while (ends.size < ids.length) {
+      const f = (await bus.next({ timeoutMs: 30_000 })).json;
+      if (ids.includes(f.payload?.id) && (f.type === 'ai-edit/done' || f.type === 'ai-edit/error'))
+        ends.set(f.payload.id, f);
+    }
+    const outcomes = [...ends.values()].map((f) => (f.type === 'ai-edit/done' ? 'done' : f.payload.code));
+    assert.deepEqual(outcomes.sort(), ['ai-edit-budget', 'done', 'done', 'done'], JSON.stringify([...ends]));
+    // And later, through either process: still refused.
+    for (const [k, id] of [
+      [a, 'ai-a3'],
+      [b, 'ai-b3'],
+    ] as const) {
+      assert.equal((await ask(k, id)).status, 200);
+      for (;;) {
+        const f = (await bus.next({ timeoutMs: 30_000 })).json;
+        if (f.payload?.id !== id || f.type === 'ai-edit/request' || f.type === 'ai-edit/ack') continue;
+        assert.equal(f.type, 'ai-edit/error', JSON.stringify(f));
+        assert.equal(f.payload.code, 'ai-edit-budget');
+        break;
+      }
+    }
+  } finally {
+    bus.close();
+  }
 });

@@ -197,7 +197,17 @@ export async function requestEmailChange(
   const email = input.email.trim().toLowerCase();
   const problem = emailProblem(email);
   if (problem) throw badRequest(problem, 'invalid');
-  if (email === p.email) throw badRequest('That is your email already.', 'invalid');
+  if (email === p.email) {
+    if (p.email_confirmed === 1) throw badRequest('That is your email already.', 'invalid');
+    // The address the account has, not confirmed yet (a sign-up): a link to confirm it.
+    const token = await createEmailToken(s, { accountId, email, purpose: 'email-change' });
+    await s.mailer.send({
+      to: email,
+      subject: 'Confirm your email address for Kiln',
+      text: `Confirm that ${email} is the address of the Kiln account ${p.username}:\n\n${link(token)}\n\nThe link works once, for a day.`,
+    });
+    return email;
+  }
   if (await emailTaken(s.database.db, email))
     throw conflict('An account with that email already exists.', 'email-taken');
   const token = await createEmailToken(s, { accountId, email, purpose: 'email-change' });
@@ -227,6 +237,11 @@ export async function confirmEmailChange(s: Services, token: string): Promise<{ 
   const p = await person(s, change.accountId);
   const row = await findEmailToken(s, token, 'email-change');
   if (!row || !(await useEmailToken(s, row.id))) throw badRequest(RESET_LINK_GONE, 'invalid-token');
+  if (change.email === p.email) {
+    // Confirming the address it has.
+    await updatePersonRow(s.database.db, change.accountId, { email_confirmed: 1 }, { email: change.email });
+    return { username: p.username, email: change.email };
+  }
   if (await emailTaken(s.database.db, change.email))
     throw conflict('An account with that email already exists.', 'email-taken');
   await updatePersonRow(s.database.db, change.accountId, { email: change.email, email_confirmed: 1 });

@@ -89,13 +89,22 @@ async function insertPerson(
 }
 
 /** Creates a person. 400 for invalid input (the message names the rule), 409 when the email or username is taken. */
-export async function createPerson(s: Services, input: NewPerson): Promise<CreatedPerson> {
+export async function createPerson(
+  s: Services,
+  input: NewPerson,
+  /** Runs in the account's transaction, before its insert (a sign-up's invitation is used up there: of
+   *  several sign-ups with one link, one makes an account). */
+  first?: (trx: Tx) => Promise<void>,
+): Promise<CreatedPerson> {
   const v = validated(input);
   const { db } = s.database;
   await refuseTaken(db, v.email, v.username);
   const passwordHash = await hashPassword(input.password);
   try {
-    const id = await db.transaction().execute((trx) => insertPerson(s, trx, v, input, passwordHash));
+    const id = await db.transaction().execute(async (trx) => {
+      await first?.(trx);
+      return insertPerson(s, trx, v, input, passwordHash);
+    });
     return { id, ...v };
   } catch (err) {
     takenConflict(err);

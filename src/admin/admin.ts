@@ -1,8 +1,10 @@
 // What a superadmin does on /_/admin: find accounts, change a plan, suspend and unsuspend, and set how
 // this Kiln takes new accounts (open, by invitation link only, or closed) and on which plan.
+import { dayOf, usageOn } from '../ai-edit/budget.ts';
 import { publishHostChanged } from '../events/publish.ts';
 import type { Services } from '../services.ts';
-import type { Plan } from '../store/schema.ts';
+import type { Plan, Tx } from '../store/schema.ts';
+import { markEmailTokenUsed } from '../store/email-tokens.ts';
 import { badRequest, conflict, forbidden, notFound } from '../errors.ts';
 import { PLANS } from '../accounts/people.ts';
 import { createEmailToken, findEmailToken } from '../accounts/email-tokens.ts';
@@ -44,6 +46,12 @@ export async function listAccounts(s: Services, q: string, page: number) {
     adminAccounts(s.database.db, q.slice(0, 100), PAGE_SIZE, (p - 1) * PAGE_SIZE),
     adminAccountCount(s.database.db, q.slice(0, 100)),
   ]);
+  // What each spent of its daily AI budget today (src/ai-edit/budget.ts).
+  const ai = await usageOn(
+    s.database.db,
+    rows.map((r) => r.id),
+    dayOf(s.clock.now()),
+  );
   return {
     page: p,
     pages: Math.max(1, Math.ceil(total / PAGE_SIZE)),
@@ -63,6 +71,7 @@ export async function listAccounts(s: Services, q: string, page: number) {
       lastActive: r.last_active ? String(r.last_active) : null,
       createdAt: r.created_at,
       suspended: r.suspended_at !== null,
+      aiEditToday: ai.get(r.id) ?? { requests: 0, bytes: 0 },
     })),
   };
 }
@@ -178,6 +187,8 @@ export async function signupMode(
   return invite && (await findEmailToken(s, invite, 'invite')) ? 'invited' : 'invite';
 }
 
+const BY_INVITATION = 'This Kiln takes new accounts by invitation only: open the invitation link you were sent.';
+
 export async function assertSignupOpen(s: Services, invite: string | undefined): Promise<{ id: number } | null> {
   const { signups } = await instanceSettings(s);
   if (signups === 'open') return null;
@@ -186,11 +197,16 @@ export async function assertSignupOpen(s: Services, invite: string | undefined):
     if (row) return { id: row.id };
   }
   throw forbidden(
-    signups === 'closed'
-      ? 'This Kiln takes no new accounts at the moment.'
-      : 'This Kiln takes new accounts by invitation only: open the invitation link you were sent.',
+    signups === 'closed' ? 'This Kiln takes no new accounts at the moment.' : BY_INVITATION,
     'signups-closed',
   );
+}
+
+/** Uses up a sign-up's invitation inside the new account's transaction (src/accounts/people.ts `createPerson`):
+ *  when another sign-up used it meanwhile, 403 and no account. */
+export async function useSignupInvite(s: Services, trx: Tx, inviteId: number): Promise<void> {
+  if (!(await markEmailTokenUsed(trx, inviteId, s.clock.now().toISOString())))
+    throw forbidden(`${BY_INVITATION} This one was used already.`, 'signups-closed');
 }
 
 /** Support: the administrator signs in as the account (their own sign-in ends; signing out ends this

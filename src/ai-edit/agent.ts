@@ -2,24 +2,34 @@
 // local command, over the host's bus with the account's sync key (the bus takes it for the account's own
 // hosts). It speaks the wire the built-in handler does (src/ai-edit/handler.ts): ack at once, deltas, done or
 // error; a cancel kills the command. It answers requests without an @engine (or, with --engine NAME, those
-// that start with @NAME); when the server's built-in handler or another agent acked first, it lets go.
+// that start with @NAME); when the server's built-in handler or another agent acked first, it lets go. The command
+// reads prompts others can shape: it gets PATH, HOME, LANG and the variables `--env` names, never the sync key.
+// Bounded as Kiln's own engines are: a command still running after `timeoutMs` is killed and the page told; at
+// most `concurrency` commands run at once, and a request beyond them is refused (acked, then an error saying why).
 import http from 'node:http';
 import https from 'node:https';
 import dns from 'node:dns';
 import { randomBytes } from 'node:crypto';
-import { engineFrom, type Engine } from './engines.ts';
+import { engineFrom, namedEnv, type Engine } from './engines.ts';
 import { EDIT_REQUEST, REQUEST_ID, buildPrompt, cleanReply, engineOf } from './prompt.ts';
 import { DeltaBatcher } from './handler.ts';
 import { eventData } from '../core/event-stream.ts';
 import { setTimeout as delay } from 'node:timers/promises';
+import { limits } from '../limits.ts';
 
 export interface AgentOptions {
   /** The document host's address, e.g. https://alice.example.com (or http://alice.kiln.localhost:8080). */
   url: string;
   key: string;
   command: string[];
+  /** Variables the command gets besides PATH, HOME and LANG (from this process's environment). */
+  env?: string[];
   /** Answer only requests that start with @engine. */
   engine?: string;
+  /** The longest a command may run (default: as Kiln's own engines). */
+  timeoutMs?: number;
+  /** Commands running at once (default: as Kiln's own engines per owner). */
+  concurrency?: number;
   log: (line: string) => void;
   /** Stops the agent. */
   signal?: AbortSignal;
@@ -62,11 +72,16 @@ async function textOf(res: http.IncomingMessage): Promise<string> {
  *  key (401/403) ends it with that error. */
 export async function serveAgent(o: AgentOptions): Promise<void> {
   const base = new URL(o.url.replace(/\/+$/, ''));
-  const engine = engineFrom({ name: o.engine ?? 'agent', command: o.command });
+  const names = (o.env ?? []).filter((n) => n !== 'KILN_SYNC_KEY');
+  const engine = engineFrom({ name: o.engine ?? 'agent', command: o.command, env: namedEnv(names, process.env) });
   const sender = `agent-${randomBytes(3).toString('hex')}`;
   const running = new Map<string, AbortController>();
   const acks = new Map<string, string[]>();
   const ownAck = new Map<string, () => void>();
+  const timeoutMs = o.timeoutMs ?? limits.aiEdit.timeoutMs;
+  const concurrency = o.concurrency ?? limits.aiEdit.perOwner;
+  /** Commands running now. */
+  let busy = 0;
 
   const send = async (type: string, payload: Record<string, unknown>) => {
     const res = await call(
@@ -97,16 +112,29 @@ export async function serveAgent(o: AgentOptions): Promise<void> {
         o.log(`${req.id}: taken by ${order[0]}`);
         return;
       }
-      o.log(`${req.id}: answering "${req.comment.slice(0, 60)}" with ${engine.describe}`);
-      await run(engine, req, abort.signal, send);
-      o.log(`${req.id}: done`);
+      if (busy >= concurrency)
+        throw new Busy(
+          `${busy} AI edit${busy === 1 ? ' is' : 's are'} running on your agent (its --concurrency): try again when one is done.`,
+        );
+      busy++;
+      const timer = setTimeout(
+        () => abort.abort(new TimedOut(`the command took longer than ${timeoutMs / 1000} s (its --timeout)`)),
+        timeoutMs,
+      );
+      try {
+        o.log(`${req.id}: answering "${req.comment.slice(0, 60)}" with ${engine.describe}`);
+        await run(engine, req, abort.signal, send);
+        o.log(`${req.id}: done`);
+      } finally {
+        clearTimeout(timer);
+        busy--;
+      }
     } catch (err) {
-      if (abort.signal.aborted) o.log(`${req.id}: cancelled`);
+      if (abort.signal.aborted && !(abort.signal.reason instanceof TimedOut)) o.log(`${req.id}: cancelled`);
       else {
         o.log(`${req.id}: ${(err as Error).message}`);
-        await send('ai-edit/error', { id: req.id, message: `Your agent failed: ${(err as Error).message}` }).catch(
-          () => {},
-        );
+        const message = err instanceof Busy ? err.message : `Your agent failed: ${(err as Error).message}`;
+        await send('ai-edit/error', { id: req.id, message }).catch(() => {});
       }
     } finally {
       running.delete(req.id);
@@ -210,6 +238,11 @@ async function run(
     deltas.stop();
   }
 }
+
+/** A command that ran out its --timeout (a cancel is any other abort). */
+class TimedOut extends Error {}
+/** A request beyond --concurrency. */
+class Busy extends Error {}
 
 /** Waits `ms`, or less when the agent is stopped. */
 function sleep(ms: number, signal?: AbortSignal): Promise<void> {

@@ -1,7 +1,9 @@
 // The engines an operator gives AI editing, and how each runs a prompt:
 // - a command (no shell): the prompt on its stdin, its stdout streamed back, exit 0 = done;
 // - an HTTP engine: the Anthropic Messages API or an OpenAI-compatible chat completion, streamed.
-// The API key stays on the server: it goes to the engine's URL and nowhere else.
+// The API key stays on the server: it goes to the engine's URL and nowhere else. A command reads prompts that
+// others can shape (a page's text, an app's visitors), so it runs with a minimal environment: PATH, HOME and
+// LANG, plus the variables the operator names (AI_EDIT_ENV, `--env`); never the server's secrets or a Kiln key.
 import { spawn } from 'node:child_process';
 import { StringDecoder } from 'node:string_decoder';
 import { asText, type Prompt } from './prompt.ts';
@@ -15,6 +17,25 @@ export interface EngineConfig {
   apiKey?: string;
   model?: string;
   api?: 'anthropic' | 'openai';
+  /** A command's environment besides PATH, HOME and LANG (the variables the operator named). */
+  env?: Record<string, string>;
+}
+
+/** What every command gets of the environment it was started in. */
+const BASE_ENV = ['PATH', 'HOME', 'LANG'] as const;
+
+/** A command's whole environment: PATH, HOME, LANG of `from` (this process's) and `named`. */
+export function commandEnv(named: Record<string, string> = {}, from: NodeJS.ProcessEnv = process.env) {
+  const env: Record<string, string> = {};
+  for (const k of BASE_ENV) if (from[k] !== undefined) env[k] = from[k];
+  return { ...env, ...named };
+}
+
+/** The values of the variables named (those set), from `from`. */
+export function namedEnv(names: readonly string[], from: NodeJS.ProcessEnv): Record<string, string> {
+  const env: Record<string, string> = {};
+  for (const k of names) if (from[k] !== undefined) env[k] = from[k];
+  return env;
 }
 
 export interface RunOptions {
@@ -32,7 +53,7 @@ export interface Engine {
 }
 
 export function engineFrom(c: EngineConfig): Engine {
-  if (c.command) return new CommandEngine(c.name, c.command);
+  if (c.command) return new CommandEngine(c.name, c.command, commandEnv(c.env));
   return new HttpEngine(c);
 }
 
@@ -69,16 +90,22 @@ class CommandEngine implements Engine {
   readonly name: string;
   readonly describe: string;
   private readonly argv: string[];
-  constructor(name: string, argv: string[]) {
+  private readonly env: Record<string, string>;
+  constructor(name: string, argv: string[], env: Record<string, string>) {
     this.name = name;
     this.argv = argv;
+    this.env = env;
     this.describe = `command ${argv[0]}`;
   }
 
   run(prompt: Prompt, { signal, onText }: RunOptions): Promise<{ model?: string; stopReason: string }> {
     return new Promise((resolve, reject) => {
       // Its own process group: a cancel ends whatever the command started too.
-      const child = spawn(this.argv[0], this.argv.slice(1), { stdio: ['pipe', 'pipe', 'pipe'], detached: true });
+      const child = spawn(this.argv[0], this.argv.slice(1), {
+        stdio: ['pipe', 'pipe', 'pipe'],
+        detached: true,
+        env: this.env,
+      });
       const out = new StringDecoder('utf8');
       let stderr = '';
       let bytes = 0;

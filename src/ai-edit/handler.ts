@@ -7,8 +7,12 @@
 // handler listens to the account's bus (across processes). One handler per request: the owner may run
 // an agent of their own (`kiln ai-edit serve`), so the built-in one waits `agentGraceMs` first and stands
 // aside when an agent acked; and when both ack, the first ack on the bus wins (every party sees the same
-// order), the other goes quiet. With no engine set, a plan not allowed, or an unknown @engine, the page
-// hears why (an error), unless an agent took the request.
+// order), the other goes quiet. With no engine set, a plan not allowed, an unknown @engine, or a request
+// in a shape Kiln's engines cannot take, the page hears why (an error), unless an agent took the request.
+//
+// Who may spend the operator's engines: never an app user (anyone may sign up on a public app), an account
+// only once its email is confirmed, and within its plan's daily budget (src/ai-edit/budget.ts), counted when
+// the prompt is about to go to the engine. Refusals carry a `code` beside the message.
 import type { Services } from '../services.ts';
 
 /** What the handler uses of the services. */
@@ -41,8 +45,15 @@ import { documentPathOf } from '../save/document-url.ts';
 import { EDITABLE_EXTENSIONS, extensionOf } from '../uploads/content-types.ts';
 import { planRow } from '../store/accounts.ts';
 import { effectivePlan } from '../billing/plans.ts';
+import { KilnError } from '../errors.ts';
+import type { Plan } from '../store/schema.ts';
+import { charge, dayOf } from './budget.ts';
 
 export const CHANNEL = 'ai-edit';
+/** What a page hears of its edit when Kiln stops. */
+export const RESTARTING = 'Kiln is restarting: ask again in a moment.';
+
+const kb = (bytes: number) => `${Math.ceil(bytes / 1024).toLocaleString('en')} KB`;
 
 export interface Heard {
   caller: BusCaller;
@@ -72,6 +83,10 @@ export class AiEditHandler {
   /** Requests running in this process: per owner, and all of them (`all`). */
   private readonly running = new Counts<number | 'all'>();
   private readonly s: HandlerServices;
+  /** Requests being handled in this process (close waits for them). */
+  private readonly runs = new Set<Promise<void>>();
+  /** Set once the process is stopping. */
+  private closed: Promise<void> | null = null;
 
   constructor(s: HandlerServices, config: AiEditConfig | null) {
     this.s = s;
@@ -96,34 +111,61 @@ export class AiEditHandler {
   /** A message sent on a host's bus through this process. */
   heard(accountId: number, body: SendBody, ctx: Heard): void {
     if (body.channel !== CHANNEL || body.type !== 'ai-edit/request') return;
-    void this.request(accountId, body, ctx).catch((err) => console.error('AI edit failed:', err));
+    if (this.closed) {
+      const id = REQUEST_ID.safeParse(body.payload);
+      if (id.success)
+        void this.reply(accountId, 'ai-edit/error', { id: id.data.id, message: RESTARTING }).catch(() => {});
+      return;
+    }
+    const run = this.request(accountId, body, ctx).catch((err) => console.error('AI edit failed:', err));
+    this.runs.add(run);
+    void run.finally(() => this.runs.delete(run));
   }
 
   private async request(accountId: number, body: SendBody, ctx: Heard): Promise<void> {
-    const parsed = EDIT_REQUEST.safeParse(body.payload);
-    if (!parsed.success) {
-      const id = REQUEST_ID.safeParse(body.payload);
-      if (id.success)
-        await this.reply(accountId, 'ai-edit/error', { id: id.data.id, message: 'The AI edit request is malformed.' });
-      return;
-    }
-    const req = parsed.data;
-    const key = `${accountId} ${req.id}`;
+    const named = REQUEST_ID.safeParse(body.payload);
+    if (!named.success) return;
+    const id = named.data.id;
+    const key = `${accountId} ${id}`;
     if (this.jobs.has(key)) return;
     let ownAckHeard: (id: number) => void = () => {};
     const ownAck = new Promise<number>((resolve) => {
       ownAckHeard = resolve;
     });
-    const job: Job = { id: req.id, abort: new AbortController(), otherAcks: [], ownAck, ownAckHeard, wake: () => {} };
+    const job: Job = { id, abort: new AbortController(), otherAcks: [], ownAck, ownAckHeard, wake: () => {} };
     this.jobs.set(key, job);
     let off = () => {};
     try {
-      off = await this.s.bus.listen(accountId, (m, id) => this.onBus(job, m, id));
-      await this.handle(accountId, req, job, ctx);
+      off = await this.s.bus.listen(accountId, (m, busId) => this.onBus(job, m, busId));
+      // An agent of the owner's may take it first, whatever its shape: a request hyperclayjs would not send
+      // may be one the agent understands, so it waits the same grace before it is called malformed.
+      if (await this.takenByAgent(job)) return;
+      const parsed = EDIT_REQUEST.safeParse(body.payload);
+      if (!parsed.success) {
+        await this.reply(accountId, 'ai-edit/error', { id, message: 'The AI edit request is malformed.' });
+        return;
+      }
+      await this.handle(accountId, parsed.data, job, ctx);
     } finally {
       off();
       this.jobs.delete(key);
     }
+  }
+
+  /** Waits `agentGraceMs` for another handler's ack (or a cancel): true when the request is not this
+   *  handler's to answer. */
+  private async takenByAgent(job: Job): Promise<boolean> {
+    await new Promise<void>((resolve) => {
+      const timer = setTimeout(resolve, limits.aiEdit.agentGraceMs);
+      job.wake = () => {
+        if (job.otherAcks.length > 0 || job.abort.signal.aborted) {
+          clearTimeout(timer);
+          resolve();
+        }
+      };
+    });
+    job.wake = () => {};
+    return job.otherAcks.length > 0 || job.abort.signal.aborted;
   }
 
   /** What the handler hears of its request on the bus: other handlers' acks, its own ack coming back, a cancel. */
@@ -141,26 +183,13 @@ export class AiEditHandler {
   }
 
   private async handle(accountId: number, req: EditRequest, job: Job, ctx: Heard) {
-    // An agent of the owner's may take it first.
-    await new Promise<void>((resolve) => {
-      const timer = setTimeout(resolve, limits.aiEdit.agentGraceMs);
-      job.wake = () => {
-        if (job.otherAcks.length > 0 || job.abort.signal.aborted) {
-          clearTimeout(timer);
-          resolve();
-        }
-      };
-    });
-    job.wake = () => {};
-    if (job.otherAcks.length > 0 || job.abort.signal.aborted) return;
-
     const { engine: word } = engineOf(req.comment);
     const started = Date.now();
     const line = { engine: word ?? this.config?.defaultEngine ?? '', inBytes: 0, outBytes: 0 };
     let outcome = 'done';
     let slot: (() => void) | null = null;
     try {
-      const engine = await this.engineFor(accountId, word);
+      const { engine, plan, unlimited } = await this.engineFor(accountId, word, ctx.caller);
       line.engine = engine.name;
       slot = this.takeSlot(accountId);
       const ack = await this.reply(accountId, 'ai-edit/ack', { id: req.id, engine: engine.name });
@@ -172,7 +201,9 @@ export class AiEditHandler {
       }
       const prompt = buildPrompt(req, await this.references(accountId, req));
       if ('problem' in prompt) throw new Refusal(prompt.problem);
-      line.inBytes = Buffer.byteLength(prompt.system) + Buffer.byteLength(prompt.user);
+      const inBytes = Buffer.byteLength(prompt.system) + Buffer.byteLength(prompt.user);
+      await this.charge(accountId, plan, unlimited, inBytes);
+      line.inBytes = inBytes;
       // An engine exists, so the configuration does.
       const { timeoutMs } = this.config!;
       const timeout = setTimeout(
@@ -207,11 +238,19 @@ export class AiEditHandler {
       }
     } catch (err) {
       const cancelled = job.abort.signal.aborted && !(job.abort.signal.reason instanceof Refusal);
-      outcome = cancelled ? 'cancelled' : err instanceof Refusal ? 'refused' : 'failed';
+      const refused = err instanceof Refusal || err instanceof KilnError;
+      outcome = cancelled
+        ? 'cancelled'
+        : err instanceof KilnError && err.code === 'ai-edit-budget'
+          ? 'over budget'
+          : refused
+            ? 'refused'
+            : 'failed';
       if (!cancelled) {
-        const message = err instanceof Refusal ? err.message : `The engine failed: ${(err as Error).message}`;
+        const message = refused ? (err as Error).message : `The engine failed: ${(err as Error).message}`;
         if (outcome === 'failed') console.error(`AI edit ${req.id} (@${line.engine}) failed:`, (err as Error).message);
-        await this.reply(accountId, 'ai-edit/error', { id: req.id, message });
+        const code = err instanceof KilnError ? { code: err.code } : {};
+        await this.reply(accountId, 'ai-edit/error', { id: req.id, message, ...code });
       }
     } finally {
       slot?.();
@@ -220,8 +259,27 @@ export class AiEditHandler {
     }
   }
 
-  /** The engine a request names (or the default), when this account may use AI editing here. */
-  private async engineFor(accountId: number, word: string | null): Promise<Engine> {
+  /** The engine a request names (or the default), when this caller and account may use AI editing here; the
+   *  account's plan, and whether it has no budget (superadmins). */
+  private async engineFor(
+    accountId: number,
+    word: string | null,
+    caller: BusCaller,
+  ): Promise<{ engine: Engine; plan: Plan; unlimited: boolean }> {
+    const who = caller.actor;
+    // Anyone may sign up on a public app: its users never spend the operator's engines.
+    if (who.accountType === 'app_user')
+      throw new KilnError(
+        403,
+        'AI editing is for the developers of this Kiln, not for the users of an app on it.',
+        'ai-edit-app-user',
+      );
+    if (!who.emailConfirmed && !who.isSuperadmin)
+      throw new KilnError(
+        403,
+        `Confirm your email before using AI editing: on your account page, enter your address (${who.email}) under Email and open the link it sends.`,
+        'email-unconfirmed',
+      );
     if (!this.on)
       throw new Refusal(
         'AI editing is not set up on this Kiln: its operator can set an engine (AI_EDIT_COMMAND or AI_EDIT_URL), or run your own agent with `npx kiln ai-edit serve`.',
@@ -238,7 +296,33 @@ export class AiEditHandler {
       throw new Refusal(
         `There is no engine @${name} here: use ${[...this.engines.keys()].map((n) => `@${n}`).join(', ')}.`,
       );
-    return engine;
+    return { engine, plan, unlimited: row?.is_superadmin === 1 };
+  }
+
+  /** Counts the request against the account's daily budget: 429 `ai-edit-budget` when it does not fit. */
+  private async charge(accountId: number, plan: Plan, unlimited: boolean, bytes: number): Promise<void> {
+    const budget = this.s.planSettings.aiEditBudget[plan];
+    // Administrators have no budget of a plan; the largest one still bounds what a day counts.
+    const used = await charge(
+      this.s.database.db,
+      accountId,
+      dayOf(this.s.clock.now()),
+      bytes,
+      unlimited ? limits.aiEdit.maxBudget : budget,
+    );
+    if (!used) return;
+    const again = 'It starts over at 00:00 UTC; the administrator of this Kiln sets the budget of each plan.';
+    if (used.requests >= budget.requests)
+      throw new KilnError(
+        429,
+        `This account has used today's AI editing: the ${plan} plan allows ${budget.requests} AI edits a day on this Kiln (used today: ${used.requests}). ${again}`,
+        'ai-edit-budget',
+      );
+    throw new KilnError(
+      429,
+      `This request would pass today's AI editing budget: the ${plan} plan allows ${kb(budget.bytes)} sent to the engine a day on this Kiln (used today: ${kb(used.bytes)}; this request: ${kb(bytes)}). ${again}`,
+      'ai-edit-budget',
+    );
   }
 
   private takeSlot(accountId: number): () => void {
@@ -299,9 +383,20 @@ export class AiEditHandler {
     }).catch((err) => console.error('recording an AI edit failed:', err));
   }
 
-  /** Ends every running request (the process is stopping). */
-  close(): void {
-    for (const job of this.jobs.values()) job.abort.abort(new Refusal('Kiln is restarting: ask again in a moment.'));
+  /** Ends every running request (the process is stopping): each is aborted at once and its page told (`error`);
+   *  resolves once they have ended, or after `limits.aiEdit.closeWaitMs` (their errors may wait for Redis). A
+   *  request heard from now on is refused. */
+  close(): Promise<void> {
+    if (this.closed) return this.closed;
+    for (const job of this.jobs.values()) job.abort.abort(new Refusal(RESTARTING));
+    let timer: NodeJS.Timeout | undefined;
+    this.closed = Promise.race([
+      Promise.allSettled(this.runs).then(() => {}),
+      new Promise<void>((resolve) => {
+        timer = setTimeout(resolve, limits.aiEdit.closeWaitMs);
+      }),
+    ]).finally(() => clearTimeout(timer));
+    return this.closed;
   }
 }
 

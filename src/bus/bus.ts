@@ -74,7 +74,7 @@ export class MessageBus {
   }
 
   /** The account's open subscriptions to a channel in this process: a send's `delivered` (the desktop app's
-   *  bus counts its subscribers the same way; other processes' are not counted). */
+   *  bus counts its subscribers the same way; other processes' are not counted, as /_/meta's bus block says). */
   subscribers(accountId: number, name: string): number {
     return this.open.get(`${accountId} ${name}`);
   }

@@ -10,7 +10,12 @@
 //
 // What anonymous submitters may store is bounded per collection (its owner sets the bounds; defaults in
 // src/limits.ts `collection`): records, total bytes, and submissions per address in an hour, refused
-// (413, 429) before a byte is stored.
+// (413, 429) before a byte is stored. A submitter's change to its record (its edit token) counts against the
+// byte cap too, and is limited per record and per address in an hour. The caps hold under concurrency: a
+// write first takes its room in one transaction (the records folder's row locked, what the collection uses
+// counted, the room held: `collection_held`), then stores its bytes, then writes its file and gives the room
+// back to it in a second transaction. Bytes a submitter's change replaced stay counted until the blob sweep
+// may free them (limits.collection.replacedKeptMs), as do bytes stored for a write that then failed.
 //
 // Who may do what (on the owner's own host only; any other host answers 404):
 //   create  anyone with the collection's submit token
@@ -22,6 +27,7 @@
 // dashboards as a `collection-record` event (src/collections/events.ts), however it was made.
 import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
 import { TOO_DEEP, nestsDeeperThan, type Json } from '../core/json.ts';
+import { ifMatchHolds, type IfMatch } from '../core/conditional.ts';
 import type { Services } from '../services.ts';
 import type { Tx } from '../store/schema.ts';
 import type { AfterCommit } from '../store/transaction.ts';
@@ -33,19 +39,24 @@ import {
   type CollectionRow,
   collectionById,
   collectionOfFolder,
+  collectionUsage,
   deleteCollection,
+  forgetHeld,
+  hold,
   insertCollection,
   recordFiles,
-  recordUsage,
   setCollectionLimits,
   setRecordsFolder,
+  settleHold,
   takeRecordKey,
 } from '../store/collections.ts';
+import { inTransaction } from '../store/transaction.ts';
 import { publishVisibilityChanged } from '../events/publish.ts';
 import { limits } from '../limits.ts';
 import { formatSize } from '../core/size.ts';
 import { effectivePlan, loadPlanAccount } from '../billing/plans.ts';
-import { insertUpload, replaceUpload, storeBytes } from '../uploads/upload.ts';
+import { assertUploadSize, insertUpload, replaceUpload, storeBytes, type StoredBytes } from '../uploads/upload.ts';
+import { checksum } from '../core/checksum.ts';
 import { dashboardPage, submissionFormPage } from './starters.ts';
 
 export const COLLECTION_FILES = {
@@ -156,7 +167,7 @@ export async function collectionOf(
   if (!folder) return null;
   await assertManages(db, actorId, folder.owner_id, notMember);
   const c = await collectionOfFolder(db, folder.id);
-  return c ? { ...infoOf(c, folder), usage: await recordUsage(db, c.owner_id, c.records_folder_id) } : null;
+  return c ? { ...infoOf(c, folder), usage: await collectionUsage(db, c, c.records_folder_id, heldSince(s)) } : null;
 }
 
 /** The owner sets what anonymous submitters may store (each a whole number from 1 to its maximum). */
@@ -298,38 +309,88 @@ export async function submitRecord(
       hit.retryAfter,
     );
   const records = await recordsFolder(s, c, folder);
-  const usage = await recordUsage(s.database.db, c.owner_id, records.id);
-  if (usage.records + 1 > bound.maxRecords)
-    throw tooLarge(`This collection is full: it holds its maximum of ${bound.maxRecords} records.`);
-  if (usage.bytes + bytes.length > bound.maxBytes)
-    throw tooLarge(`This collection is full: its records may use ${formatSize(bound.maxBytes)} in all.`);
-  const stored = await storeBytes(s, await ownerPlan(s, c.owner_id), bytes);
-  // A key whose file name a synced file already took is skipped: the next one is tried.
-  for (let attempt = 0; attempt < 20; attempt++) {
-    const key = String(await takeRecordKey(s.database.db, c.id));
-    try {
-      const node = await insertUpload(s, {
-        ownerId: c.owner_id,
-        parentId: records.id,
-        parentPath: childPathOf(records),
-        name: `${key}.json`,
-        stored,
-        by: { accountId: null, writer: `collection:${c.id}` },
-        ifTaken: 'refuse',
-        record: { op: 'create', data: sub.data },
-      });
-      return {
-        id: key,
-        data: sub.data,
-        modifiedAt: node.modified_at,
-        size: node.size ?? stored.size,
-        editToken: recordToken(s, c.id, key),
-      };
-    } catch (e) {
-      if (!(e instanceof KilnError) || e.code !== 'name-conflict') throw e;
+  const plan = await ownerPlan(s, c.owner_id);
+  assertUploadSize(s, plan, bytes.length);
+  return withRoom(s, c, records.id, { bytes: bytes.length, records: 1 }, bytes, plan, async (stored, heldId) => {
+    // A key whose file name a synced file already took is skipped: the next one is tried. A name taken
+    // between the look and the insert fails the transaction: it is tried again, once the key is seen taken.
+    for (let attempt = 0; ; attempt++) {
+      try {
+        return await inTransaction(s, async (tx, after) => {
+          let key: string | undefined;
+          for (let tries = 0; tries < 20 && key === undefined; tries++) {
+            const next = String(await takeRecordKey(tx, c.id));
+            if (!(await childNamed(tx, c.owner_id, records.id, `${next}.json`))) key = next;
+          }
+          if (key === undefined) throw fail('name-conflict', 'Could not find a free record name; try again.');
+          const node = await insertUpload(
+            s,
+            {
+              ownerId: c.owner_id,
+              parentId: records.id,
+              parentPath: childPathOf(records),
+              name: `${key}.json`,
+              stored,
+              by: { accountId: null, writer: `collection:${c.id}` },
+              ifTaken: 'refuse',
+              record: { op: 'create', data: sub.data! },
+            },
+            { tx, after },
+          );
+          // The file counts its bytes now: the room held for it is given back in the same transaction.
+          await settleHold(tx, heldId, null);
+          return {
+            id: key,
+            data: sub.data!,
+            modifiedAt: node.modified_at,
+            size: node.size ?? stored.size,
+            editToken: recordToken(s, c.id, key),
+          };
+        });
+      } catch (e) {
+        if (attempt >= 2 || !(e instanceof KilnError) || e.code !== 'name-conflict') throw e;
+      }
     }
+  });
+}
+
+/** Since when held room counts (limits.collection.replacedKeptMs). */
+const heldSince = (s: Services) => new Date(s.clock.now().getTime() - limits.collection.replacedKeptMs).toISOString();
+
+/** A submitter's write into a collection within its caps: in one transaction (the records folder's row locked,
+ *  so concurrent writes take turns) what the collection uses is counted and the room held (413 when it does
+ *  not fit); then the bytes are stored and `write` runs with them and the hold's id (it settles the hold in
+ *  its own transaction). A write that fails once its bytes are stored leaves them counted, as held bytes. */
+async function withRoom<T>(
+  s: Services,
+  c: CollectionRow,
+  recordsId: number,
+  room: { bytes: number; records: number },
+  bytes: Buffer,
+  plan: Awaited<ReturnType<typeof ownerPlan>>,
+  write: (stored: StoredBytes, heldId: number) => Promise<T>,
+): Promise<T> {
+  const bound = limitsOf(c);
+  const heldId = await inTransaction(s, async (tx) => {
+    await s.database.lock.row(tx, 'nodes', recordsId);
+    const since = heldSince(s);
+    await forgetHeld(tx, c.id, since);
+    const usage = await collectionUsage(tx, c, recordsId, since);
+    if (usage.records + room.records > bound.maxRecords)
+      throw tooLarge(`This collection is full: it holds its maximum of ${bound.maxRecords} records.`);
+    if (usage.bytes + room.bytes > bound.maxBytes)
+      throw tooLarge(`This collection is full: its records may use ${formatSize(bound.maxBytes)} in all.`);
+    return hold(tx, { collection_id: c.id, at: s.clock.now().toISOString(), ...room });
+  });
+  let stored: StoredBytes | undefined;
+  try {
+    stored = await storeBytes(s, plan, bytes);
+    return await write(stored, heldId);
+  } catch (e) {
+    // Bytes stored and not written stay in the blob store until the sweep: they stay counted until then.
+    await settleHold(s.database.db, heldId, stored ? { bytes: stored.size, records: 0 } : null).catch(() => {});
+    throw e;
   }
-  throw fail('name-conflict', 'Could not find a free record name; try again.');
 }
 
 async function recordNode(s: Services, c: CollectionRow, key: string): Promise<NodeRow> {
@@ -394,28 +455,84 @@ export async function getRecord(
   return readRecord(s, await recordNode(s, c, key));
 }
 
-/** Replaces a record's data (If-Match: the record's etag, optional). */
+/** Replaces a record's data (If-Match: the record's etag, optional). The owner's change is bounded by its
+ *  plan; a submitter's (its edit token) by the collection's byte cap and the rewrite limits. */
 export async function putRecord(
   s: Services,
   actor: Actor | null,
   id: string,
   hostAccountId: number,
   key: string,
-  input: { data: Json | undefined; editToken?: string; ifMatch: string | null },
+  input: { data: Json | undefined; editToken?: string; ifMatch: IfMatch; address: string },
 ): Promise<RecordView> {
   const { c } = await liveCollection(s, id, hostAccountId);
-  await mayTouch(s, actor, c, key, input.editToken);
+  const submitter = holdsRecordToken(s, c.id, key, input.editToken);
+  if (!submitter) await assertCollectionOwner(s, actor, c);
   if (input.data === undefined) throw badRequest('Send the record as JSON {"data": …}.', 'missing-field');
   const node = await recordNode(s, c, key);
-  const { node: saved } = await replaceUpload(s, {
-    node,
-    plan: await ownerPlan(s, c.owner_id),
-    bytes: recordBytes(input.data),
-    by: { kind: 'upload-edit', accountId: actor?.accountId ?? null, writer: actor?.writer ?? `collection:${c.id}` },
-    ifMatch: input.ifMatch,
-    record: { op: 'update', data: input.data },
+  const plan = await ownerPlan(s, c.owner_id);
+  const bytes = recordBytes(input.data);
+  const by = {
+    kind: 'upload-edit' as const,
+    accountId: submitter ? null : (actor?.accountId ?? null),
+    writer: submitter ? `collection:${c.id}` : (actor?.writer ?? `collection:${c.id}`),
+  };
+  const record = { op: 'update' as const, data: input.data };
+  const view = (saved: NodeRow): RecordView => ({
+    id: key,
+    data: input.data!,
+    modifiedAt: saved.modified_at,
+    size: saved.size ?? 0,
   });
-  return { id: key, data: input.data, modifiedAt: saved.modified_at, size: saved.size ?? 0 };
+  if (!submitter) {
+    const { node: saved } = await replaceUpload(s, { node, plan, bytes, by, ifMatch: input.ifMatch, record });
+    return view(saved);
+  }
+  await assertRewriteAllowed(s, c, key, input.address);
+  // Nothing to store (the same bytes), or a stale If-Match (412): answered as any change, before room is taken.
+  if (checksum(bytes) === node.checksum || !ifMatchHolds(input.ifMatch, node.checksum)) {
+    const { node: saved } = await replaceUpload(s, { node, plan, bytes, by, ifMatch: input.ifMatch, record });
+    return view(saved);
+  }
+  assertUploadSize(s, plan, bytes.length);
+  // The new bytes take room while the old stay counted: once written, the file counts the new and the hold
+  // the old (replaced, not yet swept), in the same transaction as the file's UPDATE.
+  const saved = await withRoom(
+    s,
+    c,
+    c.records_folder_id,
+    { bytes: bytes.length, records: 0 },
+    bytes,
+    plan,
+    (stored, heldId) =>
+      inTransaction(s, async (tx, after) => {
+        await s.database.lock.row(tx, 'nodes', node.id);
+        const current = await nodeById(tx, node.id);
+        if (current?.type !== 'upload' || current.trashed_at !== null) throw notFound('No such record.');
+        const done = await replaceUpload(
+          s,
+          { node: current, plan, bytes: stored, by, ifMatch: input.ifMatch, record },
+          { tx, after },
+        );
+        await settleHold(tx, heldId, done.changed ? { bytes: current.size ?? 0, records: 0 } : null);
+        return done.node;
+      }),
+  );
+  return view(saved);
+}
+
+/** 429 past a submitter's changes an hour: per collection and address, then per record (its token). */
+async function assertRewriteAllowed(s: Services, c: CollectionRow, key: string, address: string) {
+  const { perRecordHour, perAddressHour } = limits.collection.rewrites;
+  const byAddress = await s.rewriteLimiters.perAddress.hit(`${c.id}:${address}`);
+  if (byAddress.count > perAddressHour)
+    throw tooMany(
+      `This collection takes at most ${perAddressHour} changes to records an hour from one address. Try again later.`,
+      byAddress.retryAfter,
+    );
+  const byRecord = await s.rewriteLimiters.perRecord.hit(`${c.id}:${key}`);
+  if (byRecord.count > perRecordHour)
+    throw tooMany(`A record takes at most ${perRecordHour} changes an hour. Try again later.`, byRecord.retryAfter);
 }
 
 /** Deletes a record (into the owner's trash, like any file). */

@@ -16,7 +16,9 @@ export class DocumentCache {
     maxBytes: 64 * 1024 * 1024,
     sizeOf: (v) => v.bytes.length,
   });
-  readonly served = new Lru<{ id: number; checksum: string; name: string }>({ maxEntries: 10_000 });
+  readonly served = new Lru<{ id: number; checksum: string; name: string; forbidFraming: boolean }>({
+    maxEntries: 10_000,
+  });
   readonly found = new Lru<NodeRow>({ maxEntries: 4_096 });
   /** The text and bytes of the last save of a document in this process, with their SHA-256: the next save's
    *  version diff starts from it instead of reading and decoding the stored bytes again, and its content write

@@ -6,9 +6,64 @@
 // - `broadcastSnapshot`: an editor snapshot on the document's `live` lane (browser editors), and, for a
 //   sync write with `snapshotHtml` + `senderId`, a `live-sync` frame on the owner's sync streams.
 //   Nothing is written.
+// - `publishSoon` / `publishLive`: an event a request is answered after, which never waits for Redis (below).
 import type { Services } from '../services.ts';
-import { channels, type LaneEvent, type NodeEvent, type RecordNote } from './bus.ts';
+import { channels, type KilnEvent, type LaneEvent, type NodeEvent, type RecordNote } from './bus.ts';
 import { recordActivity, type ActivityRow } from '../store/activity.ts';
+import { fail } from '../errors.ts';
+import { limits } from '../limits.ts';
+
+/** An event a request's answer follows (a control envelope, the data-clobber guard's note, a share revoked, hosts
+ *  changed): while the bus flows the answer waits until the event is out (at most `limits.busAnswerWaitMs`); while
+ *  Redis is away, not at all — the event waits in the bus's outbox, behind those before it, and goes out when Redis
+ *  returns. Never rejects: a publish the bus refuses (its outbox full) is logged. */
+export async function publishSoon(
+  s: Pick<Services, 'events'>,
+  channel: string,
+  event: KilnEvent,
+  what: string,
+): Promise<void> {
+  const flowing = s.events.flowing();
+  const published = s.events.publish(channel, event).catch((err) => {
+    console.error(`publishing ${what} failed:`, err);
+    return null;
+  });
+  if (flowing) await settledWithin(published, limits.busAnswerWaitMs);
+}
+
+/** A live-only event a request is answered with the id of (a bus message, an editor snapshot): nothing keeps one
+ *  for later (no replay), and one may be megabytes, so it never waits in the bus's outbox: while Redis is away the
+ *  request is refused at once, 503 `bus-unavailable` with Retry-After. Resolves with the event's id, or null when
+ *  the bus has not confirmed it within `limits.busAnswerWaitMs` (it is on its way). */
+export async function publishLive(s: Pick<Services, 'events'>, publish: () => Promise<number>): Promise<number | null> {
+  const unavailable = () =>
+    fail('bus-unavailable', 'Redis is unreachable for a moment, so this live message was not sent: try again.', {
+      retryAfter: limits.redisRetryAfterSeconds,
+    });
+  if (!s.events.flowing()) throw unavailable();
+  let refused = false;
+  const published = publish().catch(() => {
+    // The bus refused it (its outbox full, or closing).
+    refused = true;
+    return null;
+  });
+  const id = await settledWithin(published, limits.busAnswerWaitMs);
+  if (refused) throw unavailable();
+  return id;
+}
+
+/** `p`'s value, or null when it has not settled within `ms`. */
+async function settledWithin<T>(p: Promise<T>, ms: number): Promise<T | null> {
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<null>((resolve) => {
+    timer = setTimeout(() => resolve(null), ms);
+  });
+  try {
+    return await Promise.race([p, late]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
 
 const ACTIVITY: Partial<Record<NodeEvent['type'], string>> = {
   'node-saved': 'saved',
@@ -53,9 +108,12 @@ export function publishAccountEvent(
  *  process forgets those hosts and their kept answers (src/http/hosts.ts, src/http/hot-path.ts), this one
  *  before the change is answered (their `watch`). */
 export function publishHostChanged(s: Services, accountId: number, names: string[] = []): Promise<unknown> {
-  return s.events
-    .publish(channels.hosts, { type: 'host-changed', accountId, names })
-    .catch((err) => console.error(`publishing the change of account ${accountId}'s hosts failed:`, err));
+  return publishSoon(
+    s,
+    channels.hosts,
+    { type: 'host-changed', accountId, names },
+    `the change of account ${accountId}'s hosts`,
+  );
 }
 
 /** A document or upload made public or private: on its channel (its open streams) and its account's

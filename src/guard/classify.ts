@@ -77,11 +77,26 @@ function itemId(item: Record<string, Value>): string | null {
   return null;
 }
 
-/** JSON with every object's keys sorted: equal data, equal text (list order kept). */
+/** A key JavaScript lists before the others, in ascending numeric order: an array index (a canonical
+ *  integer below 2^32 − 1). "9" and "10" are; "01" and "4294967295" are not. */
+const isIndexKey = (k: string) => /^(?:0|[1-9]\d*)$/.test(k) && Number(k) < 4294967295;
+
+/** An object's keys in the order Hyperclay's island hash writes them: its keys sorted, then laid out by
+ *  JSON.stringify, which puts index keys first in numeric order and keeps the rest in the sorted order. */
+function hashKeyOrder(keys: string[]): string[] {
+  const index = keys.filter(isIndexKey).sort((a, b) => Number(a) - Number(b));
+  return [...index, ...keys.filter((k) => !isIndexKey(k)).sort()];
+}
+
+/** A value JSON.stringify leaves out of an object (and writes as null in a list). */
+const unwritten = (v: Value) => v === undefined || typeof v === 'function' || typeof v === 'symbol';
+
+/** JSON with every object's keys in one order: equal data, equal text (list order kept), byte for byte
+ *  the text Hyperclay Local 1.22 hashes (`stableDigest`), so an island hash matches across devices. */
 export function stableJson(v: Value): string {
-  if (Array.isArray(v)) return `[${v.map(stableJson).join(',')}]`;
+  if (Array.isArray(v)) return `[${v.map((x) => (unwritten(x) ? 'null' : stableJson(x))).join(',')}]`;
   if (isObject(v)) {
-    const keys = Object.keys(v).sort();
+    const keys = hashKeyOrder(Object.keys(v)).filter((k) => !unwritten(v[k]));
     return `{${keys.map((k) => `${JSON.stringify(k)}:${stableJson(v[k])}`).join(',')}}`;
   }
   return JSON.stringify(v ?? null);

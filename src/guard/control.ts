@@ -7,6 +7,7 @@ import type { Services } from '../services.ts';
 import type { SyncScope } from '../sync/scope.ts';
 import { channels } from '../events/bus.ts';
 import { findByPath } from '../nodes/tree.ts';
+import { publishSoon } from '../events/publish.ts';
 
 export interface Envelope {
   type: string;
@@ -50,6 +51,12 @@ export async function receiveControl(
     const node = await findByPath(s, scope.account.id, d.path);
     if (node?.type === 'site') applied = await s.guard.dismissFromDevice(node, d.hash, scope.actor.writer);
   }
-  await s.events.publish(channels.account(scope.account.id), { type: 'control', envelope, senderKey: keyId });
+  // Waits for Redis only while it is connected: while it is away the envelope waits in the bus's outbox, in order.
+  await publishSoon(
+    s,
+    channels.account(scope.account.id),
+    { type: 'control', envelope, senderKey: keyId },
+    `a control envelope (${envelope.type})`,
+  );
   return { applied };
 }

@@ -54,6 +54,7 @@ import {
   type Provenance,
 } from './classify.ts';
 import { withData } from './restore.ts';
+import { publishSoon } from '../events/publish.ts';
 
 export const EVENT_DAYS = 30;
 /** How long a document's writes gather before they are checked: a page saving continuously costs at most a few
@@ -81,6 +82,7 @@ export function provenanceOf(by: SavedBy): WriteProvenance {
       return by.trigger === 'user' ? 'ui-gestured' : by.trigger === 'auto' ? 'ui-background' : 'ui-unknown';
     case 'create':
     case 'starter':
+    case 'import':
       return 'new';
     default:
       return 'deliberate';
@@ -517,7 +519,8 @@ export class DataLossGuard {
       action,
       data,
     };
-    return this.s.events.publish(channels.document(node.id), note).catch(() => undefined);
+    // The panel's answers wait for this document's guard work: this waits for Redis only while it is connected.
+    return publishSoon(this.s, channels.document(node.id), note, 'a data-loss note');
   }
 
   private async clientEvent(node: SavedNode, e: GuardEvent, bytes: Buffer, current: Island): Promise<ClientEvent> {
@@ -665,8 +668,10 @@ export class DataLossGuard {
 
   /** A dismissal here reaches the owner's desktop clients, which clear their own warning for the same data. */
   private relayDismissal(node: SavedNode, e: GuardEvent): Promise<unknown> {
-    return this.s.events
-      .publish(channels.account(node.owner_id), {
+    return publishSoon(
+      this.s,
+      channels.account(node.owner_id),
+      {
         type: 'control',
         senderKey: null,
         envelope: {
@@ -674,8 +679,9 @@ export class DataLossGuard {
           v: 1,
           payload: { fileKey: childPathOf(node), recoverableDataHash: islandHash(e.recoverable), nodeId: node.id },
         },
-      })
-      .catch(() => undefined);
+      },
+      'a data-loss dismissal',
+    );
   }
 
   /** A `data-loss/dismiss` from one of the owner's devices: dismisses the pending event when it is about the same

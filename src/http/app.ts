@@ -18,6 +18,7 @@ import { limits } from '../limits.ts';
 import { LOOPBACK, registerHosts } from './hosts.ts';
 import { registerAuth } from './auth.ts';
 import { registerSlowClients } from './slow-clients.ts';
+import { guardConnections } from './connections.ts';
 import { registerRateLimits } from '../ratelimit/http.ts';
 import { safeReturn, wantsHtml } from './io.ts';
 import { registerMessages, withMessage } from './messages.ts';
@@ -44,6 +45,8 @@ export async function buildApp(s: HttpServices): Promise<FastifyInstance> {
       const server = http.createServer(opts.http ?? {}, (req, res) => {
         if (!s.hot.answer(req, res, served)) handler(req, res);
       });
+      // Connections per address and the first byte's deadline, before Node reads a byte (./connections.ts).
+      guardConnections(server, s.connections, s.config.firstByteTimeoutMs);
       // What Fastify sets on a server it makes (the same values as the options below).
       server.keepAliveTimeout = limits.serverTimeouts.keepAliveMs;
       server.requestTimeout = s.config.requestTimeoutMs;
@@ -63,6 +66,8 @@ export async function buildApp(s: HttpServices): Promise<FastifyInstance> {
     http: {
       // Probes may send no Host (HTTP/1.0, some balancers): only the routes made for any host answer them.
       requireHostHeader: false,
+      // Node checks headersTimeout <= requestTimeout when it makes the server (its default is 5 minutes).
+      requestTimeout: s.config.requestTimeoutMs,
       headersTimeout: s.config.headersTimeoutMs,
       connectionsCheckingInterval: Math.min(30_000, Math.max(100, Math.floor(s.config.headersTimeoutMs / 4))),
     },
@@ -168,7 +173,7 @@ export async function buildApp(s: HttpServices): Promise<FastifyInstance> {
       status = 500;
       msg = 'Something went wrong on our side.';
     }
-    if (status === 429 && extra?.retryAfter) reply.header('Retry-After', String(extra.retryAfter));
+    if ((status === 429 || status === 503) && extra?.retryAfter) reply.header('Retry-After', String(extra.retryAfter));
     if (code === 'outcome-unknown') reply.header('Retry-After', String(limits.storageRetryAfterSeconds));
     if (wantsHtml(req)) {
       if (status === 401 || (status === 403 && code === 'login-required')) {

@@ -3,8 +3,9 @@
 // the host's own account's, or (a team's host) a member's, who acts there in their role (`req.teamRole`,
 // looked up on every request: a membership that ends ends the session's rights at once). A session carries no
 // rights beyond that host.
-// (Sync keys are checked by the sync routes; share tokens by the document routes. `hasCredentials`
-// asks all three, for the one rule that needs to know before a route does: src/http/slow-clients.ts.)
+// (Sync keys are checked by the sync routes and the message bus; share tokens by the document routes.
+// `hasCredentials` asks all three, for the one rule that needs to know before a route does:
+// src/http/slow-clients.ts.)
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { Services } from '../services.ts';
 import { actorForSessionToken } from '../accounts/actors.ts';
@@ -43,18 +44,12 @@ export function registerAuth(app: FastifyInstance, s: Services) {
   });
 }
 
-/** True when the request carries credentials: a session of this host (the hook above), a valid sync
- *  key, or a valid share token of a document of this host (its `share_*` cookie or `?token=`). */
+/** True when the request carries credentials: a session of this host (the hook above), a sync key that
+ *  acts on this host (`keyActsHere`), or a valid share token of a document of this host (its `share_*`
+ *  cookie or `?token=`). */
 export async function hasCredentials(s: Services, req: FastifyRequest): Promise<boolean> {
   if (req.actor) return true;
-  if (req.headers['x-api-key'] !== undefined) {
-    try {
-      await actorForSyncKey(s, req.headers['x-api-key']);
-      return true;
-    } catch {
-      // not a key that works: look further
-    }
-  }
+  if (req.headers['x-api-key'] !== undefined && (await keyActsHere(s, req))) return true;
   if (req.site?.kind !== 'account' && req.site?.kind !== 'domain') return false;
   const tokens = Object.entries(req.cookies ?? {})
     .filter(([name]) => name.startsWith('share_'))
@@ -64,4 +59,22 @@ export async function hasCredentials(s: Services, req: FastifyRequest): Promise<
   for (const token of tokens.slice(0, 8))
     if (token && (await isLiveShareToken(s, token, req.site.accountId))) return true;
   return false;
+}
+
+/** True when the request's sync key may act on its host, as the doors that take keys decide it: on the main
+ *  app any valid key (the sync API acts for its owner), on a document host the message bus's decision (the
+ *  host's own account, or a team where the key's person is an owner or editor). A valid key of anyone else
+ *  counts for nothing there. */
+async function keyActsHere(s: Services, req: FastifyRequest): Promise<boolean> {
+  const key = req.headers['x-api-key'];
+  try {
+    if (req.site?.kind === 'main') await actorForSyncKey(s, key);
+    else if (req.site?.kind === 'account' || req.site?.kind === 'domain')
+      await s.bus.caller(req.site.accountId, { actor: null, teamRole: null }, key);
+    else return false;
+    return true;
+  } catch {
+    // not a key that works here
+    return false;
+  }
 }

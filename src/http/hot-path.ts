@@ -9,8 +9,9 @@
 // route sent; the hot path replays it for the same host and URL, as the route would answer: the same
 // 200 (HEAD: without the body), a 304 for a matching If-None-Match, for a document no Set-Cookie to a
 // visitor whose only cookie already names it (`currentResource`), for data `X-Cache: HIT` with its
-// `Age` and never past the data cache's own expiry. Anything else, and every miss, goes to Fastify
-// unchanged.
+// `Age` and never past the data cache's own expiry. A document loaded in a frame by another origin, anything
+// else, and every miss go to Fastify unchanged. (A document that forbids framing keeps its
+// `frame-ancestors 'self'` here too: it is one of the route's headers.)
 //
 // Answers are dropped when any change event of their account's channel arrives, from this process or
 // any other through the bus (a save, rename, move, delete, visibility change) — in the process that
@@ -29,6 +30,7 @@ import type { HostInfo } from './context.ts';
 import { ROOT_DOCUMENT, resourceNameOf } from '../nodes/serve.ts';
 import { hostnameOf, hostnameOfHeader } from './hosts.ts';
 import { nodeUrlPath } from '../core/urls.ts';
+import { framedByAnotherOrigin } from './framing.ts';
 
 /** The longest an answer is kept, events or not (a safety net for an event lost with its bus). */
 export const ANSWER_TTL_MS = 60_000;
@@ -133,6 +135,8 @@ export class HotDocuments {
   }
 
   private sendDocument(req: IncomingMessage, res: ServerResponse, a: DocumentAnswer): number {
+    // A neighbour's frame is answered by the route (no-store, never a 304: src/http/framing.ts).
+    if (framedByAnotherOrigin(req.headers)) return 0;
     const cookie = req.headers.cookie;
     if (cookie !== undefined && cookie !== a.knownCookie) return 0;
     const known = cookie !== undefined;

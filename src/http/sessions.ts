@@ -93,6 +93,14 @@ function hintIsFor(s: Services, hint: string, accountId: number): boolean {
   return digest.length === expected.length && timingSafeEqual(digest, expected);
 }
 
+/** The browser's sign-in hint names this host's account: its owner is signed in on the main app (with or
+ *  without a session on this host yet). */
+export function hintNamesThisHost(req: FastifyRequest, s: Services): boolean {
+  if (req.site.kind !== 'account') return false;
+  const hint = req.cookies[HINT_COOKIE];
+  return !!hint && hint.length <= 100 && hintIsFor(s, hint, req.site.accountId);
+}
+
 /** A top-level page load in a browser (not a script's fetch, not a frame). */
 function isNavigation(req: FastifyRequest): boolean {
   if (req.method !== 'GET') return false;

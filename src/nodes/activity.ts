@@ -3,6 +3,7 @@
 import type { Services } from '../services.ts';
 import { DAY } from '../limits.ts';
 import { activityOf, sweepActivity, writerOf } from '../store/activity.ts';
+import { dayOf, sweepUsage } from '../ai-edit/budget.ts';
 import { assertManages } from './tree.ts';
 
 export const ACTIVITY_DAYS = 90;
@@ -86,7 +87,8 @@ export async function activityFeed(
   return out;
 }
 
-/** Forgets activity older than 90 days (the hourly sweep). */
-export function sweepOldActivity(s: Services): Promise<void> {
-  return sweepActivity(s.database.db, new Date(s.clock.now().getTime() - ACTIVITY_DAYS * DAY).toISOString());
+/** Forgets activity older than 90 days, and AI usage of days before yesterday (the hourly sweep). */
+export async function sweepOldActivity(s: Services): Promise<void> {
+  await sweepActivity(s.database.db, new Date(s.clock.now().getTime() - ACTIVITY_DAYS * DAY).toISOString());
+  await sweepUsage(s.database.db, dayOf(new Date(s.clock.now().getTime() - DAY)));
 }

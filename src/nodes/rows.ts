@@ -23,6 +23,7 @@ export function newNodeRow(n: NewNode, over: Partial<NewRow<'nodes'>> = {}): New
     enable_signups: 0,
     share_token: null,
     share_enabled: 0,
+    forbid_framing: 0,
     source_node_id: null,
     checksum: null,
     size: 0,

@@ -112,7 +112,7 @@ export function rememberServed(
 ): void {
   const key = servedKey(accountId, pathname);
   if (allows({ actor: null }, resourceOf(node), 'view'))
-    s.documents.served.set(key, { id: node.id, checksum, name: node.name });
+    s.documents.served.set(key, { id: node.id, checksum, name: node.name, forbidFraming: node.forbid_framing === 1 });
   else s.documents.served.delete(key);
 }
 
@@ -121,10 +121,10 @@ export function servedBefore(
   s: Services,
   accountId: number,
   pathname: string,
-): { name: string; bytes: Buffer; checksum: string } | null {
+): { name: string; bytes: Buffer; checksum: string; forbidFraming: boolean } | null {
   const last = s.documents.served.stale(servedKey(accountId, pathname));
   const hit = last ? s.documents.content.stale(last.id) : undefined;
   return last && hit && hit.checksum === last.checksum
-    ? { name: last.name, bytes: hit.bytes, checksum: hit.checksum }
+    ? { name: last.name, bytes: hit.bytes, checksum: hit.checksum, forbidFraming: last.forbidFraming }
     : null;
 }

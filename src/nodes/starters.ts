@@ -1,7 +1,10 @@
 // What a new document starts with: a self-saving page (hyperclayjs loaded from Kiln itself, so it works
 // without a CDN) with regions its owner edits in place. `editmode:contenteditable` makes a region
 // editable for the owner only, and hyperclayjs removes the attribute's effect before each save; Ctrl+S
-// or a `trigger-save` button saves. Pure: a template name and a document name in, bytes out.
+// or a `trigger-save` button saves. Sections carry `data-edit-id`, the units hyperclayjs's AI editing
+// (Ctrl+K, the hover 💬) works on; the notes starter's list is data (an `api` rules tag), so `/_/api` reads
+// it and the data-clobber guard protects it from its first save. Pure: a template name and a document
+// name in, bytes out.
 import { escapeHtml } from '../ui/html.ts';
 
 export const STARTERS = {
@@ -64,9 +67,9 @@ export function starterDocument(starter: Starter, name: string): Buffer {
         title,
         '',
         `  <h1 editmode:contenteditable>${title}</h1>
-  <div editmode:contenteditable>
+  <section data-edit-id="intro" editmode:contenteditable>
     <p>This page saves itself. Click this text, change it, and save: what you see is what your visitors get.</p>
-  </div>`,
+  </section>`,
       );
     case 'notes':
       return frame(
@@ -74,15 +77,22 @@ export function starterDocument(starter: Starter, name: string): Buffer {
         `ul.todo{list-style:none;padding:0}ul.todo li{display:flex;gap:.6rem;align-items:baseline;padding:.3rem 0;border-bottom:1px solid #eaeef2}
 ul.todo li span{flex:1}ul.todo input:checked+span{text-decoration:line-through;color:#6e7781}`,
         `  <h1 editmode:contenteditable>${title}</h1>
+  <section data-edit-id="todo">
   <ul class="todo">
     <li><input type="checkbox" persist aria-label="Done"><span editmode:contenteditable>Write the first thing to do</span></li>
     <li><input type="checkbox" persist aria-label="Done"><span editmode:contenteditable>Tick a box, then save</span></li>
   </ul>
   <p class="owner-only"><button type="button" onclick="const li=this.closest('body').querySelector('ul.todo li').cloneNode(true);li.querySelector('input').checked=false;li.querySelector('input').removeAttribute('checked');li.querySelector('span').textContent='New item';this.closest('body').querySelector('ul.todo').append(li)">Add an item</button></p>
+  </section>
+  <section data-edit-id="notes">
   <h2 editmode:contenteditable>Notes</h2>
-  <div editmode:contenteditable>
+  <div id="notes" editmode:contenteditable>
     <p>Anything you type here is kept in this page.</p>
-  </div>`,
+  </div>
+  </section>
+  <script type="application/json" data-rules-name="api" data-rules-version="1">
+    {"title": "h1", "items": ["ul.todo li", {"text": "span", "done": "input@checked"}], "notes": "#notes"}
+  </script>`,
       );
     case 'site':
       return frame(
@@ -93,11 +103,11 @@ section{margin:2rem 0}footer{margin-top:3rem;color:#6e7781;font-size:.9rem}`,
     <h1 editmode:contenteditable>${title}</h1>
     <nav><a href="#about">About</a><a href="#contact">Contact</a></nav>
   </header>
-  <section id="about">
+  <section id="about" data-edit-id="about">
     <h2 editmode:contenteditable>About</h2>
     <div editmode:contenteditable><p>Say who you are and what this site is for.</p></div>
   </section>
-  <section id="contact">
+  <section id="contact" data-edit-id="contact">
     <h2 editmode:contenteditable>Contact</h2>
     <div editmode:contenteditable><p>Where people can reach you.</p></div>
   </section>

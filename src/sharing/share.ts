@@ -22,6 +22,7 @@ import { getNode } from '../nodes/tree.ts';
 import { randomToken } from '../clock.ts';
 import { sha256 } from '../core/checksum.ts';
 import { channels } from '../events/bus.ts';
+import { publishSoon } from '../events/publish.ts';
 import { badRequest, notFound } from '../errors.ts';
 import { documentHostUrl, nodeUrlPath } from '../core/urls.ts';
 
@@ -127,9 +128,11 @@ async function reread(s: Services, nodeId: number): Promise<NodeRow> {
 /** Tells every process that share grants of this document are gone. A failed publish is logged,
  *  not thrown: the state change has committed and every new request is already refused. */
 async function publishRevocation(s: Services, nodeId: number) {
-  try {
-    await s.events.publish(channels.document(nodeId), { type: 'share-revoked', nodeId });
-  } catch (err) {
-    console.error(`publishing share revocation of node ${nodeId} failed:`, err);
-  }
+  // Waits for Redis only while it is connected: while it is away the event waits in the bus's outbox.
+  await publishSoon(
+    s,
+    channels.document(nodeId),
+    { type: 'share-revoked', nodeId },
+    `share revocation of node ${nodeId}`,
+  );
 }

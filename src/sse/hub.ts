@@ -32,12 +32,15 @@ export interface AttachOptions {
   /** The grants the stream was opened on (`key:<id>`, `session:<id>`, `member:<team>:<person>`):
    *  it ends when any of them is revoked, in any process. */
   grants?: string[];
+  /** Frames the stream gets when the process stops, before it is closed (a bus stream's AI edits still open). */
+  lastWords?: () => Buffer[];
 }
 
 interface Member {
   stream: SseStream;
   view: View;
   closeOn?: (event: KilnEvent) => boolean;
+  lastWords?: () => Buffer[];
 }
 
 interface Channel {
@@ -83,7 +86,7 @@ export class StreamHub {
       stream.close();
       return;
     }
-    const member: Member = { stream, view: opts.view, closeOn: opts.closeOn };
+    const member: Member = { stream, view: opts.view, closeOn: opts.closeOn, lastWords: opts.lastWords };
     const grants = [...new Set(opts.grants ?? [])];
     this.join(channel, member);
     for (const g of grants) this.holdGrant(g, stream);
@@ -265,13 +268,16 @@ export class StreamHub {
   }
 
   /** Ends every stream (server shutdown: open streams would keep the HTTP server from closing), each
-   *  told to come back in a second (`retry:`), to another process or to this one restarted. */
+   *  given the events that already arrived and its last words, then told to come back in a second (`retry:`),
+   *  to another process or to this one restarted. */
   closeAll() {
     this.closing = true;
     if (this.timer) clearInterval(this.timer);
     this.timer = null;
+    this.flush();
     for (const ch of [...this.channels.values()])
       for (const m of [...ch.members]) {
+        for (const frame of m.lastWords?.() ?? []) m.stream.write(frame);
         m.stream.write(RECONNECT_SOON);
         m.stream.close();
       }

@@ -62,6 +62,65 @@ export async function recordFiles(db: Kysely<DB>, ownerId: number, folderId: num
   return { rows, total: Number(count.n) };
 }
 
+/** What a collection uses of its caps: the records of its records folder and their bytes (the trash not
+ *  counted), with what it holds beyond them since `since` (room taken for writes in progress, replaced bytes
+ *  not yet swept: `collection_held`). */
+export async function collectionUsage(
+  db: Kysely<DB>,
+  c: Pick<CollectionRow, 'id' | 'owner_id'>,
+  folderId: number,
+  since: string,
+) {
+  // One statement, so one snapshot: a write that turns its hold into a file between two statements would
+  // be counted by neither (PostgreSQL's READ COMMITTED takes a snapshot per statement).
+  const live = db
+    .selectFrom('nodes')
+    .where('owner_id', '=', c.owner_id)
+    .where('parent_id', '=', folderId)
+    .where('trashed_at', 'is', null);
+  const held = db.selectFrom('collection_held').where('collection_id', '=', c.id).where('at', '>', since);
+  const row = await db
+    .selectFrom('collections')
+    .select(() => [
+      live.select((n) => n.fn.countAll<number>().as('n')).as('live_records'),
+      live.select((n) => n.fn.coalesce(n.fn.sum<number>('size'), n.lit(0)).as('b')).as('live_bytes'),
+      held.select((h) => h.fn.coalesce(h.fn.sum<number>('records'), h.lit(0)).as('r')).as('held_records'),
+      held.select((h) => h.fn.coalesce(h.fn.sum<number>('bytes'), h.lit(0)).as('b')).as('held_bytes'),
+    ])
+    .where('id', '=', c.id)
+    .executeTakeFirst();
+  return {
+    records: Number(row?.live_records ?? 0) + Number(row?.held_records ?? 0),
+    bytes: Number(row?.live_bytes ?? 0) + Number(row?.held_bytes ?? 0),
+  };
+}
+
+/** Forgets what a collection held before `before` (the blob sweep may have freed those bytes). A write: on
+ *  SQLite, the first statement of a transaction that then reads and writes, so it holds the write lock from
+ *  its start. */
+export async function forgetHeld(db: Kysely<DB>, collectionId: string, before: string): Promise<void> {
+  await db.deleteFrom('collection_held').where('collection_id', '=', collectionId).where('at', '<=', before).execute();
+}
+
+/** Holds room (bytes, and records) for a collection; returns the row's id. */
+export async function hold(
+  db: Kysely<DB>,
+  row: { collection_id: string; at: string; bytes: number; records: number },
+): Promise<number> {
+  const made = await db.insertInto('collection_held').values(row).returning('id').executeTakeFirstOrThrow();
+  return Number(made.id);
+}
+
+/** Changes what a hold counts (null: drops it, its room now counted by a record file). */
+export async function settleHold(
+  db: Kysely<DB>,
+  id: number,
+  set: { bytes: number; records: number } | null,
+): Promise<void> {
+  if (set) await db.updateTable('collection_held').set(set).where('id', '=', id).execute();
+  else await db.deleteFrom('collection_held').where('id', '=', id).execute();
+}
+
 /** How many records a records folder holds and their bytes (the trash not counted). */
 export async function recordUsage(db: Kysely<DB>, ownerId: number, folderId: number) {
   const row = await db

@@ -41,7 +41,10 @@ import { up018NameScope } from './migrations/018_name_scope.ts';
 import { up019ActivityDetail } from './migrations/019_activity_detail.ts';
 import { up020ContentCompression } from './migrations/020_content_compression.ts';
 import { up021ContentSplice } from './migrations/021_content_splice.ts';
-import { up023GuardChecks } from './migrations/023_guard_checks.ts';
+import { up022CollectionHeld } from './migrations/022_collection_held.ts';
+import { up023AiEditUsage } from './migrations/023_ai_edit_usage.ts';
+import { up024ForbidFraming } from './migrations/024_forbid_framing.ts';
+import { up025GuardChecks } from './migrations/025_guard_checks.ts';
 
 /** The two column types that differ between the databases. */
 export interface ColumnTypes {
@@ -74,7 +77,10 @@ function migrations(t: ColumnTypes): Record<string, Migration> {
     '019_activity_detail': { up: up019ActivityDetail(t) },
     '020_content_compression': { up: up020ContentCompression(t) },
     '021_content_splice': { up: up021ContentSplice(t) },
-    '023_guard_checks': { up: up023GuardChecks(t) },
+    '022_collection_held': { up: up022CollectionHeld(t) },
+    '023_ai_edit_usage': { up: up023AiEditUsage(t) },
+    '024_forbid_framing': { up: up024ForbidFraming(t) },
+    '025_guard_checks': { up: up025GuardChecks(t) },
   };
 }
 

@@ -1,5 +1,5 @@
 // The team invitations store: invitation rows (the rules about them: src/teams/invites.ts).
-import type { Db, NewRow, Row } from './schema.ts';
+import type { Db, Executor, NewRow, Row } from './schema.ts';
 
 /** Inserts an invitation row. */
 export async function insertInvite(db: Db, row: NewRow<'team_invites'>): Promise<void> {
@@ -18,7 +18,7 @@ export function pendingInvite(db: Db, tokenHash: string, now: string): Promise<R
 }
 
 /** Marks the invitation with this token hash used (once: false when it was used already). */
-export async function markInviteUsed(db: Db, tokenHash: string, now: string): Promise<boolean> {
+export async function markInviteUsed(db: Executor, tokenHash: string, now: string): Promise<boolean> {
   const used = await db
     .updateTable('team_invites')
     .set({ used_at: now })

@@ -17,7 +17,7 @@ function where(url: string): { db: string; at: string } {
   }
 }
 
-/** The one line for a failure to open DATABASE_URL's database (undefined: no such database problem). */
+/** The one line for a failure to open DATABASE_URL's database. */
 export function databaseProblem(err: unknown, url: string): string {
   const { db, at } = where(url);
   const e = err as { code?: string; message?: string };
@@ -37,14 +37,26 @@ export function databaseProblem(err: unknown, url: string): string {
   }
 }
 
-/** Connects once and ends; throws Error(databaseProblem(…)) when that fails. */
+/** DATABASE_URL's database could not be opened. `lasting`: waiting will not help (no such database, a
+ *  refused role); otherwise the server may be starting or restarting. */
+export class DatabaseUnavailable extends Error {
+  readonly lasting: boolean;
+  constructor(message: string, lasting: boolean) {
+    super(message);
+    this.lasting = lasting;
+  }
+}
+
+const LASTING = new Set(['3D000', '28P01', '28000', 'ENOTFOUND']);
+
+/** Connects once and ends; throws DatabaseUnavailable (its message from databaseProblem) when that fails. */
 export async function assertDatabaseReachable(url: string): Promise<void> {
   const client = new pg.Client({ connectionString: url, connectionTimeoutMillis: limits.database.connectMs });
   try {
     await client.connect();
     await client.query('SELECT 1');
   } catch (err) {
-    throw new Error(databaseProblem(err, url));
+    throw new DatabaseUnavailable(databaseProblem(err, url), LASTING.has((err as { code?: string })?.code ?? ''));
   } finally {
     await client.end().catch(() => {});
   }

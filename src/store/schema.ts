@@ -69,6 +69,16 @@ export interface ActivityTable {
   detail: string | null;
 }
 
+/** An account's use of the built-in AI engines on one UTC day (src/ai-edit/budget.ts). */
+export interface AiEditUsageTable {
+  account_id: number;
+  /** YYYY-MM-DD, UTC. */
+  day: string;
+  requests: number;
+  /** Bytes of the prompts sent to the engines. */
+  bytes: number;
+}
+
 /** The data-clobber guard's state of a document (src/guard/guard.ts). */
 /** A guarded write whose check has not been applied yet (src/guard/guard.ts): written with the write. */
 export interface DataLossChecksTable {
@@ -99,6 +109,16 @@ export interface DataLossGuardsTable {
   /** The newest version known to hold the protected data (an event's revert target), or null. */
   safe_version_id: number | null;
   updated_at: string;
+}
+
+/** What a collection holds beyond its live record files (migration 022): room taken for a submitter's write in
+ *  progress, and bytes a submitter's change replaced, until the blob sweep may free them. */
+export interface CollectionHeldTable {
+  id: Generated<number>;
+  collection_id: string;
+  at: string;
+  bytes: number;
+  records: number;
 }
 
 export interface CollectionsTable {
@@ -174,6 +194,8 @@ export interface NodesTable {
   enable_signups: Flag;
   share_token: string | null;
   share_enabled: Flag;
+  /** 1: other sites may not frame this document (`frame-ancestors 'self'`, src/http/framing.ts). */
+  forbid_framing: Generated<Flag>;
   source_node_id: number | null;
   /** First 16 hex chars of SHA-256 of the stored bytes (sites and uploads). */
   checksum: string | null;
@@ -310,8 +332,10 @@ export interface DB {
   redirects: RedirectsTable;
   held_usernames: HeldUsernamesTable;
   activity: ActivityTable;
+  ai_edit_usage: AiEditUsageTable;
   messages: MessagesTable;
   collections: CollectionsTable;
+  collection_held: CollectionHeldTable;
   data_loss_guards: DataLossGuardsTable;
   data_loss_checks: DataLossChecksTable;
   webhook_events: WebhookEventsTable;

@@ -2,10 +2,10 @@
 // protocol-2 structure version (or If-Match).
 import type { Services } from '../services.ts';
 import { KilnError } from '../errors.ts';
+import { ifMatchHolds, type IfMatch } from '../core/conditional.ts';
 import { deleteNode, moveNode, renameNode, type ChangeOptions } from '../nodes/tree.ts';
 import { assertCanWrite, type SyncScope } from './scope.ts';
 import {
-  type Precondition,
   assertConditional,
   freshWireNode,
   fullPath,
@@ -19,8 +19,8 @@ import {
 /** The expected-version check of rename, move and delete, run inside their transaction. A stale
  *  `expectedVersion` is 409 `node-changed`; an `If-Match` must name the current structure version
  *  or (files) the current etag, else 412. Both leave everything unchanged. */
-function expectVersion(s: Services, expected: string | null, ifMatch: Precondition): ChangeOptions['expect'] {
-  if (expected === null && ifMatch.kind !== 'tag') return undefined;
+function expectVersion(s: Services, expected: string | null, ifMatch: IfMatch): ChangeOptions['expect'] {
+  if (expected === null && ifMatch.kind !== 'tags') return undefined;
   return async (trx, node) => {
     // Hold the node while deciding, so two conditional changes cannot both pass.
     await s.database.lock.row(trx, 'nodes', node.id);
@@ -36,7 +36,7 @@ function expectVersion(s: Services, expected: string | null, ifMatch: Preconditi
         },
       );
     }
-    if (ifMatch.kind === 'tag' && ifMatch.value !== current && ifMatch.value !== node.checksum) {
+    if (!ifMatchHolds(ifMatch, current, node.checksum)) {
       throw new KilnError(412, `"${node.name}" changed on the server since you last listed it.`, 'conflict', {
         etag: node.checksum,
         structureVersion: current,
@@ -50,7 +50,7 @@ function expectVersion(s: Services, expected: string | null, ifMatch: Preconditi
 export interface StructureInput {
   /** Protocol 2's precondition: the node's `structureVersion` as last listed; null: none. */
   expectedVersion: string | null;
-  ifMatch: Precondition;
+  ifMatch: IfMatch;
 }
 
 function structureOptions(s: Services, scope: SyncScope, input: StructureInput): ChangeOptions {

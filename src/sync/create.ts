@@ -5,6 +5,7 @@ import type { Services } from '../services.ts';
 import type { NodeType } from '../store/schema.ts';
 import { KilnError, badRequest } from '../errors.ts';
 import { checksum as checksumOf } from '../core/checksum.ts';
+import type { IfMatch } from '../core/conditional.ts';
 import { isGlobalDocumentName, nodeNameProblem } from '../core/names.ts';
 import { writeDocument as writeDocumentIn } from '../save/pipeline.ts';
 import { childPathOf, createIn, runWrite, type NodeRow } from '../nodes/tree.ts';
@@ -21,7 +22,6 @@ import {
   markSynced,
   run,
   scopedFolder,
-  tagOf,
   uploadWriter,
 } from './wire.ts';
 
@@ -33,7 +33,7 @@ export interface CreateInput {
   parentId: number;
   /** HTML text for documents, base64 for uploads; none: an empty file. */
   content?: string | null;
-  ifMatch: Precondition;
+  ifMatch: IfMatch;
   ifNoneMatch: Precondition;
 }
 
@@ -164,7 +164,7 @@ async function createOnce(
         throw nameTaken(reuse.name, ' in this team by a file with other content (send If-Match to replace it)');
       }
       if (type === 'site')
-        await writeDocumentIn(s, tx, after, { nodeId: reuse.id, bytes, by: by(scope), ifMatch: tagOf(input.ifMatch) });
+        await writeDocumentIn(s, tx, after, { nodeId: reuse.id, bytes, by: by(scope), ifMatch: input.ifMatch });
       else
         await replaceUpload(
           s,
@@ -173,7 +173,7 @@ async function createOnce(
             plan: scope.account.plan,
             bytes: stored!,
             by: uploadWriter(scope),
-            ifMatch: tagOf(input.ifMatch),
+            ifMatch: input.ifMatch,
           },
           t,
         );

@@ -126,7 +126,8 @@ export async function scopedFolder(db: Db, scope: SyncScope, id: number): Promis
 
 // ------------------------------------------------------------------ preconditions
 
-/** A conditional header as sent: absent, `*`, or a tag with quotes and W/ removed. */
+/** An If-None-Match as sent: absent, `*`, or a tag with quotes and W/ removed (a create only asks
+ *  whether one is there). If-Match is read by `parseIfMatch` (src/core/conditional.ts), as every route does. */
 export type Precondition = { kind: 'none' } | { kind: 'any' } | { kind: 'tag'; value: string };
 
 export function preconditionOf(header: string | string[] | undefined): Precondition {
@@ -183,7 +184,6 @@ export const by = (scope: SyncScope): SavedBy => ({
   writer: scope.actor.writer,
 });
 
-export const tagOf = (p: Precondition): string | null => (p.kind === 'tag' ? p.value : null);
 export const uploadWriter = (scope: SyncScope) => ({
   kind: 'sync' as const,
   accountId: scope.actor.accountId,

@@ -2,27 +2,19 @@
 // writer (src/uploads/upload.ts), so versions, the stylesheet and the events are those of any writer.
 import type { Services } from '../services.ts';
 import { badRequest } from '../errors.ts';
+import type { IfMatch } from '../core/conditional.ts';
 import { broadcastSnapshot } from '../events/publish.ts';
 import { saveDocument } from '../save/pipeline.ts';
 import type { NodeRow } from '../nodes/tree.ts';
 import { replaceUpload } from '../uploads/upload.ts';
 import { assertCanWrite, type SyncScope } from './scope.ts';
 import { fileVersion, versioned } from './structure.ts';
-import {
-  type Precondition,
-  assertConditional,
-  by,
-  contentBytes,
-  run,
-  scopedNode,
-  tagOf,
-  uploadWriter,
-} from './wire.ts';
+import { assertConditional, by, contentBytes, run, scopedNode, uploadWriter } from './wire.ts';
 
 export interface WriteInput {
   /** HTML text for documents, base64 for uploads. */
   content: string;
-  ifMatch: Precondition;
+  ifMatch: IfMatch;
   /** The page's live DOM, relayed to its other tabs with the sender's id (live sync). */
   snapshotHtml?: string;
   senderId?: string;
@@ -72,9 +64,9 @@ async function writeDocument(
   scope: SyncScope,
   node: NodeRow,
   bytes: Buffer,
-  ifMatch: Precondition,
+  ifMatch: IfMatch,
 ): Promise<WriteAnswer> {
-  const result = await run(() => saveDocument(s, { nodeId: node.id, bytes, by: by(scope), ifMatch: tagOf(ifMatch) }));
+  const result = await run(() => saveDocument(s, { nodeId: node.id, bytes, by: by(scope), ifMatch }));
   return answerFor(
     { ...node, checksum: result.checksum, size: result.size, modified_at: result.modifiedAt },
     result.changed,
@@ -101,10 +93,10 @@ async function writeUpload(
   scope: SyncScope,
   node: NodeRow,
   bytes: Buffer,
-  ifMatch: Precondition,
+  ifMatch: IfMatch,
 ): Promise<WriteAnswer> {
   const { changed, node: n } = await run(() =>
-    replaceUpload(s, { node, plan: scope.account.plan, bytes, by: uploadWriter(scope), ifMatch: tagOf(ifMatch) }),
+    replaceUpload(s, { node, plan: scope.account.plan, bytes, by: uploadWriter(scope), ifMatch }),
   );
   return answerFor(n, changed);
 }

@@ -8,7 +8,9 @@ import { newOneTimeToken, presentedTokenHash } from '../core/one-time-token.ts';
 import { emailProblem } from '../core/names.ts';
 import { DAY } from '../limits.ts';
 import { insertInvite, markInviteUsed, pendingInvite } from '../store/invites.ts';
-import { TEAM_ROLES, assertTeamOwner, findTeam, roleIn, setMember, type Team } from './teams.ts';
+import { TEAM_ROLES, assertTeamOwner, findTeam, type Team } from './teams.ts';
+import { setMembership, teamRole } from '../store/accounts.ts';
+import { inTransaction } from '../store/transaction.ts';
 
 const LIFETIME_MS = 7 * DAY;
 const GONE = 'This invitation link is not valid: it was used already, it expired, or it never existed.';
@@ -70,10 +72,16 @@ export async function acceptInvite(
     throw forbidden(
       `This invitation is for ${invitation.email}; you are signed in as ${person.email}. Sign in with that address to accept it.`,
     );
-  if (!(await markInviteUsed(s.database.db, presentedTokenHash(token)!, s.clock.now().toISOString())))
-    throw badRequest(GONE, 'invalid-token');
-  const current = await roleIn(s, invitation.team.id, person.accountId);
-  if (!current)
-    await setMember(s, null, { teamId: invitation.team.id, username: person.username, role: invitation.role });
+  const teamId = invitation.team.id;
+  const now = s.clock.now().toISOString();
+  // The link is used up in the membership's own transaction: of several acceptances one joins, and a
+  // membership that could not be written leaves the link unused.
+  const current = await inTransaction(s, async (tx) => {
+    if (!(await markInviteUsed(tx, presentedTokenHash(token)!, now))) throw badRequest(GONE, 'invalid-token');
+    const role = await teamRole(tx, teamId, person.accountId);
+    if (!role)
+      await setMembership(tx, { teamId, personId: person.accountId, role: invitation.role, now, exists: false });
+    return role;
+  });
   return { ...invitation, role: current ?? invitation.role, already: current !== undefined };
 }

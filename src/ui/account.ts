@@ -43,6 +43,8 @@ const when = (iso: string) => html`<time datetime="${iso}">${iso.replace('T', ' 
 export function accountPage(o: {
   username: string;
   email: string;
+  /** False until the address is confirmed (AI editing needs it). */
+  emailConfirmed?: boolean;
   plan: string;
   logins: LoginInfo[];
   msg?: Msg;
@@ -80,6 +82,7 @@ ${
 <button type="submit">Change username</button></form></section>
 
 <section class="card" aria-labelledby="em"><h2 id="em">Email</h2>
+${o.emailConfirmed === false ? html`<p><strong>${o.email} is not confirmed yet.</strong> Enter it below with your password to get a confirmation link: AI editing needs a confirmed address.</p>` : ''}
 <form method="post" action="/_/account/email">
 <label for="new-email">New email address</label><input id="new-email" name="email" type="email" required autocomplete="email" maxlength="${limits.emailLength}">
 <label for="email-password">Password</label><input id="email-password" name="password" type="password" required autocomplete="current-password" maxlength="${limits.password.maxLength}">
@@ -92,12 +95,13 @@ ${
 
 <section class="card" aria-labelledby="export"><h2 id="export">Export and import</h2>
 <p>Everything you have, as one zip: documents as they are stored, uploads byte for byte, and a manifest (paths, checksums, visibility, apps).</p>
-<form method="get" action="/_/account/export"><label><input type="checkbox" name="versions" value="1"> Include every version of every document</label>
+<form method="get" action="/_/account/export"><label><input type="checkbox" name="versions" value="1"> Include every version of every document (an import brings them along)</label>
 <button type="submit">Download the zip</button></form>
 <form method="post" action="/_/account/import" enctype="multipart/form-data" id="import-form">
 <label for="import-zip">Import a zip</label><input id="import-zip" name="file" type="file" accept=".zip,application/zip" required>
 <small>A Kiln export, or any zip of HTML files and assets (a Hyperclay Local folder, say). Nothing is imported if any name is already taken (a starter page you never saved gives way, into the trash).</small>
 <label for="import-folder">Into folder <small>(optional; made if missing)</small></label><input id="import-folder" name="folder" placeholder="top level" maxlength="${limits.pathLength}" autocomplete="off">
+<progress id="import-progress" max="100" hidden aria-label="Import progress" style="width:100%"></progress>
 <div id="import-msg" role="status" aria-live="polite"></div>
 <button type="submit">Import</button></form></section>
 
@@ -164,14 +168,23 @@ const IMPORT_SCRIPT = `
       b.textContent='Import into the folder "'+folder+'"';
       b.onclick=function(){f.folder.value=folder;send();};box.append(document.createElement('br'),b);}
   }
-  async function send(){
-    say('Importing…','success');
-    try{
-      var res=await fetch(f.action,{method:'POST',body:new FormData(f),headers:{'Accept':'application/json'},credentials:'same-origin'});
-      var d=await res.json().catch(function(){return {msg:'HTTP '+res.status,msgType:'error'};});
-      if(res.ok){say(d.msg,'success');location.href=d.next||'/_/dashboard';return;}
+  // XMLHttpRequest rather than fetch: its upload reports progress, shown on the bar while the zip goes up;
+  // then the bar runs without a value while Kiln unpacks and writes it.
+  function send(){
+    var bar=document.getElementById('import-progress'),go=f.querySelector('button[type=submit]'),x=new XMLHttpRequest();
+    bar.hidden=false;bar.value=0;go.disabled=true;say('Sending the zip…','success');
+    x.open('POST',f.action);x.setRequestHeader('Accept','application/json');
+    x.upload.onprogress=function(e){if(!e.lengthComputable)return;var p=Math.round(e.loaded/e.total*100);
+      bar.value=p;box.textContent='Sending the zip: '+p+' %';};
+    x.upload.onload=function(){bar.removeAttribute('value');say('Sent. Importing: checking, then writing every file…','success');};
+    x.onload=function(){
+      var d;try{d=JSON.parse(x.responseText);}catch(e){d={msg:'HTTP '+x.status,msgType:'error'};}
+      bar.hidden=true;go.disabled=false;
+      if(x.status>=200&&x.status<300){say(d.msg,'success');location.href=d.next||'/_/dashboard';return;}
       say(d.msg,'error',d.intoFolder);
-    }catch(e){say('Could not reach the server. Nothing was imported.','error');}
+    };
+    x.onerror=function(){bar.hidden=true;go.disabled=false;say('Could not reach the server. Nothing was imported.','error');};
+    x.send(new FormData(f));
   }
   f.addEventListener('submit',function(e){e.preventDefault();send();});
 })();

@@ -6,10 +6,12 @@ import { formatSize } from '../core/size.ts';
 
 type Listing = Awaited<ReturnType<typeof listAccounts>>;
 
-/** AI editing as the administrator sees it: the operator's engines (never a key) and which plans include it. */
+/** AI editing as the administrator sees it: the operator's engines (never a key), which plans include it, and
+ *  each plan's daily budget per account. */
 export interface AiEditView {
   engines: Array<{ name: string; describe: string; isDefault: boolean }>;
   plans: Record<(typeof PLANS)[number], boolean>;
+  budgets: Record<(typeof PLANS)[number], { requests: number; bytes: number }>;
 }
 
 function aiEditCard(v: AiEditView) {
@@ -21,12 +23,19 @@ ${
 <ul>${v.engines.map((e) => html`<li><code>@${e.name}</code>${e.isDefault ? ' (default)' : ''}: ${e.describe}</li>`)}</ul>`
     : html`<p><strong>Off:</strong> no engine is set. Set <code>AI_EDIT_COMMAND</code> (a local command) or <code>AI_EDIT_URL</code> with <code>AI_EDIT_API_KEY</code> and <code>AI_EDIT_MODEL</code> (a hosted model), and restart; the README says what goes to the engine. Owners may still answer their own pages with <code>npx kiln ai-edit serve</code>.</p>`
 }
+<p>Who may use them: developer accounts whose email is confirmed, on a plan that includes it, within its daily budget per account (counted from 00:00 UTC; each account's use today is in the list below). App users never do; administrators have no budget.</p>
 <form method="post" action="/_/admin/ai-edit"><fieldset><legend>Plans that include it</legend>${PLANS.map(
     (p) => html`<label><input type="checkbox" name="${p}" value="1"${v.plans[p] ? html` checked` : ''}> ${p}</label>`,
-  )}</fieldset><button type="submit" class="secondary">Save AI editing plans</button></form></section>`;
+  )}</fieldset>
+<fieldset class="budgets"><legend>Daily budget per account</legend>
+<table><thead><tr><th>Plan</th><th>Requests a day</th><th>KB sent to the engine a day</th></tr></thead><tbody>${PLANS.map(
+    (p) =>
+      html`<tr><th scope="row">${p}</th><td><input name="requests${cap(p)}" inputmode="numeric" pattern="[0-9]+" required value="${v.budgets[p].requests}" aria-label="${`Requests a day, ${p}`}"></td><td><input name="kb${cap(p)}" inputmode="numeric" pattern="[0-9]+" required value="${Math.round(v.budgets[p].bytes / 1024)}" aria-label="${`KB sent to the engine a day, ${p}`}"></td></tr>`,
+  )}</tbody></table></fieldset><button type="submit" class="secondary">Save AI editing</button></form></section>`;
 }
 
 const PLANS = ['free', 'personal', 'maker'] as const;
+const cap = (p: string) => p[0].toUpperCase() + p.slice(1);
 const MODES = { open: 'Open to anyone', invite: 'By invitation link only', closed: 'Closed' } as const;
 
 export function adminPage(o: {
@@ -47,6 +56,7 @@ export function adminPage(o: {
       (p) => html`<option value="${p}"${p === a.plan ? html` selected` : ''}>${p}</option>`,
     )}</select><button class="secondary" type="submit">Set</button></form></td>
 <td class="num" data-label="Documents">${a.documents}</td><td class="num" data-label="Storage">${formatSize(a.storage)}</td>
+<td class="num" data-label="AI edits today">${a.aiEditToday.requests} · ${formatSize(a.aiEditToday.bytes)}</td>
 <td data-label="Last active">${a.lastActive ? html`<time datetime="${a.lastActive}">${a.lastActive.slice(0, 16).replace('T', ' ')} UTC</time>` : 'never'}</td>
 <td><div class="actions-row">${a.kind === 'person' ? html`<form method="post" action="/_/admin/accounts/${a.id}/impersonate"><button class="secondary" type="submit">Sign in as</button></form>` : ''}
 ${a.accountType === 'app_user' && !a.emailConfirmed ? html`<form method="post" action="/_/admin/accounts/${a.id}/confirmation"><button class="secondary" type="submit">Resend confirmation</button></form>` : ''}
@@ -59,7 +69,9 @@ ${a.accountType === 'app_user' && !a.emailConfirmed ? html`<form method="post" a
     username: o.username,
     msg: o.msg,
     body: html`<style>.bad{color:var(--bad);font-weight:600}.email{overflow-wrap:normal}form.inline{display:flex;gap:var(--s2);margin:0}form.inline select{width:auto}
-form.inline button,td form button{margin:0;padding:.25rem .6rem}.invite .inline{display:flex;gap:var(--s2)}fieldset label:has(input[type=radio]){font-weight:400}.invite input{flex:1;min-width:0}.invite button{margin:0}.pager{display:flex;gap:var(--s3);align-items:center}.actions-row{display:flex;gap:var(--s2);flex-wrap:wrap}.good{color:var(--good,#18794e)}</style>
+form.inline button,td form button{margin:0;padding:.25rem .6rem}.invite .inline{display:flex;gap:var(--s2)}fieldset label:has(input[type=radio]){font-weight:400}.invite input{flex:1;min-width:0}.invite button{margin:0}.pager{display:flex;gap:var(--s3);align-items:center}.actions-row{display:flex;gap:var(--s2);flex-wrap:wrap}.good{color:var(--good,#18794e)}
+td[data-label="AI edits today"]{white-space:nowrap}.budgets{min-width:0}.budgets table{width:100%;max-width:32rem;table-layout:fixed}.budgets thead th:first-child{width:5.5rem}
+.budgets input{width:100%;min-width:0;margin:0;padding-left:.5rem;padding-right:.25rem}.budgets th,.budgets td{padding:.25rem .5rem .25rem 0;vertical-align:middle}</style>
 <h1>Administration</h1>
 <section class="card" aria-labelledby="signups"><h2 id="signups" style="margin-top:0">New accounts</h2>
 <form method="post" action="/_/admin/settings">
@@ -92,7 +104,7 @@ ${aiEditCard(o.aiEdit)}
 <h2>Accounts <small class="muted">(${o.listing.total})</small></h2>
 <form method="get" action="/_/admin" class="inline" role="search"><label for="q" class="visually-hidden">Search accounts</label>
 <input id="q" name="q" type="search" value="${o.q}" placeholder="Username or email"><button type="submit">Search</button></form>
-<table class="stack"><thead><tr><th>Account</th><th>Plan</th><th class="num">Documents</th><th class="num">Storage</th><th>Last active</th><th></th></tr></thead>
+<table class="stack"><thead><tr><th>Account</th><th>Plan</th><th class="num">Documents</th><th class="num">Storage</th><th class="num">AI edits today</th><th>Last active</th><th></th></tr></thead>
 <tbody>${rows}</tbody></table>
 <p class="pager">${o.listing.page > 1 ? html`<a href="${pageLink(o.listing.page - 1)}">Previous</a>` : ''}
 <span>Page ${o.listing.page} of ${o.listing.pages}</span>${o.listing.page < o.listing.pages ? html`<a href="${pageLink(o.listing.page + 1)}">Next</a>` : ''}</p>`,

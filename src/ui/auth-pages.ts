@@ -28,11 +28,13 @@ const passwordInput = (autocomplete: string) => html`<label for="password">Passw
   maxlength="${limits.password.maxLength}" autocomplete="${autocomplete}">
 ${autocomplete === 'new-password' ? html`<small>At least ${limits.password.minLength} characters, not a common password.</small>` : ''}`;
 
-export function loginPage(o: Common & { returnTo?: string }): string {
+/** `signupsOpen`: this Kiln takes new accounts without an invitation (then the page offers sign-up). */
+export function loginPage(o: Common & { returnTo?: string; signupsOpen?: boolean }): string {
   return page({
     title: 'Sign in',
     username: o.username,
     msg: o.msg,
+    signedOutLinks: o.signupsOpen ? 'both' : 'sign-in',
     body: html`<h1>Sign in</h1>
 ${o.username ? html`<p class="muted">You are signed in as <strong>${o.username}</strong>. Sign in below to switch accounts.</p>` : ''}
 <form class="card" method="post" action="/_/login">
@@ -42,7 +44,7 @@ ${passwordInput('current-password')}
 <button type="submit">Sign in</button>
 </form>
 <p><a href="/_/reset">Forgot your password?</a></p>
-<p>No account yet? <a href="${withReturn('/_/signup', o.returnTo)}">Sign up</a></p>`,
+${o.signupsOpen ? html`<p>No account yet? <a href="${withReturn('/_/signup', o.returnTo)}">Sign up</a></p>` : ''}`,
   });
 }
 
@@ -109,18 +111,19 @@ ${passwordInput('new-password')}
   });
 }
 
-export function landingPage(o: Common): string {
+export function landingPage(o: Common & { signupsOpen: boolean }): string {
   return page({
     title: 'Home',
     username: o.username,
     msg: o.msg,
+    signedOutLinks: o.signupsOpen ? 'both' : 'sign-in',
     body: html`<style>.hero{padding:var(--s5) 0}.hero p{font-size:1.15rem;max-width:40rem}
 .points{display:grid;grid-template-columns:repeat(auto-fit,minmax(220px,1fr));gap:var(--s4);margin:var(--s5) 0}
 .points h2{font-size:1.05rem;margin:0 0 var(--s2)}</style>
 <section class="hero"><h1>Pages that save themselves</h1>
 <p>Kiln hosts single-file HTML apps. Each document is one HTML file that is both the app and its data:
 you edit it in the browser, it saves itself, and everyone else sees the saved page on your own address.</p>
-<p><a class="button" href="/_/signup">Create an account</a> <a class="button secondary" href="/_/login">Sign in</a></p></section>
+<p>${o.signupsOpen ? html`<a class="button" href="/_/signup">Create an account</a> ` : ''}<a class="button${o.signupsOpen ? ' secondary' : ''}" href="/_/login">Sign in</a></p></section>
 <div class="points">
 <section class="card"><h2>Edit in place</h2><p>Click the text of your page, change it, press Ctrl+S. No build step, no database to design.</p></section>
 <section class="card"><h2>Every save kept</h2><p>Each save is a version: compare any two, restore one in a click.</p></section>

@@ -132,7 +132,7 @@ function actions(tree: Tree, n: NodeRow, hostUrl: string): Html {
       : '';
   const share =
     n.type === 'site'
-      ? html`<a class="button secondary" href="${base}/sharing" title="${n.share_enabled ? 'Anyone with the share link may view and save it. Manage the link.' : 'Share a link that lets others view and save it.'}">${n.share_enabled ? 'Shared' : 'Share'}</a>`
+      ? html`<a class="button secondary" href="${base}/sharing" title="${n.share_enabled ? 'Anyone with the share link may view and save it. Manage the link, and whether other sites may frame it.' : 'Share a link that lets others view and save it; choose whether other sites may frame it.'}">${n.share_enabled ? 'Shared' : 'Share'}</a>`
       : '';
   // Links to an app or a shared document are out there: say what a new address does to them.
   const why = n.enable_signups
@@ -169,8 +169,16 @@ function actions(tree: Tree, n: NodeRow, hostUrl: string): Html {
     n.type === 'site'
       ? html`<form method="post" action="${base}/duplicate"><button class="secondary" type="submit">Duplicate</button></form>`
       : '';
+  // New bytes under the same name (pages that link to it get them); the old file goes to the trash.
+  const replace =
+    n.type === 'upload'
+      ? html`<form method="post" action="/_/upload" enctype="multipart/form-data" class="replace-file">
+  <input type="hidden" name="replaces" value="${n.id}"><input type="hidden" name="parentId" value="${n.parent_id}"><input type="hidden" name="ownerId" value="${n.owner_id}">
+  <label>Replace with<input type="file" name="file" required></label>
+  <button class="secondary" type="submit">Replace</button></form>`
+      : '';
   return html`${primary}<details class="more"><summary class="button secondary">More<span class="visually-hidden"> actions for ${n.name}</span></summary><div class="menu-items">
-${download}${duplicate}${share}${app}${collection}
+${download}${duplicate}${replace}${share}${app}${collection}
 <form method="post" action="${base}/rename"${warn('Rename')}><label>Rename to<input name="name" value="${n.name}" required maxlength="${limits.nameLength}"></label>
   <button class="secondary" type="submit">Rename</button></form>
 <form method="post" action="${base}/move"${warn('Move')}><label>Move to<select name="parentId">${folderOptions(tree, n.parent_id, n)}</select></label>
@@ -330,6 +338,10 @@ ${
   <ul id="uploads" aria-live="polite"></ul>
 </form>
 </div>
+<dialog id="upload-ask" aria-labelledby="upload-ask-text"><form method="dialog">
+  <p id="upload-ask-text"></p>
+  <div class="actions"><button value="replace">Replace</button><button value="keep" class="secondary">Keep both</button><button value="cancel" class="secondary">Cancel</button></div>
+</form></dialog>
 <div class="list-tools"><label for="filter">Filter</label><input id="filter" type="search" placeholder="Type part of a name" autocomplete="off">
 ${team ? '' : html`<a class="trash-link" href="/_/dashboard/messages">Messages${v.unreadMessages ? ` (${v.unreadMessages} new)` : ''}</a>`}
 <a class="trash-link" href="/_/dashboard/trash${team ? `?team=${encodeURIComponent(v.owner)}` : ''}">Trash${v.trashed ? ` (${v.trashed})` : ''}</a></div>
@@ -378,6 +390,8 @@ details.more form{margin:0}details.more label{margin:0;font-weight:500}details.m
 tr.row-msg td{padding:0 var(--s3) var(--s2)}tr.row-msg .msg{margin:0}
 #uploads{list-style:none;padding:0;margin:var(--s3) 0 0}#uploads li{margin:var(--s2) 0}#uploads progress{width:100%}
 #uploads .error{color:var(--bad)}#uploads .done{color:var(--ok)}
+#upload-ask{max-width:28rem;border:1px solid var(--line,#d0d7de);border-radius:8px;padding:var(--s4)}#upload-ask::backdrop{background:rgb(0 0 0/.35)}
+#upload-ask .actions{display:flex;flex-wrap:wrap;gap:var(--s2)}
 @media (max-width:640px){td.name{max-width:none}details.more .menu-items{position:static;box-shadow:none}
 div.actions .button,div.actions button,div.actions details{flex:1 1 auto;text-align:center}}
 `;
@@ -422,7 +436,9 @@ const SCRIPT = `
   }
   document.addEventListener('submit',function(e){
     var f=e.target;if(!(f instanceof HTMLFormElement))return;
-    if(f.id==='upload-form'){e.preventDefault();upload(f.querySelector('input[type=file]').files,f.parentId.value);f.reset();return;}
+    if(f.id==='upload-form'){e.preventDefault();upload(Array.from(f.querySelector('input[type=file]').files),f.parentId.value);f.reset();return;}
+    if(f.classList.contains('replace-file')){e.preventDefault();
+      upload(Array.from(f.querySelector('input[type=file]').files),f.parentId.value,f.replaces.value);f.reset();return;}
     if(!f.action.includes('/_/dashboard/nodes'))return;
     if(f.dataset.confirm&&!confirm(f.dataset.confirm)){e.preventDefault();return;}
     e.preventDefault();
@@ -482,36 +498,65 @@ const SCRIPT = `
   newSite.form.addEventListener('reset',function(){setTimeout(checkName);});
   // Uploads: one request per file, each with its own progress bar; too-large files are refused here,
   // with the plan's limit in words, before a byte is sent (the server enforces it too).
-  var list=document.getElementById('uploads');
-  function upload(files,parentId){
-    var pending=0;
-    Array.prototype.forEach.call(files,function(file){
+  var list=document.getElementById('uploads'),ask=document.getElementById('upload-ask');
+  function ext(n){var i=n.lastIndexOf('.');return i>0?n.slice(i+1).toLowerCase():'';}
+  // The upload already in the folder under this name, if any (the server would number the new one).
+  function sameName(parentId,name){
+    var folder=parentId&&parentId!=='0'?tree.querySelector('tr[data-node-id="'+parentId+'"]'):null;
+    var want=(folder?folder.dataset.path+'/':'')+name;
+    return Array.prototype.find.call(tree.querySelectorAll('tr[data-type="upload"]'),function(tr){return tr.dataset.path===want;});
+  }
+  // Replace / Keep both / Cancel; Replace is the default for a file of the same type.
+  function choose(name,sameType){
+    return new Promise(function(done){
+      document.getElementById('upload-ask-text').textContent='“'+name+'” is already in this folder. Replace it (the old file goes to the trash), or keep both?';
+      var b=ask.querySelectorAll('button');b[0].autofocus=sameType;b[1].autofocus=!sameType;
+      ask.returnValue='';ask.addEventListener('close',function(){done(ask.returnValue||'cancel');},{once:true});ask.showModal();
+    });
+  }
+  async function upload(files,parentId,replaces){
+    var pending=files.length;
+    function finished(){if(--pending===0)refresh();}
+    for(var file of files){
       var li=document.createElement('li');
       li.innerHTML='<span class="name"></span> <progress max="100" value="0"></progress> <span class="state" role="status"></span>';
       li.querySelector('.name').textContent=file.name+' ('+size(file.size)+')';
       list.append(li);
       var bar=li.querySelector('progress'),state=li.querySelector('.state');
       if(limit&&file.size>limit){bar.remove();state.className='state error';
-        state.textContent='Too large: your plan takes files up to '+size(limit)+'.';return;}
+        state.textContent='Too large: your plan takes files up to '+size(limit)+'.';finished();continue;}
       var owner=document.querySelector('#upload-form input[name=ownerId]');
       // An HTML file becomes a document (saved through the save pipeline, with its versions), not an upload.
-      if(/.(html?|htmlclay)$/i.test(file.name)){pending++;file.text().then(function(text){
-        var d={type:'site',name:file.name.replace(/.htm$/i,'.html'),parentId:parentId||'0',html:text};if(owner)d.ownerId=owner.value;
-        return fetch('/_/dashboard/nodes',{method:'POST',headers:{'Accept':'application/json','Content-Type':'application/json'},body:JSON.stringify(d),credentials:'same-origin'});
-      }).then(function(res){return res.json().then(function(j){return [res.ok,j];});}).then(function(r){
-        bar.value=r[0]?100:0;state.className='state '+(r[0]?'done':'error');state.textContent=r[0]?'Created as a document.':(r[1].msg||'Not created.');
-      }).catch(function(){state.className='state error';state.textContent='Could not reach the server.';}).then(function(){if(--pending===0)refresh();});return;}
+      if(/.(html?|htmlclay)$/i.test(file.name)){createDocument(file,parentId,owner,bar,state).then(finished);continue;}
+      var into=replaces;
+      if(!into){var taken=sameName(parentId,file.name);
+        if(taken){var c=await choose(file.name,ext(taken.dataset.path)===ext(file.name));
+          if(c==='cancel'){bar.remove();state.className='state';state.textContent='Not uploaded.';finished();continue;}
+          if(c==='replace')into=taken.dataset.nodeId;}}
+      send1(file,parentId,owner,into,bar,state).then(finished);
+    }
+  }
+  function createDocument(file,parentId,owner,bar,state){
+    return file.text().then(function(text){
+      var d={type:'site',name:file.name.replace(/.htm$/i,'.html'),parentId:parentId||'0',html:text};if(owner)d.ownerId=owner.value;
+      return fetch('/_/dashboard/nodes',{method:'POST',headers:{'Accept':'application/json','Content-Type':'application/json'},body:JSON.stringify(d),credentials:'same-origin'});
+    }).then(function(res){return res.json().then(function(j){return [res.ok,j];});}).then(function(r){
+      bar.value=r[0]?100:0;state.className='state '+(r[0]?'done':'error');state.textContent=r[0]?'Created as a document.':(r[1].msg||'Not created.');
+    }).catch(function(){state.className='state error';state.textContent='Could not reach the server.';});
+  }
+  function send1(file,parentId,owner,replaces,bar,state){
+    return new Promise(function(done){
       var body=new FormData();body.append('parentId',parentId||'0');
       if(owner)body.append('ownerId',owner.value);
+      if(replaces)body.append('replaces',replaces);
       body.append('file',file,file.name);
-      var x=new XMLHttpRequest();pending++;
+      var x=new XMLHttpRequest();
       x.open('POST','/_/upload');x.setRequestHeader('Accept','application/json');
       x.upload.onprogress=function(e){if(e.lengthComputable)bar.value=Math.round(e.loaded/e.total*100);};
       x.onload=function(){var d={};try{d=JSON.parse(x.responseText);}catch(e){}
         var ok=x.status===200;bar.value=ok?100:bar.value;state.className='state '+(ok?'done':'error');
-        state.textContent=ok?'Uploaded.':(d.msg||'Upload failed (HTTP '+x.status+').');
-        if(--pending===0)refresh();};
-      x.onerror=function(){state.className='state error';state.textContent='Could not reach the server.';if(--pending===0)refresh();};
+        state.textContent=d.msg||(ok?'Uploaded.':'Upload failed (HTTP '+x.status+').');done();};
+      x.onerror=function(){state.className='state error';state.textContent='Could not reach the server.';done();};
       x.send(body);
     });
   }
@@ -521,7 +566,7 @@ const SCRIPT = `
   tree.addEventListener('dragover',function(e){if(!hasFiles(e))return;e.preventDefault();clearDrop();
     var tr=e.target.closest('tr[data-type="folder"]');if(tr)tr.classList.add('drop');else tree.classList.add('drop');});
   tree.addEventListener('dragleave',function(e){if(!tree.contains(e.relatedTarget))clearDrop();});
-  tree.addEventListener('drop',function(e){if(!hasFiles(e))return;e.preventDefault();clearDrop();upload(e.dataTransfer.files,folderOf(e));});
+  tree.addEventListener('drop',function(e){if(!hasFiles(e))return;e.preventDefault();clearDrop();upload(Array.from(e.dataTransfer.files),folderOf(e));});
   applyCollapsed();
 })();
 `;

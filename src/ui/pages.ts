@@ -86,8 +86,9 @@ export interface PageOpts {
   scripts?: Html;
   /** The main app's address, for pages served on a document host (their header links lead there). */
   base?: string;
-  /** What the header offers someone signed out: sign in and sign up (default), only sign in (sign-ups closed or
-   *  by invitation), or nothing (first-run setup, before any account exists). */
+  /** What the header offers someone signed out: only sign in (default: most pages do not know whether this
+   *  Kiln takes new accounts), sign in and sign up (pages that know sign-ups are open), or nothing (first-run
+   *  setup, before any account exists). */
   signedOutLinks?: 'both' | 'sign-in' | 'none';
 }
 
@@ -106,9 +107,9 @@ export function page(o: PageOpts): string {
       ? html`<a href="${b}/_/dashboard">Documents</a><a href="${b}/_/dashboard/keys">Sync keys</a><a href="${b}/_/dashboard/teams">Teams</a><a href="${b}/_/dashboard/domains">Domains</a><a href="${b}/_/billing">Billing</a><a class="who" href="${b}/_/account" title="Your account">${o.username}</a><form method="post" action="${b}/_/logout"><button class="link" type="submit">Sign out</button></form>`
       : o.signedOutLinks === 'none'
         ? ''
-        : o.signedOutLinks === 'sign-in'
-          ? html`<a href="${b}/_/login">Sign in</a>`
-          : html`<a href="${b}/_/login">Sign in</a><a href="${b}/_/signup">Sign up</a>`
+        : o.signedOutLinks === 'both'
+          ? html`<a href="${b}/_/login">Sign in</a><a href="${b}/_/signup">Sign up</a>`
+          : html`<a href="${b}/_/login">Sign in</a>`
   }</nav></header>
 <main id="main">${o.msg ? html`<div class="msg ${o.msg.type === 'error' ? 'error' : 'success'}" role="status">${o.msg.text}</div>` : ''}${o.body}</main>
 <script>${raw(BODY_SCRIPT)}</script>${o.scripts ?? ''}</body></html>`.value;

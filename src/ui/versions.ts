@@ -18,6 +18,7 @@ const SAVED_BY: Record<string, string> = {
   create: 'created',
   starter: 'created from a starter',
   instance: 'app copy',
+  import: 'imported',
 };
 const who = (v: VersionInfo) => SAVED_BY[v.savedBy] ?? v.savedBy;
 const kb = (n: number) => `${(n / 1024).toFixed(1)} KB`;

@@ -8,7 +8,7 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { Services } from '../services.ts';
 import type { NodeRow } from '../nodes/tree.ts';
 import { forbidden, notFound } from '../errors.ts';
-import { byteRange, ifNoneMatchHits, parseIfMatch } from '../core/conditional.ts';
+import { byteRange, ifNoneMatchHits, ifRangeTag } from '../core/conditional.ts';
 import { isActiveContent } from './content-types.ts';
 import { servesAccountContent } from '../http/framing.ts';
 
@@ -28,7 +28,7 @@ export async function serveUpload(req: FastifyRequest, reply: FastifyReply, s: S
   reply.header('accept-ranges', 'bytes').header('content-type', type);
   const size = node.size ?? 0;
   const ifRange = req.headers['if-range'];
-  const rangeFresh = ifRange === undefined || parseIfMatch(ifRange) === node.checksum;
+  const rangeFresh = ifRange === undefined || ifRangeTag(ifRange) === node.checksum;
   const range = rangeFresh ? byteRange(req.headers.range, size) : null;
   if (range === 'unsatisfiable') return reply.code(416).header('content-range', `bytes */${size}`).send();
   const stream = await s.blobs.stream(node.blob_sha256, range ?? undefined);

@@ -5,15 +5,17 @@
 //   files). Inside the caller's transaction when it gives one.
 // - `replaceUpload`: new bytes for an upload, the If-Match condition in the UPDATE itself (so two
 //   writers from one base cannot both win).
-// Both publish node-saved after the commit.
+// - `storeUploadInPlaceOf`: the browser's "Replace": the old upload to the trash, the new one in its place.
+// All publish node-saved after the commit.
 import { insertNode, nodeById, updateNodeIf } from '../store/nodes.ts';
 import type { Services } from '../services.ts';
 import type { Executor, Plan } from '../store/schema.ts';
-import type { NodeRow } from '../nodes/tree.ts';
+import { runWrite, trashIn, type NodeRow } from '../nodes/tree.ts';
 import { KilnError, badRequest, conflict } from '../errors.ts';
 import { assertUploadSize as planUploadSize } from '../billing/plans.ts';
 import { nodeNameProblem } from '../core/names.ts';
 import { checksum } from '../core/checksum.ts';
+import { ifMatchHolds, type IfMatch } from '../core/conditional.ts';
 import { isUniqueViolation } from '../store/errors.ts';
 import { contentTypeFor } from './content-types.ts';
 import { newNodeRow } from '../nodes/rows.ts';
@@ -142,6 +144,20 @@ export async function storeUpload(s: Services, input: UploadInput): Promise<Node
   });
 }
 
+/** The browser's "Replace": the new file takes the name and place of `replaces` (an upload in the same
+ *  folder), which goes to the trash (restorable; pages that link to the name get the new file). One
+ *  transaction: the old file is in the trash exactly when the new one has its name. */
+export async function storeUploadInPlaceOf(s: Services, input: UploadInput & { replaces: NodeRow }): Promise<NodeRow> {
+  const old = input.replaces;
+  const stored = await storeBytes(s, input.plan, input.bytes);
+  const by = input.by ?? { accountId: input.ownerId, writer: null };
+  return runWrite(s, async (tx, after) => {
+    await trashIn(s, tx, after, [old], by.writer);
+    const upload = { ownerId: old.owner_id, parentId: old.parent_id, parentPath: old.path, name: old.name };
+    return insertUpload(s, { ...upload, stored, by, ifTaken: 'refuse' }, { tx, after });
+  });
+}
+
 export interface ReplaceUploadInput {
   node: NodeRow;
   plan: Plan;
@@ -149,8 +165,8 @@ export interface ReplaceUploadInput {
    *  them before opening it). */
   bytes: Buffer | StoredBytes;
   by: UploadWriter & { kind: 'upload-edit' | 'sync' };
-  /** When given, the write happens only if the stored checksum still equals it (412 otherwise). */
-  ifMatch: string | null;
+  /** When given, the write happens only if it holds for the stored checksum (412 otherwise). */
+  ifMatch: IfMatch | null;
   /** The sync API marks what it wrote as synced. */
   syncedAt?: string;
   /** A collection record: told to open collection dashboards with the change. */
@@ -169,7 +185,9 @@ export async function replaceUpload(
   const db: Executor = tx?.tx ?? s.database.db;
   const conflict = (n: Pick<NodeRow, 'checksum' | 'saved_by_account_id' | 'saved_by_writer'>) =>
     conflictError(n.checksum ?? '', n.saved_by_account_id, n.saved_by_writer, input.by);
-  if (ifMatch !== null && ifMatch !== node.checksum) throw conflict(node);
+  if (!ifMatchHolds(ifMatch, node.checksum)) throw conflict(node);
+  // The tag that held is the stored checksum: the UPDATE requires it still is.
+  const expected = ifMatch?.kind === 'tags' ? node.checksum : null;
   const sum = Buffer.isBuffer(input.bytes) ? checksum(input.bytes) : input.bytes.checksum;
   if (node.checksum === sum) return { changed: false, node };
   const stored = Buffer.isBuffer(input.bytes) ? await storeBytes(s, input.plan, input.bytes) : input.bytes;
@@ -187,7 +205,7 @@ export async function replaceUpload(
       saved_by_writer: input.by.writer,
       ...(input.syncedAt ? { last_synced_at: input.syncedAt } : {}),
     },
-    { type: 'upload', ...(ifMatch !== null ? { checksum: ifMatch } : {}) },
+    { type: 'upload', ...(expected !== null ? { checksum: expected } : {}) },
   );
   if (!updated) {
     const current = await nodeById(db, node.id);

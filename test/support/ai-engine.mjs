@@ -1,5 +1,5 @@
 // A stand-in AI engine for tests, run as AI_EDIT_COMMAND: `node ai-engine.mjs <dir> <mode>`. Reads the prompt on
-// stdin and keeps it in <dir>/prompt.txt, its pid in <dir>/engine.pid, then:
+// stdin and keeps it in <dir>/prompt.txt, its pid in <dir>/engine.pid, its environment in <dir>/env.json, then:
 //   edit  — answers the element it was given with " — edited" added to its first text, fenced, in small pieces
 //   slow  — answers a first piece, then waits until it is killed
 //   fail  — says why on stderr and exits 3
@@ -11,6 +11,8 @@ fs.mkdirSync(dir, { recursive: true });
 // Written whole or not at all (a reader that saw an empty file read pid 0: its own process group, always alive).
 fs.writeFileSync(path.join(dir, `engine.pid.${process.pid}`), String(process.pid));
 fs.renameSync(path.join(dir, `engine.pid.${process.pid}`), path.join(dir, 'engine.pid'));
+fs.writeFileSync(path.join(dir, `env.json.${process.pid}`), JSON.stringify(process.env));
+fs.renameSync(path.join(dir, `env.json.${process.pid}`), path.join(dir, 'env.json'));
 let prompt = '';
 process.stdin.setEncoding('utf8');
 process.stdin.on('data', (d) => (prompt += d));

@@ -5,7 +5,9 @@
 //   POST /_/admin/accounts/:id/suspend       {suspended: true|false}
 //   POST /_/admin/settings                   {signups: open|invite|closed, defaultPlan, uploadFree?,
 //                                            uploadPersonal?, uploadMaker? (MB per file)}
-//   POST /_/admin/ai-edit                    {free, personal, maker}: the plans that include AI editing
+//   POST /_/admin/ai-edit                    {free, personal, maker}: the plans that include AI editing;
+//                                            requestsFree…, kbFree… (optional): each plan's daily AI budget per
+//                                            account (requests, and KB sent to the engine)
 //   POST /_/admin/invites                    a one-time sign-up link (JSON {url})
 //   POST /_/admin/accounts/:id/impersonate   sign in as the account, for support (its activity says so)
 //   POST /_/admin/mail-test                  {to}: a test message through the configured mail
@@ -30,7 +32,7 @@ import {
 } from '../../admin/admin.ts';
 import { assertSameOrigin } from '../origin.ts';
 import { onlyOn } from '../hosts.ts';
-import { done, flag, idParam, parse, queryMsg, queryText, sendPage, wantsHtml } from '../io.ts';
+import { backWithRefusal, done, flag, idParam, parse, queryMsg, queryText, sendPage, wantsHtml } from '../io.ts';
 import { adminPage } from '../../ui/admin.ts';
 import type { Msg } from '../../ui/pages.ts';
 import { signIn } from '../sessions.ts';
@@ -40,11 +42,27 @@ import { childPathOf } from '../../nodes/tree.ts';
 
 const ADMIN = '/_/admin';
 
+/** A budget field of the AI editing form: a whole number of at least 1, or absent (left as it is). */
+const budgetField = z.preprocess(
+  (v) => (v === '' ? undefined : v),
+  z.coerce.number().int('Budgets are whole numbers.').min(1, 'A budget is at least 1.').optional(),
+);
+
 const bodies = {
   plan: z.object({ plan: z.string().max(20) }),
   suspend: z.object({ suspended: flag }),
   // Checkboxes: an unchecked one is not sent.
-  aiEdit: z.object({ free: flag.default(false), personal: flag.default(false), maker: flag.default(false) }),
+  aiEdit: z.object({
+    free: flag.default(false),
+    personal: flag.default(false),
+    maker: flag.default(false),
+    requestsFree: budgetField,
+    requestsPersonal: budgetField,
+    requestsMaker: budgetField,
+    kbFree: budgetField,
+    kbPersonal: budgetField,
+    kbMaker: budgetField,
+  }),
   settings: z.object({
     signups: z.string().max(20),
     defaultPlan: z.string().max(20),
@@ -55,7 +73,24 @@ const bodies = {
   }),
 };
 
+const kbToBytes = (kb: number | undefined) => (kb === undefined ? undefined : kb * 1024);
+
 const plugin: RoutePlugin = async (app, { services: s }) => {
+  // A form on the admin page that is refused (a setting in conflict, a bad value) goes back to the page with
+  // the refusal in words, not to a bare error page; programs get the error handler's JSON as before.
+  app.addHook('onRoute', (route) => {
+    if (route.method !== 'POST') return;
+    const handler = route.handler;
+    route.handler = async function (this: unknown, req, reply) {
+      try {
+        return await handler.call(this as never, req, reply);
+      } catch (err) {
+        const back = backWithRefusal(req, reply, err, ADMIN);
+        if (back) return back;
+        throw err;
+      }
+    };
+  });
   onlyOn(app, 'main');
 
   /** A signed-in superadmin; everyone else is refused. */
@@ -82,7 +117,11 @@ const plugin: RoutePlugin = async (app, { services: s }) => {
       personal: s.planSettings.uploadBytes.personal / 2 ** 20,
       maker: s.planSettings.uploadBytes.maker / 2 ** 20,
     };
-    const aiEdit = { engines: s.aiEdit.list(), plans: { ...s.planSettings.aiEditPlans } };
+    const aiEdit = {
+      engines: s.aiEdit.list(),
+      plans: { ...s.planSettings.aiEditPlans },
+      budgets: structuredClone(s.planSettings.aiEditBudget),
+    };
     if (!wantsHtml(req)) return { msg: '', msgType: 'success', ...listing, settings, uploadMb, aiEdit };
     return sendPage(reply, adminPage({ username: actor.username, q, listing, settings, uploadMb, aiEdit, ...o }));
   }
@@ -121,12 +160,25 @@ const plugin: RoutePlugin = async (app, { services: s }) => {
   app.post(`${ADMIN}/ai-edit`, async (req, reply) => {
     admin(req, true);
     const b = parse(bodies.aiEdit, req.body ?? {});
-    await s.planSettings.saveAiEdit(b);
-    const on = (Object.keys(b) as Array<keyof typeof b>).filter((p) => b[p]);
+    const plans = { free: b.free, personal: b.personal, maker: b.maker };
+    await s.planSettings.saveAiEdit(plans);
+    await s.planSettings.saveAiEditBudget({
+      free: { requests: b.requestsFree, bytes: kbToBytes(b.kbFree) },
+      personal: { requests: b.requestsPersonal, bytes: kbToBytes(b.kbPersonal) },
+      maker: { requests: b.requestsMaker, bytes: kbToBytes(b.kbMaker) },
+    });
+    const on = (Object.keys(plans) as Array<keyof typeof plans>).filter((p) => plans[p]);
     const msg = on.length
       ? `AI editing is included in the ${on.join(', ')} plan${on.length > 1 ? 's' : ''}.`
       : 'AI editing is included in no plan.';
-    return done(req, reply, `Saved. ${msg}`, { redirect: ADMIN, extra: { plans: b } });
+    const budgets = s.planSettings.aiEditBudget;
+    const each = (Object.keys(budgets) as Array<keyof typeof budgets>)
+      .map((p) => `${p}: ${budgets[p].requests} requests and ${Math.round(budgets[p].bytes / 1024)} KB a day`)
+      .join('; ');
+    return done(req, reply, `Saved. ${msg} Budget per account: ${each}.`, {
+      redirect: ADMIN,
+      extra: { plans, budgets: structuredClone(budgets) },
+    });
   });
 
   app.post(`${ADMIN}/accounts/:id/impersonate`, async (req, reply) => {

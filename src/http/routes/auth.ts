@@ -19,8 +19,7 @@ import { grants, revokeGrants } from '../../events/revocations.ts';
 import { clearSessionCookies, sessionTokenOf } from '../cookies.ts';
 import { signIn } from '../sessions.ts';
 import { createHomePage } from '../../nodes/tree.ts';
-import { assertSignupOpen, instanceSettings, signupMode } from '../../admin/admin.ts';
-import { useEmailToken } from '../../accounts/email-tokens.ts';
+import { assertSignupOpen, instanceSettings, signupMode, useSignupInvite } from '../../admin/admin.ts';
 import {
   MAX_RETURN,
   done,
@@ -123,11 +122,13 @@ const plugin: RoutePlugin = async (app, { services: s }) => {
       returnTo: returnOf,
       ...opts,
     });
-  const renderLogin = (req: FastifyRequest, msg?: Msg) =>
-    loginPage({ msg, returnTo: returnOf(req), username: req.actor?.username });
+  const renderLogin = (req: FastifyRequest, msg?: Msg, signupsOpen?: boolean) =>
+    loginPage({ msg, returnTo: returnOf(req), username: req.actor?.username, signupsOpen });
   app.get(
     '/_/login',
-    async (req, reply) => mainAppOnly(req, reply, s, 'login') ?? sendPage(reply, renderLogin(req, queryMsg(req))),
+    async (req, reply) =>
+      mainAppOnly(req, reply, s, 'login') ??
+      sendPage(reply, renderLogin(req, queryMsg(req), (await instanceSettings(s)).signups === 'open')),
   );
   app.post(
     '/_/login',
@@ -184,8 +185,12 @@ const plugin: RoutePlugin = async (app, { services: s }) => {
         const invitation = await assertSignupOpen(s, inviteOf(req));
         const input = newAccountFields(req);
         const { defaultPlan } = await instanceSettings(s);
-        const person = await createPerson(s, { ...input, plan: defaultPlan, accountType: 'dev' });
-        if (invitation) await useEmailToken(s, invitation.id);
+        // The invitation is used up in the account's own transaction: one link, one account.
+        const person = await createPerson(
+          s,
+          { ...input, plan: defaultPlan, accountType: 'dev' },
+          invitation ? (trx) => useSignupInvite(s, trx, invitation.id) : undefined,
+        );
         await signIn(req, reply, s, person.id);
         await startHomePage(req, person.id);
         if (wantsHtml(req)) return reply.redirect(returnOf(req) ?? '/_/dashboard', 302);

@@ -12,6 +12,9 @@ import { channels } from '../../events/bus.ts';
 import { SseStream } from '../../sse/stream.ts';
 import { takeStreamSlot } from '../../sse/slots.ts';
 import { busFrame } from '../../bus/bus.ts';
+import { publishLive } from '../../events/publish.ts';
+import { EditsInFlight } from '../../ai-edit/in-flight.ts';
+import { CHANNEL as AI_EDIT } from '../../ai-edit/handler.ts';
 import { SEND_BODY, subscriptionChannels } from '../../bus/wire.ts';
 import { documentPathOf, documentUrlHeader } from '../../save/document-url.ts';
 
@@ -42,9 +45,15 @@ const plugin: RoutePlugin = async (app, { services: s }) => {
     const sse = new SseStream(reply.raw);
     sse.onClose(giveBack);
     const subscribed = new Set(named.channels);
+    // A page waiting for an AI edit is told, when Kiln stops, before its stream closes (src/ai-edit/in-flight.ts).
+    const edits = subscribed.has(AI_EDIT) ? new EditsInFlight() : null;
     await s.hub.attach(channels.bus(accountId), sse, {
-      view: (event, id) => busFrame(event, id, subscribed),
+      view: (event, id) => {
+        edits?.see(event, id);
+        return busFrame(event, id, subscribed);
+      },
       grants: caller.grants,
+      lastWords: edits ? () => edits.lastWords(s.aiEdit.sender) : undefined,
     });
   });
 
@@ -61,7 +70,8 @@ const plugin: RoutePlugin = async (app, { services: s }) => {
       throw badRequest('The Page-URL names another host.', 'bad-document-url');
     const origin = pageUrl || (req.headers['x-api-key'] ? 'agent' : '');
     const delivered = s.bus.subscribers(accountId, body.data.channel);
-    const seq = await s.bus.publish(accountId, body.data, origin);
+    // Live only: refused at once (503) while Redis is away, never left waiting for it.
+    const seq = await publishLive(s, () => s.bus.publish(accountId, body.data, origin));
     // The built-in AI editing answers requests made on this process (src/ai-edit).
     s.aiEdit.heard(accountId, body.data, { caller, pageUrl });
     return { delivered, seq };

@@ -2,7 +2,8 @@
 //   POST   /_/collection/<id>/records           X-Submit-Token (or `token`) + {data}: 201 {id, data, modifiedAt, size, editToken}
 //   GET    /_/collection/<id>/records?limit=&offset=   the owner: {records: [{id, data, modifiedAt, size}], total, limit, offset}
 //   GET    /_/collection/<id>/records/<key>     the owner, or X-Record-Token: {id, data, modifiedAt, size}
-//   PUT    /_/collection/<id>/records/<key>     the same; {data}; If-Match optional (412 when stale)
+//   PUT    /_/collection/<id>/records/<key>     the same; {data}; If-Match optional (412 when stale); with the
+//                                               edit token: 413 past the byte cap, 429 past limits.collection.rewrites
 //   DELETE /_/collection/<id>/records/<key>     the owner
 //   GET    /_/collection/<id>/events            the owner: named `collection-record` SSE events
 // Bodies are JSON up to 1 MB (413 `too-large` beyond). Another account's host answers 404: a
@@ -13,6 +14,7 @@ import type { RoutePlugin } from './plugin.ts';
 import { z } from 'zod';
 import { limits } from '../../limits.ts';
 import type { Json } from '../../core/json.ts';
+import { parseIfMatch } from '../../core/conditional.ts';
 import { assertSameOrigin } from '../origin.ts';
 import { hostAccount, onlyOn } from '../hosts.ts';
 import { parse, textParam, type FieldCodes } from '../io.ts';
@@ -87,11 +89,11 @@ const plugin: RoutePlugin = async (app, { services: s }) => {
     // The owner's change rides on a cookie: it must come from this host. A valid edit token is its own
     // credential (a wrong one falls back to the owner's cookie, so it gets the same check).
     if (!holdsRecordToken(s, id(req), key(req), header(req, 'x-record-token'))) assertSameOrigin(req);
-    const ifMatch = header(req, 'if-match')?.replace(/^(W\/)?"|"$/g, '') ?? null;
     return putRecord(s, req.actor, id(req), hostAccount(req), key(req), {
       data: parse(bodies.record, req.body).data,
       editToken: header(req, 'x-record-token'),
-      ifMatch,
+      ifMatch: parseIfMatch(req.headers['if-match']),
+      address: req.ip,
     });
   });
 

@@ -3,6 +3,7 @@
 //   POST {document_host}/_/data-loss/<id>  {choice, file}   → {ok, choice, status}; refusals {error, code}
 // The document is named by `file` (query or body) or the Page-URL header, on this host. Restore and revert
 // are saves through THE pipeline (a version, events, stylesheet), by the caller.
+import { exactly } from '../../core/conditional.ts';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { RoutePlugin } from './plugin.ts';
 import { documentPathOf } from '../../save/document-url.ts';
@@ -39,7 +40,7 @@ const plugin: RoutePlugin = async (app, { services: s }) => {
     const by = { kind: 'restore' as const, accountId: req.actor?.accountId ?? null, writer: req.actor?.writer ?? null };
     try {
       return await s.guard.resolve(node, id, choice, by.writer, (bytes, ifMatch) =>
-        saveDocument(s, { nodeId: node.id, bytes, by, ifMatch }),
+        saveDocument(s, { nodeId: node.id, bytes, by, ifMatch: exactly(ifMatch) }),
       );
     } catch (err) {
       // The panel shows `error` in its toast.

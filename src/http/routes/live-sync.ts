@@ -24,7 +24,7 @@ import { documentPathOf, documentUrlHeader } from '../../save/document-url.ts';
 import { findByPath, getNode, type NodeRow } from '../../nodes/tree.ts';
 import { allows, authorize, resourceOf } from '../../access/authorize.ts';
 import { channels, type KilnEvent } from '../../events/bus.ts';
-import { broadcastSnapshot, relaySaved } from '../../events/publish.ts';
+import { broadcastSnapshot, publishLive, relaySaved } from '../../events/publish.ts';
 import { SseStream, eventFrame } from '../../sse/stream.ts';
 import { takeStreamSlot } from '../../sse/slots.ts';
 import { liveLaneOwnerView, liveLaneView, savedLaneView } from '../../sse/views.ts';
@@ -91,16 +91,19 @@ const plugin: RoutePlugin = async (app, { services: s }) => {
     const node = await documentOf(s, req, url);
     checkLane(callerOf(req, node), node, 'live');
     if (relayed !== undefined) {
-      const seq = await relaySaved(s, node, relayed, body.data.sender ?? '');
+      const seq = await publishLive(s, () => relaySaved(s, node, relayed, body.data.sender ?? ''));
       return { success: true, msg: 'Document relayed', msgType: 'success', seq };
     }
     if (html === null) throw badRequest('Send the snapshot as JSON {snapshot, sender}.', 'missing-snapshot');
-    const seq = await broadcastSnapshot(s, {
-      node,
-      html,
-      sender: body.data.sender ?? '',
-      identityMap: body.data.identityMap ?? undefined,
-    });
+    // Snapshots are live only, and each supersedes the one before: refused at once (503) while Redis is away.
+    const seq = await publishLive(s, () =>
+      broadcastSnapshot(s, {
+        node,
+        html,
+        sender: body.data.sender ?? '',
+        identityMap: body.data.identityMap ?? undefined,
+      }),
+    );
     return { success: true, msg: 'Snapshot sent', msgType: 'success', seq };
   };
   app.post('/_/sync', { bodyLimit: limits.body.jsonLiveSync }, relay);

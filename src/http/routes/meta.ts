@@ -15,8 +15,8 @@ import { EVENT_DAYS } from '../../guard/guard.ts';
 /** What every host says of itself. `format`: `<html formathtml="true">` documents are re-indented on
  *  save; `conditional`: saves take If-Match and answer 412 on a stale one (hyperclay-local's host
  *  conformance page asks for both). `data-loss`: the data-clobber guard (GET /_/data-loss, POST
- *  /_/data-loss/<id>, `Save-Trigger`). `bus`: the host's message bus for its owner (src/bus), and whether
- *  Kiln itself answers AI edit requests. */
+ *  /_/data-loss/<id>, `Save-Trigger`). `bus`: the host's message bus for its owner (src/bus), what a send's
+ *  `delivered` counts, and whether Kiln itself answers AI edit requests. */
 function discovery(s: Services) {
   return {
     spec: 1,
@@ -32,6 +32,11 @@ function discovery(s: Services) {
       subscribe: '/_/bus/subscribe',
       send: '/_/bus/send',
       maxBytes: limits.bus.messageBytes,
+      // A send's `delivered` counts the subscribers of the process that took it, not those of the others
+      // (which hear it through Redis). Counting them all would need a shared tally of open streams, kept
+      // right through a process that dies holding some, and a Redis round trip per send; no client reads
+      // the count (hyperclayjs waits for a handler's ack instead).
+      deliveredCounts: 'process',
       aiEdit: {
         builtIn: s.aiEdit.on,
         engines: s.aiEdit.list().map((e) => ({ name: e.name, default: e.isDefault })),

@@ -3,6 +3,9 @@
 //   GET  /_/dashboard/nodes/:id/sharing              page; JSON {msg, msgType, shareEnabled} for programs
 //   POST /_/dashboard/nodes/:id/sharing              {enabled: true|false}: turning it on makes a new link
 //   POST /_/dashboard/nodes/:id/sharing/regenerate   a new link; the old one (and its cookies) stop at once
+//   POST /_/dashboard/nodes/:id/framing              {allowed: true|false}: may other sites show the
+//                                                    document in a frame (default true); JSON {msg, msgType,
+//                                                    framingAllowed}, forms come back to the page
 //
 // AJAX answers: JSON {msg, msgType, shareEnabled, shareUrl?}; `shareUrl` only when a link was just made
 // (only a hash of the token is kept, so it cannot be shown again). Browser form posts that make a link
@@ -23,9 +26,11 @@ import { regenerateShareToken, setSharing, type ShareState } from '../../sharing
 import { strictAttempt } from '../../ratelimit/http.ts';
 import { sharingPage } from '../../ui/sharing.ts';
 import { onlyOn } from '../hosts.ts';
+import { framingAllowed, setFramingAllowed } from '../../sharing/framing.ts';
 
 const SHARING_PATH = '/_/dashboard/nodes/:id/sharing';
 const SHARE_REGENERATE_PATH = `${SHARING_PATH}/regenerate`;
+const FRAMING_PATH = '/_/dashboard/nodes/:id/framing';
 
 /** On or off, as JSON and forms send it (text in any case, spaces around); required. */
 const onOff = z.union([
@@ -38,8 +43,11 @@ const onOff = z.union([
     .transform((v) => ['1', 'true', 'on', 'yes'].includes(v)),
 ]);
 
-const bodies = { sharing: z.object({ enabled: onOff }) };
+const bodies = { sharing: z.object({ enabled: onOff }), framing: z.object({ allowed: onOff }) };
 const codes = { enabled: { code: 'invalid', msg: 'Send enabled: true or false.' } } as const satisfies FieldCodes;
+const framingCodes = {
+  allowed: { code: 'invalid', msg: 'Send allowed: true or false.' },
+} as const satisfies FieldCodes;
 
 const plugin: RoutePlugin = async (app, { services: s }) => {
   onlyOn(app, 'main');
@@ -76,6 +84,7 @@ const plugin: RoutePlugin = async (app, { services: s }) => {
           nodeId: state.node.id,
           name: state.node.name,
           shareEnabled: true,
+          framingAllowed: framingAllowed(state.node),
           shareUrl: state.shareUrl,
           msg: { text: msg, type: 'success' },
         }),
@@ -102,12 +111,34 @@ const plugin: RoutePlugin = async (app, { services: s }) => {
     const { actor, node } = await ownedDocument(req, false);
     const shareEnabled = node.share_enabled === 1 && !!node.share_token;
     reply.header('cache-control', 'no-store');
-    if (!wantsHtml(req)) return reply.send({ msg: '', msgType: 'success', shareEnabled });
+    const allowed = framingAllowed(node);
+    if (!wantsHtml(req)) return reply.send({ msg: '', msgType: 'success', shareEnabled, framingAllowed: allowed });
     const msg = queryMsg(req);
-    return reply
-      .type('text/html; charset=utf-8')
-      .send(sharingPage({ username: actor.username, nodeId: node.id, name: node.name, shareEnabled, msg }));
+    return reply.type('text/html; charset=utf-8').send(
+      sharingPage({
+        username: actor.username,
+        nodeId: node.id,
+        name: node.name,
+        shareEnabled,
+        framingAllowed: allowed,
+        msg,
+      }),
+    );
   });
+
+  app.post(FRAMING_PATH, (req, reply) =>
+    operate(req, reply, async () => {
+      const { node } = await ownedDocument(req, true);
+      const { allowed } = parse(bodies.framing, req.body, framingCodes);
+      const changed = await setFramingAllowed(s, node, allowed);
+      const msg = allowed
+        ? `Other sites may show "${changed.name}" in a frame.`
+        : `Only your own pages may show "${changed.name}" in a frame now.`;
+      reply.header('cache-control', 'no-store');
+      if (!wantsHtml(req)) return reply.send({ msg, msgType: 'success', framingAllowed: framingAllowed(changed) });
+      return reply.redirect(withMessage(s.secret, pathOf(changed), msg, 'success'), 302);
+    }),
+  );
 
   app.post(SHARING_PATH, (req, reply) =>
     operate(req, reply, async () => {

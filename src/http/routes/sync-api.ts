@@ -25,6 +25,7 @@ import { jsonAnswers, idParam, textParam, queryOf, parse, type FieldCodes } from
 import { syncScope, type SyncScope } from '../../sync/scope.ts';
 import { discoverAccounts } from '../../sync/accounts.ts';
 import { nodeNotFound, preconditionOf } from '../../sync/wire.ts';
+import { parseIfMatch } from '../../core/conditional.ts';
 import { listSyncNodes, readSyncContent } from '../../sync/read.ts';
 import { writeSyncContent } from '../../sync/write.ts';
 import { createSyncNode } from '../../sync/create.ts';
@@ -162,7 +163,7 @@ const plugin: RoutePlugin = async (app, { services: s }) => {
         const b = bodyOf(req, bodies.create);
         const r = await createSyncNode(s, sc, {
           ...b,
-          ifMatch: preconditionOf(req.headers['if-match']),
+          ifMatch: parseIfMatch(req.headers['if-match']),
           ifNoneMatch: preconditionOf(req.headers['if-none-match']),
         });
         return json(reply, r.created ? 201 : 200, { success: true, node: r.node });
@@ -185,7 +186,7 @@ const plugin: RoutePlugin = async (app, { services: s }) => {
         const b = bodyOf(req, bodies.write);
         const answer = await writeSyncContent(s, sc, idOf(req), {
           ...b,
-          ifMatch: preconditionOf(req.headers['if-match']),
+          ifMatch: parseIfMatch(req.headers['if-match']),
         });
         reply.header('etag', `"${answer.etag}"`);
         return json(reply, 200, answer);
@@ -197,7 +198,7 @@ const plugin: RoutePlugin = async (app, { services: s }) => {
       const b = bodyOf(req, bodies.rename);
       const answer = await renameSyncNode(s, sc, idOf(req), {
         ...b,
-        ifMatch: preconditionOf(req.headers['if-match']),
+        ifMatch: parseIfMatch(req.headers['if-match']),
       });
       return json(reply, 200, answer);
     });
@@ -207,7 +208,7 @@ const plugin: RoutePlugin = async (app, { services: s }) => {
       const b = bodyOf(req, bodies.move);
       const answer = await moveSyncNode(s, sc, idOf(req), {
         ...b,
-        ifMatch: preconditionOf(req.headers['if-match']),
+        ifMatch: parseIfMatch(req.headers['if-match']),
       });
       return json(reply, 200, answer);
     });
@@ -217,7 +218,7 @@ const plugin: RoutePlugin = async (app, { services: s }) => {
       const q = parse(bodies.delete, queryOf(req), codes);
       const answer = await deleteSyncNode(s, sc, idOf(req), {
         ...q,
-        ifMatch: preconditionOf(req.headers['if-match']),
+        ifMatch: parseIfMatch(req.headers['if-match']),
       });
       return json(reply, 200, answer);
     });

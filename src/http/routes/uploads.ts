@@ -14,7 +14,7 @@ import { documentPathOf, documentUrlHeader } from '../../save/document-url.ts';
 import { authorize, resourceOf, authorizeActor, authorizeTeamChange } from '../../access/authorize.ts';
 import { findTeam, roleIn } from '../../teams/teams.ts';
 import { childPathOf, findByPath, getNode, type NodeRow } from '../../nodes/tree.ts';
-import { storeUpload } from '../../uploads/upload.ts';
+import { storeUpload, storeUploadInPlaceOf } from '../../uploads/upload.ts';
 import { isDocumentName } from '../../core/names.ts';
 import { documentHostUrl, nodeUrlPath } from '../../core/urls.ts';
 import { z } from 'zod';
@@ -30,19 +30,27 @@ const absentWhenEmpty = (v: unknown) => (v === '' || v === null ? undefined : v)
 const TARGET = z.object({
   parentId: z.preprocess(absentWhenEmpty, id.default(0)),
   ownerId: z.preprocess(absentWhenEmpty, id.optional()),
+  /** The dashboard's "Replace": the id of an upload in that folder, which the new file takes the place of. */
+  replaces: z.preprocess(absentWhenEmpty, id.optional()),
 });
 type Target = z.infer<typeof TARGET>;
 const TARGET_CODES: FieldCodes = {
   parentId: { code: 'invalid', msg: 'parentId must be a folder id.' },
   ownerId: { code: 'invalid', msg: 'ownerId must be a team’s id.' },
+  replaces: { code: 'invalid', msg: 'replaces must be the id of a file.' },
 };
 
 /** The most an administrator may set a plan's file size to (src/billing/plan-settings.ts). */
 const MAX_UPLOAD = limits.body.jsonSyncAndUpload;
 
 /** Where an upload goes and whose it is: the folder of the page named by Page-URL, or (main app) a
- *  folder id, or the top level of the caller's tree or of a team's it manages (`ownerId`). */
-async function targetFolder(s: Services, req: FastifyRequest, fields: Record<string, unknown>) {
+ *  folder id, or the top level of the caller's tree or of a team's it manages (`ownerId`); with the upload
+ *  it replaces, when the dashboard says so. */
+async function targetFolder(
+  s: Services,
+  req: FastifyRequest,
+  fields: Record<string, unknown>,
+): Promise<{ ownerId: number; parentId: number; parentPath: string; replaces?: NodeRow }> {
   if (req.site.kind !== 'main') {
     const url = documentUrlHeader(req.headers);
     if (!url) throw badRequest('The Page-URL header is required.', 'missing-document-url');
@@ -52,7 +60,18 @@ async function targetFolder(s: Services, req: FastifyRequest, fields: Record<str
     authorize(callerOf(req, page), resourceOf(page), 'upload');
     return { ownerId: page.owner_id, parentId: page.parent_id, parentPath: page.path };
   }
-  const { parentId, ownerId: team }: Target = parse(TARGET, fields, TARGET_CODES);
+  const { parentId, ownerId: team, replaces }: Target = parse(TARGET, fields, TARGET_CODES);
+  const folder = await mainAppFolder(s, req, parentId, team);
+  if (replaces === undefined) return folder;
+  // Only an upload of that same folder and tree can be replaced; anything else answers like a missing file.
+  const old = await getNode(s, replaces);
+  if (old?.type !== 'upload' || old.owner_id !== folder.ownerId || old.parent_id !== folder.parentId)
+    throw notFound('No such file to replace in that folder.');
+  return { ...folder, replaces: old };
+}
+
+/** The main app's target: a folder id (0: the top level) of the caller's tree or of a team's it manages. */
+async function mainAppFolder(s: Services, req: FastifyRequest, parentId: number, team: number | undefined) {
   const actor = authorizeActor({ actor: req.actor }, null, 'upload');
   if (parentId === 0) {
     const ownerId = team ?? actor.accountId;
@@ -78,7 +97,7 @@ interface Received {
   fileName: string;
   bytes: Buffer;
   /** The main app's `parentId` and `ownerId` as sent, read by TARGET. */
-  fields: { parentId?: unknown; ownerId?: unknown };
+  fields: { parentId?: unknown; ownerId?: unknown; replaces?: unknown };
 }
 
 /** The multipart shape: field `file`, optional `parentId` and `ownerId`. */
@@ -90,7 +109,8 @@ async function multipartUpload(req: FastifyRequest): Promise<Received> {
       if (part.type === 'file') {
         if (part.fieldname !== 'file') throw badRequest('Send the file in the field "file".');
         file = { name: part.filename, bytes: await part.toBuffer() };
-      } else if (part.fieldname === 'parentId' || part.fieldname === 'ownerId') fields[part.fieldname] = part.value;
+      } else if (part.fieldname === 'parentId' || part.fieldname === 'ownerId' || part.fieldname === 'replaces')
+        fields[part.fieldname] = part.value;
     }
   } catch (err) {
     // The parser's own refusals (too large, too many parts) keep their status; a body that is not
@@ -124,9 +144,9 @@ function refuseDocument(fileName: string): void {
 
 /** The success answer: `urls`/`msg` are what hyperclayjs 1.38 reads; `uploads` is the shape of the host
  *  conformance page. */
-function uploaded(node: NodeRow, url: string) {
+function uploaded(node: NodeRow, url: string, msg: string) {
   return {
-    msg: `Uploaded ${node.name}`,
+    msg,
     msgType: 'success',
     urls: [url],
     uploads: [{ name: node.name, url, size: node.size, contentType: node.content_type }],
@@ -149,19 +169,26 @@ const plugin: RoutePlugin = async (app, { services: s }) => {
     const target = await targetFolder(s, req, fields);
     // A team's files count against the team's plan and are served on its host.
     const team = target.ownerId === req.actor.accountId ? undefined : await findTeam(s, target.ownerId);
-    const node = await storeUpload(s, {
-      ...target,
+    const { replaces, ...folder } = target;
+    const input = {
+      ...folder,
       plan: team?.plan ?? req.actor.plan,
       fileName,
       bytes,
       // The activity feed says who uploaded, from the browser.
       by: { accountId: req.actor.accountId, writer: req.actor.writer },
-    });
+    };
+    const node = replaces ? await storeUploadInPlaceOf(s, { ...input, replaces }) : await storeUpload(s, input);
     const origin =
       req.site.kind === 'main'
         ? documentHostUrl(s.config, team?.username ?? req.actor.username)
         : `${req.protocol}://${req.headers.host}`;
-    return reply.code(200).send(uploaded(node, origin + nodeUrlPath(node)));
+    const msg = replaces
+      ? `Replaced ${node.name} (the old file is in the trash).`
+      : node.name === fileName
+        ? `Uploaded ${node.name}.`
+        : `Uploaded as ${node.name}: ${fileName} was taken in that folder.`;
+    return reply.code(200).send(uploaded(node, origin + nodeUrlPath(node), msg));
   });
 };
 export default plugin;

@@ -59,7 +59,10 @@ const credentials: RoutePlugin = async (app, { services: s }) => {
           b,
           (t) => `${s.config.baseUrl}${ACCOUNT}/email/${t}`,
         );
-        const msg = `A confirmation link is on its way to ${email}; your address changes when you open it.`;
+        const msg =
+          email === actor.email
+            ? `A confirmation link is on its way to ${email}; your address is confirmed when you open it.`
+            : `A confirmation link is on its way to ${email}; your address changes when you open it.`;
         return done(req, reply, msg, { redirect: ACCOUNT });
       },
     ),

@@ -3,15 +3,13 @@
 import { createReadStream } from 'node:fs';
 import multipart from '@fastify/multipart';
 import type { RoutePlugin } from '../plugin.ts';
-import { exportTree, importTree, lastExport } from '../../../accounts/export.ts';
+import { exportTree, importTree, importedInWords, lastExport } from '../../../accounts/export.ts';
 import { notFound } from '../../../errors.ts';
 import { limits } from '../../../limits.ts';
 import { done, formPost, parse, textParam, withUploadedFile } from '../../io.ts';
 import { withMessage } from '../../messages.ts';
 import { queries } from './schemas.ts';
 import { ACCOUNT, developer, renderAccount } from './shared.ts';
-
-const plural = (n: number, word: string) => `${n} ${word}${n === 1 ? '' : 's'}`;
 
 const transfer: RoutePlugin = async (app, { services: s }) => {
   app.get(`${ACCOUNT}/export`, async (req, reply) => {
@@ -39,7 +37,7 @@ const transfer: RoutePlugin = async (app, { services: s }) => {
         const r = await withUploadedFile(req, 'file', (zip, fields) =>
           importTree(s, actor.accountId, actor.accountId, zip, { folder: fields.folder?.slice(0, limits.pathLength) }),
         );
-        const msg = `Imported ${plural(r.documents, 'document')}, ${plural(r.uploads, 'file')} and ${plural(r.folders, 'folder')}.`;
+        const msg = `Imported ${importedInWords(r)}.`;
         // `next`: where the page's script goes on, with the message (signed, as a redirect's is).
         const next = withMessage(req.messageSecret, '/_/dashboard', msg, 'success');
         return done(req, reply, msg, { redirect: '/_/dashboard', extra: { imported: r, next } });

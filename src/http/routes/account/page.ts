@@ -11,9 +11,13 @@ const page: RoutePlugin = async (app, { services: s }) => {
     const actor = developer(req, false);
     const logins = await signIns(s, actor.accountId, actor.loginId);
     reply.header('cache-control', 'no-store');
-    const { username, email, plan } = actor;
-    if (!wantsHtml(req)) return { msg: '', msgType: 'success', account: { username, email, plan }, logins };
-    return sendPage(reply, accountPage({ username, email, plan: PLAN_NAMES[plan], logins, msg: queryMsg(req) }));
+    const { username, email, plan, emailConfirmed } = actor;
+    if (!wantsHtml(req))
+      return { msg: '', msgType: 'success', account: { username, email, emailConfirmed, plan }, logins };
+    return sendPage(
+      reply,
+      accountPage({ username, email, emailConfirmed, plan: PLAN_NAMES[plan], logins, msg: queryMsg(req) }),
+    );
   });
 };
 

@@ -15,7 +15,7 @@ function joinedAnswer(joined: Invitation & { already: boolean }) {
   const { team, role } = joined;
   const msg = joined.already
     ? `You were already in ${team.username} (as ${role}).`
-    : `Welcome to ${team.username}: you are ${role === 'owner' ? 'an' : 'a'} ${role}.`;
+    : `Welcome to ${team.username}: you are ${/^[aeiou]/.test(role) ? 'an' : 'a'} ${role}.`;
   const to = allowsTeam(role, 'manage') ? `/_/dashboard?team=${encodeURIComponent(team.username)}` : TEAMS;
   return { msg, to };
 }

@@ -6,7 +6,7 @@ import type { ColumnTypes } from '../db.ts';
  *  and a busy extraction pool (#44.1). `version_id` is the version the write made (its bytes), `before_version_id`
  *  the one before it. And the guard's `safe_version_id`: the newest version known to hold the protected data,
  *  an event's revert target (#44.2). */
-export function up023GuardChecks(_t: ColumnTypes) {
+export function up025GuardChecks(_t: ColumnTypes) {
   return async (db: Kysely<any>) => {
     await db.schema
       .createTable('data_loss_checks')
