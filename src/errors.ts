@@ -133,7 +133,7 @@ export const ERRORS = {
   },
   'not-restorable': {
     status: 422,
-    when: 'The data-loss event’s data cannot be written back onto the current page (or no version to revert to).',
+    when: 'The data-loss event’s data cannot be written back onto the current page (or no version holding it to revert to).',
   },
   'invalid-document': { status: 422, when: 'The document has no root `<html>` element.' },
   'precondition-required': { status: 428, when: 'Team writes need If-Match (or `expectedVersion`).' },
@@ -151,7 +151,10 @@ export const ERRORS = {
     status: 500,
     when: 'A mail Kiln had to send could not be sent; the webhook is answered so that it comes again.',
   },
-  busy: { status: 503, when: 'Too many sign-ups for one app at once; try again.' },
+  busy: {
+    status: 503,
+    when: 'Too many sign-ups for one app at once, or a data-loss revert while the server is shutting down; try again.',
+  },
   'payments-not-configured': {
     status: 503,
     when: 'Buying a plan needs STRIPE_SECRET_KEY and the plan’s price id set on this Kiln.',

@@ -107,6 +107,7 @@ export async function closeServices(s: Services) {
   // own errors go out on the bus before it closes.
   const edits = s.aiEdit.close();
   s.hub.closeAll();
+  s.guard.close();
   await edits;
   await s.guard.idle();
   await s.stylesheets.idle();
@@ -164,6 +165,10 @@ export async function startServer(config: Config, clock?: Clock, opts: { listen?
       // Blobs after the trash: what the trash let go of is unreferenced now.
       .then(() => sweepBlobs(services))
       .catch((err) => app.log.warn({ err }, 'sweeping the trash, old activity or blobs failed; retried in an hour'));
+  // The data-clobber guard's checks that a process killed between a write and its check left owed.
+  void services.guard
+    .resume()
+    .catch((err) => app.log.warn({ err }, 'running the data-clobber guard’s owed checks failed; run at the next look'));
   const first = setTimeout(sweep, 60_000).unref();
   const hourly = setInterval(sweep, 3_600_000).unref();
   const backups = scheduleBackups(services, app.log);

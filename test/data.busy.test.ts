@@ -81,3 +81,36 @@ test('an idle thread is stopped (its memory given back) and the next task starts
     await pool.close();
   }
 });
+
+test('the data-clobber guard’s lane: with the queue full (the next `?data=` task refused busy), a guard task is taken, and before the tasks waiting', async () => {
+  // Waiting tasks are never answered busy for their wait here (this file's threads run at the lowest priority).
+  const pool = new ExtractionPool({ threads: 1, maxQueue: 3, maxWaitMs: 600_000 });
+  const rules = { kind: 'query' as const, text: '{t: title}' };
+  try {
+    // A thread ready: the first task below goes to it at once.
+    assert.deepEqual((await pool.run({ checksum: 'lane-0', bytes: page(0), rules })).result, {
+      ok: true,
+      data: { t: 'Page 0' },
+    });
+    const order: string[] = [];
+    const run = (name: string, n: number, lane?: 'guard') =>
+      pool.run({ checksum: `lane-${n}`, bytes: page(n), rules, ...(lane ? { lane } : {}) }).then((r) => {
+        order.push(name);
+        return r;
+      });
+    // In one turn of the event loop: one task running, three waiting (the queue is full), one refused.
+    const data = [1, 2, 3, 4].map((n) => run(`data ${n}`, n));
+    const refused = run('data 5', 5);
+    const guard = run('guard', 6, 'guard');
+    assert.equal(pool.load.queued, 4);
+    const [five, g, ...rest] = await Promise.all([refused, guard, ...data]);
+    assert.equal(five.busy, true, 'the data API’s queue is full');
+    assert.match(five.result.ok ? '' : five.result.error, /busy/);
+    assert.equal(g.busy, undefined);
+    assert.deepEqual(g.result, { ok: true, data: { t: 'Page 6' } }, 'the guard’s task is never refused for the load');
+    for (const r of rest) assert.equal(r.result.ok, true);
+    assert.deepEqual(order, ['data 5', 'data 1', 'guard', 'data 2', 'data 3', 'data 4']);
+  } finally {
+    await pool.close();
+  }
+});

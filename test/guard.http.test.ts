@@ -213,6 +213,27 @@ test('a sync write of an old copy raises an event; revert puts back the whole pa
   assert.equal(await pending(doc, url), null);
 });
 
+test('a loss noticed at a later save (the clobber itself could not be read): revert goes back to the protected data, not to the clobbered page', async () => {
+  const items = ['a1', 'a2', 'a3', 'a4', 'a5'];
+  const { doc, url } = await ownerWith('guard-late.html', page('Late', items));
+  assert.equal(await pending(doc, url), null, 'opening the page starts protecting it');
+  // A page script saves the page with its list emptied and its rules tag broken: the guard cannot read it.
+  const broken = page('Late', []).replace('"items": ".item[]"}', '"items": ');
+  assert.notEqual(broken, page('Late', []));
+  assert.equal((await save(doc, url, broken, 'auto')).status, 200);
+  assert.equal(await pending(doc, url), null, 'nothing to compare yet');
+  // Its next save has the rules back, still without the items: the loss is noticed now.
+  assert.equal((await save(doc, url, page('Late', [], '<p>later</p>'), 'auto')).status, 200);
+  const event = await pending(doc, url);
+  assert.ok(event, 'the loss is noticed');
+  assert.equal(event.canRevert, true);
+  const res = await resolve(doc, url, event.id, 'revert');
+  assert.equal(res.status, 200, res.text);
+  assert.deepEqual(res.json, { ok: true, choice: 'revert', status: 'reverted' });
+  assert.equal((await doc.get('/guard-late.html')).text, page('Late', items), 'the page as it was protected');
+  assert.equal(await pending(doc, url), null);
+});
+
 test('dismiss accepts the loss and tells the owner’s devices; refusals answer in the panel’s {error} shape', async () => {
   const { api: sync, key, port, created, doc, url } = await syncingOwner('guard-dismiss.html', page('T', ['a', 'b']));
   assert.equal(await pending(doc, url), null);

@@ -16,7 +16,8 @@
 //   wall-clock time as well;
 // - a thread that dies (out of memory: each has a heap limit) answers the same and is replaced;
 // - at most `maxQueue` tasks wait, each at most `maxWaitMs`; more answer `too-expensive` at once (the server is
-//   busy: a load-dependent failure). Waiting does not count against a task's budget.
+//   busy: a load-dependent failure, marked `busy`). Waiting does not count against a task's budget. The
+//   data-clobber guard's tasks have a lane of their own: served first, never refused for the load (#44.1).
 // A document goes back to the free thread that parsed it last (each thread keeps a small LRU of parsed
 // documents by checksum). Threads start on first use, so commands that never extract start none.
 //
@@ -47,7 +48,15 @@ export interface PoolReply {
   /** `parse` when the budget ran out (or the thread was stopped) while parsing: then any rules on these bytes
    *  would fail the same way for a while. */
   phase?: 'parse';
+  /** Set when the task was refused for the pool's load (queue full, waited too long, shutting down), not for what
+   *  it costs: asked again later, it may well answer. */
+  busy?: true;
 }
+
+/** Which queue a task waits in: `guard` (the data-clobber guard's checks, src/guard/guard.ts) goes before every
+ *  other task, is never refused for the queue's length or its wait, and so is never switched off by a flood of
+ *  `?data=` requests; its caller keeps it to one task at a time. */
+export type PoolLane = 'guard' | 'data';
 
 /** What a thread starts with: `stop[0]` becomes 1 when the pool has answered its task over budget; the thread
  *  stops it at its next look at the clock. */
@@ -85,6 +94,7 @@ export interface ExtractionPoolOptions {
 /** `expiry` answers a task still waiting for a thread after `maxWaitMs`. */
 type Job = {
   task: PoolTask;
+  lane: PoolLane;
   resolve(r: PoolReply): void;
   reject(e: Error): void;
   expiry?: NodeJS.Timeout;
@@ -118,6 +128,17 @@ export function tooExpensive(error: string): Extraction {
   return { ok: false, status: 400, code: 'too-expensive', error: `Extraction too expensive: ${error}` };
 }
 
+const busy = (): PoolReply => ({
+  result: tooExpensive('the server is busy, try again shortly'),
+  cached: false,
+  busy: true,
+});
+const shuttingDown = (): PoolReply => ({
+  result: tooExpensive('the server is shutting down'),
+  cached: false,
+  busy: true,
+});
+
 /** How a thread is started: the bundled script next to dist/kiln.mjs, or the TypeScript source (as it is on
  *  a Node that strips types, as the main thread runs it; through tsx on one that does not). */
 function spawnWorker(maxHeapMb: number, stop: Int32Array): Worker {
@@ -148,6 +169,8 @@ export class ExtractionPool {
   private readonly idleMs: number;
   private readonly slots: Slot[] = [];
   private readonly queue: Job[] = [];
+  /** The guard's lane: taken before `queue`. */
+  private readonly guardQueue: Job[] = [];
   private closed = false;
   /** Counters for tests and benchmarks. */
   readonly stats = {
@@ -181,40 +204,49 @@ export class ExtractionPool {
 
   /** Parses and extracts on a thread. Resolves with the engine's answer (never a RulesFailure thrown); rejects
    *  only when threads cannot start at all (a broken install). */
-  run(task: Omit<PoolTask, 'maxMs'> & { maxMs?: number }): Promise<PoolReply> {
-    if (this.closed) return Promise.resolve({ result: tooExpensive('the server is shutting down'), cached: false });
+  run(task: Omit<PoolTask, 'maxMs'> & { maxMs?: number; lane?: PoolLane }): Promise<PoolReply> {
+    if (this.closed) return Promise.resolve(shuttingDown());
     this.start();
-    if (this.queue.length >= this.maxQueue) {
+    const { lane = 'data', ...rest } = task;
+    if (lane === 'data' && this.queue.length >= this.maxQueue) {
       this.stats.refused++;
-      return Promise.resolve({ result: tooExpensive('the server is busy, try again shortly'), cached: false });
+      return Promise.resolve(busy());
     }
     this.stats.tasks++;
     return new Promise((resolve, reject) => {
       const job: Job = {
-        task: { ...task, maxMs: task.maxMs ?? this.budgetFor(task.bytes.length) },
+        task: { ...rest, maxMs: rest.maxMs ?? this.budgetFor(rest.bytes.length) },
+        lane,
         resolve,
         reject,
       };
-      this.queue.push(job);
-      if (this.slots.some((s) => s.ready)) this.startClock(job);
+      if (lane === 'guard') this.guardQueue.push(job);
+      else {
+        this.queue.push(job);
+        if (this.slots.some((s) => s.ready)) this.startClock(job);
+      }
       this.pump();
     });
   }
 
   /** Tasks waiting for a thread, threads busy, and threads alive (tests and benchmarks). */
   get load(): { queued: number; busy: number; alive: number } {
-    return { queued: this.queue.length, busy: this.slots.filter((s) => s.job).length, alive: this.slots.length };
+    return {
+      queued: this.queue.length + this.guardQueue.length,
+      busy: this.slots.filter((s) => s.job).length,
+      alive: this.slots.length,
+    };
   }
 
   async close(): Promise<void> {
     this.closed = true;
-    for (const job of this.queue.splice(0)) {
+    for (const job of [...this.guardQueue.splice(0), ...this.queue.splice(0)]) {
       clearTimeout(job.expiry);
-      job.resolve({ result: tooExpensive('the server is shutting down'), cached: false });
+      job.resolve(shuttingDown());
     }
     await Promise.all(
       this.slots.splice(0).map((slot) => {
-        if (!slot.answered) slot.job?.resolve({ result: tooExpensive('the server is shutting down'), cached: false });
+        if (!slot.answered) slot.job?.resolve(shuttingDown());
         return this.stop(slot);
       }),
     );
@@ -294,7 +326,7 @@ export class ExtractionPool {
       // (the next task tries again).
       void this.stop(slot);
       this.slots.splice(at, 1);
-      for (const job of this.queue.splice(0)) job.reject(err);
+      for (const job of [...this.guardQueue.splice(0), ...this.queue.splice(0)]) job.reject(err);
       return;
     }
     this.stats.crashed++;
@@ -314,7 +346,7 @@ export class ExtractionPool {
     if (at < 0) return;
     this.queue.splice(at, 1);
     this.stats.refused++;
-    job.resolve({ result: tooExpensive('the server is busy, try again shortly'), cached: false });
+    job.resolve(busy());
   }
 
   /** `graceMs` past its budget and still unanswered: answers too-expensive and tells the thread to stop the
@@ -356,9 +388,11 @@ export class ExtractionPool {
   }
 
   private pump(): void {
-    while (this.queue.length > 0) {
+    for (;;) {
+      const queue = this.guardQueue.length > 0 ? this.guardQueue : this.queue;
+      if (queue.length === 0) return;
       let free: Slot | undefined;
-      const checksum = this.queue[0].task.checksum;
+      const checksum = queue[0].task.checksum;
       for (const s of this.slots) {
         if (!s.ready || s.job) continue;
         if (s.recent.includes(checksum)) {
@@ -368,7 +402,7 @@ export class ExtractionPool {
         free ??= s;
       }
       if (!free) return;
-      this.assign(free, this.queue.shift()!);
+      this.assign(free, queue.shift()!);
     }
   }
 

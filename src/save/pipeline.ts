@@ -10,9 +10,10 @@ import { KilnError, notFound, tooLarge } from '../errors.ts';
 import { limits } from '../limits.ts';
 import { activityLine, nodeSavedEvent, publishNodeSaved, republishIfLost } from '../events/publish.ts';
 import { afterCommit, type AfterCommit, type Tx } from '../store/transaction.ts';
-import type { DocumentForWrite } from '../store/saves.ts';
+import type { DocumentForWrite, GuardCheck } from '../store/saves.ts';
 import type { NodeRow } from '../nodes/tree.ts';
 import { formatHtml } from './formathtml.ts';
+import { guardCheckOf } from '../guard/guard.ts';
 import { decodeUtf8Exact, isSnapshot, packSnapshot, planTextVersion } from './versions.ts';
 
 export type SaveKind =
@@ -42,8 +43,9 @@ interface Content {
   hash: string;
 }
 
-/** Writes a version, the content and the activity line of a document inside an open transaction and
- *  updates the node's checksum, size and times. Returns the checksum. */
+/** Writes a version, the content, the activity line and the guard's owed check (when there is one) of a document
+ *  inside an open transaction and updates the node's checksum, size and times. Returns the checksum and the
+ *  version's id. */
 async function writeVersionAndContent(
   s: Services,
   trx: Tx,
@@ -52,8 +54,9 @@ async function writeVersionAndContent(
   last: Newest | undefined,
   by: SavedBy,
   now: string,
+  check: GuardCheck | null,
   quiet = false,
-): Promise<string> {
+): Promise<{ sum: string; versionId: number }> {
   const { bytes } = content;
   if (bytes.length > limits.documentSize)
     throw tooLarge(`Documents are limited to ${limits.documentSize / 1024 / 1024} MB.`);
@@ -77,19 +80,20 @@ async function writeVersionAndContent(
     { checksum: sum, size: bytes.length, modifiedAt: now },
     { writer: by.writer },
   );
-  await s.database.saves.write(trx, {
+  const versionId = await s.database.saves.write(trx, {
     version,
     bytes,
     previous: previous?.bytes ?? null,
     layout: node.layout,
     node: { id: node.id, checksum: sum, now, accountId: by.accountId, writer: by.writer },
     activity: quiet ? null : activityLine(node.owner_id, event, now, by.kind),
+    check,
   });
   // What the next save of the document diffs against, before the commit: a save grouped into the same commit
   // (src/store/writes.ts) needs it, and the memo is checked against the newest version's hash, so a commit that
   // fails leaves it unused, never wrong.
   if (content.text !== null) s.documents.texts.set(node.id, { hash: content.hash, text: content.text, bytes });
-  return sum;
+  return { sum, versionId };
 }
 
 type Newest = NonNullable<DocumentForWrite['last']>;
@@ -260,11 +264,24 @@ async function writeContent(
     versionId: last?.id ?? null,
     text: last && memo?.hash === last.content_hash ? memo.text : undefined,
   };
-  const sum = await writeVersionAndContent(s, tx, node, content, last, input.by, now, input.quiet);
+  // A guarded write owes a check, recorded with it: it is run even when this process dies or its pool is busy.
+  // (An import's replayed versions owe none: its last write of the document speaks for all of them.)
+  const check = input.quiet ? null : guardCheckOf(input.by, text, before, now);
+  const { sum, versionId } = await writeVersionAndContent(
+    s,
+    tx,
+    node,
+    content,
+    last,
+    input.by,
+    now,
+    check,
+    input.quiet,
+  );
   const result = { changed: true, checksum: sum, size: bytes.length, modifiedAt: now };
   if (input.quiet) return result;
   after.push(() => {
-    s.guard.afterWrite({ node, by: input.by, bytes, text, checksum: sum, before });
+    if (check) s.guard.afterWrite({ node, by: input.by, bytes, text, checksum: sum, before, versionId });
     return afterContentChange(s, node, content, result, input.by.writer, input.by.kind);
   });
   return result;

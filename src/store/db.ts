@@ -44,6 +44,7 @@ import { up021ContentSplice } from './migrations/021_content_splice.ts';
 import { up022CollectionHeld } from './migrations/022_collection_held.ts';
 import { up023AiEditUsage } from './migrations/023_ai_edit_usage.ts';
 import { up024ForbidFraming } from './migrations/024_forbid_framing.ts';
+import { up025GuardChecks } from './migrations/025_guard_checks.ts';
 import { up026NotFoundPages } from './migrations/026_not_found_pages.ts';
 
 /** The two column types that differ between the databases. */
@@ -80,6 +81,7 @@ function migrations(t: ColumnTypes): Record<string, Migration> {
     '022_collection_held': { up: up022CollectionHeld(t) },
     '023_ai_edit_usage': { up: up023AiEditUsage(t) },
     '024_forbid_framing': { up: up024ForbidFraming(t) },
+    '025_guard_checks': { up: up025GuardChecks(t) },
     '026_not_found_pages': { up: up026NotFoundPages(t) },
   };
 }

@@ -22,13 +22,19 @@ export interface SaveRows {
   layout: ContentLayout | undefined;
   node: { id: number; checksum: string; now: string; accountId: number | null; writer: string | null };
   activity: ActivityRow | null;
+  /** The data-clobber guard's owed check of this write, when it is guarded (keyed by the version written). */
+  check: GuardCheck | null;
 }
+
+/** An owed guard check as the write records it (data_loss_checks without the ids the write makes). */
+export type GuardCheck = Omit<NewRow<'data_loss_checks'>, 'version_id' | 'node_id'>;
 
 export interface SaveStore {
   /** The live document a save writes and its newest version (`last`), locked until the transaction ends
    *  (PostgreSQL: other processes' saves of it wait, then see this one's commit), or undefined. */
   documentForWrite(tx: Tx, nodeId: number): Promise<DocumentForWrite | undefined>;
-  write(tx: Tx, rows: SaveRows): Promise<void>;
+  /** Writes the rows; the id of the version written. */
+  write(tx: Tx, rows: SaveRows): Promise<number>;
 }
 
 export type DocumentForWrite = Omit<Read, LastColumns> & {
@@ -158,7 +164,13 @@ export const sqliteSaves: SaveStore = {
         .execute();
     await tx.updateTable('nodes').set(nodeUpdate(r.node, r.bytes.length)).where('id', '=', r.node.id).execute();
     if (r.activity) await tx.insertInto('activity').values(activityValues(r.activity)).execute();
+    if (r.check)
+      await tx
+        .insertInto('data_loss_checks')
+        .values({ ...r.check, version_id: v.id, node_id: r.node.id })
+        .execute();
     written(tx, r, v.id);
+    return v.id;
   },
 };
 
@@ -180,6 +192,7 @@ export const postgresSaves: SaveStore = {
       content && !content.splice ? { baseSize: r.bytes.length, at: null, end: null } : (spliced ?? undefined);
     const { rows } = await saveStatement(r, content).execute(tx);
     written(tx, r, rows[0].id, after);
+    return rows[0].id;
   },
 };
 
@@ -189,9 +202,9 @@ interface ContentWrite {
   bytes: Buffer;
 }
 
-/** The version, the content (unless deferred), the activity line and the node's new checksum in one statement
- *  (data-modifying CTEs), written out: built with the query builder, this statement cost Kiln more CPU per save
- *  than any other step of it (~165 µs on the bench machine). Its text depends only on which parts it has, so
+/** The version, the content (unless deferred), the activity line, the guard's owed check and the node's new
+ *  checksum in one statement (data-modifying CTEs), written out: built with the query builder, this statement
+ *  cost Kiln more CPU per save than any other step of it (~165 µs on the bench machine). Its text depends only on which parts it has, so
  *  each shape is prepared once per connection. */
 function saveStatement(r: SaveRows, content: ContentWrite | null) {
   const v = r.version;
@@ -214,6 +227,12 @@ function saveStatement(r: SaveRows, content: ContentWrite | null) {
     parts.push(sql`, a as (insert into activity (owner_id, at, kind, node_id, node_type, path, old_path, writer, client,
       detail) values (${a.owner_id}, ${a.at}, ${a.kind}, ${a.node_id}, ${a.node_type}, ${a.path}, ${a.old_path},
       ${a.writer}, ${a.client}, ${a.detail}))`);
+  }
+  if (r.check) {
+    const g = r.check;
+    parts.push(sql`, g as (insert into data_loss_checks (version_id, node_id, before_version_id, by_kind, by_trigger,
+      writer, created_at) select id, ${n.id}, ${g.before_version_id ?? null}, ${g.by_kind}, ${g.by_trigger ?? null},
+      ${g.writer ?? null}, ${g.created_at} from v)`);
   }
   parts.push(sql`, n as (update nodes set checksum = ${n.checksum}, size = ${r.bytes.length}, modified_at = ${n.now},
     saved_by_account_id = ${n.accountId}, saved_by_writer = ${n.writer} where id = ${n.id})

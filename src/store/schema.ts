@@ -80,6 +80,20 @@ export interface AiEditUsageTable {
 }
 
 /** The data-clobber guard's state of a document (src/guard/guard.ts). */
+/** A guarded write whose check has not been applied yet (src/guard/guard.ts): written with the write. */
+export interface DataLossChecksTable {
+  /** The version the write made. */
+  version_id: number;
+  node_id: number;
+  /** The version current before the write (null: none). */
+  before_version_id: number | null;
+  /** How the write came (SaveKind) and, for browser saves, its Save-Trigger. */
+  by_kind: string;
+  by_trigger: string | null;
+  writer: string | null;
+  created_at: string;
+}
+
 export interface DataLossGuardsTable {
   node_id: number;
   owner_id: number;
@@ -92,6 +106,8 @@ export interface DataLossGuardsTable {
   event: string | null;
   /** When the pending event was raised (ISO): the dashboard's marks and the 30-day sweep. */
   event_at: string | null;
+  /** The newest version known to hold the protected data (an event's revert target), or null. */
+  safe_version_id: number | null;
   updated_at: string;
 }
 
@@ -321,6 +337,7 @@ export interface DB {
   collections: CollectionsTable;
   collection_held: CollectionHeldTable;
   data_loss_guards: DataLossGuardsTable;
+  data_loss_checks: DataLossChecksTable;
   webhook_events: WebhookEventsTable;
   stylesheets: StylesheetsTable;
   session_grants: SessionGrantsTable;
