@@ -154,6 +154,9 @@ export const limits = {
   },
   /** PostgreSQL: how long to wait for a connection, and for one query, before answering 503. */
   database: { connectMs: 5_000, queryMs: 30_000 },
+  /** Log lines waiting to be written to stdout (src/log.ts): past this, while the reader does not keep up,
+   *  lines are dropped and counted. About 13 000 ordinary request lines, or 500 with 8 KB URLs. */
+  logBufferBytes: 4 * MB,
   /** Retry-After of a 503 while storage is unreachable, seconds. */
   storageRetryAfterSeconds: 2,
 } as const;
