@@ -79,6 +79,16 @@ export class Metrics {
         this.set(logBufferStats().buffered);
       },
     });
+    const holds = this.holds;
+    new Gauge({
+      name: 'kiln_cache_bytes',
+      help: 'Bytes each in-process cache holds (each is bounded: src/limits.ts memory)',
+      labelNames: ['cache'],
+      registers,
+      collect() {
+        for (const [cache, held] of holds) this.set({ cache }, held());
+      },
+    });
     this.busLag = new Histogram({
       name: 'kiln_bus_lag_seconds',
       help: 'From an event’s publication (in any process) to its delivery to this process’s streams',
@@ -120,6 +130,14 @@ export class Metrics {
   }
 
   private lookups = new Map<string, Counter.Internal>();
+
+  /** What each cache holds, read at each scrape (kiln_cache_bytes). */
+  private readonly holds = new Map<string, () => number>();
+
+  /** Reports `held()` as the bytes `cache` holds. */
+  cacheHolds(cache: string, held: () => number): void {
+    this.holds.set(cache, held);
+  }
 
   cacheLookup(cache: CacheName, hit: boolean) {
     const key = `${cache} ${hit}`;
