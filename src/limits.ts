@@ -170,6 +170,9 @@ export const limits = {
     dataAnswers: { bytes: 64 * MB, nearBytes: 16 * MB },
     /** Document hosts and custom domains found lately (src/http/services.ts), for HOST_CACHE_MS. */
     hosts: { entries: 10_000 },
+    /** Events kept for streams that reconnect (in-process bus, src/events/bus.ts `replayLog`: 32 a channel, for
+     *  5 minutes, all channels together): a save's saved-lane event carries the whole document. */
+    replayLog: 64 * MB,
     /** SQLite's page cache, per connection (a writer and a reader): its own default, set here. */
     sqlitePageCache: 16 * MB,
   },

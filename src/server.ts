@@ -85,6 +85,7 @@ export async function createServices(config: Config, clock: Clock = systemClock)
   metrics.cacheHolds('documents', () => services.documents.content.heldBytes);
   metrics.cacheHolds('savedTexts', () => services.documents.texts.heldBytes);
   metrics.cacheHolds('dataAnswers', () => services.dataCache.heldBytes);
+  if (events instanceof MemoryEventBus) metrics.cacheHolds('replayLog', () => events.heldBytes);
   // These work with the services they belong to.
   services.guard = new DataLossGuard(services);
   services.bus = new MessageBus(services);
