@@ -323,6 +323,11 @@ async function soak(env: Record<string, string>, token: string) {
       ]),
     );
     await sample('end');
+    for (const sock of sockets) sock.destroy();
+    // Idle: the extraction threads end (30 s), V8 gives back what it does not use (src/idle-heap.ts, 10 s), and
+    // the caches keep what they hold: what is left is theirs and the process's own.
+    await new Promise((r) => setTimeout(r, IDLE_S * 1000));
+    await sample(`${IDLE_S} s idle`);
     console.log(
       `soak ${SOAK_S} s: ${counts.visitor} visitor GETs, ${counts.owner} owner GETs, ${counts.data} ?data=, ${counts.save} saves (${counts.failed} answered ≥ 400), ${SOAK_STREAMS} streams`,
     );
