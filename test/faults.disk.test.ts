@@ -279,7 +279,7 @@ test('a full disk at the COMMIT of a group, and inside its first write: 507 ever
       // A burst that shares one group commit: every write of the group meets the COMMIT's failure.
       filler = await noRoom();
       const answers = await Promise.all(names.map((name, i) => save(name, page(round * 100 + i, 4))));
-      answers.forEach((a, i) => expect507(a, `save ${i} of a group whose COMMIT fails`));
+      for (const [i, a] of answers.entries()) expect507(a, `save ${i} of a group whose COMMIT fails`);
       rmSync(filler);
 
       // A page cache smaller than a save (SQLite's is 16 MB, three documents; a busy process may have less):
@@ -288,7 +288,7 @@ test('a full disk at the COMMIT of a group, and inside its first write: 507 ever
       await sql`PRAGMA cache_size = 64`.execute(db);
       filler = await noRoom();
       const big = await Promise.all([1, 2, 3].map((i) => save(names[i], page(round * 10 + i, 1024))));
-      big.forEach((a, i) => expect507(a, `first write ${i} that spills to a full disk`));
+      for (const [i, a] of big.entries()) expect507(a, `first write ${i} that spills to a full disk`);
       rmSync(filler);
       await sql`PRAGMA cache_size = -16000`.execute(db);
     }
@@ -305,7 +305,8 @@ test('a full disk at the COMMIT of a group, and inside its first write: 507 ever
           main.post('/_/dashboard/nodes', { type: 'site', name: `new-${round}-${i}.html`, html: '<html></html>' }),
         ]),
       );
-      answers.forEach((a, i) => expect507(a, `${i % 2 ? 'new document' : 'save'} ${i >> 1} beside other transactions`));
+      for (const [i, a] of answers.entries())
+        expect507(a, `${i % 2 ? 'new document' : 'save'} ${i >> 1} beside other transactions`);
       rmSync(filler);
     }
 
