@@ -180,6 +180,31 @@ export const limits = {
   },
   /** PostgreSQL: how long to wait for a connection, and for one query, before answering 503. */
   database: { connectMs: 5_000, queryMs: 30_000 },
+  /** What one process keeps in memory, cache by cache (docs/capacity.md says what fills them). Each is an LRU
+   *  bounded in bytes (an entry over an eighth of its cache's bytes is not kept) and in entries; the metric
+   *  kiln_cache_bytes{cache} says how full each is. */
+  memory: {
+    /** Cookie-less visitors' answers, served before the framework (src/http/hot-path.ts): whole public
+     *  documents and `?data=` answers, for ANSWER_TTL_MS. */
+    hot: { bytes: 256 * MB, entries: 10_000 },
+    /** Stored bytes of documents read or saved lately, by node id (src/core/document-cache.ts `content`). */
+    documents: { bytes: 64 * MB, entries: 100_000 },
+    /** The text of each document's last save in this process, for the next save's diff (`texts`; counted in
+     *  characters, as V8 keeps ASCII text one byte a character). */
+    savedTexts: { bytes: 32 * MB, entries: 1_000 },
+    /** `?data=` and `/_/api` answers (src/data/cache.ts); with Redis, the copy kept in this process. */
+    dataAnswers: { bytes: 64 * MB, nearBytes: 16 * MB },
+    /** Document hosts and custom domains found lately (src/http/services.ts), for HOST_CACHE_MS. */
+    hosts: { entries: 10_000 },
+    /** Events kept for streams that reconnect (in-process bus, src/events/bus.ts `replayLog`: 32 a channel, for
+     *  5 minutes, all channels together): a save's saved-lane event carries the whole document. */
+    replayLog: 64 * MB,
+    /** SQLite's page cache, per connection (a writer and a reader): its own default, set here. */
+    sqlitePageCache: 16 * MB,
+  },
+  /** Log lines waiting to be written to stdout (src/log.ts): past this, while the reader does not keep up,
+   *  lines are dropped and counted. About 13 000 ordinary request lines, or 500 with 8 KB URLs. */
+  logBufferBytes: 4 * MB,
   /** Retry-After of a 503 while storage is unreachable, seconds. */
   storageRetryAfterSeconds: 2,
   /** Retry-After of a 503 `bus-unavailable` while Redis is unreachable, seconds (the bus looks for it every second). */

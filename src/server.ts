@@ -94,6 +94,10 @@ export async function createServices(config: Config, clock: Clock = systemClock)
     bus: null as unknown as MessageBus,
     aiEdit: null as unknown as AiEditHandler,
   };
+  metrics.cacheHolds('documents', () => services.documents.content.heldBytes);
+  metrics.cacheHolds('savedTexts', () => services.documents.texts.heldBytes);
+  metrics.cacheHolds('dataAnswers', () => services.dataCache.heldBytes);
+  if (events instanceof MemoryEventBus) metrics.cacheHolds('replayLog', () => events.heldBytes);
   // These work with the services they belong to.
   services.guard = new DataLossGuard(services);
   services.bus = new MessageBus(services);

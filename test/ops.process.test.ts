@@ -77,6 +77,12 @@ test('GET /_/metrics: Prometheus text for this machine only, or with METRICS_TOK
     assert.match(m.text, /kiln_open_streams 0/);
     assert.match(m.text, /kiln_cache_lookups_total\{cache="document",result="hit"\} [1-9]/);
     assert.match(m.text, /kiln_blob_store_errors_total/);
+    // What each in-process cache holds: the saved and served document is in `documents`.
+    assert.match(m.text, /kiln_cache_bytes\{cache="documents"\} [1-9]/);
+    for (const cache of ['hot', 'savedTexts', 'dataAnswers'])
+      assert.match(m.text, new RegExp(`kiln_cache_bytes\\{cache="${cache}"\\} \\d`));
+    assert.match(m.text, /kiln_log_lines_dropped_total 0/);
+    assert.match(m.text, /kiln_log_buffered_bytes \d/);
     assert.match(m.text, /kiln_bus_lag_seconds_count/);
     assert.match(m.text, /kiln_process_cpu_seconds_total/);
     const proxied = await new Client(kiln.port, i.config.rootDomain).get('/_/metrics', {

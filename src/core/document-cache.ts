@@ -1,5 +1,6 @@
 // What a process keeps of documents, read and filled by src/nodes/serve.ts and the save pipeline.
 import { Lru } from './lru.ts';
+import { limits } from '../limits.ts';
 import type { NodeRow } from '../nodes/tree.ts';
 
 /** What a process keeps of documents (one per Services, built in createServices):
@@ -12,8 +13,8 @@ import type { NodeRow } from '../nodes/tree.ts';
  *    confirms under the row lock (src/save/at-path.ts): a stale entry costs a fresh lookup, never a wrong write. */
 export class DocumentCache {
   readonly content = new Lru<{ checksum: string; bytes: Buffer }>({
-    maxEntries: 100_000,
-    maxBytes: 64 * 1024 * 1024,
+    maxEntries: limits.memory.documents.entries,
+    maxBytes: limits.memory.documents.bytes,
     sizeOf: (v) => v.bytes.length,
   });
   readonly served = new Lru<{ id: number; checksum: string; name: string; forbidFraming: boolean }>({
@@ -26,8 +27,8 @@ export class DocumentCache {
    *  is counted: counting both would keep a 4 MB document out of this memo (an entry over an eighth of the
    *  budget is not kept), and its next save would read and decode the stored bytes again. */
   readonly texts = new Lru<{ hash: string; text: string; bytes: Buffer }>({
-    maxEntries: 1_000,
-    maxBytes: 32 * 1024 * 1024,
+    maxEntries: limits.memory.savedTexts.entries,
+    maxBytes: limits.memory.savedTexts.bytes,
     sizeOf: (v) => v.text.length,
   });
 }

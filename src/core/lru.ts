@@ -82,6 +82,11 @@ export class Lru<V> {
     return this.entries.size;
   }
 
+  /** What `sizeOf` counts of the entries kept (0 without it). */
+  get heldBytes(): number {
+    return this.bytes;
+  }
+
   private now(): number {
     return (this.opts.now ?? Date.now)();
   }

@@ -11,6 +11,7 @@
 // - TieredDataCache: a small MemoryDataCache in front of another cache (Redis), so that hot answers cost
 //   no round trip; safe because a key's answer never changes.
 import { SoftRedis } from '../redis/soft-client.ts';
+import { limits } from '../limits.ts';
 
 export interface CachedAnswer {
   /** HTTP status of the answer (200, or a 400/413 failure). */
@@ -26,6 +27,8 @@ export interface CachedAnswer {
 }
 
 export interface DataCache {
+  /** Bytes kept in this process (for the metrics). */
+  readonly heldBytes: number;
   get(key: string, now: number): Promise<CachedAnswer | undefined>;
   set(key: string, answer: CachedAnswer): Promise<void>;
   close(): Promise<void>;
@@ -48,9 +51,13 @@ export class MemoryDataCache implements DataCache {
   private readonly maxBytes: number;
   constructor(
     /** Total bytes kept. */
-    maxBytes = 64 * 1024 * 1024,
+    maxBytes: number = limits.memory.dataAnswers.bytes,
   ) {
     this.maxBytes = maxBytes;
+  }
+
+  get heldBytes(): number {
+    return this.bytes;
   }
 
   async get(key: string, now: number): Promise<CachedAnswer | undefined> {
@@ -109,6 +116,8 @@ const REDIS_TIMEOUT_MS = 250;
 const REDIS_MAX_ENTRY_CHARS = 1024 * 1024;
 
 export class RedisDataCache implements DataCache {
+  /** Nothing is kept in this process. */
+  readonly heldBytes = 0;
   private readonly client: SoftRedis;
   private readonly namespace: string;
   private constructor(
@@ -163,7 +172,11 @@ function decode(raw: string): CachedAnswer | undefined {
 export class TieredDataCache implements DataCache {
   private readonly back: DataCache;
   private readonly front: MemoryDataCache;
-  constructor(back: DataCache, front = new MemoryDataCache(16 * 1024 * 1024)) {
+  get heldBytes(): number {
+    return this.front.heldBytes;
+  }
+
+  constructor(back: DataCache, front = new MemoryDataCache(limits.memory.dataAnswers.nearBytes)) {
     this.back = back;
     this.front = front;
   }

@@ -5,6 +5,7 @@
 // it) and across restarts (it is Date.now()-based: max(now × 1000, last + 1)). Streams send it as the
 // SSE `id:` and as the live-sync `seq`. Each channel keeps a short, bounded replay log so that a
 // stream that reconnects with `Last-Event-ID` gets what it missed.
+import { limits } from '../limits.ts';
 
 /** `id` is the event's place in its channel (see above). */
 export type Listener = (message: KilnEvent, id: number) => void;
@@ -203,7 +204,7 @@ export const replayLog = {
   /** Events larger than this (serialized) are not kept; a replay over them is incomplete. */
   maxEventBytes: 1024 * 1024,
   /** In-process bus: all channels' kept events together stay under this many bytes. */
-  maxTotalBytes: 64 * 1024 * 1024,
+  maxTotalBytes: limits.memory.replayLog,
 } as const;
 
 /** The next id of a channel: Date.now()-based so it keeps growing across restarts, and strictly

@@ -38,6 +38,11 @@ export class MemoryEventBus implements EventBus {
     this.now = now;
   }
 
+  /** Bytes of the events kept for replay, all channels together (for the metrics). */
+  get heldBytes(): number {
+    return this.totalBytes;
+  }
+
   async publish(channel: string, message: KilnEvent): Promise<number> {
     const id = this.record(channel, message);
     this.deliver(channel, message, id);

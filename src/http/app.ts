@@ -28,6 +28,7 @@ import { routeGroup } from '../metrics/metrics.ts';
 import type { HotServed } from './hot-path.ts';
 import { registerFraming } from './framing.ts';
 import { answerOnSocket } from './socket-answer.ts';
+import { logDestination } from '../log.ts';
 import './context.ts';
 
 export async function buildApp(s: HttpServices): Promise<FastifyInstance> {
@@ -52,7 +53,8 @@ export async function buildApp(s: HttpServices): Promise<FastifyInstance> {
       server.requestTimeout = s.config.requestTimeoutMs;
       return server;
     },
-    logger: s.config.logLevel === 'silent' ? false : { level: s.config.logLevel },
+    // stdout through a bounded buffer: a stalled log reader costs lines (counted), never memory.
+    logger: s.config.logLevel === 'silent' ? false : { level: s.config.logLevel, stream: logDestination() },
     // One line per request, not Fastify's two.
     logController: new OneLinePerRequest(),
     clientErrorHandler: answerClientError,
@@ -97,6 +99,7 @@ export async function buildApp(s: HttpServices): Promise<FastifyInstance> {
   });
 
   log = app.log;
+  if (s.config.logLevel !== 'silent') logDestination().reportTo(app.log);
   // Requests in flight per address and the short body deadline of anonymous requests, before any
   // other hook (a refused request costs nothing more).
   registerSlowClients(app, s);

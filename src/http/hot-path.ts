@@ -24,6 +24,7 @@ import type { IncomingMessage, OutgoingHttpHeaders, ServerResponse } from 'node:
 import type { FastifyRequest } from 'fastify';
 import { channels, type EventBus } from '../events/bus.ts';
 import { Lru } from '../core/lru.ts';
+import { limits } from '../limits.ts';
 import { ifNoneMatchHits } from '../core/conditional.ts';
 import { RESOURCE_COOKIE } from './cookies.ts';
 import type { HostInfo } from './context.ts';
@@ -97,8 +98,8 @@ export interface HotServed {
 
 export class HotDocuments {
   private answers = new Lru<Answer>({
-    maxEntries: 10_000,
-    maxBytes: 256 * 1024 * 1024,
+    maxEntries: limits.memory.hot.entries,
+    maxBytes: limits.memory.hot.bytes,
     sizeOf: (a) => a.body.length,
     ttlMs: ANSWER_TTL_MS,
   });
@@ -110,6 +111,11 @@ export class HotDocuments {
   private readonly now: () => number;
   /** What a host serves changed (a suspension, a disabled app user, a rename): its answers go too. */
   private readonly hostsOff: () => void;
+  /** Bytes of the answers kept (for the metrics). */
+  get heldBytes(): number {
+    return this.answers.heldBytes;
+  }
+
   constructor(bus: EventBus, hosts: Lru<HostInfo>, now: () => number = Date.now) {
     this.bus = bus;
     this.hosts = hosts;

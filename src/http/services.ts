@@ -3,6 +3,7 @@
 // route plugins get them with the services. Use cases never see them.
 import type { Services } from '../services.ts';
 import { Lru } from '../core/lru.ts';
+import { limits } from '../limits.ts';
 import { Counts } from '../core/counts.ts';
 import type { HostInfo } from './context.ts';
 import { HOST_CACHE_MS } from './hosts.ts';
@@ -25,11 +26,13 @@ export interface HttpServices extends Services {
 
 /** The services with the HTTP layer's parts; `hot` stops with `closeHttp`. */
 export function withHttp(s: Services): HttpServices {
-  const hosts = new Lru<HostInfo>({ maxEntries: 10_000, ttlMs: HOST_CACHE_MS });
+  const hosts = new Lru<HostInfo>({ maxEntries: limits.memory.hosts.entries, ttlMs: HOST_CACHE_MS });
+  const hot = new HotDocuments(s.events, hosts, () => s.clock.now().getTime());
+  s.metrics.cacheHolds('hot', () => hot.heldBytes);
   return {
     ...s,
     hosts,
-    hot: new HotDocuments(s.events, hosts, () => s.clock.now().getTime()),
+    hot,
     requestsInFlight: new RequestsInFlight(s.config.maxRequestsPerAddress),
     streamsByAddress: new Counts<string>(),
     connections: new OpenConnections(s.config.maxConnectionsPerAddress),

@@ -1,9 +1,10 @@
 // Prometheus metrics of one process (prom-client), served at GET /_/metrics: requests and their
 // latency per route group, saves, PostgreSQL statements (round trips), open streams, event-bus lag, cache hits and misses, blob store
-// errors, and Node's own (event loop, memory, GC). One registry per Services, so that several Kilns
+// errors, log lines dropped, and Node's own (event loop, memory, GC). One registry per Services, so that several Kilns
 // in one process (the tests) keep their own.
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 import type { StatementCounts } from '../store/postgres-pool.ts';
+import { logBufferStats } from '../log.ts';
 
 export type CacheName = 'data' | 'document' | 'hot';
 
@@ -59,6 +60,35 @@ export class Metrics {
         this.set(openStreams());
       },
     });
+    let dropped = 0;
+    new Counter({
+      name: 'kiln_log_lines_dropped_total',
+      help: 'Log lines dropped because stdout was not read fast enough (more than the log buffer waited)',
+      registers,
+      collect() {
+        const now = logBufferStats().dropped;
+        this.inc(now - dropped);
+        dropped = now;
+      },
+    });
+    new Gauge({
+      name: 'kiln_log_buffered_bytes',
+      help: 'Log bytes waiting to be written to stdout (bounded: past the bound, lines are dropped)',
+      registers,
+      collect() {
+        this.set(logBufferStats().buffered);
+      },
+    });
+    const holds = this.holds;
+    new Gauge({
+      name: 'kiln_cache_bytes',
+      help: 'Bytes each in-process cache holds (each is bounded: src/limits.ts memory)',
+      labelNames: ['cache'],
+      registers,
+      collect() {
+        for (const [cache, held] of holds) this.set({ cache }, held());
+      },
+    });
     this.busLag = new Histogram({
       name: 'kiln_bus_lag_seconds',
       help: 'From an event’s publication (in any process) to its delivery to this process’s streams',
@@ -100,6 +130,14 @@ export class Metrics {
   }
 
   private lookups = new Map<string, Counter.Internal>();
+
+  /** What each cache holds, read at each scrape (kiln_cache_bytes). */
+  private readonly holds = new Map<string, () => number>();
+
+  /** Reports `held()` as the bytes `cache` holds. */
+  cacheHolds(cache: string, held: () => number): void {
+    this.holds.set(cache, held);
+  }
 
   cacheLookup(cache: CacheName, hit: boolean) {
     const key = `${cache} ${hit}`;

@@ -182,10 +182,14 @@ export async function openDatabase(opts: { databaseUrl?: string; dataDir: string
     file.pragma('synchronous = FULL');
     file.pragma('foreign_keys = ON');
     file.pragma('busy_timeout = 5000');
+    // better-sqlite3's default, named where the other memory bounds are (a negative size is in KiB).
+    const pageCache = `cache_size = -${limits.memory.sqlitePageCache / 1024}`;
+    file.pragma(pageCache);
     // The reader (src/store/sqlite-driver.ts): SELECTs only, never blocked by the writer's transaction.
     const reader = new SQLite(path.join(opts.dataDir, 'kiln.sqlite'));
     reader.pragma('busy_timeout = 5000');
     reader.pragma('query_only = ON');
+    reader.pragma(pageCache);
     db = new Kysely<DB>({ dialect: new SqliteDialectWithReader(file, reader) });
     dialect = 'sqlite';
     snapshot = async (to) => {

@@ -74,12 +74,12 @@ class SqliteDriverWithReader implements Driver {
 
   async commitTransaction(connection: DatabaseConnection): Promise<void> {
     const c = connection as RoutedConnection;
-    try {
-      await c.executeQuery(CompiledQuery.raw('commit'));
-    } finally {
-      // A COMMIT that fails leaves the transaction open: Kysely rolls it back next, still holding the writer.
-      if (!this.writerFile.inTransaction) c.end();
-    }
+    // A COMMIT that fails keeps the writer: Kysely rolls back next (rollbackTransaction, which lets it go). Let
+    // go now, the next transaction waiting would begin in between: that one would be rolled back, or the
+    // ROLLBACK would wait for it to end and then fail with "no transaction is active", hiding a full disk (500
+    // instead of 507). SQLite may have rolled back already (a full disk at COMMIT does): then nothing is sent.
+    await c.executeQuery(CompiledQuery.raw('commit'));
+    c.end();
   }
 
   async rollbackTransaction(connection: DatabaseConnection): Promise<void> {
