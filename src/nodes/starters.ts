@@ -104,14 +104,22 @@ section{margin:2rem 0}footer{margin-top:3rem;color:#6e7781;font-size:.9rem}`,
   <footer editmode:contenteditable>Made with Kiln.</footer>`,
       );
     case 'contact':
-      // hyperclayjs's sendMessage posts the form with the behaviour data it gathered (features added to the starters'
-      // preset below); `website` is the honeypot a person never fills.
+      // The form posts what hyperclayjs's sendMessage would (its fields and the behaviour data the library
+      // gathered: features added to the starters' preset below), but shows Kiln's own answer: a refusal's
+      // words in an error toast (sendMessage shows "Request failed: 400" in a success-style one).
+      // `website` is the honeypot a person never fills.
       return frame(
         title,
         `form label{display:block;margin:.8rem 0 .2rem}form input,form textarea{font:inherit;width:100%;padding:.4rem;border:1px solid #d0d7de;border-radius:6px;box-sizing:border-box}`,
         `  <h1 editmode:contenteditable>${title}</h1>
   <div editmode:contenteditable><p>Write to me here: every message comes to my inbox.</p></div>
-  <form id="contact" onsubmit="hyperclay.sendMessage(event, 'Thank you: your message was sent.')">
+  <form id="contact" onsubmit="event.preventDefault(); const form = this, data = Object.fromEntries(new FormData(form));
+    data.behaviorData = hyperclay.behaviorCollector.getData();
+    fetch('/_/message', { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(data) })
+      .then((r) => r.json().then((answer) => r.ok
+        ? (hyperclay.toast('Thank you: your message was sent.', 'success'), form.reset())
+        : hyperclay.toast(answer.msg, 'error')))
+      .catch(() => hyperclay.toast('The message was not sent: try again in a moment.', 'error'))">
     <label for="contact-name">Your name</label><input id="contact-name" name="name" required autocomplete="name">
     <label for="contact-email">Your email</label><input id="contact-email" name="email" type="email" autocomplete="email">
     <label for="contact-message">Message</label><textarea id="contact-message" name="message" rows="5" required></textarea>
