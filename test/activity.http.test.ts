@@ -103,7 +103,9 @@ test('a share-link guest’s save is named as one, in the feed, on the dashboard
   let line: Record<string, string | null> | undefined;
   for (let i = 0; i < 100 && !line; i++) {
     const r = await main.get('/_/activity', json);
-    line = (r.json.activity as Array<Record<string, string | null>>).find((l) => l.kind === 'saved' && l.by !== me.username);
+    line = (r.json.activity as Array<Record<string, string | null>>).find(
+      (l) => l.kind === 'saved' && l.by !== me.username,
+    );
     if (!line) await new Promise((res) => setTimeout(res, 40));
   }
   assert.ok(line, 'the guest’s save is in the feed');

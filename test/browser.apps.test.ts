@@ -249,7 +249,10 @@ test('an app user’s copy of the app starter: the sign-up link leads to the app
   // The page has asked Kiln what it is (the "get your own copy" link now names the app's sign-up).
   await page.waitForFunction(() => (document.getElementById('get-copy') as HTMLAnchorElement).host !== location.host);
   assert.equal(await page.getByText('only you see this box').isVisible(), false);
-  for (const [size, viewport] of [['desktop', DESKTOP], ['phone', PHONE]] as const) {
+  for (const [size, viewport] of [
+    ['desktop', DESKTOP],
+    ['phone', PHONE],
+  ] as const) {
     await page.setViewportSize(viewport);
     await check(page, 'app-copy-confirmed', size);
   }

@@ -27,7 +27,9 @@ after(async () => {
   if (bk) await bk.stop();
 });
 
-test('the sync-keys page with a key listed: no sideways scrolling at 390 px, every column readable', { skip }, async () => {
+test('the sync-keys page with a key listed: no sideways scrolling at 390 px, every column readable', {
+  skip,
+}, async () => {
   const { prefix } = await createSyncKey(bk.kiln.services, me.id);
   for (const [size, viewport] of [
     ['phone', PHONE],
@@ -46,7 +48,13 @@ test('the sync-keys page with a key listed: no sideways scrolling at 390 px, eve
 test('the dashboard at 390 px: the list starts within the first screen; every create form is one tap away; the desktop keeps them open', {
   skip,
 }, async () => {
-  await createNode(bk.kiln.services, me.id, { ownerId: me.id, parentId: 0, type: 'site', name: 'notes.html', starter: 'notes' });
+  await createNode(bk.kiln.services, me.id, {
+    ownerId: me.id,
+    parentId: 0,
+    type: 'site',
+    name: 'notes.html',
+    starter: 'notes',
+  });
   await page.setViewportSize(PHONE);
   await page.goto(bk.mainUrl('/_/dashboard'));
   const list = page.locator('#tree');

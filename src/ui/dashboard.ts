@@ -278,7 +278,9 @@ function aiEditNote(a: ActivityItem): string {
 function activityHtml(items: ActivityItem[]): Html {
   if (items.length === 0) return html``;
   return html`<section class="activity" aria-labelledby="activity-h"><h2 id="activity-h">Recent activity</h2><ul>${items.map(
-    (a) => html`<li>${formatTime(a.at)} · <strong>${a.by ?? (a.client === 'share link' ? 'A share-link guest' : 'Kiln')}</strong> ${DID[a.kind] ?? a.kind}
+    (
+      a,
+    ) => html`<li>${formatTime(a.at)} · <strong>${a.by ?? (a.client === 'share link' ? 'A share-link guest' : 'Kiln')}</strong> ${DID[a.kind] ?? a.kind}
 <span class="nm" title="${a.path}">${a.oldPath ? `${a.oldPath} → ${a.path}` : a.path}</span> <small>(${a.client}${aiEditNote(a)})</small></li>`,
   )}</ul></section>`;
 }
