@@ -77,3 +77,46 @@ test('creations, saves, renames and deletions from the browser and a sync key, n
   const theirs = await other.get('/_/activity', json);
   assert.equal(theirs.json.activity.length, 0);
 });
+
+test('a share-link guest’s save is named as one, in the feed, on the dashboard and in the versions list (not as Kiln)', async () => {
+  const main = kiln.client();
+  const me = await signedIn(kiln, main);
+  const name = `guest-${me.id}.html`;
+  const made = await main.post('/_/dashboard/nodes', { type: 'site', name, html: '<html><p>1</p></html>' }, json);
+  assert.equal(made.status, 201, made.text);
+  const id = made.json.node.id;
+  const on = await main.post(`/_/dashboard/nodes/${id}/sharing`, { enabled: true }, json);
+  const link = new URL(on.json.shareUrl);
+  const guest = kiln.client(link.host);
+  const opened = await guest.get(link.pathname + link.search);
+  assert.equal(opened.status, 302);
+  const saved = await guest.post('/_/save', '<html><body><p>2, by a guest</p></body></html>', {
+    headers: {
+      'content-type': 'text/plain;charset=UTF-8',
+      'document-url': link.origin + link.pathname,
+      origin: link.origin,
+      'sec-fetch-site': 'same-origin',
+    },
+  });
+  assert.equal(saved.status, 200, saved.text);
+
+  let line: Record<string, string | null> | undefined;
+  for (let i = 0; i < 100 && !line; i++) {
+    const r = await main.get('/_/activity', json);
+    line = (r.json.activity as Array<Record<string, string | null>>).find(
+      (l) => l.kind === 'saved' && l.by !== me.username,
+    );
+    if (!line) await new Promise((res) => setTimeout(res, 40));
+  }
+  assert.ok(line, 'the guest’s save is in the feed');
+  assert.equal(line.by, null, 'no account wrote it');
+  assert.equal(line.client, 'share link');
+  const page = cheerio.load((await main.page('/_/dashboard')).text);
+  const shown = page('section.activity li').first().text();
+  assert.match(shown, /A share-link guest\s+saved/);
+  assert.doesNotMatch(shown, /Kiln/);
+  const doc = await main.enter(link.host);
+  const versions = await doc.page(`/_/versions?path=${name}`);
+  assert.equal(versions.status, 200, versions.text);
+  assert.match(cheerio.load(versions.text)('body').text(), /share-link guest/);
+});

@@ -889,3 +889,50 @@ test('an app host takes no password reset of a developer (nor of another app’s
   assert.equal(onMain.status, 200);
   assert.match(onMain.text, /name="password"/);
 });
+
+test("a copy's own page knows its app: /_/app/info says what a page is, and the sign-up form named by a copy is the app's", async () => {
+  const { host, id, main } = await ownerWithApp('club.html');
+  const anon = kiln.client(host);
+  const info = await anon.get('/_/app/info?app=club.html');
+  assert.equal(info.status, 200, info.text);
+  assert.deepEqual(info.json, { app: true, copy: false, signupUrl: `http://${host}/_/app/signup?app=club.html` });
+
+  const { res } = await signUp(host, 'club.html');
+  assert.equal(res.status, 201, res.text);
+  const copyHost = kiln.hostOf(res.json.username);
+  const copyName = res.json.instance.name as string;
+  const onCopy = kiln.client(copyHost);
+  // The app's markup on the copy names the copy in its link: the copy's host sends it to the app's sign-up.
+  const form = await onCopy.page(`/_/app/signup?app=${copyName}`);
+  assert.equal(form.status, 302, form.text);
+  assert.equal(form.headers.location, `http://${host}/_/app/signup?app=club.html`);
+  const copyInfo = await onCopy.get(`/_/app/info?app=${copyName}`);
+  assert.deepEqual(copyInfo.json, { app: false, copy: true, signupUrl: `http://${host}/_/app/signup?app=club.html` });
+
+  // A plain document is neither; a missing one is 404; the copy's app no longer taking sign-ups leaves the
+  // copy with no sign-up (404 as before), and a private app's address is never told.
+  const plain = await main.post(
+    '/_/dashboard/nodes',
+    { type: 'site', name: 'plain-page.html', html: APP_V1 },
+    { headers: { 'x-requested-with': 'fetch' } },
+  );
+  assert.equal(plain.status, 201, plain.text);
+  assert.deepEqual((await anon.get('/_/app/info?app=plain-page.html')).json, {
+    app: false,
+    copy: false,
+    signupUrl: null,
+  });
+  assert.equal((await anon.get('/_/app/info?app=nothing-here.html')).status, 404);
+  const vis = await main.post(
+    `/_/dashboard/nodes/${id}/visibility`,
+    { visibility: 'private' },
+    { headers: { 'x-requested-with': 'fetch' } },
+  );
+  assert.equal(vis.status, 200);
+  assert.equal((await onCopy.page(`/_/app/signup?app=${copyName}`)).status, 404);
+  assert.deepEqual((await onCopy.get(`/_/app/info?app=${copyName}`)).json, {
+    app: false,
+    copy: true,
+    signupUrl: null,
+  });
+});

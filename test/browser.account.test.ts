@@ -259,6 +259,8 @@ test('moving to another Kiln: export here, sign up there in the browser, import 
         bytes: Buffer.from(mine),
         by: { kind: 'editor', accountId: home.owner_id, writer: null },
       });
+      // On a phone the form is folded away: one tap opens it.
+      if (size === 'phone') await here.locator('.create summary', { hasText: 'Create a document' }).click();
       await here.fill('#new-site', `notes/todo-${size}.html`);
       await here.click('form:has(#new-site) button[type=submit]');
       await here.locator('#tree a.nm', { hasText: `todo-${size}.html` }).waitFor();

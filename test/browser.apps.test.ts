@@ -5,7 +5,7 @@
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import path from 'node:path';
-import { SCREENS } from './support/screens.ts';
+import { SCREENS, DESKTOP, PHONE, check } from './support/screens.ts';
 import { appendAndSave, hasChromium, startBrowserKiln, type BrowserKiln } from './support/browser.ts';
 import { createPerson } from '../src/accounts/people.ts';
 import { createNode } from '../src/nodes/tree.ts';
@@ -194,4 +194,67 @@ test('the app starter: a signed-out visitor sees how to get their own copy; its 
   await mine.getByText('only you see this box').waitFor();
   assert.equal(await mine.getByRole('link', { name: 'Sign up to get your own copy of this page' }).isVisible(), false);
   await ownerCtx.close();
+});
+
+test('an app user’s copy of the app starter: the sign-up link leads to the app’s sign-up, the developer’s note never shows, and the confirm bar goes once confirmed', {
+  skip: !hasChromium && 'Debian chromium is not installed (.ci/run installs it)',
+  timeout: 180_000,
+}, async () => {
+  const s = bk.kiln.services;
+  const root = bk.kiln.config.rootDomain;
+  const owner = await createPerson(s, newPerson());
+  const name = `team-${owner.username}.html`;
+  const node = await createNode(s, owner.id, { ownerId: owner.id, parentId: 0, type: 'site', name, starter: 'app' });
+  await s.database.db.updateTable('nodes').set({ enable_signups: 1 }).where('id', '=', node.id).execute();
+
+  // A visitor signs up on the app and lands on its own copy, not confirmed yet.
+  const ctx = await bk.newContext();
+  const page = await ctx.newPage();
+  await page.goto(bk.docUrl(owner.username, `/_/app/signup?app=${name}`));
+  const email = `copy${process.pid}@example.com`;
+  await page.fill('#email', email);
+  await page.fill('#password', 'Visitor-pw-42-kiln');
+  await Promise.all([page.waitForURL(/-1\.html$/), page.click('button[type=submit]')]);
+  const copyUrl = page.url();
+  const notice = page.locator('kiln-toolbar').getByRole('status');
+  await notice.waitFor();
+  assert.equal(await page.getByText('only you see this box').isVisible(), false);
+
+  // The copy's "get your own copy" link goes to the app's sign-up form, on the app's host.
+  const getCopy = page.getByRole('link', { name: 'Sign up to get your own copy of this page' });
+  await getCopy.waitFor();
+  const other = await (await bk.newContext()).newPage();
+  await other.goto(copyUrl);
+  await other.getByRole('link', { name: 'Sign up to get your own copy of this page' }).click();
+  await other.getByRole('heading', { level: 1 }).waitFor();
+  const landed = new URL(other.url());
+  assert.equal(landed.host, `${owner.username}.${root}`, 'the app’s host');
+  assert.equal(landed.pathname, '/_/app/signup');
+  assert.equal(landed.searchParams.get('app'), name);
+  assert.equal(await other.locator('input[name=email]').count(), 1, 'the app’s sign-up form');
+  assert.doesNotMatch((await other.textContent('body')) ?? '', /No such app/);
+  await other.context().close();
+
+  // Confirmed through the mailed link: the next load of the copy is editable, with no confirm bar and
+  // no developer's note, without signing in again.
+  const mails = (await (s.mailer as OutboxMailer).messages()).filter((m) => m.to === email);
+  const link = /https?:\/\/\S+\/_\/app\/confirm\/\S+/.exec(mails[0].text)![0];
+  await page.goto(link);
+  await page.getByRole('heading', { name: 'Email confirmed' }).waitFor();
+  await page.goto(copyUrl);
+  await page.locator('kiln-toolbar').getByRole('toolbar').waitFor();
+  assert.equal(await page.locator('kiln-toolbar').getByText('Confirm your email').count(), 0);
+  assert.equal(await page.evaluate(() => document.cookie.includes('isAdminOfCurrentResource=true')), true);
+  await page.getByRole('button', { name: 'Save' }).first().waitFor();
+  // The page has asked Kiln what it is (the "get your own copy" link now names the app's sign-up).
+  await page.waitForFunction(() => (document.getElementById('get-copy') as HTMLAnchorElement).host !== location.host);
+  assert.equal(await page.getByText('only you see this box').isVisible(), false);
+  for (const [size, viewport] of [
+    ['desktop', DESKTOP],
+    ['phone', PHONE],
+  ] as const) {
+    await page.setViewportSize(viewport);
+    await check(page, 'app-copy-confirmed', size);
+  }
+  await ctx.close();
 });

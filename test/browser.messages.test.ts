@@ -1,4 +1,4 @@
-// A contact form on a real page (Debian Chromium): hyperclayjs's sendMessage posts it with the
+// A contact form on a real page (Debian Chromium): it posts (as hyperclayjs's sendMessage would) with the
 // behaviour data it collected while a person typed; its owner finds it in the inbox. The browser runs
 // without the automation flag (a person's browser has none), since Kiln refuses automated senders.
 import { test, before, after } from 'node:test';
@@ -12,7 +12,7 @@ import { startKiln, type TestKiln } from './support/kiln.ts';
 import { freePort } from './support/child.ts';
 import { browserCookies, signedIn } from './support/people.ts';
 import { createNode } from '../src/nodes/tree.ts';
-import { check, PHONE } from './support/screens.ts';
+import { check, DESKTOP, PHONE } from './support/screens.ts';
 
 const skip = !hasChromium && 'Chromium is not installed';
 let kiln: TestKiln;
@@ -49,7 +49,7 @@ for (const [what, made, labels, thanks] of [
   ],
 ] as const)
   test(`a visitor sends a message with ${what}; the owner reads it in the inbox`, { skip }, async () => {
-    assert.match(README_PAGE, /sendMessage/, 'the README has the recipe');
+    assert.match(README_PAGE, /fetch\('\/_\/message'/, 'the README has the recipe');
     const main = kiln.client();
     const me = await signedIn(kiln, main);
     await createNode(kiln.services, me.id, {
@@ -77,7 +77,22 @@ for (const [what, made, labels, thanks] of [
       page.getByRole('button', { name: 'Send' }).click(),
     ]);
     assert.equal(answer.status(), 200, await answer.text());
-    await page.getByText(thanks).waitFor();
+    await page.locator('.toast.success', { hasText: thanks }).waitFor();
+
+    // Refused (the hidden honeypot filled, as a robot would): Kiln's own words, in an error toast.
+    await page.getByLabel(labels[0]).fill('Grace');
+    await page.getByLabel(labels[1]).fill('Once more.');
+    await page.locator('input[name=website]').evaluate((el: HTMLInputElement) => {
+      el.value = 'http://spam.example';
+    });
+    const [refused] = await Promise.all([
+      page.waitForResponse((r) => r.url().endsWith('/_/message')),
+      page.getByRole('button', { name: 'Send' }).click(),
+    ]);
+    assert.equal(refused.status(), 400, await refused.text());
+    await page.locator('.toast.error', { hasText: 'This message looks automated, so it was not sent.' }).waitFor();
+    assert.equal(await page.getByText(/Request failed/).count(), 0);
+    assert.equal(await page.locator('.toast.success', { hasText: /Failed|automated/ }).count(), 0);
     const box = await main.get('/_/dashboard/messages', { headers: { accept: 'application/json' } });
     assert.equal(box.json.messages[0].fields.name, 'Grace');
     assert.equal(box.json.messages[0].fields.message, 'A lovely page.');
@@ -90,6 +105,8 @@ for (const [what, made, labels, thanks] of [
     assert.match((await inbox.textContent('main')) ?? '', /A lovely page\./);
     await check(inbox, 'messages', 'phone');
     await check(page, `contact-${'starter' in made ? 'starter' : 'readme'}`, 'phone');
+    await page.setViewportSize(DESKTOP);
+    await check(page, `contact-${'starter' in made ? 'starter' : 'readme'}`, 'desktop');
     await owner.close();
     await ctx.close();
   });

@@ -41,6 +41,10 @@ for (const [size, viewport] of [
     const { context, page } = await signedInPage(me.id, me.username, viewport);
 
     await page.goto(bk.mainUrl('/_/dashboard'));
+    // On a phone the form is folded away: one tap opens it.
+    const openForm = (p: typeof page) =>
+      size === 'phone' ? p.locator('.create summary', { hasText: 'Create a document' }).click() : undefined;
+    await openForm(page);
     const input = page.getByLabel('New document');
     const said = page.locator('#new-site-check');
     await input.fill(taken);
@@ -64,6 +68,7 @@ for (const [size, viewport] of [
 
     const again = await signedInPage(me.id, me.username, viewport);
     await again.page.goto(bk.mainUrl('/_/dashboard'));
+    await openForm(again.page);
     await again.page.getByLabel('New document').fill(taken);
     await again.page
       .locator('#new-site-check')

@@ -14,10 +14,10 @@ export interface ActivityItem {
   nodeType: string | null;
   path: string;
   oldPath: string | null;
-  /** Who: a username (null when Kiln itself, or the writer is gone). */
+  /** Who: a username (null when Kiln itself, a share-link guest, or the writer is gone). */
   by: string | null;
   /** From where: `browser`, `code editor`, `version restore`, `app user`, `sync key hcsk_ab12…`,
-   *  `administrator`, or `kiln`. */
+   *  `administrator`, `share link` (a guest of the document's share link, no account), or `kiln`. */
   client: string;
   /** An AI edit: the engine, the prompt's and the reply's bytes, the outcome and how long it took. */
   aiEdit?: { engine: string; in: number; out: number; outcome: string; ms: number };
@@ -66,7 +66,9 @@ export async function activityFeed(
       by: who?.username ?? null,
       aiEdit: aiEditOf(r.kind, r.client, r.detail),
       client: !r.writer
-        ? 'kiln'
+        ? r.client === 'share'
+          ? 'share link'
+          : 'kiln'
         : r.writer.startsWith('key:')
           ? `sync key ${who?.keyPrefix ?? ''}…`
           : who?.admin

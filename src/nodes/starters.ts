@@ -114,14 +114,22 @@ section{margin:2rem 0}footer{margin-top:3rem;color:#6e7781;font-size:.9rem}`,
   <footer editmode:contenteditable>Made with Kiln.</footer>`,
       );
     case 'contact':
-      // hyperclayjs's sendMessage posts the form with the behaviour data it gathered (features added to the starters'
-      // preset below); `website` is the honeypot a person never fills.
+      // The form posts what hyperclayjs's sendMessage would (its fields and the behaviour data the library
+      // gathered: features added to the starters' preset below), but shows Kiln's own answer: a refusal's
+      // words in an error toast (sendMessage shows "Request failed: 400" in a success-style one).
+      // `website` is the honeypot a person never fills.
       return frame(
         title,
         `form label{display:block;margin:.8rem 0 .2rem}form input,form textarea{font:inherit;width:100%;padding:.4rem;border:1px solid #d0d7de;border-radius:6px;box-sizing:border-box}`,
         `  <h1 editmode:contenteditable>${title}</h1>
   <div editmode:contenteditable><p>Write to me here: every message comes to my inbox.</p></div>
-  <form id="contact" onsubmit="hyperclay.sendMessage(event, 'Thank you: your message was sent.')">
+  <form id="contact" onsubmit="event.preventDefault(); const form = this, data = Object.fromEntries(new FormData(form));
+    data.behaviorData = hyperclay.behaviorCollector.getData();
+    fetch('/_/message', { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(data) })
+      .then((r) => r.json().then((answer) => r.ok
+        ? (hyperclay.toast('Thank you: your message was sent.', 'success'), form.reset())
+        : hyperclay.toast(answer.msg, 'error')))
+      .catch(() => hyperclay.toast('The message was not sent: try again in a moment.', 'error'))">
     <label for="contact-name">Your name</label><input id="contact-name" name="name" required autocomplete="name">
     <label for="contact-email">Your email</label><input id="contact-email" name="email" type="email" autocomplete="email">
     <label for="contact-message">Message</label><textarea id="contact-message" name="message" rows="5" required></textarea>
@@ -131,16 +139,31 @@ section{margin:2rem 0}footer{margin-top:3rem;color:#6e7781;font-size:.9rem}`,
         LIBRARY.replace('preset=standard', 'preset=standard&amp;features=send-message,behavior-collector'),
       );
     case 'app':
+      // The developer's note shows in edit mode on the app itself only: the page asks Kiln what it is
+      // (`/_/app/info`), and a copy (an app user's own page, editable by them) keeps the note hidden. The
+      // mark that lets it show (as any owner-only part) is `save-remove`, so no save (and no copy) keeps
+      // it. The sign-up link comes from Kiln too: on a copy, the app's own sign-up on the app's host.
       return frame(
         title,
-        `.card{border:1px solid #d0d7de;border-radius:8px;padding:1rem;margin:1rem 0}`,
+        `.card{border:1px solid #d0d7de;border-radius:8px;padding:1rem;margin:1rem 0}
+html:not(:has(meta[data-kiln-app-page])) .app-note{display:none!important}`,
         `  <h1 editmode:contenteditable>${title}</h1>
-  <div class="card owner-only" editmode:contenteditable>
+  <div class="card owner-only app-note" editmode:contenteditable>
     <p>This is an app starter (only you see this box). On the dashboard, choose <strong>Make it an app</strong>:
     every visitor who signs up gets their own copy of this page, which saves itself just like yours.</p>
   </div>
   <p class="card visitor-only"><a id="get-copy" href="/_/app/signup">Sign up to get your own copy of this page</a>: it saves itself, and only you can change it.</p>
-  <script>document.getElementById('get-copy').search = '?app=' + encodeURIComponent(decodeURIComponent(location.pathname.slice(1)));</script>
+  <script>(() => {
+    const path = decodeURIComponent(location.pathname.slice(1)) || 'index.html';
+    document.getElementById('get-copy').search = '?app=' + encodeURIComponent(path);
+    fetch('/_/app/info?app=' + encodeURIComponent(path)).then((r) => r.ok ? r.json() : null).then((info) => {
+      if (info?.signupUrl) document.getElementById('get-copy').href = info.signupUrl;
+      if (!info || info.copy) return;
+      const mark = document.createElement('meta');
+      for (const a of ['save-remove', 'no-save', 'snapshot-remove', 'data-kiln-app-page']) mark.setAttribute(a, '');
+      document.head.append(mark);
+    });
+  })();</script>
   <h2 editmode:contenteditable>My list</h2>
   <ul editmode:contenteditable>
     <li>Each copy keeps its own items.</li>

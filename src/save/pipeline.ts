@@ -34,7 +34,12 @@ export interface SavedBy {
   writer: string | null;
   /** Browser saves: whether a person's gesture caused it (`Save-Trigger`), for the data-clobber guard. */
   trigger?: 'user' | 'auto' | null;
+  /** A share-link guest's save (no account): the versions list and the activity feed name it as one. */
+  shareGuest?: boolean;
 }
+
+/** How the versions list and the activity feed name a save's source: its kind, or `share` for a guest. */
+const recordedKind = (by: SavedBy): string => (by.shareGuest ? 'share' : by.kind);
 
 /** What a save writes, worked out once: the bytes, their text (null when not exact UTF-8) and SHA-256. */
 interface Content {
@@ -69,7 +74,7 @@ async function writeVersionAndContent(
     ...versionBody(backupNumber, content, previous?.text ?? null, last),
     content_hash: content.hash,
     size: bytes.length,
-    saved_by_kind: by.kind,
+    saved_by_kind: recordedKind(by),
     saved_by_account_id: by.accountId,
     created_at: now,
   };
@@ -86,7 +91,7 @@ async function writeVersionAndContent(
     previous: previous?.bytes ?? null,
     layout: node.layout,
     node: { id: node.id, checksum: sum, now, accountId: by.accountId, writer: by.writer },
-    activity: quiet ? null : activityLine(node.owner_id, event, now, by.kind),
+    activity: quiet ? null : activityLine(node.owner_id, event, now, recordedKind(by)),
     check,
   });
   // What the next save of the document diffs against, before the commit: a save grouped into the same commit

@@ -279,7 +279,9 @@ function aiEditNote(a: ActivityItem): string {
 function activityHtml(items: ActivityItem[]): Html {
   if (items.length === 0) return html``;
   return html`<section class="activity" aria-labelledby="activity-h"><h2 id="activity-h">Recent activity</h2><ul>${items.map(
-    (a) => html`<li>${formatTime(a.at)} · <strong>${a.by ?? 'Kiln'}</strong> ${DID[a.kind] ?? a.kind}
+    (
+      a,
+    ) => html`<li>${formatTime(a.at)} · <strong>${a.by ?? (a.client === 'share link' ? 'A share-link guest' : 'Kiln')}</strong> ${DID[a.kind] ?? a.kind}
 <span class="nm" title="${a.path}">${a.oldPath ? `${a.oldPath} → ${a.path}` : a.path}</span> <small>(${a.client}${aiEditNote(a)})</small></li>`,
   )}</ul></section>`;
 }
@@ -308,6 +310,7 @@ ${
 <a href="/_/account">Your account</a>${v.isAdmin ? html` · <a href="/_/admin">Administration</a>` : ''}</p>
 <div id="flash" class="msg" role="status" aria-live="polite"></div>
 <div class="create">
+<details class="fold" open><summary>Create a document</summary>
 <form method="post" action="/_/dashboard/nodes" class="card">
   <input type="hidden" name="type" value="site">${ownerField}
   <label for="new-site">New document</label>
@@ -319,7 +322,8 @@ ${
   <label for="new-site-parent">In folder</label>
   <select id="new-site-parent" name="parentId" data-folder-choices>${folderOptions(tree, 0)}</select>
   <button type="submit">Create document</button>
-</form>
+</form></details>
+<details class="fold" open><summary>Create a folder</summary>
 <form method="post" action="/_/dashboard/nodes" class="card">
   <input type="hidden" name="type" value="folder">${ownerField}
   <label for="new-folder">New folder</label>
@@ -328,7 +332,8 @@ ${
   <label for="new-folder-parent">In folder</label>
   <select id="new-folder-parent" name="parentId" data-folder-choices>${folderOptions(tree, 0)}</select>
   <button type="submit">Create folder</button>
-</form>
+</form></details>
+<details class="fold" open><summary>Upload</summary>
 <form method="post" action="/_/upload" enctype="multipart/form-data" class="card" id="upload-form">${ownerField}
   <label for="upload-files">Upload files</label>
   <input id="upload-files" name="file" type="file" multiple required>
@@ -337,8 +342,11 @@ ${
   <select id="upload-parent" name="parentId" data-folder-choices>${folderOptions(tree, 0)}</select>
   <button type="submit">Upload</button>
   <ul id="uploads" aria-live="polite"></ul>
-</form>
+</form></details>
 </div>
+<script>/* On a phone the forms fold away (one tap each) so the list starts on the first screen; one with a
+name to finish (autofocus) stays open. Run here, before the first paint. */
+if(matchMedia('(max-width:640px)').matches)document.querySelectorAll('.create details.fold').forEach(function(d){if(!d.querySelector('[autofocus]'))d.open=false;});</script>
 <dialog id="upload-ask" aria-labelledby="upload-ask-text"><form method="dialog">
   <p id="upload-ask-text"></p>
   <div class="actions"><button value="replace">Replace</button><button value="keep" class="secondary">Keep both</button><button value="cancel" class="secondary">Cancel</button></div>
@@ -376,6 +384,12 @@ const STYLE = `
 .name-check{display:block;min-height:1.2em}.name-check.ok{color:var(--ok)}.name-check.bad{color:var(--bad);font-weight:600}
 .create{display:grid;grid-template-columns:repeat(auto-fit,minmax(250px,1fr));gap:var(--s4);margin-bottom:var(--s5)}
 .create form.card{max-width:none;margin:0}.create small{display:block;margin-top:var(--s1)}
+.create details.fold>summary{display:none}
+.create details.fold{display:flex;flex-direction:column}.create details.fold::details-content{flex:1;display:flex;flex-direction:column}
+.create details.fold>form.card{flex:1}
+@media (max-width:640px){.create{gap:var(--s2);margin-bottom:var(--s4)}
+.create details.fold>summary{display:block;cursor:pointer;padding:var(--s2) var(--s3);border:1px solid var(--line);border-radius:var(--r);background:var(--card);font-weight:600}
+.create details.fold[open]>summary{border-radius:var(--r) var(--r) 0 0;border-bottom:0}.create details.fold[open]>form.card{border-top-left-radius:0;border-top-right-radius:0}}
 nav.accounts{display:flex;flex-wrap:wrap;gap:var(--s2);margin:0 0 var(--s3)}nav.accounts .button{margin:0}
 section.activity ul{list-style:none;padding:0;margin:0}section.activity li{padding:var(--s1) 0;border-bottom:1px solid var(--line)}
 section.activity .nm{max-width:22rem;vertical-align:bottom}

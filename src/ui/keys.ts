@@ -37,8 +37,8 @@ export function keysPage(v: KeysView): string {
   const rows = shown.map(
     (
       k,
-    ) => html`<tr data-key-id="${k.id}"><td><code>${k.prefix}…</code></td><td>${when(k.createdAt)}</td><td>${when(k.expiresAt)}</td>
-<td>${when(k.lastUsedAt)}</td><td>${
+    ) => html`<tr data-key-id="${k.id}"><td data-label="Key"><code>${k.prefix}…</code></td><td data-label="Created">${when(k.createdAt)}</td><td data-label="Expires">${when(k.expiresAt)}</td>
+<td data-label="Last used">${when(k.lastUsedAt)}</td><td>${
       k.state === 'active'
         ? html`<form method="post" action="/_/dashboard/keys/${k.id}/revoke"
   onsubmit="return confirm('Revoke this key? Every tool using it stops syncing.')"><button class="secondary" type="submit">Revoke</button></form>`
@@ -64,7 +64,7 @@ ${
 ${
   shown.length === 0
     ? html`<p class="muted">${v.tab === 'active' ? 'No active keys.' : 'No expired or revoked keys.'}</p>`
-    : html`<table><thead><tr><th>Key</th><th>Created</th><th>Expires</th><th>Last used</th><th></th></tr></thead><tbody>${rows}</tbody></table>`
+    : html`<table class="stack"><thead><tr><th>Key</th><th>Created</th><th>Expires</th><th>Last used</th><th><span class="visually-hidden">Revoke or state</span></th></tr></thead><tbody>${rows}</tbody></table>`
 }`,
     scripts: html`<style>${raw(STYLE)}</style>`,
   });

@@ -18,6 +18,7 @@ const SAVED_BY: Record<string, string> = {
   create: 'created',
   starter: 'created from a starter',
   instance: 'app copy',
+  share: 'share-link guest',
   import: 'imported',
 };
 const who = (v: VersionInfo) => SAVED_BY[v.savedBy] ?? v.savedBy;

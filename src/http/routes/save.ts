@@ -10,6 +10,7 @@ import { assertSameOrigin } from '../origin.ts';
 import { documentPathOf, documentUrlHeader } from '../../save/document-url.ts';
 import { assertDocumentBytes } from '../../save/root-html.ts';
 import { saveAtPath } from '../../save/at-path.ts';
+import type { SavedBy } from '../../save/pipeline.ts';
 import { authorize, authorizeActor, ownUploads, resourceOf } from '../../access/authorize.ts';
 import { findByPath } from '../../nodes/tree.ts';
 import { parseIfMatch } from '../../core/conditional.ts';
@@ -32,22 +33,26 @@ const plugin: RoutePlugin = async (app, { services: s }) => {
     const upload = editedUploadOf(url);
     if (upload) return saveEditedUpload(s, req, upload, body);
     if (req.site.kind === 'main') throw notFound('Documents are saved on their own host.');
+    // The code editor marks its saves so the version list can say who saved.
+    const by: SavedBy = {
+      kind: req.headers['x-kiln-editor'] ? 'editor' : 'browser',
+      accountId: req.actor?.accountId ?? null,
+      writer: req.actor?.writer ?? null,
+      // Whether a person's gesture made this save (the data-clobber guard weighs it).
+      trigger: saveTriggerOf(req.headers),
+    };
     const result = await saveAtPath(s, {
       ownerId: req.site.accountId,
       path,
       check(node) {
-        authorize(callerOf(req, node), resourceOf(node), 'save');
+        const caller = callerOf(req, node);
+        authorize(caller, resourceOf(node), 'save');
+        // Allowed by the share link alone (nobody signed in here): the history names a share-link guest.
+        by.shareGuest = !req.actor && caller.shareGuest === true;
         assertDocumentBytes(body);
       },
       bytes: body,
-      // The code editor marks its saves so the version list can say who saved.
-      by: {
-        kind: req.headers['x-kiln-editor'] ? 'editor' : 'browser',
-        accountId: req.actor?.accountId ?? null,
-        writer: req.actor?.writer ?? null,
-        // Whether a person's gesture made this save (the data-clobber guard weighs it).
-        trigger: saveTriggerOf(req.headers),
-      },
+      by,
       ifMatch: parseIfMatch(req.headers['if-match']),
     });
     reply.header('ETag', `"${result.checksum}"`);

@@ -11,7 +11,10 @@
   for (const a of ['no-save', 'save-remove', 'snapshot-remove']) host.setAttribute(a, '');
   const root = host.attachShadow({ mode: 'open' });
   const enc = encodeURIComponent(path);
-  const confirm = q.get('confirm');
+  // The owner cookie Kiln sets on every load for whoever may save: set means the email got confirmed since
+  // this page was stored in the browser's cache (a revalidation answers 304 and keeps the old tag).
+  const mayEdit = /(^|;\s*)isAdminOfCurrentResource=/.test(document.cookie);
+  const confirm = mayEdit ? null : q.get('confirm');
   if (confirm) {
     // An app user's own copy before their email is confirmed: why it cannot be edited yet, and the way on.
     const esc = (t) => t.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
@@ -48,7 +51,7 @@ a:hover,button:hover{background:#57534e}a:focus-visible,button:focus-visible{out
   const WORDS = { saving: 'Saving…', saved: 'Saved', error: 'Not saved', offline: 'Offline', dirty: 'Unsaved' };
   // hyperclayjs's own rule: ?editmode= wins, else the owner cookie Kiln sets for whoever may save.
   const asked = new URLSearchParams(location.search).get('editmode');
-  const editing = asked ? asked === 'true' : /(^|;\s*)isAdminOfCurrentResource=/.test(document.cookie);
+  const editing = asked ? asked === 'true' : mayEdit;
   function update() {
     const url = new URL(location.href);
     url.searchParams.set('editmode', editing ? 'false' : 'true');

@@ -8,6 +8,8 @@
 //   POST /_/app/signup              {app, email, password, username?} → an app_user account (username
 //                                   generated when empty) with its own instance of the app; signed in;
 //                                   a confirmation link mailed; 302 to the instance (AJAX: 201 JSON)
+//   GET  /_/app/signup?app=<copy>   on an app user's host, naming their copy: 302 to its app's sign-up
+//   GET  /_/app/info?app=<path>     what a page is: {app, copy, signupUrl} (the app starter's script)
 // sign-in.ts
 //   GET  /_/app/login?app=<path>    sign-in form
 //   POST /_/app/login               {app, email (or username), password} → 302 to the caller's instance

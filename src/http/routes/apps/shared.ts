@@ -5,9 +5,9 @@ import type { Services } from '../../../services.ts';
 import type { NodeRow } from '../../../nodes/tree.ts';
 import type { AppLinks } from '../../../apps/app-users.ts';
 import { KilnError, badRequest, notFound } from '../../../errors.ts';
-import { authorize, resourceOf } from '../../../access/authorize.ts';
-import { personFacts } from '../../../accounts/people.ts';
-import { childPathOf } from '../../../nodes/tree.ts';
+import { allows, authorize, resourceOf } from '../../../access/authorize.ts';
+import { personFacts, usernameOf } from '../../../accounts/people.ts';
+import { childPathOf, getNode } from '../../../nodes/tree.ts';
 import { appAt } from '../../../apps/apps.ts';
 import { createInstance, findInstance, signupInstance } from '../../../apps/instances.ts';
 import { documentHostUrl, nodeUrlPath } from '../../../core/urls.ts';
@@ -57,6 +57,33 @@ export async function appOf(s: Services, req: FastifyRequest, action: 'signup' |
   const node = await appAt(s, accountId, path, { signupsOnly: action === 'signup' });
   authorize({ actor: req.actor }, resourceOf(node), action);
   return node;
+}
+
+/** The document the request names on this host, when the caller may see it (any document: an app, a
+ *  copy of one, or neither); undefined otherwise. */
+export async function namedDocument(s: Services, req: FastifyRequest): Promise<NodeRow | undefined> {
+  const path = appPathOf(req);
+  if (!path) return undefined;
+  try {
+    const node = await appAt(s, hostAccount(req), path, { signupsOnly: false });
+    return allows({ actor: req.actor }, resourceOf(node), 'view') ? node : undefined;
+  } catch (err) {
+    if (err instanceof KilnError && err.status === 404) return undefined;
+    throw err;
+  }
+}
+
+/** Where the app a copy (an instance) was made from takes sign-ups, on the app's own host: undefined when
+ *  `node` is no copy, or its app is gone, takes no sign-ups, or is not one a visitor may sign up on (a
+ *  private app's address is never told). A copy's page carries its app's markup, whose "get your own
+ *  copy" link names the page it is on: this is where that link leads. */
+export async function copySignupUrl(s: Services, node: NodeRow): Promise<string | undefined> {
+  if (node.source_node_id === null) return undefined;
+  const app = await getNode(s, node.source_node_id);
+  if (app?.type !== 'site' || app.enable_signups !== 1) return undefined;
+  if (!allows({ actor: null }, resourceOf(app), 'signup')) return undefined;
+  const host = documentHostUrl(s.config, await usernameOf(s, app.owner_id));
+  return `${host}/_/app/signup?app=${encodeURIComponent(childPathOf(app))}`;
 }
 
 /** The app when one is named and visible, else undefined (pages that work without one). */

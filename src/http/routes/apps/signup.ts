@@ -1,6 +1,9 @@
 // Signing up on an app: the form, and the new app user with their own instance of the app.
 import type { RoutePlugin } from '../plugin.ts';
-import { badRequest } from '../../../errors.ts';
+import { KilnError, badRequest, notFound } from '../../../errors.ts';
+import type { NodeRow } from '../../../nodes/tree.ts';
+import { childPathOf } from '../../../nodes/tree.ts';
+import { allows, resourceOf } from '../../../access/authorize.ts';
 import { findInstance } from '../../../apps/instances.ts';
 import { signUpOnApp } from '../../../apps/app-users.ts';
 import { appSignupPage } from '../../../ui/apps.ts';
@@ -9,17 +12,54 @@ import { refuseCrossSite } from '../../origin.ts';
 import { handoff, signIn } from '../../sessions.ts';
 import { strictAttempt } from '../../../ratelimit/http.ts';
 import { bodies } from './schemas.ts';
-import { appOf, backTo, formPost, instanceUrl, linksFor, mainLogin, namedApp, refOf, sendPage } from './shared.ts';
+import {
+  appOf,
+  backTo,
+  copySignupUrl,
+  formPost,
+  hostUrl,
+  instanceUrl,
+  linksFor,
+  mainLogin,
+  namedApp,
+  namedDocument,
+  refOf,
+  sendPage,
+} from './shared.ts';
 
 const signup: RoutePlugin = async (app, { services: s }) => {
   app.get('/_/app/signup', async (req, reply) => {
-    const node = await appOf(s, req, 'signup');
+    let node: NodeRow;
+    try {
+      node = await appOf(s, req, 'signup');
+    } catch (err) {
+      // The "get your own copy" link of an app's page, followed on someone's copy of it: the app's sign-up.
+      const copy = err instanceof KilnError && err.status === 404 ? await namedDocument(s, req) : undefined;
+      const elsewhere = copy && (await copySignupUrl(s, copy));
+      if (elsewhere) return reply.redirect(elsewhere, 302);
+      throw err;
+    }
     const actor = req.actor;
     const instance = actor ? await findInstance(s, actor.accountId, node.id) : undefined;
     const signedIn = actor
       ? { username: actor.username, instanceUrl: instance ? instanceUrl(s, actor.username, instance) : undefined }
       : undefined;
     return sendPage(reply, appSignupPage({ app: refOf(node), msg: queryMsg(req), signedIn, mainLogin: mainLogin(s) }));
+  });
+
+  // What an app's page may ask about itself (the app starter's script): whether it is the app (it takes
+  // sign-ups) or someone's copy of one, and where "get your own copy" signs up. 404 for a document the
+  // caller cannot see.
+  app.get('/_/app/info', async (req, reply) => {
+    const node = await namedDocument(s, req);
+    if (!node) throw notFound('No such document.');
+    const isApp = node.enable_signups === 1 && allows({ actor: req.actor }, resourceOf(node), 'signup');
+    const signupUrl = isApp
+      ? `${hostUrl(s, req)}/_/app/signup?app=${encodeURIComponent(childPathOf(node))}`
+      : ((await copySignupUrl(s, node)) ?? null);
+    return reply
+      .header('cache-control', 'private, no-cache')
+      .send({ app: isApp, copy: node.source_node_id !== null, signupUrl });
   });
 
   app.post(
