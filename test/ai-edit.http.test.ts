@@ -204,6 +204,7 @@ test('engines by a leading @word: a failing engine says why; an unknown one is a
       ['ai-edit/error'],
     );
     assert.match(unknown[0].payload.message, /no engine @nobody.*@ai, @slow, @broken, @claude, @gpt/);
+    assert.match(unknown[0].payload.message, /your own agent \(npx kiln ai-edit serve --engine nobody\)/);
     // References: the owner's own document is read; another account's is not (to the owner it does not exist).
     await createNode(kiln.services, o.p.id, {
       ownerId: o.p.id,
@@ -486,4 +487,25 @@ test('a request that runs past AI_EDIT_TIMEOUT_MS ends its engine and tells the 
   } finally {
     await k.stop();
   }
+});
+
+test('with an engine, a new document from a starter loads AI editing (its data-edit-id sections answer Ctrl+K); without one it does not', async () => {
+  const main = kiln.client();
+  const p = await signedIn(kiln, main);
+  const made = await main.post(
+    '/_/dashboard/nodes',
+    { type: 'site', name: `ai-notes-${p.username}.html`, starter: 'notes', parentId: 0 },
+    { headers: { accept: 'application/json' } },
+  );
+  assert.equal(made.status, 201, made.text);
+  const page = (await kiln.client(kiln.hostOf(p.username)).get(`/ai-notes-${p.username}.html`)).text;
+  assert.match(page, /hyperclay\.js\?preset=standard&amp;features=ai-edit"/);
+  assert.match(page, /data-edit-id="todo"/);
+  // A Kiln with no engine: the same starter without the feature (nothing would answer its panel).
+  const { starterDocument } = await import('../src/nodes/starters.ts');
+  assert.doesNotMatch(starterDocument('notes', 'x.html').toString(), /ai-edit/);
+  assert.match(
+    starterDocument('contact', 'x.html', { aiEdit: true }).toString(),
+    /features=ai-edit,send-message,behavior-collector/,
+  );
 });

@@ -109,6 +109,18 @@ test('the owner asks for an edit: it streams into the paragraph; Keep saves a ve
     return document.elementFromPoint(b.x + b.width / 2, b.y + b.height / 2)?.id === 'hyper-edit-doc-bubble';
   });
 
+  // The comment box names the engines this Kiln has (the library's own placeholder names @fable / @claude).
+  await p.click('section p');
+  await p.keyboard.press('Control+k');
+  await p.waitForFunction(
+    () => (document.querySelector('#hyper-edit-panel textarea') as HTMLTextAreaElement | null)?.placeholder,
+  );
+  assert.equal(
+    await p.locator('#hyper-edit-panel textarea').getAttribute('placeholder'),
+    "Describe the change… (@file.ext adds context; engines: @ai (default), @slow, or your own agent's)",
+  );
+  await p.keyboard.press('Escape');
+
   // 1. Ask, watch it stream, keep it.
   const before = await versions();
   await ask(p, 'section p', 'make it friendlier');

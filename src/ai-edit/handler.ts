@@ -294,7 +294,7 @@ export class AiEditHandler {
     const engine = this.engines.get(name);
     if (!engine)
       throw new Refusal(
-        `There is no engine @${name} here: use ${[...this.engines.keys()].map((n) => `@${n}`).join(', ')}.`,
+        `There is no engine @${name} here: use ${[...this.engines.keys()].map((n) => `@${n}`).join(', ')}, or answer @${name} with your own agent (npx kiln ai-edit serve --engine ${name}).`,
       );
     return { engine, plan, unlimited: row?.is_superadmin === 1 };
   }

@@ -16,7 +16,12 @@ export const STARTERS = {
 } as const;
 export type Starter = keyof typeof STARTERS;
 
-const LIBRARY = '<script type="module" src="/_/hyperclayjs/src/hyperclay.js?preset=standard"></script>';
+/** hyperclayjs from Kiln itself: the standard preset, with `features` added (`ai-edit` when this Kiln has an
+ *  engine, so Ctrl+K and the 💬 chip work on the page's `data-edit-id` sections from the start). */
+function library(features: string[]): string {
+  const extra = features.length ? `&amp;features=${features.join(',')}` : '';
+  return `<script type="module" src="/_/hyperclayjs/src/hyperclay.js?preset=standard${extra}"></script>`;
+}
 
 // Owner-only controls stay hidden unless the page is in edit mode: the second style sheet is an
 // `editmode:resource`, which hyperclayjs switches on in edit mode only (and keeps inert in saves).
@@ -27,7 +32,7 @@ button{font:inherit;padding:.4rem .9rem;border-radius:6px;border:1px solid #d0d7
 button.save{background:#c2410c;color:#fff;border-color:#c2410c}
 html[savestatus="saving"] button.save::after{content:" …"}`;
 
-function frame(title: string, style: string, body: string, library = LIBRARY): Buffer {
+function frame(title: string, style: string, body: string, script: string): Buffer {
   return Buffer.from(`<!DOCTYPE html>
 <html lang="en">
 <head>
@@ -39,7 +44,7 @@ ${BASE_STYLE}
 ${style}
   </style>
   <style editmode:resource type="inert/text/css">.owner-only{display:block}.visitor-only{display:none}</style>
-  ${library}
+  ${script}
 </head>
 <body>
 <main>
@@ -59,8 +64,11 @@ function titleOf(name: string): string {
     .trim();
 }
 
-export function starterDocument(starter: Starter, name: string): Buffer {
+/** `aiEdit`: this Kiln has an AI engine (its starters load hyperclayjs's AI editing). */
+export function starterDocument(starter: Starter, name: string, opts: { aiEdit?: boolean } = {}): Buffer {
   const title = escapeHtml(/^index\.html?$/i.test(name) ? 'My site' : titleOf(name) || 'Untitled');
+  const ai = opts.aiEdit ? ['ai-edit'] : [];
+  const standard = library(ai);
   switch (starter) {
     case 'blank':
       return frame(
@@ -70,6 +78,7 @@ export function starterDocument(starter: Starter, name: string): Buffer {
   <section data-edit-id="intro" editmode:contenteditable>
     <p>This page saves itself. Click this text, change it, and save: what you see is what your visitors get.</p>
   </section>`,
+        standard,
       );
     case 'notes':
       return frame(
@@ -93,6 +102,7 @@ ul.todo li span{flex:1}ul.todo input:checked+span{text-decoration:line-through;c
   <script type="application/json" data-rules-name="api" data-rules-version="1">
     {"title": "h1", "items": ["ul.todo li", {"text": "span", "done": "input@checked"}], "notes": "#notes"}
   </script>`,
+        standard,
       );
     case 'site':
       return frame(
@@ -112,6 +122,7 @@ section{margin:2rem 0}footer{margin-top:3rem;color:#6e7781;font-size:.9rem}`,
     <div editmode:contenteditable><p>Where people can reach you.</p></div>
   </section>
   <footer editmode:contenteditable>Made with Kiln.</footer>`,
+        standard,
       );
     case 'contact':
       // The form posts what hyperclayjs's sendMessage would (its fields and the behaviour data the library
@@ -136,7 +147,7 @@ section{margin:2rem 0}footer{margin-top:3rem;color:#6e7781;font-size:.9rem}`,
     <input name="website" tabindex="-1" autocomplete="off" aria-hidden="true" hidden>
     <p><button type="submit">Send</button></p>
   </form>`,
-        LIBRARY.replace('preset=standard', 'preset=standard&amp;features=send-message,behavior-collector'),
+        library([...ai, 'send-message', 'behavior-collector']),
       );
     case 'app':
       // The developer's note shows in edit mode on the app itself only: the page asks Kiln what it is
@@ -168,6 +179,7 @@ html:not(:has(meta[data-kiln-app-page])) .app-note{display:none!important}`,
   <ul editmode:contenteditable>
     <li>Each copy keeps its own items.</li>
   </ul>`,
+        standard,
       );
   }
 }

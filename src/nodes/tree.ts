@@ -244,7 +244,7 @@ export async function createIn(
   }
   const bytes =
     input.html === undefined
-      ? starterDocument(input.starter ?? 'blank', name)
+      ? starterDocument(input.starter ?? 'blank', name, { aiEdit: s.aiEdit.on })
       : Buffer.isBuffer(input.html)
         ? input.html
         : Buffer.from(String(input.html), 'utf8');

@@ -69,10 +69,39 @@ a:hover,button:hover{background:#57534e}a:focus-visible,button:focus-visible{out
   update();
   // hyperclayjs's AI editing puts its whole-page 💬 bubble in the bottom-right corner: the bar stands beside it.
   const beside = () => bar.classList.toggle('beside', !!document.getElementById('hyper-edit-doc-bubble'));
+  // hyperclayjs's own panels, as this Kiln has them (the owner's page only; never saved): the data-loss panel's
+  // small grey text at 4.5:1 (its own greys fall short of it), and the AI panel's placeholder naming the
+  // engines this Kiln has (from /_/meta) instead of the library's.
+  const fixes = document.createElement('style');
+  for (const a of ['no-save', 'save-remove', 'snapshot-remove', 'mutations-ignore']) fixes.setAttribute(a, '');
+  fixes.textContent =
+    'html .hcdl{--mirk-placeholder-color:light-dark(#6b5c45,#a4aac6);--mirk-sortable-label:light-dark(#6b5c45,#a4aac6);' +
+    '--mirk-destructive:light-dark(#a3392a,#ff8a94)}html .hcdl .dg-now{opacity:1}';
+  let engines = null;
+  fetch('/_/meta', { headers: { accept: 'application/json' } })
+    .then((r) => r.json())
+    .then((m) => {
+      const list = m?.bus?.aiEdit?.engines ?? [];
+      const named = list.map((e) => `@${e.name}${e.default ? ' (default)' : ''}`).join(', ');
+      engines = named
+        ? `engines: ${named}, or your own agent's`
+        : 'answered by your own agent (npx kiln ai-edit serve)';
+      placeholder();
+    })
+    .catch(() => {});
+  const placeholder = () => {
+    const box = document.querySelector('#hyper-edit-panel textarea');
+    if (box && engines) box.placeholder = `Describe the change… (@file.ext adds context; ${engines})`;
+  };
   const mount = () => {
     html.appendChild(host);
+    (document.head || html).appendChild(fixes);
     beside();
-    new MutationObserver(beside).observe(document.body, { childList: true });
+    placeholder();
+    new MutationObserver(() => {
+      beside();
+      placeholder();
+    }).observe(document.body, { childList: true });
   };
   if (document.body) mount();
   else document.addEventListener('DOMContentLoaded', mount);
