@@ -124,7 +124,7 @@ test('a page script that empties the list: the event in the panel’s shape, liv
   assert.match(event.id, /^[0-9a-f-]{36}$/);
   assert.equal(event.status, 'pending');
   assert.equal(event.canRevert, true);
-  assert.equal(event.restorable, false, 'an empty list has no element to clone: revert instead');
+  assert.equal(event.restorable, true, 'an emptied list takes its item markup from the version before the loss');
   assert.equal(typeof event.lastWriteAt, 'number');
   assert.deepEqual(event.preview, [{ key: 'items', now: '— empty —', yours: 'milk, eggs, bread' }]);
   assert.equal(event.fieldCount, 1);
@@ -172,6 +172,31 @@ test('a page script that empties the list: the event in the panel’s shape, liv
   );
   assert.equal(lines[0].by, person.username);
   lane.close();
+});
+
+test('a list a background save emptied entirely is restored: its item markup comes from the version before the clobber, and nothing else of the page changes', async () => {
+  const LIST = (items: string[], extra = '') =>
+    `<!doctype html><html><head>${'<script type="application/json" data-rules-name="api" data-rules-version="1">{"books": ["#books li", {"title": ".t", "by": ".a"}]}</script>'}</head><body><h1>Reading</h1><ol id="books">${items
+      .map((t) => `<li class="book"><b class="t">${t}</b> by <i class="a">someone</i></li>`)
+      .join('')}</ol>${extra}</body></html>`;
+  const { doc, url } = await ownerWith('guard-empty.html', LIST(['Middlemarch', 'Bleak House']));
+  assert.equal(await pending(doc, url), null);
+  assert.equal((await save(doc, url, LIST([], '<p>added since</p>'), 'auto')).status, 200);
+  const event = await pending(doc, url);
+  assert.ok(event);
+  assert.equal(event.restorable, true);
+  const res = await resolve(doc, url, event.id, 'restore');
+  assert.equal(res.status, 200, res.text);
+  const served = (await doc.get('/guard-empty.html')).text;
+  assert.deepEqual(
+    [...served.matchAll(/<li class="book"><b class="t">([^<]*)<\/b> by <i class="a">someone<\/i><\/li>/g)].map(
+      (m) => m[1],
+    ),
+    ['Middlemarch', 'Bleak House'],
+  );
+  assert.doesNotMatch(served, /cms-template|data-kiln-seed/, 'no seed is left in the page');
+  assert.match(served, /<p>added since<\/p>/);
+  assert.equal(await pending(doc, url), null);
 });
 
 test('a person’s own deliberate delete raises nothing; a big gestured clobber does; a page without api rules is never guarded', async () => {

@@ -533,7 +533,7 @@ export class DataLossGuard {
       fieldCount: preview.length,
       preview,
       droppedAdditions,
-      restorable: await this.canRestore(e, bytes),
+      restorable: await this.canRestore(node, e, bytes),
       canRevert: await this.canRevert(node, e),
       status: 'pending',
     };
@@ -561,10 +561,16 @@ export class DataLossGuard {
     return ok;
   }
 
-  /** The page with the destroyed data written back, when that round-trips (the restore's dry run). */
-  private async restored(e: GuardEvent, bytes: Buffer): Promise<Buffer | null> {
+  /** The page with the destroyed data written back, when that round-trips (the restore's dry run). A list the
+   *  loss emptied entirely takes its item's markup from the version that holds the data (the revert target). */
+  private async restored(node: SavedNode, e: GuardEvent, bytes: Buffer): Promise<Buffer | null> {
     if (bytes.length > MAX_RESTORE_BYTES) return null;
-    const html = await withData(bytes.toString('utf8'), e.recoverable.api);
+    const page = bytes.toString('utf8');
+    let html = await withData(page, e.recoverable.api);
+    if (html === null) {
+      const earlier = await this.revertTarget(node, e).catch(() => null);
+      if (earlier) html = await withData(page, e.recoverable.api, earlier.toString('utf8'));
+    }
     if (html === null) return null;
     const out = Buffer.from(html, 'utf8');
     const island = await this.islandOf(out, sha256(out));
@@ -572,11 +578,11 @@ export class DataLossGuard {
   }
 
   /** Whether a restore would work on these bytes (remembered per event and bytes). */
-  private async canRestore(e: GuardEvent, bytes: Buffer): Promise<boolean> {
+  private async canRestore(node: SavedNode, e: GuardEvent, bytes: Buffer): Promise<boolean> {
     const key = `${e.id}:${sha256(bytes)}`;
     let ok = this.restorable.get(key);
     if (ok === undefined) {
-      ok = (await this.restored(e, bytes)) !== null;
+      ok = (await this.restored(node, e, bytes)) !== null;
       if (this.restorable.size > 256) this.restorable.clear();
       this.restorable.set(key, ok);
     }
@@ -644,7 +650,7 @@ export class DataLossGuard {
       if (!content) throw new KilnError(404, 'No pending data-loss event', 'not-found');
       let after: Buffer = content.bytes;
       if (choice === 'restore') {
-        const out = await this.restored(e, content.bytes);
+        const out = await this.restored(node, e, content.bytes);
         const refusal = 'Data could not be restored onto the current page; use Revert.';
         if (!out) throw new KilnError(422, refusal, 'not-restorable');
         after = out;
