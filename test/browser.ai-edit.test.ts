@@ -4,7 +4,7 @@
 // version, Revert leaves the stored page as it was; Stop ends the engine process.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -17,18 +17,19 @@ import { SCREENS, PHONE } from './support/screens.ts';
 import { until } from './support/wait.ts';
 import { isAlive, pidIn } from './support/child.ts';
 import { channels } from '../src/events/bus.ts';
+import { ROOT } from '../src/paths.ts';
 
 const ENGINE = path.join(path.dirname(fileURLToPath(import.meta.url)), 'support/ai-engine.mjs');
 const SHOTS = process.env.KILN_TEST_SCREENSHOTS !== '0';
 
+// The README's recipe for an AI-editable page, as written there (the code block after `<!-- ai-edit -->`).
+const README_SNIPPET =
+  /<!-- ai-edit -->\s*```html\n([\s\S]*?)```/.exec(readFileSync(path.join(ROOT, 'README.md'), 'utf8'))?.[1] ?? '';
 const DOC = `<!DOCTYPE html>
 <html lang="en">
-<head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1"><title>Landing</title>
-<script type="module" src="/_/hyperclayjs/src/hyperclay.js?preset=smooth-sailing&features=ai-edit"></script>
-</head>
+<head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1"><title>Landing</title></head>
 <body><main style="max-width:40rem;margin:2rem auto;font-family:system-ui;padding:0 1rem">
-<section data-edit-id="hero" style="padding:1.5rem"><h1>Welcome</h1><p>Hello there</p></section>
-</main></body>
+${README_SNIPPET}</main></body>
 </html>
 `;
 
