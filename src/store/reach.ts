@@ -1,7 +1,6 @@
 // Whether DATABASE_URL names a PostgreSQL database that can be opened, said in one line a person can act
 // on: checked before anything else starts (`kiln serve` with or without workers), since a worker that
 // cannot open its database would only be restarted, again and again, by its primary.
-import pg from 'pg';
 import { limits } from '../limits.ts';
 
 /** Where DATABASE_URL points, without its password. */
@@ -51,6 +50,8 @@ const LASTING = new Set(['3D000', '28P01', '28000', 'ENOTFOUND']);
 
 /** Connects once and ends; throws DatabaseUnavailable (its message from databaseProblem) when that fails. */
 export async function assertDatabaseReachable(url: string): Promise<void> {
+  // pg is loaded by the PostgreSQL configuration only (test/build.lazy-packages).
+  const pg = (await import('pg')).default;
   const client = new pg.Client({ connectionString: url, connectionTimeoutMillis: limits.database.connectMs });
   try {
     await client.connect();
