@@ -231,3 +231,51 @@ test('strangers keep their answers: a missing node for the use cases, no team fo
   const up = multipart({ parentId: '0', ownerId: String(team.id) }, { name: 'x.txt', content: 'x' });
   assert.equal((await stranger.main.post('/_/upload', up.body, { headers: up.headers })).status, 404);
 });
+
+test('the sharing door asks the same question: a team’s owners and editors share its documents, a viewer gets 403 viewer, a stranger 400 not-owner (as on the dashboard)', async () => {
+  const owner = await member('maker');
+  const editor = await member();
+  const viewer = await member();
+  const stranger = await member();
+  const team = await createTeam(kiln.services, {
+    username: `sh-${owner.person.username}`,
+    ownerId: owner.person.id,
+    plan: 'maker',
+  });
+  for (const [who, role] of [
+    [editor, 'editor'],
+    [viewer, 'viewer'],
+  ] as const)
+    await setMember(kiln.services, owner.person.id, { teamId: team.id, username: who.person.username, role });
+  const doc = await createNode(kiln.services, owner.person.id, {
+    ownerId: team.id,
+    parentId: 0,
+    type: 'site',
+    name: `shared-${team.id}.html`,
+    html: '<html><p>team page</p></html>',
+  });
+  const sharing = `/_/dashboard/nodes/${doc.id}/sharing`;
+  const json = { headers: { accept: 'application/json' } };
+  for (const who of [owner, editor]) {
+    assert.equal((await who.main.get(sharing, json)).status, 200);
+    const on = await who.main.post(sharing, { enabled: 'true' }, ajax);
+    assert.equal(on.status, 200, on.text);
+    assert.equal(on.json.shareEnabled, true);
+  }
+  for (const [req, what] of [
+    [viewer.main.get(sharing, json), 'read'],
+    [viewer.main.post(sharing, { enabled: 'false' }, ajax), 'change'],
+  ] as const) {
+    const r = await req;
+    assert.equal(r.status, 403, `${what}: ${r.text}`);
+    assert.equal(r.json.code, 'viewer');
+  }
+  for (const r of [
+    await stranger.main.get(sharing, json),
+    await stranger.main.post(sharing, { enabled: 'false' }, ajax),
+  ]) {
+    assert.equal(r.status, 400, r.text);
+    assert.equal(r.json.code, 'not-owner');
+  }
+  assert.equal((await owner.main.get(sharing, json)).json.shareEnabled, true, 'the refusals changed nothing');
+});

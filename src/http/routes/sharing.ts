@@ -16,12 +16,13 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import { z } from 'zod';
 import type { RoutePlugin } from './plugin.ts';
 import type { Actor } from '../../access/actor.ts';
-import { type KilnError, badRequest, notFound } from '../../errors.ts';
-import { authorize, resourceOf, authorizeActor } from '../../access/authorize.ts';
+import { type KilnError, badRequest } from '../../errors.ts';
+import { authorizeActor } from '../../access/authorize.ts';
+import { nodeToManage } from '../../nodes/manage.ts';
 import { assertSameOrigin } from '../origin.ts';
 import { wantsHtml, queryMsg, backWithRefusal, idParam, parse, textParam, type FieldCodes } from '../io.ts';
 import { withMessage } from '../messages.ts';
-import { getNode, type NodeRow } from '../../nodes/tree.ts';
+import type { NodeRow } from '../../nodes/tree.ts';
 import { regenerateShareToken, setSharing, type ShareState } from '../../sharing/share.ts';
 import { strictAttempt } from '../../ratelimit/http.ts';
 import { sharingPage } from '../../ui/sharing.ts';
@@ -55,9 +56,9 @@ const plugin: RoutePlugin = async (app, { services: s }) => {
   async function ownedDocument(req: FastifyRequest, write: boolean): Promise<{ actor: Actor; node: NodeRow }> {
     if (write) assertSameOrigin(req);
     const actor = authorizeActor({ actor: req.actor }, null, 'manage');
-    const node = await getNode(s, idParam(req));
-    if (!node) throw notFound();
-    authorize({ actor: req.actor }, resourceOf(node), 'manage');
+    // The dashboard's own decision, team roles included: a team's owners and editors share its documents,
+    // a viewer is refused 403 `viewer` (as at every other door).
+    const node = await nodeToManage(s, actor, idParam(req));
     if (node.type !== 'site') throw badRequest('Only documents can be shared.', 'not-a-document');
     return { actor, node };
   }
