@@ -245,6 +245,11 @@ test('an app user’s copy of the app starter: the sign-up link leads to the app
   await page.locator('kiln-toolbar').getByRole('toolbar').waitFor();
   assert.equal(await page.locator('kiln-toolbar').getByText('Confirm your email').count(), 0);
   assert.equal(await page.evaluate(() => document.cookie.includes('isAdminOfCurrentResource=true')), true);
+  // An app user's toolbar offers no code editor (403 for app users) and no dashboard (they have none).
+  const bar = page.locator('kiln-toolbar').getByRole('toolbar');
+  assert.equal(await bar.getByRole('link', { name: 'Versions' }).count(), 1);
+  assert.equal(await bar.getByRole('link', { name: 'Code' }).count(), 0);
+  assert.equal(await bar.getByRole('link', { name: 'Dashboard' }).count(), 0);
   await page.getByRole('button', { name: 'Save' }).first().waitFor();
   // The page has asked Kiln what it is (the "get your own copy" link now names the app's sign-up).
   await page.waitForFunction(() => (document.getElementById('get-copy') as HTMLAnchorElement).host !== location.host);

@@ -225,7 +225,12 @@ const plugin: RoutePlugin = async (app, { services: s }) => {
       .header('content-type', 'text/html; charset=utf-8')
       .header('etag', `"${content.checksum}"`);
     if (!(owner || unconfirmed)) return reply.send(content.bytes);
-    const tag = toolbarTag(childPathOf(node), s.config.baseUrl, unconfirmed ? actor!.email : undefined);
+    const tag = toolbarTag(
+      childPathOf(node),
+      s.config.baseUrl,
+      unconfirmed ? actor!.email : undefined,
+      actor?.accountType === 'app_user',
+    );
     return sendPieces(reply, withToolbar(content.bytes, tag));
   };
   function isSubresource(req: FastifyRequest): boolean {

@@ -6,6 +6,8 @@
   const q = new URL(me.src).searchParams;
   const path = q.get('path') || '';
   const main = q.get('main') || '';
+  // An app user's own copy: app users may not edit code and have no dashboard.
+  const appUser = q.get('app') === '1';
   const html = document.documentElement;
   const host = document.createElement('kiln-toolbar');
   for (const a of ['no-save', 'save-remove', 'snapshot-remove']) host.setAttribute(a, '');
@@ -42,8 +44,8 @@ a:hover,button:hover{background:#57534e}a:focus-visible,button:focus-visible{out
 .bar.beside{right:68px;max-width:calc(100vw - 80px)}
 </style><div class="bar" role="toolbar" aria-label="Kiln owner toolbar">
 <a class="mode" href="#"></a><span class="state" role="status" aria-live="polite"></span>
-<a href="/_/edit?path=${enc}">Code</a><a href="/_/versions?path=${enc}">Versions</a>
-<a href="${main}/_/dashboard">Dashboard</a><button class="hide" type="button" aria-label="Hide the toolbar">×</button>
+${appUser ? '' : `<a href="/_/edit?path=${enc}">Code</a>`}<a href="/_/versions?path=${enc}">Versions</a>
+${appUser ? '' : `<a href="${main}/_/dashboard">Dashboard</a>`}<button class="hide" type="button" aria-label="Hide the toolbar">×</button>
 <button class="show" type="button" aria-label="Show the Kiln toolbar">Kiln</button></div>`;
   const bar = root.querySelector('.bar');
   const mode = root.querySelector('.mode');
