@@ -79,3 +79,238 @@ test('first sync reconciles both sides by checksum: downloads what is missing, u
     [],
   );
 });
+
+test('watching: edits on both sides, a conflict (both kept), renames, moves and deletes both ways; SIGTERM saves and exits 0', async () => {
+  const { api, key } = await keyHolder(kiln);
+  const dir = tempDir();
+  const a = `${uniq('a')}.html`;
+  const b = `${uniq('b')}.html`;
+  const c = `${uniq('c')}.html`;
+  writeFile(dir, a, page('a1'));
+  writeFile(dir, b, page('b1'));
+  writeFile(dir, c, page('c1'));
+  writeFile(dir, 'data.bin', Buffer.from('bytes-1'));
+  const cli = startCli(['sync', dir, '--url', url, '--json'], key);
+  try {
+    await cli.waitFor((e) => e.event === 'watching', 'the watch to start');
+    const byName = async (rel: string) => (await api.list()).nodes.find((n) => relPathOf(n) === rel);
+    await until(async () => (await remoteSums(api)).size === 4, { what: 'the first sync' });
+
+    // A local edit reaches Kiln.
+    writeFile(dir, a, page('a2'));
+    await until(async () => (await remoteSums(api)).get(a) === checksum(page('a2')), { what: 'the local edit on Kiln' });
+
+    // A remote edit reaches the folder.
+    const nb = (await byName(b))!;
+    await api.upload(nb.id, page('b2'), { ifMatch: nb.checksum! });
+    await until(() => fs.readFileSync(path.join(dir, b), 'utf8') === page('b2'), { what: 'the remote edit on disk' });
+
+    // A local rename and move is sent as a move: the same node (its versions stay with it).
+    const nc = (await byName(c))!;
+    const moved = `sub/${uniq('c-moved')}.html`;
+    fs.mkdirSync(path.join(dir, 'sub'));
+    fs.renameSync(path.join(dir, c), path.join(dir, ...moved.split('/')));
+    await until(async () => (await byName(moved))?.id === nc.id, { what: 'the move on Kiln, same node' });
+    assert.equal(await byName(c), undefined);
+
+    // A remote rename comes down as a rename.
+    const na = (await byName(a))!;
+    const renamed = `${uniq('a-renamed')}.html`;
+    await api.rename(na.id, renamed, na.structureVersion);
+    await until(() => fs.existsSync(path.join(dir, renamed)) && !fs.existsSync(path.join(dir, a)), {
+      what: 'the remote rename on disk',
+    });
+    assert.equal(fs.readFileSync(path.join(dir, renamed), 'utf8'), page('a2'));
+
+    // A local delete goes to Kiln's trash; a remote delete to .kiln/trash/.
+    fs.rmSync(path.join(dir, 'data.bin'));
+    await until(async () => !(await remoteSums(api)).has('data.bin'), { what: 'the local delete on Kiln' });
+    const trashed = await kiln.services.database.db
+      .selectFrom('nodes')
+      .select(['name', 'trashed_at'])
+      .where('name', '=', 'data.bin')
+      .where('owner_id', '=', (await api.status()).accountId)
+      .executeTakeFirst();
+    assert.ok(trashed?.trashed_at, 'in Kiln’s trash, not erased');
+    const nb2 = (await byName(b))!;
+    await api.delete(nb2.id, { expectedVersion: nb2.structureVersion });
+    await until(() => !fs.existsSync(path.join(dir, b)), { what: 'the remote delete on disk' });
+    const trashDir = path.join(dir, '.kiln/trash');
+    assert.ok(
+      [...readTree(trashDir, [])].some(([rel, bytes]) => rel.endsWith(b) && bytes.toString() === page('b2')),
+      'the deleted file is in .kiln/trash',
+    );
+
+    // The other events of the run are one JSON object per line, each with a time.
+    assert.ok(cli.events().every((e) => typeof e.event === 'string' && typeof e.time === 'string'));
+  } finally {
+    const code = await cli.stop('SIGTERM');
+    assert.equal(code, 0, cli.stderr());
+  }
+  assert.deepEqual(sorted(localSums(dir)), sorted(await remoteSums(api)));
+});
+
+test('a file changed on both sides since the last sync is never overwritten: both copies are kept, and the run says so', async () => {
+  const { api, key } = await keyHolder(kiln);
+  const dir = tempDir();
+  const name = `${uniq('both')}.html`;
+  writeFile(dir, name, page('base'));
+  assert.equal((await runCli(['sync', dir, '--url', url, '--once'], key)).code, 0);
+  const node = (await api.list()).nodes.find((n) => n.name === name)!;
+  await api.upload(node.id, page('theirs'), { ifMatch: node.checksum! });
+  writeFile(dir, name, page('mine'));
+  const r = await runCli(['sync', dir, '--once', '--json'], key);
+  assert.equal(r.code, 0, r.stderr);
+  const conflict = r.events.find((e) => e.event === 'conflict');
+  assert.ok(conflict, r.stdout);
+  assert.equal(conflict.path, name);
+  assert.match(conflict.kept, /^.+ \(conflict [a-z0-9_-]+ \d{4}-\d{2}-\d{2} \d{2}-\d{2}\)\.html$/);
+  const local = readTree(dir);
+  assert.equal(local.get(name)?.toString(), page('theirs'));
+  assert.equal(local.get(conflict.kept)?.toString(), page('mine'));
+  // Both copies are on Kiln too, and the two sides agree.
+  const remote = await remoteTree(api);
+  assert.equal(remote.get(name)?.toString(), page('theirs'));
+  assert.equal(remote.get(conflict.kept)?.toString(), page('mine'));
+  assert.deepEqual(sorted(localSums(dir)), sorted(await remoteSums(api)));
+  // People see it too.
+  const human = await runCli(['sync', dir, '--once'], key);
+  assert.equal(human.code, 0);
+});
+
+test('a team folder: --team syncs the team’s files through its base, with protocol 2 headers', async () => {
+  const owner = await keyHolder(kiln);
+  const editor = await keyHolder(kiln, { plan: 'free' });
+  const team = await createTeam(kiln.services, { username: `t${uniq('team')}`, ownerId: owner.person.id, plan: 'personal' });
+  await setMember(kiln.services, owner.person.id, { teamId: team.id, username: editor.person.username, role: 'editor' });
+  const base = `/_/team/${team.username}/sync`;
+  const { SyncApi: Api } = await import('./support/sync-client.ts');
+  const teamApi = new Api({ ...owner.api.conn, protocol: 2, accountId: team.id, syncBase: base });
+  const shared = `${uniq('shared')}.html`;
+  await teamApi.create({ type: 'site', name: shared, parentId: 0, content: page('team page') });
+  const dir = tempDir();
+  writeFile(dir, `${uniq('from-editor')}.html`, page('editor page'));
+  const r = await runCli(['sync', dir, '--url', url, '--team', team.username, '--once', '--json'], editor.key);
+  assert.equal(r.code, 0, r.stderr);
+  assert.equal(fs.readFileSync(path.join(dir, shared), 'utf8'), page('team page'));
+  assert.deepEqual(sorted(localSums(dir)), sorted(await remoteSums(teamApi)));
+  // The editor's own account got nothing.
+  assert.equal((await editor.api.list()).nodes.length, 0);
+  // A team edit (team writes are always conditional) travels both ways.
+  writeFile(dir, shared, page('team page v2'));
+  const again = await runCli(['sync', dir, '--once', '--json'], editor.key);
+  assert.equal(again.code, 0, again.stderr);
+  assert.equal((await remoteTree(teamApi)).get(shared)?.toString(), page('team page v2'));
+  // A team the key cannot sync is refused with the server's words.
+  const stranger = await keyHolder(kiln);
+  const refused = await runCli(['sync', tempDir(), '--url', url, '--team', team.username, '--once'], stranger.key);
+  assert.equal(refused.code, 5);
+  assert.match(refused.stderr, /team/i);
+});
+
+test('refusals (name rules, sizes) are answered with the server’s message and the file is skipped, not retried', async () => {
+  const { api, key } = await keyHolder(kiln);
+  const dir = tempDir();
+  const ok = `${uniq('fine')}.html`;
+  writeFile(dir, ok, page('fine'));
+  writeFile(dir, 'bad@name.html', page('bad'));
+  const r = await runCli(['sync', dir, '--url', url, '--once', '--json'], key);
+  assert.equal(r.code, 3, r.stderr);
+  const skip = r.events.find((e) => e.event === 'skip');
+  assert.equal(skip.path, 'bad@name.html');
+  assert.equal(skip.status, 400);
+  assert.match(skip.msg, /special character/);
+  assert.deepEqual([...(await remoteSums(api)).keys()], [ok]);
+  // The next run does not send it again (until it changes).
+  const again = await runCli(['sync', dir, '--once', '--json'], key);
+  assert.equal(again.code, 0, again.stderr);
+  assert.ok(!again.events.some((e) => e.event === 'skip' || e.event === 'upload'));
+  writeFile(dir, 'bad@name.html', page('bad, edited'));
+  const edited = await runCli(['sync', dir, '--once', '--json'], key);
+  assert.equal(edited.code, 3);
+  assert.equal(edited.events.find((e) => e.event === 'skip')?.path, 'bad@name.html');
+});
+
+test('push and pull: one way, --dry-run changes nothing, --prune goes to a trash on either side', async () => {
+  const { api, key } = await keyHolder(kiln);
+  const keep = `${uniq('keep')}.html`;
+  const extra = `${uniq('extra')}.html`;
+  await api.create({ type: 'site', name: extra, parentId: 0, content: page('only on kiln') });
+  const dir = tempDir();
+  writeFile(dir, keep, page('deploy me'));
+
+  const dry = await runCli(['push', dir, '--url', url, '--prune', '--dry-run', '--json'], key);
+  assert.equal(dry.code, 0, dry.stderr);
+  assert.deepEqual(dry.events.filter((e) => e.event === 'plan').map((e) => `${e.op} ${e.rel}`).sort(), [
+    `remote-delete ${extra}`,
+    `upload ${keep}`,
+  ]);
+  assert.deepEqual([...(await remoteSums(api)).keys()], [extra], 'a dry run changes nothing');
+  assert.ok(!fs.existsSync(path.join(dir, '.kiln/state.json')));
+
+  const push = await runCli(['push', dir, '--url', url, '--json'], key);
+  assert.equal(push.code, 0, push.stderr);
+  assert.deepEqual([...(await remoteSums(api)).keys()].sort(), [extra, keep].sort(), 'without --prune nothing goes');
+  assert.ok(!fs.existsSync(path.join(dir, extra)), 'push never writes the folder');
+
+  const pruned = await runCli(['push', dir, '--prune', '--json'], key);
+  assert.equal(pruned.code, 0, pruned.stderr);
+  assert.deepEqual([...(await remoteSums(api)).keys()], [keep]);
+
+  // Pull into another folder, then prune a local extra into .kiln/trash.
+  const other = tempDir();
+  writeFile(other, 'local-only.txt', 'mine');
+  const pull = await runCli(['pull', other, '--url', url, '--json'], key);
+  assert.equal(pull.code, 0, pull.stderr);
+  assert.equal(fs.readFileSync(path.join(other, keep), 'utf8'), page('deploy me'));
+  assert.ok(fs.existsSync(path.join(other, 'local-only.txt')));
+  assert.ok(!(await remoteSums(api)).has('local-only.txt'), 'pull never writes the account');
+  const prunedPull = await runCli(['pull', other, '--prune', '--json'], key);
+  assert.equal(prunedPull.code, 0, prunedPull.stderr);
+  assert.ok(!fs.existsSync(path.join(other, 'local-only.txt')));
+  assert.equal(
+    [...readTree(path.join(other, '.kiln/trash'), [])].find(([rel]) => rel.endsWith('local-only.txt'))?.[1].toString(),
+    'mine',
+  );
+});
+
+test('.kilnignore (gitignore syntax) and the default ignores; symlinks are not followed out of the folder', async () => {
+  const { api, key } = await keyHolder(kiln);
+  const dir = tempDir();
+  const outside = tempDir();
+  writeFile(outside, 'secret.txt', 'do not upload');
+  const kept = `${uniq('kept')}.html`;
+  writeFile(dir, kept, page('kept'));
+  writeFile(dir, '.kilnignore', '# drafts stay here\ndrafts/\n*.log\n');
+  writeFile(dir, 'drafts/wip.html', page('wip'));
+  writeFile(dir, 'debug.log', 'log');
+  writeFile(dir, '.git/HEAD', 'ref: refs/heads/main');
+  writeFile(dir, 'node_modules/x/index.js', 'x');
+  writeFile(dir, `.${kept}.swp`, 'swap');
+  fs.symlinkSync(outside, path.join(dir, 'linked'));
+  fs.symlinkSync(path.join(outside, 'secret.txt'), path.join(dir, 'secret.txt'));
+  const r = await runCli(['sync', dir, '--url', url, '--once', '--json'], key);
+  assert.equal(r.code, 0, r.stderr);
+  assert.deepEqual([...(await remoteSums(api)).keys()], [kept]);
+});
+
+test('login stores the key 0600 in the config directory; without a key the command says how to get one', async () => {
+  const { api, key } = await keyHolder(kiln);
+  const config = tempDir();
+  const none = await runCli(['sync', tempDir(), '--url', url, '--once'], null, { KILN_CONFIG_DIR: config });
+  assert.equal(none.code, 2);
+  assert.match(none.stderr, /KILN_KEY|kiln login/);
+  const bad = await runCli(['login', '--url', url], null, { KILN_CONFIG_DIR: config }, { input: 'hcsk_nope\n' });
+  assert.equal(bad.code, 5, bad.stderr);
+  const login = await runCli(['login', '--url', url], null, { KILN_CONFIG_DIR: config }, { input: `${key}\n` });
+  assert.equal(login.code, 0, login.stderr);
+  const file = path.join(config, 'credentials.json');
+  assert.equal(fs.statSync(file).mode & 0o777, 0o600);
+  assert.ok(!login.stderr.includes(key), 'the key is never printed');
+  const dir = tempDir();
+  const name = `${uniq('after-login')}.html`;
+  writeFile(dir, name, page('x'));
+  const r = await runCli(['sync', dir, '--url', url, '--once'], null, { KILN_CONFIG_DIR: config });
+  assert.equal(r.code, 0, r.stderr);
+  assert.ok((await remoteSums(api)).has(name));
+});

@@ -135,7 +135,20 @@ export class SyncEngine {
       this.state.url = this.o.url;
       this.state.team = this.o.team;
       this.giveUpAt = Date.now() + limits.syncClient.onceGiveUpMs;
-      await this.api.bind(this.o.team ?? undefined);
+      try {
+        await this.api.bind(this.o.team ?? undefined);
+      } catch (err) {
+        // The key, the team or the plan refused: nothing a retry changes.
+        if (err instanceof SyncRefusal && err.status < 500) {
+          out.emit(
+            { event: 'error', status: err.status, code: err.code, msg: err.message },
+            `kiln: ${err.message}${err.code ? ` (${err.code})` : ''}`,
+            { toErr: true },
+          );
+          return EXIT.refused;
+        }
+        throw err;
+      }
       if (this.state.accountId !== null && this.api.accountId !== null && this.state.accountId !== this.api.accountId) {
         out.emit(
           { event: 'error', code: 'account-changed' },
