@@ -112,7 +112,7 @@ test('push and pull are one way; --prune removes what the source lacks', () => {
   const pulled = run('pull', local, remote, {}, { prune: true });
   assert.deepEqual(ops(pulled).sort(), ['download b.html', 'download both.html', 'local-delete a.html']);
   // Pull overwriting a file it has no base for keeps the local copy in the trash.
-  assert.equal((pulled.find((x) => x.rel === 'both.html' && x.op === 'download') as { trash: boolean }).trash, true);
+  assert.equal((pulled.find((x) => x.op === 'download' && x.rel === 'both.html') as { trash: boolean }).trash, true);
   // Push without a base overwrites only what it just listed (If-Match: the listed checksum).
   const pushed = run('push', local, remote).find((x) => x.op === 'upload' && x.rel === 'both.html');
   assert.equal((pushed as { ifMatch?: string }).ifMatch, 'r');
