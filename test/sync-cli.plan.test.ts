@@ -139,19 +139,29 @@ test('a file the server refused is not sent again until it changes', () => {
   ]);
 });
 
-test('a transfer that landed before a kill -9 is recognised (pending), not called a conflict', () => {
-  const local = new Map([['a.html', L('new')]]);
+test('a transfer that landed before a kill -9 is recognised (pending), so a later edit is not a conflict', () => {
+  const pending = (p: Partial<import('../src/sync-cli/plan.ts').Pending>) =>
+    new Map([['a.html', { to: 'remote' as const, id: 1, local: 'new', remote: 'new', ...p }]]);
+  // An upload landed, and the local file was edited again before the next run: an upload, not a conflict.
+  const local = new Map([['a.html', L('newer')]]);
   const remote = new Map([['a.html', R(1, 'new')]]);
-  const base = withPending(new Map([['a.html', B(1, 'old')]]), new Map([['a.html', { local: 'new', remote: 'new' }]]), local, remote);
+  const base = withPending(new Map([['a.html', B(1, 'old')]]), pending({}), local, remote);
   assert.deepEqual(base.get('a.html'), B(1, 'new'));
+  const next = plan({ mode: 'sync', prune: false, local, remote, base, skipped: new Map() });
+  assert.deepEqual(ops(next), ['upload a.html']);
+  // A create that landed (no base at all) likewise.
+  assert.deepEqual(withPending(new Map(), pending({ id: null }), local, remote).get('a.html'), B(1, 'new'));
   // Not landed (the remote has something else): the base stays.
-  const other = withPending(
-    new Map([['a.html', B(1, 'old')]]),
-    new Map([['a.html', { local: 'new', remote: 'new' }]]),
-    local,
-    new Map([['a.html', R(1, 'else')]]),
-  );
+  const other = withPending(new Map([['a.html', B(1, 'old')]]), pending({}), local, new Map([['a.html', R(1, 'else')]]));
   assert.deepEqual(other.get('a.html'), B(1, 'old'));
+  // A download that landed: the local side holds it, the remote edited since → a download, not a conflict.
+  const down = withPending(
+    new Map(),
+    pending({ to: 'local', id: 1, local: 'v1', remote: 'v1' }),
+    new Map([['a.html', L('v1')]]),
+    new Map([['a.html', R(1, 'v2')]]),
+  );
+  assert.deepEqual(down.get('a.html'), B(1, 'v1'));
 });
 
 test('conflict names are valid Kiln names, keep the extension and never take an existing name', () => {

@@ -242,8 +242,9 @@ export class SyncEngine {
     const work = actions.filter((a) => a.op !== 'record' && a.op !== 'forget');
     // What each transfer is about to make both sides hold (see plan.ts withPending).
     for (const a of work) {
-      if (a.op === 'upload') this.state.pending[a.rel] = { local: a.local, remote: a.local };
-      if (a.op === 'download' || a.op === 'conflict') this.state.pending[a.rel] = { local: a.remote, remote: a.remote };
+      if (a.op === 'upload') this.state.pending[a.rel] = { to: 'remote', id: a.id ?? null, local: a.local, remote: a.local };
+      if (a.op === 'download' || a.op === 'conflict')
+        this.state.pending[a.rel] = { to: 'local', id: a.id, local: a.remote, remote: a.remote };
     }
     for (const [rel, d] of remote.dirs) this.folderIds.set(rel, Promise.resolve(d.id));
     if (work.length) await this.saveState();

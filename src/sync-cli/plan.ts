@@ -260,10 +260,13 @@ export function plan(input: PlanInput): Action[] {
   return [...moves, ...content, ...deletes, ...records];
 }
 
-/** What a run was about to make both sides hold at a path (written to the state before the transfer):
- *  when a run is killed after the transfer and before its state, the next run finds both sides holding
- *  exactly those bytes and records them as synced instead of calling it a conflict. */
+/** A transfer a run was about to make (written to the state before it starts): `to` the side written,
+ *  `local`/`remote` the checksums both sides hold once it is done, `id` the node. When a run is killed
+ *  after the transfer and before its state, the next run finds the written side holding exactly those
+ *  bytes and takes them as synced (so a later edit of the other copy is an edit, not a conflict). */
 export interface Pending {
+  to: 'local' | 'remote';
+  id: number | null;
   local: string;
   remote: string;
 }
@@ -277,9 +280,11 @@ export function withPending(
 ): Map<string, BaseFile> {
   const out = new Map(base);
   for (const [rel, p] of pending) {
-    const l = local.get(rel);
     const r = remote.get(rel);
-    if (l && r && l.sum === p.local && r.sum === p.remote) out.set(rel, { id: r.id, local: l.sum, remote: r.sum });
+    const l = local.get(rel);
+    if (p.to === 'remote' && r && r.sum === p.remote) out.set(rel, { id: r.id, local: p.local, remote: p.remote });
+    if (p.to === 'local' && l && l.sum === p.local && p.id !== null)
+      out.set(rel, { id: p.id, local: p.local, remote: p.remote });
   }
   return out;
 }
