@@ -77,7 +77,13 @@ test('a network cut and a Kiln restart in the middle of a sync: retried with bac
     await kiln.kill('SIGKILL');
     put(`while-down-${tag}.html`, page('written while Kiln was down'));
     put(`batch/p0-${tag}.html`, page('edited while Kiln was down'));
-    await cli.waitFor((e) => e.event === 'retry' && cli.events().indexOf(e) > cli.events().findIndex((x) => x.event === 'online'), 'a retry after the restart began');
+    await until(
+      () => {
+        const events = cli.events().map((e) => e.event);
+        return events.slice(events.lastIndexOf('online') + 1).includes('retry');
+      },
+      { what: 'a retry while Kiln is down', timeout: 120_000 },
+    );
     kiln = await spawnKiln({ ...env, PORT: String(port) });
     progress('restarted');
     await until(() => converged(api, dir, expected), { what: 'convergence after the restart', timeout: 240_000, every: 250 });
