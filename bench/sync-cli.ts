@@ -24,7 +24,14 @@ const agent = new http.Agent({ keepAlive: true });
 function get(port: number, host: string, url: string, headers: Record<string, string> = {}, body?: string) {
   return new Promise<{ status: number; text: string }>((resolve, reject) => {
     const req = http.request(
-      { host: '127.0.0.1', port, path: url, method: body === undefined ? 'GET' : 'POST', agent, headers: { host, ...headers } },
+      {
+        host: '127.0.0.1',
+        port,
+        path: url,
+        method: body === undefined ? 'GET' : 'POST',
+        agent,
+        headers: { host, ...headers },
+      },
       (res) => {
         const chunks: Buffer[] = [];
         res.on('data', (c) => chunks.push(c));
@@ -55,7 +62,8 @@ function cli(args: string[], key: string) {
   return { child, out: () => out, exited };
 }
 
-const page = (text: string) => `<!DOCTYPE html><html><head><title>bench</title></head><body><p>${text}</p>${'x'.repeat(10_000)}</body></html>`;
+const page = (text: string) =>
+  `<!DOCTYPE html><html><head><title>bench</title></head><body><p>${text}</p>${'x'.repeat(10_000)}</body></html>`;
 
 const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'kiln-bench-sync-cli-'));
 const env = { DATA_DIR: dataDir, LOG_LEVEL: 'silent', ROOT_DOMAIN };

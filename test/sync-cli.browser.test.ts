@@ -49,7 +49,12 @@ test('an edit in Chromium (the owner’s page saving itself) arrives in the sync
       timeout: 30_000,
     });
     const docClient = bk.kiln.client(`${person.username}.${bk.kiln.config.rootDomain}`);
-    const served = await appendAndSave(page, async () => (await docClient.get(`/${name}`)).text, 'added', 'from the browser');
+    const served = await appendAndSave(
+      page,
+      async () => (await docClient.get(`/${name}`)).text,
+      'added',
+      'from the browser',
+    );
     assert.match(served, /<li id="added">from the browser<\/li>/);
     await until(() => fs.readFileSync(path.join(dir, name), 'utf8').includes('<li id="added">from the browser</li>'), {
       what: 'the browser’s save on disk',

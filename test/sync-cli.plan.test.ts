@@ -71,12 +71,7 @@ test('a host that rewrites what it stores (two checksums in the base) is not a c
 
 test('deletes: an unchanged file deleted on one side goes to the other side’s trash; a changed one comes back', () => {
   const base = { 'a.html': B(1, 'x'), 'b.html': B(2, 'y'), 'c.html': B(3, 'z'), 'd.html': B(4, 'w') };
-  const a = run(
-    'sync',
-    { 'b.html': L('y'), 'c.html': L('z2') },
-    { 'a.html': R(1, 'x'), 'd.html': R(4, 'w2') },
-    base,
-  );
+  const a = run('sync', { 'b.html': L('y'), 'c.html': L('z2') }, { 'a.html': R(1, 'x'), 'd.html': R(4, 'w2') }, base);
   assert.deepEqual(ops(a).sort(), ['download d.html', 'local-delete b.html', 'remote-delete a.html', 'upload c.html']);
   // Gone from both: forgotten.
   assert.deepEqual(ops(run('sync', {}, {}, { 'a.html': B(1, 'x') })), ['forget a.html']);
@@ -152,7 +147,12 @@ test('a transfer that landed before a kill -9 is recognised (pending), so a late
   // A create that landed (no base at all) likewise.
   assert.deepEqual(withPending(new Map(), pending({ id: null }), local, remote).get('a.html'), B(1, 'new'));
   // Not landed (the remote has something else): the base stays.
-  const other = withPending(new Map([['a.html', B(1, 'old')]]), pending({}), local, new Map([['a.html', R(1, 'else')]]));
+  const other = withPending(
+    new Map([['a.html', B(1, 'old')]]),
+    pending({}),
+    local,
+    new Map([['a.html', R(1, 'else')]]),
+  );
   assert.deepEqual(other.get('a.html'), B(1, 'old'));
   // A download that landed: the local side holds it, the remote edited since → a download, not a conflict.
   const down = withPending(
@@ -170,7 +170,10 @@ test('conflict names are valid Kiln names, keep the extension and never take an 
   assert.equal(n, 'docs/notes (conflict alex-s-laptop 2026-11-27 17-05).html');
   assert.equal(nodeNameProblem(n.slice(5), 'site'), null);
   const taken = new Set([n]);
-  assert.equal(conflictName('docs/notes.html', 'Alex’s Laptop', at, (p) => taken.has(p)), 'docs/notes (conflict alex-s-laptop 2026-11-27 17-05 2).html');
+  assert.equal(
+    conflictName('docs/notes.html', 'Alex’s Laptop', at, (p) => taken.has(p)),
+    'docs/notes (conflict alex-s-laptop 2026-11-27 17-05 2).html',
+  );
   assert.equal(conflictName('image.png', 'h', at), 'image (conflict h 2026-11-27 17-05).png');
 });
 

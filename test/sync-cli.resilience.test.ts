@@ -26,7 +26,8 @@ async function remoteSums(api: SyncApi): Promise<Map<string, string>> {
 const localSums = (dir: string) => new Map([...readTree(dir)].map(([k, v]) => [k, checksum(v)]));
 /** Progress of the long tests, for a person watching a run (KILN_TEST_PROGRESS=file). */
 const progress = (line: string) => {
-  if (process.env.KILN_TEST_PROGRESS) fs.appendFileSync(process.env.KILN_TEST_PROGRESS, `${new Date().toISOString()} ${line}\n`);
+  if (process.env.KILN_TEST_PROGRESS)
+    fs.appendFileSync(process.env.KILN_TEST_PROGRESS, `${new Date().toISOString()} ${line}\n`);
 };
 const sorted = (m: Map<string, string>) => [...m].sort(([a], [b]) => a.localeCompare(b));
 const expectedSums = (m: Map<string, string>) => new Map([...m].map(([k, v]) => [k, checksum(v)]));
@@ -36,10 +37,16 @@ async function converged(api: SyncApi, dir: string, expected: Map<string, string
   return JSON.stringify(sorted(localSums(dir))) === want && JSON.stringify(sorted(await remoteSums(api))) === want;
 }
 
-test('a network cut and a Kiln restart in the middle of a sync: retried with backoff, changes kept and caught up after', { timeout: 600_000 }, async () => {
+test('a network cut and a Kiln restart in the middle of a sync: retried with backoff, changes kept and caught up after', {
+  timeout: 600_000,
+}, async () => {
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'kiln-sync-cli-restart-'));
   const pg = storage === 'postgres' ? await freshPostgres() : null;
-  const env: Record<string, string> = { DATA_DIR: dataDir, LOG_LEVEL: 'silent', ...(pg ? { DATABASE_URL: pg.url } : {}) };
+  const env: Record<string, string> = {
+    DATA_DIR: dataDir,
+    LOG_LEVEL: 'silent',
+    ...(pg ? { DATABASE_URL: pg.url } : {}),
+  };
   const s = await createServices(loadConfig(env));
   const person = await createPerson(s, newPerson({ plan: 'personal' }));
   const { key } = await createSyncKey(s, person.id);
@@ -70,7 +77,11 @@ test('a network cut and a Kiln restart in the middle of a sync: retried with bac
     expected.set(remoteWhileCut, page('made on Kiln meanwhile'));
     progress('restore');
     proxy.restore();
-    await until(() => converged(api, dir, expected), { what: 'convergence after the cut', timeout: 240_000, every: 250 });
+    await until(() => converged(api, dir, expected), {
+      what: 'convergence after the cut',
+      timeout: 240_000,
+      every: 250,
+    });
 
     // Kiln stops hard and comes back on the same address; changes made meanwhile are caught up.
     progress('restart');
@@ -86,12 +97,20 @@ test('a network cut and a Kiln restart in the middle of a sync: retried with bac
     );
     kiln = await spawnKiln({ ...env, PORT: String(port) });
     progress('restarted');
-    await until(() => converged(api, dir, expected), { what: 'convergence after the restart', timeout: 240_000, every: 250 });
+    await until(() => converged(api, dir, expected), {
+      what: 'convergence after the restart',
+      timeout: 240_000,
+      every: 250,
+    });
     // The change stream is open again: an edit on Kiln reaches the folder.
     const n = (await api.list()).nodes.find((x) => x.name === remoteWhileCut)!;
     await api.upload(n.id, page('after the restart'), { ifMatch: n.checksum! });
     expected.set(remoteWhileCut, page('after the restart'));
-    await until(() => converged(api, dir, expected), { what: 'a remote edit after the restart', timeout: 120_000, every: 100 });
+    await until(() => converged(api, dir, expected), {
+      what: 'a remote edit after the restart',
+      timeout: 120_000,
+      every: 100,
+    });
   } finally {
     const code = await cli.stop('SIGTERM');
     await kiln.kill('SIGKILL');
@@ -103,7 +122,9 @@ test('a network cut and a Kiln restart in the middle of a sync: retried with bac
   assert.ok(![...readTree(dir).keys()].some((k) => k.includes('(conflict')), 'no conflict copies');
 });
 
-test('kill -9 at random moments over 10 rounds: the next run converges, every acknowledged change present once', { timeout: 900_000 }, async () => {
+test('kill -9 at random moments over 10 rounds: the next run converges, every acknowledged change present once', {
+  timeout: 900_000,
+}, async () => {
   const kiln = await startKiln();
   try {
     const url = `http://127.0.0.1:${new URL(kiln.url).port}`;
@@ -154,7 +175,8 @@ test('kill -9 at random moments over 10 rounds: the next run converges, every ac
       if (after > 0)
         await cli
           .waitFor(
-            () => cli.events().filter((e) => ['upload', 'download', 'delete', 'move'].includes(e.event)).length >= after,
+            () =>
+              cli.events().filter((e) => ['upload', 'download', 'delete', 'move'].includes(e.event)).length >= after,
             `${after} changes`,
             60_000,
           )

@@ -44,7 +44,9 @@ test('1,000 files on the first sync go up, and come down into an empty folder', 
   assert.deepEqual(sorted(localSums(other)), sorted(await remoteSums(api)));
 });
 
-test('a 20 MB upload syncs both ways; one over the plan’s upload size is skipped with the server’s message', { timeout: 300_000 }, async () => {
+test('a 20 MB upload syncs both ways; one over the plan’s upload size is skipped with the server’s message', {
+  timeout: 300_000,
+}, async () => {
   const { api, key } = await keyHolder(kiln, { plan: 'maker' });
   const dir = tempDir();
   const big = randomBytes(20 * 1024 * 1024);

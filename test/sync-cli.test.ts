@@ -98,7 +98,9 @@ test('watching: edits on both sides, a conflict (both kept), renames, moves and 
 
     // A local edit reaches Kiln.
     writeFile(dir, a, page('a2'));
-    await until(async () => (await remoteSums(api)).get(a) === checksum(page('a2')), { what: 'the local edit on Kiln' });
+    await until(async () => (await remoteSums(api)).get(a) === checksum(page('a2')), {
+      what: 'the local edit on Kiln',
+    });
 
     // A remote edit reaches the folder.
     const nb = (await byName(b))!;
@@ -181,8 +183,16 @@ test('a file changed on both sides since the last sync is never overwritten: bot
 test('a team folder: --team syncs the team’s files through its base, with protocol 2 headers', async () => {
   const owner = await keyHolder(kiln);
   const editor = await keyHolder(kiln, { plan: 'free' });
-  const team = await createTeam(kiln.services, { username: `t${uniq('team')}`, ownerId: owner.person.id, plan: 'personal' });
-  await setMember(kiln.services, owner.person.id, { teamId: team.id, username: editor.person.username, role: 'editor' });
+  const team = await createTeam(kiln.services, {
+    username: `t${uniq('team')}`,
+    ownerId: owner.person.id,
+    plan: 'personal',
+  });
+  await setMember(kiln.services, owner.person.id, {
+    teamId: team.id,
+    username: editor.person.username,
+    role: 'editor',
+  });
   const base = `/_/team/${team.username}/sync`;
   const { SyncApi: Api } = await import('./support/sync-client.ts');
   const teamApi = new Api({ ...owner.api.conn, protocol: 2, accountId: team.id, syncBase: base });
@@ -241,10 +251,13 @@ test('push and pull: one way, --dry-run changes nothing, --prune goes to a trash
 
   const dry = await runCli(['push', dir, '--url', url, '--prune', '--dry-run', '--json'], key);
   assert.equal(dry.code, 0, dry.stderr);
-  assert.deepEqual(dry.events.filter((e) => e.event === 'plan').map((e) => `${e.op} ${e.rel}`).sort(), [
-    `remote-delete ${extra}`,
-    `upload ${keep}`,
-  ]);
+  assert.deepEqual(
+    dry.events
+      .filter((e) => e.event === 'plan')
+      .map((e) => `${e.op} ${e.rel}`)
+      .sort(),
+    [`remote-delete ${extra}`, `upload ${keep}`],
+  );
   assert.deepEqual([...(await remoteSums(api)).keys()], [extra], 'a dry run changes nothing');
   assert.ok(!fs.existsSync(path.join(dir, '.kiln/state.json')));
 

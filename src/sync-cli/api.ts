@@ -46,8 +46,8 @@ export interface ApiOptions {
   onRetry?: (why: string, waitMs: number) => void;
   /** Called when a request succeeds after failures. */
   onBack?: () => void;
-  /** Give up (Unreachable) when still failing past this time (ms since epoch); Infinity: never. */
-  giveUpAt: () => number;
+  /** Give up (Unreachable) when one request has kept failing this long; Infinity: never. */
+  giveUpAfterMs: number;
   signal?: AbortSignal;
 }
 
@@ -90,6 +90,7 @@ export class SyncApi {
     const url = `${this.origin}${path.startsWith('/_/') ? path : `${this.base}${path}`}`;
     const body = opts.body === undefined ? undefined : JSON.stringify(opts.body);
     let wait: number = limits.syncClient.backoffMs;
+    let failingSince = 0;
     for (;;) {
       if (this.opts.signal?.aborted) throw new Stopped('stopped');
       let why: string;
@@ -130,7 +131,8 @@ export class SyncApi {
         if (opts.retry === false) throw err;
         why = `cannot reach ${this.origin} (${describe(err)})`;
       }
-      if (Date.now() + wait > this.opts.giveUpAt()) throw new Unreachable(why);
+      failingSince ||= Date.now();
+      if (Date.now() - failingSince + wait > this.opts.giveUpAfterMs) throw new Unreachable(why);
       const delay = retryAfterMs ?? wait;
       this.failing = true;
       this.opts.onRetry?.(why, delay);
@@ -187,7 +189,8 @@ export class SyncApi {
   async list(): Promise<WireNode[]> {
     const r = await this.call<{ nodes?: WireNode[]; complete?: boolean }>('GET', '/nodes');
     // Only a complete inventory may decide deletes.
-    if (this.protocol === 2 && r.complete !== true) throw new SyncRefusal(503, 'incomplete', 'The listing was incomplete.');
+    if (this.protocol === 2 && r.complete !== true)
+      throw new SyncRefusal(503, 'incomplete', 'The listing was incomplete.');
     return r.nodes ?? [];
   }
 

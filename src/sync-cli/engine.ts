@@ -8,7 +8,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { limits } from '../limits.ts';
 import { SyncApi, SyncRefusal, Stopped, Unreachable, type WireNode } from './api.ts';
 import { LocalFolder, checksumOf, emptyState, readState, writeState, type SyncState } from './local.ts';
-import { Output, kb } from './output.ts';
+import { type Output, kb } from './output.ts';
 import {
   type Action,
   type BaseFile,
@@ -106,13 +106,17 @@ export class SyncEngine {
       url: o.url,
       key: o.key,
       signal: o.signal,
-      giveUpAt: () => (o.watch ? Number.POSITIVE_INFINITY : this.giveUpAt),
+      giveUpAfterMs: o.watch ? Number.POSITIVE_INFINITY : limits.syncClient.onceGiveUpMs,
       onRetry: (why, waitMs) => {
         if (!this.offline) {
           this.offline = true;
-          this.o.out.emit({ event: 'retry', reason: why, waitMs }, `… ${why}; retrying (changes are kept and sent later)`, {
-            toErr: true,
-          });
+          this.o.out.emit(
+            { event: 'retry', reason: why, waitMs },
+            `… ${why}; retrying (changes are kept and sent later)`,
+            {
+              toErr: true,
+            },
+          );
         } else this.o.out.emit({ event: 'retry', reason: why, waitMs }, null);
       },
       onBack: () => {
@@ -121,8 +125,6 @@ export class SyncEngine {
       },
     });
   }
-
-  private giveUpAt = Number.POSITIVE_INFINITY;
 
   get requests(): number {
     return this.api.requests;
@@ -134,7 +136,6 @@ export class SyncEngine {
       this.state = (await readState(this.local)) ?? emptyState(this.o.url, this.o.team);
       this.state.url = this.o.url;
       this.state.team = this.o.team;
-      this.giveUpAt = Date.now() + limits.syncClient.onceGiveUpMs;
       try {
         await this.api.bind(this.o.team ?? undefined);
       } catch (err) {
@@ -159,7 +160,13 @@ export class SyncEngine {
       }
       this.state.accountId = this.api.accountId;
       out.emit(
-        { event: 'start', mode: this.o.mode, account: this.api.username, base: this.api.base, protocol: this.api.protocol },
+        {
+          event: 'start',
+          mode: this.o.mode,
+          account: this.api.username,
+          base: this.api.base,
+          protocol: this.api.protocol,
+        },
         null,
       );
       await this.catchUp(true);
@@ -170,7 +177,9 @@ export class SyncEngine {
       await this.saveState(true).catch(() => {});
       if (err instanceof Stopped) return this.finish();
       if (err instanceof Unreachable) {
-        out.emit({ event: 'error', code: 'unreachable', msg: err.message }, `kiln: gave up: ${err.message}`, { toErr: true });
+        out.emit({ event: 'error', code: 'unreachable', msg: err.message }, `kiln: gave up: ${err.message}`, {
+          toErr: true,
+        });
         return EXIT.unreachable;
       }
       if (err instanceof SyncRefusal) {
@@ -181,7 +190,9 @@ export class SyncEngine {
         );
         return [401, 402, 403].includes(err.status) ? EXIT.refused : EXIT.error;
       }
-      out.emit({ event: 'error', msg: (err as Error).message }, `kiln: ${(err as Error).stack ?? err}`, { toErr: true });
+      out.emit({ event: 'error', msg: (err as Error).message }, `kiln: ${(err as Error).stack ?? err}`, {
+        toErr: true,
+      });
       return EXIT.error;
     }
   }
@@ -190,7 +201,13 @@ export class SyncEngine {
     if (!this.o.dryRun && this.state) await this.saveState(true);
     const code = this.leftOut > 0 ? EXIT.leftOut : EXIT.ok;
     this.o.out.emit(
-      { event: 'done', changes: this.changes, conflicts: this.conflicts, leftOut: this.leftOut, requests: this.api.requests },
+      {
+        event: 'done',
+        changes: this.changes,
+        conflicts: this.conflicts,
+        leftOut: this.leftOut,
+        requests: this.api.requests,
+      },
       this.o.watch && !this.o.dryRun ? 'stopped; the folder’s state is saved' : null,
       { toErr: true },
     );
@@ -242,7 +259,8 @@ export class SyncEngine {
     const work = actions.filter((a) => a.op !== 'record' && a.op !== 'forget');
     // What each transfer is about to make both sides hold (see plan.ts withPending).
     for (const a of work) {
-      if (a.op === 'upload') this.state.pending[a.rel] = { to: 'remote', id: a.id ?? null, local: a.local, remote: a.local };
+      if (a.op === 'upload')
+        this.state.pending[a.rel] = { to: 'remote', id: a.id ?? null, local: a.local, remote: a.local };
       if (a.op === 'download' || a.op === 'conflict')
         this.state.pending[a.rel] = { to: 'local', id: a.id, local: a.remote, remote: a.remote };
     }
@@ -250,7 +268,11 @@ export class SyncEngine {
     if (work.length) await this.saveState();
 
     const transfers = work.filter((a) => a.op === 'upload' || a.op === 'download' || a.op === 'conflict');
-    if (firstSync) o.out.startBar(transfers.length, transfers.reduce((n, a) => n + ((a as { size: number }).size ?? 0), 0));
+    if (firstSync)
+      o.out.startBar(
+        transfers.length,
+        transfers.reduce((n, a) => n + ((a as { size: number }).size ?? 0), 0),
+      );
     let done = 0;
     const runOne = async (a: Action) => {
       if (o.signal.aborted) return;
@@ -260,7 +282,8 @@ export class SyncEngine {
         if (err instanceof SyncRefusal && err.status === 401) throw err;
         if (err instanceof Stopped || err instanceof Unreachable) throw err;
         if (err instanceof SyncRefusal && isFinalRefusal(err)) this.refused(a, err);
-        else if (err instanceof SyncRefusal) this.dirty = true; // changed meanwhile: the next pass sees it
+        else if (err instanceof SyncRefusal)
+          this.dirty = true; // changed meanwhile: the next pass sees it
         else throw err;
       } finally {
         if (a.op === 'upload' || a.op === 'download' || a.op === 'conflict') {
@@ -325,7 +348,8 @@ export class SyncEngine {
           return true;
         }
         const leaf = a.rel.slice(a.rel.lastIndexOf('/') + 1);
-        const elsewhere = type === 'site' && !SIBLING_NAMES.has(leaf.toLowerCase()) && remote.siteNames.get(leaf.toLowerCase());
+        const elsewhere =
+          type === 'site' && !SIBLING_NAMES.has(leaf.toLowerCase()) && remote.siteNames.get(leaf.toLowerCase());
         if (elsewhere && elsewhere !== a.rel)
           throw new SyncRefusal(
             409,
@@ -337,7 +361,10 @@ export class SyncEngine {
         const at = (node.path ? `${node.path}/${node.name}` : node.name).normalize('NFC');
         if (at !== a.rel) throw new SyncRefusal(409, 'name-conflict', `the server put it at "${at}"`);
         files[a.rel] = { id: node.id, local: a.local, remote: String(node.etag ?? node.checksum) };
-        this.changed({ event: 'upload', path: a.rel, bytes: bytes.length, created: true }, `↑ ${a.rel} (new, ${kb(bytes.length)})`);
+        this.changed(
+          { event: 'upload', path: a.rel, bytes: bytes.length, created: true },
+          `↑ ${a.rel} (new, ${kb(bytes.length)})`,
+        );
         return true;
       }
       case 'download':
@@ -349,7 +376,10 @@ export class SyncEngine {
       case 'local-move': {
         if (!(await this.local.move(a.from, a.to))) return this.again();
         this.moveBase(a.from, a.to);
-        this.changed({ event: 'move', from: a.from, path: a.to, side: 'local' }, `→ ${a.from} → ${a.to} (moved on Kiln)`);
+        this.changed(
+          { event: 'move', from: a.from, path: a.to, side: 'local' },
+          `→ ${a.from} → ${a.to} (moved on Kiln)`,
+        );
         return true;
       }
       case 'remote-move': {
@@ -571,18 +601,31 @@ export class SyncEngine {
       ignoreInitial: true,
       followSymlinks: false,
       ignored: (p: string, stats?: { isDirectory(): boolean }) => {
-        const rel = p === dir ? '' : p.slice(dir.length + 1).split('\\').join('/').normalize('NFC');
+        const rel =
+          p === dir
+            ? ''
+            : p
+                .slice(dir.length + 1)
+                .split('\\')
+                .join('/')
+                .normalize('NFC');
         if (!rel) return false;
         return this.local.ignored(rel, stats?.isDirectory() ?? false) || this.local.ignored(`${rel}/`, true);
       },
     });
     watcher.on('all', () => this.poke());
-    watcher.on('error', (err) => o.out.emit({ event: 'warning', msg: String(err) }, `… watcher: ${err}`, { toErr: true }));
+    watcher.on('error', (err) =>
+      o.out.emit({ event: 'warning', msg: String(err) }, `… watcher: ${err}`, { toErr: true }),
+    );
     const streamDone = this.followStream();
     const timer = setInterval(this.poke, limits.syncClient.fullPassMs);
-    o.out.emit({ event: 'watching', path: dir }, `watching ${dir} and ${this.api.username || 'the account'} (Ctrl-C stops)`, {
-      toErr: true,
-    });
+    o.out.emit(
+      { event: 'watching', path: dir },
+      `watching ${dir} and ${this.api.username || 'the account'} (Ctrl-C stops)`,
+      {
+        toErr: true,
+      },
+    );
     try {
       while (!o.signal.aborted) {
         if (!this.dirty) {
@@ -599,7 +642,14 @@ export class SyncEngine {
           await this.catchUp();
         } catch (err) {
           if (err instanceof Stopped) break;
-          throw err;
+          // A refused key ends the run; anything else (a file busy, a refusal mid-pass) is told and tried
+          // again by a later pass.
+          if (err instanceof SyncRefusal && (err.status === 401 || err.status === 402 || err.status === 403)) throw err;
+          o.out.emit({ event: 'warning', msg: (err as Error).message }, `… ${(err as Error).message}; trying again`, {
+            toErr: true,
+          });
+          this.dirty = true;
+          await sleep(limits.syncClient.backoffMaxMs, undefined, { signal: o.signal }).catch(() => {});
         }
       }
     } finally {
@@ -628,9 +678,13 @@ export class SyncEngine {
         if (this.state.lastEventId) headers['last-event-id'] = this.state.lastEventId;
         const res = await fetch(`${this.api.origin}${this.api.base}/stream`, { headers, signal: ctl.signal });
         if (res.status === 401 || res.status === 403) {
-          o.out.emit({ event: 'error', status: res.status }, `kiln: the change stream refused the key (${res.status})`, {
-            toErr: true,
-          });
+          o.out.emit(
+            { event: 'error', status: res.status },
+            `kiln: the change stream refused the key (${res.status})`,
+            {
+              toErr: true,
+            },
+          );
           return;
         }
         if (!res.ok || !res.body) throw new Error(`stream answered ${res.status}`);

@@ -56,7 +56,8 @@ export class LocalFolder {
     const disk = this.onDisk.get(rel) ?? rel;
     const p = path.join(this.dir, ...disk.split('/'));
     // Never outside the folder, whatever a name says.
-    if (p !== this.dir && !p.startsWith(this.dir + path.sep)) throw new Error(`refusing a path outside the folder: ${rel}`);
+    if (p !== this.dir && !p.startsWith(this.dir + path.sep))
+      throw new Error(`refusing a path outside the folder: ${rel}`);
     return p;
   }
 
@@ -165,10 +166,12 @@ export class LocalFolder {
     for (const part of rel ? rel.split(path.sep) : []) {
       cur = path.join(cur, part);
       const st = await fs.lstat(cur).catch(() => null);
-      if (st?.isSymbolicLink()) throw new Error(`refusing to write through the symlink ${path.relative(this.dir, cur)}`);
-      if (!st) await fs.mkdir(cur).catch((e: NodeJS.ErrnoException) => {
-        if (e.code !== 'EEXIST') throw e;
-      });
+      if (st?.isSymbolicLink())
+        throw new Error(`refusing to write through the symlink ${path.relative(this.dir, cur)}`);
+      if (!st)
+        await fs.mkdir(cur).catch((e: NodeJS.ErrnoException) => {
+          if (e.code !== 'EEXIST') throw e;
+        });
     }
   }
 
@@ -188,7 +191,12 @@ export class LocalFolder {
     let target = path.join(this.kilnDir, 'trash', day, ...rel.split('/'));
     for (let n = 2; await fs.lstat(target).catch(() => null); n++) {
       const ext = path.extname(rel);
-      target = path.join(this.kilnDir, 'trash', day, ...`${rel.slice(0, rel.length - ext.length)} ${n}${ext}`.split('/'));
+      target = path.join(
+        this.kilnDir,
+        'trash',
+        day,
+        ...`${rel.slice(0, rel.length - ext.length)} ${n}${ext}`.split('/'),
+      );
     }
     await fs.mkdir(path.dirname(target), { recursive: true });
     await fs.rename(this.abs(rel), target);

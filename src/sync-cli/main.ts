@@ -93,7 +93,7 @@ async function login(args: string[]): Promise<number> {
     process.stderr.write('kiln login: no key given\n');
     return EXIT.usage;
   }
-  const api = new SyncApi({ url: origin, key, giveUpAt: () => Date.now() + 10_000 });
+  const api = new SyncApi({ url: origin, key, giveUpAfterMs: 10_000 });
   try {
     await api.bind(undefined);
   } catch (err) {
@@ -167,7 +167,9 @@ async function syncCommand(mode: Mode, args: string[]): Promise<number> {
   }
   const team = values.team ?? state?.team ?? null;
   if (state && values.team !== undefined && (state.team ?? null) !== values.team) {
-    process.stderr.write(`kiln ${mode}: ${dir} is synced with ${state.team ? `team ${state.team}` : 'your own account'}\n`);
+    process.stderr.write(
+      `kiln ${mode}: ${dir} is synced with ${state.team ? `team ${state.team}` : 'your own account'}\n`,
+    );
     return EXIT.usage;
   }
   const key = process.env.KILN_KEY || (await readCredentials())[url];

@@ -52,7 +52,15 @@ export type Action =
   | { op: 'upload'; rel: string; id?: number; ifMatch?: string; local: string; size: number }
   /** Write the node's bytes at `rel`; the local file must still be `expectLocal` (null: absent). `trash`:
    *  the local file is not on the server, so it goes to .kiln/trash first. */
-  | { op: 'download'; rel: string; id: number; remote: string; size: number; expectLocal: string | null; trash: boolean }
+  | {
+      op: 'download';
+      rel: string;
+      id: number;
+      remote: string;
+      size: number;
+      expectLocal: string | null;
+      trash: boolean;
+    }
   /** Both changed: the local copy moves aside to a conflict name, then the remote bytes come down. */
   | { op: 'conflict'; rel: string; id: number; remote: string; size: number; expectLocal: string }
   | { op: 'remote-move'; from: string; to: string; id: number; version: string }
@@ -74,7 +82,12 @@ const parentOf = (rel: string) => (rel.includes('/') ? rel.slice(0, rel.lastInde
 
 /** The name a conflict copy is kept under: `dir/name (conflict <who> <date>).ext`, e.g.
  *  `notes (conflict laptop 2026-11-27 17-05).html` (no characters a host or file system refuses). */
-export function conflictName(rel: string, who: string, at: Date, taken: (rel: string) => boolean = () => false): string {
+export function conflictName(
+  rel: string,
+  who: string,
+  at: Date,
+  taken: (rel: string) => boolean = () => false,
+): string {
   const dir = parentOf(rel);
   const leaf = rel.slice(dir ? dir.length + 1 : 0);
   const dot = leaf.lastIndexOf('.');
@@ -151,7 +164,7 @@ export function plan(input: PlanInput): Action[] {
       const r = remote.get(from);
       if (local.has(from) || !r || r.id !== b.id || r.sum !== b.remote) continue;
       const candidates = newLocal.get(b.local);
-      if (!candidates || candidates.length !== 1) continue;
+      if (candidates?.length !== 1) continue;
       const to = candidates[0];
       newLocal.delete(b.local);
       moves.push({ op: 'remote-move', from, to, id: b.id, version: r.version });
@@ -177,7 +190,7 @@ export function plan(input: PlanInput): Action[] {
     for (const [rel, f] of [...sourceSide]) {
       if (targetSide.has(rel) || base.has(rel)) continue;
       const list = onlyTarget.get(f.sum);
-      if (!list || list.length !== 1) continue;
+      if (list?.length !== 1) continue;
       const from = list[0];
       onlyTarget.delete(f.sum);
       if (mode === 'push') {
@@ -251,7 +264,8 @@ export function plan(input: PlanInput): Action[] {
     } else if (l) {
       // Gone remotely.
       if (lChanged) push(upload());
-      else if (mode === 'sync' || (mode === 'pull' && prune)) deletes.push({ op: 'local-delete', rel, expectLocal: l.sum });
+      else if (mode === 'sync' || (mode === 'pull' && prune))
+        deletes.push({ op: 'local-delete', rel, expectLocal: l.sum });
       else if (mode === 'push') push(upload());
     } else {
       records.push({ op: 'forget', rel });

@@ -140,4 +140,5 @@ export function tempDir(prefix = 'kiln-sync-cli-'): string {
 }
 
 /** A small valid page. */
-export const page = (text: string) => `<!DOCTYPE html><html><head><title>${text}</title></head><body><p>${text}</p></body></html>`;
+export const page = (text: string) =>
+  `<!DOCTYPE html><html><head><title>${text}</title></head><body><p>${text}</p></body></html>`;
