@@ -48,6 +48,11 @@ const pct = (xs: number[], p: number) => {
   return s[Math.min(s.length - 1, Math.ceil((p / 100) * s.length) - 1)];
 };
 const tick = () => new Promise((r) => setTimeout(r, 2));
+/** A poll step that turns a change that never arrives into an error instead of a hang. */
+const within = async (t0: number) => {
+  if (performance.now() - t0 > 60_000) throw new Error('a change did not arrive within a minute');
+  await tick();
+};
 
 function cli(args: string[], key: string) {
   const child = spawn(process.execPath, [path.join(REPO, 'bin/kiln.js'), ...args], {
@@ -113,7 +118,7 @@ try {
     const marker = `local-${r}-${Date.now()}`;
     const t = performance.now();
     fs.writeFileSync(target, page(marker));
-    while (!(await get(kiln.port, docHost, '/p0.html')).text.includes(marker)) await tick();
+    while (!(await get(kiln.port, docHost, '/f0/p0.html')).text.includes(marker)) await within(t);
     localMs.push(performance.now() - t);
   }
   // Browser save → on disk.
@@ -128,14 +133,14 @@ try {
       '/_/save',
       {
         'content-type': 'text/plain',
-        'document-url': `http://${docHost}/p1.html`,
+        'document-url': `http://${docHost}/f1/p1.html`,
         cookie: `__Host-auth_token=${sessions.host}`,
         origin: `http://${docHost}`,
       },
       page(marker),
     );
     if (res.status !== 200) throw new Error(`browser save answered ${res.status}: ${res.text}`);
-    while (!fs.readFileSync(onDisk, 'utf8').includes(marker)) await tick();
+    while (!fs.readFileSync(onDisk, 'utf8').includes(marker)) await within(t);
     browserMs.push(performance.now() - t);
   }
   watching.child.kill('SIGTERM');

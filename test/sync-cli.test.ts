@@ -327,3 +327,21 @@ test('login stores the key 0600 in the config directory; without a key the comma
   assert.equal(r.code, 0, r.stderr);
   assert.ok((await remoteSums(api)).has(name));
 });
+
+test('one run per folder: a second run while one is watching is refused; SIGINT lets the first stop with 0', async () => {
+  const { key } = await keyHolder(kiln);
+  const dir = tempDir();
+  writeFile(dir, `${uniq('one')}.html`, page('one'));
+  const cli = startCli(['sync', dir, '--url', url, '--json'], key);
+  try {
+    await cli.waitFor((e) => e.event === 'watching', 'the watch to start');
+    const second = await runCli(['sync', dir, '--once'], key);
+    assert.equal(second.code, 2);
+    assert.match(second.stderr, /another kiln run \(pid \d+\) is syncing/);
+  } finally {
+    assert.equal(await cli.stop('SIGINT'), 0, cli.stderr());
+  }
+  assert.ok(!fs.existsSync(path.join(dir, '.kiln/lock')), 'the lock goes with the run');
+  const after = await runCli(['sync', dir, '--once'], key);
+  assert.equal(after.code, 0, after.stderr);
+});

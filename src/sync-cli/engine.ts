@@ -7,7 +7,7 @@ import os from 'node:os';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { limits } from '../limits.ts';
 import { SyncApi, SyncRefusal, Stopped, Unreachable, type WireNode } from './api.ts';
-import { LocalFolder, checksumOf, emptyState, readState, writeState, type SyncState } from './local.ts';
+import { LocalFolder, checksumOf, emptyState, lockFolder, readState, writeState, type SyncState } from './local.ts';
 import { type Output, kb } from './output.ts';
 import {
   type Action,
@@ -131,6 +131,28 @@ export class SyncEngine {
   }
 
   async run(): Promise<number> {
+    const out = this.o.out;
+    let unlock: (() => Promise<void>) | null = null;
+    if (!this.o.dryRun) {
+      const lock = await lockFolder(this.local);
+      if (typeof lock === 'number') {
+        out.emit(
+          { event: 'error', code: 'busy', pid: lock },
+          `kiln: another kiln run (pid ${lock}) is syncing ${this.local.dir}`,
+          { toErr: true },
+        );
+        return EXIT.usage;
+      }
+      unlock = lock;
+    }
+    try {
+      return await this.runLocked();
+    } finally {
+      await unlock?.();
+    }
+  }
+
+  private async runLocked(): Promise<number> {
     const out = this.o.out;
     try {
       this.state = (await readState(this.local)) ?? emptyState(this.o.url, this.o.team);

@@ -260,3 +260,35 @@ export async function writeState(folder: LocalFolder, state: SyncState, durable 
   }
   await fs.rename(tmp, file);
 }
+
+/** One run per folder: `.kiln/lock` holds the pid of the run. A lock whose process is gone (a kill -9)
+ *  is taken over. Returns a release function, or the pid of the live run that holds it. */
+export async function lockFolder(folder: LocalFolder): Promise<(() => Promise<void>) | number> {
+  await fs.mkdir(folder.kilnDir, { recursive: true });
+  const file = path.join(folder.kilnDir, 'lock');
+  for (let attempt = 0; attempt < 3; attempt++) {
+    try {
+      const fh = await fs.open(file, 'wx', 0o600);
+      await fh.writeFile(String(process.pid));
+      await fh.close();
+      return async () => {
+        await fs.rm(file, { force: true });
+      };
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
+      const pid = Number(await fs.readFile(file, 'utf8').catch(() => ''));
+      if (pid > 0 && pid !== process.pid && alive(pid)) return pid;
+      await fs.rm(file, { force: true });
+    }
+  }
+  throw new Error(`cannot lock ${file}`);
+}
+
+function alive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (err) {
+    return (err as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}
