@@ -302,9 +302,21 @@ test('.kilnignore (gitignore syntax) and the default ignores; symlinks are not f
   writeFile(dir, `.${kept}.swp`, 'swap');
   fs.symlinkSync(outside, path.join(dir, 'linked'));
   fs.symlinkSync(path.join(outside, 'secret.txt'), path.join(dir, 'secret.txt'));
+  // What the folder ignores is left alone on the account too: not fetched, not deleted.
+  const folder = await api.create({ type: 'folder', name: 'drafts', parentId: 0 });
+  const remoteDraft = `${uniq('remote-draft')}.html`;
+  await api.create({ type: 'site', name: remoteDraft, parentId: folder.id, content: page('draft on kiln') });
   const r = await runCli(['sync', dir, '--url', url, '--once', '--json'], key);
   assert.equal(r.code, 0, r.stderr);
-  assert.deepEqual([...(await remoteSums(api)).keys()], [kept]);
+  assert.deepEqual([...(await remoteSums(api)).keys()].sort(), [`drafts/${remoteDraft}`, kept].sort());
+  assert.ok(!fs.existsSync(path.join(dir, 'drafts', remoteDraft)));
+  assert.equal(fs.readFileSync(path.join(dir, 'drafts/wip.html'), 'utf8'), page('wip'));
+  const again = await runCli(['sync', dir, '--once', '--json'], key);
+  assert.equal(again.code, 0, again.stderr);
+  assert.deepEqual(
+    again.events.filter((e) => ['upload', 'download', 'delete'].includes(e.event)),
+    [],
+  );
 });
 
 test('login stores the key 0600 in the config directory; without a key the command says how to get one', async () => {

@@ -73,6 +73,15 @@ function remoteOf(nodes: WireNode[]): Remote {
   return { files, dirs, siteNames };
 }
 
+function unsafePath(rel: string): boolean {
+  return (
+    rel.startsWith('/') ||
+    rel.includes('\\') ||
+    rel.includes('\0') ||
+    rel.split('/').some((p) => p === '' || p === '.' || p === '..')
+  );
+}
+
 /** A file refused for good (until it changes): the server's words are shown, nothing is retried. */
 function isFinalRefusal(err: SyncRefusal): boolean {
   if (err.status === 401) return false;
@@ -251,6 +260,16 @@ export class SyncEngine {
     const o = this.o;
     const remote = remoteOf(await this.api.list());
     const scan = await this.local.scan();
+    // What the folder leaves out is left alone on the account too (never fetched, never deleted), and a
+    // path a host should never send (`..`, absolute, backslashes) is never written.
+    for (const rel of [...remote.files.keys()])
+      if (unsafePath(rel) || this.local.ignored(rel)) {
+        if (unsafePath(rel))
+          this.once(`unsafe:${rel}`, { event: 'skip', path: rel, reason: 'unsafe' }, `· ${rel}: unsafe path`);
+        remote.files.delete(rel);
+      }
+    for (const rel of [...remote.dirs.keys()])
+      if (unsafePath(rel) || this.local.ignored(rel, true)) remote.dirs.delete(rel);
     for (const l of scan.links)
       this.once(`link:${l}`, { event: 'skip', path: l, reason: 'symlink' }, `· ${l}: a symbolic link, not followed`);
     const pending = new Map(Object.entries(this.state.pending));
