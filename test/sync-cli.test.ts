@@ -357,3 +357,32 @@ test('one run per folder: a second run while one is watching is refused; SIGINT 
   const after = await runCli(['sync', dir, '--once'], key);
   assert.equal(after.code, 0, after.stderr);
 });
+
+test('a folder renamed on either side: its files follow as moves of the same nodes, the old folder goes', async () => {
+  const { api, key } = await keyHolder(kiln);
+  const dir = tempDir();
+  const p1 = `${uniq('f1')}.html`;
+  const p2 = `${uniq('f2')}.html`;
+  writeFile(dir, `docs/${p1}`, page('one'));
+  writeFile(dir, `docs/${p2}`, page('two'));
+  assert.equal((await runCli(['sync', dir, '--url', url, '--once'], key)).code, 0);
+  const ids = async () => new Map((await api.list()).nodes.map((n) => [relPathOf(n), n.id]));
+  const before = await ids();
+
+  fs.renameSync(path.join(dir, 'docs'), path.join(dir, 'guides'));
+  const local = await runCli(['sync', dir, '--once', '--json'], key);
+  assert.equal(local.code, 0, local.stderr);
+  const mid = await ids();
+  assert.equal(mid.get(`guides/${p1}`), before.get(`docs/${p1}`), 'the same node, moved');
+  assert.equal(mid.get(`guides/${p2}`), before.get(`docs/${p2}`));
+  assert.ok(!mid.has('docs'), 'the old folder is gone from the account');
+
+  const folder = (await api.list()).nodes.find((n) => n.type === 'folder' && n.name === 'guides')!;
+  await api.rename(folder.id, 'manual', folder.structureVersion);
+  const remote = await runCli(['sync', dir, '--once', '--json'], key);
+  assert.equal(remote.code, 0, remote.stderr);
+  assert.deepEqual([...readTree(dir).keys()].sort(), [`manual/${p1}`, `manual/${p2}`].sort());
+  assert.ok(!fs.existsSync(path.join(dir, 'guides')), 'the old folder is gone from disk');
+  assert.equal((await ids()).get(`manual/${p1}`), before.get(`docs/${p1}`));
+  assert.deepEqual(sorted(localSums(dir)), sorted(await remoteSums(api)));
+});
