@@ -175,9 +175,14 @@ test('a file changed on both sides since the last sync is never overwritten: bot
   assert.equal(remote.get(name)?.toString(), page('theirs'));
   assert.equal(remote.get(conflict.kept)?.toString(), page('mine'));
   assert.deepEqual(sorted(localSums(dir)), sorted(await remoteSums(api)));
-  // People see it too.
+  // People are told too, in words.
+  const again = (await api.list()).nodes.find((n) => n.name === name)!;
+  await api.upload(again.id, page('theirs 2'), { ifMatch: again.checksum! });
+  writeFile(dir, name, page('mine 2'));
   const human = await runCli(['sync', dir, '--once'], key);
-  assert.equal(human.code, 0);
+  assert.equal(human.code, 0, human.stderr);
+  assert.match(human.stdout, new RegExp(`conflict: ${name} changed on both sides; .* yours is kept as .*\\(conflict `));
+  assert.match(human.stderr, /in step: \d+ changes, 1 conflict \(both copies kept\)/);
 });
 
 test('a team folder: --team syncs the team’s files through its base, with protocol 2 headers', async () => {

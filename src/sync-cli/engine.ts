@@ -239,7 +239,11 @@ export class SyncEngine {
         leftOut: this.leftOut,
         requests: this.api.requests,
       },
-      this.o.watch && !this.o.dryRun ? 'stopped; the folder’s state is saved' : null,
+      this.o.watch && !this.o.dryRun
+        ? 'stopped; the folder’s state is saved'
+        : this.o.dryRun
+          ? null
+          : `${this.leftOut ? 'done' : 'in step'}: ${this.changes} change${this.changes === 1 ? '' : 's'}${this.conflicts ? `, ${this.conflicts} conflict${this.conflicts === 1 ? '' : 's'} (both copies kept)` : ''}${this.leftOut ? `, ${this.leftOut} file${this.leftOut === 1 ? '' : 's'} left out (see above)` : ''}`,
       { toErr: true },
     );
     return code;
