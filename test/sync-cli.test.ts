@@ -391,3 +391,30 @@ test('a folder renamed on either side: its files follow as moves of the same nod
   assert.equal((await ids()).get(`manual/${p1}`), before.get(`docs/${p1}`));
   assert.deepEqual(sorted(localSums(dir)), sorted(await remoteSums(api)));
 });
+
+test('a terminal gets a progress bar (files, bytes) during the first sync', {
+  skip: !fs.existsSync('/usr/bin/script') && 'no script(1) for a terminal',
+}, async () => {
+  const { key } = await keyHolder(kiln);
+  const dir = tempDir();
+  for (let i = 0; i < 30; i++) writeFile(dir, `${uniq('bar')}.html`, page(`bar ${i}`));
+  const { spawn } = await import('node:child_process');
+  const { REPO } = await import('./support/child.ts');
+  // script(1) runs the command on a pseudo-terminal, as a person would (asynchronously: the Kiln it
+  // talks to runs in this process).
+  const cmd = `${process.execPath} ${path.join(REPO, 'bin/kiln.js')} sync ${dir} --url ${url} --once`;
+  const child = spawn('/usr/bin/script', ['-qec', cmd, '/dev/null'], {
+    env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', KILN_KEY: key, KILN_CONFIG_DIR: tempDir() },
+    stdio: ['pipe', 'pipe', 'pipe'],
+  });
+  child.stdin.end();
+  let stdout = '';
+  let stderr = '';
+  child.stdout.on('data', (d) => (stdout += d));
+  child.stderr.on('data', (d) => (stderr += d));
+  const status = await new Promise<number | null>((resolve) => child.on('close', resolve));
+  const r = { status, stdout, stderr };
+  assert.equal(r.status, 0, r.stdout + r.stderr);
+  assert.match(r.stdout, /\[#+-*\] \d+\/30 files, [\d.]+ (B|KB|MB)\/[\d.]+ (B|KB|MB)/);
+  assert.match(r.stdout, /\[#{30}\] 30\/30 files/);
+});
