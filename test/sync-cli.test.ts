@@ -78,9 +78,19 @@ test('first sync reconciles both sides by checksum: downloads what is missing, u
     again.events.filter((e) => ['upload', 'download', 'move', 'delete', 'conflict'].includes(e.event)),
     [],
   );
+  // A copy (the same bytes under a new name, the original still there) is a new file, not a move.
+  const copy = `${uniq('copy')}.html`;
+  fs.copyFileSync(path.join(dir, both), path.join(dir, copy));
+  const copied = await runCli(['sync', dir, '--once', '--json'], key);
+  assert.equal(copied.code, 0, copied.stderr);
+  assert.deepEqual(
+    copied.events.filter((e) => ['upload', 'move', 'delete'].includes(e.event)).map((e) => `${e.event} ${e.path}`),
+    [`upload ${copy}`],
+  );
+  assert.deepEqual(sorted(localSums(dir)), sorted(await remoteSums(api)));
 });
 
-test('watching: edits on both sides, a conflict (both kept), renames, moves and deletes both ways; SIGTERM saves and exits 0', async () => {
+test('watching: edits on both sides, renames, moves and deletes both ways; SIGTERM saves and exits 0', async () => {
   const { api, key } = await keyHolder(kiln);
   const dir = tempDir();
   const a = `${uniq('a')}.html`;

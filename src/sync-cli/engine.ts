@@ -107,6 +107,8 @@ export class SyncEngine {
   private folderIds = new Map<string, Promise<number>>();
   private reported = new Set<string>();
   private offline = false;
+  /** Creates held back one pass (see pass()). */
+  private deferred = new Set<string>();
 
   constructor(o: EngineOptions) {
     this.o = o;
@@ -301,7 +303,23 @@ export class SyncEngine {
       this.leftOut += actions.filter((a) => a.op === 'both-changed').length;
       return actions.length + folderActions.length;
     }
-    const work = actions.filter((a) => a.op !== 'record' && a.op !== 'forget');
+    // A new file with the bytes of a synced file that is still there: a copy, or a move caught half-way by
+    // the scan (its old name read before the rename, its new one after). It is sent one pass later, when
+    // a move would show as one (so the document keeps its versions).
+    const stillThere = new Set<string>();
+    for (const [rel, b] of base) if (scan.files.has(rel)) stillThere.add(b.local);
+    const deferred = new Set<string>();
+    for (const a of actions) {
+      if (a.op !== 'upload' || a.id !== undefined || !stillThere.has(a.local)) continue;
+      const key = `${a.rel}\n${a.local}`;
+      if (this.deferred.has(key)) continue;
+      deferred.add(key);
+      this.dirty = true;
+    }
+    this.deferred = deferred;
+    const work = actions.filter(
+      (a) => a.op !== 'record' && a.op !== 'forget' && !(a.op === 'upload' && deferred.has(`${a.rel}\n${a.local}`)),
+    );
     // What each transfer is about to make both sides hold (see plan.ts withPending).
     for (const a of work) {
       if (a.op === 'upload')
