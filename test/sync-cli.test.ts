@@ -104,25 +104,32 @@ test('watching: edits on both sides, renames, moves and deletes both ways; SIGTE
   try {
     await cli.waitFor((e) => e.event === 'watching', 'the watch to start');
     const byName = async (rel: string) => (await api.list()).nodes.find((n) => relPathOf(n) === rel);
-    await until(async () => (await remoteSums(api)).size === 4, { what: 'the first sync' });
+    await until(async () => (await remoteSums(api)).size === 4, { timeout: 90_000, what: 'the first sync' });
 
     // A local edit reaches Kiln.
     writeFile(dir, a, page('a2'));
     await until(async () => (await remoteSums(api)).get(a) === checksum(page('a2')), {
+      timeout: 90_000,
       what: 'the local edit on Kiln',
     });
 
     // A remote edit reaches the folder.
     const nb = (await byName(b))!;
     await api.upload(nb.id, page('b2'), { ifMatch: nb.checksum! });
-    await until(() => fs.readFileSync(path.join(dir, b), 'utf8') === page('b2'), { what: 'the remote edit on disk' });
+    await until(() => fs.readFileSync(path.join(dir, b), 'utf8') === page('b2'), {
+      timeout: 90_000,
+      what: 'the remote edit on disk',
+    });
 
     // A local rename and move is sent as a move: the same node (its versions stay with it).
     const nc = (await byName(c))!;
     const moved = `sub/${uniq('c-moved')}.html`;
     fs.mkdirSync(path.join(dir, 'sub'));
     fs.renameSync(path.join(dir, c), path.join(dir, ...moved.split('/')));
-    await until(async () => (await byName(moved))?.id === nc.id, { what: 'the move on Kiln, same node' });
+    await until(async () => (await byName(moved))?.id === nc.id, {
+      timeout: 90_000,
+      what: 'the move on Kiln, same node',
+    });
     assert.equal(await byName(c), undefined);
 
     // A remote rename comes down as a rename.
@@ -130,13 +137,17 @@ test('watching: edits on both sides, renames, moves and deletes both ways; SIGTE
     const renamed = `${uniq('a-renamed')}.html`;
     await api.rename(na.id, renamed, na.structureVersion);
     await until(() => fs.existsSync(path.join(dir, renamed)) && !fs.existsSync(path.join(dir, a)), {
+      timeout: 90_000,
       what: 'the remote rename on disk',
     });
     assert.equal(fs.readFileSync(path.join(dir, renamed), 'utf8'), page('a2'));
 
     // A local delete goes to Kiln's trash; a remote delete to .kiln/trash/.
     fs.rmSync(path.join(dir, 'data.bin'));
-    await until(async () => !(await remoteSums(api)).has('data.bin'), { what: 'the local delete on Kiln' });
+    await until(async () => !(await remoteSums(api)).has('data.bin'), {
+      timeout: 90_000,
+      what: 'the local delete on Kiln',
+    });
     const trashed = await kiln.services.database.db
       .selectFrom('nodes')
       .select(['name', 'trashed_at'])
@@ -146,7 +157,7 @@ test('watching: edits on both sides, renames, moves and deletes both ways; SIGTE
     assert.ok(trashed?.trashed_at, 'in Kiln’s trash, not erased');
     const nb2 = (await byName(b))!;
     await api.delete(nb2.id, { expectedVersion: nb2.structureVersion });
-    await until(() => !fs.existsSync(path.join(dir, b)), { what: 'the remote delete on disk' });
+    await until(() => !fs.existsSync(path.join(dir, b)), { timeout: 90_000, what: 'the remote delete on disk' });
     const trashDir = path.join(dir, '.kiln/trash');
     assert.ok(
       [...readTree(trashDir, [])].some(([rel, bytes]) => rel.endsWith(b) && bytes.toString() === page('b2')),
