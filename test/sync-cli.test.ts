@@ -129,6 +129,10 @@ test('watching: edits on both sides, renames, moves and deletes both ways; SIGTE
     await until(async () => (await byName(moved))?.id === nc.id, {
       timeout: 90_000,
       what: 'the move on Kiln, same node',
+    }).catch(async (err) => {
+      throw new Error(
+        `${err.message}\nevents:\n${cli.stdout()}\n${cli.stderr()}\nnodes: ${JSON.stringify((await api.list()).nodes.map((n) => [n.id, relPathOf(n)]))}`,
+      );
     });
     assert.equal(await byName(c), undefined);
 
