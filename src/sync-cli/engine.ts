@@ -4,6 +4,7 @@
 // reconciles again after each change. Every pass lists the account and scans the folder afresh, so a
 // missed event, a restart or a kill -9 only ever costs one more pass.
 import os from 'node:os';
+import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { limits } from '../limits.ts';
 import { SyncApi, SyncRefusal, Stopped, Unreachable, type WireNode } from './api.ts';
@@ -645,7 +646,8 @@ export class SyncEngine {
       this.stateTimer = null;
     }
     const snapshot = JSON.parse(JSON.stringify(this.state)) as SyncState;
-    this.stateWrite = this.stateWrite.then(() => writeState(this.local, snapshot, durable));
+    // A failed write (a full disk) fails its caller, never the writes after it.
+    this.stateWrite = this.stateWrite.catch(() => {}).then(() => writeState(this.local, snapshot, durable));
     return this.stateWrite;
   }
 
@@ -664,15 +666,13 @@ export class SyncEngine {
       ignoreInitial: true,
       followSymlinks: false,
       ignored: (p: string, stats?: { isDirectory(): boolean }) => {
-        const rel =
-          p === dir
-            ? ''
-            : p
-                .slice(dir.length + 1)
-                .split('\\')
-                .join('/')
-                .normalize('NFC');
-        if (!rel) return false;
+        // Only paths inside the folder are ours to judge.
+        if (p === dir || !p.startsWith(dir + path.sep)) return false;
+        const rel = p
+          .slice(dir.length + 1)
+          .split(path.sep)
+          .join('/')
+          .normalize('NFC');
         return this.local.ignored(rel, stats?.isDirectory() ?? false) || this.local.ignored(`${rel}/`, true);
       },
     });

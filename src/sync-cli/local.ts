@@ -75,7 +75,12 @@ export class LocalFolder {
   /** True when a relative path (a folder ends in `/`) is left out. */
   ignored(rel: string, isDir = false): boolean {
     if (!rel || rel === '.') return false;
-    return this.ig.ignores(isDir && !rel.endsWith('/') ? `${rel}/` : rel);
+    try {
+      return this.ig.ignores(isDir && !rel.endsWith('/') ? `${rel}/` : rel);
+    } catch {
+      // Not a path inside the folder (the matcher refuses those): never one of its files.
+      return true;
+    }
   }
 
   /** Every file and folder (NFC relative paths), checksums included. Symlinks are never followed. */
