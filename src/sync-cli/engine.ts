@@ -304,23 +304,31 @@ export class SyncEngine {
       this.leftOut += actions.filter((a) => a.op === 'both-changed').length;
       return actions.length + folderActions.length;
     }
-    // A new file with the bytes of a synced file that is still there: a copy, or a move caught half-way by
-    // the scan (its old name read before the rename, its new one after). It is sent one pass later, when
-    // a move would show as one (so the document keeps its versions).
+    // A scan is not a snapshot: a file moved while it runs can show at both names (its old one read
+    // before the rename, its new one after) or at neither (the old folder listed before, the new one not
+    // yet). So a new file with the bytes of a synced file still there (a copy, or such a move), and a
+    // synced file gone from the folder (a delete, or such a move), are sent one pass later: by then a move
+    // shows as one, and goes as a move (the document keeps its versions).
     const stillThere = new Set<string>();
     for (const [rel, b] of base) if (scan.files.has(rel)) stillThere.add(b.local);
+    const keyOf = (a: Action): string | null => {
+      if (a.op === 'upload' && a.id === undefined && stillThere.has(a.local)) return `new\n${a.rel}\n${a.local}`;
+      if (a.op === 'remote-delete' && base.has(a.rel)) return `gone\n${a.rel}\n${a.remote}`;
+      return null;
+    };
     const deferred = new Set<string>();
     for (const a of actions) {
-      if (a.op !== 'upload' || a.id !== undefined || !stillThere.has(a.local)) continue;
-      const key = `${a.rel}\n${a.local}`;
-      if (this.deferred.has(key)) continue;
+      const key = keyOf(a);
+      if (key === null || this.deferred.has(key)) continue;
       deferred.add(key);
       this.dirty = true;
     }
     this.deferred = deferred;
-    const work = actions.filter(
-      (a) => a.op !== 'record' && a.op !== 'forget' && !(a.op === 'upload' && deferred.has(`${a.rel}\n${a.local}`)),
-    );
+    const work = actions.filter((a) => {
+      if (a.op === 'record' || a.op === 'forget') return false;
+      const key = keyOf(a);
+      return key === null || !deferred.has(key);
+    });
     // What each transfer is about to make both sides hold (see plan.ts withPending).
     for (const a of work) {
       if (a.op === 'upload')
