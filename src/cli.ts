@@ -51,6 +51,18 @@ Usage:
                                command still running after S seconds is ended and the page told
                                (default ${limits.aiEdit.timeoutMs / 1000}, as Kiln's own engines); --concurrency: at most N
                                commands at once, a request beyond them refused (default ${limits.aiEdit.perOwner})
+  kiln sync DIR [--url URL] [--team NAME] [--once] [--dry-run] [--json] [--verbose]
+                               keep folder DIR and your account on URL (or team NAME) in step: the
+                               first run reconciles both sides, then it watches both until stopped
+                               (--once: reconcile and exit). Key: KILN_KEY, or \`kiln login\`. URL and
+                               team are remembered in DIR/.kiln/state.json
+  kiln push DIR | kiln pull DIR [--url URL] [--team NAME] [--dry-run] [--prune] [--json] [--verbose]
+                               one way: the account like DIR (push), or DIR like the account (pull);
+                               --prune also removes what the source lacks (into Kiln's trash, or into
+                               DIR/.kiln/trash/). Exit codes: 0 in step, 1 error, 2 usage, 3 files left
+                               out (refused, or changed on both sides), 4 server unreachable, 5 key refused
+  kiln login --url URL         check a sync key (read from standard input) and keep it for URL in
+                               ~/.config/kiln/credentials.json (0600)
   kiln --version               Kiln's version and the Node.js it runs on
   kiln --help                  this text
 
@@ -132,6 +144,14 @@ async function main(argv: string[]) {
   const [cmd = 'serve', sub] = argv;
   // An agent on the owner's machine: needs none of the server's configuration.
   if (cmd === 'ai-edit' && sub === 'serve') return aiEditServe(argv.slice(2));
+  // A folder kept in step with an account: a client, also without the server's configuration.
+  if (cmd === 'sync' || cmd === 'push' || cmd === 'pull' || cmd === 'login') {
+    const { syncCli } = await import('./sync-cli/main.ts');
+    const code = await syncCli(cmd, argv.slice(1));
+    // Open keep-alive connections must not hold the process once the work is done and saved.
+    process.stdout.write('', () => process.exit(code));
+    return;
+  }
   const config = loadConfig();
   if (cmd === 'serve') {
     const { values } = parseArgs({ args: argv.slice(1), options: { workers: { type: 'string' } } });

@@ -213,6 +213,21 @@ export const limits = {
    *  change: src/events/publish.ts) waits at most this for it — beyond the bus's 2 s command timeout, by which a
    *  publish is out or has failed into the outbox. While Redis is away it does not wait at all. */
   busAnswerWaitMs: 3_000,
+  /** `kiln sync` / `push` / `pull` (src/sync-cli, the client side): retries back off from `backoffMs` to
+   *  `backoffMaxMs`; a one-shot run (`--once`, push, pull) gives up after `onceGiveUpMs` without the server;
+   *  a watching run reconciles `debounceMs` after the last change it heard, and in full every `fullPassMs`
+   *  (a missed event costs at most that); `transfers` files move at once; a request without an answer for
+   *  `requestMs` is retried; the stream is reopened when silent for `streamSilenceMs` (Kiln pings well within). */
+  syncClient: {
+    backoffMs: 200,
+    backoffMaxMs: 5_000,
+    onceGiveUpMs: 2 * MINUTE,
+    debounceMs: 25,
+    fullPassMs: MINUTE,
+    transfers: 4,
+    requestMs: 2 * MINUTE,
+    streamSilenceMs: 2 * MINUTE,
+  },
 } as const;
 
 /** Paid tiers report their site count as unlimited (src/billing/plans.ts `siteLimit` also knows superadmins
