@@ -1,14 +1,14 @@
 #!/usr/bin/env bash
 # Runs the whole suite on both storage configurations: SQLite (default) and PostgreSQL + Redis.
 # Pass file paths to run only those. Set KILN_TEST_ONLY=sqlite|postgres to run one configuration.
-# KILN_TEST_QUICK=1: the fast subset while working (SQLite only; no browser, crash, deployment or process files).
+# KILN_TEST_QUICK=1: the fast subset while working (SQLite only; no browser, crash, deployment, process or kiln sync resilience/scale files).
 # Files that never start a Kiln, and browser files, run once (in the SQLite pass): see below.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 files=("$@")
 if [ ${#files[@]} -eq 0 ]; then mapfile -t files < <(find test -name '*.test.ts' | sort); fi
 if [ -n "${KILN_TEST_QUICK:-}" ]; then
-  mapfile -t files < <(printf '%s\n' "${files[@]}" | grep -vE '/(browser|crash|deploy|ops|two-process|faults)\.')
+  mapfile -t files < <(printf '%s\n' "${files[@]}" | grep -vE '/(browser|crash|deploy|ops|two-process|faults)\.|/sync-cli\.(resilience|scale)\.')
   export KILN_TEST_ONLY=sqlite
 fi
 # Formatting and lint (Biome, 120 columns), then the types.
@@ -50,11 +50,11 @@ run() {
   KILN_TEST_STORAGE=$storage node "${loader[@]}" --test "${reporters[@]}" --test-concurrency=2 --test-timeout=600000 "$@" ||
     status=1
 }
-# Slow files first (browser and crash files), so a run does not end on one long file running alone.
+# Slow files first (browser, crash, and kiln sync's resilience and scale files), so a run does not end on one long file running alone.
 slow_first() {
   [ $# -gt 0 ] || return 0
-  printf '%s\n' "$@" | grep -E '/(browser|crash)\.' || true
-  printf '%s\n' "$@" | grep -vE '/(browser|crash)\.' || true
+  printf '%s\n' "$@" | grep -E '/(browser|crash)\.|/sync-cli\.(resilience|scale)\.' || true
+  printf '%s\n' "$@" | grep -vE '/(browser|crash)\.|/sync-cli\.(resilience|scale)\.' || true
 }
 pg_pass() {
   export KILN_TEST_PG_URL=${KILN_TEST_PG_URL:-postgres://postgres@127.0.0.1:5432/test}
