@@ -11,8 +11,11 @@ import path from 'node:path';
 import { ERRORS, KilnError, PINNED_CODES, type ErrorCode } from '../src/errors.ts';
 
 const ROOT = path.resolve(import.meta.dirname, '..');
+// Kiln's answers only: browser scripts (client/) and `kiln sync` (sync-cli/, a client that reads the codes of any
+// host speaking the protocol and names its own events) are not sources of Kiln's codes.
+const CLIENTS = [`${path.sep}client`, `${path.sep}sync-cli`];
 const sources = readdirSync(path.join(ROOT, 'src'), { recursive: true, withFileTypes: true })
-  .filter((e) => e.isFile() && e.name.endsWith('.ts') && !e.parentPath.includes(`${path.sep}client`))
+  .filter((e) => e.isFile() && e.name.endsWith('.ts') && !CLIENTS.some((c) => e.parentPath.includes(c)))
   .map((e) => ({
     file: path.relative(ROOT, path.join(e.parentPath, e.name)),
     text: readFileSync(path.join(e.parentPath, e.name), 'utf8'),
