@@ -51,7 +51,7 @@ function seedEmptyLists($: CheerioAPI, $old: CheerioAPI): void {
     const path = item.length ? pathOf(item.parent()) : null;
     const holder = path ? $(path).first() : null;
     if (!holder?.length) continue;
-    const seed = $old(item).clone().attr('cms-template', '').attr(SEED, '');
+    const seed = item.clone().attr('cms-template', '').attr(SEED, '');
     holder.prepend(seed);
   }
 }

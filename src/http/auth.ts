@@ -4,8 +4,8 @@
 // looked up on every request: a membership that ends ends the session's rights at once). A session carries no
 // rights beyond that host.
 // (Sync keys are checked by the sync routes and the message bus; share tokens by the document routes.
-// `hasCredentials` asks all three, for the one rule that needs to know before a route does:
-// src/http/slow-clients.ts.)
+// `hasCredentials` asks all three, for the rules that need to know before a route does:
+// src/http/slow-clients.ts and the general rate limiter, src/ratelimit/http.ts.)
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { Services } from '../services.ts';
 import { actorForSessionToken } from '../accounts/actors.ts';

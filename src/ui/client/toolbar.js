@@ -79,21 +79,26 @@ ${appUser ? '' : `<a href="${main}/_/dashboard">Dashboard</a>`}<button class="hi
   fixes.textContent =
     'html .hcdl{--mirk-placeholder-color:light-dark(#6b5c45,#a4aac6);--mirk-sortable-label:light-dark(#6b5c45,#a4aac6);' +
     '--mirk-destructive:light-dark(#a3392a,#ff8a94)}html .hcdl .dg-now{opacity:1}';
+  // Asked of /_/meta once, and only on a page whose AI panel exists (most owner page views have none).
   let engines = null;
-  fetch('/_/meta', { headers: { accept: 'application/json' } })
-    .then((r) => r.json())
-    .then((m) => {
-      const list = m?.bus?.aiEdit?.engines ?? [];
-      const named = list.map((e) => `@${e.name}${e.default ? ' (default)' : ''}`).join(', ');
-      engines = named
-        ? `engines: ${named}, or your own agent's`
-        : 'answered by your own agent (npx kiln ai-edit serve)';
-      placeholder();
-    })
-    .catch(() => {});
+  let metaAsked = false;
   const placeholder = () => {
     const box = document.querySelector('#hyper-edit-panel textarea');
-    if (box && engines) box.placeholder = `Describe the change… (@file.ext adds context; ${engines})`;
+    if (!box) return;
+    if (engines) box.placeholder = `Describe the change… (@file.ext adds context; ${engines})`;
+    if (metaAsked) return;
+    metaAsked = true;
+    fetch('/_/meta', { headers: { accept: 'application/json' } })
+      .then((r) => r.json())
+      .then((m) => {
+        const list = m?.bus?.aiEdit?.engines ?? [];
+        const named = list.map((e) => `@${e.name}${e.default ? ' (default)' : ''}`).join(', ');
+        engines = named
+          ? `engines: ${named}, or your own agent's`
+          : 'answered by your own agent (npx kiln ai-edit serve)';
+        placeholder();
+      })
+      .catch(() => {});
   };
   const mount = () => {
     html.appendChild(host);
