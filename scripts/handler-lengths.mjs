@@ -1,6 +1,8 @@
-// Lists route registrations longer than a limit (default 40 lines): each app.get/post/put/patch/delete/
-// route(...) call in src/http/routes/, measured from its opening to its closing parenthesis (strings,
-// template literals and comments skipped). `node scripts/handler-lengths.mjs [limit]`.
+// Lists route handlers longer than a limit (default 40 lines) in src/http/routes/: each app.get/post/put/patch/
+// delete/route(...) call, measured from its opening to its closing parenthesis, and each function that takes
+// a request (`(req: FastifyRequest…` or `(req, reply)`: a handler registered by reference, or a piece of one),
+// measured over its body (strings, template literals and comments skipped). Exit 1 when any is over.
+// `node scripts/handler-lengths.mjs [limit]`.
 import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 
@@ -36,10 +38,13 @@ let over = 0;
 let count = 0;
 for (const file of files.sort()) {
   const text = readFileSync(file, 'utf8');
+  const seen = [];
+  const inside = (i) => seen.some(([a, b]) => i > a && i < b);
   for (const m of text.matchAll(/\bapp\.(get|post|put|patch|delete|route|all)\(/g)) {
     count++;
     const open = m.index + m[0].length - 1;
     const end = closeOf(text, open);
+    seen.push([m.index, end]);
     const first = text.slice(0, m.index).split('\n').length;
     const lines = text.slice(m.index, end).split('\n').length;
     if (lines > limit) {
@@ -47,5 +52,23 @@ for (const file of files.sort()) {
       console.log(`${file}:${first} ${lines} lines`);
     }
   }
+  // Functions that take a request, outside the registrations measured above: from the parameter list to the
+  // end of the body.
+  for (const m of text.matchAll(/\((req|_req)(: FastifyRequest[^,)]*)?(, reply(: FastifyReply)?)?[,)]/g)) {
+    if (inside(m.index)) continue;
+    if (!m[2] && !m[3]) continue;
+    const body = text.indexOf('{', closeOf(text, m.index));
+    if (body === -1 || !/^\s*(:[^{]*)?(=>\s*)?$/.test(text.slice(closeOf(text, m.index), body))) continue;
+    count++;
+    const end = closeOf(text, body);
+    seen.push([m.index, end]);
+    const first = text.slice(0, m.index).split('\n').length;
+    const lines = text.slice(m.index, end).split('\n').length;
+    if (lines > limit) {
+      over++;
+      console.log(`${file}:${first} ${lines} lines (by reference)`);
+    }
+  }
 }
-console.log(`${count} routes, ${over} over ${limit} lines`);
+console.log(`${count} routes and request functions, ${over} over ${limit} lines`);
+if (over > 0) process.exitCode = 1;

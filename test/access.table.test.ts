@@ -9,7 +9,7 @@ import {
   authorizeTeam,
   ownUploads,
   ruleFor,
-  type Caller,
+  type Standing,
   type Resource,
   type Target,
 } from '../src/access/authorize.ts';
@@ -213,7 +213,7 @@ type Outcome = 'ok' | 400 | 401 | 403 | 404;
 
 /** Everyone the table tells apart, as callers about a resource owned by account 1 (a team: account 2's
  *  role in it). */
-const WHO: Record<string, Caller> = {
+const WHO: Record<string, Standing> = {
   stranger: { actor: null },
   guest: { actor: null, shareGuest: true }, // holds the document's share token, nobody signed in
   dev: { actor: actor() }, // the owner
@@ -369,7 +369,7 @@ const CASES: [who: string, target: string, action: string, outcome: Outcome][] =
   ['team_viewer+dev_other+dev_guest+admin', 'site', 'bus', 403],
 ];
 
-function outcomeOf(caller: Caller, target: Target, action: Action): Outcome {
+function outcomeOf(caller: Standing, target: Target, action: Action): Outcome {
   try {
     authorize(caller, target, action);
     return 'ok';

@@ -74,6 +74,12 @@ test('the check answers like a create would and writes nothing: own clash, folde
   const bad = await check(main, { name: 'no extension' });
   assert.equal(bad.status, 400);
   assert.equal(bad.json.code, 'invalid-name');
+  // The route's schema refuses a bad field before the handler runs, in the same words and shape.
+  const long = await check(main, { name: `${'x'.repeat(5000)}.html` });
+  assert.equal(long.status, 400);
+  assert.equal(long.json.code, 'too-long');
+  assert.match(long.json.msg, /^Name must be at most \d+ characters\.$/);
+  assert.equal(long.json.msgType, 'error');
   const tree = (await main.get('/_/dashboard/nodes', json)).json.nodes as Array<{ name: string }>;
   assert.deepEqual(tree.map((n) => n.name).sort(), ['notes', name].sort(), 'the check made no folder');
   assert.equal((await kiln.client().get(`/_/dashboard/names?name=x.html`, json)).status, 401);

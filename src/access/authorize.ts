@@ -17,7 +17,10 @@ export interface Resource {
  *  members, as one resource), or nothing in particular (`null`: the main app). */
 export type Target = Resource | 'team' | null;
 
-export interface Caller {
+/** Where a caller stands toward one target: the facts of the request (the person) and those that depend on the
+ *  target (its share grant, the caller's role in its team). src/nodes/open.ts makes it from the request's
+ *  Caller (src/access/caller.ts); the table judges it. */
+export interface Standing {
   actor: Actor | null;
   /** True when a valid share token (cookie or ?token=) grants access to this resource. */
   shareGuest?: boolean;
@@ -28,7 +31,7 @@ export interface Caller {
 
 /** The caller's user type in the table. On a team it is their role there; someone who is not a member
  *  has none (no row: 403). A share guest nobody signed in as counts as an app user (the spec). */
-function userTypeOf(c: Caller, t: Target): UserType | null {
+function userTypeOf(c: Standing, t: Target): UserType | null {
   if (t === 'team') return c.teamRole ? `team_${c.teamRole}` : null;
   const a = c.actor;
   if (!a) return c.shareGuest ? 'app_user' : 'no_auth';
@@ -51,15 +54,15 @@ const nodeOf = (t: Target): Resource | null => (t && t !== 'team' ? t : null);
 
 /** The caller owns the resource: it is theirs, or its team's and they are an owner or editor there (`teamRole`
  *  is only ever the caller's role in the team that owns the resource: callerOf). */
-const owns = (c: Caller, r: Resource | null) =>
+const owns = (c: Standing, r: Resource | null) =>
   !!c.actor && !!r && (r.ownerId === c.actor.accountId || c.teamRole === 'owner' || c.teamRole === 'editor');
 /** The caller may see the resource when private: an owner, or any member of the team that owns it. */
-const sees = (c: Caller, r: Resource | null) => owns(c, r) || (!!c.actor && !!r && !!c.teamRole);
+const sees = (c: Standing, r: Resource | null) => owns(c, r) || (!!c.actor && !!r && !!c.teamRole);
 
 /** A refusal, made only when it is thrown: `allows` (asked on every page view) builds no error. */
 type Refusal = () => KilnError;
 
-const CHECKS: Record<Check, (c: Caller, r: Resource | null) => Refusal | null> = {
+const CHECKS: Record<Check, (c: Standing, r: Resource | null) => Refusal | null> = {
   allow: () => null,
   // A private resource answers exactly like a missing one.
   visible: (c, r) => (!r || r.visibility === 'public' || sees(c, r) ? null : notFound),
@@ -75,7 +78,7 @@ const CHECKS: Record<Check, (c: Caller, r: Resource | null) => Refusal | null> =
 };
 
 /** A team's viewers read its files and change none, by any door: 403 viewer; anyone else is not the owner. */
-const notOwnerOf = (c: Caller): Refusal => (c.teamRole === 'viewer' ? viewerRefusal : notOwner);
+const notOwnerOf = (c: Standing): Refusal => (c.teamRole === 'viewer' ? viewerRefusal : notOwner);
 
 function notOwner() {
   // The spec classifies a failed ownership condition as 400.
@@ -92,13 +95,13 @@ function emailUnconfirmed() {
 }
 
 /** The check the table names for this caller, target and action; `null`: no rule (403). */
-function checkFor(c: Caller, t: Target, action: Action): Check | null {
+function checkFor(c: Standing, t: Target, action: Action): Check | null {
   const user = userTypeOf(c, t);
   return user && lookup(user, resourceTypeOf(t), action);
 }
 
 /** What the table answers: the refusal, or null when the caller may. */
-function refusalOf(c: Caller, t: Target, action: Action): Refusal | null {
+function refusalOf(c: Standing, t: Target, action: Action): Refusal | null {
   const check = checkFor(c, t, action);
   return check ? CHECKS[check](c, nodeOf(t)) : forbidden;
 }
@@ -106,13 +109,13 @@ function refusalOf(c: Caller, t: Target, action: Action): Refusal | null {
 /** A private resource that the caller may not see (the table's `view` rows refuse them): to them it
  *  does not exist, whatever they ask of it (same status and body as a missing name, so no route tells
  *  the two apart). */
-function hidden(c: Caller, t: Target): boolean {
+function hidden(c: Standing, t: Target): boolean {
   const r = nodeOf(t);
   return !!r && r.visibility === 'private' && refusalOf(c, t, 'view') !== null;
 }
 
 /** Throws the refusal for this caller, target and action, or returns the check that passed. */
-export function authorize(caller: Caller, target: Target, action: Action): Check {
+export function authorize(caller: Standing, target: Target, action: Action): Check {
   if (hidden(caller, target)) throw notFound();
   const refusal = refusalOf(caller, target, action);
   if (refusal) throw refusal();
@@ -121,7 +124,7 @@ export function authorize(caller: Caller, target: Target, action: Action): Check
 
 /** `authorize` for actions only a signed-in person can pass: returns that person (call sites need no
  *  `req.actor!`). */
-export function authorizeActor(caller: Caller, target: Target, action: Action): Actor {
+export function authorizeActor(caller: Standing, target: Target, action: Action): Actor {
   authorize(caller, target, action);
   if (!caller.actor) throw loginRequired();
   return caller.actor;
@@ -129,13 +132,13 @@ export function authorizeActor(caller: Caller, target: Target, action: Action): 
 
 /** True when `authorize` would let this through: for decisions that are not refusals (e.g. whether a
  *  page may show edit controls). */
-export function allows(caller: Caller, target: Target, action: Action): boolean {
+export function allows(caller: Standing, target: Target, action: Action): boolean {
   return !hidden(caller, target) && refusalOf(caller, target, action) === null;
 }
 
 /** The row of the table that decides this request (its expanded key), or null when none does: for
  *  audits and tests. */
-export function ruleFor(caller: Caller, target: Target, action: Action): string | null {
+export function ruleFor(caller: Standing, target: Target, action: Action): string | null {
   const user = userTypeOf(caller, target);
   return user && ruleOf(user, resourceTypeOf(target), action);
 }

@@ -24,6 +24,7 @@ import { safeReturn, wantsHtml } from './io.ts';
 import { registerMessages, withMessage } from './messages.ts';
 import { errorPage } from '../ui/pages.ts';
 import { routes } from './routes/index.ts';
+import { registerSchemas } from './schema.ts';
 import { routeGroup } from '../metrics/metrics.ts';
 import type { HotServed } from './hot-path.ts';
 import { registerFraming } from './framing.ts';
@@ -205,6 +206,7 @@ export async function buildApp(s: HttpServices): Promise<FastifyInstance> {
     return reply.code(404).send({ msg, msgType: 'error', code: 'not-found' });
   });
 
+  registerSchemas(app);
   for (const plugin of routes) await app.register(plugin, { services: s });
   return app;
 }

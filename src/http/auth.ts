@@ -8,13 +8,18 @@
 // src/http/slow-clients.ts and the general rate limiter, src/ratelimit/http.ts.)
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { Services } from '../services.ts';
+import type { HttpServices } from './services.ts';
+import type { Ctx } from '../context.ts';
+import { contextOf } from '../context.ts';
+import { anonymous, personCaller, type Caller, type ShareGrant } from '../access/caller.ts';
+import { KilnError } from '../errors.ts';
 import { actorForSessionToken } from '../accounts/actors.ts';
 import { sessionTokenOf } from './cookies.ts';
 import { hostnameOf } from './hosts.ts';
 import { isStorageUnavailable } from '../store/errors.ts';
 import { actorForSyncKey } from '../sync/keys.ts';
 import { isLiveShareToken } from '../sharing/share.ts';
-import { tokenParamOf } from './share-grant.ts';
+import { isShareGuest, tokenParamOf } from './share-grant.ts';
 import { teamRole } from '../store/accounts.ts';
 
 /** The host a session of this request must have been minted for: null on the main app. */
@@ -22,26 +27,79 @@ function sessionHostOf(req: FastifyRequest): string | null {
   return req.site.kind === 'main' ? null : hostnameOf(req);
 }
 
-export function registerAuth(app: FastifyInstance, s: Services) {
+declare module 'fastify' {
+  interface FastifyContextConfig {
+    /** The route takes a sync key (`X-API-Key`) as its caller's credential: the sync API, its stream and control
+     *  lane, the message bus. Elsewhere a key counts for nothing. */
+    keys?: boolean;
+  }
+  interface FastifyRequest {
+    /** THE caller of this request, resolved once by the hook below. */
+    caller: Caller;
+    /** The use cases' ctx for this caller (made on first use). */
+    readonly ctx: HttpServices & Ctx;
+  }
+}
+
+export function registerAuth(app: FastifyInstance, s: HttpServices) {
   app.decorateRequest('actor', null);
   app.decorateRequest('teamRole', null);
-  app.addHook('onRequest', async (req) => {
-    const token = sessionTokenOf(req, s.config);
-    let actor = null;
-    let role = null;
-    try {
-      actor = token ? await actorForSessionToken(s.database.db, token, sessionHostOf(req), s.clock.now()) : null;
-      if (actor && req.site.kind !== 'main' && actor.accountId !== req.site.accountId)
-        role = (await teamRole(s.database.db, req.site.accountId, actor.accountId)) ?? null;
-    } catch (err) {
-      // The database is away: reading a page on a document host goes on as a visitor would (public
-      // documents this process served lately still answer); anything else answers 503.
-      const read = req.method === 'GET' || req.method === 'HEAD';
-      if (!(isStorageUnavailable(err) && read && req.site.kind !== 'main')) throw err;
-    }
-    req.actor = actor && (req.site.kind === 'main' || actor.accountId === req.site.accountId || role) ? actor : null;
-    req.teamRole = req.actor ? role : null;
+  app.decorateRequest('caller', null as unknown as Caller);
+  const contexts = new WeakMap<FastifyRequest, HttpServices & Ctx>();
+  app.decorateRequest('ctx', {
+    getter(this: FastifyRequest) {
+      let ctx = contexts.get(this);
+      if (!ctx) contexts.set(this, (ctx = contextOf(s, this.caller)));
+      return ctx;
+    },
   });
+  app.addHook('onRequest', async (req) => {
+    req.caller = await callerOfRequest(s, req);
+    // The person and their role on this host, for what still reads them off the request.
+    req.actor = req.caller.actor;
+    req.teamRole = req.site.kind !== 'main' && req.actor ? (req.caller.roles.get(req.site.accountId) ?? null) : null;
+  });
+}
+
+/** The one caller of a request: a sync key on a door that takes keys, else a session of this host, else
+ *  nobody; with the share grants the request holds (document hosts). On a document host a session counts only
+ *  when it is the host's own account's or a member's of the host's team (who acts in their role there). */
+async function callerOfRequest(s: HttpServices, req: FastifyRequest): Promise<Caller> {
+  const site = req.site;
+  const host = site.kind === 'main' ? null : site.accountId;
+  const grant: ShareGrant = host === null ? () => false : (node) => isShareGuest(req, node);
+  let refused: KilnError | null = null;
+  try {
+    if (req.routeOptions.config?.keys && req.headers['x-api-key'] !== undefined) {
+      try {
+        const actor = await actorForSyncKey(s, req.headers['x-api-key']);
+        const caller = personCaller('key', actor, host, grant);
+        if (host !== null && host !== actor.accountId)
+          caller.roles.set(host, (await teamRole(s.database.db, host, actor.accountId)) ?? null);
+        return caller;
+      } catch (err) {
+        if (!(err instanceof KilnError)) throw err;
+        refused = err;
+      }
+    }
+    const token = sessionTokenOf(req, s.config);
+    const actor = token ? await actorForSessionToken(s.database.db, token, sessionHostOf(req), s.clock.now()) : null;
+    if (actor) {
+      if (host === null || host === actor.accountId) return { ...personCaller('session', actor, host, grant), refused };
+      const role = (await teamRole(s.database.db, host, actor.accountId)) ?? null;
+      if (role) {
+        const caller = personCaller('session', actor, host, grant);
+        caller.roles.set(host, role);
+        return { ...caller, refused };
+      }
+    }
+  } catch (err) {
+    // The database is away: reading a page on a document host goes on as a visitor would (public
+    // documents this process served lately still answer); anything else answers 503.
+    const read = req.method === 'GET' || req.method === 'HEAD';
+    if (!(isStorageUnavailable(err) && read && site.kind !== 'main')) throw err;
+  }
+  return { ...anonymous(host, grant), refused };
 }
 
 /** True when the request carries credentials: a session of this host (the hook above), a sync key that

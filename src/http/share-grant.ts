@@ -3,7 +3,7 @@
 // document asks the access table with.
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { Config } from '../config.ts';
-import type { Caller } from '../access/authorize.ts';
+import type { Standing } from '../access/authorize.ts';
 import type { NodeRow } from '../nodes/tree.ts';
 import { isValidShareToken, shareCookieName, TOKEN_PARAM } from '../sharing/share.ts';
 import { limits } from '../limits.ts';
@@ -27,7 +27,7 @@ export function isShareGuest(req: FastifyRequest, node: NodeRow): boolean {
 }
 
 /** Who asks about this node: the signed-in person, and whether the request holds its share grant. */
-export function callerOf(req: FastifyRequest, node: NodeRow): Caller {
+export function callerOf(req: FastifyRequest, node: NodeRow): Standing {
   // A team member's role counts for the team's own nodes, on the team's host.
   const member = req.teamRole && req.site.kind !== 'main' && node.owner_id === req.site.accountId;
   return { actor: req.actor, shareGuest: isShareGuest(req, node), teamRole: member ? req.teamRole : null };

@@ -56,7 +56,7 @@ import {
   servesAccountContent,
   withoutItsOrigin,
 } from '../framing.ts';
-import type { Caller } from '../../access/authorize.ts';
+import type { Standing } from '../../access/authorize.ts';
 
 /** Request destinations that may get a document: page loads, frames, and scripts' fetches. */
 const PAGE_DESTINATIONS = new Set(['document', 'iframe', 'frame', 'embed', 'object', 'empty']);
@@ -94,7 +94,7 @@ const plugin: RoutePlugin = async (app, { services: s }) => {
       if (unforced !== null) return reply.header('cache-control', 'no-store').redirect(unforced, 302);
     }
     const actor = elsewhere ? null : req.actor;
-    const callerHere = (n: NodeRow): Caller =>
+    const callerHere = (n: NodeRow): Standing =>
       elsewhere ? { actor: null, shareGuest: false, teamRole: null } : callerOf(req, n);
     // The owner, signed in on the main app, opening their host with no session here yet.
     const bounce = elsewhere ? null : bounceToMainApp(req, reply, s);

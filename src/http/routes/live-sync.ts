@@ -16,7 +16,7 @@ import { grants } from '../../events/revocations.ts';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { RoutePlugin } from './plugin.ts';
 import type { Services } from '../../services.ts';
-import type { Caller } from '../../access/authorize.ts';
+import type { Standing } from '../../access/authorize.ts';
 import { badRequest, notFound } from '../../errors.ts';
 import { limits } from '../../limits.ts';
 import { assertSameOrigin } from '../origin.ts';
@@ -138,7 +138,7 @@ async function documentOf(s: Services, req: FastifyRequest, pageUrl: string): Pr
   return node;
 }
 
-function passes(caller: Caller, node: NodeRow, lane: Lane): boolean {
+function passes(caller: Standing, node: NodeRow, lane: Lane): boolean {
   try {
     checkLane(caller, node, lane);
     return true;
@@ -149,7 +149,7 @@ function passes(caller: Caller, node: NodeRow, lane: Lane): boolean {
 
 /** `saved`: whoever may view the document (a private one answers 404, like a missing one). `live`:
  *  the same, and ownership (share guests pass). */
-function checkLane(caller: Caller, node: NodeRow, lane: Lane) {
+function checkLane(caller: Standing, node: NodeRow, lane: Lane) {
   const resource = resourceOf(node);
   authorize(caller, resource, 'view');
   if (lane === 'live') authorize(caller, resource, 'live');
@@ -160,10 +160,10 @@ function checkLane(caller: Caller, node: NodeRow, lane: Lane) {
 class LaneAccess {
   private visibility: NodeRow['visibility'];
 
-  caller: Caller;
+  caller: Standing;
   private readonly node: NodeRow;
   private readonly lane: Lane;
-  constructor(caller: Caller, node: NodeRow, lane: Lane) {
+  constructor(caller: Standing, node: NodeRow, lane: Lane) {
     this.caller = caller;
     this.node = node;
     this.lane = lane;

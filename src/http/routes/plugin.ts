@@ -1,5 +1,7 @@
 // What every route file exports: a Fastify plugin given the services (src/http/routes/index.ts registers them).
-import type { FastifyPluginAsync } from 'fastify';
+// Its `app` takes zod schemas on routes and types their parsed input (src/http/schema.ts).
+import type { FastifyPluginAsync, RawServerDefault } from 'fastify';
 import type { HttpServices } from '../services.ts';
+import type { ZodProvider } from '../schema.ts';
 
-export type RoutePlugin = FastifyPluginAsync<{ services: HttpServices }>;
+export type RoutePlugin = FastifyPluginAsync<{ services: HttpServices }, RawServerDefault, ZodProvider>;

@@ -71,10 +71,10 @@ const tree: RoutePlugin = async (app, { services: s }) => {
   });
 
   // The New-document form asks as a name is typed: what creating it would answer, nothing written.
-  app.get(`${DASHBOARD}/names`, async (req, reply) => {
+  app.get(`${DASHBOARD}/names`, { schema: { querystring: create } }, async (req, reply) => {
     mainOnly(req);
     const actor = authorizeActor({ actor: req.actor }, null, 'manage');
-    const b = parse(create, req.query);
+    const b = req.query;
     const owner = await treeOwner(s, actor, b.ownerId);
     const name = b.name.includes('/') ? b.name.trim() : b.name;
     const path = await checkNewPath(s, actor.accountId, {

@@ -1,0 +1,89 @@
+// The only way a use case gets a node: `open` loads it and judges the ctx's caller for an action on it in one
+// step, through the access table (src/access/authorize.ts). A refusal is the table's registered answer: a
+// private node the caller may not see answers exactly like a missing one (404), a team's viewer changing
+// a file 403 `viewer`, anyone else the table's row. Like PocketBase's rule-scoped fetch: no door decides
+// access by hand, and a new door (MCP, `kiln sync`) reuses it.
+import type { Caller } from '../access/caller.ts';
+import type { Action } from '../access/table.ts';
+import type { Db, Row, TeamRole } from '../store/schema.ts';
+import { isSystem } from '../access/caller.ts';
+import { allows, authorize, resourceOf, type Standing } from '../access/authorize.ts';
+import { nodeById, ownerNodesNamed } from '../store/nodes.ts';
+import { teamRole } from '../store/accounts.ts';
+import { splitPath } from '../core/names.ts';
+import { notFound } from '../errors.ts';
+
+type NodeRow = Row<'nodes'>;
+
+/** A node by id, or by its path in an account's tree (`a/b/doc.html`, case-insensitive). */
+export type NodeRef = number | { ownerId: number; path: string };
+
+export interface Nodes {
+  /** The node, when the caller may do `action` on it; else the table's refusal (404 for a missing one). */
+  open(ref: NodeRef, action: Action): Promise<NodeRow>;
+  /** `open` for a node already in hand (a row a listing returned): the table's refusal, or the node. */
+  check(node: NodeRow, action: Action): Promise<NodeRow>;
+  /** Whether the caller may do `action` on the node: for what a page offers (edit controls, menus), never
+   *  to let a change through (that is `open`). */
+  may(node: NodeRow, action: Action): Promise<boolean>;
+  /** Where the caller stands toward the node: for a use case that records how it was let in (a share guest's
+   *  save is named so in the history). */
+  standingOn(node: NodeRow): Promise<Standing>;
+  /** The caller's role in a team account; null: not a member (or the caller's own account). */
+  roleIn(accountId: number): Promise<TeamRole | null>;
+}
+
+/** The node at a path of an account's tree (any type), or undefined. */
+export async function nodeAtPath(db: Db, ownerId: number, relPath: string): Promise<NodeRow | undefined> {
+  const parts = splitPath(relPath.replace(/^\/+/, ''));
+  if (typeof parts === 'string') return undefined;
+  const folderKey = parts.slice(0, -1).join('/').normalize('NFC').toLowerCase();
+  const rows = await ownerNodesNamed(db, ownerId, parts[parts.length - 1].normalize('NFC'));
+  return rows.find((r) => r.path.toLowerCase() === folderKey);
+}
+
+function load(db: Db, ref: NodeRef): Promise<NodeRow | undefined> {
+  if (typeof ref === 'number')
+    return Number.isSafeInteger(ref) && ref > 0 ? nodeById(db, ref) : Promise.resolve(undefined);
+  return nodeAtPath(db, ref.ownerId, ref.path);
+}
+
+/** The nodes as this caller may reach them. */
+export function nodesFor(db: Db, caller: Caller): Nodes {
+  async function roleIn(accountId: number): Promise<TeamRole | null> {
+    const actor = caller.actor;
+    if (!actor || actor.accountId === accountId) return null;
+    const known = caller.roles.get(accountId);
+    if (known !== undefined) return known;
+    // On a document host only the host's role counts (resolved with the caller): a session there carries
+    // no rights beyond that host.
+    const role = caller.host !== null ? null : ((await teamRole(db, accountId, actor.accountId)) ?? null);
+    caller.roles.set(accountId, role);
+    return role;
+  }
+  async function standingOn(node: NodeRow): Promise<Standing> {
+    return { actor: caller.actor, shareGuest: caller.shareGrant(node), teamRole: await roleIn(node.owner_id) };
+  }
+  /** On a document host, another account's node is not there at all. */
+  const reachable = (node: NodeRow | undefined): node is NodeRow =>
+    !!node && (caller.host === null || node.owner_id === caller.host);
+  async function check(node: NodeRow, action: Action): Promise<NodeRow> {
+    if (!reachable(node)) throw notFound();
+    if (!isSystem(caller)) authorize(await standingOn(node), resourceOf(node), action);
+    return node;
+  }
+  return {
+    async open(ref, action) {
+      const node = await load(db, ref);
+      if (!node) throw notFound();
+      return check(node, action);
+    },
+    check,
+    async may(node, action) {
+      if (!reachable(node)) return false;
+      return isSystem(caller) || allows(await standingOn(node), resourceOf(node), action);
+    },
+    standingOn,
+    roleIn,
+  };
+}
