@@ -142,6 +142,8 @@ export function formPost(
   const send = opts.sendPage ?? sendPage;
   return async (req, reply) => {
     try {
+      // A route with `attachValidation: true` hands its schema's refusal here, to go back to the form too.
+      if (req.validationError) throw req.validationError;
       return await handler(req, reply);
     } catch (err) {
       if (!(err instanceof KilnError) || !wantsHtml(req)) throw err;
