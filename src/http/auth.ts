@@ -1,10 +1,12 @@
-// Who is asking: the person behind this host's session cookie, or nobody. A session is looked up for
-// the host the request arrived on only (src/accounts/sessions.ts); on a document host it must also be
-// the host's own account's, or (a team's host) a member's, who acts there in their role (`req.teamRole`,
-// looked up on every request: a membership that ends ends the session's rights at once). A session carries no
-// rights beyond that host.
-// (Sync keys are checked by the sync routes and the message bus; share tokens by the document routes.
-// `hasCredentials` asks all three, for the rules that need to know before a route does:
+// Who is asking: THE caller of each request (src/access/caller.ts), resolved once, here, from whatever
+// credential came. A sync key counts on the routes that take keys (`config: { keys: true }`: the sync API, its
+// stream and control lane, the message bus); a key that does not work is kept as the caller's `refused` for those
+// doors to answer with. Else a session, looked up for the host the request arrived on only
+// (src/accounts/sessions.ts); on a document host it must also be the host's own account's, or (a team's host) a
+// member's, who acts there in their role (looked up on every request: a membership that ends ends the session's
+// rights at once). A session carries no rights beyond that host. Share grants are judged per document
+// (`caller.shareGrant`). `req.ctx` hands the caller to the use cases, which ask the access table through it.
+// (`hasCredentials` asks whether any credential came, for the rules that need to know before a route does:
 // src/http/slow-clients.ts and the general rate limiter, src/ratelimit/http.ts.)
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { Services } from '../services.ts';

@@ -19,8 +19,9 @@ type NodeRow = Row<'nodes'>;
 export type NodeRef = number | { ownerId: number; path: string };
 
 export interface Nodes {
-  /** The node, when the caller may do `action` on it; else the table's refusal (404 for a missing one). */
-  open(ref: NodeRef, action: Action): Promise<NodeRow>;
+  /** The node, when the caller may do `action` on it; else the table's refusal (404 for a missing one, and for
+   *  one of another `type` than the door takes: a folder is not a document to an editor). */
+  open(ref: NodeRef, action: Action, type?: NodeRow['type']): Promise<NodeRow>;
   /** `open` for a node already in hand (a row a listing returned): the table's refusal, or the node. */
   check(node: NodeRow, action: Action): Promise<NodeRow>;
   /** Whether the caller may do `action` on the node: for what a page offers (edit controls, menus), never
@@ -73,9 +74,9 @@ export function nodesFor(db: Db, caller: Caller): Nodes {
     return node;
   }
   return {
-    async open(ref, action) {
+    async open(ref, action, type) {
       const node = await load(db, ref);
-      if (!node) throw notFound();
+      if (!node || (type && node.type !== type)) throw notFound();
       return check(node, action);
     },
     check,

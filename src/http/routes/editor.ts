@@ -4,28 +4,27 @@
 import { Readable } from 'node:stream';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { RoutePlugin } from './plugin.ts';
-import { badRequest, forbidden, notFound } from '../../errors.ts';
-import { authorize, authorizeActor, ownUploads, resourceOf } from '../../access/authorize.ts';
-import { findByPath } from '../../nodes/tree.ts';
-import { documentContent, refuseEncodedPercent } from '../../nodes/serve.ts';
+import { z } from 'zod';
+import { badRequest } from '../../errors.ts';
+import { refuseEncodedPercent } from '../../nodes/serve.ts';
 import { editorPage } from '../../ui/editor.ts';
 import { nodeUrlPath } from '../../core/urls.ts';
-import { callerOf } from '../share-grant.ts';
 import { EDITABLE_EXTENSIONS, extensionOf } from '../../uploads/content-types.ts';
-import { queryText, textParam } from '../io.ts';
-import { hostAccount } from '../hosts.ts';
+import { documentToEdit, uploadToEdit } from '../../uploads/edit.ts';
+import { textParam } from '../io.ts';
+import { limits } from '../../limits.ts';
+
+const EDIT_QUERY = z.object({ path: z.string().max(limits.pathLength).default('index.html') });
 
 const plugin: RoutePlugin = async (app, { services: s }) => {
   app.get(
     '/_/edit',
-    { config: { host: 'document', hostMessage: 'Open the editor on the document’s own host.' } },
+    {
+      config: { host: 'document', hostMessage: 'Open the editor on the document’s own host.' },
+      schema: { querystring: EDIT_QUERY },
+    },
     async (req, reply) => {
-      const path = queryText(req, 'path') ?? 'index.html';
-      const node = await findByPath(s, hostAccount(req), path);
-      if (node?.type !== 'site') throw notFound();
-      // A share guest is an app user here: 403, not a sign-in page.
-      authorize(callerOf(req, node), resourceOf(node), 'edit');
-      const bytes = (await documentContent(s, node))?.bytes ?? Buffer.alloc(0);
+      const { node, bytes } = await documentToEdit(req.ctx, req.query.path || 'index.html');
       return sendEditor(
         req,
         reply,
@@ -39,22 +38,13 @@ const plugin: RoutePlugin = async (app, { services: s }) => {
   );
 
   app.get('/_/edit/uploads/*', async (req, reply) => {
-    // Code editing of one's own uploads: developers (app users 403, nobody signed in: sign in first).
-    const actor = authorizeActor({ actor: req.actor }, ownUploads(req.actor), 'edit');
     // The router already decoded the path once: decoding again would let `%2541` name `A`.
     refuseEncodedPercent(req.url.split('?')[0]);
-    const rest = textParam(req, '*');
-    const [username, ...segments] = rest.split('/');
-    if (username !== actor.username || (req.site.kind !== 'main' && username !== req.site.username)) {
-      throw forbidden('You can only edit your own uploads.');
-    }
+    const [username, ...segments] = textParam(req, '*').split('/');
     const path = segments.join('/');
-    if (!EDITABLE_EXTENSIONS.has(extensionOf(path))) throw badRequest('Only text files open in the editor.');
-    const node = await findByPath(s, actor.accountId, path);
-    if (node?.type !== 'upload') throw notFound();
-    authorize({ actor }, resourceOf(node), 'edit');
-    const bytes = await s.blobs.get(node.blob_sha256!);
-    if (!bytes) throw notFound('The file’s content is missing.');
+    const { node, bytes } = await uploadToEdit(req.ctx, { username, path }, () => {
+      if (!EDITABLE_EXTENSIONS.has(extensionOf(path))) throw badRequest('Only text files open in the editor.');
+    });
     return sendEditor(
       req,
       reply,
@@ -76,7 +66,7 @@ function sendEditor(
   documentUrl: string,
   base: string,
 ) {
-  const parts = editorPage({ name, bytes, etag, documentUrl, username: req.actor?.username, base });
+  const parts = editorPage({ name, bytes, etag, documentUrl, username: req.caller.actor?.username, base });
   return reply
     .header('Cache-Control', 'no-store')
     .header(

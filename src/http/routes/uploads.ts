@@ -5,16 +5,12 @@
 import multipart from '@fastify/multipart';
 import type { FastifyRequest } from 'fastify';
 import type { RoutePlugin } from './plugin.ts';
-import type { Services } from '../../services.ts';
-import { KilnError, badRequest, notFound, unauthorized } from '../../errors.ts';
+import type { NodeRow } from '../../nodes/tree.ts';
+import { KilnError, badRequest, unauthorized } from '../../errors.ts';
 import { limits } from '../../limits.ts';
 import { assertSameOrigin } from '../origin.ts';
-import { callerOf } from '../share-grant.ts';
 import { documentPathOf, documentUrlHeader } from '../../save/document-url.ts';
-import { authorize, resourceOf, authorizeActor, authorizeTeamChange } from '../../access/authorize.ts';
-import { findTeam, roleIn } from '../../teams/teams.ts';
-import { childPathOf, findByPath, getNode, type NodeRow } from '../../nodes/tree.ts';
-import { storeUpload, storeUploadInPlaceOf } from '../../uploads/upload.ts';
+import { receiveUpload, type UploadPlace } from '../../uploads/receive.ts';
 import { isDocumentName } from '../../core/names.ts';
 import { documentHostUrl, nodeUrlPath } from '../../core/urls.ts';
 import { z } from 'zod';
@@ -33,7 +29,6 @@ const TARGET = z.object({
   /** The dashboard's "Replace": the id of an upload in that folder, which the new file takes the place of. */
   replaces: z.preprocess(absentWhenEmpty, id.optional()),
 });
-type Target = z.infer<typeof TARGET>;
 const TARGET_CODES: FieldCodes = {
   parentId: { code: 'invalid', msg: 'parentId must be a folder id.' },
   ownerId: { code: 'invalid', msg: 'ownerId must be a team’s id.' },
@@ -43,53 +38,13 @@ const TARGET_CODES: FieldCodes = {
 /** The most an administrator may set a plan's file size to (src/billing/plan-settings.ts). */
 const MAX_UPLOAD = limits.body.jsonSyncAndUpload;
 
-/** Where an upload goes and whose it is: the folder of the page named by Page-URL, or (main app) a
- *  folder id, or the top level of the caller's tree or of a team's it manages (`ownerId`); with the upload
- *  it replaces, when the dashboard says so. */
-async function targetFolder(
-  s: Services,
-  req: FastifyRequest,
-  fields: Record<string, unknown>,
-): Promise<{ ownerId: number; parentId: number; parentPath: string; replaces?: NodeRow }> {
-  if (req.site.kind !== 'main') {
-    const url = documentUrlHeader(req.headers);
-    if (!url) throw badRequest('The Page-URL header is required.', 'missing-document-url');
-    const { path } = documentPathOf(url);
-    const page = await findByPath(s, req.site.accountId, path);
-    if (!page) throw notFound();
-    authorize(callerOf(req, page), resourceOf(page), 'upload');
-    return { ownerId: page.owner_id, parentId: page.parent_id, parentPath: page.path };
-  }
-  const { parentId, ownerId: team, replaces }: Target = parse(TARGET, fields, TARGET_CODES);
-  const folder = await mainAppFolder(s, req, parentId, team);
-  if (replaces === undefined) return folder;
-  // Only an upload of that same folder and tree can be replaced; anything else answers like a missing file.
-  const old = await getNode(s, replaces);
-  if (old?.type !== 'upload' || old.owner_id !== folder.ownerId || old.parent_id !== folder.parentId)
-    throw notFound('No such file to replace in that folder.');
-  return { ...folder, replaces: old };
-}
-
-/** The main app's target: a folder id (0: the top level) of the caller's tree or of a team's it manages. */
-async function mainAppFolder(s: Services, req: FastifyRequest, parentId: number, team: number | undefined) {
-  const actor = authorizeActor({ actor: req.actor }, null, 'upload');
-  if (parentId === 0) {
-    const ownerId = team ?? actor.accountId;
-    if (ownerId !== actor.accountId) await assertTeamManager(s, ownerId, actor.accountId);
-    return { ownerId, parentId: 0, parentPath: '' };
-  }
-  const folder = await getNode(s, parentId);
-  if (folder?.type !== 'folder') throw notFound();
-  if (folder.owner_id === actor.accountId) authorize({ actor }, resourceOf(folder), 'upload');
-  else await assertTeamManager(s, folder.owner_id, actor.accountId);
-  return { ownerId: folder.owner_id, parentId: folder.id, parentPath: childPathOf(folder) };
-}
-
-/** The caller is an owner or editor of the team: a viewer gets the one refusal of viewers; to anyone
- *  else the team's folder answers like a missing one. */
-async function assertTeamManager(s: Services, teamId: number, personId: number) {
-  if (!Number.isSafeInteger(teamId) || teamId <= 0) throw notFound();
-  authorizeTeamChange(await roleIn(s, teamId, personId), 'manage', () => notFound());
+/** Where the request asks the file to go: the page the Page-URL names (document hosts), or the main app's
+ *  folder, owner and replaced file fields. */
+function placeOf(req: FastifyRequest, fields: Record<string, unknown>): UploadPlace {
+  if (req.site.kind === 'main') return parse(TARGET, fields, TARGET_CODES);
+  const url = documentUrlHeader(req.headers);
+  if (!url) throw badRequest('The Page-URL header is required.', 'missing-document-url');
+  return { page: documentPathOf(url).path };
 }
 
 /** A file as the request carries it, with the main app's optional folder and owner fields. */
@@ -159,31 +114,20 @@ const plugin: RoutePlugin = async (app, { services: s }) => {
 
   // Credentials before the body: an anonymous request is refused before its (up to 150 MB) body is read.
   const signedInFirst = async (req: FastifyRequest) => {
-    if (!req.actor) throw unauthorized();
+    if (!req.caller.actor) throw unauthorized();
   };
   app.post('/_/upload', { bodyLimit: limits.body.jsonSyncAndUpload, preParsing: signedInFirst }, async (req, reply) => {
     assertSameOrigin(req);
-    if (!req.actor) throw unauthorized();
     const { fileName, bytes, fields } = await receivedUpload(req);
     refuseDocument(fileName);
-    const target = await targetFolder(s, req, fields);
-    // A team's files count against the team's plan and are served on its host.
-    const team = target.ownerId === req.actor.accountId ? undefined : await findTeam(s, target.ownerId);
-    const { replaces, ...folder } = target;
-    const input = {
-      ...folder,
-      plan: team?.plan ?? req.actor.plan,
+    const { node, replaced, hostUsername } = await receiveUpload(req.ctx, {
+      place: placeOf(req, fields),
       fileName,
       bytes,
-      // The activity feed says who uploaded, from the browser.
-      by: { accountId: req.actor.accountId, writer: req.actor.writer },
-    };
-    const node = replaces ? await storeUploadInPlaceOf(s, { ...input, replaces }) : await storeUpload(s, input);
+    });
     const origin =
-      req.site.kind === 'main'
-        ? documentHostUrl(s.config, team?.username ?? req.actor.username)
-        : `${req.protocol}://${req.headers.host}`;
-    const msg = replaces
+      req.site.kind === 'main' ? documentHostUrl(s.config, hostUsername) : `${req.protocol}://${req.headers.host}`;
+    const msg = replaced
       ? `Replaced ${node.name} (the old file is in the trash).`
       : node.name === fileName
         ? `Uploaded ${node.name}.`

@@ -1,0 +1,76 @@
+// POST /_/upload's use case: a file into the caller's tree, or a team's it manages. Where it goes: on a
+// document host, the folder of the page the Page-URL names (the table's `upload` on that page); on the main app,
+// a folder id (the table's `upload` on the folder) or the top level of the caller's tree or a team's (the team's
+// `manage` row), optionally in place of an upload of that folder (the dashboard's "Replace").
+import type { Ctx } from '../context.ts';
+import type { Row } from '../store/schema.ts';
+import { authorizeActor, authorizeTeamChange } from '../access/authorize.ts';
+import { notFound, unauthorized } from '../errors.ts';
+import { findTeam } from '../teams/teams.ts';
+import { childPathOf } from '../nodes/tree.ts';
+import { storeUpload, storeUploadInPlaceOf } from './upload.ts';
+
+type NodeRow = Row<'nodes'>;
+
+export type UploadPlace =
+  /** A document host: the page's path on it. */
+  | { page: string }
+  /** The main app: a folder id (0: the top level), a team's id for its top level, an upload to replace. */
+  | { parentId: number; ownerId?: number; replaces?: number };
+
+interface Folder {
+  ownerId: number;
+  parentId: number;
+  parentPath: string;
+  replaces?: NodeRow;
+}
+
+async function folderOf(ctx: Ctx, place: UploadPlace): Promise<Folder> {
+  if ('page' in place) {
+    if (ctx.caller.host === null) throw notFound();
+    const page = await ctx.nodes.open({ ownerId: ctx.caller.host, path: place.page }, 'upload');
+    return { ownerId: page.owner_id, parentId: page.parent_id, parentPath: page.path };
+  }
+  const actor = authorizeActor(ctx.caller, null, 'upload');
+  let folder: Folder;
+  if (place.parentId === 0) {
+    const ownerId = place.ownerId ?? actor.accountId;
+    // A team's top level: its owners and editors; a viewer is told so; to anyone else it is not there.
+    if (ownerId !== actor.accountId) {
+      if (!Number.isSafeInteger(ownerId) || ownerId <= 0) throw notFound();
+      authorizeTeamChange(await ctx.nodes.roleIn(ownerId), 'manage', () => notFound());
+    }
+    folder = { ownerId, parentId: 0, parentPath: '' };
+  } else {
+    const node = await ctx.nodes.open(place.parentId, 'upload', 'folder');
+    folder = { ownerId: node.owner_id, parentId: node.id, parentPath: childPathOf(node) };
+  }
+  if (place.replaces === undefined) return folder;
+  // Only an upload of that same folder and tree can be replaced; anything else answers like a missing file.
+  const old = await ctx.nodes.open(place.replaces, 'manage', 'upload').catch(() => undefined);
+  if (!old || old.owner_id !== folder.ownerId || old.parent_id !== folder.parentId)
+    throw notFound('No such file to replace in that folder.');
+  return { ...folder, replaces: old };
+}
+
+/** Stores the file where `place` says; answers its node, whether it replaced one, and whose host serves it. */
+export async function receiveUpload(
+  ctx: Ctx,
+  input: { place: UploadPlace; fileName: string; bytes: Buffer },
+): Promise<{ node: NodeRow; replaced: boolean; hostUsername: string }> {
+  const actor = ctx.caller.actor;
+  if (!actor) throw unauthorized();
+  const { replaces, ...folder } = await folderOf(ctx, input.place);
+  // A team's files count against the team's plan and are served on its host.
+  const team = folder.ownerId === actor.accountId ? undefined : await findTeam(ctx, folder.ownerId);
+  const upload = {
+    ...folder,
+    plan: team?.plan ?? actor.plan,
+    fileName: input.fileName,
+    bytes: input.bytes,
+    // The activity feed says who uploaded, from the browser.
+    by: { accountId: actor.accountId, writer: actor.writer },
+  };
+  const node = replaces ? await storeUploadInPlaceOf(ctx, { ...upload, replaces }) : await storeUpload(ctx, upload);
+  return { node, replaced: !!replaces, hostUsername: team?.username ?? actor.username };
+}
