@@ -72,6 +72,7 @@ export const ERRORS = {
     status: 403,
     when: 'Team viewers cannot change or sync a team’s files, by any door (owners and editors can).',
   },
+  'read-only-key': { status: 403, when: 'A read-only key (an agent’s) asked to change something.' },
   'email-unconfirmed': {
     status: 403,
     when: 'An app user saves, or an account asks for an AI edit (`ai-edit/error`), before confirming their email.',

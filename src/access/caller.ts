@@ -27,16 +27,29 @@ export interface Caller {
   readonly roles: Map<number, TeamRole | null>;
   /** Whether the request holds a node's share grant. */
   shareGrant: ShareGrant;
+  /** What the credential narrows the caller to, below what its person may (an agent's key or token): none for a
+   *  session or a sync key, which act with all their person's rights. */
+  scope: Scope | null;
   /** A credential that came and was refused (an unknown, expired or revoked key): the doors that need that
    *  credential answer with it; the others treat the caller as nobody. */
   refused: KilnError | null;
+}
+
+/** A narrowed credential: it never does more than its person could, and less where it says. */
+export interface Scope {
+  /** Only this account's nodes (the person's own, or one team's); none: every account the person reaches. */
+  accountId: number | null;
+  /** Only nodes at or below this folder path of that account (`notes/2026`); none: the whole tree. */
+  folder: string | null;
+  /** Reads only: every action that changes something is refused (403 `read-only-key`). */
+  readOnly: boolean;
 }
 
 const noGrant: ShareGrant = () => false;
 
 /** Nobody: no credential, or none that counts here. */
 export function anonymous(host: number | null = null, shareGrant: ShareGrant = noGrant): Caller {
-  return { via: 'none', actor: null, host, roles: new Map(), shareGrant, refused: null };
+  return { via: 'none', actor: null, host, roles: new Map(), shareGrant, scope: null, refused: null };
 }
 
 /** A person: a session of this host, or a key's owner. */
@@ -45,8 +58,9 @@ export function personCaller(
   actor: Actor,
   host: number | null,
   shareGrant: ShareGrant = noGrant,
+  scope: Scope | null = null,
 ): Caller {
-  return { via, actor, host, roles: new Map(), shareGrant, refused: null };
+  return { via, actor, host, roles: new Map(), shareGrant, scope, refused: null };
 }
 
 /** Kiln itself (the CLI's account commands, sweeps, migrations, the instance copy of a sign-up): passes every
@@ -57,6 +71,7 @@ export const SYSTEM: Caller = Object.freeze({
   host: null,
   roles: new Map(),
   shareGrant: noGrant,
+  scope: null,
   refused: null,
 }) as Caller;
 

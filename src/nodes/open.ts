@@ -3,7 +3,7 @@
 // private node the caller may not see answers exactly like a missing one (404), a team's viewer changing
 // a file 403 `viewer`, anyone else the table's row. Like PocketBase's rule-scoped fetch: no door decides
 // access by hand, and a new door (MCP, `kiln sync`) reuses it.
-import type { Caller } from '../access/caller.ts';
+import type { Caller, Scope } from '../access/caller.ts';
 import type { Action } from '../access/table.ts';
 import type { Db, Row, TeamRole } from '../store/schema.ts';
 import { isSystem } from '../access/caller.ts';
@@ -11,7 +11,7 @@ import { allows, authorize, resourceOf, type Standing } from '../access/authoriz
 import { nodeById, ownerNodesNamed } from '../store/nodes.ts';
 import { teamRole } from '../store/accounts.ts';
 import { splitPath } from '../core/names.ts';
-import { notFound } from '../errors.ts';
+import { forbidden, notFound } from '../errors.ts';
 
 type NodeRow = Row<'nodes'>;
 
@@ -43,10 +43,27 @@ export async function nodeAtPath(db: Db, ownerId: number, relPath: string): Prom
   return rows.find((r) => r.path.toLowerCase() === folderKey);
 }
 
+/** THE refusal of a change asked with a read-only key. */
+export function readOnly() {
+  return forbidden('This key is read-only: it reads documents and changes none.', 'read-only-key');
+}
+
 function load(db: Db, ref: NodeRef): Promise<NodeRow | undefined> {
   if (typeof ref === 'number')
     return Number.isSafeInteger(ref) && ref > 0 ? nodeById(db, ref) : Promise.resolve(undefined);
   return nodeAtPath(db, ref.ownerId, ref.path);
+}
+
+/** What only reads: every other action changes something, and a read-only scope refuses it. */
+const READS: ReadonlySet<Action> = new Set<Action>(['view', 'versions', 'dashboard']);
+
+/** The node is inside the scope: its account, and at or below its folder (`path` + `name`, case-insensitive). */
+function withinScope(scope: Scope, node: NodeRow): boolean {
+  if (scope.accountId !== null && node.owner_id !== scope.accountId) return false;
+  if (!scope.folder) return true;
+  const full = (node.path ? `${node.path}/${node.name}` : node.name).toLowerCase();
+  const folder = scope.folder.toLowerCase();
+  return full === folder || full.startsWith(`${folder}/`);
 }
 
 /** The nodes as this caller may reach them. */
@@ -65,12 +82,17 @@ export function nodesFor(db: Db, caller: Caller): Nodes {
   async function standingOn(node: NodeRow): Promise<Standing> {
     return { actor: caller.actor, shareGuest: caller.shareGrant(node), teamRole: await roleIn(node.owner_id) };
   }
-  /** On a document host, another account's node is not there at all. */
+  /** On a document host, another account's node is not there at all; nor is one outside the caller's scope. */
   const reachable = (node: NodeRow | undefined): node is NodeRow =>
-    !!node && (caller.host === null || node.owner_id === caller.host);
+    !!node &&
+    (caller.host === null || node.owner_id === caller.host) &&
+    (caller.scope === null || withinScope(caller.scope, node));
   async function check(node: NodeRow, action: Action): Promise<NodeRow> {
     if (!reachable(node)) throw notFound();
-    if (!isSystem(caller)) authorize(await standingOn(node), resourceOf(node), action);
+    if (isSystem(caller)) return node;
+    authorize(await standingOn(node), resourceOf(node), action);
+    // The person may; a read-only scope still refuses a change (after the table, so it tells nobody more).
+    if (caller.scope?.readOnly && !READS.has(action)) throw readOnly();
     return node;
   }
   return {
@@ -82,7 +104,9 @@ export function nodesFor(db: Db, caller: Caller): Nodes {
     check,
     async may(node, action) {
       if (!reachable(node)) return false;
-      return isSystem(caller) || allows(await standingOn(node), resourceOf(node), action);
+      if (isSystem(caller)) return true;
+      if (caller.scope?.readOnly && !READS.has(action)) return false;
+      return allows(await standingOn(node), resourceOf(node), action);
     },
     standingOn,
     roleIn,
