@@ -3,7 +3,8 @@
 import type { Services } from '../services.ts';
 import { badRequest } from '../errors.ts';
 import { isDocumentName } from '../core/names.ts';
-import { findByPath, type NodeRow } from './tree.ts';
+import { findByPath } from './tree.ts';
+import type { NodeRow } from '../store/schema.ts';
 import { redirectTarget, storedContent } from '../store/nodes.ts';
 import { allows, resourceOf } from '../access/authorize.ts';
 

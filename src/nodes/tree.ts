@@ -15,7 +15,7 @@
 //   with full old and new paths, node-deleted for every deleted node.
 import { firstVersionKinds } from '../store/versions.ts';
 import type { Services } from '../services.ts';
-import type { Executor, NodesTable, Row, Tx } from '../store/schema.ts';
+import type { Executor, NodeRow, Tx, Visibility } from '../store/schema.ts';
 import { KilnError, badRequest, conflict, notFound } from '../errors.ts';
 import { isUniqueViolation } from '../store/errors.ts';
 import { DAY, limits } from '../limits.ts';
@@ -44,9 +44,6 @@ import {
   siblingNamed,
   updateNode,
 } from '../store/nodes.ts';
-
-export type NodeRow = Row<'nodes'>;
-export type Visibility = NodesTable['visibility'];
 
 /** Options of the changing use cases. */
 export interface ChangeOptions {

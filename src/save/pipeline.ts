@@ -12,7 +12,7 @@ import { activityLine, nodeSavedEvent, publishNodeSaved, republishIfLost } from 
 import { afterCommit, type AfterCommit, type Tx } from '../store/transaction.ts';
 import type { GuardCheck } from '../store/saves.ts';
 import type { DocumentForWrite } from '../store/document-for-write.ts';
-import type { NodeRow } from '../nodes/tree.ts';
+import type { NodeRow } from '../store/schema.ts';
 import { formatHtml } from './formathtml.ts';
 import { guardCheckOf } from '../guard/guard.ts';
 import { decodeUtf8Exact, isSnapshot, packSnapshot, planTextVersion } from './versions.ts';

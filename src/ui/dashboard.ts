@@ -6,7 +6,7 @@ import { formatSize } from '../core/size.ts';
 import { isDocumentName } from '../core/names.ts';
 import { escapeHtml, html, raw, type Html } from './html.ts';
 import { page } from './pages.ts';
-import type { NodeRow } from '../nodes/tree.ts';
+import type { NodeRow } from '../store/schema.ts';
 import { childPathOf } from '../nodes/tree.ts';
 import { limits } from '../limits.ts';
 import { STARTERS } from '../nodes/starters.ts';
