@@ -27,7 +27,7 @@ import type { Services } from '../services.ts';
 import { limits } from '../limits.ts';
 import { sha256 } from '../core/checksum.ts';
 import { allows, resourceOf } from '../access/authorize.ts';
-import { findByPath } from '../nodes/tree.ts';
+import { findByPath } from '../nodes/find.ts';
 import type { NodeRow } from '../store/schema.ts';
 import { documentContent, resolveDocumentPath, ROOT_DOCUMENT } from '../nodes/serve.ts';
 import { ifNoneMatchHits } from '../core/conditional.ts';

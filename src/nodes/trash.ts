@@ -19,7 +19,8 @@ import {
   untrashNodes,
   updateNode,
 } from '../store/nodes.ts';
-import { assertManages, childPathOf, rewriteDescendantPaths, runWrite } from './tree.ts';
+import { assertManages, rewriteDescendantPaths, runWrite } from './tree.ts';
+import { childPathOf } from './find.ts';
 import type { NodeRow } from '../store/schema.ts';
 
 /** How long a deletion stays restorable. */

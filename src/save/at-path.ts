@@ -3,7 +3,7 @@
 // (`s.documents.found`), and the save's locked read confirms it is still that document with the same rights
 // (`found` in src/save/pipeline.ts). A stale row costs a fresh lookup, never a wrong write.
 import type { Services } from '../services.ts';
-import { findByPath } from '../nodes/tree.ts';
+import { findByPath } from '../nodes/find.ts';
 import type { NodeRow } from '../store/schema.ts';
 import { KilnError, notFound } from '../errors.ts';
 import { FoundRowChanged, saveDocument, type SaveInput, type SaveResult } from './pipeline.ts';

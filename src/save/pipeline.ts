@@ -16,28 +16,7 @@ import type { NodeRow } from '../store/schema.ts';
 import { formatHtml } from './formathtml.ts';
 import { guardCheckOf } from '../guard/guard.ts';
 import { decodeUtf8Exact, isSnapshot, packSnapshot, planTextVersion } from './versions.ts';
-
-export type SaveKind =
-  | 'create'
-  | 'starter'
-  | 'browser'
-  | 'editor'
-  | 'sync'
-  | 'restore'
-  | 'instance'
-  | 'upload-edit'
-  | 'import';
-
-/** Who is writing. `writer` identifies one tab/session or one sync key, for `changedBy`. */
-export interface SavedBy {
-  kind: SaveKind;
-  accountId: number | null;
-  writer: string | null;
-  /** Browser saves: whether a person's gesture caused it (`Save-Trigger`), for the data-clobber guard. */
-  trigger?: 'user' | 'auto' | null;
-  /** A share-link guest's save (no account): the versions list and the activity feed name it as one. */
-  shareGuest?: boolean;
-}
+import type { SaveKind, SavedBy, SavedNode } from './saved.ts';
 
 /** How the versions list and the activity feed name a save's source: its kind, or `share` for a guest. */
 const recordedKind = (by: SavedBy): string => (by.shareGuest ? 'share' : by.kind);
@@ -182,14 +161,6 @@ export interface SaveResult {
   checksum: string;
   size: number;
   modifiedAt: string;
-}
-
-/** The node fields the after-save steps need. */
-export interface SavedNode {
-  id: number;
-  owner_id: number;
-  path: string;
-  name: string;
 }
 
 /** A save in a transaction of its own (browser, editor, sync, restore), or sharing one commit with the saves

@@ -21,7 +21,10 @@ export interface TransactionPorts {
 /** The longest a write's answer waits for its events. */
 export const EVENT_WAIT_MS = 500;
 
-export async function inTransaction<T>(s: TransactionPorts, fn: (tx: Tx, after: AfterCommit) => Promise<T>): Promise<T> {
+export async function inTransaction<T>(
+  s: TransactionPorts,
+  fn: (tx: Tx, after: AfterCommit) => Promise<T>,
+): Promise<T> {
   const after: AfterCommit = [];
   const result = await s.database.db.transaction().execute((tx) => fn(tx, after));
   await afterCommit(s, after);
@@ -40,7 +43,10 @@ export async function afterCommit(s: Pick<TransactionPorts, 'events'>, after: Af
 }
 
 /** Waits for a write's event publications while the bus is flowing, at most EVENT_WAIT_MS. */
-export async function eventsOut(s: Pick<TransactionPorts, 'events'>, published: Array<Promise<unknown>>): Promise<void> {
+export async function eventsOut(
+  s: Pick<TransactionPorts, 'events'>,
+  published: Array<Promise<unknown>>,
+): Promise<void> {
   if (published.length === 0 || !s.events.flowing()) return;
   let timer: NodeJS.Timeout | undefined;
   await Promise.race([

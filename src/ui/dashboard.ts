@@ -7,7 +7,7 @@ import { isDocumentName } from '../core/names.ts';
 import { escapeHtml, html, raw, type Html } from './html.ts';
 import { page } from './pages.ts';
 import type { NodeRow } from '../store/schema.ts';
-import { childPathOf } from '../nodes/tree.ts';
+import { childPathOf } from '../nodes/find.ts';
 import { limits } from '../limits.ts';
 import { STARTERS } from '../nodes/starters.ts';
 import type { TrashEntry } from '../nodes/trash.ts';

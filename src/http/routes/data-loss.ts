@@ -7,7 +7,7 @@ import { exactly } from '../../core/conditional.ts';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { RoutePlugin } from './plugin.ts';
 import { documentPathOf } from '../../save/document-url.ts';
-import { findByPath } from '../../nodes/tree.ts';
+import { findByPath } from '../../nodes/find.ts';
 import type { NodeRow } from '../../store/schema.ts';
 import { allows, authorize, resourceOf } from '../../access/authorize.ts';
 import { saveDocument } from '../../save/pipeline.ts';

@@ -34,7 +34,7 @@ import {
   servedBefore,
 } from '../../nodes/serve.ts';
 import { isStorageUnavailable } from '../../store/errors.ts';
-import { childPathOf } from '../../nodes/tree.ts';
+import { childPathOf } from '../../nodes/find.ts';
 import type { NodeRow } from '../../store/schema.ts';
 import { toolbarTag, withToolbar } from '../../ui/toolbar.ts';
 import { ifNoneMatchHits } from '../../core/conditional.ts';

@@ -6,7 +6,7 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { RoutePlugin } from './plugin.ts';
 import { badRequest, forbidden, notFound } from '../../errors.ts';
 import { authorize, authorizeActor, ownUploads, resourceOf } from '../../access/authorize.ts';
-import { findByPath } from '../../nodes/tree.ts';
+import { findByPath } from '../../nodes/find.ts';
 import { documentContent, refuseEncodedPercent } from '../../nodes/serve.ts';
 import { editorPage } from '../../ui/editor.ts';
 import { nodeUrlPath } from '../../core/urls.ts';
