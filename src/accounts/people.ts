@@ -9,8 +9,8 @@ import { hashPassword, passwordProblem } from './passwords.ts';
 import * as accounts from '../store/accounts.ts';
 import { insertAccount, insertPersonRow } from '../store/accounts.ts';
 
-/** What finding and creating people use of the services, part by part (the bus reaches this file through sync keys and teams, so it does not
- *  import src/services.ts). */
+/** What finding and creating people use of the services, part by part (the bus reaches this file through sync
+ *  keys and teams, so it does not import src/services.ts). */
 export interface PeoplePorts {
   database: Database;
   clock: Clock;
