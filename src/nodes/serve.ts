@@ -11,8 +11,8 @@ import type { NodeRow } from '../store/schema.ts';
 import { redirectTarget, storedContent } from '../store/nodes.ts';
 import { allows, resourceOf } from '../access/authorize.ts';
 
-/** What serving documents uses of the services, part by part (the AI edit handler reads documents here, so this does not
- *  import src/services.ts). */
+/** What serving documents uses of the services, part by part (the AI edit handler reads documents here, so this
+ *  does not import src/services.ts). */
 export interface ServePorts {
   database: Database;
   clock: Clock;
