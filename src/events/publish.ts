@@ -16,7 +16,7 @@ import { limits } from '../limits.ts';
 
 /** What publishing uses of the services, part by part (the guard publishes here, so this does not import
  *  src/services.ts). */
-export interface PublishPorts {
+interface Ports {
   events: EventBus;
   database: Database;
   clock: Clock;
@@ -27,7 +27,7 @@ export interface PublishPorts {
  *  Redis is away, not at all — the event waits in the bus's outbox, behind those before it, and goes out when Redis
  *  returns. Never rejects: a publish the bus refuses (its outbox full) is logged. */
 export async function publishSoon(
-  s: Pick<PublishPorts, 'events'>,
+  s: Pick<Ports, 'events'>,
   channel: string,
   event: KilnEvent,
   what: string,
@@ -44,10 +44,7 @@ export async function publishSoon(
  *  for later (no replay), and one may be megabytes, so it never waits in the bus's outbox: while Redis is away the
  *  request is refused at once, 503 `bus-unavailable` with Retry-After. Resolves with the event's id, or null when
  *  the bus has not confirmed it within `limits.busAnswerWaitMs` (it is on its way). */
-export async function publishLive(
-  s: Pick<PublishPorts, 'events'>,
-  publish: () => Promise<number>,
-): Promise<number | null> {
+export async function publishLive(s: Pick<Ports, 'events'>, publish: () => Promise<number>): Promise<number | null> {
   const unavailable = () =>
     fail('bus-unavailable', 'Redis is unreachable for a moment, so this live message was not sent: try again.', {
       retryAfter: limits.redisRetryAfterSeconds,
@@ -104,7 +101,7 @@ export function activityLine(ownerId: number, event: NodeEvent, at: string, clie
 /** A change of an account's tree: the event on its channel, and a line of its activity feed (unless
  *  the writer put that line in its own transaction: `activityRecorded`). */
 export function publishAccountEvent(
-  s: PublishPorts,
+  s: Ports,
   ownerId: number,
   event: NodeEvent,
   client?: string,
@@ -119,7 +116,7 @@ export function publishAccountEvent(
 /** What an account's hosts serve changed (suspended, disabled, renamed, deleted; a domain gone): every
  *  process forgets those hosts and their kept answers (src/http/hosts.ts, src/http/hot-path.ts), this one
  *  before the change is answered (their `watch`). */
-export function publishHostChanged(s: PublishPorts, accountId: number, names: string[] = []): Promise<unknown> {
+export function publishHostChanged(s: Ports, accountId: number, names: string[] = []): Promise<unknown> {
   return publishSoon(
     s,
     channels.hosts,
@@ -131,7 +128,7 @@ export function publishHostChanged(s: PublishPorts, accountId: number, names: st
 /** A document or upload made public or private: on its channel (its open streams) and its account's
  *  (what every process keeps of the account's public answers, src/http/hot-path.ts). */
 export function publishVisibilityChanged(
-  s: PublishPorts,
+  s: Ports,
   node: { id: number; owner_id: number },
   visibility: 'public' | 'private',
 ): Promise<unknown> {
@@ -186,7 +183,7 @@ export function nodeSavedEvent(
 /** node-saved on the owner's account channel (and, with `html`, the document's saved lane). Errors
  *  are logged: the change has committed whatever the bus does. */
 export function publishNodeSaved(
-  s: PublishPorts,
+  s: Ports,
   node: PublishedNode,
   saved: { checksum: string | null; size: number; modifiedAt: string },
   opts: SavedOptions = {},
@@ -219,7 +216,7 @@ export interface Snapshot {
 }
 
 /** Publishes the snapshot; resolves with the live lane frame's `seq`. */
-export async function broadcastSnapshot(s: PublishPorts, snap: Snapshot): Promise<number> {
+export async function broadcastSnapshot(s: Ports, snap: Snapshot): Promise<number> {
   const { node } = snap;
   const [seq] = await Promise.all([
     s.events.publish(channels.document(node.id), {
@@ -244,7 +241,7 @@ export async function broadcastSnapshot(s: PublishPorts, snap: Snapshot): Promis
 }
 
 /** A document relayed on its `saved` lane only (nothing written): resolves with the frame's `seq`. */
-export function relaySaved(s: PublishPorts, node: { id: number }, html: string, sender: string): Promise<number> {
+export function relaySaved(s: Ports, node: { id: number }, html: string, sender: string): Promise<number> {
   return s.events.publish(channels.document(node.id), { type: 'lane', lane: 'saved', nodeId: node.id, html, sender });
 }
 
@@ -253,7 +250,7 @@ export function relaySaved(s: PublishPorts, node: { id: number }, html: string, 
  *  newest kept saved-lane event is of other bytes, the events of these are published now, once; when
  *  none is kept, nothing is (a stream that resumes past the replay log gets the stored document). */
 export async function republishIfLost(
-  s: PublishPorts,
+  s: Ports,
   node: PublishedNode,
   saved: { checksum: string; size: number; modifiedAt: string },
   opts: { writer?: string | null; html: string; client?: string },

@@ -13,7 +13,7 @@ export type { Tx };
 export type AfterCommit = Array<() => unknown>;
 
 /** What a transaction uses of the services: the database and the event bus (the Services fit). */
-export interface TransactionPorts {
+export interface TxPorts {
   database: { db: Db };
   events: EventBus;
 }
@@ -21,10 +21,7 @@ export interface TransactionPorts {
 /** The longest a write's answer waits for its events. */
 export const EVENT_WAIT_MS = 500;
 
-export async function inTransaction<T>(
-  s: TransactionPorts,
-  fn: (tx: Tx, after: AfterCommit) => Promise<T>,
-): Promise<T> {
+export async function inTransaction<T>(s: TxPorts, fn: (tx: Tx, after: AfterCommit) => Promise<T>): Promise<T> {
   const after: AfterCommit = [];
   const result = await s.database.db.transaction().execute((tx) => fn(tx, after));
   await afterCommit(s, after);
@@ -33,7 +30,7 @@ export async function inTransaction<T>(
 
 /** Runs a committed write's queued steps: each starts at once, in the order queued (so its events are published
  *  in that order); waits for them as `eventsOut` says. */
-export async function afterCommit(s: Pick<TransactionPorts, 'events'>, after: AfterCommit): Promise<void> {
+export async function afterCommit(s: Pick<TxPorts, 'events'>, after: AfterCommit): Promise<void> {
   const steps = after.map((step) =>
     Promise.resolve()
       .then(step)
@@ -43,10 +40,7 @@ export async function afterCommit(s: Pick<TransactionPorts, 'events'>, after: Af
 }
 
 /** Waits for a write's event publications while the bus is flowing, at most EVENT_WAIT_MS. */
-export async function eventsOut(
-  s: Pick<TransactionPorts, 'events'>,
-  published: Array<Promise<unknown>>,
-): Promise<void> {
+export async function eventsOut(s: Pick<TxPorts, 'events'>, published: Array<Promise<unknown>>): Promise<void> {
   if (published.length === 0 || !s.events.flowing()) return;
   let timer: NodeJS.Timeout | undefined;
   await Promise.race([
