@@ -26,23 +26,15 @@ import type { Services } from '../services.ts';
 import { KilnError, badRequest, tooLarge } from '../errors.ts';
 import { limits } from '../limits.ts';
 import { isDocumentName, isGlobalDocumentName, nodeNameProblem, splitPath } from '../core/names.ts';
-import {
-  childPathOf,
-  createIn,
-  findByPath,
-  isUntouchedStarter,
-  listTree,
-  runWrite,
-  trashIn,
-  type NodeRow,
-} from '../nodes/tree.ts';
+import { createIn, isUntouchedStarter, listTree, runWrite, trashIn } from '../nodes/tree.ts';
+import { childPathOf, findByPath } from '../nodes/find.ts';
+import type { NodeRow, Plan } from '../store/schema.ts';
 import { documentContent } from '../nodes/serve.ts';
 import { writeDocument } from '../save/pipeline.ts';
 import { listVersions, versionContent } from '../save/history.ts';
 import { insertUpload, storeBytes } from '../uploads/upload.ts';
 import { childNamed, siteNameClash, updateNode } from '../store/nodes.ts';
 import { assertCanEnableApp, assertUploadSize, loadPlanAccount, effectivePlan } from '../billing/plans.ts';
-import type { Plan } from '../store/schema.ts';
 
 const MANIFEST = '.kiln/manifest.json';
 const VERSIONS = '.kiln/versions/';

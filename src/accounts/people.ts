@@ -1,5 +1,6 @@
 // Creating people: one account row (the username/host) and one person row, in one transaction.
-import type { Services } from '../services.ts';
+import type { Database } from '../store/db.ts';
+import type { Clock } from '../clock.ts';
 import type { AccountType, Executor, Plan, Tx } from '../store/schema.ts';
 import { badRequest, conflict } from '../errors.ts';
 import { emailProblem, usernameProblem } from '../core/names.ts';
@@ -7,6 +8,13 @@ import { isUniqueViolation } from '../store/errors.ts';
 import { hashPassword, passwordProblem } from './passwords.ts';
 import * as accounts from '../store/accounts.ts';
 import { insertAccount, insertPersonRow } from '../store/accounts.ts';
+
+/** What finding and creating people use of the services, part by part (the bus reaches this file through sync
+ *  keys and teams, so it does not import src/services.ts). */
+export interface PeoplePorts {
+  database: Database;
+  clock: Clock;
+}
 
 export interface NewPerson {
   email: string;
@@ -63,7 +71,7 @@ function takenConflict(err: unknown): never {
 }
 
 async function insertPerson(
-  s: Services,
+  s: PeoplePorts,
   trx: Tx,
   v: { email: string; username: string; plan: Plan },
   input: NewPerson,
@@ -90,7 +98,7 @@ async function insertPerson(
 
 /** Creates a person. 400 for invalid input (the message names the rule), 409 when the email or username is taken. */
 export async function createPerson(
-  s: Services,
+  s: PeoplePorts,
   input: NewPerson,
   /** Runs in the account's transaction, before its insert (a sign-up's invitation is used up there: of
    *  several sign-ups with one link, one makes an account). */
@@ -117,7 +125,7 @@ export const SETUP_DONE_MSG = 'Kiln is already set up; sign in instead.';
  *  exists. Race-safe: the emptiness check and the insert happen in one transaction that, on PostgreSQL,
  *  holds a lock on `accounts` that concurrent inserts wait for (SQLite runs transactions one at a time). */
 export async function createFirstSuperadmin(
-  s: Services,
+  s: PeoplePorts,
   input: Pick<NewPerson, 'email' | 'username' | 'password'>,
 ): Promise<CreatedPerson> {
   const full: NewPerson = { ...input, plan: 'maker', accountType: 'dev', isSuperadmin: true, emailConfirmed: true };
@@ -139,21 +147,21 @@ export async function createFirstSuperadmin(
 }
 
 /** People and teams: while this is 0 the instance needs first-run setup. */
-export async function countAccounts(s: Services): Promise<number> {
+export async function countAccounts(s: PeoplePorts): Promise<number> {
   return accounts.countAccountRows(s.database.db);
 }
 
 /** What the app pages need to know of a person: username, account type and the app they signed up on. */
-export function personFacts(s: Services, accountId: number) {
+export function personFacts(s: PeoplePorts, accountId: number) {
   return accounts.personFacts(s.database.db, accountId);
 }
 
 /** An account's username (accounts of people and teams alike). */
-export function usernameOf(s: Services, accountId: number): Promise<string> {
+export function usernameOf(s: PeoplePorts, accountId: number): Promise<string> {
   return accounts.usernameOf(s.database.db, accountId);
 }
 
 /** The account (person or team) with this username. */
-export function accountNamed(s: Services, username: string) {
+export function accountNamed(s: PeoplePorts, username: string) {
   return accounts.accountNamed(s.database.db, username);
 }

@@ -13,14 +13,12 @@
 // Who may spend the operator's engines: never an app user (anyone may sign up on a public app), an account
 // only once its email is confirmed, and within its plan's daily budget (src/ai-edit/budget.ts), counted when
 // the prompt is about to go to the engine. Refusals carry a `code` beside the message.
-import type { Services } from '../services.ts';
-
-/** What the handler uses of the services. */
-type HandlerServices = Pick<
-  Services,
-  'database' | 'clock' | 'bus' | 'blobs' | 'planSettings' | 'documents' | 'metrics'
->;
-import type { BusCaller } from '../bus/bus.ts';
+import type { Database } from '../store/db.ts';
+import type { BlobStore } from '../blobs/store.ts';
+import type { PlanSettings } from '../billing/plan-settings.ts';
+import type { DocumentCache } from '../core/document-cache.ts';
+import type { Metrics } from '../metrics/metrics.ts';
+import type { BusCaller, MessageBus } from '../bus/bus.ts';
 import type { SendBody } from '../bus/wire.ts';
 import type { BusMessage } from '../events/bus.ts';
 import type { AiEditConfig } from './config.ts';
@@ -37,9 +35,9 @@ import {
 } from './prompt.ts';
 import { limits } from '../limits.ts';
 import { Counts } from '../core/counts.ts';
-import { randomHex } from '../clock.ts';
+import { randomHex, type Clock } from '../clock.ts';
 import { recordActivity } from '../store/activity.ts';
-import { findByPath } from '../nodes/tree.ts';
+import { findByPath } from '../nodes/find.ts';
 import { documentContent } from '../nodes/serve.ts';
 import { documentPathOf } from '../save/document-url.ts';
 import { EDITABLE_EXTENSIONS, extensionOf } from '../uploads/content-types.ts';
@@ -48,6 +46,17 @@ import { effectivePlan } from '../billing/plans.ts';
 import { KilnError } from '../errors.ts';
 import type { Plan } from '../store/schema.ts';
 import { charge, dayOf } from './budget.ts';
+
+/** What the handler uses of the services, part by part: it is one of them, so it does not import src/services.ts. */
+interface HandlerServices {
+  database: Database;
+  clock: Clock;
+  bus: MessageBus;
+  blobs: BlobStore;
+  planSettings: PlanSettings;
+  documents: DocumentCache;
+  metrics: Metrics;
+}
 
 export const CHANNEL = 'ai-edit';
 /** What a page hears of its edit when Kiln stops. */

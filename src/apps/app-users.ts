@@ -14,7 +14,7 @@
 import { appUserByEmail, confirmTokenPerson, updatePersonRow } from '../store/accounts.ts';
 import { markEmailTokenUsed } from '../store/email-tokens.ts';
 import type { Services } from '../services.ts';
-import type { NodeRow } from '../nodes/tree.ts';
+import type { NodeRow } from '../store/schema.ts';
 import { KilnError, badRequest } from '../errors.ts';
 import { randomHex } from '../clock.ts';
 import { sha256 } from '../core/checksum.ts';

@@ -6,9 +6,9 @@ import { appUsersOf, updateAccountRow } from '../store/accounts.ts';
 import { endSessions } from '../store/sessions.ts';
 import { grants, revokeGrants } from '../events/revocations.ts';
 import type { Services } from '../services.ts';
-import type { NodeRow } from '../nodes/tree.ts';
+import type { NodeRow } from '../store/schema.ts';
 import { badRequest, notFound } from '../errors.ts';
-import { findByPath } from '../nodes/tree.ts';
+import { findByPath } from '../nodes/find.ts';
 import { assertCanEnableApp } from '../billing/plans.ts';
 
 /** Turns signups on or off for a document the actor owns. Only documents can be apps, and an

@@ -15,8 +15,7 @@
 import { insertNode, instanceOf, namesTaken, siteWithContent } from '../store/nodes.ts';
 import { personFacts } from '../accounts/people.ts';
 import type { Services } from '../services.ts';
-import type { Db, Tx } from '../store/schema.ts';
-import type { NodeRow } from '../nodes/tree.ts';
+import type { Db, Tx, NodeRow } from '../store/schema.ts';
 import { KilnError, notFound } from '../errors.ts';
 import { isUniqueViolation } from '../store/errors.ts';
 import { limits } from '../limits.ts';

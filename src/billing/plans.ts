@@ -17,11 +17,21 @@
 // Both carry {limit, max, plan} in the JSON answer.
 import { planRow } from '../store/accounts.ts';
 import { countSites } from '../store/nodes.ts';
-import type { Services } from '../services.ts';
+import type { Database } from '../store/db.ts';
+import type { Clock } from '../clock.ts';
+import type { PlanSettings } from './plan-settings.ts';
 import type { Executor, Plan, Tx } from '../store/schema.ts';
 import { countedDomains } from '../store/billing.ts';
 import { KilnError, notFound } from '../errors.ts';
 import { planLimits, type Growth } from '../limits.ts';
+
+/** What the plan rules use of the services, part by part (the AI edit handler reads plans here, so this does not import
+ *  src/services.ts). */
+export interface PlanPorts {
+  database: Database;
+  clock: Clock;
+  planSettings: PlanSettings;
+}
 
 export const PLAN_NAMES: Record<Plan, string> = { free: 'Free', personal: 'Personal', maker: 'Maker' };
 export const PAID_PLANS = ['personal', 'maker'] as const satisfies readonly Plan[];
@@ -116,14 +126,14 @@ export function siteLimit(a: { plan: Plan; hasActiveSubscription: boolean; isSup
 
 /** Bytes one uploaded file may have on this tier (pass the effective plan): the administrator's
  *  setting, else src/limits.ts. */
-export function uploadLimit(s: Services, plan: Plan): number {
+export function uploadLimit(s: PlanPorts, plan: Plan): number {
   return s.planSettings.uploadBytes[plan];
 }
 
 const mb = (bytes: number) => `${Math.round((bytes / 1024 / 1024) * 10) / 10} MB`;
 
 /** 413 `too-large` when a file is larger than the plan allows, naming the limit and the tiers that allow more. */
-export function assertUploadSize(s: Services, plan: Plan, size: number): void {
+export function assertUploadSize(s: PlanPorts, plan: Plan, size: number): void {
   const max = uploadLimit(s, plan);
   if (size <= max) return;
   const bigger = (Object.keys(planLimits) as Plan[]).filter((p) => uploadLimit(s, p) > max);
@@ -147,7 +157,7 @@ type Reader = Executor;
 /** Reads the plan fields of an account (person or team). `lock` (with a transaction): a write lock on
  *  the account row (src/store/db.ts `lock`), so that checks made in one transaction (count, then insert)
  *  cannot both pass for one account. */
-export async function loadPlanAccount(s: Services, db: Reader, accountId: number, lock = false): Promise<PlanAccount> {
+export async function loadPlanAccount(s: PlanPorts, db: Reader, accountId: number, lock = false): Promise<PlanAccount> {
   if (lock && db.isTransaction) await s.database.lock.row(db as Tx, 'accounts', accountId);
   const row = await planRow(db, accountId);
   if (!row) throw notFound('No such account.');
@@ -161,7 +171,7 @@ export async function loadPlanAccount(s: Services, db: Reader, accountId: number
 
 /** 403 `quota-exceeded` when the owner has as many sites as its plan allows (superadmins: no limit).
  *  Call inside the transaction that creates the site (outside one it only reads: a check ahead of time). */
-export async function assertSiteQuota(s: Services, trx: Reader, ownerId: number, adding = 1): Promise<void> {
+export async function assertSiteQuota(s: PlanPorts, trx: Reader, ownerId: number, adding = 1): Promise<void> {
   const a = await loadPlanAccount(s, trx, ownerId, true);
   const limit = siteLimit(a);
   if (limit.max === null) return;
@@ -215,7 +225,7 @@ export function assertAllowance(a: PlanAccount, kind: AllowanceKind, used: numbe
 
 /** Before adding a custom domain for the account (domains not `failed` count). Pass the transaction
  *  that inserts the domain to make the check and the insert one step on PostgreSQL. */
-export async function assertCanAddCustomDomain(s: Services, accountId: number, trx?: Tx): Promise<void> {
+export async function assertCanAddCustomDomain(s: PlanPorts, accountId: number, trx?: Tx): Promise<void> {
   const db = trx ?? s.database.db;
   const a = await loadPlanAccount(s, db, accountId, !!trx);
   if (a.isSuperadmin) return;
@@ -224,7 +234,7 @@ export async function assertCanAddCustomDomain(s: Services, accountId: number, t
 
 /** Before turning a document into a multi-tenant app (`enableSignups`); `nodeId` (the document being
  *  enabled) is not counted, so enabling an app twice is not refused. */
-export async function assertCanEnableApp(s: Services, accountId: number, nodeId?: number, trx?: Tx): Promise<void> {
+export async function assertCanEnableApp(s: PlanPorts, accountId: number, nodeId?: number, trx?: Tx): Promise<void> {
   const db = trx ?? s.database.db;
   const a = await loadPlanAccount(s, db, accountId, !!trx);
   if (a.isSuperadmin) return;
@@ -248,7 +258,7 @@ export interface PlanSummary {
 }
 
 /** What the account has and may have, for the billing page and programs. */
-export async function planSummary(s: Services, accountId: number): Promise<PlanSummary> {
+export async function planSummary(s: PlanPorts, accountId: number): Promise<PlanSummary> {
   const { db } = s.database;
   const a = await loadPlanAccount(s, db, accountId);
   const now = s.clock.now();

@@ -5,19 +5,29 @@
 // host or the account's sync key (an agent on the owner's machine: `kiln ai-edit serve`); everyone else is
 // refused before learning anything. Bounded: message size (the route's body limit), sends per account per
 // minute (shared by every process), open subscriptions per account per process.
-import type { Services } from '../services.ts';
+import type { Database } from '../store/db.ts';
+import type { Clock } from '../clock.ts';
+import type { LimiterFactory } from '../ratelimit/limiters.ts';
 import type { Actor } from '../access/actor.ts';
 import type { TeamRole } from '../store/schema.ts';
 import { authorize, hostResource } from '../access/authorize.ts';
 import { actorForSyncKey } from '../sync/keys.ts';
 import { teamRole } from '../store/accounts.ts';
-import { channels, type BusMessage, type KilnEvent } from '../events/bus.ts';
+import { channels, type BusMessage, type KilnEvent, type EventBus } from '../events/bus.ts';
 import { grants } from '../events/revocations.ts';
 import { limits } from '../limits.ts';
 import { tooMany } from '../errors.ts';
 import { Counts } from '../core/counts.ts';
 import type { RateLimiter } from '../core/rate-limiter.ts';
 import { envelopeOf, type SendBody } from './wire.ts';
+
+/** What the bus uses of the services, part by part: it is one of them, so it does not import src/services.ts. */
+export interface BusPorts {
+  database: Database;
+  clock: Clock;
+  events: EventBus;
+  limiters: LimiterFactory;
+}
 
 /** Who is on a host's bus: the person, their role when the host is a team's, and the grants the
  *  subscription stands on (it ends when any of them does). */
@@ -31,8 +41,8 @@ export class MessageBus {
   /** Open subscriptions in this process: per account (`<id>`) and per account and channel (`<id> <channel>`). */
   private readonly open = new Counts<string>();
   private readonly sends: RateLimiter;
-  private readonly s: Pick<Services, 'database' | 'clock' | 'events' | 'limiters'>;
-  constructor(s: Pick<Services, 'database' | 'clock' | 'events' | 'limiters'>) {
+  private readonly s: BusPorts;
+  constructor(s: BusPorts) {
     this.s = s;
     this.sends = s.limiters.create('bus-sends', limits.bus.sends, limits.bus.windowMs);
   }

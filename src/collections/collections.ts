@@ -29,11 +29,12 @@ import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
 import { TOO_DEEP, nestsDeeperThan, type Json } from '../core/json.ts';
 import { ifMatchHolds, type IfMatch } from '../core/conditional.ts';
 import type { Services } from '../services.ts';
-import type { Tx } from '../store/schema.ts';
+import type { Tx, NodeRow } from '../store/schema.ts';
 import type { AfterCommit } from '../store/transaction.ts';
 import type { Actor } from '../access/actor.ts';
 import { KilnError, badRequest, fail, forbidden, notFound, tooLarge, tooMany } from '../errors.ts';
-import { assertManages, childPathOf, createIn, deleteNode, runWrite, type NodeRow } from '../nodes/tree.ts';
+import { assertManages, createIn, deleteNode, runWrite } from '../nodes/tree.ts';
+import { childPathOf } from '../nodes/find.ts';
 import { childNamed, makeSubtreePrivate, nodeById, updateNode } from '../store/nodes.ts';
 import {
   type CollectionRow,

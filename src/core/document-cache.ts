@@ -1,7 +1,7 @@
 // What a process keeps of documents, read and filled by src/nodes/serve.ts and the save pipeline.
 import { Lru } from './lru.ts';
 import { limits } from '../limits.ts';
-import type { NodeRow } from '../nodes/tree.ts';
+import type { NodeRow } from '../store/schema.ts';
 
 /** What a process keeps of documents (one per Services, built in createServices):
  *  - `content`: stored bytes keyed by node id with their checksum. The checksum read with the node

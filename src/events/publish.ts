@@ -7,18 +7,27 @@
 //   sync write with `snapshotHtml` + `senderId`, a `live-sync` frame on the owner's sync streams.
 //   Nothing is written.
 // - `publishSoon` / `publishLive`: an event a request is answered after, which never waits for Redis (below).
-import type { Services } from '../services.ts';
-import { channels, type KilnEvent, type LaneEvent, type NodeEvent, type RecordNote } from './bus.ts';
+import type { Database } from '../store/db.ts';
+import type { Clock } from '../clock.ts';
+import { channels, type KilnEvent, type LaneEvent, type NodeEvent, type RecordNote, type EventBus } from './bus.ts';
 import { recordActivity, type ActivityRow } from '../store/activity.ts';
 import { fail } from '../errors.ts';
 import { limits } from '../limits.ts';
+
+/** What publishing uses of the services, part by part (the guard publishes here, so this does not import
+ *  src/services.ts). */
+interface Ports {
+  events: EventBus;
+  database: Database;
+  clock: Clock;
+}
 
 /** An event a request's answer follows (a control envelope, the data-clobber guard's note, a share revoked, hosts
  *  changed): while the bus flows the answer waits until the event is out (at most `limits.busAnswerWaitMs`); while
  *  Redis is away, not at all — the event waits in the bus's outbox, behind those before it, and goes out when Redis
  *  returns. Never rejects: a publish the bus refuses (its outbox full) is logged. */
 export async function publishSoon(
-  s: Pick<Services, 'events'>,
+  s: Pick<Ports, 'events'>,
   channel: string,
   event: KilnEvent,
   what: string,
@@ -35,7 +44,7 @@ export async function publishSoon(
  *  for later (no replay), and one may be megabytes, so it never waits in the bus's outbox: while Redis is away the
  *  request is refused at once, 503 `bus-unavailable` with Retry-After. Resolves with the event's id, or null when
  *  the bus has not confirmed it within `limits.busAnswerWaitMs` (it is on its way). */
-export async function publishLive(s: Pick<Services, 'events'>, publish: () => Promise<number>): Promise<number | null> {
+export async function publishLive(s: Pick<Ports, 'events'>, publish: () => Promise<number>): Promise<number | null> {
   const unavailable = () =>
     fail('bus-unavailable', 'Redis is unreachable for a moment, so this live message was not sent: try again.', {
       retryAfter: limits.redisRetryAfterSeconds,
@@ -92,7 +101,7 @@ export function activityLine(ownerId: number, event: NodeEvent, at: string, clie
 /** A change of an account's tree: the event on its channel, and a line of its activity feed (unless
  *  the writer put that line in its own transaction: `activityRecorded`). */
 export function publishAccountEvent(
-  s: Services,
+  s: Ports,
   ownerId: number,
   event: NodeEvent,
   client?: string,
@@ -107,7 +116,7 @@ export function publishAccountEvent(
 /** What an account's hosts serve changed (suspended, disabled, renamed, deleted; a domain gone): every
  *  process forgets those hosts and their kept answers (src/http/hosts.ts, src/http/hot-path.ts), this one
  *  before the change is answered (their `watch`). */
-export function publishHostChanged(s: Services, accountId: number, names: string[] = []): Promise<unknown> {
+export function publishHostChanged(s: Ports, accountId: number, names: string[] = []): Promise<unknown> {
   return publishSoon(
     s,
     channels.hosts,
@@ -119,7 +128,7 @@ export function publishHostChanged(s: Services, accountId: number, names: string
 /** A document or upload made public or private: on its channel (its open streams) and its account's
  *  (what every process keeps of the account's public answers, src/http/hot-path.ts). */
 export function publishVisibilityChanged(
-  s: Services,
+  s: Ports,
   node: { id: number; owner_id: number },
   visibility: 'public' | 'private',
 ): Promise<unknown> {
@@ -174,7 +183,7 @@ export function nodeSavedEvent(
 /** node-saved on the owner's account channel (and, with `html`, the document's saved lane). Errors
  *  are logged: the change has committed whatever the bus does. */
 export function publishNodeSaved(
-  s: Services,
+  s: Ports,
   node: PublishedNode,
   saved: { checksum: string | null; size: number; modifiedAt: string },
   opts: SavedOptions = {},
@@ -207,7 +216,7 @@ export interface Snapshot {
 }
 
 /** Publishes the snapshot; resolves with the live lane frame's `seq`. */
-export async function broadcastSnapshot(s: Services, snap: Snapshot): Promise<number> {
+export async function broadcastSnapshot(s: Ports, snap: Snapshot): Promise<number> {
   const { node } = snap;
   const [seq] = await Promise.all([
     s.events.publish(channels.document(node.id), {
@@ -232,7 +241,7 @@ export async function broadcastSnapshot(s: Services, snap: Snapshot): Promise<nu
 }
 
 /** A document relayed on its `saved` lane only (nothing written): resolves with the frame's `seq`. */
-export function relaySaved(s: Services, node: { id: number }, html: string, sender: string): Promise<number> {
+export function relaySaved(s: Ports, node: { id: number }, html: string, sender: string): Promise<number> {
   return s.events.publish(channels.document(node.id), { type: 'lane', lane: 'saved', nodeId: node.id, html, sender });
 }
 
@@ -241,7 +250,7 @@ export function relaySaved(s: Services, node: { id: number }, html: string, send
  *  newest kept saved-lane event is of other bytes, the events of these are published now, once; when
  *  none is kept, nothing is (a stream that resumes past the replay log gets the stored document). */
 export async function republishIfLost(
-  s: Services,
+  s: Ports,
   node: PublishedNode,
   saved: { checksum: string; size: number; modifiedAt: string },
   opts: { writer?: string | null; html: string; client?: string },

@@ -5,8 +5,15 @@
 // streams that depend on any of the named grants.
 //
 // Grant names:  session:<session id>   key:<sync key id>   member:<team id>:<person id>
-import type { Services } from '../services.ts';
-import { channels } from './bus.ts';
+import type { StreamHub } from '../sse/hub.ts';
+import { channels, type EventBus } from './bus.ts';
+
+/** What revoking grants uses of the services, part by part (the bus names grants here, so this does not import
+ *  src/services.ts). */
+export interface RevocationPorts {
+  hub: StreamHub;
+  events: EventBus;
+}
 
 export const grants = {
   /** A browser session (the actor's `writer` is already `session:<id>`). */
@@ -21,7 +28,7 @@ export const grants = {
  *  change that ends them has committed. This process's streams close at once, even with Redis away
  *  (other processes hear it when the event goes out). A failed publish is logged, not thrown: the
  *  state change has committed and every new request is already refused. */
-export async function revokeGrants(s: Services, names: string[]): Promise<void> {
+export async function revokeGrants(s: RevocationPorts, names: string[]): Promise<void> {
   if (names.length === 0) return;
   s.hub.revoke(names);
   // Not awaited: with Redis away the event waits in the bus's outbox, and a sign-out must not.

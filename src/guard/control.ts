@@ -6,7 +6,7 @@
 import type { Services } from '../services.ts';
 import type { SyncScope } from '../sync/scope.ts';
 import { channels } from '../events/bus.ts';
-import { findByPath } from '../nodes/tree.ts';
+import { findByPath } from '../nodes/find.ts';
 import { publishSoon } from '../events/publish.ts';
 
 export interface Envelope {

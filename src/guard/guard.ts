@@ -18,9 +18,11 @@
 // owed when its process dies is run by the next process to start, or by the panel's next look.
 import { isVersionOf } from '../store/versions.ts';
 import { randomUUID } from 'node:crypto';
-import type { Services } from '../services.ts';
-import type { SavedBy, SavedNode } from '../save/pipeline.ts';
-import { channels, type DataLossNote } from '../events/bus.ts';
+import type { Database } from '../store/db.ts';
+import type { Clock } from '../clock.ts';
+import type { ExtractionPool } from '../data/pool.ts';
+import type { SavedBy, SavedNode } from '../save/saved.ts';
+import { channels, type DataLossNote, type EventBus } from '../events/bus.ts';
 import {
   applyGuardChecks,
   dropOwedChecks,
@@ -36,7 +38,7 @@ import type { GuardCheck } from '../store/saves.ts';
 import { newestVersion, nodeById } from '../store/nodes.ts';
 import { recordActivity, type ActivityRow } from '../store/activity.ts';
 import { storedContent } from '../store/nodes.ts';
-import { childPathOf } from '../nodes/tree.ts';
+import { childPathOf } from '../nodes/find.ts';
 import { versionContent } from '../save/history.ts';
 import { sha256 } from '../core/checksum.ts';
 import { DAY } from '../limits.ts';
@@ -55,6 +57,14 @@ import {
 } from './classify.ts';
 import { withData } from './restore.ts';
 import { publishSoon } from '../events/publish.ts';
+
+/** What the guard uses of the services, part by part: it is one of them, so it does not import src/services.ts. */
+export interface GuardPorts {
+  database: Database;
+  clock: Clock;
+  events: EventBus;
+  extractions: ExtractionPool;
+}
 
 export const EVENT_DAYS = 30;
 /** How long a document's writes gather before they are checked: a page saving continuously costs at most a few
@@ -216,8 +226,8 @@ export class DataLossGuard {
   private extracting: Promise<void> = Promise.resolve();
   private closed = false;
 
-  private s: Pick<Services, 'database' | 'clock' | 'events' | 'extractions'>;
-  constructor(s: Pick<Services, 'database' | 'clock' | 'events' | 'extractions'>) {
+  private s: GuardPorts;
+  constructor(s: GuardPorts) {
     this.s = s;
   }
 
@@ -754,7 +764,7 @@ function rowOf(state: State): GuardRow {
 
 /** Drops events older than 30 days (the hourly sweep): the loss is taken as accepted; the page is protected
  *  again from its next write or visit. */
-export function sweepOldGuardEvents(s: Services): Promise<void> {
+export function sweepOldGuardEvents(s: GuardPorts): Promise<void> {
   const now = s.clock.now();
   return sweepGuardEvents(s.database.db, new Date(now.getTime() - EVENT_DAYS * DAY).toISOString(), now.toISOString());
 }

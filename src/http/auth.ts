@@ -10,7 +10,6 @@
 // src/http/slow-clients.ts and the general rate limiter, src/ratelimit/http.ts.)
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { Services } from '../services.ts';
-import type { HttpServices } from './services.ts';
 import type { Ctx } from '../context.ts';
 import { contextOf } from '../context.ts';
 import { anonymous, personCaller, type Caller, type ShareGrant } from '../access/caller.ts';
@@ -39,15 +38,15 @@ declare module 'fastify' {
     /** THE caller of this request, resolved once by the hook below. */
     caller: Caller;
     /** The use cases' ctx for this caller (made on first use). */
-    readonly ctx: HttpServices & Ctx;
+    readonly ctx: Ctx;
   }
 }
 
-export function registerAuth(app: FastifyInstance, s: HttpServices) {
+export function registerAuth(app: FastifyInstance, s: Services) {
   app.decorateRequest('actor', null);
   app.decorateRequest('teamRole', null);
   app.decorateRequest('caller', null as unknown as Caller);
-  const contexts = new WeakMap<FastifyRequest, HttpServices & Ctx>();
+  const contexts = new WeakMap<FastifyRequest, Ctx>();
   app.decorateRequest('ctx', {
     getter(this: FastifyRequest) {
       let ctx = contexts.get(this);
@@ -66,7 +65,7 @@ export function registerAuth(app: FastifyInstance, s: HttpServices) {
 /** The one caller of a request: a sync key on a door that takes keys, else a session of this host, else
  *  nobody; with the share grants the request holds (document hosts). On a document host a session counts only
  *  when it is the host's own account's or a member's of the host's team (who acts in their role there). */
-async function callerOfRequest(s: HttpServices, req: FastifyRequest): Promise<Caller> {
+async function callerOfRequest(s: Services, req: FastifyRequest): Promise<Caller> {
   const site = req.site;
   const host = site.kind === 'main' ? null : site.accountId;
   const grant: ShareGrant = host === null ? () => false : (node) => isShareGuest(req, node);

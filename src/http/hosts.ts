@@ -4,7 +4,6 @@ import { movedUsername } from '../store/accounts.ts';
 import { documentHostUrl } from '../core/urls.ts';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { Services } from '../services.ts';
-import type { HttpServices } from './services.ts';
 import type { HostInfo } from './context.ts';
 import type { Lru } from '../core/lru.ts';
 import { KilnError, notFound } from '../errors.ts';
@@ -46,7 +45,8 @@ function forgetHosts(known: Lru<HostInfo>, accountId: number, names: string[]): 
   );
 }
 
-export function registerHosts(app: FastifyInstance, s: HttpServices) {
+/** `s.hosts` is HttpServices' (src/http/services.ts, which imports this file for HOST_CACHE_MS). */
+export function registerHosts(app: FastifyInstance, s: Services & { hosts: Lru<HostInfo> }) {
   const root = s.config.rootHostname;
   const known = s.hosts;
   const off = s.events.watch(channels.hosts, (e) => {

@@ -4,7 +4,7 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { Config } from '../config.ts';
 import type { Standing } from '../access/authorize.ts';
-import type { NodeRow } from '../nodes/tree.ts';
+import type { NodeRow } from '../store/schema.ts';
 import { isValidShareToken, shareCookieName, TOKEN_PARAM } from '../sharing/share.ts';
 import { limits } from '../limits.ts';
 

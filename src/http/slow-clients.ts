@@ -19,7 +19,6 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { PassThrough, type Readable } from 'node:stream';
 import type { Services } from '../services.ts';
-import type { HttpServices } from './services.ts';
 import { tooMany } from '../errors.ts';
 import { hasCredentials } from './auth.ts';
 
@@ -93,7 +92,8 @@ function withDeadline(s: Services, req: FastifyRequest, reply: FastifyReply, pay
   return out;
 }
 
-export function registerSlowClients(app: FastifyInstance, s: HttpServices): void {
+/** `s.requestsInFlight` is HttpServices' (src/http/services.ts, which imports this file for the class). */
+export function registerSlowClients(app: FastifyInstance, s: Services & { requestsInFlight: RequestsInFlight }): void {
   const inFlight = s.requestsInFlight;
   // First of all hooks: a refused request costs no session lookup.
   app.addHook('onRequest', async (req: FastifyRequest, reply: FastifyReply) => {

@@ -2,7 +2,8 @@
 // current bytes, written through the one write path; the copy starts its own history.
 import type { Services } from '../services.ts';
 import { KilnError, badRequest, conflict, notFound } from '../errors.ts';
-import { createNode, type NodeRow } from './tree.ts';
+import { createNode } from './tree.ts';
+import type { NodeRow } from '../store/schema.ts';
 import { documentContent } from './serve.ts';
 
 const MAX_TRIES = 50;

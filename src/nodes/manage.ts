@@ -3,11 +3,11 @@
 // refusal, so a handler only parses, calls these and the use cases of tree.ts, and presents.
 import type { Services } from '../services.ts';
 import type { Actor } from '../access/actor.ts';
-import type { Plan } from '../store/schema.ts';
+import type { Plan, NodeRow } from '../store/schema.ts';
 import { notFound } from '../errors.ts';
 import { authorize, authorizeTeamChange, resourceOf } from '../access/authorize.ts';
 import { findTeam, roleIn } from '../teams/teams.ts';
-import { getNode, type NodeRow } from './tree.ts';
+import { getNode } from './tree.ts';
 
 /** Whose tree the dashboard shows. */
 export interface TreeOwner {

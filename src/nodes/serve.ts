@@ -1,11 +1,24 @@
 // What a document host serves for a URL path, and the stored bytes of a document — kept fast:
 // one indexed query per request when the bytes are cached, two when they are not.
-import type { Services } from '../services.ts';
+import type { Database } from '../store/db.ts';
+import type { Clock } from '../clock.ts';
+import type { DocumentCache } from '../core/document-cache.ts';
+import type { Metrics } from '../metrics/metrics.ts';
 import { badRequest } from '../errors.ts';
 import { isDocumentName } from '../core/names.ts';
-import { findByPath, type NodeRow } from './tree.ts';
+import { findByPath } from './find.ts';
+import type { NodeRow } from '../store/schema.ts';
 import { redirectTarget, storedContent } from '../store/nodes.ts';
 import { allows, resourceOf } from '../access/authorize.ts';
+
+/** What serving documents uses of the services, part by part (the AI edit handler reads documents here, so this
+ *  does not import src/services.ts). */
+export interface ServePorts {
+  database: Database;
+  clock: Clock;
+  documents: DocumentCache;
+  metrics: Metrics;
+}
 
 export const ROOT_DOCUMENT = 'index.html';
 /** An account's own page for missing paths (Neocities' convention): having one opts out of the root fallback. */
@@ -52,7 +65,7 @@ export function decodeRequestPath(url: string): string {
  *  - an upload at exactly the path → the upload;
  *  - anything else (folders, unknown paths) → the account's `404.html` (status 404) when it has one, else the
  *    root `index.html` as a fallback, or null. */
-export async function resolveDocumentPath(s: Services, accountId: number, pathname: string): Promise<Resolved> {
+export async function resolveDocumentPath(s: ServePorts, accountId: number, pathname: string): Promise<Resolved> {
   const segments = pathname.split('/').filter((p) => p !== '');
   const docEnd = segments.findIndex(isDocumentName);
   if (segments.length === 0) {
@@ -73,7 +86,7 @@ export async function resolveDocumentPath(s: Services, accountId: number, pathna
 /** What a path that names nothing serves: the account's `404.html` when it has one, else the root
  *  `index.html` as a fallback, or null. Also what a private name serves to whoever may not see it, so the
  *  two answer alike. */
-export async function rootFallback(s: Services, accountId: number): Promise<Resolved> {
+export async function rootFallback(s: ServePorts, accountId: number): Promise<Resolved> {
   const own404 = await findByPath(s, accountId, NOT_FOUND_DOCUMENT);
   if (own404?.type === 'site') return { kind: 'document', node: own404, fallback: true, notFound: true };
   const root = await findByPath(s, accountId, ROOT_DOCUMENT);
@@ -85,7 +98,7 @@ export async function rootFallback(s: Services, accountId: number): Promise<Reso
 /** The stored bytes of a document and their checksum (re-read together when the cache is stale;
  *  the checksum returned belongs to the bytes returned). Null when the document has no content. */
 export async function documentContent(
-  s: Pick<Services, 'documents' | 'metrics' | 'database'>,
+  s: Pick<ServePorts, 'documents' | 'metrics' | 'database'>,
   node: Pick<NodeRow, 'id' | 'checksum'>,
 ): Promise<{ bytes: Buffer; checksum: string } | null> {
   const hit = s.documents.content.get(node.id);
@@ -111,7 +124,7 @@ const servedKey = (accountId: number, pathname: string) => `${accountId} ${pathn
 /** Remembers what a URL served, when any visitor may see it (served to all while the database is
  *  away); a document only some may see (private) forgets the URL. */
 export function rememberServed(
-  s: Services,
+  s: ServePorts,
   accountId: number,
   pathname: string,
   node: NodeRow,
@@ -125,7 +138,7 @@ export function rememberServed(
 
 /** The public document this URL last served and its bytes, if both are still at hand. */
 export function servedBefore(
-  s: Services,
+  s: ServePorts,
   accountId: number,
   pathname: string,
 ): { name: string; bytes: Buffer; checksum: string; forbidFraming: boolean } | null {

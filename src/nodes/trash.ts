@@ -19,7 +19,9 @@ import {
   untrashNodes,
   updateNode,
 } from '../store/nodes.ts';
-import { assertManages, childPathOf, rewriteDescendantPaths, runWrite, type NodeRow } from './tree.ts';
+import { assertManages, rewriteDescendantPaths, runWrite } from './tree.ts';
+import { childPathOf } from './find.ts';
+import type { NodeRow } from '../store/schema.ts';
 
 /** How long a deletion stays restorable. */
 export const TRASH_DAYS = 30;

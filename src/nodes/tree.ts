@@ -15,7 +15,7 @@
 //   with full old and new paths, node-deleted for every deleted node.
 import { firstVersionKinds } from '../store/versions.ts';
 import type { Services } from '../services.ts';
-import type { Executor, NodesTable, Row, Tx } from '../store/schema.ts';
+import type { Executor, NodeRow, Tx, Visibility } from '../store/schema.ts';
 import { KilnError, badRequest, conflict, notFound } from '../errors.ts';
 import { isUniqueViolation } from '../store/errors.ts';
 import { DAY, limits } from '../limits.ts';
@@ -27,6 +27,7 @@ import { inTransaction, type AfterCommit } from '../store/transaction.ts';
 import type { NodeEvent } from '../events/bus.ts';
 import { starterDocument, type Starter } from './starters.ts';
 import { newNodeRow } from './rows.ts';
+import { childPathOf } from './find.ts';
 import { authorizeTeamChange } from '../access/authorize.ts';
 import { teamRole } from '../store/accounts.ts';
 import {
@@ -37,16 +38,12 @@ import {
   foldersOf,
   insertNode,
   nodeById,
-  ownerNodesNamed,
   nodesOf,
   siteNameClash,
   setChildrenPath,
   siblingNamed,
   updateNode,
 } from '../store/nodes.ts';
-
-export type NodeRow = Row<'nodes'>;
-export type Visibility = NodesTable['visibility'];
 
 /** Options of the changing use cases. */
 export interface ChangeOptions {
@@ -102,26 +99,6 @@ export async function listTree(s: Services, actorId: number, ownerId: number): P
   const { db } = s.database;
   await assertManages(db, actorId, ownerId);
   return nodesOf(db, ownerId, { ordered: true });
-}
-
-/** The node at a relative path like `a/b/c.html` in an account's tree (case-insensitive, like names),
- *  or undefined. No access check: callers authorize (a private node must answer like a missing one). */
-export async function findByPath(
-  s: Pick<Services, 'database'>,
-  ownerId: number,
-  relPath: string,
-): Promise<NodeRow | undefined> {
-  const parts = splitPath(relPath.replace(/^\/+/, ''));
-  if (typeof parts === 'string') return undefined;
-  const folderKey = parts.slice(0, -1).join('/').normalize('NFC').toLowerCase();
-  const rows = await ownerNodesNamed(s.database.db, ownerId, parts[parts.length - 1].normalize('NFC'));
-  return rows.find((r) => r.path.toLowerCase() === folderKey);
-}
-
-/** The path children of `folder` get: `a/b` for folder `b` in `a`; '' for the top level (null). */
-export function childPathOf(folder: { path: string; name: string } | null | undefined): string {
-  if (!folder) return '';
-  return folder.path ? `${folder.path}/${folder.name}` : folder.name;
 }
 
 // ------------------------------------------------------------------ creating

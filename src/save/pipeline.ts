@@ -10,33 +10,13 @@ import { KilnError, notFound, tooLarge } from '../errors.ts';
 import { limits } from '../limits.ts';
 import { activityLine, nodeSavedEvent, publishNodeSaved, republishIfLost } from '../events/publish.ts';
 import { afterCommit, type AfterCommit, type Tx } from '../store/transaction.ts';
-import type { DocumentForWrite, GuardCheck } from '../store/saves.ts';
-import type { NodeRow } from '../nodes/tree.ts';
+import type { GuardCheck } from '../store/saves.ts';
+import type { DocumentForWrite } from '../store/document-for-write.ts';
+import type { NodeRow } from '../store/schema.ts';
 import { formatHtml } from './formathtml.ts';
 import { guardCheckOf } from '../guard/guard.ts';
 import { decodeUtf8Exact, isSnapshot, packSnapshot, planTextVersion } from './versions.ts';
-
-export type SaveKind =
-  | 'create'
-  | 'starter'
-  | 'browser'
-  | 'editor'
-  | 'sync'
-  | 'restore'
-  | 'instance'
-  | 'upload-edit'
-  | 'import';
-
-/** Who is writing. `writer` identifies one tab/session or one sync key, for `changedBy`. */
-export interface SavedBy {
-  kind: SaveKind;
-  accountId: number | null;
-  writer: string | null;
-  /** Browser saves: whether a person's gesture caused it (`Save-Trigger`), for the data-clobber guard. */
-  trigger?: 'user' | 'auto' | null;
-  /** A share-link guest's save (no account): the versions list and the activity feed name it as one. */
-  shareGuest?: boolean;
-}
+import type { SaveKind, SavedBy, SavedNode } from './saved.ts';
 
 /** How the versions list and the activity feed name a save's source: its kind, or `share` for a guest. */
 const recordedKind = (by: SavedBy): string => (by.shareGuest ? 'share' : by.kind);
@@ -181,14 +161,6 @@ export interface SaveResult {
   checksum: string;
   size: number;
   modifiedAt: string;
-}
-
-/** The node fields the after-save steps need. */
-export interface SavedNode {
-  id: number;
-  owner_id: number;
-  path: string;
-  name: string;
 }
 
 /** A save in a transaction of its own (browser, editor, sync, restore), or sharing one commit with the saves

@@ -1,7 +1,7 @@
 // Whether other sites may frame a document (its owner's setting, on the sharing page). Forbidden, every
 // answer of the document carries `frame-ancestors 'self'` (src/http/framing.ts), the hot path's too.
 import type { Services } from '../services.ts';
-import type { NodeRow } from '../nodes/tree.ts';
+import type { NodeRow } from '../store/schema.ts';
 import { updateNodeIf } from '../store/nodes.ts';
 import { badRequest, notFound } from '../errors.ts';
 import { publishHostChanged } from '../events/publish.ts';

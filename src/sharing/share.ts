@@ -17,7 +17,7 @@ import { sharedNodeByToken, updateNodeIf } from '../store/nodes.ts';
 import { timingSafeEqual } from 'node:crypto';
 import type { Services } from '../services.ts';
 import type { Config } from '../config.ts';
-import type { NodeRow } from '../nodes/tree.ts';
+import type { NodeRow } from '../store/schema.ts';
 import { getNode } from '../nodes/tree.ts';
 import { randomToken } from '../clock.ts';
 import { sha256 } from '../core/checksum.ts';

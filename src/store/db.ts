@@ -7,7 +7,6 @@ import {
   Kysely,
   sql,
   type Transaction,
-  type ColumnDefinitionBuilder,
   Migrator,
   PostgresDialect,
   type Migration,
@@ -20,6 +19,7 @@ import { SqliteDialectWithReader } from './sqlite-driver.ts';
 import { postgresPool, type StatementCounts } from './postgres-pool.ts';
 import { limits } from '../limits.ts';
 import { assertDatabaseReachable } from './reach.ts';
+import type { ColumnTypes } from './column-types.ts';
 import { up001 } from './migrations/001_initial.ts';
 import { up002 } from './migrations/002_stylesheets.ts';
 import { up003 } from './migrations/003_index_names.ts';
@@ -46,14 +46,6 @@ import { up023AiEditUsage } from './migrations/023_ai_edit_usage.ts';
 import { up024ForbidFraming } from './migrations/024_forbid_framing.ts';
 import { up025GuardChecks } from './migrations/025_guard_checks.ts';
 import { up026NotFoundPages } from './migrations/026_not_found_pages.ts';
-
-/** The two column types that differ between the databases. */
-export interface ColumnTypes {
-  idType: 'integer' | 'serial';
-  /** Ids are never reused (SQLite AUTOINCREMENT): sync clients remember node ids. */
-  idColumn: (c: ColumnDefinitionBuilder) => ColumnDefinitionBuilder;
-  bytes: 'blob' | 'bytea';
-}
 
 function migrations(t: ColumnTypes): Record<string, Migration> {
   return {

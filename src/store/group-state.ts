@@ -12,7 +12,7 @@
 // A save that fails rolls back to its savepoint, and this state to what it was before that save.
 import type { Kysely, OnConflictBuilder } from 'kysely';
 import type { DB } from './schema.ts';
-import type { DocumentForWrite } from './saves.ts';
+import type { DocumentForWrite } from './document-for-write.ts';
 
 interface State {
   /** Whether the save being written defers its content (every one of a group but its last). */

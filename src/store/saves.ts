@@ -10,6 +10,7 @@ import { checksumOfHash } from '../core/checksum.ts';
 import { deferContent, knownDocument, rememberDocument, replaceContent } from './group-state.ts';
 import { sql } from 'kysely';
 import { type ContentLayout, nextSplice, type Spliced, spliceBytes } from '../core/splice.ts';
+import { type DocumentForWrite, documentQuery, type Read } from './document-for-write.ts';
 
 /** What a save changes once its version is worked out. */
 export interface SaveRows {
@@ -36,43 +37,6 @@ export interface SaveStore {
   /** Writes the rows; the id of the version written. */
   write(tx: Tx, rows: SaveRows): Promise<number>;
 }
-
-export type DocumentForWrite = Omit<Read, LastColumns> & {
-  last: Awaited<ReturnType<typeof newestVersion>>;
-  /** How its content row is stored, where the store splices (PostgreSQL); undefined when the next write is
-   *  to be a whole one (no row, or a group's new base not written yet). */
-  layout?: ContentLayout;
-};
-
-/** The newest version's columns in the read (the node's own `last_synced_at` is not one). */
-type LastColumns = `last_${'id' | 'backup_number' | 'is_diff' | 'snapshot_id' | 'content_hash' | 'created_at'}`;
-
-/** The document (the whole row: a writer that found it before the lock compares it, src/save/pipeline.ts) and its
- *  newest version (null columns when it has none) in one statement: on PostgreSQL each statement is a round trip. */
-const documentQuery = (tx: Tx, nodeId: number) =>
-  tx
-    .selectFrom('nodes')
-    .leftJoin('versions as last', (j) =>
-      j.onRef('last.node_id', '=', 'nodes.id').on('last.backup_number', '=', (eb) =>
-        eb
-          .selectFrom('versions')
-          .select((v) => v.fn.max('backup_number').as('n'))
-          .where('node_id', '=', nodeId),
-      ),
-    )
-    .selectAll('nodes')
-    .select([
-      'last.id as last_id',
-      'last.backup_number as last_backup_number',
-      'last.is_diff as last_is_diff',
-      'last.snapshot_id as last_snapshot_id',
-      'last.content_hash as last_content_hash',
-      'last.created_at as last_created_at',
-    ])
-    .where('nodes.id', '=', nodeId)
-    .where('nodes.trashed_at', 'is', null);
-
-type Read = NonNullable<Awaited<ReturnType<ReturnType<typeof documentQuery>['executeTakeFirst']>>>;
 
 /** Splits the row into the document and its newest version. Every save writes a version and the node's
  *  checksum and time together, so they agree; when they do not, the join's version came from before a lock

@@ -352,3 +352,7 @@ export type Executor = Db | Tx;
 /** A table's row as it is read, and as it is inserted. */
 export type Row<T extends keyof DB> = Selectable<DB[T]>;
 export type NewRow<T extends keyof DB> = Insertable<DB[T]>;
+
+/** A node as stored: a document, folder or upload (src/nodes/tree.ts). */
+export type NodeRow = Row<'nodes'>;
+export type Visibility = NodesTable['visibility'];

@@ -2,13 +2,14 @@
 // name reused (write rule 3), all in one transaction through the tree, the save pipeline and the
 // upload writer.
 import type { Services } from '../services.ts';
-import type { NodeType } from '../store/schema.ts';
+import type { NodeType, NodeRow } from '../store/schema.ts';
 import { KilnError, badRequest } from '../errors.ts';
 import { checksum as checksumOf } from '../core/checksum.ts';
 import type { IfMatch } from '../core/conditional.ts';
 import { isGlobalDocumentName, nodeNameProblem } from '../core/names.ts';
 import { writeDocument as writeDocumentIn } from '../save/pipeline.ts';
-import { childPathOf, createIn, runWrite, type NodeRow } from '../nodes/tree.ts';
+import { createIn, runWrite } from '../nodes/tree.ts';
+import { childPathOf } from '../nodes/find.ts';
 import { insertUpload, replaceUpload, storeBytes, type StoredBytes } from '../uploads/upload.ts';
 import type { AfterCommit, Tx } from '../store/transaction.ts';
 import { assertCanWrite, type SyncScope } from './scope.ts';

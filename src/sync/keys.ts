@@ -1,9 +1,11 @@
 // Sync keys: `hcsk_` + 64 hex (32 random bytes), shown once; only a SHA-256 hash is kept; one year.
 import { inPaidTeamAs, personRow } from '../store/accounts.ts';
 import { insertSyncKey, revokeKey, syncKeyByHash, syncKeyTimes, syncKeysOf, touchSyncKey } from '../store/sync-keys.ts';
-import type { Services } from '../services.ts';
+import type { Database } from '../store/db.ts';
+import type { StreamHub } from '../sse/hub.ts';
+import type { EventBus } from '../events/bus.ts';
 import type { Actor } from '../access/actor.ts';
-import { randomHex } from '../clock.ts';
+import { randomHex, type Clock } from '../clock.ts';
 import { sha256 } from '../core/checksum.ts';
 import { KilnError, badRequest, forbidden, notFound, unauthorized } from '../errors.ts';
 import { limits, MINUTE } from '../limits.ts';
@@ -12,6 +14,15 @@ import { planIncludesSync, TEAM_ROLES } from '../teams/teams.ts';
 import { allowsTeam } from '../access/authorize.ts';
 import { grants, revokeGrants } from '../events/revocations.ts';
 
+/** What sync keys use of the services, part by part (the bus checks keys here, so this does not import
+ *  src/services.ts): revoking one takes the hub and the event bus. */
+export interface KeyPorts {
+  database: Database;
+  clock: Clock;
+  hub: StreamHub;
+  events: EventBus;
+}
+
 const KEY_PREFIX = 'hcsk_';
 const KEY_SHAPE = /^hcsk_[0-9a-f]{64}$/;
 /** The team roles that may sync a team's files (the access table's `team_*:team:sync` rows). */
@@ -19,7 +30,7 @@ const SYNC_ROLES = TEAM_ROLES.filter((role) => allowsTeam(role, 'sync'));
 
 /** Creates a key for an account. The raw key is returned once and never stored. */
 export async function createSyncKey(
-  s: Services,
+  s: KeyPorts,
   accountId: number,
 ): Promise<{ key: string; id: number; prefix: string; expiresAt: string }> {
   const key = KEY_PREFIX + randomHex(32);
@@ -40,7 +51,7 @@ export async function createSyncKey(
 
 /** The person behind an `X-API-Key` header, or 401 (missing, not `hcsk_`, unknown, expired, revoked). */
 export async function actorForSyncKey(
-  s: Pick<Services, 'database' | 'clock'>,
+  s: Pick<KeyPorts, 'database' | 'clock'>,
   header: string | string[] | undefined,
 ): Promise<Actor> {
   const key = Array.isArray(header) ? header[0] : header;
@@ -67,17 +78,17 @@ export async function actorForSyncKey(
 }
 
 /** True while the key is neither revoked nor expired (open streams re-check it). */
-export async function keyStillValid(s: Services, keyId: number): Promise<boolean> {
+export async function keyStillValid(s: KeyPorts, keyId: number): Promise<boolean> {
   return (await keyValidUntil(s, keyId)) !== null;
 }
 
 /** When a valid key expires (ISO time), or null when it is revoked, expired or gone. */
-export async function keyValidUntil(s: Services, keyId: number): Promise<string | null> {
+export async function keyValidUntil(s: KeyPorts, keyId: number): Promise<string | null> {
   const key = await syncKeyTimes(s.database.db, keyId);
   return key && key.revoked_at === null && key.expires_at > s.clock.now().toISOString() ? key.expires_at : null;
 }
 
-export async function revokeSyncKey(s: Services, accountId: number, keyId: number): Promise<boolean> {
+export async function revokeSyncKey(s: KeyPorts, accountId: number, keyId: number): Promise<boolean> {
   const revoked = await revokeKey(s.database.db, accountId, keyId, s.clock.now().toISOString());
   if (revoked) await revokeGrants(s, [grants.key(keyId)]);
   return revoked;
@@ -90,7 +101,7 @@ export const PAYMENT_REQUIRED_MSG =
 
 /** 402 `payment-required` when generating a key is not allowed: the account needs a paid plan of its
  *  own, or an owner/editor role on a team whose plan includes sync. */
-export async function assertMayGenerateKey(s: Services, accountId: number): Promise<void> {
+export async function assertMayGenerateKey(s: KeyPorts, accountId: number): Promise<void> {
   const { db } = s.database;
   const me = await personRow(db, { id: accountId });
   if (!me) throw notFound('No such account.');
@@ -101,7 +112,7 @@ export async function assertMayGenerateKey(s: Services, accountId: number): Prom
 }
 
 /** Generates a key for the account after checking that it may have one. */
-export async function generateSyncKey(s: Services, accountId: number) {
+export async function generateSyncKey(s: KeyPorts, accountId: number) {
   await assertMayGenerateKey(s, accountId);
   return createSyncKey(s, accountId);
 }
@@ -120,7 +131,7 @@ export interface SyncKeyInfo {
 }
 
 /** The account's keys, newest first. */
-export async function listSyncKeys(s: Services, accountId: number): Promise<SyncKeyInfo[]> {
+export async function listSyncKeys(s: KeyPorts, accountId: number): Promise<SyncKeyInfo[]> {
   const rows = await syncKeysOf(s.database.db, accountId);
   const now = s.clock.now().toISOString();
   return rows.map((r) => ({

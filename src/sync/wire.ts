@@ -5,11 +5,12 @@
 //   at top level), lastSyncedAt, size, modifiedAt, checksum, etag (= checksum), structureVersion}.
 import { assertDocumentBytes } from '../save/root-html.ts';
 import type { Services } from '../services.ts';
-import type { Db, Executor, NodeType } from '../store/schema.ts';
+import type { Db, Executor, NodeType, NodeRow } from '../store/schema.ts';
 import { KilnError, badRequest } from '../errors.ts';
 import { limits } from '../limits.ts';
-import type { SavedBy } from '../save/pipeline.ts';
-import { childPathOf, getNode, type NodeRow } from '../nodes/tree.ts';
+import type { SavedBy } from '../save/saved.ts';
+import { getNode } from '../nodes/tree.ts';
+import { childPathOf } from '../nodes/find.ts';
 import type { SyncScope } from './scope.ts';
 import { fileVersion, structureVersions, versioned } from './structure.ts';
 import { markSynced, nodeById, nodeColumns, structureRowsOf } from '../store/nodes.ts';

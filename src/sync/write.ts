@@ -5,7 +5,7 @@ import { badRequest } from '../errors.ts';
 import type { IfMatch } from '../core/conditional.ts';
 import { broadcastSnapshot } from '../events/publish.ts';
 import { saveDocument } from '../save/pipeline.ts';
-import type { NodeRow } from '../nodes/tree.ts';
+import type { NodeRow } from '../store/schema.ts';
 import { replaceUpload } from '../uploads/upload.ts';
 import { assertCanWrite, type SyncScope } from './scope.ts';
 import { fileVersion, versioned } from './structure.ts';

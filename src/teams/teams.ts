@@ -3,7 +3,10 @@
 // team's files (src/nodes/tree.ts checks that); owners also manage the members. Viewers can see that
 // the team exists and nothing more through the sync API. Removing a member or making them a viewer
 // closes their open team sync streams (grant `member:<team>:<person>`, src/events/revocations.ts).
-import type { Services } from '../services.ts';
+import type { Database } from '../store/db.ts';
+import type { Clock } from '../clock.ts';
+import type { StreamHub } from '../sse/hub.ts';
+import type { EventBus } from '../events/bus.ts';
 import type { Plan, TeamRole } from '../store/schema.ts';
 import { badRequest, conflict, forbidden, notFound } from '../errors.ts';
 import { usernameProblem } from '../core/names.ts';
@@ -23,6 +26,15 @@ import {
   usernameTaken,
 } from '../store/accounts.ts';
 import { allowsTeam, authorizeTeam } from '../access/authorize.ts';
+
+/** What teams use of the services, part by part (the bus reaches this file through sync keys, so it does not import
+ *  src/services.ts): revoking a member's grants takes the hub and the event bus. */
+export interface TeamPorts {
+  database: Database;
+  clock: Clock;
+  hub: StreamHub;
+  events: EventBus;
+}
 
 export const TEAM_ROLES: TeamRole[] = ['owner', 'editor', 'viewer'];
 
@@ -58,7 +70,7 @@ export function planIncludesSync(account: {
 /** Creates a team account with `ownerId` as its first owner. The username follows the rules of
  *  people's usernames (it becomes the team's document host) and is unique across people and teams. */
 export async function createTeam(
-  s: Services,
+  s: TeamPorts,
   input: { username: string; ownerId: number; plan?: Plan },
 ): Promise<Team> {
   const username = String(input.username ?? '')
@@ -88,7 +100,7 @@ export async function createTeam(
 }
 
 /** The team with this username (or id), or undefined. */
-export async function findTeam(s: Services, ref: string | number): Promise<Team | undefined> {
+export async function findTeam(s: TeamPorts, ref: string | number): Promise<Team | undefined> {
   const row = await teamRow(s.database.db, ref);
   return row
     ? { id: row.id, username: row.username, plan: row.plan, hasActiveSubscription: row.has_active_subscription === 1 }
@@ -96,12 +108,12 @@ export async function findTeam(s: Services, ref: string | number): Promise<Team 
 }
 
 /** The person's role in the team, or undefined when they are not a member. */
-export function roleIn(s: Services, teamId: number, personId: number): Promise<TeamRole | undefined> {
+export function roleIn(s: TeamPorts, teamId: number, personId: number): Promise<TeamRole | undefined> {
   return teamRole(s.database.db, teamId, personId);
 }
 
 /** Every team the person belongs to, with their role, by team name. */
-export async function teamsOf(s: Services, personId: number): Promise<Membership[]> {
+export async function teamsOf(s: TeamPorts, personId: number): Promise<Membership[]> {
   const rows = await membershipsOf(s.database.db, personId);
   return rows.map((r) => ({
     id: r.id,
@@ -113,7 +125,7 @@ export async function teamsOf(s: Services, personId: number): Promise<Membership
 }
 
 /** The members of a team, owners first. */
-export async function membersOf(s: Services, teamId: number): Promise<TeamMember[]> {
+export async function membersOf(s: TeamPorts, teamId: number): Promise<TeamMember[]> {
   const rows = await membersRows(s.database.db, teamId);
   const order: Record<TeamRole, number> = { owner: 0, editor: 1, viewer: 2 };
   return rows
@@ -123,7 +135,7 @@ export async function membersOf(s: Services, teamId: number): Promise<TeamMember
 
 /** Refuses (403) unless the person is an owner of the team; 404 when the team does not exist or
  *  the person is not a member at all (a team's existence is not revealed to strangers). */
-export async function assertTeamOwner(s: Services, teamId: number, personId: number): Promise<Team> {
+export async function assertTeamOwner(s: TeamPorts, teamId: number, personId: number): Promise<Team> {
   const team = await findTeam(s, teamId);
   const role = team ? await roleIn(s, team.id, personId) : undefined;
   if (!team || !role) throw notFound('No such team.');
@@ -136,7 +148,7 @@ export async function assertTeamOwner(s: Services, teamId: number, personId: num
 /** Adds a person to the team with a role, or changes the role of a member. The last owner cannot
  *  step down (a team always has an owner). `actorId` null = the shell (no ownership check). */
 export async function setMember(
-  s: Services,
+  s: TeamPorts,
   actorId: number | null,
   input: { teamId: number; username: string; role: TeamRole },
 ): Promise<TeamMember> {
@@ -163,7 +175,7 @@ export async function setMember(
 
 /** Removes a member; the last owner stays. */
 export async function removeMember(
-  s: Services,
+  s: TeamPorts,
   actorId: number | null,
   teamId: number,
   personId: number,
@@ -178,7 +190,7 @@ export async function removeMember(
   await revokeGrants(s, [grants.member(teamId, personId)]);
 }
 
-async function assertAnotherOwner(trx: Services['database']['db'], teamId: number, personId: number) {
+async function assertAnotherOwner(trx: TeamPorts['database']['db'], teamId: number, personId: number) {
   if (!(await otherOwner(trx, teamId, personId)))
     throw conflict('A team needs at least one owner; make someone else an owner first.', 'last-owner');
 }

@@ -7,7 +7,7 @@ import type { Row } from '../store/schema.ts';
 import { authorizeActor, authorizeTeamChange } from '../access/authorize.ts';
 import { notFound, unauthorized } from '../errors.ts';
 import { findTeam } from '../teams/teams.ts';
-import { childPathOf } from '../nodes/tree.ts';
+import { childPathOf } from '../nodes/find.ts';
 import { storeUpload, storeUploadInPlaceOf } from './upload.ts';
 
 type NodeRow = Row<'nodes'>;

@@ -6,7 +6,7 @@
 // never sent.
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { Services } from '../services.ts';
-import type { NodeRow } from '../nodes/tree.ts';
+import type { NodeRow } from '../store/schema.ts';
 import { forbidden, notFound } from '../errors.ts';
 import { byteRange, ifNoneMatchHits, ifRangeTag } from '../core/conditional.ts';
 import { isActiveContent } from './content-types.ts';

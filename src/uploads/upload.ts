@@ -9,8 +9,8 @@
 // All publish node-saved after the commit.
 import { insertNode, nodeById, updateNodeIf } from '../store/nodes.ts';
 import type { Services } from '../services.ts';
-import type { Executor, Plan } from '../store/schema.ts';
-import { runWrite, trashIn, type NodeRow } from '../nodes/tree.ts';
+import type { Executor, Plan, NodeRow } from '../store/schema.ts';
+import { runWrite, trashIn } from '../nodes/tree.ts';
 import { KilnError, badRequest, conflict } from '../errors.ts';
 import { assertUploadSize as planUploadSize } from '../billing/plans.ts';
 import { nodeNameProblem } from '../core/names.ts';

@@ -38,7 +38,7 @@ import type { Msg } from '../../ui/pages.ts';
 import { signIn } from '../sessions.ts';
 import { sendConfirmation } from '../../apps/app-users.ts';
 import { documentHostUrl } from '../../core/urls.ts';
-import { childPathOf } from '../../nodes/tree.ts';
+import { childPathOf } from '../../nodes/find.ts';
 
 const ADMIN = '/_/admin';
 

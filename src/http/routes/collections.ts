@@ -30,7 +30,7 @@ import {
 } from '../../collections/collections.ts';
 import { recordsView } from '../../collections/events.ts';
 import { channels } from '../../events/bus.ts';
-import { childPathOf } from '../../nodes/tree.ts';
+import { childPathOf } from '../../nodes/find.ts';
 import { nodeById } from '../../store/nodes.ts';
 import { SseStream } from '../../sse/stream.ts';
 import { takeStreamSlot } from '../../sse/slots.ts';

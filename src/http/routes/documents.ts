@@ -34,7 +34,8 @@ import {
   servedBefore,
 } from '../../nodes/serve.ts';
 import { isStorageUnavailable } from '../../store/errors.ts';
-import { childPathOf, type NodeRow } from '../../nodes/tree.ts';
+import { childPathOf } from '../../nodes/find.ts';
+import type { NodeRow } from '../../store/schema.ts';
 import { toolbarTag, withToolbar } from '../../ui/toolbar.ts';
 import { ifNoneMatchHits } from '../../core/conditional.ts';
 import { ADMIN_COOKIE, RESOURCE_COOKIE } from '../cookies.ts';

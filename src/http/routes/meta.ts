@@ -4,7 +4,7 @@ import type { FastifyRequest } from 'fastify';
 import type { RoutePlugin } from './plugin.ts';
 import type { Services } from '../../services.ts';
 import { documentPathOf, documentUrlHeader } from '../../save/document-url.ts';
-import { findByPath } from '../../nodes/tree.ts';
+import { findByPath } from '../../nodes/find.ts';
 import { allows, resourceOf } from '../../access/authorize.ts';
 import { limits } from '../../limits.ts';
 import { effectivePlan, uploadLimit } from '../../billing/plans.ts';

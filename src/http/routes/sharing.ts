@@ -22,7 +22,7 @@ import { nodeToManage } from '../../nodes/manage.ts';
 import { assertSameOrigin } from '../origin.ts';
 import { wantsHtml, queryMsg, backWithRefusal, idParam, parse, textParam, type FieldCodes } from '../io.ts';
 import { withMessage } from '../messages.ts';
-import type { NodeRow } from '../../nodes/tree.ts';
+import type { NodeRow } from '../../store/schema.ts';
 import { regenerateShareToken, setSharing, type ShareState } from '../../sharing/share.ts';
 import { strictAttempt } from '../../ratelimit/http.ts';
 import { sharingPage } from '../../ui/sharing.ts';

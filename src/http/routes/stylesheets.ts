@@ -1,7 +1,7 @@
 // GET /tailwindcss/<name>.css on a document host: the utility stylesheet compiled for the document
 // `<name>.html` (or `.htmlclay`). Before the first compile, and for anything unknown, empty CSS with 200.
 import type { RoutePlugin } from './plugin.ts';
-import { findByPath } from '../../nodes/tree.ts';
+import { findByPath } from '../../nodes/find.ts';
 import { STYLESHEET_PREFIX } from '../../stylesheet/tailwind.ts';
 import { allows, resourceOf } from '../../access/authorize.ts';
 import { callerOf } from '../share-grant.ts';

@@ -1,5 +1,5 @@
 import { sql, type Kysely } from 'kysely';
-import type { ColumnTypes } from '../db.ts';
+import type { ColumnTypes } from '../column-types.ts';
 
 export function up001(t: ColumnTypes) {
   return async (db: Kysely<any>) => {

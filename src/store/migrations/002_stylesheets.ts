@@ -1,5 +1,5 @@
 import type { Kysely } from 'kysely';
-import type { ColumnTypes } from '../db.ts';
+import type { ColumnTypes } from '../column-types.ts';
 
 /** Compiled utility stylesheets, one per document that links one. */
 export function up002(_t: ColumnTypes) {

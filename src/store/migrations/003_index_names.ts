@@ -1,5 +1,5 @@
 import { sql, type Kysely } from 'kysely';
-import type { ColumnTypes } from '../db.ts';
+import type { ColumnTypes } from '../column-types.ts';
 
 /** Every account may have its own index.html (its host's home page): the global uniqueness of
  *  document names leaves the index names out (they stay unique among siblings). */

@@ -1,5 +1,5 @@
 import type { Kysely } from 'kysely';
-import type { ColumnTypes } from '../db.ts';
+import type { ColumnTypes } from '../column-types.ts';
 
 /** Payments: the Stripe customer and subscription behind an account's paid plan, so subscription
  *  events (which carry the customer, not the email) find the account. */

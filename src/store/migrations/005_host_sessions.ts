@@ -1,5 +1,5 @@
 import type { Kysely } from 'kysely';
-import type { ColumnTypes } from '../db.ts';
+import type { ColumnTypes } from '../column-types.ts';
 
 /** Host-scoped sessions (the main app's cookie no longer covers document hosts):
  *  - `sessions.host`: null for a main-app session (a "login"), else the one document host (custom

@@ -1,5 +1,5 @@
 import type { Kysely } from 'kysely';
-import type { ColumnTypes } from '../db.ts';
+import type { ColumnTypes } from '../column-types.ts';
 
 /** Team invitations by email: a one-time link (kept as a SHA-256 hash) that adds whoever opens it,
  *  signed in with that email, to the team with the role chosen by the owner who sent it. */

@@ -1,5 +1,5 @@
 import { sql, type Kysely } from 'kysely';
-import type { ColumnTypes } from '../db.ts';
+import type { ColumnTypes } from '../column-types.ts';
 
 /** The trash: a deleted node keeps its row (content, versions, blob) for 30 days with `trashed_at`
  *  set; `trash_root` is the node whose deletion took it (itself for that node), and the root remembers

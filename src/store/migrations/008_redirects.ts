@@ -1,5 +1,5 @@
 import type { Kysely } from 'kysely';
-import type { ColumnTypes } from '../db.ts';
+import type { ColumnTypes } from '../column-types.ts';
 
 /** Old addresses of renamed or moved documents: `<owner>/<old path>` answers with a redirect to the
  *  document for 30 days (links people shared keep working). */

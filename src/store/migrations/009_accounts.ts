@@ -1,5 +1,5 @@
 import type { Kysely } from 'kysely';
-import type { ColumnTypes } from '../db.ts';
+import type { ColumnTypes } from '../column-types.ts';
 
 /** Account self-service: the browser a sign-in came from (shown in the list of sign-ins), and the
  *  usernames of deleted accounts, held back for a while so that links to their hosts reach no stranger. */

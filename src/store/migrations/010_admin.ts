@@ -1,5 +1,5 @@
 import type { Kysely } from 'kysely';
-import type { ColumnTypes } from '../db.ts';
+import type { ColumnTypes } from '../column-types.ts';
 
 /** Administration: an account can be suspended (its hosts answer 451, it cannot sign in, its keys stop). */
 export function up010Admin(_t: ColumnTypes) {

@@ -1,5 +1,5 @@
 import type { Kysely } from 'kysely';
-import type { ColumnTypes } from '../db.ts';
+import type { ColumnTypes } from '../column-types.ts';
 
 /** The activity of an account's tree (what changed, when, by whom and from which client), kept 90 days. */
 export function up011Activity(t: ColumnTypes) {

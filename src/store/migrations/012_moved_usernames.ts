@@ -1,5 +1,5 @@
 import type { Kysely } from 'kysely';
-import type { ColumnTypes } from '../db.ts';
+import type { ColumnTypes } from '../column-types.ts';
 
 /** A changed username is held back too, and its old host leads to the new one meanwhile (`moved_to`). */
 export function up012MovedUsernames(_t: ColumnTypes) {

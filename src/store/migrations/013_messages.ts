@@ -1,5 +1,5 @@
 import type { Kysely } from 'kysely';
-import type { ColumnTypes } from '../db.ts';
+import type { ColumnTypes } from '../column-types.ts';
 
 /** Contact messages sent from an account's pages (hyperclayjs `sendMessage`), kept for their owner. */
 export function up013Messages(t: ColumnTypes) {

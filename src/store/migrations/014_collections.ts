@@ -1,5 +1,5 @@
 import { sql, type Kysely } from 'kysely';
-import type { ColumnTypes } from '../db.ts';
+import type { ColumnTypes } from '../column-types.ts';
 
 /** Collections: a folder that gathers submissions as JSON files in its `records/` folder. The id
  *  (`col_…`) is public and stable across renames and moves (it names the folder's row, not its path);

@@ -1,5 +1,5 @@
 import type { Kysely } from 'kysely';
-import type { ColumnTypes } from '../db.ts';
+import type { ColumnTypes } from '../column-types.ts';
 
 /** Collection records are private: a collection's `records/` folder and everything in it become private
  *  (they were public uploads, so anyone could read `records/1.json`); from now on whatever is put into a

@@ -1,5 +1,5 @@
 import { sql, type Kysely } from 'kysely';
-import type { ColumnTypes } from '../db.ts';
+import type { ColumnTypes } from '../column-types.ts';
 
 /** The account a renamed username is held for (`account_id`): that account may take the name back
  *  during the hold, nobody else may. Null for a deleted account's name (ids are never reused, so a

@@ -1,5 +1,5 @@
 import type { Kysely } from 'kysely';
-import type { ColumnTypes } from '../db.ts';
+import type { ColumnTypes } from '../column-types.ts';
 
 /** The data-clobber guard's state of a document (src/guard): the data it protects (`baseline`, the page's
  *  `api` island as JSON), whether a person's edit was saved since the last sync write, and the pending event

@@ -1,5 +1,5 @@
 import { sql, type Kysely } from 'kysely';
-import type { ColumnTypes } from '../db.ts';
+import type { ColumnTypes } from '../column-types.ts';
 
 /** Document names unique across this Kiln (as Hyperclay, the default) or per account: an instance
  *  setting (`document-names`, src/admin/admin.ts). Each document row carries the scope its name is unique

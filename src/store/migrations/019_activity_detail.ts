@@ -1,5 +1,5 @@
 import type { Kysely } from 'kysely';
-import type { ColumnTypes } from '../db.ts';
+import type { ColumnTypes } from '../column-types.ts';
 
 /** An activity line's facts beyond its kind and path, as JSON (an AI edit: bytes each way, outcome, time). */
 export function up019ActivityDetail(_t: ColumnTypes) {

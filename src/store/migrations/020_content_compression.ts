@@ -1,5 +1,5 @@
 import { type Kysely, sql } from 'kysely';
-import type { ColumnTypes } from '../db.ts';
+import type { ColumnTypes } from '../column-types.ts';
 
 /** PostgreSQL compresses a document's content (every save rewrites the row) with lz4 instead of pglz: the
  *  save bench measured 27 % less database CPU per save of a 110 KB document. Rows written before keep pglz

@@ -1,5 +1,5 @@
 import { type Kysely, sql } from 'kysely';
-import type { ColumnTypes } from '../db.ts';
+import type { ColumnTypes } from '../column-types.ts';
 
 /** A document's content is stored as a base and one splice (src/core/splice.ts): a save rewrites the changed
  *  span, not the whole row. `html` is renamed `base` so that a process still running the code before this

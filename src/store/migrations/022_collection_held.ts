@@ -1,5 +1,5 @@
 import type { Kysely } from 'kysely';
-import type { ColumnTypes } from '../db.ts';
+import type { ColumnTypes } from '../column-types.ts';
 
 /** Bytes (and records) a collection holds beyond its live record files: room taken for a submitter's write
  *  before its bytes are stored, and the bytes a submitter's change replaced (or stored for a write that then

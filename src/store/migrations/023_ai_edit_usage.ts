@@ -1,5 +1,5 @@
 import type { Kysely } from 'kysely';
-import type { ColumnTypes } from '../db.ts';
+import type { ColumnTypes } from '../column-types.ts';
 
 /** What each account sent to the built-in AI engines per UTC day (src/ai-edit/budget.ts): one row per account
  *  and day, counted by every process, so a daily budget holds across processes. */

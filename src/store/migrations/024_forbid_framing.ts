@@ -1,5 +1,5 @@
 import type { Kysely } from 'kysely';
-import type { ColumnTypes } from '../db.ts';
+import type { ColumnTypes } from '../column-types.ts';
 
 /** A document's owner may forbid framing by other sites (`frame-ancestors 'self'` on every answer of it). */
 export function up024ForbidFraming(_t: ColumnTypes) {

@@ -1,5 +1,5 @@
 import type { Kysely } from 'kysely';
-import type { ColumnTypes } from '../db.ts';
+import type { ColumnTypes } from '../column-types.ts';
 
 /** The data-clobber guard's owed checks (src/guard/guard.ts): one row per guarded write, inserted in the write's
  *  own transaction and deleted in the transaction that applies its check, so a check survives a killed process

@@ -1,5 +1,5 @@
 import { sql, type Kysely } from 'kysely';
-import type { ColumnTypes } from '../db.ts';
+import type { ColumnTypes } from '../column-types.ts';
 
 /** `404.html`, an account's page for missing addresses (src/nodes/serve.ts), is unique among siblings only,
  *  like `index.html`: every account may have one, whatever the instance's document-names setting. */

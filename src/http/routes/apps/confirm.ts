@@ -2,10 +2,11 @@
 // user's own host, where their session is).
 import type { RoutePlugin } from '../plugin.ts';
 import type { Services } from '../../../services.ts';
-import type { NodeRow } from '../../../nodes/tree.ts';
+import type { NodeRow } from '../../../store/schema.ts';
 import { KilnError, notFound, unauthorized } from '../../../errors.ts';
 import { personFacts, usernameOf } from '../../../accounts/people.ts';
-import { childPathOf, getNode } from '../../../nodes/tree.ts';
+import { getNode } from '../../../nodes/tree.ts';
+import { childPathOf } from '../../../nodes/find.ts';
 import { confirmEmail, sendConfirmation, type AppLinks } from '../../../apps/app-users.ts';
 import { documentHostUrl } from '../../../core/urls.ts';
 import { appLoginPage, appNoticePage } from '../../../ui/apps.ts';

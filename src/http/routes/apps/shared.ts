@@ -2,12 +2,13 @@
 // where a signed-in app user goes, and how the pages and their refused forms are answered.
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { Services } from '../../../services.ts';
-import type { NodeRow } from '../../../nodes/tree.ts';
+import type { NodeRow } from '../../../store/schema.ts';
 import type { AppLinks } from '../../../apps/app-users.ts';
 import { KilnError, badRequest, notFound } from '../../../errors.ts';
 import { allows, authorize, resourceOf } from '../../../access/authorize.ts';
 import { personFacts, usernameOf } from '../../../accounts/people.ts';
-import { childPathOf, getNode } from '../../../nodes/tree.ts';
+import { getNode } from '../../../nodes/tree.ts';
+import { childPathOf } from '../../../nodes/find.ts';
 import { appAt } from '../../../apps/apps.ts';
 import { createInstance, findInstance, signupInstance } from '../../../apps/instances.ts';
 import { documentHostUrl, nodeUrlPath } from '../../../core/urls.ts';

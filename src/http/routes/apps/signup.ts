@@ -1,8 +1,8 @@
 // Signing up on an app: the form, and the new app user with their own instance of the app.
 import type { RoutePlugin } from '../plugin.ts';
 import { KilnError, badRequest, notFound } from '../../../errors.ts';
-import type { NodeRow } from '../../../nodes/tree.ts';
-import { childPathOf } from '../../../nodes/tree.ts';
+import type { NodeRow } from '../../../store/schema.ts';
+import { childPathOf } from '../../../nodes/find.ts';
 import { allows, resourceOf } from '../../../access/authorize.ts';
 import { findInstance } from '../../../apps/instances.ts';
 import { signUpOnApp } from '../../../apps/app-users.ts';

@@ -7,7 +7,7 @@ import { backWithRefusal, id, idParam, parse, queryMsg, queryText, sendPage, wan
 import { withMessage } from '../../messages.ts';
 import type { Actor } from '../../../access/actor.ts';
 import { authorizeActor } from '../../../access/authorize.ts';
-import type { NodeRow } from '../../../nodes/tree.ts';
+import type { NodeRow } from '../../../store/schema.ts';
 import { treeOwner } from '../../../nodes/manage.ts';
 import { emptyTrash, listTrash, purgeFromTrash, restoreFromTrash } from '../../../nodes/trash.ts';
 import { trashPage } from '../../../ui/dashboard.ts';
