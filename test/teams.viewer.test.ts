@@ -70,6 +70,8 @@ type TargetKind = (typeof TARGETS)[number];
 const TABLE = `
 door       question            target        owner          tOwner         tEditor        tViewer        former         guest      appUser  stranger   anon    otherKey
 dashboard  list the tree       team public   404            200            200            viewer         404            login      404      404        login   login
+dashboard  create              own public    201            404            404            404            404            login      403      404        login   login
+dashboard  create              team public   404            201            201            viewer         404            login      403      404        login   login
 dashboard  rename              own public    200            not-owner      not-owner      not-owner      not-owner      login      403      not-owner  login   login
 dashboard  rename              own private   200            404            404            404            404            login      403      404        login   login
 dashboard  rename              team public   not-owner      200            200            viewer         not-owner      login      403      not-owner  login   login
@@ -115,6 +117,7 @@ sync       delete              own public    200            not-owner!404  not-o
 sync       delete              own private   200            404            404            404            404            no-key     no-key   no-key     no-key  404
 
 team sync  list the tree       team public   404            200            200            viewer         404            no-key     no-key   no-key     no-key  404
+team sync  create              team public   404            201            201            viewer         404            no-key     no-key   no-key     no-key  404
 team sync  read                team public   404            200            200            viewer         404            no-key     no-key   no-key     no-key  404
 team sync  read                team private  404            200            200            viewer         404            no-key     no-key   no-key     no-key  404
 team sync  write               team public   not-owner!404  200            200            viewer         not-owner!404  no-key     no-key   no-key     no-key  not-owner!404
@@ -327,6 +330,11 @@ const fresh = async (t: Target) => document(((t.team ? 'team ' : 'own ') + t.nod
 const DOORS: Record<string, Door> = {
   'dashboard list the tree': (who, t) =>
     ask(who, 'GET', `/_/dashboard/nodes?team=${t.account.username}`, { headers: ajax }),
+  'dashboard create': (who, t) =>
+    ask(who, 'POST', '/_/dashboard/nodes', {
+      body: { type: 'site', name: `table-new-${++made}.html`, ownerId: t.account.id },
+      headers: ajax,
+    }),
   'dashboard rename': (who, t) =>
     ask(who, 'POST', `/_/dashboard/nodes/${t.node.id}/rename`, { body: { name: t.node.name }, headers: ajax }),
   'dashboard move': (who, t) =>
@@ -364,6 +372,8 @@ const DOORS: Record<string, Door> = {
     return sync(who, gone, 'DELETE', `/nodes/${gone.node.id}`);
   },
   'team sync list the tree': (who, t) => sync(who, t, 'GET', '/nodes'),
+  'team sync create': (who, t) =>
+    sync(who, t, 'POST', '/nodes', { type: 'site', name: `table-new-${++made}.html`, parentId: 0, content: t.html }),
   'bus send': (who, t) =>
     ask(who, 'POST', '/_/bus/send', {
       host: t.host,
