@@ -46,6 +46,8 @@ import { emptyTrash, purgeFromTrash, restoreFromTrash } from '../src/nodes/trash
 import { storeUpload } from '../src/uploads/upload.ts';
 import { KilnError } from '../src/errors.ts';
 import { setSharing } from '../src/sharing/share.ts';
+import { setEnableSignups } from '../src/apps/apps.ts';
+import { personRow } from '../src/store/accounts.ts';
 
 let kiln: TestKiln;
 after(() => kiln?.stop());
@@ -232,6 +234,31 @@ async function document(kind: TargetKind, prefix = 'doc'): Promise<Target> {
 }
 let ownerName: string;
 
+/** Someone who signs up to an app of the owner's (on the owner's host), then signs in on the main app too. */
+async function appUserOf(appOwner: number): Promise<Client> {
+  const app = await createNode(kiln.services, appOwner, {
+    ownerId: appOwner,
+    parentId: 0,
+    type: 'site',
+    name: 'table-app.html',
+  });
+  await setEnableSignups(kiln.services, appOwner, app.id, true);
+  const client = kiln.client();
+  const signup = await client
+    .on(kiln.hostOf(ownerName))
+    .post(
+      '/_/app/signup',
+      { app: app.name, email: `table-app-${process.pid}@example.com`, password: 'Appuser-pw-9-kiln' },
+      { headers: { 'x-requested-with': 'fetch' } },
+    );
+  assert.equal(signup.status, 201, signup.text);
+  const db = kiln.services.database.db;
+  const person = await personRow(db, { username: signup.json.username });
+  assert.ok(person?.account_type === 'app_user', 'the signup made an app user');
+  storeSessions(client.jar, kiln.config, await sessionsFor(db, kiln.config, person.id, person.username));
+  return client;
+}
+
 before(async () => {
   kiln = await startKiln();
   const s = kiln.services;
@@ -243,12 +270,11 @@ before(async () => {
   const owner = await dev();
   ownerId = owner.me.id;
   ownerName = owner.me.username;
-  const [tOwner, tEditor, tViewer, former, appUser, stranger, other] = await Promise.all([
+  const [tOwner, tEditor, tViewer, former, stranger, other] = await Promise.all([
     dev(),
     dev(),
     dev(),
     dev(),
-    dev({ accountType: 'app_user', plan: 'free' }),
     dev(),
     dev(),
   ]);
@@ -270,7 +296,7 @@ before(async () => {
   callers.tViewer = { client: tViewer.client, key: await keyOf(tViewer.me.id) };
   callers.former = { client: former.client, key: await keyOf(former.me.id) };
   callers.guest = { client: kiln.client() };
-  callers.appUser = { client: appUser.client };
+  callers.appUser = { client: await appUserOf(owner.me.id) };
   callers.stranger = { client: stranger.client };
   callers.anon = { client: kiln.client() };
   callers.otherKey = { client: kiln.client(), key: await keyOf(other.me.id), keyEverywhere: true };
