@@ -22,9 +22,16 @@
 // door cannot tell is nobody there: `login` on a host, `no-key` at the sync API. That is one answer, not two.
 //
 // Targets: a document of the owner's (own) or of the team's (team), public or private; the guest holds each
-// one's share link. A 404 is one answer whatever its code (`not-found`, the sync API's `node-not-found`):
-// nothing there, as far as the caller may know. Rows that change nothing when allowed ask for no change (the
-// same name, the same folder, the same visibility, the same bytes); rows that delete get a fresh document.
+// one's share link. Rows about a tree (list, create, the dashboard's upload) or a host (the message bus) ask
+// about the tree or the host of the target. Rows that change nothing when allowed ask for no change (the same
+// name, the same folder, the same visibility, the same bytes); rows that delete get a fresh document each.
+//
+// Cells: a status (`200`, `403`, `404`...), `status:code`, or one of these words:
+//   login      401 login-required          viewer     403 viewer (a team's viewer changes none of its files)
+//   no-key     401 missing-key             not-owner  400 not-owner (public, not theirs)
+//   passes     400 invalid: past the access check, the data-loss door refuses the request's made-up choice
+// A 404 is one answer whatever its code (`not-found`, the sync API's `node-not-found`): nothing there, as far
+// as the caller may know (a private document is missing to those who may not see it).
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { startKiln, type TestKiln } from './support/kiln.ts';
@@ -68,7 +75,6 @@ type CallerKind = (typeof CALLERS)[number];
 const TARGETS = ['own public', 'own private', 'team public', 'team private'] as const;
 type TargetKind = (typeof TARGETS)[number];
 
-// biome-ignore format: the table is read as a table
 const TABLE = `
 door       question            target        owner          tOwner         tEditor        tViewer        former         guest      appUser  stranger   anon    otherKey
 dashboard  list the tree       team public   404            200            200            viewer         404            login      404      404        login   login
@@ -212,10 +218,11 @@ const callers = {} as Record<CallerKind, Caller>;
 const targets = {} as Record<TargetKind, Target>;
 let team: Team;
 let ownerId: number;
+let ownerName: string;
 let teamOwnerId: number;
 let made = 0;
 
-/** A document of the owner's or the team's, public or private, shared (a guest holds its link). */
+/** A document of the owner's or the team's, public or private. */
 async function document(kind: TargetKind, prefix = 'doc'): Promise<Target> {
   const own = kind.startsWith('own');
   const account = own ? { id: ownerId, username: ownerName } : { id: team.id, username: team.username };
@@ -232,8 +239,6 @@ async function document(kind: TargetKind, prefix = 'doc'): Promise<Target> {
   const host = kiln.hostOf(account.username);
   return { node, account, team: !own, host, url: `http://${host}/${node.name}`, html };
 }
-let ownerName: string;
-
 /** Someone who signs up to an app of the owner's (on the owner's host), then signs in on the main app too. */
 async function appUserOf(appOwner: number): Promise<Client> {
   const app = await createNode(kiln.services, appOwner, {
