@@ -36,7 +36,7 @@ import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { startKiln, type TestKiln } from './support/kiln.ts';
 import { sessionsFor, signedIn, storeSessions } from './support/people.ts';
-import type { Client } from './support/client.ts';
+import type { Client, ReqOpts } from './support/client.ts';
 import { keyHolder, SyncApi } from './support/sync-client.ts';
 import { createSyncKey } from '../src/sync/keys.ts';
 import { createTeam, removeMember, setMember, type Team } from '../src/teams/teams.ts';
@@ -267,10 +267,9 @@ async function appUserOf(appOwner: number): Promise<Client> {
 before(async () => {
   kiln = await startKiln();
   const s = kiln.services;
-  const dev = async (over = {}) => {
+  const dev = async () => {
     const client = kiln.client();
-    const me = await signedIn(kiln, client, { plan: 'personal', ...over });
-    return { client, me };
+    return { client, me: await signedIn(kiln, client, { plan: 'personal' }) };
   };
   const owner = await dev();
   ownerId = owner.me.id;
@@ -332,12 +331,12 @@ async function ask(
   who: Caller,
   method: string,
   path: string,
-  opts: { host?: string; body?: unknown; headers?: Record<string, string>; key?: boolean } = {},
+  opts: { host?: string; body?: ReqOpts['body']; headers?: Record<string, string>; key?: boolean } = {},
 ): Promise<Answer> {
   const headers: Record<string, string> = { ...opts.headers };
   if (who.key && (who.keyEverywhere || opts.key)) headers['x-api-key'] = who.key;
   const client = opts.host ? who.client.on(opts.host) : who.client;
-  const r = await client.request(method, path, { body: opts.body as object | undefined, headers });
+  const r = await client.request(method, path, { body: opts.body, headers });
   return { status: r.status, code: r.status >= 400 ? r.json?.code : undefined };
 }
 
@@ -346,7 +345,7 @@ const onHost = (t: Target, extra: Record<string, string> = {}) => ({ origin: `ht
 
 /** The sync API's request for a target: the personal base for one's own documents, the team base (protocol
  *  2, the team's id) for the team's. If-Match: the document's checksum. */
-function sync(who: Caller, t: Target, method: string, suffix: string, body?: unknown) {
+function sync(who: Caller, t: Target, method: string, suffix: string, body?: object) {
   const base = t.team ? `/_/team/${t.account.username}/sync` : '/_/sync';
   const headers: Record<string, string> = { 'if-match': `"${t.node.checksum}"` };
   if (t.team) Object.assign(headers, { 'x-sync-protocol': '2', 'x-sync-account-id': String(t.account.id) });
