@@ -485,9 +485,10 @@ for (const cell of cells) {
   test(cell.name, opts, async () => assert.equal(await answers.get(cell), cell.want));
 }
 
-// ---- the rest of a viewer's doors, and the use cases ---------------------------------------------------
-// The questions the table does not ask (creating, apps, collections, duplicates, the trash), and the use
-// cases themselves, which give the same refusal to a handler that forgot to ask; nothing changes.
+// ---- beside the table ------------------------------------------------------------------------------
+// What a viewer's refusals leave behind (nothing, in the tree or the trash), the doors the table does not ask
+// (folders, paths, apps, collections, duplicates, the trash), and the use cases themselves, which refuse a
+// handler that forgot to ask; then the answers of strangers at the use cases, and sharing turned off.
 
 const ajaxOpts = { headers: ajax };
 
