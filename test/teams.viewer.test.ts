@@ -40,15 +40,8 @@ import type { Client, ReqOpts } from './support/client.ts';
 import { keyHolder, SyncApi } from './support/sync-client.ts';
 import { createSyncKey } from '../src/sync/keys.ts';
 import { createTeam, removeMember, setMember, type Team } from '../src/teams/teams.ts';
-import {
-  createNode,
-  createPath,
-  deleteNode,
-  moveNode,
-  renameNode,
-  setVisibility,
-  type NodeRow,
-} from '../src/nodes/tree.ts';
+import { createNode, createPath, deleteNode, moveNode, renameNode, setVisibility } from '../src/nodes/tree.ts';
+import type { NodeRow } from '../src/store/schema.ts';
 import { emptyTrash, purgeFromTrash, restoreFromTrash } from '../src/nodes/trash.ts';
 import { storeUpload } from '../src/uploads/upload.ts';
 import { KilnError } from '../src/errors.ts';
