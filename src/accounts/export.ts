@@ -32,11 +32,12 @@ import {
   findByPath,
   isUntouchedStarter,
   listTree,
-  runWrite,
+  nameConflict,
   trashIn,
   type NodeRow,
 } from '../nodes/tree.ts';
 import { documentContent } from '../nodes/serve.ts';
+import { inTransaction } from '../store/transaction.ts';
 import { writeDocument } from '../save/pipeline.ts';
 import { listVersions, versionContent } from '../save/history.ts';
 import { insertUpload, storeBytes } from '../uploads/upload.ts';
@@ -450,7 +451,7 @@ async function importEntries(
   const flags = new Map(manifest.map((m) => [String(m.path), m]));
   const by = { accountId: actorId, writer: null };
   const now = s.clock.now().toISOString();
-  return runWrite(s, async (trx, after) => {
+  return inTransaction(s, async (trx, after) => {
     const result: ImportResult = { documents: 0, uploads: 0, folders: 0, versions: 0 };
     // An untouched starter goes to the trash (restorable) and the imported document takes its name.
     for (const node of giveWay) await trashIn(s, trx, after, [node], null);
@@ -516,7 +517,7 @@ async function importEntries(
       }
     }
     return result;
-  });
+  }).catch(nameConflict);
 }
 
 /** The contents without a repeat of the one before (a save of unchanged bytes makes no version). */

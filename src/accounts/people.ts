@@ -7,6 +7,7 @@ import { isUniqueViolation } from '../store/errors.ts';
 import { hashPassword, passwordProblem } from './passwords.ts';
 import * as accounts from '../store/accounts.ts';
 import { insertAccount, insertPersonRow } from '../store/accounts.ts';
+import { inTransaction } from '../store/transaction.ts';
 
 export interface NewPerson {
   email: string;
@@ -101,7 +102,7 @@ export async function createPerson(
   await refuseTaken(db, v.email, v.username);
   const passwordHash = await hashPassword(input.password);
   try {
-    const id = await db.transaction().execute(async (trx) => {
+    const id = await inTransaction(s, async (trx) => {
       await first?.(trx);
       return insertPerson(s, trx, v, input, passwordHash);
     });
@@ -125,7 +126,7 @@ export async function createFirstSuperadmin(
   if ((await countAccounts(s)) > 0) throw conflict(SETUP_DONE_MSG, 'already-set-up');
   const passwordHash = await hashPassword(input.password);
   try {
-    const id = await s.database.db.transaction().execute(async (trx) => {
+    const id = await inTransaction(s, async (trx) => {
       await s.database.lock.table(trx, 'accounts');
       if ((await accounts.countAccountRows(trx)) > 0) throw conflict(SETUP_DONE_MSG, 'already-set-up');
       return insertPerson(s, trx, v, full, passwordHash);

@@ -23,6 +23,7 @@ import {
   usernameTaken,
 } from '../store/accounts.ts';
 import { allowsTeam, authorizeTeam } from '../access/authorize.ts';
+import { inTransaction } from '../store/transaction.ts';
 
 export const TEAM_ROLES: TeamRole[] = ['owner', 'editor', 'viewer'];
 
@@ -76,7 +77,7 @@ export async function createTeam(
   const now = s.clock.now().toISOString();
   const paid = plan !== 'free';
   try {
-    return await db.transaction().execute(async (trx) => {
+    return await inTransaction(s, async (trx) => {
       const teamId = await insertAccount(trx, { kind: 'team', username, plan, paid, now });
       await setMembership(trx, { teamId, personId: input.ownerId, role: 'owner', now, exists: false });
       return { id: teamId, username, plan, hasActiveSubscription: paid };
@@ -150,7 +151,7 @@ export async function setMember(
   if (person.account_type !== 'dev') throw badRequest('Only developer accounts can be team members.', 'not-developer');
   const now = s.clock.now().toISOString();
   let demoted = false;
-  await db.transaction().execute(async (trx) => {
+  await inTransaction(s, async (trx) => {
     const current = await teamRole(trx, input.teamId, person.id);
     if (current === 'owner' && input.role !== 'owner') await assertAnotherOwner(trx, input.teamId, person.id);
     await setMembership(trx, { teamId: input.teamId, personId: person.id, role: input.role, now, exists: !!current });
@@ -169,7 +170,7 @@ export async function removeMember(
   personId: number,
 ): Promise<void> {
   if (actorId !== null) await assertTeamOwner(s, teamId, actorId);
-  await s.database.db.transaction().execute(async (trx) => {
+  await inTransaction(s, async (trx) => {
     const current = await teamRole(trx, teamId, personId);
     if (!current) throw notFound('That person is not a member of this team.');
     if (current === 'owner') await assertAnotherOwner(trx, teamId, personId);
