@@ -24,6 +24,7 @@ import {
 } from '../store/accounts.ts';
 import { endSessions, liveLogins } from '../store/sessions.ts';
 import { markEmailTokenUsed } from '../store/email-tokens.ts';
+import { inTransaction } from '../store/transaction.ts';
 
 /** How long a deleted account's username stays unavailable (links to its host must not reach a stranger). */
 export const USERNAME_HOLD_DAYS = 90;
@@ -151,7 +152,7 @@ export async function deleteAccount(
   }
   const ended = await endSessions(db, accountId, s.clock.now(), {});
   const until = new Date(s.clock.now().getTime() + USERNAME_HOLD_DAYS * DAY).toISOString();
-  await db.transaction().execute(async (trx) => {
+  await inTransaction(s, async (trx) => {
     await holdUsername(trx, p.username, until);
     await deleteAccountRow(trx, accountId);
   });
@@ -169,7 +170,7 @@ export async function resetPassword(s: Services, token: string, password: string
   const accountId = row.account_id;
   const hash = await hashPassword(password);
   const now = s.clock.now().toISOString();
-  const ended = await s.database.db.transaction().execute(async (trx) => {
+  const ended = await inTransaction(s, async (trx) => {
     if (!(await markEmailTokenUsed(trx, row.id, now))) return null;
     if (!(await updatePersonRow(trx, accountId, { password_hash: hash, email_confirmed: 1 }, { email: row.email })))
       return null;
@@ -274,7 +275,7 @@ export async function changeUsername(
   // A name this account left is held for it: it may take it back (nobody else may).
   if (await usernameTaken(db, to, accountId)) throw conflict('That username is taken.', 'username-taken');
   const until = new Date(s.clock.now().getTime() + USERNAME_MOVE_DAYS * DAY).toISOString();
-  await db.transaction().execute(async (trx) => {
+  await inTransaction(s, async (trx) => {
     await updateAccountRow(trx, accountId, { username: to });
     await holdUsername(trx, p.username, until, { to, accountId });
     await reclaimUsername(trx, accountId, to);

@@ -26,10 +26,11 @@ import type { Services } from '../services.ts';
 import { KilnError, badRequest, tooLarge } from '../errors.ts';
 import { limits } from '../limits.ts';
 import { isDocumentName, isGlobalDocumentName, nodeNameProblem, splitPath } from '../core/names.ts';
-import { createIn, isUntouchedStarter, listTree, runWrite, trashIn } from '../nodes/tree.ts';
+import { createIn, isUntouchedStarter, listTree, nameConflict, trashIn } from '../nodes/tree.ts';
 import { childPathOf, findByPath } from '../nodes/find.ts';
 import type { NodeRow, Plan } from '../store/schema.ts';
 import { documentContent } from '../nodes/serve.ts';
+import { inTransaction } from '../store/transaction.ts';
 import { writeDocument } from '../save/pipeline.ts';
 import { listVersions, versionContent } from '../save/history.ts';
 import { insertUpload, storeBytes } from '../uploads/upload.ts';
@@ -442,7 +443,7 @@ async function importEntries(
   const flags = new Map(manifest.map((m) => [String(m.path), m]));
   const by = { accountId: actorId, writer: null };
   const now = s.clock.now().toISOString();
-  return runWrite(s, async (trx, after) => {
+  return inTransaction(s, async (trx, after) => {
     const result: ImportResult = { documents: 0, uploads: 0, folders: 0, versions: 0 };
     // An untouched starter goes to the trash (restorable) and the imported document takes its name.
     for (const node of giveWay) await trashIn(s, trx, after, [node], null);
@@ -508,7 +509,7 @@ async function importEntries(
       }
     }
     return result;
-  });
+  }).catch(nameConflict);
 }
 
 /** The contents without a repeat of the one before (a save of unchanged bytes makes no version). */

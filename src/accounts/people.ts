@@ -1,6 +1,7 @@
 // Creating people: one account row (the username/host) and one person row, in one transaction.
 import type { Database } from '../store/db.ts';
 import type { Clock } from '../clock.ts';
+import type { EventBus } from '../events/bus.ts';
 import type { AccountType, Executor, Plan, Tx } from '../store/schema.ts';
 import { badRequest, conflict } from '../errors.ts';
 import { emailProblem, usernameProblem } from '../core/names.ts';
@@ -8,12 +9,14 @@ import { isUniqueViolation } from '../store/errors.ts';
 import { hashPassword, passwordProblem } from './passwords.ts';
 import * as accounts from '../store/accounts.ts';
 import { insertAccount, insertPersonRow } from '../store/accounts.ts';
+import { inTransaction } from '../store/transaction.ts';
 
 /** What finding and creating people use of the services, part by part (the bus reaches this file through sync
  *  keys and teams, so it does not import src/services.ts). */
 export interface PeoplePorts {
   database: Database;
   clock: Clock;
+  events: EventBus;
 }
 
 export interface NewPerson {
@@ -109,7 +112,7 @@ export async function createPerson(
   await refuseTaken(db, v.email, v.username);
   const passwordHash = await hashPassword(input.password);
   try {
-    const id = await db.transaction().execute(async (trx) => {
+    const id = await inTransaction(s, async (trx) => {
       await first?.(trx);
       return insertPerson(s, trx, v, input, passwordHash);
     });
@@ -133,7 +136,7 @@ export async function createFirstSuperadmin(
   if ((await countAccounts(s)) > 0) throw conflict(SETUP_DONE_MSG, 'already-set-up');
   const passwordHash = await hashPassword(input.password);
   try {
-    const id = await s.database.db.transaction().execute(async (trx) => {
+    const id = await inTransaction(s, async (trx) => {
       await s.database.lock.table(trx, 'accounts');
       if ((await accounts.countAccountRows(trx)) > 0) throw conflict(SETUP_DONE_MSG, 'already-set-up');
       return insertPerson(s, trx, v, full, passwordHash);

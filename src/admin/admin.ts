@@ -24,6 +24,7 @@ import { readSetting, writeSetting } from '../store/settings.ts';
 import { grants, revokeGrants } from '../events/revocations.ts';
 import { recordActivity } from '../store/activity.ts';
 import { emailProblem } from '../core/names.ts';
+import { inTransaction } from '../store/transaction.ts';
 
 export const SIGNUP_MODES = ['open', 'invite', 'closed'] as const;
 export type SignupMode = (typeof SIGNUP_MODES)[number];
@@ -150,7 +151,7 @@ export async function saveInstanceSettings(
 export async function setDocumentNames(s: Services, mode: DocumentNameMode): Promise<void> {
   const { db } = s.database;
   if ((await readSetting(db, 'document-names')) === mode) return;
-  await db.transaction().execute(async (trx) => {
+  await inTransaction(s, async (trx) => {
     await s.database.lock.table(trx, 'nodes');
     if (mode === 'instance') {
       const shared = await namesSharedByAccounts(trx, 10);

@@ -26,6 +26,7 @@ import { getNode } from '../nodes/tree.ts';
 import { createEmailToken, findEmailToken } from '../accounts/email-tokens.ts';
 
 import { createInstance } from './instances.ts';
+import { inTransaction } from '../store/transaction.ts';
 
 /** Where links in mails point: the app's host (`http://alice.kiln.localhost:8080`) and the app's name. */
 export interface AppLinks {
@@ -122,7 +123,7 @@ export async function confirmEmail(s: Services, token: string): Promise<{ accoun
   const row = await findEmailToken(s, token, 'confirm');
   if (row && row.account_id !== null) {
     const accountId = row.account_id;
-    const done = await db.transaction().execute(async (trx) => {
+    const done = await inTransaction(s, async (trx) => {
       if (!(await markEmailTokenUsed(trx, row.id, s.clock.now().toISOString()))) return false;
       return updatePersonRow(trx, accountId, { email_confirmed: 1 }, { email: row.email });
     });

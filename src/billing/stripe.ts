@@ -55,6 +55,7 @@ import {
   updateAccountRow,
   updatePersonRow,
 } from '../store/accounts.ts';
+import { inTransaction } from '../store/transaction.ts';
 
 /** Usernames of accounts bought but not yet welcomed. `--` is refused by usernameProblem, so no one can pick one. */
 const PENDING_PREFIX = 'pending--';
@@ -135,7 +136,7 @@ export async function receiveStripeWebhook(
   const { db } = s.database;
   let effects: Effects;
   try {
-    effects = await db.transaction().execute(async (trx) => {
+    effects = await inTransaction(s, async (trx) => {
       await recordWebhookEvent(trx, PROVIDER, event.id, s.clock.now().toISOString());
       return applyEvent(s, trx, event);
     });

@@ -12,6 +12,7 @@ import { isUniqueViolation } from '../store/errors.ts';
 import { hashPassword, passwordProblem } from '../accounts/passwords.ts';
 import { findEmailToken } from '../accounts/email-tokens.ts';
 import { isPendingUsername } from './stripe.ts';
+import { inTransaction } from '../store/transaction.ts';
 
 const WELCOME_LINK_GONE = 'This link has expired or was already used. If you already chose your username, sign in.';
 
@@ -47,7 +48,7 @@ export async function finishWelcome(
   const passwordHash = await hashPassword(input.password);
   const now = s.clock.now().toISOString();
   try {
-    await db.transaction().execute(async (trx) => {
+    await inTransaction(s, async (trx) => {
       if (!(await useCheckoutToken(trx, sha256(token), now)))
         throw new KilnError(400, WELCOME_LINK_GONE, 'invalid-token');
       const renamed = await updateAccountRow(trx, welcome.accountId, { username }, { usernameLike: 'pending--%' });

@@ -33,7 +33,7 @@ import type { Tx, NodeRow } from '../store/schema.ts';
 import type { AfterCommit } from '../store/transaction.ts';
 import type { Actor } from '../access/actor.ts';
 import { KilnError, badRequest, fail, forbidden, notFound, tooLarge, tooMany } from '../errors.ts';
-import { assertManages, createIn, deleteNode, runWrite } from '../nodes/tree.ts';
+import { assertManages, createIn, deleteNode, nameConflict } from '../nodes/tree.ts';
 import { childPathOf } from '../nodes/find.ts';
 import { childNamed, makeSubtreePrivate, nodeById, updateNode } from '../store/nodes.ts';
 import {
@@ -120,7 +120,7 @@ async function recordsPrivate(s: Services, trx: Tx, folderId: number, after: Aft
  *  plan's documents like any others; if they do not fit, nothing is made. */
 export async function markCollection(s: Services, actorId: number, folderId: number): Promise<CollectionInfo> {
   const now = s.clock.now().toISOString();
-  return runWrite(s, async (trx, after) => {
+  return inTransaction(s, async (trx, after) => {
     const folder = await nodeById(trx, folderId);
     if (!folder) throw notFound('No such folder.');
     await assertManages(trx, actorId, folder.owner_id, () => notFound('No such folder.'));
@@ -152,7 +152,7 @@ export async function markCollection(s: Services, actorId: number, folderId: num
     };
     await insertCollection(trx, row);
     return infoOf(row, folder);
-  });
+  }).catch(nameConflict);
 }
 
 /** The collection of a folder the actor manages, or null, with what its records use of its limits
@@ -264,7 +264,7 @@ async function recordsFolder(s: Services, c: CollectionRow, folder: NodeRow): Pr
   const current = await nodeById(s.database.db, c.records_folder_id);
   if (current?.type === 'folder' && current.parent_id === folder.id) return current;
   const now = s.clock.now().toISOString();
-  return runWrite(s, async (trx, after) => {
+  return inTransaction(s, async (trx, after) => {
     const made =
       (await childNamed(trx, c.owner_id, folder.id, COLLECTION_FILES.records)) ??
       (await createIn(
@@ -279,7 +279,7 @@ async function recordsFolder(s: Services, c: CollectionRow, folder: NodeRow): Pr
     await recordsPrivate(s, trx, made.id, after);
     await setRecordsFolder(trx, c.id, made.id);
     return made;
-  });
+  }).catch(nameConflict);
 }
 
 export interface Submission {

@@ -36,6 +36,7 @@ import { badRequest, conflict, notFound } from '../errors.ts';
 import { isUniqueViolation } from '../store/errors.ts';
 import { checkHostname } from './hostname.ts';
 import { assertAllowance, loadPlanAccount } from '../billing/plans.ts';
+import { inTransaction } from '../store/transaction.ts';
 
 export type DomainRow = Row<'domains'>;
 export type DomainStatus = DomainsTable['status'];
@@ -100,11 +101,10 @@ function dnsInstructionsFor(domain: string, rootHostname: string): DnsInstructio
 export async function addDomain(s: Services, accountId: number, input: string): Promise<DomainInfo> {
   const checked = checkHostname(input, s.config.rootHostname);
   if (!checked.ok) throw badRequest(checked.problem, 'invalid-domain');
-  const { db } = s.database;
   const dns = dnsInstructionsFor(checked.domain, s.config.rootHostname);
   const now = s.clock.now();
   try {
-    const row = await db.transaction().execute(async (trx) => {
+    const row = await inTransaction(s, async (trx) => {
       // The plan's custom-domain allowance (src/billing/plans.ts): counted under a row lock on
       // PostgreSQL, so two adds at once cannot both take the last place.
       const account = await loadPlanAccount(s, trx, accountId, true);

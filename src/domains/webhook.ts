@@ -23,6 +23,7 @@ import { KilnError, badRequest, conflict, notFound } from '../errors.ts';
 import { isUniqueViolation } from '../store/errors.ts';
 import { normalizeDomain, publicDomain, type DomainInfo, type DomainStatus } from './domains.ts';
 import { TOO_DEEP, nestsDeeperThan } from '../core/json.ts';
+import { inTransaction } from '../store/transaction.ts';
 
 export const DOMAIN_WEBHOOK_PATH = '/_/webhooks/domains';
 export const SIGNATURE_HEADER = 'x-kiln-signature';
@@ -119,7 +120,7 @@ async function applyOnce(s: Services, event: DomainEvent): Promise<Applied & { a
   const name = normalizeDomain(event.domain);
   const now = s.clock.now().toISOString();
   try {
-    return await db.transaction().execute(async (trx) => {
+    return await inTransaction(s, async (trx) => {
       await recordWebhookEvent(trx, PROVIDER, event.id, now);
       const row = await domainNamed(trx, name);
       if (!row) throw notFound(`No domain ${name} is added.`);

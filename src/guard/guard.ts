@@ -378,7 +378,7 @@ export class DataLossGuard {
     const current = w ? await this.islandOf(w.bytes, w.checksum) : undefined;
     const row = await guardRow(db, nodeId);
     const outcome = w && current !== undefined ? await this.judge(w, current, row) : { next: null };
-    const applied = await applyGuardChecks(db, {
+    const applied = await applyGuardChecks(this.s, {
       nodeId,
       ownerId: w?.node.owner_id ?? 0,
       versionIds: batch.map((c) => c.version_id),

@@ -19,9 +19,10 @@ import {
   untrashNodes,
   updateNode,
 } from '../store/nodes.ts';
-import { assertManages, rewriteDescendantPaths, runWrite } from './tree.ts';
+import { assertManages, nameConflict, rewriteDescendantPaths } from './tree.ts';
 import { childPathOf } from './find.ts';
 import type { NodeRow } from '../store/schema.ts';
+import { inTransaction } from '../store/transaction.ts';
 
 /** How long a deletion stays restorable. */
 export const TRASH_DAYS = 30;
@@ -63,7 +64,7 @@ export async function restoreFromTrash(
   rootId: number,
   writer: string | null = null,
 ): Promise<NodeRow> {
-  return runWrite(s, async (trx, after) => {
+  return inTransaction(s, async (trx, after) => {
     await s.database.lock.row(trx, 'nodes', rootId);
     const { root, all } = await deletion(trx, actorId, rootId);
     const folder = root.trashed_parent_id ? await nodeById(trx, root.trashed_parent_id) : undefined;
@@ -99,12 +100,12 @@ export async function restoreFromTrash(
       }
     });
     return restored;
-  });
+  }).catch(nameConflict);
 }
 
 /** Deletes a deletion for good: rows, content and versions (blobs no row names are swept later). */
 export async function purgeFromTrash(s: Services, actorId: number, rootId: number): Promise<NodeRow> {
-  return runWrite(s, async (trx) => {
+  return inTransaction(s, async (trx) => {
     const { root, all } = await deletion(trx, actorId, rootId);
     await deleteNodes(
       trx,
@@ -129,7 +130,7 @@ export async function sweepTrash(s: Services): Promise<number> {
     const roots = await trashRootsBefore(s.database.db, before);
     if (roots.length === 0) return purged;
     for (const r of roots) {
-      await runWrite(s, async (trx) => {
+      await inTransaction(s, async (trx) => {
         const all = await trashedWith(trx, r.id);
         await deleteNodes(
           trx,

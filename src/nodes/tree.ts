@@ -106,7 +106,7 @@ export async function listTree(s: Services, actorId: number, ownerId: number): P
 /** Creates a site or folder in one transaction; a site gets its first version and content. */
 export async function createNode(s: Services, actorId: number, input: CreateNodeInput): Promise<NodeRow> {
   const now = s.clock.now().toISOString();
-  return runWrite(s, (trx, after) => createIn(s, trx, actorId, input, now, after));
+  return inTransaction(s, (trx, after) => createIn(s, trx, actorId, input, now, after)).catch(nameConflict);
 }
 
 /** A new account's home page (`index.html`, from the site starter), so its host answers from the first
@@ -126,7 +126,7 @@ export function createHomePage(s: Services, accountId: number, writer: string | 
 export async function createPath(s: Services, actorId: number, input: CreatePathInput): Promise<NodeRow> {
   const { names, type } = pathNames(input);
   const now = s.clock.now().toISOString();
-  return runWrite(s, async (trx, after) => {
+  return inTransaction(s, async (trx, after) => {
     await assertManages(trx, actorId, input.ownerId);
     const plan = await existingFolders(trx, input.ownerId, input.parentId ?? 0, names.slice(0, -1));
     let parentId = plan.parentId;
@@ -142,7 +142,7 @@ export async function createPath(s: Services, actorId: number, input: CreatePath
     }
     const leaf = { ...input, parentId, type, name: names[names.length - 1] };
     return createIn(s, trx, actorId, leaf, now, after);
-  });
+  }).catch(nameConflict);
 }
 
 /** What createPath would answer for this path, without writing anything: the same name, depth, quota
@@ -252,7 +252,7 @@ export async function renameNode(
   opts: ChangeOptions = {},
 ): Promise<NodeRow> {
   const name = String(newName ?? '').normalize('NFC');
-  return runWrite(s, async (trx, after) => {
+  return inTransaction(s, async (trx, after) => {
     const node = await loadOwnNode(trx, actorId, nodeId);
     await opts.expect?.(trx, node);
     if (name === node.name) return node;
@@ -267,7 +267,7 @@ export async function renameNode(
       exceptId: node.id,
     });
     return place(s, trx, after, node, { parent_id: node.parent_id, path: node.path, name }, opts.writer);
-  });
+  }).catch(nameConflict);
 }
 
 /** Puts a node at its new parent, path and name; a folder's descendants get their new paths; the
@@ -305,7 +305,7 @@ export async function moveNode(
   newName?: string | null,
   opts: ChangeOptions = {},
 ): Promise<NodeRow> {
-  return runWrite(s, async (trx, after) => {
+  return inTransaction(s, async (trx, after) => {
     const node = await loadOwnNode(trx, actorId, nodeId);
     await opts.expect?.(trx, node);
     const name = newName == null || newName === '' ? node.name : String(newName).normalize('NFC');
@@ -334,7 +334,7 @@ export async function moveNode(
       exceptId: node.id,
     });
     return place(s, trx, after, node, { parent_id: target?.id ?? 0, path, name }, opts.writer);
-  });
+  }).catch(nameConflict);
 }
 
 /** Makes a document or upload public or private. A private one answers 404 to all but its owner, and
@@ -348,7 +348,7 @@ export async function setVisibility(
 ): Promise<NodeRow> {
   if (visibility !== 'public' && visibility !== 'private')
     throw badRequest('Visibility must be "public" or "private".', 'invalid-visibility');
-  return runWrite(s, async (trx, after) => {
+  return inTransaction(s, async (trx, after) => {
     const node = await loadOwnNode(trx, actorId, nodeId);
     if (node.type === 'folder')
       throw badRequest(
@@ -364,7 +364,7 @@ export async function setVisibility(
       );
     after.push(() => publishVisibilityChanged(s, node, visibility));
     return updateNode(trx, node.id, { visibility });
-  });
+  }).catch(nameConflict);
 }
 
 /** Deletes a node: it goes to the trash with its content and versions (src/nodes/trash.ts). A folder
@@ -375,7 +375,7 @@ export async function deleteNode(
   nodeId: number,
   opts: { cascade?: boolean } & ChangeOptions = {},
 ): Promise<NodeRow[]> {
-  return runWrite(s, async (trx, after) => {
+  return inTransaction(s, async (trx, after) => {
     const node = await loadOwnNode(trx, actorId, nodeId);
     await opts.expect?.(trx, node);
     const below = node.type === 'folder' ? await descendantsOf(trx, node) : [];
@@ -390,7 +390,7 @@ export async function deleteNode(
     const gone = [node, ...below];
     await trashIn(s, trx, after, gone, opts.writer ?? null);
     return gone;
-  });
+  }).catch(nameConflict);
 }
 
 /** Puts `gone` (a node first, then what it holds) into the trash in the caller's transaction (src/nodes/trash.ts):
@@ -547,15 +547,11 @@ export async function rewriteDescendantPaths(trx: Executor, folder: NodeRow) {
   }
 }
 
-/** Runs a tree change in one transaction; a unique index that a concurrent writer won answers 409.
- *  What the change queued in `after` (its events) runs once the transaction has committed. */
-export async function runWrite<T>(s: Services, fn: (trx: Tx, after: AfterCommit) => Promise<T>): Promise<T> {
-  try {
-    return await inTransaction(s, fn);
-  } catch (err) {
-    if (isUniqueViolation(err)) throw conflict('That name was just taken; choose another.', 'name-conflict');
-    throw err;
-  }
+/** A tree change whose unique index a concurrent writer won answers 409 `name-conflict`: a tree change runs as
+ *  `inTransaction(s, change).catch(nameConflict)`. */
+export function nameConflict(err: unknown): never {
+  if (isUniqueViolation(err)) throw conflict('That name was just taken; choose another.', 'name-conflict');
+  throw err;
 }
 
 // ------------------------------------------------------------------ events

@@ -9,7 +9,7 @@ import { ifMatchHolds, type IfMatch } from '../core/conditional.ts';
 import { KilnError, notFound, tooLarge } from '../errors.ts';
 import { limits } from '../limits.ts';
 import { activityLine, nodeSavedEvent, publishNodeSaved, republishIfLost } from '../events/publish.ts';
-import { afterCommit, type AfterCommit, type Tx } from '../store/transaction.ts';
+import { inTransaction, type AfterCommit, type Tx } from '../store/transaction.ts';
 import type { GuardCheck } from '../store/saves.ts';
 import type { DocumentForWrite } from '../store/document-for-write.ts';
 import type { NodeRow } from '../store/schema.ts';
@@ -169,14 +169,12 @@ export async function saveDocument(s: Services, input: SaveInput): Promise<SaveR
   // What needs no lock is worked out before the save joins its document's queue: the saves queued behind
   // another wait for the database only, not for this process's work on them too.
   const content = contentOf(input.bytes);
-  const { result, after } = await s.database.writes.run(
-    input.nodeId,
-    (tx, after) => writeContent(s, tx, after, input, content),
+  return inTransaction(s, (tx, after) => writeContent(s, tx, after, input, content), {
+    document: input.nodeId,
     // A lost COMMIT answer: the save took when its version is there (an unchanged save wrote nothing).
-    (r) => (r.changed ? versionWritten(s.database.db, input.nodeId, r.checksum, r.modifiedAt) : Promise.resolve(true)),
-  );
-  await afterCommit(s, after);
-  return result;
+    committed: (r) =>
+      r.changed ? versionWritten(s.database.db, input.nodeId, r.checksum, r.modifiedAt) : Promise.resolve(true),
+  });
 }
 
 /** Step 1: the owner's toolbar tag never stays (src/ui/toolbar.ts); then re-indent documents that opt

@@ -83,7 +83,8 @@ export interface Database {
   dialect: 'sqlite' | 'postgres';
   /** Write locks held until the transaction ends, chosen with the database. */
   lock: Locks;
-  /** How a document's writes are committed, chosen with the database (src/store/writes.ts). */
+  /** How a document's writes are committed, chosen with the database (src/store/writes.ts); reached through
+   *  inTransaction's `document` (src/store/transaction.ts). */
   writes: DocumentWrites;
   /** The rows a document save reads and writes (src/store/saves.ts). */
   saves: SaveStore;

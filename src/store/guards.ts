@@ -1,6 +1,7 @@
 // The data-clobber guard's rows (src/guard/guard.ts): one per guarded document, and the checks its writes owe.
 import type { Executor, Db, Row, Tx } from './schema.ts';
 import { recordActivity, type ActivityRow } from './activity.ts';
+import { inTransaction, type WritePorts } from './transaction.ts';
 
 export interface GuardRow {
   baseline: string | null;
@@ -41,7 +42,7 @@ export async function nodesOwingChecks(db: Db): Promise<number[]> {
  *  from; undefined: no row). False, with nothing written, when another process applied them or changed the row
  *  meanwhile. `lock` holds off the document's other writers until the commit. */
 export async function applyGuardChecks(
-  db: Db,
+  ports: WritePorts,
   a: {
     nodeId: number;
     ownerId: number;
@@ -56,7 +57,7 @@ export async function applyGuardChecks(
 ): Promise<boolean> {
   const stale = new Error('stale');
   try {
-    await db.transaction().execute(async (tx) => {
+    await inTransaction(ports, async (tx) => {
       await a.lock(tx);
       const gone = await tx.deleteFrom('data_loss_checks').where('version_id', 'in', a.versionIds).executeTakeFirst();
       if (Number(gone.numDeletedRows) !== a.versionIds.length) throw stale;

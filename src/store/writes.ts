@@ -10,8 +10,10 @@
 //   different documents commit in parallel on their own connections (never two groups waiting on each
 //   other's rows). Across processes the row lock and the checksum compare decide.
 import { sql } from 'kysely';
-import type { Db } from './schema.ts';
-import type { AfterCommit, Tx } from './transaction.ts';
+import type { Db, Tx } from './schema.ts';
+
+/** Steps to run after a write's commit (src/store/transaction.ts runs them). */
+export type AfterCommit = Array<() => unknown>;
 import { isStorageFull, isStorageUnavailable } from './errors.ts';
 import { KilnError } from '../errors.ts';
 import { endGroup, restore, setDeferring, snapshot, startGroup } from './group-state.ts';

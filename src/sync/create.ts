@@ -8,10 +8,10 @@ import { checksum as checksumOf } from '../core/checksum.ts';
 import type { IfMatch } from '../core/conditional.ts';
 import { isGlobalDocumentName, nodeNameProblem } from '../core/names.ts';
 import { writeDocument as writeDocumentIn } from '../save/pipeline.ts';
-import { createIn, runWrite } from '../nodes/tree.ts';
+import { createIn, nameConflict } from '../nodes/tree.ts';
 import { childPathOf } from '../nodes/find.ts';
 import { insertUpload, replaceUpload, storeBytes, type StoredBytes } from '../uploads/upload.ts';
-import type { AfterCommit, Tx } from '../store/transaction.ts';
+import { inTransaction, type AfterCommit, type Tx } from '../store/transaction.ts';
 import { assertCanWrite, type SyncScope } from './scope.ts';
 import { childNamed, siteNameClash } from '../store/nodes.ts';
 import {
@@ -83,9 +83,9 @@ export async function createSyncNode(
     // Two creators of one name at once: the loser of the unique index tries again and reuses.
     for (let attempt = 0; ; attempt++) {
       try {
-        const made = await runWrite(s, (tx, after) =>
+        const made = await inTransaction(s, (tx, after) =>
           createOnce(s, { tx, after }, scope, type, segments, bytes, stored, input),
-        );
+        ).catch(nameConflict);
         return { node: await freshWireNode(s, made.id), created: made.created };
       } catch (err) {
         if (attempt < 3 && err instanceof KilnError && err.code === 'name-conflict' && !final.has(err)) continue;

@@ -26,6 +26,7 @@ import {
   usernameTaken,
 } from '../store/accounts.ts';
 import { allowsTeam, authorizeTeam } from '../access/authorize.ts';
+import { inTransaction } from '../store/transaction.ts';
 
 /** What teams use of the services, part by part (the bus reaches this file through sync keys, so it does not import
  *  src/services.ts): revoking a member's grants takes the hub and the event bus. */
@@ -88,7 +89,7 @@ export async function createTeam(
   const now = s.clock.now().toISOString();
   const paid = plan !== 'free';
   try {
-    return await db.transaction().execute(async (trx) => {
+    return await inTransaction(s, async (trx) => {
       const teamId = await insertAccount(trx, { kind: 'team', username, plan, paid, now });
       await setMembership(trx, { teamId, personId: input.ownerId, role: 'owner', now, exists: false });
       return { id: teamId, username, plan, hasActiveSubscription: paid };
@@ -162,7 +163,7 @@ export async function setMember(
   if (person.account_type !== 'dev') throw badRequest('Only developer accounts can be team members.', 'not-developer');
   const now = s.clock.now().toISOString();
   let demoted = false;
-  await db.transaction().execute(async (trx) => {
+  await inTransaction(s, async (trx) => {
     const current = await teamRole(trx, input.teamId, person.id);
     if (current === 'owner' && input.role !== 'owner') await assertAnotherOwner(trx, input.teamId, person.id);
     await setMembership(trx, { teamId: input.teamId, personId: person.id, role: input.role, now, exists: !!current });
@@ -181,7 +182,7 @@ export async function removeMember(
   personId: number,
 ): Promise<void> {
   if (actorId !== null) await assertTeamOwner(s, teamId, actorId);
-  await s.database.db.transaction().execute(async (trx) => {
+  await inTransaction(s, async (trx) => {
     const current = await teamRole(trx, teamId, personId);
     if (!current) throw notFound('That person is not a member of this team.');
     if (current === 'owner') await assertAnotherOwner(trx, teamId, personId);

@@ -10,7 +10,7 @@
 import { insertNode, nodeById, updateNodeIf } from '../store/nodes.ts';
 import type { Services } from '../services.ts';
 import type { Executor, Plan, NodeRow } from '../store/schema.ts';
-import { runWrite, trashIn } from '../nodes/tree.ts';
+import { nameConflict, trashIn } from '../nodes/tree.ts';
 import { KilnError, badRequest, conflict } from '../errors.ts';
 import { assertUploadSize as planUploadSize } from '../billing/plans.ts';
 import { nodeNameProblem } from '../core/names.ts';
@@ -22,7 +22,7 @@ import { newNodeRow } from '../nodes/rows.ts';
 import { publishNodeSaved } from '../events/publish.ts';
 import type { RecordNote } from '../events/bus.ts';
 import { conflictError } from '../save/pipeline.ts';
-import { eventsOut, type AfterCommit, type Tx } from '../store/transaction.ts';
+import { eventsOut, inTransaction, type AfterCommit, type Tx } from '../store/transaction.ts';
 
 /** 413 `too-large` over the plan's per-file size (the rule and its message: src/billing/plans.ts). */
 export const assertUploadSize = planUploadSize;
@@ -151,11 +151,11 @@ export async function storeUploadInPlaceOf(s: Services, input: UploadInput & { r
   const old = input.replaces;
   const stored = await storeBytes(s, input.plan, input.bytes);
   const by = input.by ?? { accountId: input.ownerId, writer: null };
-  return runWrite(s, async (tx, after) => {
+  return inTransaction(s, async (tx, after) => {
     await trashIn(s, tx, after, [old], by.writer);
     const upload = { ownerId: old.owner_id, parentId: old.parent_id, parentPath: old.path, name: old.name };
     return insertUpload(s, { ...upload, stored, by, ifTaken: 'refuse' }, { tx, after });
-  });
+  }).catch(nameConflict);
 }
 
 export interface ReplaceUploadInput {
