@@ -52,7 +52,11 @@ export function decodeRequestPath(url: string): string {
  *  - an upload at exactly the path → the upload;
  *  - anything else (folders, unknown paths) → the account's `404.html` (status 404) when it has one, else the
  *    root `index.html` as a fallback, or null. */
-export async function resolveDocumentPath(s: Services, accountId: number, pathname: string): Promise<Resolved> {
+export async function resolveDocumentPath(
+  s: Pick<Services, 'database' | 'clock'>,
+  accountId: number,
+  pathname: string,
+): Promise<Resolved> {
   const segments = pathname.split('/').filter((p) => p !== '');
   const docEnd = segments.findIndex(isDocumentName);
   if (segments.length === 0) {
@@ -73,7 +77,7 @@ export async function resolveDocumentPath(s: Services, accountId: number, pathna
 /** What a path that names nothing serves: the account's `404.html` when it has one, else the root
  *  `index.html` as a fallback, or null. Also what a private name serves to whoever may not see it, so the
  *  two answer alike. */
-export async function rootFallback(s: Services, accountId: number): Promise<Resolved> {
+export async function rootFallback(s: Pick<Services, 'database'>, accountId: number): Promise<Resolved> {
   const own404 = await findByPath(s, accountId, NOT_FOUND_DOCUMENT);
   if (own404?.type === 'site') return { kind: 'document', node: own404, fallback: true, notFound: true };
   const root = await findByPath(s, accountId, ROOT_DOCUMENT);
@@ -111,7 +115,7 @@ const servedKey = (accountId: number, pathname: string) => `${accountId} ${pathn
 /** Remembers what a URL served, when any visitor may see it (served to all while the database is
  *  away); a document only some may see (private) forgets the URL. */
 export function rememberServed(
-  s: Services,
+  s: Pick<Services, 'documents'>,
   accountId: number,
   pathname: string,
   node: NodeRow,
@@ -125,7 +129,7 @@ export function rememberServed(
 
 /** The public document this URL last served and its bytes, if both are still at hand. */
 export function servedBefore(
-  s: Services,
+  s: Pick<Services, 'documents'>,
   accountId: number,
   pathname: string,
 ): { name: string; bytes: Buffer; checksum: string; forbidFraming: boolean } | null {
