@@ -13,7 +13,10 @@ import { versionsPage, versionPage, diffPage, restorePage } from '../../ui/versi
 import { hostAccount, onlyOn } from '../hosts.ts';
 
 /** A query field given once as text (given twice, or not text: absent, as pages have always read it). */
-const once = z.unknown().transform((v) => (typeof v === 'string' ? v : undefined));
+const once = z
+  .unknown()
+  .transform((v) => (typeof v === 'string' ? v : undefined))
+  .optional();
 /** `?path=` names the document (default `index.html`); `?raw` asks for a version's saved HTML as a page. */
 const LIST = z.looseObject({ path: once });
 const ONE = z.looseObject({ raw: once });
