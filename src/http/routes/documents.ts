@@ -16,6 +16,10 @@
 //   Paths under `/_/` that no other route took: 404.
 // On the main app: GET `/` is the home page (auth routes' `mainHome`); anything else 404.
 //
+// Schema (any query) → `viewDocument` (src/documents/view.ts: the path, its fallback, redirects, share links
+// and every access decision, through ctx.nodes; a neighbour's frame asks as a visitor) → the presenter below
+// (cookies, caching and framing headers, the bytes, exactly as the answer needs).
+//
 // This path is the hot one (see `npm run bench`): one indexed query when the bytes are cached; a public
 // document's answer to a cookie-less visitor is kept and served before the framework (src/http/hot-path.ts).
 import type { FastifyReply, FastifyRequest } from 'fastify';
