@@ -393,3 +393,30 @@ test('control lane: a device’s data-loss/dismiss ends the event here and reach
   const nokey = await new SyncApi({ port, host: kiln.config.rootDomain, apiKey: '' }).control(envelope('0'.repeat(64)));
   assert.equal(nokey.status, 401);
 });
+
+test('a choice naming a page that is no document the caller may see: one 404, whether it is private or missing', async () => {
+  const { node, host, main, url } = await ownerWith('guard-hidden.html', page('H', ['a', 'b']));
+  const turned = await main.post(`/_/dashboard/nodes/${node.id}/visibility`, { visibility: 'private' });
+  assert.equal(turned.status, 200, turned.text);
+  const visitor = kiln.client().on(host);
+  const hidden = await resolve(visitor, url, 'x', 'dismiss');
+  const missing = await resolve(visitor, `http://${host}/guard-nothing.html`, 'x', 'dismiss');
+  assert.equal(hidden.status, 404, hidden.text);
+  assert.equal(missing.status, 404, missing.text);
+  assert.deepEqual(hidden.json, missing.json);
+  // The panel shows `error`: every refusal carries it.
+  assert.equal(typeof hidden.json.error, 'string');
+  // A page of another host is no document named here at all.
+  const elsewhere = await visitor.post(
+    '/_/data-loss/x',
+    { choice: 'dismiss', file: 'http://elsewhere.example/guard-hidden.html' },
+    { headers: { origin: new URL(url).origin } },
+  );
+  assert.equal(elsewhere.status, 400, elsewhere.text);
+  assert.equal(elsewhere.json.code, 'missing-document-url');
+  // A choice the panel never sends is refused as such.
+  const odd = await resolve(main.on(host), url, 'x', 'undo');
+  assert.equal(odd.status, 400, odd.text);
+  assert.equal(odd.json.code, 'invalid');
+  assert.equal(odd.json.error, 'choice must be dismiss | revert | restore');
+});

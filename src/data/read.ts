@@ -3,7 +3,8 @@
 //   GET {document_host}/<path>?data=<rules>  rules from the query
 // No HTTP here: the routes (src/http/routes/data-api.ts) pass plain inputs and send the answer as given.
 //
-// Visibility: only documents an anonymous caller may view are read, for everyone — the owner included. A
+// Visibility: only documents a visitor of the host may view are read (the table, asked for an anonymous
+// caller through its nodes), for everyone — the owner included. A
 // private document answers exactly like a missing one (404, same body). The data API is the no-key face of a
 // document; agents read private documents through the sync API only (spec: Authentication, Public data).
 // This also keeps every answer independent of who asks, so one cache entry serves all callers.
@@ -26,7 +27,8 @@ import type { ErrorCode } from '../errors.ts';
 import type { Services } from '../services.ts';
 import { limits } from '../limits.ts';
 import { sha256 } from '../core/checksum.ts';
-import { allows, resourceOf } from '../access/authorize.ts';
+import { anonymous } from '../access/caller.ts';
+import { nodesFor } from '../nodes/open.ts';
 import { findByPath } from '../nodes/find.ts';
 import type { NodeRow } from '../store/schema.ts';
 import { documentContent, resolveDocumentPath, ROOT_DOCUMENT } from '../nodes/serve.ts';
@@ -94,23 +96,24 @@ function rulesProblem(rules: DataRules): DataAnswer | null {
   return null;
 }
 
-/** The document a data request reads, if an anonymous caller may view it; null otherwise. */
+/** The document a data request reads, if a visitor of the host may view it (see the top of this file); null
+ *  otherwise. */
 async function publicDocumentAt(
-  s: Services,
+  ctx: Services,
   accountId: number,
   path: string,
   resolve: 'exact' | 'page',
 ): Promise<NodeRow | null> {
   let node: NodeRow | undefined;
   if (resolve === 'exact') {
-    node = await findByPath(s, accountId, path.replace(/^\/+/, '') || ROOT_DOCUMENT);
+    node = await findByPath(ctx, accountId, path.replace(/^\/+/, '') || ROOT_DOCUMENT);
   } else {
-    const found = await resolveDocumentPath(s, accountId, `/${path.replace(/^\/+/, '')}`);
+    const found = await resolveDocumentPath(ctx, accountId, `/${path.replace(/^\/+/, '')}`);
     node = found?.kind === 'document' && !found.fallback ? found.node : undefined;
   }
   if (node?.type !== 'site' || !node.checksum) return null;
-  // As it would answer a caller with no session and no key (see the top of this file).
-  return allows({ actor: null }, resourceOf(node), 'view') ? node : null;
+  // Asked as a visitor of the host, whoever asks (see the top of this file).
+  return (await nodesFor(ctx.database.db, anonymous(accountId)).may(node, 'view')) ? node : null;
 }
 
 /** What identifies the rules in cache keys and ETags (engine version, kind, SHA-256 of the text). */

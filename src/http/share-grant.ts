@@ -1,6 +1,6 @@
 // A request's share grant: the document's `share_<sitename>` cookie, or `?token=` on the request itself
-// (the tokens' rules are in src/sharing/share.ts). `callerOf` is the one Caller every route that judges a
-// document asks the access table with.
+// (the tokens' rules are in src/sharing/share.ts). The auth hook hands `isShareGuest` to the request's Caller
+// (`caller.shareGrant`), which `ctx.nodes` judges per node.
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { Config } from '../config.ts';
 import type { Standing } from '../access/authorize.ts';
@@ -26,7 +26,9 @@ export function isShareGuest(req: FastifyRequest, node: NodeRow): boolean {
   return param !== undefined && isValidShareToken(node, param);
 }
 
-/** Who asks about this node: the signed-in person, and whether the request holds its share grant. */
+/** Who asks about this node: the signed-in person, and whether the request holds its share grant.
+ *  @deprecated the doors not migrated yet (save, meta, editor, stylesheets, uploads) still read it; a migrated
+ *  door asks `req.ctx.nodes` (`standingOn`, `check`, `may`). Goes with their last use. */
 export function callerOf(req: FastifyRequest, node: NodeRow): Standing {
   // A team member's role counts for the team's own nodes, on the team's host.
   const member = req.teamRole && req.site.kind !== 'main' && node.owner_id === req.site.accountId;

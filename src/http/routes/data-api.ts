@@ -10,7 +10,12 @@
 // The use case, its visibility rule and the cache design: src/data/read.ts.
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { RoutePlugin } from './plugin.ts';
+import { z } from 'zod';
 import { API_PREFIX, answer, pathOf, preflight, wantsData } from '../data-answers.ts';
+
+/** The API reads no query (its rules are the document's tag); any query passes, as the page's own script may
+ *  add one. `?data=` on a document URL is the documents route's (its schema reads `data`). */
+const query = { schema: { querystring: z.record(z.string(), z.union([z.string(), z.array(z.string())])) } };
 
 const plugin: RoutePlugin = async (app, { services: s }) => {
   const api = async (req: FastifyRequest, reply: FastifyReply) => {
@@ -18,17 +23,17 @@ const plugin: RoutePlugin = async (app, { services: s }) => {
     if (typeof path !== 'string') return path;
     return answer(req, reply, s, path.slice(API_PREFIX.length), 'exact', { kind: 'api' });
   };
-  app.get(API_PREFIX, api);
-  app.get(`${API_PREFIX}/*`, api);
-  app.options(API_PREFIX, preflight);
-  app.options(`${API_PREFIX}/*`, preflight);
+  app.get(API_PREFIX, query, api);
+  app.get(`${API_PREFIX}/*`, query, api);
+  app.options(API_PREFIX, query, preflight);
+  app.options(`${API_PREFIX}/*`, query, preflight);
 
   // Preflight of `?data=` on document URLs (a cross-origin GET with e.g. If-None-Match sends one).
   const dataPreflight = async (req: FastifyRequest, reply: FastifyReply) => {
     if (req.site.kind !== 'main' && wantsData(req)) return preflight(req, reply);
     return reply.callNotFound();
   };
-  app.options('/', dataPreflight);
-  app.options('/*', dataPreflight);
+  app.options('/', query, dataPreflight);
+  app.options('/*', query, dataPreflight);
 };
 export default plugin;

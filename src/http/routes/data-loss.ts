@@ -3,52 +3,56 @@
 //   POST {document_host}/_/data-loss/<id>  {choice, file}   → {ok, choice, status}; refusals {error, code}
 // The document is named by `file` (query or body) or the Page-URL header, on this host. Restore and revert
 // are saves through THE pipeline (a version, events, stylesheet), by the caller.
-import { exactly } from '../../core/conditional.ts';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { RoutePlugin } from './plugin.ts';
+import { z } from 'zod';
 import { documentPathOf } from '../../save/document-url.ts';
-import { findByPath } from '../../nodes/find.ts';
-import type { NodeRow } from '../../store/schema.ts';
-import { allows, authorize, resourceOf } from '../../access/authorize.ts';
-import { saveDocument } from '../../save/pipeline.ts';
-import type { Choice } from '../../guard/guard.ts';
+import { pendingLoss, resolveLoss, type LossInput } from '../../documents/data-loss.ts';
 import { KilnError } from '../../errors.ts';
 import { assertSameOrigin } from '../origin.ts';
-import { callerOf } from '../share-grant.ts';
-import type { Services } from '../../services.ts';
+import { fields } from '../schema.ts';
 
-const CHOICES: Choice[] = ['restore', 'revert', 'dismiss'];
+/** A field given once as text ('' and anything else: absent, so the next place that may name it counts). */
+const text = z
+  .unknown()
+  .transform((v) => (typeof v === 'string' && v !== '' ? v : undefined))
+  .optional();
+/** `?file=<page URL>` (else the Page-URL header). */
+const PENDING = z.looseObject({ file: text });
+/** The panel's choice; `file` names the page (else `?file=`, else the Page-URL header); `id` (else the path's). */
+const CHOICE = fields(z.looseObject({ choice: z.enum(['restore', 'revert', 'dismiss']), file: text, id: text }), {
+  choice: { code: 'invalid', msg: 'choice must be dismiss | revert | restore' },
+});
 
-const plugin: RoutePlugin = async (app, { services: s }) => {
-  const json = { config: { host: 'document', answers: 'json' } } as const;
+const plugin: RoutePlugin = async (app) => {
+  // The panel shows `error` in its toast; Kiln's clients read `msg` and `code`: refusals carry both.
+  const json = { config: { host: 'document', answers: 'json', errorField: true } } as const;
 
-  app.get('/_/data-loss', json, async (req, reply) => {
+  app.get('/_/data-loss', { ...json, schema: { querystring: PENDING } }, async (req, reply) => {
     reply.header('Cache-Control', 'no-store');
-    const node = await documentNamed(s, req);
-    if (!node || !allows(callerOf(req, node), resourceOf(node), 'versions')) return { event: null };
-    return { event: await s.guard.pending(node) };
+    return pendingLoss(req.ctx, documentNamed(req, req.query.file));
   });
 
-  app.post<{ Params: { id: string } }>('/_/data-loss/:id', { ...json, bodyLimit: 16 * 1024 }, async (req, reply) => {
-    assertSameOrigin(req);
-    const body = (req.body && typeof req.body === 'object' ? req.body : {}) as Record<string, unknown>;
-    const node = await documentNamed(s, req, body.file);
-    if (!node) return refuse(reply, 400, 'file required', 'missing-document-url');
-    authorize(callerOf(req, node), resourceOf(node), 'versions');
-    const choice = body.choice as Choice;
-    if (!CHOICES.includes(choice)) return refuse(reply, 400, 'choice must be dismiss | revert | restore', 'invalid');
-    const id = req.params.id || (typeof body.id === 'string' ? body.id : null);
-    const by = { kind: 'restore' as const, accountId: req.actor?.accountId ?? null, writer: req.actor?.writer ?? null };
-    try {
-      return await s.guard.resolve(node, id, choice, by.writer, (bytes, ifMatch) =>
-        saveDocument(s, { nodeId: node.id, bytes, by, ifMatch: exactly(ifMatch) }),
-      );
-    } catch (err) {
-      // The panel shows `error` in its toast.
-      if (err instanceof KilnError) return refuse(reply, err.status, err.message, err.code ?? 'invalid');
-      throw err;
-    }
-  });
+  app.post(
+    '/_/data-loss/:id',
+    {
+      ...json,
+      bodyLimit: 16 * 1024,
+      schema: { body: CHOICE, params: z.object({ id: z.string() }), querystring: PENDING },
+      // Another site's page is refused before its body is read.
+      preValidation: async (req) => assertSameOrigin(req),
+    },
+    async (req, reply) => {
+      const b = req.body;
+      const named = documentNamed(req, req.query.file ?? b.file);
+      try {
+        return await resolveLoss(req.ctx, { ...named, id: req.params.id || (b.id ?? null), choice: b.choice });
+      } catch (err) {
+        if (err instanceof KilnError) return refuse(reply, err.status, err.message, err.code ?? 'invalid');
+        throw err;
+      }
+    },
+  );
 };
 
 /** The panel reads `error`; Kiln's clients read `msg` and `code`: both. */
@@ -56,22 +60,18 @@ function refuse(reply: FastifyReply, status: number, error: string, code: string
   return reply.code(status).send({ error, msg: error, msgType: 'error', code });
 }
 
-/** The document a request names (`file`, else the Page-URL header) on this host, or null. */
-async function documentNamed(s: Services, req: FastifyRequest, bodyFile?: unknown): Promise<NodeRow | null> {
-  if (req.site.kind === 'main') return null;
-  const query = (req.query ?? {}) as Record<string, unknown>;
+/** The document a request names (`file`, else the Page-URL header), when it is a URL of this host. */
+function documentNamed(req: FastifyRequest, file: string | undefined): LossInput {
+  const host = req.site.kind === 'main' ? 0 : req.site.accountId;
   const header = req.headers['page-url'];
-  const url = [query.file, bodyFile, Array.isArray(header) ? header[0] : header].find(
-    (v): v is string => typeof v === 'string' && v !== '',
-  );
-  if (!url) return null;
+  const url = file ?? [Array.isArray(header) ? header[0] : header].find((v) => typeof v === 'string' && v !== '');
+  if (!url || req.site.kind === 'main') return { host, path: null };
   try {
-    const { host, path } = documentPathOf(url);
-    if (host !== (req.headers.host ?? '').toLowerCase()) return null;
-    const node = await findByPath(s, req.site.accountId, path);
-    return node?.type === 'site' ? node : null;
+    const named = documentPathOf(url);
+    return { host, path: named.host === (req.headers.host ?? '').toLowerCase() ? named.path : null };
   } catch {
-    return null;
+    // not a page URL
+    return { host, path: null };
   }
 }
 

@@ -2,52 +2,45 @@
 // current content, and restore (GET asks, POST restores as a new save through the pipeline).
 import type { FastifyRequest } from 'fastify';
 import type { RoutePlugin } from './plugin.ts';
-import type { Services } from '../../services.ts';
-import { badRequest, notFound } from '../../errors.ts';
-import { authorize, resourceOf } from '../../access/authorize.ts';
-import { getNode } from '../../nodes/tree.ts';
-import { findByPath } from '../../nodes/find.ts';
+import { z } from 'zod';
 import { documentContent } from '../../nodes/serve.ts';
-import { listVersions, versionContent } from '../../save/history.ts';
-import { saveDocument } from '../../save/pipeline.ts';
+import { documentVersions, restoreVersion, versionOf } from '../../documents/versions.ts';
 import { assertSameOrigin } from '../origin.ts';
-import { done, wantsHtml, idParam, queryText, queryMsg } from '../io.ts';
+import { done, wantsHtml, queryMsg } from '../io.ts';
+import { fields } from '../schema.ts';
 import { nodeUrlPath } from '../../core/urls.ts';
-import { callerOf } from '../share-grant.ts';
 import { versionsPage, versionPage, diffPage, restorePage } from '../../ui/versions.ts';
 import { hostAccount, onlyOn } from '../hosts.ts';
 
-/** The document whose versions are asked for, checked for the caller. */
-async function documentFor(s: Services, req: FastifyRequest, nodeId: number | null, path?: string) {
-  const accountId = hostAccount(req);
-  const node = nodeId !== null ? await getNode(s, nodeId) : await findByPath(s, accountId, path ?? 'index.html');
-  if (node?.type !== 'site' || node.owner_id !== accountId) throw notFound();
-  authorize(callerOf(req, node), resourceOf(node), 'versions');
-  return node;
-}
+/** A query field given once as text (given twice, or not text: absent, as pages have always read it). */
+const once = z
+  .unknown()
+  .transform((v) => (typeof v === 'string' ? v : undefined))
+  .optional();
+/** `?path=` names the document (default `index.html`); `?raw` asks for a version's saved HTML as a page. */
+const LIST = z.looseObject({ path: once });
+const ONE = z.looseObject({ raw: once });
+const VERSION = fields(
+  z.object({
+    id: z
+      .string()
+      .regex(/^\d{1,15}$/)
+      .transform(Number)
+      .pipe(z.number().min(1)),
+  }),
+  {
+    id: { code: 'invalid', msg: 'Version ids are positive integers.' },
+  },
+);
 
-function versionId(req: FastifyRequest): number {
-  const id = idParam(req, 'id', () => badRequest('Version ids are positive integers.'));
-  if (id <= 0) throw badRequest('Version ids are positive integers.');
-  return id;
-}
+/** Who is signed in, for the pages' header. */
+const usernameOf = (req: FastifyRequest) => req.caller.actor?.username;
 
 const plugin: RoutePlugin = async (app, { services: s }) => {
   onlyOn(app, 'document', 'Versions are on the document’s own host.');
-  const db = s.database.db;
 
-  /** The version `:id` names, its document (which the caller may see: else 404) and its listing. */
-  async function versionAsked(req: FastifyRequest) {
-    const id = versionId(req);
-    const v = await versionContent(db, id);
-    const node = await documentFor(s, req, v.nodeId);
-    const info = (await listVersions(db, node.id)).find((x) => x.id === id)!;
-    return { v, node, info };
-  }
-
-  app.get('/_/versions', async (req, reply) => {
-    const node = await documentFor(s, req, null, queryText(req, 'path'));
-    const versions = await listVersions(db, node.id);
+  app.get('/_/versions', { schema: { querystring: LIST } }, async (req, reply) => {
+    const { node, versions } = await documentVersions(req.ctx, { host: hostAccount(req), path: req.query.path });
     if (!wantsHtml(req))
       return { msg: `${versions.length} versions`, msgType: 'success', document: node.name, versions };
     reply.type('text/html; charset=utf-8');
@@ -55,32 +48,27 @@ const plugin: RoutePlugin = async (app, { services: s }) => {
       node,
       versions,
       documentPath: nodeUrlPath(node),
-      username: req.actor?.username,
+      username: usernameOf(req),
       base: s.config.baseUrl,
       msg: queryMsg(req),
     });
   });
 
-  app.get('/_/version/:id', async (req, reply) => {
-    const { v, node, info } = await versionAsked(req);
-    if (queryText(req, 'raw') !== undefined) {
+  app.get('/_/version/:id', { schema: { params: VERSION, querystring: ONE } }, async (req, reply) => {
+    const { v, node, info } = await versionOf(req.ctx, req.params);
+    if (req.query.raw !== undefined) {
       // The saved HTML as a page, sandboxed: an old version never runs as the live document.
       reply.header('Content-Security-Policy', 'sandbox').header('X-Content-Type-Options', 'nosniff');
       return reply.type('text/html; charset=utf-8').send(v.bytes);
     }
     if (!wantsHtml(req)) return { msg: 'Version', msgType: 'success', version: info, html: v.bytes.toString('utf8') };
     reply.type('text/html; charset=utf-8');
-    return versionPage({
-      node,
-      version: info,
-      content: v.bytes.toString('utf8'),
-      username: req.actor?.username,
-      base: s.config.baseUrl,
-    });
+    const content = v.bytes.toString('utf8');
+    return versionPage({ node, version: info, content, username: usernameOf(req), base: s.config.baseUrl });
   });
 
-  app.get('/_/version/:id/diff', async (req, reply) => {
-    const { v, node, info } = await versionAsked(req);
+  app.get('/_/version/:id/diff', { schema: { params: VERSION } }, async (req, reply) => {
+    const { v, node, info } = await versionOf(req.ctx, req.params);
     const current = (await documentContent(s, node))?.bytes.toString('utf8') ?? '';
     reply.type('text/html; charset=utf-8');
     return diffPage({
@@ -88,27 +76,21 @@ const plugin: RoutePlugin = async (app, { services: s }) => {
       version: info,
       old: v.bytes.toString('utf8'),
       current,
-      username: req.actor?.username,
+      username: usernameOf(req),
       base: s.config.baseUrl,
     });
   });
 
-  app.get('/_/restore/:id', async (req, reply) => {
-    const { node, info } = await versionAsked(req);
+  app.get('/_/restore/:id', { schema: { params: VERSION } }, async (req, reply) => {
+    const { node, info } = await versionOf(req.ctx, req.params);
     reply.type('text/html; charset=utf-8');
-    return restorePage({ node, version: info, username: req.actor?.username, base: s.config.baseUrl });
+    return restorePage({ node, version: info, username: usernameOf(req), base: s.config.baseUrl });
   });
 
-  app.post('/_/restore/:id', async (req, reply) => {
-    assertSameOrigin(req);
-    const id = versionId(req);
-    const v = await versionContent(db, id);
-    const node = await documentFor(s, req, v.nodeId);
-    const result = await saveDocument(s, {
-      nodeId: node.id,
-      bytes: v.bytes,
-      by: { kind: 'restore', accountId: req.actor?.accountId ?? null, writer: req.actor?.writer ?? null },
-    });
+  // Another site's form is refused before its input is read.
+  const sameOrigin = async (req: FastifyRequest) => assertSameOrigin(req);
+  app.post('/_/restore/:id', { schema: { params: VERSION }, preValidation: sameOrigin }, async (req, reply) => {
+    const { v, node, result } = await restoreVersion(req.ctx, req.params);
     reply.header('ETag', `"${result.checksum}"`);
     return done(
       req,
