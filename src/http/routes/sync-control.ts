@@ -5,7 +5,7 @@
 // so a malformed envelope counts too), the envelope (the schema), then the lane.
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { RoutePlugin } from './plugin.ts';
-import { parseEnvelope, receiveControl } from '../../guard/control.ts';
+import { parseEnvelope, receiveControl, type Envelope } from '../../guard/control.ts';
 import { tooMany } from '../../errors.ts';
 import { onlyOn } from '../hosts.ts';
 import { setRateLimitHeaders } from '../../ratelimit/http.ts';
@@ -17,12 +17,13 @@ const PER_MINUTE = 60;
 
 /** One envelope as devices send it (parseEnvelope's rules); anything else is `invalid-body`. */
 const envelope = fields(
-  z.unknown().transform((body, c) => {
-    const e = parseEnvelope(body);
-    if (!e) c.addIssue({ code: 'custom', message: 'not an envelope' });
-    return e ?? z.NEVER;
-  }),
-  { '': { code: 'invalid-body', msg: 'Send one envelope: {type, v, payload}.' } },
+  z
+    .unknown()
+    .transform(parseEnvelope)
+    .pipe(z.custom<Envelope>((e) => e !== null)),
+  {
+    '': { code: 'invalid-body', msg: 'Send one envelope: {type, v, payload}.' },
+  },
 );
 
 const plugin: RoutePlugin = async (app, { services: s }) => {
