@@ -179,7 +179,9 @@ const plugin: RoutePlugin = async (app) => {
     });
   }
 
-  app.get('/_/sync/accounts', async (req, reply) => json(reply, 200, await discoverAccounts(syncCtx(req))));
+  app.get('/_/sync/accounts', { schema: schemas.read }, async (req, reply) =>
+    json(reply, 200, await discoverAccounts(syncCtx(req))),
+  );
 };
 
 export default plugin;

@@ -21,6 +21,10 @@ import { grants } from '../../events/revocations.ts';
 import { keyValidUntil } from '../../sync/keys.ts';
 import { onlyOn } from '../hosts.ts';
 import { syncCtx, syncDoor } from '../sync-door.ts';
+import { z } from 'zod';
+
+/** The stream reads nothing but its base (and the key, the protocol-2 headers, Last-Event-ID). */
+const params = z.object({ team: z.string().optional() });
 
 const plugin: RoutePlugin = async (app, { services: s }) => {
   syncDoor(app);
@@ -32,7 +36,7 @@ const plugin: RoutePlugin = async (app, { services: s }) => {
   // the team base 428 account-identity-required, 404 not-found, 409 account-changed, 403 viewer; on the
   // personal base 409 account-changed when X-Sync-Account-ID names another account.
   for (const url of ['/_/sync/stream', '/_/team/:team/sync/stream'])
-    app.get(url, async (req, reply) => openStream(s, req, reply, syncCtx(req).sync));
+    app.get(url, { schema: { params } }, async (req, reply) => openStream(s, req, reply, syncCtx(req).sync));
 };
 
 /** Opens the account's stream. Protocol 2 (always on a team base) starts with `sync-ready`: the
