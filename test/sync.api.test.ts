@@ -8,6 +8,7 @@ import { keyHolder, checksum, relPathOf, SyncApi, type WireNode } from './suppor
 import { answerBeforeBody } from './support/big-body.ts';
 import { signedIn } from './support/people.ts';
 import { createSyncKey, revokeSyncKey } from '../src/sync/keys.ts';
+import { setVisibility } from '../src/nodes/tree.ts';
 
 let kiln: TestKiln;
 before(async () => (kiln = await startKiln()));
@@ -51,6 +52,70 @@ test('401 with a JSON body for a missing key, a key not starting with hcsk_, an 
   assert.match(expiredRes.json.msg, /expired/);
   // The good key still works.
   assert.equal((await api.raw('GET', '/nodes')).status, 200);
+});
+
+test('only a sync key counts: a browser session is 401 missing-key on every sync door, and a refused key is answered with its own code even beside a session', async () => {
+  const c = kiln.client();
+  await signedIn(kiln, c, { plan: 'maker' });
+  const host = { host: kiln.config.rootDomain };
+  const doors = [
+    () => c.get('/_/sync/nodes', { headers: host }),
+    () => c.post('/_/sync/nodes', { type: 'folder', name: 'by-session' }, { headers: host }),
+    () => c.post('/_/sync/control', { type: 'x', payload: {} }, { headers: host }),
+    () => c.get('/_/sync/stream', { headers: host }),
+    () => c.get('/_/sync/accounts', { headers: host }),
+  ];
+  for (const door of doors) {
+    const res = await door();
+    assert.equal(res.status, 401, res.text);
+    assert.equal(res.json.code, 'missing-key');
+  }
+  const refused = await c.get('/_/sync/nodes', { headers: { ...host, 'x-api-key': `hcsk_${'0'.repeat(64)}` } });
+  assert.equal(refused.status, 401);
+  assert.equal(refused.json.code, 'invalid-key');
+  // The key is checked before the body: a bad body with no key is still 401, not 400.
+  const noKeyBadBody = await kiln.client().post('/_/sync/nodes', [1, 2], { headers: host });
+  assert.equal(noKeyBadBody.status, 401);
+  assert.equal(noKeyBadBody.json.code, 'missing-key');
+});
+
+test('another account’s nodes are not in the scope, public or private, whatever is asked of them; a malformed id is no node', async () => {
+  const { api } = await keyHolder(kiln);
+  const other = await keyHolder(kiln);
+  const theirs = await other.api.create({
+    type: 'site',
+    name: `theirs-${Date.now()}.html`,
+    parentId: 0,
+    content: '<html><p>x</p></html>',
+  });
+  const folder = await other.api.create({ type: 'folder', name: 'their-folder', parentId: 0 });
+  const secret = await other.api.create({
+    type: 'site',
+    name: `secret-${Date.now()}.html`,
+    parentId: 0,
+    content: '<html><p>s</p></html>',
+  });
+  await setVisibility(kiln.services, other.person.id, secret.id, 'private');
+  const asks: [string, string, unknown][] = [
+    ['GET', `/nodes/${secret.id}/content`, undefined],
+    ['PUT', `/nodes/${secret.id}/content`, { content: '<html>mine</html>' }],
+    ['DELETE', `/nodes/${secret.id}`, undefined],
+    ['GET', `/nodes/${theirs.id}/content`, undefined],
+    ['PUT', `/nodes/${theirs.id}/content`, { content: '<html>mine</html>' }],
+    ['PATCH', `/nodes/${theirs.id}/rename`, { newName: 'mine.html' }],
+    ['PATCH', `/nodes/${theirs.id}/move`, { targetParentId: 0 }],
+    ['DELETE', `/nodes/${theirs.id}`, undefined],
+    ['POST', '/nodes', { type: 'site', name: 'inside.html', parentId: folder.id }],
+    ['GET', '/nodes/abc/content', undefined],
+    ['DELETE', '/nodes/0', undefined],
+  ];
+  for (const [method, path, body] of asks) {
+    const res = await api.raw(method, path, { body });
+    assert.equal(res.status, 404, `${method} ${path}: ${res.text}`);
+    assert.equal(res.json.code, 'node-not-found', `${method} ${path}`);
+  }
+  const still = await other.api.raw('GET', `/nodes/${theirs.id}/content`);
+  assert.equal(still.json.content, '<html><p>x</p></html>');
 });
 
 test("GET status: serverTime (ISO) and the key owner's username, for protocol 1 and 2", async () => {

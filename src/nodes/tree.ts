@@ -192,7 +192,10 @@ async function existingFolders(trx: Executor, ownerId: number, parentId: number,
 }
 
 /** Creates a site or folder inside the caller's transaction (a sync create of a nested path makes its
- *  folders and its file in one). */
+ *  folders and its file in one). `known`: the caller has decided access, loaded the parent folder and found
+ *  the name free in this transaction (a sync create, src/sync/create.ts, whose own clash rules are stricter:
+ *  it reuses or refuses every name it finds), so neither is asked again; the unique indexes still stop a
+ *  concurrent creator (runWrite: 409). */
 export async function createIn(
   s: Services,
   trx: Tx,
@@ -200,16 +203,18 @@ export async function createIn(
   input: CreateNodeInput,
   now: string,
   after: AfterCommit,
+  known?: { parent: NodeRow | null },
 ): Promise<NodeRow> {
   if (input.type !== 'site' && input.type !== 'folder')
     throw badRequest('Type must be "site" or "folder".', 'invalid-type');
   const name = String(input.name ?? '').normalize('NFC');
   assertValidName(name, input.type);
-  await assertManages(trx, actorId, input.ownerId);
-  const parent = await loadParent(trx, input.ownerId, input.parentId);
+  if (!known) await assertManages(trx, actorId, input.ownerId);
+  const parent = known ? known.parent : await loadParent(trx, input.ownerId, input.parentId);
   const path = childPathOf(parent);
   if (input.type === 'folder') assertDepth(depthOf(path) + 1);
-  await assertNameFree(trx, { ownerId: input.ownerId, parentId: parent?.id ?? 0, type: input.type, name, parent });
+  if (!known)
+    await assertNameFree(trx, { ownerId: input.ownerId, parentId: parent?.id ?? 0, type: input.type, name, parent });
   if (input.type === 'site') await assertSiteQuota(s, trx, input.ownerId);
   const node = await insertNode(
     trx,

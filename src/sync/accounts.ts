@@ -1,11 +1,9 @@
 // GET /_/sync/accounts — protocol 2 account discovery: the key owner's personal account and every
 // team they belong to, each with its numeric id, role, sync base and whether it can sync now.
 // The desktop engine requires every feature below to be `true` and compares ids with `===`.
-import type { Services } from '../services.ts';
-import type { Actor } from '../access/actor.ts';
 import type { TeamRole } from '../store/schema.ts';
 import { planIncludesSync, teamsOf } from '../teams/teams.ts';
-import { syncBaseOf } from './scope.ts';
+import { syncBaseOf, type SyncCtx } from './scope.ts';
 import { allowsTeam } from '../access/authorize.ts';
 
 const SYNC_FEATURES = {
@@ -28,7 +26,9 @@ export interface DiscoveredAccount {
   sync: { enabled: boolean; reason: 'payment-required' | 'viewer' | null };
 }
 
-export async function discoverAccounts(s: Services, actor: Actor) {
+/** The accounts the request's key holder may sync (the key is checked by the scope: `ctx.sync`). */
+export async function discoverAccounts(ctx: SyncCtx) {
+  const { actor } = ctx.sync;
   const personal = { kind: 'personal' as const, username: actor.username };
   const paid = planIncludesSync({ plan: actor.plan, hasActiveSubscription: actor.hasActiveSubscription });
   const accounts: DiscoveredAccount[] = [
@@ -42,7 +42,7 @@ export async function discoverAccounts(s: Services, actor: Actor) {
       sync: { enabled: paid, reason: paid ? null : 'payment-required' },
     },
   ];
-  for (const t of await teamsOf(s, actor.accountId)) {
+  for (const t of await teamsOf(ctx, actor.accountId)) {
     const reason = !allowsTeam(t.role, 'sync') ? 'viewer' : planIncludesSync(t) ? null : 'payment-required';
     accounts.push({
       id: t.id,

@@ -4,7 +4,7 @@ import type { Services } from '../services.ts';
 import { KilnError } from '../errors.ts';
 import { ifMatchHolds, type IfMatch } from '../core/conditional.ts';
 import { deleteNode, moveNode, renameNode, type ChangeOptions } from '../nodes/tree.ts';
-import { assertCanWrite, type SyncScope } from './scope.ts';
+import { assertCanWrite, type SyncCtx, type SyncScope } from './scope.ts';
 import {
   assertConditional,
   freshWireNode,
@@ -48,6 +48,7 @@ function expectVersion(s: Services, expected: string | null, ifMatch: IfMatch): 
 // ------------------------------------------------------------------ structure
 
 export interface StructureInput {
+  nodeId: number;
   /** Protocol 2's precondition: the node's `structureVersion` as last listed; null: none. */
   expectedVersion: string | null;
   ifMatch: IfMatch;
@@ -64,18 +65,14 @@ function structureOptions(s: Services, scope: SyncScope, input: StructureInput):
 }
 
 /** Renames a node in its folder; a folder's descendants get their new paths. */
-export async function renameSyncNode(
-  s: Services,
-  scope: SyncScope,
-  nodeId: number,
-  input: StructureInput & { newName: string },
-) {
-  const node = await scopedNode(s, scope, nodeId);
+export async function renameSyncNode(ctx: SyncCtx, input: StructureInput & { newName: string }) {
+  const scope = ctx.sync;
+  const node = await scopedNode(ctx, input.nodeId, 'manage');
   assertCanWrite(scope);
-  const opts = structureOptions(s, scope, input);
-  const renamed = await run(() => renameNode(s, scope.actor.accountId, node.id, input.newName, opts));
-  await markSynced(s.database.db, [renamed.id], s.clock.now().toISOString());
-  const wire = await freshWireNode(s, renamed.id);
+  const opts = structureOptions(ctx, scope, input);
+  const renamed = await run(() => renameNode(ctx, scope.actor.accountId, node.id, input.newName, opts));
+  await markSynced(ctx.database.db, [renamed.id], ctx.clock.now().toISOString());
+  const wire = await freshWireNode(ctx, renamed.id);
   return {
     success: true as const,
     nodeId: renamed.id,
@@ -88,19 +85,18 @@ export async function renameSyncNode(
 
 /** Moves a node to another folder (0 / 'root' = top level), optionally renaming it in the same step. */
 export async function moveSyncNode(
-  s: Services,
-  scope: SyncScope,
-  nodeId: number,
+  ctx: SyncCtx,
   input: StructureInput & { targetParentId: number; newName: string | null },
 ) {
-  const node = await scopedNode(s, scope, nodeId);
+  const scope = ctx.sync;
+  const node = await scopedNode(ctx, input.nodeId, 'manage');
   assertCanWrite(scope);
   const target = input.targetParentId;
-  await scopedFolder(s.database.db, scope, target);
-  const opts = structureOptions(s, scope, input);
-  const moved = await run(() => moveNode(s, scope.actor.accountId, node.id, target, input.newName, opts));
-  await markSynced(s.database.db, [moved.id], s.clock.now().toISOString());
-  const wire = await freshWireNode(s, moved.id);
+  await scopedFolder(ctx, ctx.database.db, target);
+  const opts = structureOptions(ctx, scope, input);
+  const moved = await run(() => moveNode(ctx, scope.actor.accountId, node.id, target, input.newName, opts));
+  await markSynced(ctx.database.db, [moved.id], ctx.clock.now().toISOString());
+  const wire = await freshWireNode(ctx, moved.id);
   return {
     success: true as const,
     nodeId: moved.id,
@@ -114,14 +110,10 @@ export async function moveSyncNode(
 }
 
 /** Deletes a node; a folder that holds anything needs `cascade` (400 `folder-not-empty` otherwise). */
-export async function deleteSyncNode(
-  s: Services,
-  scope: SyncScope,
-  nodeId: number,
-  input: StructureInput & { cascade: boolean },
-) {
-  const node = await scopedNode(s, scope, nodeId);
-  const opts = structureOptions(s, scope, input);
-  const gone = await run(() => deleteNode(s, scope.actor.accountId, node.id, { cascade: input.cascade, ...opts }));
+export async function deleteSyncNode(ctx: SyncCtx, input: StructureInput & { cascade: boolean }) {
+  const scope = ctx.sync;
+  const node = await scopedNode(ctx, input.nodeId, 'manage');
+  const opts = structureOptions(ctx, scope, input);
+  const gone = await run(() => deleteNode(ctx, scope.actor.accountId, node.id, { cascade: input.cascade, ...opts }));
   return { success: true as const, nodeId: node.id, type: node.type, deleted: gone.length };
 }

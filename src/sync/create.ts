@@ -1,7 +1,12 @@
 // The sync API's create: a file or folder by name or nested path, or the account's own node of that
 // name reused (write rule 3), all in one transaction through the tree, the save pipeline and the
 // upload writer.
-import type { Services } from '../services.ts';
+//
+// Access is decided once, by the request's scope (src/sync/scope.ts: the key's own account, or a team where the
+// table lets its role sync), and the plan with it (`canWrite`). The names are looked up once, here (rule 3
+// needs what is there: reuse it or refuse); the tree's `createIn` is told both (`known`) and only inserts.
+// From the route to the store: sync-api.ts → sync/create.ts → store/nodes.ts (the parent, the names on the
+// path) → nodes/tree.ts createIn → store/nodes.ts insertNode → save/pipeline.ts (a document's first HTML).
 import type { NodeType, NodeRow } from '../store/schema.ts';
 import { KilnError, badRequest } from '../errors.ts';
 import { checksum as checksumOf } from '../core/checksum.ts';
@@ -12,7 +17,7 @@ import { createIn, nameConflict } from '../nodes/tree.ts';
 import { childPathOf } from '../nodes/find.ts';
 import { insertUpload, replaceUpload, storeBytes, type StoredBytes } from '../uploads/upload.ts';
 import { inTransaction, type AfterCommit, type Tx } from '../store/transaction.ts';
-import { assertCanWrite, type SyncScope } from './scope.ts';
+import { assertCanWrite, type SyncCtx } from './scope.ts';
 import { childNamed, siteNameClash } from '../store/nodes.ts';
 import {
   type Precondition,
@@ -57,13 +62,9 @@ function nameTaken(name: string, detail: string): KilnError {
  *  - two creators of one name at once: one creates, the other reuses;
  *  - `If-None-Match: *` answers 412 when the name exists (nothing is written).
  *  Answers `{node, created}`. */
-export async function createSyncNode(
-  s: Services,
-  scope: SyncScope,
-  input: CreateInput,
-): Promise<{ node: WireNode; created: boolean }> {
-  const type = input.type;
-  assertCanWrite(scope);
+export async function createSyncNode(ctx: SyncCtx, input: CreateInput): Promise<{ node: WireNode; created: boolean }> {
+  const { type } = input;
+  assertCanWrite(ctx.sync);
   const segments = input.name
     .replace(/^\/+|\/+$/g, '')
     .split('/')
@@ -78,15 +79,15 @@ export async function createSyncNode(
       : contentBytes(input.content, type);
   // An upload's bytes go to the blob store before the transaction (durable first, and no file I/O
   // while the transaction holds the database).
-  const stored = type === 'upload' && bytes ? await storeBytes(s, scope.account.plan, bytes) : null;
+  const stored = type === 'upload' && bytes ? await storeBytes(ctx, ctx.sync.account.plan, bytes) : null;
   return run(async () => {
     // Two creators of one name at once: the loser of the unique index tries again and reuses.
     for (let attempt = 0; ; attempt++) {
       try {
-        const made = await inTransaction(s, (tx, after) =>
-          createOnce(s, { tx, after }, scope, type, segments, bytes, stored, input),
+        const made = await inTransaction(ctx, (tx, after) =>
+          createOnce(ctx, { tx, after }, { ...input, segments, bytes, stored }),
         ).catch(nameConflict);
-        return { node: await freshWireNode(s, made.id), created: made.created };
+        return { node: await freshWireNode(ctx, made.id), created: made.created };
       } catch (err) {
         if (attempt < 3 && err instanceof KilnError && err.code === 'name-conflict' && !final.has(err)) continue;
         throw err;
@@ -98,36 +99,33 @@ export async function createSyncNode(
 /** The create, in one transaction: the folders of the path, then the leaf (new or reused). A refusal
  *  anywhere leaves nothing behind. */
 async function createOnce(
-  s: Services,
+  ctx: SyncCtx,
   t: { tx: Tx; after: AfterCommit },
-  scope: SyncScope,
-  type: NodeType,
-  segments: string[],
-  bytes: Buffer | null,
-  stored: StoredBytes | null,
-  input: CreateInput,
+  input: CreateInput & { segments: string[]; bytes: Buffer | null; stored: StoredBytes | null },
 ): Promise<{ id: number; created: boolean }> {
   const { tx, after } = t;
+  const { sync: scope } = ctx;
+  const { type, segments, bytes, stored } = input;
   const leaf = segments[segments.length - 1];
   const writer = scope.actor.writer;
-  const now = s.clock.now().toISOString();
+  const now = ctx.clock.now().toISOString();
   const touched: number[] = [];
   // The folders of the path: reuse what exists, create what is missing.
-  let parent = await scopedFolder(tx, scope, input.parentId);
+  let parent = await scopedFolder(ctx, tx, input.parentId);
   for (const folderName of segments.slice(0, -1)) {
     const existing = await childNamed(tx, scope.account.id, parent?.id ?? 0, folderName);
     if (existing && existing.type !== 'folder')
       throw nameTaken(folderName, ` by a ${existing.type === 'site' ? 'document' : 'file'} in this folder`);
     if (existing) parent = existing;
     else {
-      parent = await createIn(
-        s,
-        tx,
-        scope.actor.accountId,
-        { ownerId: scope.account.id, parentId: parent?.id ?? 0, type: 'folder', name: folderName, writer },
-        now,
-        after,
-      );
+      const folder = {
+        ownerId: scope.account.id,
+        parentId: parent?.id ?? 0,
+        type: 'folder' as const,
+        name: folderName,
+        writer,
+      };
+      parent = await createIn(ctx, tx, scope.actor.accountId, folder, now, after, { parent });
       touched.push(parent.id);
     }
   }
@@ -165,10 +163,10 @@ async function createOnce(
         throw nameTaken(reuse.name, ' in this team by a file with other content (send If-Match to replace it)');
       }
       if (type === 'site')
-        await writeDocumentIn(s, tx, after, { nodeId: reuse.id, bytes, by: by(scope), ifMatch: input.ifMatch });
+        await writeDocumentIn(ctx, tx, after, { nodeId: reuse.id, bytes, by: by(scope), ifMatch: input.ifMatch });
       else
         await replaceUpload(
-          s,
+          ctx,
           {
             node: reuse,
             plan: scope.account.plan,
@@ -186,20 +184,20 @@ async function createOnce(
   const node =
     type === 'upload'
       ? await insertUpload(
-          s,
+          ctx,
           {
             ownerId: scope.account.id,
             parentId,
             parentPath: childPathOf(parent),
             name: leaf,
-            stored: stored ?? (await storeBytes(s, scope.account.plan, Buffer.alloc(0))),
+            stored: stored ?? (await storeBytes(ctx, scope.account.plan, Buffer.alloc(0))),
             by: uploadWriter(scope),
             ifTaken: 'refuse',
           },
           t,
         )
       : await createIn(
-          s,
+          ctx,
           tx,
           scope.actor.accountId,
           {
@@ -212,6 +210,7 @@ async function createOnce(
           },
           now,
           after,
+          { parent },
         );
   touched.push(node.id);
   await markSynced(tx, touched, now);

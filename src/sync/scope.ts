@@ -1,24 +1,32 @@
-// Who a sync request acts for. Every sync route (and the sync stream) starts here:
+// Who a sync request acts for, and in which account's tree. Every sync door (the API, its stream, the control
+// lane) starts here, once per request, from the request's caller (src/http/auth.ts resolved the key):
 //
-//   X-API-Key           → the key's owner (401 missing / not hcsk_ / unknown / expired / revoked)
+//   X-API-Key           → the key's owner (401 missing / not hcsk_ / unknown / expired / revoked, 403 suspended:
+//                         the refusal the auth hook kept in `caller.refused`)
 //   base /_/sync        → the owner's own account; protocol-2 headers are accepted, and an
 //                         X-Sync-Account-ID naming another account answers 409 `account-changed`
 //   base /_/team/T/sync → team T: needs X-Sync-Protocol: 2 and X-Sync-Account-ID (428
 //                         `account-identity-required`), the id must be T's (409 `account-changed`),
-//                         the owner must be a member (404 `not-found`) and not a viewer (403 `viewer`)
+//                         the owner must be a member (404 `not-found`) and not a viewer (403 `viewer`: the
+//                         table's `team:sync` row, asked with the role `ctx.nodes.roleIn` looked up)
 //
 // A key can do what its owner can to the owner's nodes and to those of every team where the owner is
 // owner or editor. Listing, reading and deleting need nothing more; creating, editing, renaming and
 // moving need the scope account's plan to include sync (402 `payment-required`): the person's own plan
 // on /_/sync, the team's plan on a team base.
-import type { FastifyRequest } from 'fastify';
-import type { Services } from '../services.ts';
+//
+// The scope rides on the use cases' ctx (`SyncCtx`, `ctx.sync`), not in their input: like the caller it is
+// who acts and where, resolved once from the credential and the headers and the same for every use case of
+// the request; the input is what the request asks for (its body and path).
+import type { Ctx } from '../context.ts';
 import type { Actor } from '../access/actor.ts';
 import type { Plan, TeamRole } from '../store/schema.ts';
-import { KilnError, conflict } from '../errors.ts';
-import { actorForSyncKey, PAYMENT_REQUIRED_MSG } from './keys.ts';
-import { findTeam, planIncludesSync, roleIn } from '../teams/teams.ts';
-import { authorizeTeamChange } from '../access/authorize.ts';
+import { KilnError, conflict, unauthorized } from '../errors.ts';
+import { PAYMENT_REQUIRED_MSG, keyStillValid } from './keys.ts';
+import { planIncludesSync, roleIn } from '../teams/teams.ts';
+import { allowsTeam, authorizeTeamChange } from '../access/authorize.ts';
+import { teamRow } from '../store/accounts.ts';
+import type { Services } from '../services.ts';
 
 export interface SyncAccount {
   id: number;
@@ -29,8 +37,10 @@ export interface SyncAccount {
 }
 
 export interface SyncScope {
-  /** The key's owner. */
+  /** The key's owner (the caller's person). */
   actor: Actor;
+  /** The id of the request's sync key. */
+  keyId: number;
   /** The account whose tree the request reads and writes. */
   account: SyncAccount;
   /** The owner's role in that account ('owner' for the personal account). */
@@ -43,9 +53,13 @@ export interface SyncScope {
   syncBase: string;
 }
 
-function header(req: FastifyRequest, name: string): string | undefined {
-  const v = req.headers[name];
-  return (Array.isArray(v) ? v[0] : v)?.trim() || undefined;
+/** What a sync use case runs with: the ports it names, and the request's scope. */
+export type SyncCtx<P extends keyof Ctx = keyof Ctx> = Pick<Ctx, P> & { sync: SyncScope };
+
+/** The protocol-2 headers of a sync request, as sent (trimmed; empty: absent). */
+export interface SyncHeaders {
+  protocol?: string;
+  accountId?: string;
 }
 
 export function syncBaseOf(account: { kind: 'personal' | 'team'; username: string }): string {
@@ -59,11 +73,26 @@ function accountChanged(): KilnError {
   );
 }
 
+/** The key's person, or the 401/403 the desktop client knows: the refused key's own (missing-key,
+ *  invalid-key, revoked-key, expired-key, account-suspended), or `missing-key` when no key came (a browser
+ *  session counts for nothing here). */
+function keyHolder(ctx: Pick<Ctx, 'caller'>): { actor: Actor; keyId: number } {
+  const { caller } = ctx;
+  if (caller.refused) throw caller.refused;
+  const key = caller.via === 'key' && caller.actor ? /^key:(\d+)$/.exec(caller.actor.writer) : null;
+  if (!key || !caller.actor) throw unauthorized('Send your sync key in the X-API-Key header.', 'missing-key');
+  return { actor: caller.actor, keyId: Number(key[1]) };
+}
+
 /** The scope of a sync request: `team` is the `<team>` of `/_/team/<team>/sync/...`, or undefined. */
-export async function syncScope(s: Services, req: FastifyRequest, team?: string): Promise<SyncScope> {
-  const actor = await actorForSyncKey(s, req.headers['x-api-key']);
-  const protocol = header(req, 'x-sync-protocol') === '2' ? 2 : 1;
-  const accountIdHeader = header(req, 'x-sync-account-id');
+export async function syncScope(
+  ctx: Pick<Ctx, 'caller' | 'nodes' | 'database'>,
+  team: string | undefined,
+  headers: SyncHeaders,
+): Promise<SyncScope> {
+  const { actor, keyId } = keyHolder(ctx);
+  const protocol = headers.protocol === '2' ? 2 : 1;
+  const accountIdHeader = headers.accountId;
   if (team === undefined) {
     if (accountIdHeader !== undefined && accountIdHeader !== String(actor.accountId)) throw accountChanged();
     const account: SyncAccount = {
@@ -73,14 +102,8 @@ export async function syncScope(s: Services, req: FastifyRequest, team?: string)
       plan: actor.plan,
       hasActiveSubscription: actor.hasActiveSubscription,
     };
-    return {
-      actor,
-      account,
-      role: 'owner',
-      protocol,
-      canWrite: planIncludesSync(account),
-      syncBase: syncBaseOf(account),
-    };
+    const canWrite = planIncludesSync(account);
+    return { actor, keyId, account, role: 'owner', protocol, canWrite, syncBase: syncBaseOf(account) };
   }
   if (protocol !== 2 || accountIdHeader === undefined) {
     throw new KilnError(
@@ -89,13 +112,19 @@ export async function syncScope(s: Services, req: FastifyRequest, team?: string)
       'account-identity-required',
     );
   }
-  const found = await findTeam(s, team);
-  const role = found ? await roleIn(s, found.id, actor.accountId) : undefined;
-  if (!found || !role) throw new KilnError(404, 'No such team, or you are not a member of it.', 'not-found');
-  if (accountIdHeader !== String(found.id)) throw accountChanged();
-  authorizeTeamChange(role, 'sync', () => new KilnError(404, 'No such team.', 'not-found'), found.username);
-  const account: SyncAccount = { ...found, kind: 'team' };
-  return { actor, account, role, protocol, canWrite: planIncludesSync(found), syncBase: syncBaseOf(account) };
+  const row = await teamRow(ctx.database.db, team);
+  const role = row ? await ctx.nodes.roleIn(row.id) : null;
+  if (!row || !role) throw new KilnError(404, 'No such team, or you are not a member of it.', 'not-found');
+  if (accountIdHeader !== String(row.id)) throw accountChanged();
+  authorizeTeamChange(role, 'sync', () => new KilnError(404, 'No such team.', 'not-found'), row.username);
+  const account: SyncAccount = {
+    id: row.id,
+    kind: 'team',
+    username: row.username,
+    plan: row.plan,
+    hasActiveSubscription: row.has_active_subscription === 1,
+  };
+  return { actor, keyId, account, role, protocol, canWrite: planIncludesSync(account), syncBase: syncBaseOf(account) };
 }
 
 /** 402 `payment-required` unless the scope's plan includes sync (create, edit, rename, move). */
@@ -106,4 +135,12 @@ export function assertCanWrite(scope: SyncScope): void {
       ? `The plan of the team "${scope.account.username}" does not include syncing changes (listing, reading and deleting still work); a team owner can upgrade it to Personal or Maker.`
       : `Your plan does not include syncing changes (listing, reading and deleting still work). ${PAYMENT_REQUIRED_MSG}`;
   throw new KilnError(402, msg, 'payment-required');
+}
+
+/** Whether an open stream's scope still holds, asked afresh (not the request's memo): its key is active and,
+ *  on a team base, its holder still a member whose role may sync (the table's `team:sync` row). */
+export async function scopeStillHeld(s: Services, scope: SyncScope): Promise<boolean> {
+  if (!(await keyStillValid(s, scope.keyId))) return false;
+  if (scope.account.kind !== 'team') return true;
+  return allowsTeam(await roleIn(s, scope.account.id, scope.actor.accountId), 'sync');
 }

@@ -5,13 +5,13 @@
 //   at top level), lastSyncedAt, size, modifiedAt, checksum, etag (= checksum), structureVersion}.
 import { assertDocumentBytes } from '../save/root-html.ts';
 import type { Services } from '../services.ts';
-import type { Db, Executor, NodeType, NodeRow } from '../store/schema.ts';
+import type { Executor, NodeType, NodeRow } from '../store/schema.ts';
+import type { Action } from '../access/table.ts';
 import { KilnError, badRequest } from '../errors.ts';
 import { limits } from '../limits.ts';
 import type { SavedBy } from '../save/saved.ts';
-import { getNode } from '../nodes/tree.ts';
 import { childPathOf } from '../nodes/find.ts';
-import type { SyncScope } from './scope.ts';
+import type { SyncCtx, SyncScope } from './scope.ts';
 import { fileVersion, structureVersions, versioned } from './structure.ts';
 import { markSynced, nodeById, nodeColumns, structureRowsOf } from '../store/nodes.ts';
 
@@ -109,18 +109,35 @@ export async function versionOf(db: Executor, row: RowForVersion & { owner_id: n
   return structureVersions(rows).get(node.id) ?? fileVersion(node);
 }
 
-/** A node of the scope's account, or 404 `node-not-found` (other accounts' nodes look missing). */
-export async function scopedNode(s: Services, scope: SyncScope, nodeId: number): Promise<NodeRow> {
-  const node = await getNode(s, nodeId);
-  if (!node || node.owner_id !== scope.account.id) throw nodeNotFound();
+/** The table's 404 (a node the caller may not see) in the words the desktop engine knows. */
+async function orMissing<T>(fn: () => Promise<T>): Promise<T> {
+  try {
+    return await fn();
+  } catch (err) {
+    throw err instanceof KilnError && err.status === 404 ? nodeNotFound() : err;
+  }
+}
+
+/** Nodes of other accounts (another person's, the key holder's own on a team base) are not in the scope's
+ *  tree: 404 `node-not-found`, like missing ones. */
+function ownedByScope(ctx: SyncCtx<'nodes'>, node: NodeRow): NodeRow {
+  if (node.owner_id !== ctx.sync.account.id) throw nodeNotFound();
   return node;
 }
 
-/** A folder of the scope's account (0 = top level → null). */
-export async function scopedFolder(db: Db, scope: SyncScope, id: number): Promise<NodeRow | null> {
+/** A node of the scope's account that the caller may do `action` on, through `ctx.nodes` (loaded as the
+ *  caller sees it, then judged for the action: the table's refusal is the answer), or 404 `node-not-found`. */
+export async function scopedNode(ctx: SyncCtx<'nodes'>, nodeId: number, action: Action): Promise<NodeRow> {
+  const node = ownedByScope(ctx, await orMissing(() => ctx.nodes.open(nodeId, 'view')));
+  return action === 'view' ? node : ctx.nodes.check(node, action);
+}
+
+/** A folder of the scope's account (0 = top level → null), read in the writer's transaction `tx`. */
+export async function scopedFolder(ctx: SyncCtx<'nodes'>, tx: Executor, id: number): Promise<NodeRow | null> {
   if (id === 0) return null;
-  const folder = await nodeById(db, id);
-  if (!folder || folder.owner_id !== scope.account.id) throw nodeNotFound();
+  const row = await nodeById(tx, id);
+  if (!row) throw nodeNotFound();
+  const folder = ownedByScope(ctx, await orMissing(() => ctx.nodes.check(row, 'view')));
   if (folder.type !== 'folder') throw badRequest(`"${folder.name}" is not a folder.`, 'invalid-parent');
   return folder;
 }
@@ -173,7 +190,7 @@ export function contentBytes(content: string, type: NodeType): Buffer {
 /** Records that sync clients have these nodes (the store's). */
 export { markSynced };
 
-export async function freshWireNode(s: Services, id: number): Promise<WireNode> {
+export async function freshWireNode(s: Pick<Services, 'database'>, id: number): Promise<WireNode> {
   const row = await nodeColumns(s.database.db, id, [...WIRE_COLUMNS, 'owner_id'] as const);
   if (!row) throw nodeNotFound();
   return wireNode(row, await versionOf(s.database.db, row));

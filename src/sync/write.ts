@@ -7,11 +7,12 @@ import { broadcastSnapshot } from '../events/publish.ts';
 import { saveDocument } from '../save/pipeline.ts';
 import type { NodeRow } from '../store/schema.ts';
 import { replaceUpload } from '../uploads/upload.ts';
-import { assertCanWrite, type SyncScope } from './scope.ts';
+import { assertCanWrite, type SyncCtx, type SyncScope } from './scope.ts';
 import { fileVersion, versioned } from './structure.ts';
 import { assertConditional, by, contentBytes, run, scopedNode, uploadWriter } from './wire.ts';
 
 export interface WriteInput {
+  nodeId: number;
   /** HTML text for documents, base64 for uploads. */
   content: string;
   ifMatch: IfMatch;
@@ -35,25 +36,22 @@ export interface WriteAnswer {
  *  succeeds, another answers 412 {code:'conflict', etag, changedBy?} and changes nothing; without
  *  `If-Match` the content is replaced (team scopes: 428). `snapshotHtml` + `senderId` also go to the
  *  document's live lane and the owner's sync streams as a `live-sync` frame. */
-export async function writeSyncContent(
-  s: Services,
-  scope: SyncScope,
-  nodeId: number,
-  input: WriteInput,
-): Promise<WriteAnswer> {
-  const node = await scopedNode(s, scope, nodeId);
-  if (node.type === 'folder') throw badRequest('Folders have no content.', 'not-a-file');
+export async function writeSyncContent(ctx: SyncCtx, input: WriteInput): Promise<WriteAnswer> {
+  const scope = ctx.sync;
+  const found = await scopedNode(ctx, input.nodeId, 'view');
+  if (found.type === 'folder') throw badRequest('Folders have no content.', 'not-a-file');
+  const node = await ctx.nodes.check(found, 'save');
   assertCanWrite(scope);
   assertConditional(scope, input.ifMatch.kind !== 'none', 'If-Match with the etag your copy is based on');
   const bytes = contentBytes(input.content, node.type);
   const answer =
     node.type === 'site'
-      ? await writeDocument(s, scope, node, bytes, input.ifMatch)
-      : await writeUpload(s, scope, node, bytes, input.ifMatch);
+      ? await writeDocument(ctx, scope, node, bytes, input.ifMatch)
+      : await writeUpload(ctx, scope, node, bytes, input.ifMatch);
   if (node.type === 'site' && input.snapshotHtml !== undefined && input.senderId) {
     // Not awaited: a write never waits on the bus.
-    broadcastSnapshot(s, { node, html: input.snapshotHtml, sender: input.senderId, toSyncStreams: true }).catch((err) =>
-      console.error('publishing a live-sync snapshot failed:', err),
+    broadcastSnapshot(ctx, { node, html: input.snapshotHtml, sender: input.senderId, toSyncStreams: true }).catch(
+      (err) => console.error('publishing a live-sync snapshot failed:', err),
     );
   }
   return answer;

@@ -12,29 +12,25 @@
 //   DELETE <base>/nodes/:id[?cascade=true][&expectedVersion=v]
 //   GET    /_/sync/accounts                   protocol 2 discovery (personal base only)
 //
-// Auth, scope and plan rules: src/sync/scope.ts. Shapes: src/sync/wire.ts; use cases: read, write, create, changes in src/sync/.
+// Auth, scope and plan rules: src/sync/scope.ts (made once per request: src/http/sync-door.ts). Shapes: src/sync/wire.ts; use cases: read, write, create, changes in src/sync/.
 // The streams (`<base>/stream`, `GET|POST /_/sync`, `/_/live-sync/*`) live in their own plugin.
 // Errors are JSON {msg, msgType:'error', code} (the app's error handler), never pages or redirects:
 // sync clients may send `Accept: */*` or `text/html`.
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { RoutePlugin } from './plugin.ts';
-import { KilnError } from '../../errors.ts';
 import { limits } from '../../limits.ts';
-import { ifNoneMatchHits } from '../../core/conditional.ts';
-import { jsonAnswers, idParam, textParam, queryOf, parse, type FieldCodes } from '../io.ts';
-import { syncScope, type SyncScope } from '../../sync/scope.ts';
+import { ifNoneMatchHits, parseIfMatch } from '../../core/conditional.ts';
+import { jsonAnswers, type FieldCodes } from '../io.ts';
+import { fields } from '../schema.ts';
+import { syncCtx, syncDoor } from '../sync-door.ts';
 import { discoverAccounts } from '../../sync/accounts.ts';
-import { nodeNotFound, preconditionOf } from '../../sync/wire.ts';
-import { parseIfMatch } from '../../core/conditional.ts';
-import { listSyncNodes, readSyncContent } from '../../sync/read.ts';
+import { preconditionOf } from '../../sync/wire.ts';
+import { listSyncNodes, readSyncContent, syncStatus } from '../../sync/read.ts';
 import { writeSyncContent } from '../../sync/write.ts';
 import { createSyncNode } from '../../sync/create.ts';
 import { deleteSyncNode, moveSyncNode, renameSyncNode } from '../../sync/changes.ts';
 import { z } from 'zod';
 import { onlyOn } from '../hosts.ts';
-
-/** A JSON object body; its fields are read by the schemas below. */
-const BODY = z.record(z.string(), z.unknown());
 
 /** A folder id as the clients send it: a number, its decimal text, or 0 / "root" / "" / null for the
  *  top level. */
@@ -91,6 +87,8 @@ const PARENT = {
   msg: 'parentId must be a folder id (0 or "root" for the top level).',
 } as const;
 const codes = {
+  // Anything but a JSON object (an array, text, bytes).
+  '': { code: 'invalid-body', msg: 'Send a JSON object with Content-Type: application/json.' },
   type: { code: 'invalid-type', msg: 'type must be "site", "upload" or "folder".' },
   name: { code: 'invalid-name', msg: 'name is required.' },
   newName: { code: 'invalid-name', msg: 'newName is required, as text.' },
@@ -100,6 +98,24 @@ const codes = {
   expectedVersion: { code: 'invalid-version', msg: 'expectedVersion must be a string.' },
 } as const satisfies FieldCodes;
 
+/** Each route's schemas: the body (or query) with the codes above, and the path's node id (a malformed one is
+ *  no node: 0, which the use case answers 404 `node-not-found` like an unknown id). */
+const params = z.object({
+  team: z.string().optional(),
+  id: z
+    .string()
+    .optional()
+    .transform((v) => (v && /^\d{1,15}$/.test(v) ? Number(v) : 0)),
+});
+const schemas = {
+  read: { params },
+  create: { params, body: fields(bodies.create, codes) },
+  write: { params, body: fields(bodies.write, codes) },
+  rename: { params, body: fields(bodies.rename, codes) },
+  move: { params, body: fields(bodies.move, codes) },
+  delete: { params, querystring: fields(bodies.delete, codes) },
+};
+
 const BASES = ['/_/sync', '/_/team/:team/sync'] as const;
 
 /** Sync answers are never cached by intermediaries. */
@@ -107,129 +123,65 @@ function json(reply: FastifyReply, status: number, body: unknown) {
   return reply.code(status).header('cache-control', 'no-store').send(body);
 }
 
-/** The body through its schema; anything but a JSON object is `invalid-body`. */
-function bodyOf<T extends z.ZodType>(req: FastifyRequest, schema: T): z.infer<T> {
-  const b = req.body ?? {};
-  if (Buffer.isBuffer(b) || !BODY.safeParse(b).success)
-    throw new KilnError(400, 'Send a JSON object with Content-Type: application/json.', 'invalid-body');
-  return parse(schema, b, codes);
-}
+/** The request's preconditions. */
+const ifMatchOf = (req: FastifyRequest) => parseIfMatch(req.headers['if-match']);
 
-function idOf(req: FastifyRequest): number {
-  return idParam(req, 'id', nodeNotFound);
-}
-
-const plugin: RoutePlugin = async (app, { services: s }) => {
+const plugin: RoutePlugin = async (app) => {
+  // Key first: the scope is made before anything else is read (src/http/sync-door.ts).
+  syncDoor(app);
   // Sync answers are JSON for every client, whatever it accepts.
   jsonAnswers(app);
   onlyOn(app, 'main', 'The sync API is on the main address of this Kiln.');
-
-  /** The scope of a request on the main app; anything else is not the sync API. */
-  async function scope(req: FastifyRequest): Promise<SyncScope> {
-    return syncScope(s, req, textParam(req, 'team') || undefined);
-  }
-
-  /** The scope is checked before the body of a write is read (`preParsing`): a request without a
-   *  valid key is refused with 401 before its (up to 150 MB) body is parsed. */
-  const scopes = new WeakMap<FastifyRequest, SyncScope>();
-  const scopeFirst = async (req: FastifyRequest) => {
-    scopes.set(req, await scope(req));
-  };
-  const scopeOf = async (req: FastifyRequest) => scopes.get(req) ?? scope(req);
+  const writes = { bodyLimit: limits.body.jsonSyncAndUpload };
 
   for (const base of BASES) {
-    app.get(`${base}/status`, async (req, reply) => {
-      const sc = await scope(req);
-      return json(reply, 200, {
-        success: true,
-        serverTime: s.clock.now().toISOString(),
-        username: sc.account.username,
-        accountId: sc.account.id,
-      });
-    });
-
-    app.get(`${base}/nodes`, async (req, reply) => {
-      const sc = await scope(req);
-      const serverTime = s.clock.now().toISOString();
-      const nodes = await listSyncNodes(s, sc);
-      return json(reply, 200, { success: true, serverTime, complete: true, nodes });
-    });
-
-    app.post(
-      `${base}/nodes`,
-      { bodyLimit: limits.body.jsonSyncAndUpload, preParsing: scopeFirst },
-      async (req, reply) => {
-        const sc = await scopeOf(req);
-        const b = bodyOf(req, bodies.create);
-        const r = await createSyncNode(s, sc, {
-          ...b,
-          ifMatch: parseIfMatch(req.headers['if-match']),
-          ifNoneMatch: preconditionOf(req.headers['if-none-match']),
-        });
-        return json(reply, r.created ? 201 : 200, { success: true, node: r.node });
-      },
+    app.get(`${base}/status`, { schema: schemas.read }, async (req, reply) =>
+      json(reply, 200, await syncStatus(syncCtx(req))),
     );
 
-    app.get(`${base}/nodes/:id/content`, async (req, reply) => {
-      const sc = await scope(req);
-      const answer = await readSyncContent(s, sc, idOf(req));
+    app.get(`${base}/nodes`, { schema: schemas.read }, async (req, reply) =>
+      json(reply, 200, await listSyncNodes(syncCtx(req))),
+    );
+
+    app.post(`${base}/nodes`, { ...writes, schema: schemas.create }, async (req, reply) => {
+      const input = { ...req.body, ifMatch: ifMatchOf(req), ifNoneMatch: preconditionOf(req.headers['if-none-match']) };
+      const r = await createSyncNode(syncCtx(req), input);
+      return json(reply, r.created ? 201 : 200, { success: true, node: r.node });
+    });
+
+    app.get(`${base}/nodes/:id/content`, { schema: schemas.read }, async (req, reply) => {
+      const answer = await readSyncContent(syncCtx(req), { nodeId: req.params.id });
       reply.header('etag', `"${answer.etag}"`).header('cache-control', 'no-cache');
       if (ifNoneMatchHits(req.headers['if-none-match'], answer.etag)) return reply.code(304).send();
       return reply.code(200).send(answer);
     });
 
-    app.put(
-      `${base}/nodes/:id/content`,
-      { bodyLimit: limits.body.jsonSyncAndUpload, preParsing: scopeFirst },
-      async (req, reply) => {
-        const sc = await scopeOf(req);
-        const b = bodyOf(req, bodies.write);
-        const answer = await writeSyncContent(s, sc, idOf(req), {
-          ...b,
-          ifMatch: parseIfMatch(req.headers['if-match']),
-        });
-        reply.header('etag', `"${answer.etag}"`);
-        return json(reply, 200, answer);
-      },
-    );
-
-    app.patch(`${base}/nodes/:id/rename`, { preParsing: scopeFirst }, async (req, reply) => {
-      const sc = await scopeOf(req);
-      const b = bodyOf(req, bodies.rename);
-      const answer = await renameSyncNode(s, sc, idOf(req), {
-        ...b,
-        ifMatch: parseIfMatch(req.headers['if-match']),
-      });
+    app.put(`${base}/nodes/:id/content`, { ...writes, schema: schemas.write }, async (req, reply) => {
+      const input = { ...req.body, nodeId: req.params.id, ifMatch: ifMatchOf(req) };
+      const answer = await writeSyncContent(syncCtx(req), input);
+      reply.header('etag', `"${answer.etag}"`);
       return json(reply, 200, answer);
     });
 
-    app.patch(`${base}/nodes/:id/move`, { preParsing: scopeFirst }, async (req, reply) => {
-      const sc = await scopeOf(req);
-      const b = bodyOf(req, bodies.move);
-      const answer = await moveSyncNode(s, sc, idOf(req), {
-        ...b,
-        ifMatch: parseIfMatch(req.headers['if-match']),
-      });
-      return json(reply, 200, answer);
+    app.patch(`${base}/nodes/:id/rename`, { schema: schemas.rename }, async (req, reply) => {
+      const input = { ...req.body, nodeId: req.params.id, ifMatch: ifMatchOf(req) };
+      return json(reply, 200, await renameSyncNode(syncCtx(req), input));
     });
 
-    app.delete(`${base}/nodes/:id`, async (req, reply) => {
-      const sc = await scope(req);
-      const q = parse(bodies.delete, queryOf(req), codes);
-      const answer = await deleteSyncNode(s, sc, idOf(req), {
-        ...q,
-        ifMatch: parseIfMatch(req.headers['if-match']),
-      });
-      return json(reply, 200, answer);
+    app.patch(`${base}/nodes/:id/move`, { schema: schemas.move }, async (req, reply) => {
+      const input = { ...req.body, nodeId: req.params.id, ifMatch: ifMatchOf(req) };
+      return json(reply, 200, await moveSyncNode(syncCtx(req), input));
+    });
+
+    app.delete(`${base}/nodes/:id`, { schema: schemas.delete }, async (req, reply) => {
+      const input = { ...req.query, nodeId: req.params.id, ifMatch: ifMatchOf(req) };
+      return json(reply, 200, await deleteSyncNode(syncCtx(req), input));
     });
   }
 
-  app.get('/_/sync/accounts', async (req, reply) => {
-    const sc = await scope(req);
-    return json(reply, 200, await discoverAccounts(s, sc.actor));
-  });
+  app.get('/_/sync/accounts', { schema: schemas.read }, async (req, reply) =>
+    json(reply, 200, await discoverAccounts(syncCtx(req))),
+  );
 };
-
-/** `/_/sync/...` and `/_/team/<team>/sync/...` (not the live-sync lanes at `/_/sync` itself). */
 
 export default plugin;

@@ -11,36 +11,33 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { RoutePlugin } from './plugin.ts';
 import type { HttpServices } from '../services.ts';
 import type { Services } from '../../services.ts';
-import { KilnError } from '../../errors.ts';
-import { syncScope, type SyncScope } from '../../sync/scope.ts';
+import { scopeStillHeld, type SyncScope } from '../../sync/scope.ts';
 import { channels } from '../../events/bus.ts';
 import { SseStream, eventFrame } from '../../sse/stream.ts';
 import { takeStreamSlot } from '../../sse/slots.ts';
 import { SYNC_PING, syncStreamViewFor } from '../../sse/views.ts';
 import { lastEventIdOf } from '../../sse/last-event-id.ts';
 import { grants } from '../../events/revocations.ts';
-import { roleIn } from '../../teams/teams.ts';
-import { keyStillValid, keyValidUntil } from '../../sync/keys.ts';
+import { keyValidUntil } from '../../sync/keys.ts';
 import { onlyOn } from '../hosts.ts';
-import { allowsTeam } from '../../access/authorize.ts';
+import { syncCtx, syncDoor } from '../sync-door.ts';
+import { z } from 'zod';
+
+/** The stream reads nothing but its base (and the key, the protocol-2 headers, Last-Event-ID). */
+const params = z.object({ team: z.string().optional() });
 
 const plugin: RoutePlugin = async (app, { services: s }) => {
+  syncDoor(app);
   onlyOn(app, 'main', 'The sync API is on the main address of this Kiln.');
   const hub = s.hub;
   app.addHook('preClose', async () => hub.closeAll());
 
-  // Key, account and role checks are the sync API's (src/sync/scope.ts): 401 for keys; on the team
-  // base 428 account-identity-required, 404 not-found, 409 account-changed, 403 viewer; on the
+  // Key, account and role checks are the sync API's (src/sync/scope.ts, made by syncDoor): 401 for keys; on
+  // the team base 428 account-identity-required, 404 not-found, 409 account-changed, 403 viewer; on the
   // personal base 409 account-changed when X-Sync-Account-ID names another account.
-  app.get('/_/sync/stream', async (req, reply) => openStream(s, req, reply, await scopeOf(s, req)));
-  app.get<{ Params: { team: string } }>('/_/team/:team/sync/stream', async (req, reply) =>
-    openStream(s, req, reply, await scopeOf(s, req, req.params.team)),
-  );
+  for (const url of ['/_/sync/stream', '/_/team/:team/sync/stream'])
+    app.get(url, { schema: { params } }, async (req, reply) => openStream(s, req, reply, syncCtx(req).sync));
 };
-
-async function scopeOf(s: Services, req: FastifyRequest, team?: string): Promise<SyncScope> {
-  return syncScope(s, req, team);
-}
 
 /** Opens the account's stream. Protocol 2 (always on a team base) starts with `sync-ready`: the
  *  account id and whether its plan includes syncing (the same `sync` as GET /_/sync/accounts). */
@@ -50,7 +47,7 @@ async function openStream(s: HttpServices, req: FastifyRequest, reply: FastifyRe
   takeStreamSlot(s, req, reply);
   reply.hijack();
   const stream = new SseStream(reply.raw, SYNC_PING);
-  const keyId = keyIdOf(scope);
+  const keyId = scope.keyId;
   const held = [grants.key(keyId)];
   if (scope.account.kind === 'team') held.push(grants.member(scope.account.id, scope.actor.accountId));
   await s.hub.attach(channels.account(accountId), stream, {
@@ -63,7 +60,7 @@ async function openStream(s: HttpServices, req: FastifyRequest, reply: FastifyRe
     grants: held,
   });
   // A revocation committed between the scope check and the subscription was not heard: look again.
-  if (!stream.closed && !(await stillHeld(s, scope, keyId, stream))) stream.close();
+  if (!stream.closed && !(await stillHeld(s, scope, stream))) stream.close();
   if (!stream.closed) await closeAtExpiry(s, scope, stream, keyId);
 }
 
@@ -81,7 +78,7 @@ async function closeAtExpiry(s: Services, scope: SyncScope, stream: SseStream, k
       () => {
         void (async () => {
           if (stream.closed) return;
-          if (!(await stillHeld(s, scope, keyId, stream))) stream.close();
+          if (!(await stillHeld(s, scope, stream))) stream.close();
           else await arm();
         })();
       },
@@ -93,20 +90,10 @@ async function closeAtExpiry(s: Services, scope: SyncScope, stream: SseStream, k
   await arm();
 }
 
-/** The id of the scope's sync key (its writer is `key:<id>`). */
-function keyIdOf(scope: SyncScope): number {
-  const m = /^key:(\d+)$/.exec(scope.actor.writer);
-  if (!m) throw new KilnError(401, 'Send your sync key in the X-API-Key header.', 'missing-key');
-  return Number(m[1]);
-}
-
 /** The key is still active and, on a team base, its holder still an owner or editor of the team. */
-async function stillHeld(s: Services, scope: SyncScope, keyId: number, stream: SseStream): Promise<boolean> {
+async function stillHeld(s: Services, scope: SyncScope, stream: SseStream): Promise<boolean> {
   try {
-    if (!(await keyStillValid(s, keyId))) return false;
-    if (scope.account.kind !== 'team') return true;
-    const role = await roleIn(s, scope.account.id, scope.actor.accountId);
-    return allowsTeam(role, 'sync');
+    return await scopeStillHeld(s, scope);
   } catch (err) {
     // A stream closed meanwhile (the process stopping: its database goes) has nobody to tell.
     if (!stream.closed) console.error('re-checking a sync stream’s key failed:', err);
