@@ -1,21 +1,24 @@
 // Saves per second through HTTP (POST /_/save, the full pipeline: version diff, content, checksum,
 // activity line, events) for a 112 KB document with small edits, made down the list and (PostgreSQL and SQLite
-// once more) all over the page. Goal: ≥ 600/s on SQLite and on PostgreSQL, and
-// PostgreSQL within 15 % of SQLite in the same run.
+// once more) all over the page. Goal: ≥ 600/s on SQLite and on PostgreSQL, PostgreSQL within 15 % of SQLite
+// with edits near each other and within 10 % with edits far apart.
 //
-// Kiln runs as its own process (`node bin/kiln.js serve`, as deployed), the clients here: SQLite (the
-// embedded default) and PostgreSQL (a fresh database; skipped when unreachable). For comparison with
-// earlier figures, the same load once more against a Kiln started inside this process, where the
-// clients' work (building each edit of 112 KB, HTTP) shares Kiln's one thread — as this bench measured
-// before.
+// Kiln runs as its own process (`node bin/kiln.js serve`, as deployed), one per configuration, the clients here:
+// SQLite (the embedded default) and PostgreSQL (a fresh database each; skipped when unreachable). The
+// configurations run in rounds, each in turn, as bench/http does: on a shared machine a burst of other work
+// then falls on one round of each alike, the ratios are taken within a round, and the figures printed are the
+// medians of the rounds (one run of each configuration for a few seconds moved its ratios by ±20 % between
+// runs of one commit). For comparison with earlier figures, one round against a Kiln started inside this
+// process, where the clients' work (building each edit of 112 KB, HTTP) shares Kiln's one thread.
 // The data-clobber guard: the same load on the same page with an `api` rules tag (the guard compares each save's
 // data, extracted in the pool, with what the page protects) against the page without one (the guard has nothing
 // to do): goal, within 10 %. Saves are sent as hyperclayjs sends a person's edit (`Save-Trigger: user`).
-// Also: the version storage of those saves as a share of full copies (goal ≤ 1%), and the slowest
-// reconstruction of a recent version.
+// Also: the version storage of those saves as a share of full copies (goal ≤ 1%), the slowest reconstruction of
+// a recent version, Kiln's CPU and its PostgreSQL backends' CPU per save (/proc), and the WAL per save
+// (pg_current_wal_lsn before and after a round: the whole server's, so other databases' writes count in it).
 //
-// Settings (environment): BENCH_SAVES (3000), BENCH_CONCURRENCY (4), BENCH_PG_URL, BENCH_NODE_ARGS (flags for the
-// Kiln process, e.g. `--cpu-prof --cpu-prof-dir=/tmp/p`).
+// Settings (environment): BENCH_ROUNDS (7), BENCH_SAVES (800 a round), BENCH_WARMUP (300), BENCH_CONCURRENCY (4), BENCH_PG_URL,
+// BENCH_NODE_ARGS (flags for the Kiln processes, e.g. `--cpu-prof --cpu-prof-dir=/tmp/p`).
 import http from 'node:http';
 import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
@@ -29,11 +32,11 @@ import { createNode } from '../src/nodes/tree.ts';
 import { versionContent } from '../src/save/history.ts';
 import { spawnKiln } from '../test/support/child.ts';
 import type { Services } from '../src/services.ts';
-import { execFileSync } from 'node:child_process';
 import { cpuSeconds, metricsText, ownCpuSeconds } from './http.ts';
-import { countInstructions } from './instructions.ts';
 
-const SAVES = Number(process.env.BENCH_SAVES ?? 3000);
+const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 7);
+const PER_ROUND = Number(process.env.BENCH_SAVES ?? 800);
+const WARMUP = Number(process.env.BENCH_WARMUP ?? 300);
 const CONCURRENCY = Number(process.env.BENCH_CONCURRENCY ?? 4);
 const PG_URL = process.env.BENCH_PG_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
 const GOAL = 600;
@@ -70,9 +73,9 @@ async function fixture(s: Services): Promise<{ token: string; nodeId: number }> 
   return { token, nodeId: node.id };
 }
 
-/** SAVES small edits from CONCURRENCY clients; returns saves per second, and the instructions the measured run
- *  retired on the machine and in the process `kilnPid` (when perf can count them). */
-async function load(port: number, token: string, kilnPid?: number, spread = false) {
+/** A writer of small edits to the bench document from CONCURRENCY clients over keep-alive connections; each
+ *  `run(count)` sends the next `count` edits of its sequence (the sequence goes on from one round to the next). */
+function saver(port: number, token: string, first: string, spread: boolean) {
   const host = `bench.${ROOT}`;
   const agent = new http.Agent({ keepAlive: true, maxSockets: CONCURRENCY });
   const post = (body: string) =>
@@ -100,40 +103,34 @@ async function load(port: number, token: string, kilnPid?: number, spread = fals
       req.on('error', reject);
       req.end(body);
     });
-  let doc = FIRST;
+  let doc = first;
   let n = 0;
   const edit = () => {
     // Down the list, one item after the other (a person working through it), or each edit ~600 items from the
-    // last (edits all over the page: each PostgreSQL save then writes its whole content row, src/core/splice.ts).
-    const i = spread ? (n++ * 617) % 1300 : n++ % 1300;
+    // last (edits all over the page: src/core/splice.ts keeps several splices in the row for those).
+    const i = spread ? (n * 617) % 1300 : n % 1300;
+    n++;
     doc = doc.replace(new RegExp(`(data-id="${i}"><span>Item number ${i}</span> <em>)[^<]*`), `$1done ${n}`);
     return doc;
   };
-  // A short warm-up (JIT, caches), then the measured run.
-  for (let i = 0; i < 50; i++) await post(edit());
-  n = 0;
-  const statements0 = await databaseStatements(port);
-  const counting = await countInstructions({
-    machine: 'machine',
-    kiln: kilnPid === undefined ? [] : [kilnPid],
-    clients: [process.pid],
-  });
-  const t0 = performance.now();
-  let failures = 0;
-  await Promise.all(
-    Array.from({ length: CONCURRENCY }, async () => {
-      while (n < SAVES) if ((await post(edit())) !== 200) failures++;
-    }),
-  );
-  const perSecond = SAVES / ((performance.now() - t0) / 1000);
-  const instructions = await counting.stop();
-  const statements1 = await databaseStatements(port);
-  agent.destroy();
-  const statements = {
-    awaited: (statements1.awaited - statements0.awaited) / SAVES,
-    pipelined: (statements1.pipelined - statements0.pipelined) / SAVES,
+  return {
+    /** Sends `count` saves; their rate and how many were not answered 200. */
+    async run(count: number) {
+      let sent = 0;
+      let failures = 0;
+      const t0 = performance.now();
+      await Promise.all(
+        Array.from({ length: CONCURRENCY }, async () => {
+          while (sent < count) {
+            sent++;
+            if ((await post(edit())) !== 200) failures++;
+          }
+        }),
+      );
+      return { perSecond: count / ((performance.now() - t0) / 1000), failures };
+    },
+    close: () => agent.destroy(),
   };
-  return { perSecond, failures, instructions, statements };
 }
 
 /** The PostgreSQL statements Kiln has sent so far, from its metrics (src/metrics/metrics.ts). */
@@ -162,57 +159,139 @@ async function versionFigures(s: Services, nodeId: number) {
   return { count: versions.length, share: (stored / full) * 100, slowest };
 }
 
-/** One storage: fixture, Kiln as its own process, the load, the version figures. */
-async function asProcess(label: string, env: Record<string, string>, first = PLAIN, spread = false) {
+/** One configuration of the bench: its storage and page, Kiln as its own process on it, its figures per round. */
+interface Target {
+  label: string;
+  env: Record<string, string>;
+  nodeId: number;
+  kiln: Awaited<ReturnType<typeof spawnKiln>>;
+  saves: ReturnType<typeof saver>;
+  rounds: Array<{
+    perSecond: number;
+    kilnUs: number;
+    pgUs: number;
+    walBytes: number;
+    statements: number;
+    trips: number;
+  }>;
+  failures: number;
+}
+
+async function start(label: string, env: Record<string, string>, first = PLAIN, spread = false): Promise<Target> {
   FIRST = first;
   const fix = await withServices(env, fixture);
+  FIRST = PLAIN;
   const kiln = await spawnKiln(
     { ...env, ROOT_DOMAIN: ROOT },
-    { nodeArgs: process.env.BENCH_NODE_ARGS?.split(' ') ?? [] },
+    // A machine busy with other work can take more than the usual 30 s to start one.
+    { nodeArgs: process.env.BENCH_NODE_ARGS?.split(' ') ?? [], timeoutMs: 180_000 },
   );
-  let r: Awaited<ReturnType<typeof load>>;
-  const pg0 = env.DATABASE_URL ? postgresCpuSeconds() : NaN;
-  const wal0 = env.DATABASE_URL ? await walPosition(env.DATABASE_URL) : null;
-  let kilnCpu = NaN;
-  try {
-    const cpu0 = cpuSeconds(kiln.child.pid!);
-    r = await load(kiln.port, fix.token, kiln.child.pid!, spread);
-    kilnCpu = cpuSeconds(kiln.child.pid!) - cpu0;
-  } finally {
-    await kiln.kill('SIGTERM');
+  const saves = saver(kiln.port, fix.token, first, spread);
+  // A warm-up (JIT, caches, the splices' steady state) before the measured rounds.
+  await saves.run(WARMUP);
+  return { label, env, nodeId: fix.nodeId, kiln, saves, rounds: [], failures: 0 };
+}
+
+/** One round of a configuration: PER_ROUND saves, with Kiln's CPU, its PostgreSQL backends' CPU, the server's WAL
+ *  and the statements sent, per save. */
+async function round(t: Target): Promise<void> {
+  const url = t.env.DATABASE_URL;
+  const backends0 = url ? await backendCpu(url) : null;
+  const wal0 = url ? await walPosition(url) : null;
+  const statements0 = url ? await databaseStatements(t.kiln.port) : null;
+  const cpu0 = cpuSeconds(t.kiln.child.pid!);
+  const r = await t.saves.run(PER_ROUND);
+  const kilnCpu = cpuSeconds(t.kiln.child.pid!) - cpu0;
+  const walBytes = url && wal0 ? await walSince(url, wal0) : NaN;
+  let pgCpu = NaN;
+  let statements = NaN;
+  let trips = NaN;
+  if (url && backends0 && statements0) {
+    const backends1 = await backendCpu(url);
+    pgCpu = 0;
+    for (const [pid, sec] of backends1) pgCpu += sec - (backends0.get(pid) ?? 0);
+    const s1 = await databaseStatements(t.kiln.port);
+    trips = (s1.awaited - statements0.awaited) / PER_ROUND;
+    statements = trips + (s1.pipelined - statements0.pipelined) / PER_ROUND;
   }
-  // The pool's backends end with Kiln; their CPU time then counts in the postmaster's children.
-  await new Promise((res) => setTimeout(res, 500));
-  const pgCpu = postgresCpuSeconds() - pg0;
-  const walBytes = wal0 === null ? NaN : await walSince(env.DATABASE_URL, wal0);
-  const v = await withServices(env, (s) => versionFigures(s, fix.nodeId));
+  t.failures += r.failures;
+  t.rounds.push({
+    perSecond: r.perSecond,
+    kilnUs: (kilnCpu / PER_ROUND) * 1e6,
+    pgUs: (pgCpu / PER_ROUND) * 1e6,
+    walBytes: walBytes / PER_ROUND,
+    statements,
+    trips,
+  });
+}
+
+/** CPU seconds so far of each PostgreSQL backend serving the database of `url` (Kiln's pool: the bench's own
+ *  connections and other databases' backends are left out, so other work on the server does not count). */
+async function backendCpu(url: string): Promise<Map<number, number>> {
+  const c = new pg.Client({ connectionString: url });
+  await c.connect();
+  try {
+    const { rows } = await c.query(
+      'select pid from pg_stat_activity where datname = current_database() and pid <> pg_backend_pid()',
+    );
+    const cpu = new Map<number, number>();
+    for (const { pid } of rows)
+      try {
+        cpu.set(pid, ownCpuSeconds(pid));
+      } catch {
+        // ended meanwhile
+      }
+    return cpu;
+  } finally {
+    await c.end();
+  }
+}
+
+const median = (xs: number[]) => {
+  const v = xs.filter((x) => !Number.isNaN(x)).sort((a, b) => a - b);
+  if (v.length === 0) return NaN;
+  return v.length % 2 ? v[(v.length - 1) / 2] : (v[v.length / 2 - 1] + v[v.length / 2]) / 2;
+};
+
+/** A configuration's medians over the rounds, and its version figures. */
+async function report(t: Target) {
+  const m = (k: keyof Target['rounds'][number]) => median(t.rounds.map((r) => r[k]));
+  const perSecond = m('perSecond');
   console.log(
-    `${label.padEnd(34)} ${r.perSecond.toFixed(0).padStart(5)} saves/s   (goal ≥ ${GOAL}: ${r.perSecond >= GOAL ? 'met' : 'NOT met'}; ${r.failures} failures)`,
+    `${t.label.padEnd(34)} ${perSecond.toFixed(0).padStart(5)} saves/s median (rounds ${t.rounds.map((r) => r.perSecond.toFixed(0)).join(', ')}; goal ≥ ${GOAL}: ${perSecond >= GOAL ? 'met' : 'NOT met'}; ${t.failures} failures)`,
   );
+  console.log(
+    `${''.padEnd(34)} CPU per save: Kiln ${m('kilnUs').toFixed(0)} µs${t.env.DATABASE_URL ? `, its PostgreSQL backends ${m('pgUs').toFixed(0)} µs (rounds ${t.rounds.map((r) => r.pgUs.toFixed(0)).join(', ')})` : ''}`,
+  );
+  if (t.env.DATABASE_URL) {
+    console.log(
+      `${''.padEnd(34)} PostgreSQL statements per save: ${m('statements').toFixed(2)}, of which ${m('trips').toFixed(2)} round trips (the rest pipelined behind them)`,
+    );
+    const wal = t.rounds.map((r) => r.walBytes / 1024);
+    console.log(
+      `${''.padEnd(34)} WAL per save: ${median(wal).toFixed(1)} KiB median, ${Math.min(...wal).toFixed(1)} KiB least (rounds ${wal.map((w) => w.toFixed(1)).join(', ')}; the server's WAL, other databases' included)`,
+    );
+  }
+  const v = await withServices(t.env, (s) => versionFigures(s, t.nodeId));
   console.log(
     `${''.padEnd(34)} version storage ${v.share.toFixed(2)}% of full copies for ${v.count} versions (goal ≤ 1%); slowest read of the newest 40 (query + gunzip + diff chain + SHA-256 check) ${v.slowest.toFixed(1)} ms`,
   );
-  const per = (sec: number) => ((sec / (SAVES + 50)) * 1e6).toFixed(0);
+}
+
+/** The median of per-round ratios a ÷ b of saves/s, with each round's. */
+function ratio(label: string, a: Target, b: Target, goal: number) {
+  const rs = a.rounds.map((r, i) => r.perSecond / b.rounds[i].perSecond);
+  const r = median(rs);
   console.log(
-    `${''.padEnd(34)} CPU per save: Kiln ${per(kilnCpu)} µs${Number.isNaN(pgCpu) ? '' : `, PostgreSQL ${per(pgCpu)} µs (every postgres process)`}`,
+    `${label.padEnd(34)} ${(r * 100).toFixed(0).padStart(5)} % median of the rounds' ratios (${rs.map((x) => `${(x * 100).toFixed(0)}`).join(', ')} %; goal ≥ ${goal * 100} %: ${r >= goal ? 'met' : 'NOT met'})`,
   );
-  const ins = r.instructions;
-  if (ins.machine !== null && ins.kiln !== null && ins.clients !== null) {
-    const m = (n: number) => `${(n / SAVES / 1e6).toFixed(2)} M`;
-    console.log(
-      `${''.padEnd(34)} instructions per save (perf; the same on a slow or busy host): machine ${m(ins.machine)}, Kiln ${m(ins.kiln)}, clients ${m(ins.clients)}, the rest (${env.DATABASE_URL ? 'PostgreSQL, ' : ''}kernel, other processes) ${m(ins.machine - ins.kiln - ins.clients)}`,
-    );
-  }
-  if (env.DATABASE_URL)
-    console.log(
-      `${''.padEnd(34)} PostgreSQL statements per save: ${(r.statements.awaited + r.statements.pipelined).toFixed(2)}, of which ${r.statements.awaited.toFixed(2)} round trips (the rest pipelined behind them)`,
-    );
-  if (!Number.isNaN(walBytes))
-    console.log(
-      `${''.padEnd(34)} WAL per save: ${(walBytes / (SAVES + 50) / 1024).toFixed(1)} KiB (the whole server's WAL over the run; full-page images after a checkpoint included)`,
-    );
-  FIRST = PLAIN;
-  return r.perSecond;
+  // The same by CPU per save (Kiln's, and its PostgreSQL backends'): on a machine busy with other work the rates
+  // follow the share of the cores each run got, the CPU each save took much less.
+  const cpu = (x: Target['rounds'][number]) => x.kilnUs + (Number.isNaN(x.pgUs) ? 0 : x.pgUs);
+  const cs = a.rounds.map((x, i) => cpu(b.rounds[i]) / cpu(x));
+  console.log(
+    `${''.padEnd(34)} ${(median(cs) * 100).toFixed(0).padStart(5)} % by CPU per save (the inverse ratio of Kiln's + PostgreSQL's CPU per save; rounds ${cs.map((x) => `${(x * 100).toFixed(0)}`).join(', ')} %)`,
+  );
 }
 
 /** The server's WAL position now. */
@@ -237,17 +316,6 @@ async function walSince(url: string, from: string): Promise<number> {
   }
 }
 
-/** CPU seconds of every postgres process on this machine so far (user + system, with the ended
- *  backends that the postmaster has reaped); NaN when ps cannot tell. */
-function postgresCpuSeconds(): number {
-  try {
-    const pids = execFileSync('pgrep', ['-x', 'postgres'], { encoding: 'utf8' }).trim().split('\n');
-    return pids.reduce((sum, pid) => sum + ownCpuSeconds(Number(pid), true), 0);
-  } catch {
-    return NaN;
-  }
-}
-
 async function withServices<T>(env: Record<string, string>, fn: (s: Services) => Promise<T>): Promise<T> {
   const s = await createServices(loadConfig({ ...env, ROOT_DOMAIN: ROOT, LOG_LEVEL: 'silent' }));
   try {
@@ -257,8 +325,8 @@ async function withServices<T>(env: Record<string, string>, fn: (s: Services) =>
   }
 }
 
-async function freshDatabase(): Promise<{ url: string; drop(): Promise<void> } | null> {
-  const name = `kiln_bench_save_${process.pid}`;
+async function freshDatabase(tag: string): Promise<{ url: string; drop(): Promise<void> } | null> {
+  const name = `kiln_bench_save_${tag}_${process.pid}`;
   const admin = new pg.Client({ connectionString: PG_URL });
   try {
     await admin.connect();
@@ -286,58 +354,67 @@ const tmp = () => {
   dirs.push(d);
   return d;
 };
+const targets: Target[] = [];
+const databases: Array<{ drop(): Promise<void> }> = [];
 try {
   console.log(
-    `document ${Buffer.byteLength(FIRST)} bytes (${(Buffer.byteLength(FIRST) / 1024).toFixed(0)} KiB), ${SAVES} saves with small edits, ${CONCURRENCY} concurrent clients; ${os.cpus().length} cores, load average ${os
+    `document ${Buffer.byteLength(FIRST)} bytes (${(Buffer.byteLength(FIRST) / 1024).toFixed(0)} KiB), ${ROUNDS} rounds of ${PER_ROUND} saves with small edits per configuration after ${WARMUP} to warm up, ${CONCURRENCY} concurrent clients; ${os.cpus().length} cores, load average ${os
       .loadavg()
       .map((l) => l.toFixed(1))
       .join(' ')}`,
   );
-  const plain = await asProcess('SQLite, Kiln its own process', { DATA_DIR: tmp() });
-  const guarded = await asProcess('SQLite, the page guarded', { DATA_DIR: tmp() }, GUARDED);
-  console.log(
-    `${'data-clobber guard'.padEnd(34)} ${((guarded / plain) * 100).toFixed(0).padStart(5)} % of the unguarded page's saves/s (goal ≥ 90 %: ${guarded >= 0.9 * plain ? 'met' : 'NOT met'})`,
-  );
-  const db = await freshDatabase();
-  if (db)
-    try {
-      const pg = await asProcess('PostgreSQL, Kiln its own process', { DATA_DIR: tmp(), DATABASE_URL: db.url });
-      console.log(
-        `${'PostgreSQL ÷ SQLite'.padEnd(34)} ${((pg / plain) * 100).toFixed(0).padStart(5)} % of SQLite's saves/s in this run (goal ≥ 85 %: ${pg >= 0.85 * plain ? 'met' : 'NOT met'})`,
-      );
-    } finally {
-      await db.drop();
-    }
-  // The same with each edit far from the last: no splice, the whole row each save (as before splices).
-  const spreadDb = await freshDatabase();
-  if (spreadDb)
-    try {
-      const sqliteSpread = await asProcess('SQLite, edits far apart', { DATA_DIR: tmp() }, PLAIN, true);
-      const pgSpread = await asProcess(
-        'PostgreSQL, edits far apart',
-        { DATA_DIR: tmp(), DATABASE_URL: spreadDb.url },
-        PLAIN,
-        true,
-      );
-      console.log(
-        `${'PostgreSQL ÷ SQLite, edits far apart'.padEnd(34)} ${((pgSpread / sqliteSpread) * 100).toFixed(0).padStart(5)} % (goal ≥ 85 %: ${pgSpread >= 0.85 * sqliteSpread ? 'met' : 'NOT met'})`,
-      );
-    } finally {
-      await spreadDb.drop();
-    }
+  const plain = await start('SQLite, edits near each other', { DATA_DIR: tmp() });
+  const guarded = await start('SQLite, the page guarded', { DATA_DIR: tmp() }, GUARDED);
+  const far = await start('SQLite, edits far apart', { DATA_DIR: tmp() }, PLAIN, true);
+  targets.push(plain, guarded, far);
+  const near = await freshDatabase('near');
+  const apart = near && (await freshDatabase('far'));
+  let pgNear: Target | null = null;
+  let pgFar: Target | null = null;
+  if (near && apart) {
+    databases.push(near, apart);
+    pgNear = await start('PostgreSQL, edits near each other', { DATA_DIR: tmp(), DATABASE_URL: near.url });
+    pgFar = await start('PostgreSQL, edits far apart', { DATA_DIR: tmp(), DATABASE_URL: apart.url }, PLAIN, true);
+    targets.push(pgNear, pgFar);
+  }
+  // Rounds: each configuration in turn (the order turning each round), so that load from elsewhere on the shared
+  // machine falls on all alike; the ratios are taken within each round, then their median.
+  for (let i = 0; i < ROUNDS; i++) {
+    const order = targets.map((_, k) => targets[(k + i) % targets.length]);
+    for (const t of order) await round(t);
+    const pct = (a: Target, b: Target) => `${((a.rounds[i].perSecond / b.rounds[i].perSecond) * 100).toFixed(0)} %`;
+    console.log(
+      `  round ${i + 1}: ${targets.map((t) => `${t.label} ${t.rounds[i].perSecond.toFixed(0)}/s`).join('; ')}; guarded ÷ unguarded ${pct(guarded, plain)}${pgNear && pgFar ? `, PostgreSQL ÷ SQLite near ${pct(pgNear, plain)}, far apart ${pct(pgFar, far)}` : ''}`,
+    );
+  }
+  for (const t of targets) await t.kiln.kill('SIGTERM');
+  for (const t of targets) await report(t);
+  ratio('data-clobber guard', guarded, plain, 0.9);
+  if (pgNear && pgFar) {
+    ratio('PostgreSQL ÷ SQLite, near', pgNear, plain, 0.85);
+    ratio('PostgreSQL ÷ SQLite, far apart', pgFar, far, 0.9);
+  }
   // As measured before: Kiln inside this process, beside its clients.
   const running = await startServer(
     loadConfig({ PORT: '0', HOST: '127.0.0.1', DATA_DIR: tmp(), ROOT_DOMAIN: ROOT, LOG_LEVEL: 'silent' }),
   );
   try {
     const fix = await fixture(running.services);
-    const r = await load(Number(new URL(running.url).port), fix.token);
+    const saves = saver(Number(new URL(running.url).port), fix.token, FIRST, false);
+    await saves.run(WARMUP);
+    const r = await saves.run(PER_ROUND);
+    saves.close();
     console.log(
-      `${'SQLite, Kiln inside the bench'.padEnd(34)} ${r.perSecond.toFixed(0).padStart(5)} saves/s   (the clients share Kiln's thread; earlier sessions' figures were measured so)`,
+      `${'SQLite, Kiln inside the bench'.padEnd(34)} ${r.perSecond.toFixed(0).padStart(5)} saves/s   (one round; the clients share Kiln's thread; earlier sessions' figures were measured so)`,
     );
   } finally {
     await running.close();
   }
 } finally {
+  for (const t of targets) {
+    t.saves.close();
+    await t.kiln.kill('SIGTERM');
+  }
+  for (const d of databases) await d.drop();
   for (const d of dirs) rmSync(d, { recursive: true, force: true });
 }
