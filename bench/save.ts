@@ -107,7 +107,7 @@ function saver(port: number, token: string, first: string, spread: boolean) {
   let n = 0;
   const edit = () => {
     // Down the list, one item after the other (a person working through it), or each edit ~600 items from the
-    // last (edits all over the page: src/core/splice.ts keeps several splices in the row for those).
+    // last (edits all over the page: the one splice spans them, so the whole row is written again).
     const i = spread ? (n * 617) % 1300 : n % 1300;
     n++;
     doc = doc.replace(new RegExp(`(data-id="${i}"><span>Item number ${i}</span> <em>)[^<]*`), `$1done ${n}`);

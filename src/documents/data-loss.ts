@@ -35,19 +35,24 @@ export async function pendingLoss(ctx: Pick<Ctx, 'nodes' | 'guard'>, input: Loss
   return { event: await ctx.guard.pending(node) };
 }
 
+const CHOICES: readonly Choice[] = ['restore', 'revert', 'dismiss'];
+
 /** The owner's choice on the event `id` (null: the pending one). */
 export async function resolveLoss(
   ctx: Pick<Ctx, 'caller' | 'nodes'> & Services,
-  input: LossInput & { id: string | null; choice: Choice },
+  input: LossInput & { id: string | null; choice: string },
 ) {
   if (input.path === null) throw badRequest('file required', 'missing-document-url');
   // A name that is no document the caller may see answers as a missing one.
   const node = await ctx.nodes.open({ ownerId: input.host, path: input.path }, 'view');
   if (node.type !== 'site') throw notFound();
   await ctx.nodes.check(node, 'versions');
+  // What the choice says is judged once the caller may make one: a stranger learns nothing from a bad one.
+  const choice = CHOICES.find((c) => c === input.choice);
+  if (!choice) throw badRequest('choice must be dismiss | revert | restore', 'invalid');
   const actor = ctx.caller.actor;
   const by = { kind: 'restore' as const, accountId: actor?.accountId ?? null, writer: actor?.writer ?? null };
-  return ctx.guard.resolve(node, input.id, input.choice, by.writer, (bytes, ifMatch) =>
+  return ctx.guard.resolve(node, input.id, choice, by.writer, (bytes, ifMatch) =>
     saveDocument(ctx, { nodeId: node.id, bytes, by, ifMatch: exactly(ifMatch) }),
   );
 }

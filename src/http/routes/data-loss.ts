@@ -19,8 +19,9 @@ const text = z
   .optional();
 /** `?file=<page URL>` (else the Page-URL header). */
 const PENDING = z.looseObject({ file: text });
-/** The panel's choice; `file` names the page (else `?file=`, else the Page-URL header); `id` (else the path's). */
-const CHOICE = fields(z.looseObject({ choice: z.enum(['restore', 'revert', 'dismiss']), file: text, id: text }), {
+/** The panel's choice (which choices there are, the use case says once the caller may make one); `file` names the
+ *  page (else `?file=`, else the Page-URL header); `id` (else the path's). */
+const CHOICE = fields(z.looseObject({ choice: z.string().max(16), file: text, id: text }), {
   choice: { code: 'invalid', msg: 'choice must be dismiss | revert | restore' },
 });
 
