@@ -15,6 +15,7 @@
 //   with full old and new paths, node-deleted for every deleted node.
 import { firstVersionKinds } from '../store/versions.ts';
 import type { Services } from '../services.ts';
+import type { Ctx } from '../context.ts';
 import type { Executor, NodesTable, Row, Tx } from '../store/schema.ts';
 import { KilnError, badRequest, conflict, notFound } from '../errors.ts';
 import { isUniqueViolation } from '../store/errors.ts';
@@ -29,6 +30,7 @@ import { starterDocument, type Starter } from './starters.ts';
 import { newNodeRow } from './rows.ts';
 import { authorizeTeamChange } from '../access/authorize.ts';
 import { teamRole } from '../store/accounts.ts';
+import { actingAs, treeOwner, type TreeCtx } from './manage.ts';
 import {
   childNamed,
   trashNodes,
@@ -50,7 +52,7 @@ export type Visibility = NodesTable['visibility'];
 
 /** Options of the changing use cases. */
 export interface ChangeOptions {
-  /** Opaque writer id (session or sync key), carried by the published events. */
+  /** Opaque writer id (session or sync key), carried by the published events; default: the caller's. */
   writer?: string | null;
   /** A precondition checked inside the transaction once the node is loaded (e.g. the sync API's
    *  expected structure version); throwing aborts the change. */
@@ -70,6 +72,24 @@ export interface CreateNodeInput {
   starter?: Starter;
   /** Opaque writer id (session or sync key) recorded with the first version. */
   writer?: string | null;
+}
+
+/** What the changing use cases change: the node, and their options. */
+export interface RenameInput extends ChangeOptions {
+  nodeId: number;
+  name: string;
+}
+export interface MoveInput extends ChangeOptions {
+  nodeId: number;
+  /** The folder it goes into; 0: the top level. */
+  parentId: number;
+  /** A new name on the way; absent, null or '': it keeps its name. */
+  name?: string | null;
+}
+export interface DeleteInput extends ChangeOptions {
+  nodeId: number;
+  /** A folder that holds anything goes only with this, and then with everything below it. */
+  cascade?: boolean;
 }
 
 export interface CreatePathInput {
@@ -97,11 +117,16 @@ export function getNode(s: Services, nodeId: number): Promise<NodeRow | undefine
   return nodeById(s.database.db, nodeId);
 }
 
-/** Every node of an account, ordered by path then name (folders are listed before what they hold). */
-export async function listTree(s: Services, actorId: number, ownerId: number): Promise<NodeRow[]> {
-  const { db } = s.database;
-  await assertManages(db, actorId, ownerId);
-  return nodesOf(db, ownerId, { ordered: true });
+/** Every node of an account's tree the caller may change (treeOwner), ordered by path then name (folders are
+ *  listed before what they hold). */
+export function listTree(ctx: TreeCtx, input: { ownerId: number }): Promise<NodeRow[]>;
+/** @deprecated `(s, actorId, ownerId)`: as the person `actorId` (callers not moved to a ctx yet). */
+export function listTree(s: Services, actorId: number, ownerId: number): Promise<NodeRow[]>;
+export async function listTree(...a: [TreeCtx, { ownerId: number }] | [Services, number, number]) {
+  if (a.length === 3) return listTree(await actingAs(a[0], a[1]), { ownerId: a[2] });
+  const [ctx, { ownerId }] = a;
+  await treeOwner(ctx, ownerId);
+  return nodesOf(ctx.database.db, ownerId, { ordered: true });
 }
 
 /** The node at a relative path like `a/b/c.html` in an account's tree (case-insensitive, like names),
@@ -126,16 +151,40 @@ export function childPathOf(folder: { path: string; name: string } | null | unde
 
 // ------------------------------------------------------------------ creating
 
-/** Creates a site or folder in one transaction; a site gets its first version and content. */
-export async function createNode(s: Services, actorId: number, input: CreateNodeInput): Promise<NodeRow> {
-  const now = s.clock.now().toISOString();
-  return runWrite(s, (trx, after) => createIn(s, trx, actorId, input, now, after));
+/** Creates a site or folder in one transaction; a site gets its first version and content. The caller manages
+ *  the folder it goes in (`ctx.nodes.open`), or at the top level the tree (treeOwner). */
+export function createNode(ctx: Ctx, input: CreateNodeInput): Promise<NodeRow>;
+/** @deprecated `(s, actorId, input)`: as the person `actorId` (callers not moved to a ctx yet). */
+export function createNode(s: Services, actorId: number, input: CreateNodeInput): Promise<NodeRow>;
+export async function createNode(...a: [Ctx, CreateNodeInput] | [Services, number, CreateNodeInput]) {
+  if (a.length === 3) return createNode(await actingAs(a[0], a[1]), { writer: null, ...a[2] });
+  const [ctx, input] = a;
+  await placeToManage(ctx, input.ownerId, input.parentId);
+  const now = ctx.clock.now().toISOString();
+  const by = { ...input, writer: writerOf(ctx, input.writer) };
+  return runWrite(ctx, (trx, after) => createIn(ctx, trx, actorIdOf(ctx, input.ownerId), by, now, after));
 }
+
+/** The caller may add to this folder of the owner's tree (0: its top level). */
+async function placeToManage(ctx: Ctx, ownerId: number, parentId: number | undefined): Promise<void> {
+  if (parentId && Number.isSafeInteger(parentId) && parentId > 0) {
+    const parent = await ctx.nodes.open(parentId, 'manage');
+    if (parent.owner_id === ownerId) return;
+  }
+  await treeOwner(ctx, ownerId);
+}
+
+/** The account a change is recorded as made by: the caller, or (Kiln itself) the tree's owner. */
+const actorIdOf = (ctx: Pick<Ctx, 'caller'>, ownerId: number) => ctx.caller.actor?.accountId ?? ownerId;
+
+/** The writer a change is published with: the one named, else the caller's session or key. */
+const writerOf = (ctx: Pick<Ctx, 'caller'>, writer: string | null | undefined) =>
+  writer !== undefined ? writer : (ctx.caller.actor?.writer ?? null);
 
 /** A new account's home page (`index.html`, from the site starter), so its host answers from the first
  *  visit. */
-export function createHomePage(s: Services, accountId: number, writer: string | null): Promise<NodeRow> {
-  return createNode(s, accountId, {
+export async function createHomePage(s: Services, accountId: number, writer: string | null): Promise<NodeRow> {
+  return createNode(await actingAs(s, accountId), {
     ownerId: accountId,
     parentId: 0,
     type: 'site',
@@ -146,11 +195,18 @@ export function createHomePage(s: Services, accountId: number, writer: string | 
 }
 
 /** Creates `a/b/name.html` (or a folder), creating missing folders on the way, all in one transaction. */
-export async function createPath(s: Services, actorId: number, input: CreatePathInput): Promise<NodeRow> {
-  const { names, type } = pathNames(input);
+export function createPath(ctx: Ctx, input: CreatePathInput): Promise<NodeRow>;
+/** @deprecated `(s, actorId, input)`: as the person `actorId` (callers not moved to a ctx yet). */
+export function createPath(s: Services, actorId: number, input: CreatePathInput): Promise<NodeRow>;
+export async function createPath(...a: [Ctx, CreatePathInput] | [Services, number, CreatePathInput]) {
+  if (a.length === 3) return createPath(await actingAs(a[0], a[1]), { writer: null, ...a[2] });
+  const [ctx, given] = a;
+  const { names, type } = pathNames(given);
+  await placeToManage(ctx, given.ownerId, given.parentId);
+  const input = { ...given, writer: writerOf(ctx, given.writer) };
+  const [s, actorId] = [ctx, actorIdOf(ctx, input.ownerId)];
   const now = s.clock.now().toISOString();
   return runWrite(s, async (trx, after) => {
-    await assertManages(trx, actorId, input.ownerId);
     const plan = await existingFolders(trx, input.ownerId, input.parentId ?? 0, names.slice(0, -1));
     let parentId = plan.parentId;
     for (const folderName of plan.missing) {
@@ -170,11 +226,12 @@ export async function createPath(s: Services, actorId: number, input: CreatePath
 
 /** What createPath would answer for this path, without writing anything: the same name, depth, quota
  *  and clash rules (the New-document form asks as a name is typed). Returns the path it would make. */
-export async function checkNewPath(s: Services, actorId: number, input: CreatePathInput): Promise<string> {
+export async function checkNewPath(ctx: Ctx, input: CreatePathInput): Promise<string> {
   const { names, type } = pathNames(input);
   const name = names[names.length - 1];
+  const s = ctx;
   const { db } = s.database;
-  await assertManages(db, actorId, input.ownerId);
+  await placeToManage(ctx, input.ownerId, input.parentId);
   const plan = await existingFolders(db, input.ownerId, input.parentId ?? 0, names.slice(0, -1));
   const parent = await loadParent(db, input.ownerId, plan.parentId);
   const depth = depthOf(childPathOf(parent)) + plan.missing.length;
@@ -267,18 +324,29 @@ export async function createIn(
 // ------------------------------------------------------------------ changing
 
 /** Renames a node in place; a folder's descendants get their new path in the same transaction. */
-export async function renameNode(
+export function renameNode(ctx: Ctx, input: RenameInput): Promise<NodeRow & { oldName: string }>;
+/** @deprecated `(s, actorId, nodeId, newName, opts)`: as the person `actorId` (callers not moved to a ctx yet). */
+export function renameNode(
   s: Services,
   actorId: number,
   nodeId: number,
   newName: string,
-  opts: ChangeOptions = {},
-): Promise<NodeRow> {
-  const name = String(newName ?? '').normalize('NFC');
+  opts?: ChangeOptions,
+): Promise<NodeRow>;
+export async function renameNode(
+  ...a: [Ctx, RenameInput] | [Services, number, number, string, ChangeOptions?]
+): Promise<NodeRow & { oldName: string }> {
+  if (a.length !== 2)
+    return renameNode(await actingAs(a[0], a[1]), { writer: null, ...a[4], nodeId: a[2], name: a[3] });
+  const [ctx, input] = a;
+  const s = ctx;
+  const opts = { ...input, writer: writerOf(ctx, input.writer) };
+  const name = String(input.name ?? '').normalize('NFC');
+  const opened = await ctx.nodes.open(input.nodeId, 'manage');
   return runWrite(s, async (trx, after) => {
-    const node = await loadOwnNode(trx, actorId, nodeId);
+    const node = await stillThere(trx, opened);
     await opts.expect?.(trx, node);
-    if (name === node.name) return node;
+    if (name === node.name) return { ...node, oldName: node.name };
     assertValidName(name, node.type);
     const parent = node.parent_id === 0 ? null : await loadParent(trx, node.owner_id, node.parent_id);
     await assertNameFree(trx, {
@@ -289,7 +357,8 @@ export async function renameNode(
       parent,
       exceptId: node.id,
     });
-    return place(s, trx, after, node, { parent_id: node.parent_id, path: node.path, name }, opts.writer);
+    const to = { parent_id: node.parent_id, path: node.path, name };
+    return { ...(await place(s, trx, after, node, to, opts.writer)), oldName: node.name };
   });
 }
 
@@ -320,16 +389,31 @@ async function place(
 
 /** Moves a node into another folder (0 = top level), optionally renaming it; a folder's descendants
  *  get their new paths in the same transaction. A folder cannot move into itself or below itself. */
-export async function moveNode(
+export function moveNode(ctx: Ctx, input: MoveInput): Promise<NodeRow>;
+/** @deprecated `(s, actorId, nodeId, parentId, newName, opts)`: as the person `actorId` (callers not moved to a
+ *  ctx yet). */
+export function moveNode(
   s: Services,
   actorId: number,
   nodeId: number,
   targetParentId: number,
   newName?: string | null,
-  opts: ChangeOptions = {},
+  opts?: ChangeOptions,
+): Promise<NodeRow>;
+export async function moveNode(
+  ...a: [Ctx, MoveInput] | [Services, number, number, number, (string | null)?, ChangeOptions?]
 ): Promise<NodeRow> {
+  if (a.length !== 2) {
+    const [s, actorId, nodeId, parentId, name, opts] = a;
+    return moveNode(await actingAs(s, actorId), { writer: null, ...opts, nodeId, parentId, name });
+  }
+  const [ctx, input] = a;
+  const s = ctx;
+  const opts = { ...input, writer: writerOf(ctx, input.writer) };
+  const [targetParentId, newName] = [input.parentId, input.name];
+  const opened = await ctx.nodes.open(input.nodeId, 'manage');
   return runWrite(s, async (trx, after) => {
-    const node = await loadOwnNode(trx, actorId, nodeId);
+    const node = await stillThere(trx, opened);
     await opts.expect?.(trx, node);
     const name = newName == null || newName === '' ? node.name : String(newName).normalize('NFC');
     if (name !== node.name) assertValidName(name, node.type);
@@ -363,16 +447,20 @@ export async function moveNode(
 /** Makes a document or upload public or private. A private one answers 404 to all but its owner, and
  *  its open saved-lane streams of people who may not view it close (`visibility-changed` on the
  *  document's channel and the account's, heard by every process). */
+export function setVisibility(ctx: Ctx, input: { nodeId: number; visibility: Visibility }): Promise<NodeRow>;
+/** @deprecated `(s, actorId, nodeId, visibility)`: as the person `actorId` (callers not moved to a ctx yet). */
+export function setVisibility(s: Services, actorId: number, nodeId: number, visibility: Visibility): Promise<NodeRow>;
 export async function setVisibility(
-  s: Services,
-  actorId: number,
-  nodeId: number,
-  visibility: Visibility,
+  ...a: [Ctx, { nodeId: number; visibility: Visibility }] | [Services, number, number, Visibility]
 ): Promise<NodeRow> {
+  if (a.length !== 2) return setVisibility(await actingAs(a[0], a[1]), { nodeId: a[2], visibility: a[3] });
+  const [ctx, { nodeId, visibility }] = a;
+  const s = ctx;
   if (visibility !== 'public' && visibility !== 'private')
     throw badRequest('Visibility must be "public" or "private".', 'invalid-visibility');
+  const opened = await ctx.nodes.open(nodeId, 'manage');
   return runWrite(s, async (trx, after) => {
-    const node = await loadOwnNode(trx, actorId, nodeId);
+    const node = await stillThere(trx, opened);
     if (node.type === 'folder')
       throw badRequest(
         'Folders have no visibility of their own; set it on the documents and files inside.',
@@ -392,14 +480,24 @@ export async function setVisibility(
 
 /** Deletes a node: it goes to the trash with its content and versions (src/nodes/trash.ts). A folder
  *  that holds anything needs `cascade`, and then goes with everything below it. Returns what went. */
-export async function deleteNode(
+export function deleteNode(ctx: Ctx, input: DeleteInput): Promise<NodeRow[]>;
+/** @deprecated `(s, actorId, nodeId, opts)`: as the person `actorId` (callers not moved to a ctx yet). */
+export function deleteNode(
   s: Services,
   actorId: number,
   nodeId: number,
-  opts: { cascade?: boolean } & ChangeOptions = {},
+  opts?: { cascade?: boolean } & ChangeOptions,
+): Promise<NodeRow[]>;
+export async function deleteNode(
+  ...a: [Ctx, DeleteInput] | [Services, number, number, ({ cascade?: boolean } & ChangeOptions)?]
 ): Promise<NodeRow[]> {
+  if (a.length !== 2) return deleteNode(await actingAs(a[0], a[1]), { writer: null, ...a[3], nodeId: a[2] });
+  const [ctx, input] = a;
+  const s = ctx;
+  const opts = { ...input, writer: writerOf(ctx, input.writer) };
+  const opened = await ctx.nodes.open(input.nodeId, 'manage');
   return runWrite(s, async (trx, after) => {
-    const node = await loadOwnNode(trx, actorId, nodeId);
+    const node = await stillThere(trx, opened);
     await opts.expect?.(trx, node);
     const below = node.type === 'folder' ? await descendantsOf(trx, node) : [];
     if (below.length > 0 && !opts.cascade) {
@@ -470,12 +568,11 @@ export async function assertManages(
   authorizeTeamChange(await teamRole(db, ownerId, actorId), 'manage', notMember);
 }
 
-/** A node the actor manages. A team's viewer is told so; to anyone else another account's node
- *  answers exactly like a missing one. */
-async function loadOwnNode(trx: Executor, actorId: number, nodeId: number): Promise<NodeRow> {
-  const node = Number.isSafeInteger(nodeId) && nodeId > 0 ? await nodeById(trx, nodeId) : undefined;
+/** The node `ctx.nodes.open` let the caller change, as the transaction sees it now (a concurrent change may
+ *  have renamed, moved or deleted it meanwhile). */
+async function stillThere(trx: Executor, opened: NodeRow): Promise<NodeRow> {
+  const node = await nodeById(trx, opened.id);
   if (!node) throw notFound(NO_SUCH_NODE);
-  await assertManages(trx, actorId, node.owner_id, () => notFound(NO_SUCH_NODE));
   return node;
 }
 
