@@ -18,7 +18,7 @@ import type { RoutePlugin } from './plugin.ts';
 import type { KilnError } from '../../errors.ts';
 import { signedIn } from '../../nodes/manage.ts';
 import { assertSameOrigin } from '../origin.ts';
-import { wantsHtml, queryMsg, backWithRefusal, textParam, type FieldCodes } from '../io.ts';
+import { wantsHtml, queryMsg, backWithRefusal, type FieldCodes } from '../io.ts';
 import { fields } from '../schema.ts';
 import { withMessage } from '../messages.ts';
 import type { NodeRow } from '../../nodes/tree.ts';
@@ -93,14 +93,17 @@ const plugin: RoutePlugin = async (app, { services: s }) => {
   }
 
   /** Browser form posts come back to the page with a refusal; everything else meets the error handler. */
-  async function operate(req: FastifyRequest, reply: FastifyReply, op: () => Promise<unknown>) {
+  async function operate(
+    req: FastifyRequest<{ Params: { id: number } }>,
+    reply: FastifyReply,
+    op: () => Promise<unknown>,
+  ) {
     try {
       gate(req, true);
       return await op();
     } catch (err) {
-      const raw = textParam(req, 'id');
-      const page =
-        /^\d{1,15}$/.test(raw) && (err as KilnError).status !== 404 ? SHARING_PATH.replace(':id', raw) : '/_/dashboard';
+      const { id } = req.params;
+      const page = id > 0 && (err as KilnError).status !== 404 ? pathOf({ id }) : '/_/dashboard';
       const back = backWithRefusal(req, reply, err, page);
       if (back) return back;
       throw err;

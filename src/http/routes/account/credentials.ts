@@ -85,7 +85,7 @@ const credentials: RoutePlugin = async (app, { services: s }) => {
     await refuseCrossSite(req, s);
     const changed = await confirmEmailChange(s, textParam(req, 'token'));
     const msg = `The email of ${changed.username} is ${changed.email} now.`;
-    return done(req, reply, msg, { redirect: req.actor ? ACCOUNT : '/_/login' });
+    return done(req, reply, msg, { redirect: req.ctx.caller.actor ? ACCOUNT : '/_/login' });
   });
 };
 

@@ -5,7 +5,6 @@ import type { RoutePlugin } from '../plugin.ts';
 import type { Msg } from '../../../ui/pages.ts';
 import { requestDeveloperReset, resetPassword } from '../../../accounts/account.ts';
 import { resetTokenValid } from '../../../apps/app-users.ts';
-import { personRow } from '../../../store/accounts.ts';
 import { strictAttempt } from '../../../ratelimit/http.ts';
 import { resetPage, resetRequestPage } from '../../../ui/account.ts';
 import { done, formPost, parse, queryMsg, sendPage, textParam, wantsHtml } from '../../io.ts';
@@ -16,7 +15,8 @@ import { bodies } from './schemas.ts';
 const RESET_SENT =
   'If an account uses that address, a link to choose a new password is on its way. It works once, for an hour.';
 
-const renderResetRequest = (req: FastifyRequest, msg?: Msg) => resetRequestPage({ msg, username: req.actor?.username });
+const renderResetRequest = (req: FastifyRequest, msg?: Msg) =>
+  resetRequestPage({ msg, username: req.ctx.caller.actor?.username });
 
 const reset: RoutePlugin = async (app, { services: s }) => {
   app.get('/_/reset', async (req, reply) => sendPage(reply, renderResetRequest(req, queryMsg(req))));
@@ -55,9 +55,8 @@ const reset: RoutePlugin = async (app, { services: s }) => {
       async (req, reply) => {
         await refuseCrossSite(req, s);
         const b = parse(bodies.newPassword, req.body);
-        const { accountId } = await resetPassword(s, textParam(req, 'token'), b.password);
-        const who = await personRow(s.database.db, { id: accountId });
-        const msg = `Your password is set${who ? `, ${who.username}` : ''}. Sign in with it.`;
+        const who = await resetPassword(s, textParam(req, 'token'), b.password);
+        const msg = `Your password is set${who.username ? `, ${who.username}` : ''}. Sign in with it.`;
         if (wantsHtml(req)) return reply.redirect(withMessage(s.secret, '/_/login', msg, 'success'), 302);
         return done(req, reply, msg);
       },

@@ -2,9 +2,8 @@
 // closing the streams of ended sign-ins.
 import type { FastifyRequest } from 'fastify';
 import type { Services } from '../../../services.ts';
-import type { Actor } from '../../../access/actor.ts';
 import type { Msg } from '../../../ui/pages.ts';
-import { authorizeActor } from '../../../access/authorize.ts';
+import { signedIn } from '../../../nodes/manage.ts';
 import { grants, revokeGrants } from '../../../events/revocations.ts';
 import { PLAN_NAMES } from '../../../billing/plans.ts';
 import { accountPage } from '../../../ui/account.ts';
@@ -13,9 +12,9 @@ import { assertSameOrigin } from '../../origin.ts';
 export const ACCOUNT = '/_/account';
 
 /** A signed-in developer (app users and strangers are refused by the access table). */
-export function developer(req: FastifyRequest, write: boolean): Actor {
+export function developer(req: FastifyRequest, write: boolean) {
   if (write) assertSameOrigin(req);
-  return authorizeActor({ actor: req.actor }, null, 'manage');
+  return signedIn(req.ctx, 'manage');
 }
 
 /** Streams opened with these (now ended) sessions close. */
@@ -23,10 +22,11 @@ export const ended = (s: Services, ids: number[]) => revokeGrants(s, ids.map(gra
 
 /** The page itself, with a refusal in words (a form post that failed). */
 export function renderAccount(req: FastifyRequest, msg: Msg): string {
+  const me = req.ctx.caller.actor;
   return accountPage({
-    username: req.actor?.username ?? '',
-    email: req.actor?.email ?? '',
-    plan: req.actor ? PLAN_NAMES[req.actor.plan] : '',
+    username: me?.username ?? '',
+    email: me?.email ?? '',
+    plan: me ? PLAN_NAMES[me.plan] : '',
     logins: [],
     msg,
   });
