@@ -31,6 +31,8 @@ import { newNodeRow } from './rows.ts';
 import { authorizeTeamChange } from '../access/authorize.ts';
 import { teamRole } from '../store/accounts.ts';
 import { actingAs, treeOwner, type TreeCtx } from './manage.ts';
+import { contextOf } from '../context.ts';
+import { SYSTEM } from '../access/caller.ts';
 import {
   childNamed,
   trashNodes,
@@ -183,8 +185,9 @@ const writerOf = (ctx: Pick<Ctx, 'caller'>, writer: string | null | undefined) =
 
 /** A new account's home page (`index.html`, from the site starter), so its host answers from the first
  *  visit. */
-export async function createHomePage(s: Services, accountId: number, writer: string | null): Promise<NodeRow> {
-  return createNode(await actingAs(s, accountId), {
+export function createHomePage(s: Services, accountId: number, writer: string | null): Promise<NodeRow> {
+  // Kiln makes it (recorded as the account's own first version).
+  return createNode(contextOf(s, SYSTEM), {
     ownerId: accountId,
     parentId: 0,
     type: 'site',

@@ -2,14 +2,13 @@
 // (src/core/one-time-token.ts, 7 days) and joins by opening it while signed in with that
 // address (signing up first if they have no account). A used, expired or unknown link answers alike.
 import type { Services } from '../services.ts';
-import type { Ctx } from '../context.ts';
 import type { TeamRole } from '../store/schema.ts';
 import { badRequest, forbidden } from '../errors.ts';
 import { newOneTimeToken, presentedTokenHash } from '../core/one-time-token.ts';
 import { emailProblem } from '../core/names.ts';
 import { DAY } from '../limits.ts';
 import { insertInvite, markInviteUsed, pendingInvite } from '../store/invites.ts';
-import { TEAM_ROLES, findTeam, teamToChange, type Team } from './teams.ts';
+import { TEAM_ROLES, findTeam, teamToChange, type Team, type TeamCtx } from './teams.ts';
 import { setMembership, teamRole } from '../store/accounts.ts';
 import { inTransaction } from '../store/transaction.ts';
 
@@ -24,7 +23,7 @@ export interface Invitation {
 
 /** Creates an invitation and mails its link (`link(token)` makes the URL); returns what was sent. */
 export async function inviteToTeam(
-  s: Ctx,
+  s: Services & TeamCtx,
   input: { teamId: number; email: string; role: TeamRole; link: (token: string) => string },
 ): Promise<Invitation> {
   const { link } = input;

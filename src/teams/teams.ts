@@ -4,7 +4,8 @@
 // the team exists and nothing more through the sync API. Removing a member or making them a viewer
 // closes their open team sync streams (grant `member:<team>:<person>`, src/events/revocations.ts).
 import type { Services } from '../services.ts';
-import type { Ctx } from '../context.ts';
+import type { Caller } from '../access/caller.ts';
+import type { Nodes } from '../nodes/open.ts';
 import type { Plan, TeamRole } from '../store/schema.ts';
 import { badRequest, conflict, forbidden, notFound } from '../errors.ts';
 import { usernameProblem } from '../core/names.ts';
@@ -24,9 +25,9 @@ import {
   usernameTaken,
 } from '../store/accounts.ts';
 import { allowsTeam, authorizeTeam } from '../access/authorize.ts';
-import { SYSTEM, isSystem } from '../access/caller.ts';
-import { contextOf } from '../context.ts';
-import { actingAs } from '../nodes/manage.ts';
+import { SYSTEM, anonymous, isSystem, personCaller } from '../access/caller.ts';
+import { nodesFor } from '../nodes/open.ts';
+import { actorOfPerson } from '../accounts/actors.ts';
 
 export const TEAM_ROLES: TeamRole[] = ['owner', 'editor', 'viewer'];
 
@@ -118,7 +119,7 @@ export async function teamsOf(s: Pick<Services, 'database'>, personId: number): 
 
 /** The caller's teams, each with its members where the caller's role may change them (else null), and
  *  whether the caller may change the team's files (`manages`). */
-export async function teamsView(ctx: Pick<Ctx, 'caller' | 'database'>) {
+export async function teamsView(ctx: Pick<TeamCtx, 'caller' | 'database'>) {
   const me = ctx.caller.actor;
   const teams = me ? await teamsOf(ctx, me.accountId) : [];
   return Promise.all(
@@ -141,10 +142,17 @@ export async function membersOf(s: Pick<Services, 'database'>, teamId: number): 
     .sort((a, b) => order[a.role] - order[b.role] || a.username.localeCompare(b.username));
 }
 
+/** Who acts on a team (a request's ctx is one): the caller, and its role in a team as the table reads it. */
+export interface TeamCtx {
+  caller: Caller;
+  nodes: Pick<Nodes, 'roleIn'>;
+  database: Services['database'];
+}
+
 /** The team whose members the caller may change: the table's `members` on the caller's role there (its
  *  owners; an editor or viewer 403 `not-team-owner`); 404 when there is no such team or the caller is no
  *  member at all (a team's existence is not revealed to strangers). Kiln itself (the shell) may. */
-export async function teamToChange(ctx: Pick<Ctx, 'caller' | 'nodes' | 'database'>, teamId: number): Promise<Team> {
+export async function teamToChange(ctx: TeamCtx, teamId: number): Promise<Team> {
   const team = await findTeam(ctx, teamId);
   if (!team) throw notFound('No such team.');
   if (isSystem(ctx.caller)) return team;
@@ -156,19 +164,23 @@ export async function teamToChange(ctx: Pick<Ctx, 'caller' | 'nodes' | 'database
   return team;
 }
 
-/** The ctx of a caller named the old way: a person's id, or null for the shell. */
-const legacyCtx = (s: Services, actorId: number | null) =>
-  actorId === null ? Promise.resolve(contextOf(s, SYSTEM)) : actingAs(s, actorId);
+/** The ctx of a caller named the old way: a person's id (a main-app session of theirs), or null for the shell. */
+async function legacyCtx(s: Services, actorId: number | null): Promise<Services & TeamCtx> {
+  const row = actorId === null ? undefined : await personRow(s.database.db, { id: actorId });
+  const actor = row ? actorOfPerson(row, `account:${row.id}`) : null;
+  const caller = actorId === null ? SYSTEM : actor ? personCaller('session', actor, null) : anonymous();
+  return { ...s, caller, nodes: nodesFor(s.database.db, caller) };
+}
 
 type MemberInput = { teamId: number; username: string; role: TeamRole };
 
 /** Adds a person to the team with a role, or changes the role of a member. The last owner cannot
  *  step down (a team always has an owner). */
-export function setMember(ctx: Ctx, input: MemberInput): Promise<TeamMember>;
+export function setMember(ctx: Services & TeamCtx, input: MemberInput): Promise<TeamMember>;
 /** @deprecated `(s, actorId, input)`: as the person `actorId`, or the shell (null); callers not moved yet. */
 export function setMember(s: Services, actorId: number | null, input: MemberInput): Promise<TeamMember>;
 export async function setMember(
-  ...a: [Ctx, MemberInput] | [Services, number | null, MemberInput]
+  ...a: [Services & TeamCtx, MemberInput] | [Services, number | null, MemberInput]
 ): Promise<TeamMember> {
   if (a.length === 3) return setMember(await legacyCtx(a[0], a[1]), a[2]);
   const [s, input] = a;
@@ -193,11 +205,11 @@ export async function setMember(
 }
 
 /** Removes a member; the last owner stays. */
-export function removeMember(ctx: Ctx, input: { teamId: number; personId: number }): Promise<void>;
+export function removeMember(ctx: Services & TeamCtx, input: { teamId: number; personId: number }): Promise<void>;
 /** @deprecated `(s, actorId, teamId, personId)`: as the person `actorId`, or the shell (null). */
 export function removeMember(s: Services, actorId: number | null, teamId: number, personId: number): Promise<void>;
 export async function removeMember(
-  ...a: [Ctx, { teamId: number; personId: number }] | [Services, number | null, number, number]
+  ...a: [Services & TeamCtx, { teamId: number; personId: number }] | [Services, number | null, number, number]
 ): Promise<void> {
   if (a.length === 4) return removeMember(await legacyCtx(a[0], a[1]), { teamId: a[2], personId: a[3] });
   const [s, { teamId, personId }] = a;
