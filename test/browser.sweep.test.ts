@@ -16,6 +16,7 @@ import { saveDocument } from '../src/save/pipeline.ts';
 import { storeUpload } from '../src/uploads/upload.ts';
 import { createTeam } from '../src/teams/teams.ts';
 import { inviteToTeam } from '../src/teams/invites.ts';
+import { actingAs } from '../src/nodes/manage.ts';
 import { createEmailToken } from '../src/accounts/email-tokens.ts';
 import { createSignupInvite, saveInstanceSettings } from '../src/admin/admin.ts';
 import { signUpOnApp } from '../src/apps/app-users.ts';
@@ -83,9 +84,15 @@ async function world(s: Services, size: string) {
   const appReset = await createEmailToken(s, { accountId: visitor.person.id, email: '', purpose: 'reset' });
   const team = await createTeam(s, { username: `crew-${size}-${owner.username}`, ownerId: owner.id, plan: 'maker' });
   let invite = '';
-  await inviteToTeam(s, owner.id, { teamId: team.id, email: `friend-${size}@example.com`, role: 'editor' }, (t) => {
+  const link = (t: string) => {
     invite = t;
     return `http://x/${t}`;
+  };
+  await inviteToTeam(await actingAs(s, owner.id), {
+    teamId: team.id,
+    email: `friend-${size}@example.com`,
+    role: 'editor',
+    link,
   });
   const emailChange = await createEmailToken(s, {
     accountId: owner.id,

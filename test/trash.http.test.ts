@@ -9,6 +9,7 @@ import { movableClock, startKiln, type TestKiln } from './support/kiln.ts';
 import { signedIn } from './support/people.ts';
 import { createSyncKey } from '../src/sync/keys.ts';
 import { listTrash, sweepTrash } from '../src/nodes/trash.ts';
+import { actingAs } from '../src/nodes/manage.ts';
 
 const time = movableClock();
 let kiln: TestKiln;
@@ -163,7 +164,7 @@ test('restoring respects the plan; strangers cannot see or touch the trash; the 
   time.advance(2 * 24 * 3600_000);
   assert.ok((await sweepTrash(kiln.services)) >= 1);
   // (The browser session has expired by now: ask the trash directly.)
-  assert.deepEqual(await listTrash(kiln.services, me.id, me.id), []);
+  assert.deepEqual(await listTrash(await actingAs(kiln.services, me.id), { ownerId: me.id }), []);
   const row = await kiln.services.database.db
     .selectFrom('nodes')
     .select('id')

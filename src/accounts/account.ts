@@ -161,8 +161,12 @@ export async function deleteAccount(
 }
 
 /** Sets a new password through a reset token (single use), confirms the email and ends every other
- *  session of the account. Returns the account id. 400 for a refused password or an invalid link. */
-export async function resetPassword(s: Services, token: string, password: string): Promise<{ accountId: number }> {
+ *  session of the account. Returns the account id and its username. 400 for a refused password or an invalid link. */
+export async function resetPassword(
+  s: Services,
+  token: string,
+  password: string,
+): Promise<{ accountId: number; username: string | null }> {
   const problem = passwordProblem(password);
   if (problem) throw badRequest(problem, 'invalid');
   const row = await findEmailToken(s, token, 'reset');
@@ -182,7 +186,7 @@ export async function resetPassword(s: Services, token: string, password: string
     s,
     ended.map((id) => grants.session(id)),
   );
-  return { accountId };
+  return { accountId, username: (await personRow(s.database.db, { id: accountId }))?.username ?? null };
 }
 
 /** Asks to change the email (the password required): a link goes to the new address, which must

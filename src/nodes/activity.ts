@@ -4,7 +4,7 @@ import type { Services } from '../services.ts';
 import { DAY } from '../limits.ts';
 import { activityOf, sweepActivity, writerOf } from '../store/activity.ts';
 import { dayOf, sweepUsage } from '../ai-edit/budget.ts';
-import { assertManages } from './tree.ts';
+import { treeOwner, type TreeCtx } from './manage.ts';
 
 export const ACTIVITY_DAYS = 90;
 
@@ -40,15 +40,11 @@ function aiEditOf(kind: string, engine: string | null, detail: string | null): A
   }
 }
 
-export async function activityFeed(
-  s: Services,
-  actorId: number,
-  ownerId: number,
-  limit = 100,
-): Promise<ActivityItem[]> {
-  const { db } = s.database;
-  await assertManages(db, actorId, ownerId);
-  const rows = await activityOf(db, ownerId, Math.min(Math.max(limit, 1), 500));
+/** The newest changes of a tree the caller may change (treeOwner), at most `limit` (1 to 500). */
+export async function activityFeed(ctx: TreeCtx, input: { ownerId: number; limit?: number }): Promise<ActivityItem[]> {
+  const { db } = ctx.database;
+  await treeOwner(ctx, input.ownerId);
+  const rows = await activityOf(db, input.ownerId, Math.min(Math.max(input.limit ?? 100, 1), 500));
   const writers = new Map<string, Awaited<ReturnType<typeof writerOf>>>();
   const out: ActivityItem[] = [];
   for (const r of rows) {

@@ -1,13 +1,17 @@
-// What the dashboard decides before it shows or changes a tree: whose tree a request shows, and whether
-// the actor may manage one node. Both ask the access table (src/access/authorize.ts) and throw its one
-// refusal, so a handler only parses, calls these and the use cases of tree.ts, and presents.
+// Whose tree a caller changes, and who the caller is on the dashboard's pages. The tree is the one access
+// question the node table cannot ask of a node (its top level is no node): the caller's own account, or a
+// team where the table's `team` rows let its role `manage` (a viewer gets 403 `viewer`, anyone else the
+// team is hidden from: 404). Every other question is a node's, asked through `ctx.nodes.open`.
+import type { Ctx } from '../context.ts';
 import type { Services } from '../services.ts';
 import type { Actor } from '../access/actor.ts';
-import type { Plan, NodeRow } from '../store/schema.ts';
+import type { Plan } from '../store/schema.ts';
 import { notFound } from '../errors.ts';
-import { authorize, authorizeTeamChange, resourceOf } from '../access/authorize.ts';
-import { findTeam, roleIn } from '../teams/teams.ts';
-import { getNode } from './tree.ts';
+import { authorizeActor, authorizeTeamChange } from '../access/authorize.ts';
+import { anonymous, isSystem, personCaller } from '../access/caller.ts';
+import { accountById, personRow, teamRow } from '../store/accounts.ts';
+import { actorOfPerson } from '../accounts/actors.ts';
+import { contextOf } from '../context.ts';
 
 /** Whose tree the dashboard shows. */
 export interface TreeOwner {
@@ -16,37 +20,46 @@ export interface TreeOwner {
   plan: Plan;
   /** Superadmins have no document limit on their own tree. */
   unlimited: boolean;
-  /** The actor's own tree (not a team's). */
+  /** The caller's own tree (not a team's). */
   own: boolean;
 }
 
-/** The tree shown: the actor's own, or a team's it may manage (`ref`: the team's name or id). Not a
- *  member: 404; a viewer: 403 `viewer`. */
-export async function treeOwner(s: Services, actor: Actor, ref: string | number | undefined): Promise<TreeOwner> {
-  if (ref === undefined || ref === '' || ref === actor.accountId) {
-    return {
-      id: actor.accountId,
-      username: actor.username,
-      plan: actor.plan,
-      unlimited: actor.isSuperadmin,
-      own: true,
-    };
+/** What asking about a tree reads. */
+export type TreeCtx = Pick<Ctx, 'caller' | 'nodes' | 'database'>;
+
+/** The signed-in person the table lets do `action` on the main app (the dashboard's pages: `dashboard` to
+ *  look, `manage` to change): nobody signed in 401 `login-required`, an app user 403 for `manage`. */
+export function signedIn(ctx: Pick<Ctx, 'caller'>, action: 'dashboard' | 'manage'): Actor {
+  return authorizeActor({ actor: ctx.caller.actor }, null, action);
+}
+
+const noTeam = () => notFound('No such team.');
+
+/** The tree the caller may change: its own (`ref` absent or its own id), or a team's it may manage (`ref`: the
+ *  team's name or id). Not a member (or no such team): 404; a viewer: 403 `viewer`. */
+export async function treeOwner(ctx: TreeCtx, ref: string | number | undefined): Promise<TreeOwner> {
+  const me = ctx.caller.actor;
+  if (me && (ref === undefined || ref === '' || ref === me.accountId))
+    return { id: me.accountId, username: me.username, plan: me.plan, unlimited: me.isSuperadmin, own: true };
+  if (ref === undefined || ref === '') throw noTeam();
+  const { db } = ctx.database;
+  if (isSystem(ctx.caller)) {
+    // Kiln itself acts on any account's tree (a person's too).
+    const row = typeof ref === 'number' ? await accountById(db, ref) : await teamRow(db, ref);
+    if (!row) throw notFound('No such account.');
+    return { id: row.id, username: row.username, plan: row.plan, unlimited: false, own: false };
   }
-  const team = await findTeam(s, ref);
-  const role = team ? await roleIn(s, team.id, actor.accountId) : undefined;
-  if (!team || !role) throw notFound('No such team.');
-  authorizeTeamChange(role, 'manage', notFound, team.username);
+  const team = await teamRow(db, ref);
+  if (!team) throw noTeam();
+  authorizeTeamChange(await ctx.nodes.roleIn(team.id), 'manage', noTeam, team.username);
   return { id: team.id, username: team.username, plan: team.plan, unlimited: false, own: false };
 }
 
-/** The node, when the actor may manage it. A team's node: its owners and editors may; a viewer gets
- *  403 `viewer`, as from the use cases. Any other node: the access table's `manage` on it, so its owner
- *  may, and to anyone else a private node answers 404 like a missing one, a public one 400 `not-owner`. */
-export async function nodeToManage(s: Services, actor: Actor | null, nodeId: number): Promise<NodeRow> {
-  const node = await getNode(s, nodeId);
-  if (!node) throw notFound();
-  const role = actor && node.owner_id !== actor.accountId ? await roleIn(s, node.owner_id, actor.accountId) : undefined;
-  if (role) authorizeTeamChange(role, 'manage', notFound);
-  else authorize({ actor }, resourceOf(node), 'manage');
-  return node;
+/** A ctx acting as the person `accountId` (a session of the main app): for callers that still name the actor
+ *  by id (tests, the sync API's changes, the CLI's copies), until they carry a ctx of their own. A suspended
+ *  or missing person is nobody. */
+export async function actingAs<S extends Services>(s: S, accountId: number): Promise<S & Ctx> {
+  const row = await personRow(s.database.db, { id: accountId });
+  const actor = row ? actorOfPerson(row, `account:${accountId}`) : null;
+  return contextOf(s, actor ? personCaller('session', actor, null) : anonymous());
 }

@@ -3,7 +3,8 @@
 // reader of live nodes passes them by and their names block nothing. For 30 days the owner (or a
 // team's owners and editors) may restore a deletion whole, or purge it; a sweep purges what is older.
 import type { Services } from '../services.ts';
-import { conflict, notFound } from '../errors.ts';
+import type { Ctx } from '../context.ts';
+import { KilnError, conflict, notFound } from '../errors.ts';
 import { DAY } from '../limits.ts';
 import { assertSiteQuota } from '../billing/plans.ts';
 import { isGlobalDocumentName } from '../core/names.ts';
@@ -19,10 +20,8 @@ import {
   untrashNodes,
   updateNode,
 } from '../store/nodes.ts';
-import { assertManages, nameConflict, rewriteDescendantPaths } from './tree.ts';
-import { childPathOf } from './find.ts';
-import type { NodeRow } from '../store/schema.ts';
-import { inTransaction } from '../store/transaction.ts';
+import { childPathOf, rewriteDescendantPaths, treeWrite, type NodeRow } from './tree.ts';
+import { actingAs, treeOwner, type TreeCtx } from './manage.ts';
 
 /** How long a deletion stays restorable. */
 export const TRASH_DAYS = 30;
@@ -36,10 +35,11 @@ export interface TrashEntry {
   purgeAt: string;
 }
 
-/** An owner's trash, newest deletion first. */
-export async function listTrash(s: Services, actorId: number, ownerId: number): Promise<TrashEntry[]> {
-  await assertManages(s.database.db, actorId, ownerId);
-  const rows = await trashRootsOf(s.database.db, ownerId);
+/** The trash of a tree the caller may change (treeOwner), newest deletion first. */
+export async function listTrash(ctx: TreeCtx, input: { ownerId: number }): Promise<TrashEntry[]> {
+  const { ownerId } = input;
+  await treeOwner(ctx, ownerId);
+  const rows = await trashRootsOf(ctx.database.db, ownerId);
   return rows.map(({ items, ...node }) => ({
     node: node as NodeRow,
     inside: Math.max(0, Number(items) - 1),
@@ -47,26 +47,51 @@ export async function listTrash(s: Services, actorId: number, ownerId: number): 
   }));
 }
 
-/** The deletion `rootId` of an account the actor manages, with what it took along; 404 otherwise. */
-async function deletion(db: Parameters<typeof trashedWith>[0], actorId: number, rootId: number) {
-  const all = await trashedWith(db, rootId);
+/** The deletion `rootId`, with what it took along, when the caller may change its tree (treeOwner: a viewer
+ *  403 `viewer`); 404 when there is none, or it is of a tree the caller has nothing to do with. A trashed node
+ *  is no node `ctx.nodes.open` finds: its tree is the question. */
+async function deletion(ctx: TreeCtx, rootId: number) {
+  const all = await trashedWith(ctx.database.db, rootId);
   const root = all[0];
   if (!root || root.id !== rootId) throw notFound(NOT_IN_TRASH);
-  await assertManages(db, actorId, root.owner_id, () => notFound(NOT_IN_TRASH));
-  return { root, all };
+  try {
+    await treeOwner(ctx, root.owner_id);
+  } catch (err) {
+    if (err instanceof KilnError && err.status === 404) throw notFound(NOT_IN_TRASH);
+    throw err;
+  }
+  return root;
+}
+
+/** The deletion, read again inside the change's transaction. */
+async function deletionIn(trx: Parameters<typeof trashedWith>[0], rootId: number) {
+  const all = await trashedWith(trx, rootId);
+  if (!all[0] || all[0].id !== rootId) throw notFound(NOT_IN_TRASH);
+  return { root: all[0], all };
 }
 
 /** Puts a deletion back: into the folder it was in when that folder still exists, else the top level.
  *  Refused (409) when a live node has taken its name there meanwhile, or (403) past the plan's count. */
-export async function restoreFromTrash(
+export function restoreFromTrash(ctx: Ctx, input: { rootId: number; writer?: string | null }): Promise<NodeRow>;
+/** @deprecated `(s, actorId, rootId, writer)`: as the person `actorId` (callers not moved to a ctx yet). */
+export function restoreFromTrash(
   s: Services,
   actorId: number,
   rootId: number,
-  writer: string | null = null,
+  writer?: string | null,
+): Promise<NodeRow>;
+export async function restoreFromTrash(
+  ...a: [Ctx, { rootId: number; writer?: string | null }] | [Services, number, number, (string | null)?]
 ): Promise<NodeRow> {
-  return inTransaction(s, async (trx, after) => {
+  if (a.length !== 2) return restoreFromTrash(await actingAs(a[0], a[1]), { rootId: a[2], writer: a[3] ?? null });
+  const [ctx, input] = a;
+  const s = ctx;
+  const { rootId } = input;
+  const writer = input.writer !== undefined ? input.writer : (ctx.caller.actor?.writer ?? null);
+  await deletion(ctx, rootId);
+  return treeWrite(s, async (trx, after) => {
     await s.database.lock.row(trx, 'nodes', rootId);
-    const { root, all } = await deletion(trx, actorId, rootId);
+    const { root, all } = await deletionIn(trx, rootId);
     const folder = root.trashed_parent_id ? await nodeById(trx, root.trashed_parent_id) : undefined;
     const parent = folder?.type === 'folder' && folder.owner_id === root.owner_id ? folder : null;
     const where = parent ? `"${childPathOf(parent)}"` : 'the top level';
@@ -100,13 +125,19 @@ export async function restoreFromTrash(
       }
     });
     return restored;
-  }).catch(nameConflict);
+  });
 }
 
 /** Deletes a deletion for good: rows, content and versions (blobs no row names are swept later). */
-export async function purgeFromTrash(s: Services, actorId: number, rootId: number): Promise<NodeRow> {
-  return inTransaction(s, async (trx) => {
-    const { root, all } = await deletion(trx, actorId, rootId);
+export function purgeFromTrash(ctx: Ctx, input: { rootId: number }): Promise<NodeRow>;
+/** @deprecated `(s, actorId, rootId)`: as the person `actorId` (callers not moved to a ctx yet). */
+export function purgeFromTrash(s: Services, actorId: number, rootId: number): Promise<NodeRow>;
+export async function purgeFromTrash(...a: [Ctx, { rootId: number }] | [Services, number, number]): Promise<NodeRow> {
+  if (a.length !== 2) return purgeFromTrash(await actingAs(a[0], a[1]), { rootId: a[2] });
+  const [ctx, { rootId }] = a;
+  await deletion(ctx, rootId);
+  return treeWrite(ctx, async (trx) => {
+    const { root, all } = await deletionIn(trx, rootId);
     await deleteNodes(
       trx,
       all.map((n) => n.id),
@@ -115,10 +146,15 @@ export async function purgeFromTrash(s: Services, actorId: number, rootId: numbe
   });
 }
 
-/** Purges every deletion in an owner's trash; returns how many. */
-export async function emptyTrash(s: Services, actorId: number, ownerId: number): Promise<number> {
-  const entries = await listTrash(s, actorId, ownerId);
-  for (const e of entries) await purgeFromTrash(s, actorId, e.node.id);
+/** Purges every deletion in a tree's trash; returns how many. */
+export function emptyTrash(ctx: Ctx, input: { ownerId: number }): Promise<number>;
+/** @deprecated `(s, actorId, ownerId)`: as the person `actorId` (callers not moved to a ctx yet). */
+export function emptyTrash(s: Services, actorId: number, ownerId: number): Promise<number>;
+export async function emptyTrash(...a: [Ctx, { ownerId: number }] | [Services, number, number]): Promise<number> {
+  if (a.length !== 2) return emptyTrash(await actingAs(a[0], a[1]), { ownerId: a[2] });
+  const [ctx, input] = a;
+  const entries = await listTrash(ctx, input);
+  for (const e of entries) await purgeFromTrash(ctx, { rootId: e.node.id });
   return entries.length;
 }
 
@@ -130,7 +166,7 @@ export async function sweepTrash(s: Services): Promise<number> {
     const roots = await trashRootsBefore(s.database.db, before);
     if (roots.length === 0) return purged;
     for (const r of roots) {
-      await inTransaction(s, async (trx) => {
+      await treeWrite(s, async (trx) => {
         const all = await trashedWith(trx, r.id);
         await deleteNodes(
           trx,

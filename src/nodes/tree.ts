@@ -15,7 +15,10 @@
 //   with full old and new paths, node-deleted for every deleted node.
 import { firstVersionKinds } from '../store/versions.ts';
 import type { Services } from '../services.ts';
+import type { Ctx } from '../context.ts';
 import type { Executor, NodeRow, Tx, Visibility } from '../store/schema.ts';
+import { childPathOf, findByPath } from './find.ts';
+import type { WritePorts } from '../store/transaction.ts';
 import { KilnError, badRequest, conflict, notFound } from '../errors.ts';
 import { isUniqueViolation } from '../store/errors.ts';
 import { DAY, limits } from '../limits.ts';
@@ -27,9 +30,11 @@ import { inTransaction, type AfterCommit } from '../store/transaction.ts';
 import type { NodeEvent } from '../events/bus.ts';
 import { starterDocument, type Starter } from './starters.ts';
 import { newNodeRow } from './rows.ts';
-import { childPathOf } from './find.ts';
 import { authorizeTeamChange } from '../access/authorize.ts';
 import { teamRole } from '../store/accounts.ts';
+import { actingAs, treeOwner, type TreeCtx } from './manage.ts';
+import { contextOf } from '../context.ts';
+import { SYSTEM } from '../access/caller.ts';
 import {
   childNamed,
   trashNodes,
@@ -45,9 +50,11 @@ import {
   updateNode,
 } from '../store/nodes.ts';
 
+export type { NodeRow, Visibility };
+
 /** Options of the changing use cases. */
 export interface ChangeOptions {
-  /** Opaque writer id (session or sync key), carried by the published events. */
+  /** Opaque writer id (session or sync key), carried by the published events; default: the caller's. */
   writer?: string | null;
   /** A precondition checked inside the transaction once the node is loaded (e.g. the sync API's
    *  expected structure version); throwing aborts the change. */
@@ -67,6 +74,24 @@ export interface CreateNodeInput {
   starter?: Starter;
   /** Opaque writer id (session or sync key) recorded with the first version. */
   writer?: string | null;
+}
+
+/** What the changing use cases change: the node, and their options. */
+export interface RenameInput extends ChangeOptions {
+  nodeId: number;
+  name: string;
+}
+export interface MoveInput extends ChangeOptions {
+  nodeId: number;
+  /** The folder it goes into; 0: the top level. */
+  parentId: number;
+  /** A new name on the way; absent, null or '': it keeps its name. */
+  name?: string | null;
+}
+export interface DeleteInput extends ChangeOptions {
+  nodeId: number;
+  /** A folder that holds anything goes only with this, and then with everything below it. */
+  cascade?: boolean;
 }
 
 export interface CreatePathInput {
@@ -94,25 +119,57 @@ export function getNode(s: Services, nodeId: number): Promise<NodeRow | undefine
   return nodeById(s.database.db, nodeId);
 }
 
-/** Every node of an account, ordered by path then name (folders are listed before what they hold). */
-export async function listTree(s: Services, actorId: number, ownerId: number): Promise<NodeRow[]> {
-  const { db } = s.database;
-  await assertManages(db, actorId, ownerId);
-  return nodesOf(db, ownerId, { ordered: true });
+/** Every node of an account's tree the caller may change (treeOwner), ordered by path then name (folders are
+ *  listed before what they hold). */
+export function listTree(ctx: TreeCtx, input: { ownerId: number }): Promise<NodeRow[]>;
+/** @deprecated `(s, actorId, ownerId)`: as the person `actorId` (callers not moved to a ctx yet). */
+export function listTree(s: Services, actorId: number, ownerId: number): Promise<NodeRow[]>;
+export async function listTree(...a: [TreeCtx, { ownerId: number }] | [Services, number, number]) {
+  if (a.length === 3) return listTree(await actingAs(a[0], a[1]), { ownerId: a[2] });
+  const [ctx, { ownerId }] = a;
+  await treeOwner(ctx, ownerId);
+  return nodesOf(ctx.database.db, ownerId, { ordered: true });
 }
+
+export { childPathOf, findByPath };
 
 // ------------------------------------------------------------------ creating
 
-/** Creates a site or folder in one transaction; a site gets its first version and content. */
-export async function createNode(s: Services, actorId: number, input: CreateNodeInput): Promise<NodeRow> {
-  const now = s.clock.now().toISOString();
-  return inTransaction(s, (trx, after) => createIn(s, trx, actorId, input, now, after)).catch(nameConflict);
+/** Creates a site or folder in one transaction; a site gets its first version and content. The caller manages
+ *  the folder it goes in (`ctx.nodes.open`), or at the top level the tree (treeOwner). */
+export function createNode(ctx: Ctx, input: CreateNodeInput): Promise<NodeRow>;
+/** @deprecated `(s, actorId, input)`: as the person `actorId` (callers not moved to a ctx yet). */
+export function createNode(s: Services, actorId: number, input: CreateNodeInput): Promise<NodeRow>;
+export async function createNode(...a: [Ctx, CreateNodeInput] | [Services, number, CreateNodeInput]) {
+  if (a.length === 3) return createNode(await actingAs(a[0], a[1]), { writer: null, ...a[2] });
+  const [ctx, input] = a;
+  await placeToManage(ctx, input.ownerId, input.parentId);
+  const now = ctx.clock.now().toISOString();
+  const by = { ...input, writer: writerOf(ctx, input.writer) };
+  return treeWrite(ctx, (trx, after) => createIn(ctx, trx, actorIdOf(ctx, input.ownerId), by, now, after));
 }
+
+/** The caller may add to this folder of the owner's tree (0: its top level). */
+async function placeToManage(ctx: Ctx, ownerId: number, parentId: number | undefined): Promise<void> {
+  if (parentId && Number.isSafeInteger(parentId) && parentId > 0) {
+    const parent = await ctx.nodes.open(parentId, 'manage');
+    if (parent.owner_id === ownerId) return;
+  }
+  await treeOwner(ctx, ownerId);
+}
+
+/** The account a change is recorded as made by: the caller, or (Kiln itself) the tree's owner. */
+const actorIdOf = (ctx: Pick<Ctx, 'caller'>, ownerId: number) => ctx.caller.actor?.accountId ?? ownerId;
+
+/** The writer a change is published with: the one named, else the caller's session or key. */
+const writerOf = (ctx: Pick<Ctx, 'caller'>, writer: string | null | undefined) =>
+  writer !== undefined ? writer : (ctx.caller.actor?.writer ?? null);
 
 /** A new account's home page (`index.html`, from the site starter), so its host answers from the first
  *  visit. */
 export function createHomePage(s: Services, accountId: number, writer: string | null): Promise<NodeRow> {
-  return createNode(s, accountId, {
+  // Kiln makes it (recorded as the account's own first version).
+  return createNode(contextOf(s, SYSTEM), {
     ownerId: accountId,
     parentId: 0,
     type: 'site',
@@ -123,11 +180,18 @@ export function createHomePage(s: Services, accountId: number, writer: string | 
 }
 
 /** Creates `a/b/name.html` (or a folder), creating missing folders on the way, all in one transaction. */
-export async function createPath(s: Services, actorId: number, input: CreatePathInput): Promise<NodeRow> {
-  const { names, type } = pathNames(input);
+export function createPath(ctx: Ctx, input: CreatePathInput): Promise<NodeRow>;
+/** @deprecated `(s, actorId, input)`: as the person `actorId` (callers not moved to a ctx yet). */
+export function createPath(s: Services, actorId: number, input: CreatePathInput): Promise<NodeRow>;
+export async function createPath(...a: [Ctx, CreatePathInput] | [Services, number, CreatePathInput]) {
+  if (a.length === 3) return createPath(await actingAs(a[0], a[1]), { writer: null, ...a[2] });
+  const [ctx, given] = a;
+  const { names, type } = pathNames(given);
+  await placeToManage(ctx, given.ownerId, given.parentId);
+  const input = { ...given, writer: writerOf(ctx, given.writer) };
+  const [s, actorId] = [ctx, actorIdOf(ctx, input.ownerId)];
   const now = s.clock.now().toISOString();
-  return inTransaction(s, async (trx, after) => {
-    await assertManages(trx, actorId, input.ownerId);
+  return treeWrite(s, async (trx, after) => {
     const plan = await existingFolders(trx, input.ownerId, input.parentId ?? 0, names.slice(0, -1));
     let parentId = plan.parentId;
     for (const folderName of plan.missing) {
@@ -142,16 +206,17 @@ export async function createPath(s: Services, actorId: number, input: CreatePath
     }
     const leaf = { ...input, parentId, type, name: names[names.length - 1] };
     return createIn(s, trx, actorId, leaf, now, after);
-  }).catch(nameConflict);
+  });
 }
 
 /** What createPath would answer for this path, without writing anything: the same name, depth, quota
  *  and clash rules (the New-document form asks as a name is typed). Returns the path it would make. */
-export async function checkNewPath(s: Services, actorId: number, input: CreatePathInput): Promise<string> {
+export async function checkNewPath(ctx: Ctx, input: CreatePathInput): Promise<string> {
   const { names, type } = pathNames(input);
   const name = names[names.length - 1];
+  const s = ctx;
   const { db } = s.database;
-  await assertManages(db, actorId, input.ownerId);
+  await placeToManage(ctx, input.ownerId, input.parentId);
   const plan = await existingFolders(db, input.ownerId, input.parentId ?? 0, names.slice(0, -1));
   const parent = await loadParent(db, input.ownerId, plan.parentId);
   const depth = depthOf(childPathOf(parent)) + plan.missing.length;
@@ -195,7 +260,7 @@ async function existingFolders(trx: Executor, ownerId: number, parentId: number,
  *  folders and its file in one). `known`: the caller has decided access, loaded the parent folder and found
  *  the name free in this transaction (a sync create, src/sync/create.ts, whose own clash rules are stricter:
  *  it reuses or refuses every name it finds), so neither is asked again; the unique indexes still stop a
- *  concurrent creator (runWrite: 409). */
+ *  concurrent creator (nameConflict: 409). */
 export async function createIn(
   s: Services,
   trx: Tx,
@@ -249,18 +314,29 @@ export async function createIn(
 // ------------------------------------------------------------------ changing
 
 /** Renames a node in place; a folder's descendants get their new path in the same transaction. */
-export async function renameNode(
+export function renameNode(ctx: Ctx, input: RenameInput): Promise<NodeRow & { oldName: string }>;
+/** @deprecated `(s, actorId, nodeId, newName, opts)`: as the person `actorId` (callers not moved to a ctx yet). */
+export function renameNode(
   s: Services,
   actorId: number,
   nodeId: number,
   newName: string,
-  opts: ChangeOptions = {},
-): Promise<NodeRow> {
-  const name = String(newName ?? '').normalize('NFC');
-  return inTransaction(s, async (trx, after) => {
-    const node = await loadOwnNode(trx, actorId, nodeId);
+  opts?: ChangeOptions,
+): Promise<NodeRow>;
+export async function renameNode(
+  ...a: [Ctx, RenameInput] | [Services, number, number, string, ChangeOptions?]
+): Promise<NodeRow & { oldName: string }> {
+  if (a.length !== 2)
+    return renameNode(await actingAs(a[0], a[1]), { writer: null, ...a[4], nodeId: a[2], name: a[3] });
+  const [ctx, input] = a;
+  const s = ctx;
+  const opts = { ...input, writer: writerOf(ctx, input.writer) };
+  const name = String(input.name ?? '').normalize('NFC');
+  const opened = await ctx.nodes.open(input.nodeId, 'manage');
+  return treeWrite(s, async (trx, after) => {
+    const node = await stillThere(trx, opened);
     await opts.expect?.(trx, node);
-    if (name === node.name) return node;
+    if (name === node.name) return { ...node, oldName: node.name };
     assertValidName(name, node.type);
     const parent = node.parent_id === 0 ? null : await loadParent(trx, node.owner_id, node.parent_id);
     await assertNameFree(trx, {
@@ -271,8 +347,9 @@ export async function renameNode(
       parent,
       exceptId: node.id,
     });
-    return place(s, trx, after, node, { parent_id: node.parent_id, path: node.path, name }, opts.writer);
-  }).catch(nameConflict);
+    const to = { parent_id: node.parent_id, path: node.path, name };
+    return { ...(await place(s, trx, after, node, to, opts.writer)), oldName: node.name };
+  });
 }
 
 /** Puts a node at its new parent, path and name; a folder's descendants get their new paths; the
@@ -302,16 +379,31 @@ async function place(
 
 /** Moves a node into another folder (0 = top level), optionally renaming it; a folder's descendants
  *  get their new paths in the same transaction. A folder cannot move into itself or below itself. */
-export async function moveNode(
+export function moveNode(ctx: Ctx, input: MoveInput): Promise<NodeRow>;
+/** @deprecated `(s, actorId, nodeId, parentId, newName, opts)`: as the person `actorId` (callers not moved to a
+ *  ctx yet). */
+export function moveNode(
   s: Services,
   actorId: number,
   nodeId: number,
   targetParentId: number,
   newName?: string | null,
-  opts: ChangeOptions = {},
+  opts?: ChangeOptions,
+): Promise<NodeRow>;
+export async function moveNode(
+  ...a: [Ctx, MoveInput] | [Services, number, number, number, (string | null)?, ChangeOptions?]
 ): Promise<NodeRow> {
-  return inTransaction(s, async (trx, after) => {
-    const node = await loadOwnNode(trx, actorId, nodeId);
+  if (a.length !== 2) {
+    const [s, actorId, nodeId, parentId, name, opts] = a;
+    return moveNode(await actingAs(s, actorId), { writer: null, ...opts, nodeId, parentId, name });
+  }
+  const [ctx, input] = a;
+  const s = ctx;
+  const opts = { ...input, writer: writerOf(ctx, input.writer) };
+  const [targetParentId, newName] = [input.parentId, input.name];
+  const opened = await ctx.nodes.open(input.nodeId, 'manage');
+  return treeWrite(s, async (trx, after) => {
+    const node = await stillThere(trx, opened);
     await opts.expect?.(trx, node);
     const name = newName == null || newName === '' ? node.name : String(newName).normalize('NFC');
     if (name !== node.name) assertValidName(name, node.type);
@@ -339,22 +431,26 @@ export async function moveNode(
       exceptId: node.id,
     });
     return place(s, trx, after, node, { parent_id: target?.id ?? 0, path, name }, opts.writer);
-  }).catch(nameConflict);
+  });
 }
 
 /** Makes a document or upload public or private. A private one answers 404 to all but its owner, and
  *  its open saved-lane streams of people who may not view it close (`visibility-changed` on the
  *  document's channel and the account's, heard by every process). */
+export function setVisibility(ctx: Ctx, input: { nodeId: number; visibility: Visibility }): Promise<NodeRow>;
+/** @deprecated `(s, actorId, nodeId, visibility)`: as the person `actorId` (callers not moved to a ctx yet). */
+export function setVisibility(s: Services, actorId: number, nodeId: number, visibility: Visibility): Promise<NodeRow>;
 export async function setVisibility(
-  s: Services,
-  actorId: number,
-  nodeId: number,
-  visibility: Visibility,
+  ...a: [Ctx, { nodeId: number; visibility: Visibility }] | [Services, number, number, Visibility]
 ): Promise<NodeRow> {
+  if (a.length !== 2) return setVisibility(await actingAs(a[0], a[1]), { nodeId: a[2], visibility: a[3] });
+  const [ctx, { nodeId, visibility }] = a;
+  const s = ctx;
   if (visibility !== 'public' && visibility !== 'private')
     throw badRequest('Visibility must be "public" or "private".', 'invalid-visibility');
-  return inTransaction(s, async (trx, after) => {
-    const node = await loadOwnNode(trx, actorId, nodeId);
+  const opened = await ctx.nodes.open(nodeId, 'manage');
+  return treeWrite(s, async (trx, after) => {
+    const node = await stillThere(trx, opened);
     if (node.type === 'folder')
       throw badRequest(
         'Folders have no visibility of their own; set it on the documents and files inside.',
@@ -369,19 +465,29 @@ export async function setVisibility(
       );
     after.push(() => publishVisibilityChanged(s, node, visibility));
     return updateNode(trx, node.id, { visibility });
-  }).catch(nameConflict);
+  });
 }
 
 /** Deletes a node: it goes to the trash with its content and versions (src/nodes/trash.ts). A folder
  *  that holds anything needs `cascade`, and then goes with everything below it. Returns what went. */
-export async function deleteNode(
+export function deleteNode(ctx: Ctx, input: DeleteInput): Promise<NodeRow[]>;
+/** @deprecated `(s, actorId, nodeId, opts)`: as the person `actorId` (callers not moved to a ctx yet). */
+export function deleteNode(
   s: Services,
   actorId: number,
   nodeId: number,
-  opts: { cascade?: boolean } & ChangeOptions = {},
+  opts?: { cascade?: boolean } & ChangeOptions,
+): Promise<NodeRow[]>;
+export async function deleteNode(
+  ...a: [Ctx, DeleteInput] | [Services, number, number, ({ cascade?: boolean } & ChangeOptions)?]
 ): Promise<NodeRow[]> {
-  return inTransaction(s, async (trx, after) => {
-    const node = await loadOwnNode(trx, actorId, nodeId);
+  if (a.length !== 2) return deleteNode(await actingAs(a[0], a[1]), { writer: null, ...a[3], nodeId: a[2] });
+  const [ctx, input] = a;
+  const s = ctx;
+  const opts = { ...input, writer: writerOf(ctx, input.writer) };
+  const opened = await ctx.nodes.open(input.nodeId, 'manage');
+  return treeWrite(s, async (trx, after) => {
+    const node = await stillThere(trx, opened);
     await opts.expect?.(trx, node);
     const below = node.type === 'folder' ? await descendantsOf(trx, node) : [];
     if (below.length > 0 && !opts.cascade) {
@@ -395,7 +501,7 @@ export async function deleteNode(
     const gone = [node, ...below];
     await trashIn(s, trx, after, gone, opts.writer ?? null);
     return gone;
-  }).catch(nameConflict);
+  });
 }
 
 /** Puts `gone` (a node first, then what it holds) into the trash in the caller's transaction (src/nodes/trash.ts):
@@ -452,12 +558,11 @@ export async function assertManages(
   authorizeTeamChange(await teamRole(db, ownerId, actorId), 'manage', notMember);
 }
 
-/** A node the actor manages. A team's viewer is told so; to anyone else another account's node
- *  answers exactly like a missing one. */
-async function loadOwnNode(trx: Executor, actorId: number, nodeId: number): Promise<NodeRow> {
-  const node = Number.isSafeInteger(nodeId) && nodeId > 0 ? await nodeById(trx, nodeId) : undefined;
+/** The node `ctx.nodes.open` let the caller change, as the transaction sees it now (a concurrent change may
+ *  have renamed, moved or deleted it meanwhile). */
+async function stillThere(trx: Executor, opened: NodeRow): Promise<NodeRow> {
+  const node = await nodeById(trx, opened.id);
   if (!node) throw notFound(NO_SUCH_NODE);
-  await assertManages(trx, actorId, node.owner_id, () => notFound(NO_SUCH_NODE));
   return node;
 }
 
@@ -552,11 +657,15 @@ export async function rewriteDescendantPaths(trx: Executor, folder: NodeRow) {
   }
 }
 
-/** A tree change whose unique index a concurrent writer won answers 409 `name-conflict`: a tree change runs as
- *  `inTransaction(s, change).catch(nameConflict)`. */
+/** A tree change whose unique index a concurrent writer won answers 409 `name-conflict`. */
 export function nameConflict(err: unknown): never {
   if (isUniqueViolation(err)) throw conflict('That name was just taken; choose another.', 'name-conflict');
   throw err;
+}
+
+/** A tree change through the one transaction door (src/store/transaction.ts); a name taken meanwhile is 409. */
+export function treeWrite<T>(s: WritePorts, fn: (trx: Tx, after: AfterCommit) => Promise<T>): Promise<T> {
+  return inTransaction(s, fn).catch(nameConflict);
 }
 
 // ------------------------------------------------------------------ events

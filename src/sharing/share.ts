@@ -16,6 +16,8 @@ import { usernameOf } from '../store/accounts.ts';
 import { sharedNodeByToken, updateNodeIf } from '../store/nodes.ts';
 import { timingSafeEqual } from 'node:crypto';
 import type { Services } from '../services.ts';
+import type { Ctx } from '../context.ts';
+import { framingAllowed, setFramingAllowed } from './framing.ts';
 import type { Config } from '../config.ts';
 import type { NodeRow } from '../store/schema.ts';
 import { getNode } from '../nodes/tree.ts';
@@ -135,4 +137,54 @@ async function publishRevocation(s: Services, nodeId: number) {
     { type: 'share-revoked', nodeId },
     `share revocation of node ${nodeId}`,
   );
+}
+
+// ------------------------------------------------------------------ the sharing door's use cases
+
+/** What the sharing page shows of a document the caller may manage (a team's owners and editors too; a viewer
+ *  403 `viewer`, the table's answer as at every door). */
+export interface SharingView {
+  node: NodeRow;
+  shareEnabled: boolean;
+  framingAllowed: boolean;
+}
+
+/** The document to share, opened for `manage` through the table: only documents are shared. */
+async function documentToShare(ctx: Pick<Ctx, 'nodes'>, nodeId: number): Promise<NodeRow> {
+  const node = await ctx.nodes.open(nodeId, 'manage');
+  assertShareable(node);
+  return node;
+}
+
+const isShared = (node: NodeRow) => node.share_enabled === 1 && !!node.share_token;
+
+/** The sharing page's state of a document. */
+export async function sharingOf(ctx: Pick<Ctx, 'nodes'>, input: { nodeId: number }): Promise<SharingView> {
+  const node = await documentToShare(ctx, input.nodeId);
+  return { node, shareEnabled: isShared(node), framingAllowed: framingAllowed(node) };
+}
+
+/** Sharing on or off (`was`: whether it was on before). */
+export async function shareDocument(
+  ctx: Ctx,
+  input: { nodeId: number; enabled: boolean },
+): Promise<ShareState & { was: boolean }> {
+  const node = await documentToShare(ctx, input.nodeId);
+  return { ...(await setSharing(ctx, node, input.enabled)), was: isShared(node) };
+}
+
+/** A new share link; `allowed` runs once the document is known to be the caller's to share (the door's rate
+ *  limit: a refusal before it costs nothing). */
+export async function newShareLink(
+  ctx: Ctx,
+  input: { nodeId: number; allowed?: () => Promise<unknown> },
+): Promise<ShareState> {
+  const node = await documentToShare(ctx, input.nodeId);
+  await input.allowed?.();
+  return regenerateShareToken(ctx, node);
+}
+
+/** Whether other sites may frame the document. */
+export async function allowFraming(ctx: Ctx, input: { nodeId: number; allowed: boolean }): Promise<NodeRow> {
+  return setFramingAllowed(ctx, await documentToShare(ctx, input.nodeId), input.allowed);
 }

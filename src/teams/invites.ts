@@ -8,7 +8,7 @@ import { newOneTimeToken, presentedTokenHash } from '../core/one-time-token.ts';
 import { emailProblem } from '../core/names.ts';
 import { DAY } from '../limits.ts';
 import { insertInvite, markInviteUsed, pendingInvite } from '../store/invites.ts';
-import { TEAM_ROLES, assertTeamOwner, findTeam, type Team } from './teams.ts';
+import { TEAM_ROLES, findTeam, teamToChange, type Team, type TeamCtx } from './teams.ts';
 import { setMembership, teamRole } from '../store/accounts.ts';
 import { inTransaction } from '../store/transaction.ts';
 
@@ -23,12 +23,12 @@ export interface Invitation {
 
 /** Creates an invitation and mails its link (`link(token)` makes the URL); returns what was sent. */
 export async function inviteToTeam(
-  s: Services,
-  actorId: number,
-  input: { teamId: number; email: string; role: TeamRole },
-  link: (token: string) => string,
+  s: Services & TeamCtx,
+  input: { teamId: number; email: string; role: TeamRole; link: (token: string) => string },
 ): Promise<Invitation> {
-  const team = await assertTeamOwner(s, input.teamId, actorId);
+  const { link } = input;
+  const team = await teamToChange(s, input.teamId);
+  const actorId = s.caller.actor?.accountId ?? null;
   const email = String(input.email ?? '')
     .trim()
     .toLowerCase();

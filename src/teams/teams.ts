@@ -7,6 +7,8 @@ import type { Database } from '../store/db.ts';
 import type { Clock } from '../clock.ts';
 import type { StreamHub } from '../sse/hub.ts';
 import type { EventBus } from '../events/bus.ts';
+import type { Caller } from '../access/caller.ts';
+import type { Nodes } from '../nodes/open.ts';
 import type { Plan, TeamRole } from '../store/schema.ts';
 import { badRequest, conflict, forbidden, notFound } from '../errors.ts';
 import { usernameProblem } from '../core/names.ts';
@@ -26,7 +28,10 @@ import {
   usernameTaken,
 } from '../store/accounts.ts';
 import { allowsTeam, authorizeTeam } from '../access/authorize.ts';
+import { SYSTEM, anonymous, isSystem, personCaller } from '../access/caller.ts';
+import { nodesFor } from '../nodes/open.ts';
 import { inTransaction } from '../store/transaction.ts';
+import { actorOfPerson } from '../accounts/actors.ts';
 
 /** What teams use of the services, part by part (the bus reaches this file through sync keys, so it does not import
  *  src/services.ts): revoking a member's grants takes the hub and the event bus. */
@@ -101,7 +106,7 @@ export async function createTeam(
 }
 
 /** The team with this username (or id), or undefined. */
-export async function findTeam(s: TeamPorts, ref: string | number): Promise<Team | undefined> {
+export async function findTeam(s: Pick<TeamPorts, 'database'>, ref: string | number): Promise<Team | undefined> {
   const row = await teamRow(s.database.db, ref);
   return row
     ? { id: row.id, username: row.username, plan: row.plan, hasActiveSubscription: row.has_active_subscription === 1 }
@@ -114,7 +119,7 @@ export function roleIn(s: TeamPorts, teamId: number, personId: number): Promise<
 }
 
 /** Every team the person belongs to, with their role, by team name. */
-export async function teamsOf(s: TeamPorts, personId: number): Promise<Membership[]> {
+export async function teamsOf(s: Pick<TeamPorts, 'database'>, personId: number): Promise<Membership[]> {
   const rows = await membershipsOf(s.database.db, personId);
   return rows.map((r) => ({
     id: r.id,
@@ -125,8 +130,24 @@ export async function teamsOf(s: TeamPorts, personId: number): Promise<Membershi
   }));
 }
 
+/** The caller's teams, each with its members where the caller's role may change them (else null), and
+ *  whether the caller may change the team's files (`manages`). */
+export async function teamsView(ctx: Pick<TeamCtx, 'caller' | 'database'>) {
+  const me = ctx.caller.actor;
+  const teams = me ? await teamsOf(ctx, me.accountId) : [];
+  return Promise.all(
+    teams.map(async (t) => ({
+      ...t,
+      members: allowsTeam(t.role, 'members') ? await membersOf(ctx, t.id) : null,
+    })),
+  );
+}
+
+/** Whether a member with this role changes the team's files (its dashboard tree), by the table. */
+export const managesFiles = (role: TeamRole) => allowsTeam(role, 'manage');
+
 /** The members of a team, owners first. */
-export async function membersOf(s: TeamPorts, teamId: number): Promise<TeamMember[]> {
+export async function membersOf(s: Pick<TeamPorts, 'database'>, teamId: number): Promise<TeamMember[]> {
   const rows = await membersRows(s.database.db, teamId);
   const order: Record<TeamRole, number> = { owner: 0, editor: 1, viewer: 2 };
   return rows
@@ -134,29 +155,51 @@ export async function membersOf(s: TeamPorts, teamId: number): Promise<TeamMembe
     .sort((a, b) => order[a.role] - order[b.role] || a.username.localeCompare(b.username));
 }
 
-/** Refuses (403) unless the person is an owner of the team; 404 when the team does not exist or
- *  the person is not a member at all (a team's existence is not revealed to strangers). */
-export async function assertTeamOwner(s: TeamPorts, teamId: number, personId: number): Promise<Team> {
-  const team = await findTeam(s, teamId);
-  const role = team ? await roleIn(s, team.id, personId) : undefined;
-  if (!team || !role) throw notFound('No such team.');
+/** Who acts on a team (a request's ctx is one): the caller, and its role in a team as the table reads it. */
+export interface TeamCtx {
+  caller: Caller;
+  nodes: Pick<Nodes, 'roleIn'>;
+  database: Database;
+}
+
+/** The team whose members the caller may change: the table's `members` on the caller's role there (its
+ *  owners; an editor or viewer 403 `not-team-owner`); 404 when there is no such team or the caller is no
+ *  member at all (a team's existence is not revealed to strangers). Kiln itself (the shell) may. */
+export async function teamToChange(ctx: TeamCtx, teamId: number): Promise<Team> {
+  const team = await findTeam(ctx, teamId);
+  if (!team) throw notFound('No such team.');
+  if (isSystem(ctx.caller)) return team;
+  const role = await ctx.nodes.roleIn(team.id);
+  if (!role) throw notFound('No such team.');
   authorizeTeam(role, 'members', () =>
     forbidden('Only the owners of a team can change its members.', 'not-team-owner'),
   );
   return team;
 }
 
+/** The ctx of a caller named the old way: a person's id (a main-app session of theirs), or null for the shell. */
+async function legacyCtx(s: TeamPorts, actorId: number | null): Promise<TeamPorts & TeamCtx> {
+  const row = actorId === null ? undefined : await personRow(s.database.db, { id: actorId });
+  const actor = row ? actorOfPerson(row, `account:${row.id}`) : null;
+  const caller = actorId === null ? SYSTEM : actor ? personCaller('session', actor, null) : anonymous();
+  return { ...s, caller, nodes: nodesFor(s.database.db, caller) };
+}
+
+type MemberInput = { teamId: number; username: string; role: TeamRole };
+
 /** Adds a person to the team with a role, or changes the role of a member. The last owner cannot
- *  step down (a team always has an owner). `actorId` null = the shell (no ownership check). */
+ *  step down (a team always has an owner). */
+export function setMember(ctx: TeamPorts & TeamCtx, input: MemberInput): Promise<TeamMember>;
+/** @deprecated `(s, actorId, input)`: as the person `actorId`, or the shell (null); callers not moved yet. */
+export function setMember(s: TeamPorts, actorId: number | null, input: MemberInput): Promise<TeamMember>;
 export async function setMember(
-  s: TeamPorts,
-  actorId: number | null,
-  input: { teamId: number; username: string; role: TeamRole },
+  ...a: [TeamPorts & TeamCtx, MemberInput] | [TeamPorts, number | null, MemberInput]
 ): Promise<TeamMember> {
+  if (a.length === 3) return setMember(await legacyCtx(a[0], a[1]), a[2]);
+  const [s, input] = a;
   if (!TEAM_ROLES.includes(input.role))
     throw badRequest(`Role must be one of ${TEAM_ROLES.join(', ')}.`, 'invalid-role');
-  if (actorId !== null) await assertTeamOwner(s, input.teamId, actorId);
-  else if (!(await findTeam(s, input.teamId))) throw notFound('No such team.');
+  await teamToChange(s, input.teamId);
   const { db } = s.database;
   const person = await personRow(db, { username: String(input.username ?? '') });
   if (!person) throw notFound(`There is no person named "${input.username}".`);
@@ -175,13 +218,15 @@ export async function setMember(
 }
 
 /** Removes a member; the last owner stays. */
+export function removeMember(ctx: TeamPorts & TeamCtx, input: { teamId: number; personId: number }): Promise<void>;
+/** @deprecated `(s, actorId, teamId, personId)`: as the person `actorId`, or the shell (null). */
+export function removeMember(s: TeamPorts, actorId: number | null, teamId: number, personId: number): Promise<void>;
 export async function removeMember(
-  s: TeamPorts,
-  actorId: number | null,
-  teamId: number,
-  personId: number,
+  ...a: [TeamPorts & TeamCtx, { teamId: number; personId: number }] | [TeamPorts, number | null, number, number]
 ): Promise<void> {
-  if (actorId !== null) await assertTeamOwner(s, teamId, actorId);
+  if (a.length === 4) return removeMember(await legacyCtx(a[0], a[1]), { teamId: a[2], personId: a[3] });
+  const [s, { teamId, personId }] = a;
+  await teamToChange(s, teamId);
   await inTransaction(s, async (trx) => {
     const current = await teamRole(trx, teamId, personId);
     if (!current) throw notFound('That person is not a member of this team.');
@@ -191,7 +236,7 @@ export async function removeMember(
   await revokeGrants(s, [grants.member(teamId, personId)]);
 }
 
-async function assertAnotherOwner(trx: TeamPorts['database']['db'], teamId: number, personId: number) {
+async function assertAnotherOwner(trx: Database['db'], teamId: number, personId: number) {
   if (!(await otherOwner(trx, teamId, personId)))
     throw conflict('A team needs at least one owner; make someone else an owner first.', 'last-owner');
 }

@@ -15,19 +15,19 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { z } from 'zod';
 import type { RoutePlugin } from './plugin.ts';
-import type { Actor } from '../../access/actor.ts';
-import { type KilnError, badRequest } from '../../errors.ts';
-import { authorizeActor } from '../../access/authorize.ts';
-import { nodeToManage } from '../../nodes/manage.ts';
+import type { KilnError } from '../../errors.ts';
+import { signedIn } from '../../nodes/manage.ts';
 import { assertSameOrigin } from '../origin.ts';
-import { wantsHtml, queryMsg, backWithRefusal, idParam, parse, textParam, type FieldCodes } from '../io.ts';
+import { wantsHtml, queryMsg, backWithRefusal, type FieldCodes } from '../io.ts';
+import { fields } from '../schema.ts';
 import { withMessage } from '../messages.ts';
-import type { NodeRow } from '../../store/schema.ts';
-import { regenerateShareToken, setSharing, type ShareState } from '../../sharing/share.ts';
+import type { NodeRow } from '../../nodes/tree.ts';
+import { allowFraming, newShareLink, shareDocument, sharingOf, type ShareState } from '../../sharing/share.ts';
 import { strictAttempt } from '../../ratelimit/http.ts';
 import { sharingPage } from '../../ui/sharing.ts';
 import { onlyOn } from '../hosts.ts';
-import { framingAllowed, setFramingAllowed } from '../../sharing/framing.ts';
+import { framingAllowed } from '../../sharing/framing.ts';
+import { nodeParams } from './dashboard/shared.ts';
 
 const SHARING_PATH = '/_/dashboard/nodes/:id/sharing';
 const SHARE_REGENERATE_PATH = `${SHARING_PATH}/regenerate`;
@@ -44,94 +44,85 @@ const onOff = z.union([
     .transform((v) => ['1', 'true', 'on', 'yes'].includes(v)),
 ]);
 
-const bodies = { sharing: z.object({ enabled: onOff }), framing: z.object({ allowed: onOff }) };
 const codes = { enabled: { code: 'invalid', msg: 'Send enabled: true or false.' } } as const satisfies FieldCodes;
 const framingCodes = {
   allowed: { code: 'invalid', msg: 'Send allowed: true or false.' },
 } as const satisfies FieldCodes;
+const bodies = {
+  sharing: fields(z.object({ enabled: onOff }), codes),
+  framing: fields(z.object({ allowed: onOff }), framingCodes),
+  none: z.unknown(),
+};
+
+/** A change's route: its refused field answers after who is asking (`gate`). */
+const on = <B extends z.ZodType>(body: B) => ({ schema: { params: nodeParams, body }, attachValidation: true });
+
+/** A signed-in developer (strangers 401, app users 403), from the main app's own pages for a change; then the
+ *  route's schema. Which documents they may share is the use cases' (src/sharing/share.ts). */
+function gate(req: FastifyRequest, write: boolean) {
+  if (write) assertSameOrigin(req);
+  const me = signedIn(req.ctx, 'manage');
+  if (req.validationError) throw req.validationError;
+  return me;
+}
+
+const pathOf = (node: Pick<NodeRow, 'id'>) => SHARING_PATH.replace(':id', String(node.id));
 
 const plugin: RoutePlugin = async (app, { services: s }) => {
   onlyOn(app, 'main');
-  /** The document, for a signed-in developer who may manage it (strangers 401, others 400/403/404). */
-  async function ownedDocument(req: FastifyRequest, write: boolean): Promise<{ actor: Actor; node: NodeRow }> {
-    if (write) assertSameOrigin(req);
-    const actor = authorizeActor({ actor: req.actor }, null, 'manage');
-    // The dashboard's own decision, team roles included: a team's owners and editors share its documents,
-    // a viewer is refused 403 `viewer` (as at every other door).
-    const node = await nodeToManage(s, actor, idParam(req));
-    if (node.type !== 'site') throw badRequest('Only documents can be shared.', 'not-a-document');
-    return { actor, node };
-  }
 
-  function pathOf(node: NodeRow) {
-    return SHARING_PATH.replace(':id', String(node.id));
-  }
-
-  function answer(req: FastifyRequest, reply: FastifyReply, actor: Actor, msg: string, state: ShareState) {
+  function answer(req: FastifyRequest, reply: FastifyReply, msg: string, state: ShareState) {
     reply.header('cache-control', 'no-store');
     if (!wantsHtml(req)) {
-      return reply.send({
-        msg,
-        msgType: 'success',
-        shareEnabled: state.shareEnabled,
-        ...(state.shareUrl ? { shareUrl: state.shareUrl } : {}),
-      });
+      const url = state.shareUrl ? { shareUrl: state.shareUrl } : {};
+      return reply.send({ msg, msgType: 'success', shareEnabled: state.shareEnabled, ...url });
     }
     // A link cannot travel in a redirect URL: the page itself shows it once.
-    if (state.shareUrl) {
-      return reply.type('text/html; charset=utf-8').send(
-        sharingPage({
-          username: actor.username,
-          nodeId: state.node.id,
-          name: state.node.name,
-          shareEnabled: true,
-          framingAllowed: framingAllowed(state.node),
-          shareUrl: state.shareUrl,
-          msg: { text: msg, type: 'success' },
-        }),
-      );
-    }
-    return reply.redirect(withMessage(s.secret, pathOf(state.node), msg, 'success'), 302);
+    if (!state.shareUrl) return reply.redirect(withMessage(s.secret, pathOf(state.node), msg, 'success'), 302);
+    return reply.type('text/html; charset=utf-8').send(
+      sharingPage({
+        username: gate(req, false).username,
+        nodeId: state.node.id,
+        name: state.node.name,
+        shareEnabled: true,
+        framingAllowed: framingAllowed(state.node),
+        shareUrl: state.shareUrl,
+        msg: { text: msg, type: 'success' },
+      }),
+    );
   }
 
   /** Browser form posts come back to the page with a refusal; everything else meets the error handler. */
-  async function operate(req: FastifyRequest, reply: FastifyReply, op: () => Promise<unknown>) {
+  async function operate(
+    req: FastifyRequest<{ Params: { id: number } }>,
+    reply: FastifyReply,
+    op: () => Promise<unknown>,
+  ) {
     try {
+      gate(req, true);
       return await op();
     } catch (err) {
-      const raw = textParam(req, 'id');
-      const page =
-        /^\d{1,15}$/.test(raw) && (err as KilnError).status !== 404 ? SHARING_PATH.replace(':id', raw) : '/_/dashboard';
+      const { id } = req.params;
+      const page = id > 0 && (err as KilnError).status !== 404 ? pathOf({ id }) : '/_/dashboard';
       const back = backWithRefusal(req, reply, err, page);
       if (back) return back;
       throw err;
     }
   }
 
-  app.get(SHARING_PATH, async (req, reply) => {
-    const { actor, node } = await ownedDocument(req, false);
-    const shareEnabled = node.share_enabled === 1 && !!node.share_token;
+  app.get(SHARING_PATH, { schema: { params: nodeParams } }, async (req, reply) => {
+    const me = gate(req, false);
+    const { node, shareEnabled, framingAllowed: allowed } = await sharingOf(req.ctx, { nodeId: req.params.id });
     reply.header('cache-control', 'no-store');
-    const allowed = framingAllowed(node);
     if (!wantsHtml(req)) return reply.send({ msg: '', msgType: 'success', shareEnabled, framingAllowed: allowed });
-    const msg = queryMsg(req);
-    return reply.type('text/html; charset=utf-8').send(
-      sharingPage({
-        username: actor.username,
-        nodeId: node.id,
-        name: node.name,
-        shareEnabled,
-        framingAllowed: allowed,
-        msg,
-      }),
-    );
+    const page = { username: me.username, nodeId: node.id, name: node.name, shareEnabled, framingAllowed: allowed };
+    return reply.type('text/html; charset=utf-8').send(sharingPage({ ...page, msg: queryMsg(req) }));
   });
 
-  app.post(FRAMING_PATH, (req, reply) =>
+  app.post(FRAMING_PATH, on(bodies.framing), (req, reply) =>
     operate(req, reply, async () => {
-      const { node } = await ownedDocument(req, true);
-      const { allowed } = parse(bodies.framing, req.body, framingCodes);
-      const changed = await setFramingAllowed(s, node, allowed);
+      const { allowed } = req.body;
+      const changed = await allowFraming(req.ctx, { nodeId: req.params.id, allowed });
       const msg = allowed
         ? `Other sites may show "${changed.name}" in a frame.`
         : `Only your own pages may show "${changed.name}" in a frame now.`;
@@ -141,35 +132,28 @@ const plugin: RoutePlugin = async (app, { services: s }) => {
     }),
   );
 
-  app.post(SHARING_PATH, (req, reply) =>
+  app.post(SHARING_PATH, on(bodies.sharing), (req, reply) =>
     operate(req, reply, async () => {
-      const { actor, node } = await ownedDocument(req, true);
-      const { enabled } = parse(bodies.sharing, req.body, codes);
-      const was = node.share_enabled === 1 && !!node.share_token;
-      const state = await setSharing(s, node, enabled);
+      const { enabled } = req.body;
+      const state = await shareDocument(req.ctx, { nodeId: req.params.id, enabled });
+      const name = state.node.name;
       const msg = enabled
-        ? was
-          ? `Sharing of "${node.name}" is already on. Make a new link if you need one.`
-          : `Sharing of "${node.name}" is on. Copy the link now: it is shown only once.`
-        : was
-          ? `Sharing of "${node.name}" is off: the link no longer works.`
-          : `Sharing of "${node.name}" was already off.`;
-      return answer(req, reply, actor, msg, state);
+        ? state.was
+          ? `Sharing of "${name}" is already on. Make a new link if you need one.`
+          : `Sharing of "${name}" is on. Copy the link now: it is shown only once.`
+        : state.was
+          ? `Sharing of "${name}" is off: the link no longer works.`
+          : `Sharing of "${name}" was already off.`;
+      return answer(req, reply, msg, state);
     }),
   );
 
-  app.post(SHARE_REGENERATE_PATH, (req, reply) =>
+  app.post(SHARE_REGENERATE_PATH, on(bodies.none), (req, reply) =>
     operate(req, reply, async () => {
-      const { actor, node } = await ownedDocument(req, true);
-      await strictAttempt(s, req, reply, 'share-token');
-      const state = await regenerateShareToken(s, node);
-      return answer(
-        req,
-        reply,
-        actor,
-        `New share link for "${node.name}": the old one no longer works. Copy it now: it is shown only once.`,
-        state,
-      );
+      const allowed = () => strictAttempt(s, req, reply, 'share-token');
+      const state = await newShareLink(req.ctx, { nodeId: req.params.id, allowed });
+      const msg = `New share link for "${state.node.name}": the old one no longer works. Copy it now: it is shown only once.`;
+      return answer(req, reply, msg, state);
     }),
   );
 };

@@ -2,19 +2,20 @@
 // account through its mailed link.
 import { createReadStream } from 'node:fs';
 import multipart from '@fastify/multipart';
+import { z } from 'zod';
 import type { RoutePlugin } from '../plugin.ts';
 import { exportTree, importTree, importedInWords, lastExport } from '../../../accounts/export.ts';
 import { notFound } from '../../../errors.ts';
 import { limits } from '../../../limits.ts';
-import { done, formPost, parse, textParam, withUploadedFile } from '../../io.ts';
+import { done, formPost, withUploadedFile } from '../../io.ts';
 import { withMessage } from '../../messages.ts';
 import { queries } from './schemas.ts';
 import { ACCOUNT, developer, renderAccount } from './shared.ts';
 
 const transfer: RoutePlugin = async (app, { services: s }) => {
-  app.get(`${ACCOUNT}/export`, async (req, reply) => {
+  app.get(`${ACCOUNT}/export`, { schema: { querystring: queries.export } }, async (req, reply) => {
     const actor = developer(req, false);
-    const versions = parse(queries.export, req.query).versions === '1';
+    const versions = req.query.versions === '1';
     const stream = await exportTree(s, actor.accountId, actor.accountId, { versions });
     const day = s.clock.now().toISOString().slice(0, 10);
     return reply
@@ -46,8 +47,8 @@ const transfer: RoutePlugin = async (app, { services: s }) => {
   );
 
   /** A last export, made before an account was deleted (the link mailed then; 7 days). */
-  app.get('/_/export/:token', async (req, reply) => {
-    const file = await lastExport(s, textParam(req, 'token'));
+  app.get('/_/export/:token', { schema: { params: z.object({ token: z.string() }) } }, async (req, reply) => {
+    const file = await lastExport(s, req.params.token);
     if (!file) throw notFound('This export link is not valid (it expired after 7 days, or never existed).');
     return reply
       .header('cache-control', 'no-store')

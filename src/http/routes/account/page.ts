@@ -1,4 +1,5 @@
 // The account page: who you are, your plan, and where you are signed in.
+import { z } from 'zod';
 import type { RoutePlugin } from '../plugin.ts';
 import { signIns } from '../../../accounts/account.ts';
 import { PLAN_NAMES } from '../../../billing/plans.ts';
@@ -7,7 +8,7 @@ import { queryMsg, sendPage, wantsHtml } from '../../io.ts';
 import { ACCOUNT, developer } from './shared.ts';
 
 const page: RoutePlugin = async (app, { services: s }) => {
-  app.get(ACCOUNT, async (req, reply) => {
+  app.get(ACCOUNT, { schema: { querystring: z.looseObject({}) } }, async (req, reply) => {
     const actor = developer(req, false);
     const logins = await signIns(s, actor.accountId, actor.loginId);
     reply.header('cache-control', 'no-store');

@@ -1,19 +1,21 @@
 // The activity feed of a tree (src/nodes/activity.ts); the dashboard page shows its first entries.
+import { z } from 'zod';
 import type { RoutePlugin } from '../plugin.ts';
-import { queryText } from '../../io.ts';
-import { authorizeActor } from '../../../access/authorize.ts';
-import { treeOwner } from '../../../nodes/manage.ts';
+import { signedIn, treeOwner } from '../../../nodes/manage.ts';
 import { activityFeed } from '../../../nodes/activity.ts';
-import { mainOnly } from './shared.ts';
+import { mainOnly, teamQuery } from './shared.ts';
 
-const activity: RoutePlugin = async (app, { services: s }) => {
-  app.get('/_/activity', async (req, reply) => {
+/** `?limit=` (1 to 500; anything else: 100). */
+const query = teamQuery.extend({ limit: z.coerce.number().int().positive().catch(100).default(100) });
+
+const activity: RoutePlugin = async (app) => {
+  app.get('/_/activity', { schema: { querystring: query } }, async (req, reply) => {
     mainOnly(req);
-    const actor = authorizeActor({ actor: req.actor }, null, 'dashboard');
-    const owner = await treeOwner(s, actor, queryText(req, 'team'));
-    const limit = Number(queryText(req, 'limit') ?? 100) || 100;
+    signedIn(req.ctx, 'dashboard');
+    const owner = await treeOwner(req.ctx, req.query.team);
     reply.header('cache-control', 'no-store');
-    return { msg: '', msgType: 'success', activity: await activityFeed(s, actor.accountId, owner.id, limit) };
+    const feed = await activityFeed(req.ctx, { ownerId: owner.id, limit: req.query.limit });
+    return { msg: '', msgType: 'success', activity: feed };
   });
 };
 

@@ -28,8 +28,9 @@
 //
 // AJAX answers: JSON {msg, msgType, html, node?} where `html` is the pre-rendered node list (errors:
 // {msg, msgType:'error', code}). Browser form posts: 302 back to /_/dashboard with msg and msgType.
-// Access: `dashboard` / `manage` on main_app, then `manage` on the node (src/access/table.ts), decided
-// by src/nodes/manage.ts and the use cases.
+// Access: the use cases decide, over the request's ctx (src/nodes/): a node through `ctx.nodes.open(id,
+// 'manage')` (the access table, src/access/table.ts, team roles included), a tree through treeOwner
+// (src/nodes/manage.ts). The routes only gate the order a browser relies on (shared.ts).
 import type { RoutePlugin } from '../plugin.ts';
 import tree from './tree.ts';
 import nodes from './nodes.ts';

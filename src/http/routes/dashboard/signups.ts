@@ -1,48 +1,54 @@
 // An app's sign-ups (src/apps): who signed up, and disabling one of them.
 import { z } from 'zod';
 import type { RoutePlugin } from '../plugin.ts';
-import { flag, idParam, parse, queryMsg, sendPage, wantsHtml } from '../../io.ts';
+import { flag, queryMsg, sendPage, wantsHtml } from '../../io.ts';
 import { withMessage } from '../../messages.ts';
-import { authorizeActor } from '../../../access/authorize.ts';
 import { documentHostUrl } from '../../../core/urls.ts';
 import { appSignups, setAppUserDisabled } from '../../../apps/apps.ts';
+import { signedIn } from '../../../nodes/manage.ts';
 import { appSignupUrl } from '../../../ui/dashboard.ts';
 import { signupsPage } from '../../../ui/apps.ts';
-import { DASHBOARD, mainOnly, manager } from './shared.ts';
+import { DASHBOARD, mainOnly, manager, nodeParams } from './shared.ts';
 
 const disable = z.object({ disabled: flag });
+/** The app and one of its users: a malformed id is no such one (404). */
+const userParams = nodeParams.extend({ user: nodeParams.shape.id });
 
 const signups: RoutePlugin = async (app, { services: s }) => {
-  app.get(`${DASHBOARD}/nodes/:id/signups`, async (req, reply) => {
+  app.get(`${DASHBOARD}/nodes/:id/signups`, { schema: { params: nodeParams } }, async (req, reply) => {
     mainOnly(req);
-    const actor = authorizeActor({ actor: req.actor }, null, 'manage');
-    const { app: node, users } = await appSignups(s, actor.accountId, idParam(req));
+    const me = signedIn(req.ctx, 'manage');
+    const { app: node, users } = await appSignups(s, me.accountId, req.params.id);
     reply.header('cache-control', 'no-store');
     if (!wantsHtml(req)) return { msg: '', msgType: 'success', app: node.name, users };
     return sendPage(
       reply,
       signupsPage({
-        username: actor.username,
+        username: me.username,
         app: node,
         users,
-        signupUrl: appSignupUrl(documentHostUrl(s.config, actor.username), node),
+        signupUrl: appSignupUrl(documentHostUrl(s.config, me.username), node),
         msg: queryMsg(req),
       }),
     );
   });
 
-  app.post(`${DASHBOARD}/nodes/:id/signups/:user/disable`, async (req, reply) => {
-    const actor = manager(req);
-    const disabled = parse(disable, req.body).disabled;
-    const appId = idParam(req);
-    const user = await setAppUserDisabled(s, actor.accountId, appId, idParam(req, 'user'), disabled);
-    const msg = disabled
-      ? `${user.username} is disabled: they cannot sign in, and their copy answers "unavailable".`
-      : `${user.username} may sign in again.`;
-    if (wantsHtml(req))
-      return reply.redirect(withMessage(s.secret, `${DASHBOARD}/nodes/${appId}/signups`, msg, 'success'), 302);
-    return { msg, msgType: 'success' };
-  });
+  app.post(
+    `${DASHBOARD}/nodes/:id/signups/:user/disable`,
+    { schema: { params: userParams, body: disable }, attachValidation: true },
+    async (req, reply) => {
+      const me = manager(req);
+      const { id: appId, user: userId } = req.params;
+      const disabled = req.body.disabled;
+      const user = await setAppUserDisabled(s, me.accountId, appId, userId, disabled);
+      const msg = disabled
+        ? `${user.username} is disabled: they cannot sign in, and their copy answers "unavailable".`
+        : `${user.username} may sign in again.`;
+      if (wantsHtml(req))
+        return reply.redirect(withMessage(s.secret, `${DASHBOARD}/nodes/${appId}/signups`, msg, 'success'), 302);
+      return { msg, msgType: 'success' };
+    },
+  );
 };
 
 export default signups;

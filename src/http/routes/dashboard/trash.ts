@@ -1,19 +1,17 @@
 // The trash (src/nodes/trash.ts): the list, restoring, purging and emptying.
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { z } from 'zod';
-import type { Services } from '../../../services.ts';
+import type { Ctx } from '../../../context.ts';
 import type { RoutePlugin } from '../plugin.ts';
-import { backWithRefusal, id, idParam, parse, queryMsg, queryText, sendPage, wantsHtml } from '../../io.ts';
+import { backWithRefusal, id, queryMsg, queryText, sendPage, wantsHtml } from '../../io.ts';
 import { withMessage } from '../../messages.ts';
-import type { Actor } from '../../../access/actor.ts';
-import { authorizeActor } from '../../../access/authorize.ts';
-import type { NodeRow } from '../../../store/schema.ts';
-import { treeOwner } from '../../../nodes/manage.ts';
+import type { NodeRow } from '../../../nodes/tree.ts';
+import { signedIn, treeOwner } from '../../../nodes/manage.ts';
 import { emptyTrash, listTrash, purgeFromTrash, restoreFromTrash } from '../../../nodes/trash.ts';
 import { trashPage } from '../../../ui/dashboard.ts';
-import { DASHBOARD, mainOnly, manager, publicNode } from './shared.ts';
+import { DASHBOARD, mainOnly, manager, nodeParams, publicNode, teamQuery } from './shared.ts';
 
-const empty = z.object({ ownerId: id.optional() });
+const bodies = { empty: z.object({ ownerId: id.optional() }), none: z.unknown() };
 
 interface TrashResult {
   msg: string;
@@ -23,24 +21,23 @@ interface TrashResult {
 
 /** Runs a trash operation: back to the trash page (browsers) or JSON. */
 async function trashOp(
-  s: Services,
   req: FastifyRequest,
   reply: FastifyReply,
-  op: (actor: Actor) => Promise<TrashResult>,
+  op: (ctx: Ctx, me: ReturnType<typeof manager>) => Promise<TrashResult>,
 ) {
-  let actor: Actor;
   let result: TrashResult;
   try {
-    actor = manager(req);
-    result = await op(actor);
+    result = await op(req.ctx, manager(req));
   } catch (err) {
-    const back = backWithRefusal(req, reply, err, `${DASHBOARD}/trash${teamQuery(req)}`);
+    const back = backWithRefusal(req, reply, err, `${DASHBOARD}/trash${teamOf(queryText(req, 'team'))}`);
     if (back) return back;
     throw err;
   }
-  const owner = await treeOwner(s, actor, result.ownerId);
-  const page = `${DASHBOARD}/trash${owner.id === actor.accountId ? '' : `?team=${encodeURIComponent(owner.username)}`}`;
-  if (wantsHtml(req)) return reply.redirect(withMessage(s.secret, page, result.msg, 'success'), 302);
+  if (wantsHtml(req)) {
+    const owner = await treeOwner(req.ctx, result.ownerId);
+    const page = `${DASHBOARD}/trash${owner.own ? '' : teamOf(owner.username)}`;
+    return reply.redirect(withMessage(req.ctx.secret, page, result.msg, 'success'), 302);
+  }
   return reply.send({
     msg: result.msg,
     msgType: 'success',
@@ -48,70 +45,55 @@ async function trashOp(
   });
 }
 
-/** The trash page a refusal goes back to: the team's, when the request named one. */
-function teamQuery(req: FastifyRequest) {
-  const t = queryText(req, 'team');
-  return t ? `?team=${encodeURIComponent(t)}` : '';
-}
+/** The trash page of a team (a refusal goes back to the team's, when the request named one). */
+const teamOf = (team: string | undefined) => (team ? `?team=${encodeURIComponent(team)}` : '');
 
-const trash: RoutePlugin = async (app, { services: s }) => {
-  app.get(`${DASHBOARD}/trash`, async (req, reply) => {
+const on = <B extends z.ZodType>(body: B) => ({ schema: { params: nodeParams, body }, attachValidation: true });
+
+const trash: RoutePlugin = async (app) => {
+  app.get(`${DASHBOARD}/trash`, { schema: { querystring: teamQuery } }, async (req, reply) => {
     mainOnly(req);
-    const actor = authorizeActor({ actor: req.actor }, null, 'dashboard');
-    const owner = await treeOwner(s, actor, queryText(req, 'team'));
-    const entries = await listTrash(s, actor.accountId, owner.id);
+    const me = signedIn(req.ctx, 'dashboard');
+    const owner = await treeOwner(req.ctx, req.query.team);
+    const entries = await listTrash(req.ctx, { ownerId: owner.id });
     reply.header('cache-control', 'no-store');
-    if (!wantsHtml(req))
-      return reply.send({
-        msg: '',
-        msgType: 'success',
-        trash: entries.map((e) => ({
-          ...publicNode(e.node),
-          inside: e.inside,
-          trashedAt: e.node.trashed_at,
-          purgeAt: e.purgeAt,
-        })),
-      });
-    return sendPage(
-      reply,
-      trashPage({
-        username: actor.username,
-        owner: owner.username,
-        ownerId: owner.id,
-        team: owner.id !== actor.accountId,
-        entries,
-        msg: queryMsg(req),
-      }),
-    );
+    if (!wantsHtml(req)) {
+      const trash = entries.map((e) => ({
+        ...publicNode(e.node),
+        inside: e.inside,
+        trashedAt: e.node.trashed_at,
+        purgeAt: e.purgeAt,
+      }));
+      return reply.send({ msg: '', msgType: 'success', trash });
+    }
+    const page = { username: me.username, owner: owner.username, ownerId: owner.id, team: !owner.own };
+    return sendPage(reply, trashPage({ ...page, entries, msg: queryMsg(req) }));
   });
 
-  app.post(`${DASHBOARD}/trash/:id/restore`, (req, reply) =>
-    trashOp(s, req, reply, async (actor) => {
-      const node = await restoreFromTrash(s, actor.accountId, idParam(req), actor.writer);
+  app.post(`${DASHBOARD}/trash/:id/restore`, on(bodies.none), (req, reply) =>
+    trashOp(req, reply, async (ctx) => {
+      const node = await restoreFromTrash(ctx, { rootId: req.params.id });
       const where = node.path ? `"${node.path}"` : 'the top level';
       return { msg: `Restored "${node.name}" to ${where}, with its versions.`, ownerId: node.owner_id, node };
     }),
   );
 
-  app.post(`${DASHBOARD}/trash/:id/purge`, (req, reply) =>
-    trashOp(s, req, reply, async (actor) => {
-      const node = await purgeFromTrash(s, actor.accountId, idParam(req));
+  app.post(`${DASHBOARD}/trash/:id/purge`, on(bodies.none), (req, reply) =>
+    trashOp(req, reply, async (ctx) => {
+      const node = await purgeFromTrash(ctx, { rootId: req.params.id });
       return { msg: `"${node.name}" is deleted for good.`, ownerId: node.owner_id };
     }),
   );
 
-  app.post(`${DASHBOARD}/trash/empty`, (req, reply) =>
-    trashOp(s, req, reply, async (actor) => {
-      const b = parse(empty, req.body);
-      const owner = await treeOwner(s, actor, b.ownerId);
-      const n = await emptyTrash(s, actor.accountId, owner.id);
-      return {
-        msg:
-          n === 0
-            ? 'The trash was already empty.'
-            : `Emptied the trash: ${n} deletion${n === 1 ? '' : 's'} gone for good.`,
-        ownerId: owner.id,
-      };
+  app.post(`${DASHBOARD}/trash/empty`, { schema: { body: bodies.empty }, attachValidation: true }, (req, reply) =>
+    trashOp(req, reply, async (ctx, me) => {
+      const ownerId = req.body.ownerId ?? me.accountId;
+      const n = await emptyTrash(ctx, { ownerId });
+      const msg =
+        n === 0
+          ? 'The trash was already empty.'
+          : `Emptied the trash: ${n} deletion${n === 1 ? '' : 's'} gone for good.`;
+      return { msg, ownerId };
     }),
   );
 };

@@ -1,21 +1,16 @@
 // The tree: the dashboard page, its node list, and creating documents and folders.
 import { z } from 'zod';
 import type { RoutePlugin } from '../plugin.ts';
-import { id, parse, queryMsg, queryText, wantsHtml } from '../../io.ts';
+import { id, queryMsg, wantsHtml } from '../../io.ts';
 import { limits } from '../../../limits.ts';
-import { allowsTeam, authorizeActor } from '../../../access/authorize.ts';
-import { teamsOf } from '../../../teams/teams.ts';
 import { documentHostUrl, nodeUrlPath } from '../../../core/urls.ts';
 import { signupInstance } from '../../../apps/instances.ts';
-import { checkNewPath, createNode, createPath, listTree } from '../../../nodes/tree.ts';
-import type { NodeRow } from '../../../store/schema.ts';
-import { treeOwner } from '../../../nodes/manage.ts';
+import { checkNewPath, createNode, createPath, type NodeRow } from '../../../nodes/tree.ts';
+import { signedIn } from '../../../nodes/manage.ts';
+import { dashboardView, treeView } from '../../../nodes/tree-view.ts';
 import { STARTERS, type Starter } from '../../../nodes/starters.ts';
-import { listTrash } from '../../../nodes/trash.ts';
-import { activityFeed } from '../../../nodes/activity.ts';
-import { unread } from '../../../messages/messages.ts';
 import { dashboardPage, nodeListHtml } from '../../../ui/dashboard.ts';
-import { DASHBOARD, listView, mainOnly, operate, publicNode } from './shared.ts';
+import { DASHBOARD, mainOnly, operate, publicNode, teamQuery } from './shared.ts';
 
 const TYPE_WORD: Record<NodeRow['type'], string> = { site: 'Document', folder: 'Folder', upload: 'File' };
 
@@ -29,73 +24,59 @@ const create = z.object({
   starter: z.enum(Object.keys(STARTERS) as [Starter, ...Starter[]]).default('blank'),
 });
 
+/** The page's query: whose tree, and a name to fill into the create form (`?new=index.html`). */
+const pageQuery = teamQuery.extend({ new: z.string().optional().catch(undefined) });
+
 const tree: RoutePlugin = async (app, { services: s }) => {
-  app.get(DASHBOARD, async (req, reply) => {
+  app.get(DASHBOARD, { schema: { querystring: pageQuery } }, async (req, reply) => {
     if (req.site.kind !== 'main') return reply.redirect(`${s.config.baseUrl}${DASHBOARD}`, 302);
     // A visitor who signed up to someone's app has no dashboard: its home is its own copy.
-    if (req.actor?.accountType === 'app_user' && wantsHtml(req)) {
-      const instance = await signupInstance(s, req.actor.accountId);
-      if (instance) return reply.redirect(documentHostUrl(s.config, req.actor.username) + nodeUrlPath(instance), 302);
+    const me = req.ctx.caller.actor;
+    if (me?.accountType === 'app_user' && wantsHtml(req)) {
+      const instance = await signupInstance(s, me.accountId);
+      if (instance) return reply.redirect(documentHostUrl(s.config, me.username) + nodeUrlPath(instance), 302);
     }
-    const actor = authorizeActor({ actor: req.actor }, null, 'dashboard');
-    const owner = await treeOwner(s, actor, queryText(req, 'team'));
-    const nodes = await listTree(s, actor.accountId, owner.id);
-    const teams = (await teamsOf(s, actor.accountId)).filter((t) => allowsTeam(t.role, 'manage'));
-    const trashed = (await listTrash(s, actor.accountId, owner.id)).length;
-    const activity = await activityFeed(s, actor.accountId, owner.id, 10);
+    const view = await dashboardView(req.ctx, req.query.team);
     const body = dashboardPage({
-      ...(await listView(s, owner, nodes)),
-      username: actor.username,
-      owner: owner.username,
-      accounts: [actor.username, ...teams.map((t) => t.username)],
-      trashed,
-      activity,
-      unreadMessages: owner.id === actor.accountId ? await unread(s, actor.accountId) : 0,
-      isAdmin: actor.isSuperadmin,
+      ...view,
+      owner: view.owner.username,
       msg: queryMsg(req),
-      newName: queryText(req, 'new')?.slice(0, limits.pathLength),
+      newName: req.query.new?.slice(0, limits.pathLength),
     });
     return reply.header('cache-control', 'no-store').type('text/html; charset=utf-8').send(body);
   });
 
-  app.get(`${DASHBOARD}/nodes`, async (req, reply) => {
+  app.get(`${DASHBOARD}/nodes`, { schema: { querystring: teamQuery } }, async (req, reply) => {
     mainOnly(req);
-    const actor = authorizeActor({ actor: req.actor }, null, 'dashboard');
-    const owner = await treeOwner(s, actor, queryText(req, 'team'));
-    const nodes = await listTree(s, actor.accountId, owner.id);
+    signedIn(req.ctx, 'dashboard');
+    const view = await treeView(req.ctx, req.query.team);
     return reply.header('cache-control', 'no-store').send({
       msg: '',
       msgType: 'success',
-      nodes: nodes.map(publicNode),
-      html: nodeListHtml(await listView(s, owner, nodes)),
+      nodes: view.nodes.map(publicNode),
+      html: nodeListHtml(view),
     });
   });
 
   // The New-document form asks as a name is typed: what creating it would answer, nothing written.
   app.get(`${DASHBOARD}/names`, { schema: { querystring: create } }, async (req, reply) => {
     mainOnly(req);
-    const actor = authorizeActor({ actor: req.actor }, null, 'manage');
+    const me = signedIn(req.ctx, 'manage');
     const b = req.query;
-    const owner = await treeOwner(s, actor, b.ownerId);
     const name = b.name.includes('/') ? b.name.trim() : b.name;
-    const path = await checkNewPath(s, actor.accountId, {
-      ownerId: owner.id,
-      path: name,
-      type: b.type,
-      parentId: b.parentId,
-    });
+    const ownerId = b.ownerId ?? me.accountId;
+    const path = await checkNewPath(req.ctx, { ownerId, path: name, type: b.type, parentId: b.parentId });
     return reply.header('cache-control', 'no-store').send({ msg: `"${path}" is free.`, msgType: 'success', path });
   });
 
-  app.post(`${DASHBOARD}/nodes`, (req, reply) =>
-    operate(s, req, reply, async (actor) => {
-      const b = parse(create, req.body);
-      const owner = await treeOwner(s, actor, b.ownerId);
-      const input = { ownerId: owner.id, html: b.html, starter: b.starter, writer: actor.writer };
+  app.post(`${DASHBOARD}/nodes`, { schema: { body: create }, attachValidation: true }, (req, reply) =>
+    operate(req, reply, async (ctx, me) => {
+      const b = req.body;
+      const input = { ownerId: b.ownerId ?? me.accountId, html: b.html, starter: b.starter };
       const name = b.name.trim();
       const node = name.includes('/')
-        ? await createPath(s, actor.accountId, { ...input, path: name, type: b.type, parentId: b.parentId })
-        : await createNode(s, actor.accountId, { ...input, parentId: b.parentId, type: b.type, name: b.name });
+        ? await createPath(ctx, { ...input, path: name, type: b.type, parentId: b.parentId })
+        : await createNode(ctx, { ...input, parentId: b.parentId, type: b.type, name: b.name });
       return { msg: `${TYPE_WORD[node.type]} "${node.name}" created.`, node, status: 201 };
     }),
   );

@@ -1,12 +1,14 @@
 // Sync keys: the page, generating one (shown once), revoking one.
 import type { FastifyReply, FastifyRequest } from 'fastify';
+import { z } from 'zod';
 import type { RoutePlugin } from '../plugin.ts';
 import type { Services } from '../../../services.ts';
 import { notFound } from '../../../errors.ts';
 import { generateSyncKey, listSyncKeys, revokeSyncKey, type SyncKeyInfo } from '../../../sync/keys.ts';
 import { strictAttempt } from '../../../ratelimit/http.ts';
 import { keysPage } from '../../../ui/keys.ts';
-import { backWithRefusal, idParam, parse, queryMsg, wantsHtml } from '../../io.ts';
+import { backWithRefusal, queryMsg, wantsHtml } from '../../io.ts';
+import { nodeParams } from '../dashboard/shared.ts';
 import { queries } from './schemas.ts';
 import { KEYS, developer, operate } from './shared.ts';
 
@@ -44,12 +46,12 @@ function presentNewKey(s: Services, req: FastifyRequest, reply: FastifyReply, ma
 }
 
 const syncKeys: RoutePlugin = async (app, { services: s }) => {
-  app.get(KEYS, async (req, reply) => {
+  app.get(KEYS, { schema: { querystring: queries.keys } }, async (req, reply) => {
     const actor = developer(req, false);
     const keys = await listSyncKeys(s, actor.accountId);
     reply.header('cache-control', 'no-store');
     if (!wantsHtml(req)) return reply.send({ msg: '', msgType: 'success', keys });
-    const { tab } = parse(queries.keys, req.query);
+    const { tab } = req.query;
     // A key generated a moment ago, shown once: the cookie is cleared by this very answer.
     const fresh = newKeyOf(req, keys);
     if (req.cookies[NEW_KEY_COOKIE] !== undefined) reply.clearCookie(NEW_KEY_COOKIE, { path: KEYS });
@@ -59,7 +61,7 @@ const syncKeys: RoutePlugin = async (app, { services: s }) => {
       .send(keysPage({ username: actor.username, keys, tab, newKey: fresh, msg }));
   });
 
-  app.post(KEYS, async (req, reply) => {
+  app.post(KEYS, { schema: { body: z.unknown() } }, async (req, reply) => {
     let made: NewKey;
     try {
       const actor = developer(req, true);
@@ -73,9 +75,10 @@ const syncKeys: RoutePlugin = async (app, { services: s }) => {
     return presentNewKey(s, req, reply, made);
   });
 
-  app.post(`${KEYS}/:id/revoke`, (req, reply) =>
-    operate(s, req, reply, KEYS, async (actor) => {
-      const id = idParam(req, 'id');
+  const revoke = { schema: { params: nodeParams, body: z.unknown() }, attachValidation: true };
+  app.post(`${KEYS}/:id/revoke`, revoke, (req, reply) =>
+    operate(req, reply, KEYS, async (_ctx, actor) => {
+      const { id } = req.params;
       const key = (await listSyncKeys(s, actor.accountId)).find((k) => k.id === id);
       if (!key) throw notFound('No such key.');
       if (key.state !== 'active') return { msg: `The key ${key.prefix}… was already ${key.state}.` };

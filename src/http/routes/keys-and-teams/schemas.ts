@@ -3,6 +3,7 @@
 import { z } from 'zod';
 import { TEAM_ROLES } from '../../../teams/teams.ts';
 import type { FieldCodes } from '../../io.ts';
+import { fields } from '../../schema.ts';
 
 /** A team role; none (or empty, as a form sends it) is `editor`. */
 const role = z.preprocess(
@@ -16,15 +17,15 @@ const text = z
   .nullish()
   .transform((v) => v ?? '');
 
+const codes: FieldCodes = { role: 'invalid-role' };
+
 export const bodies = {
   team: z.object({ username: text }),
-  member: z.object({ role, username: text }),
-  invite: z.object({ role, email: text }),
+  member: fields(z.object({ role, username: text }), codes),
+  invite: fields(z.object({ role, email: text }), codes),
 };
-
-export const codes: FieldCodes = { role: 'invalid-role' };
 
 export const queries = {
   /** The keys page's tab: anything but `inactive` is `active`. */
-  keys: z.object({ tab: z.enum(['active', 'inactive']).catch('active') }),
+  keys: z.looseObject({ tab: z.enum(['active', 'inactive']).catch('active') }),
 };
