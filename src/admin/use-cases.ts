@@ -3,7 +3,7 @@
 import type { Ctx } from '../context.ts';
 import type { Actor } from '../access/actor.ts';
 import type { Plan } from '../store/schema.ts';
-import { authorizeActor } from '../access/authorize.ts';
+import { authorize, authorizeActor } from '../access/authorize.ts';
 import { forbidden } from '../errors.ts';
 import { documentHostUrl } from '../core/urls.ts';
 import { childPathOf } from '../nodes/tree.ts';
@@ -26,6 +26,12 @@ export function administrator(ctx: Pick<Ctx, 'caller'>): Actor {
   const actor = authorizeActor({ actor: ctx.caller.actor }, null, 'manage');
   if (!actor.isSuperadmin) throw forbidden('Only administrators of this Kiln may do that.');
   return actor;
+}
+
+/** Whether the caller may run first-run setup (the table's main-app `setup`; whether Kiln is set up already
+ *  is the setup's own question). */
+export function mayRunSetup(ctx: Pick<Ctx, 'caller'>): void {
+  authorize({ actor: ctx.caller.actor }, null, 'setup');
 }
 
 /** The admin page's facts: accounts found by `q` (a page of them), the instance settings, the plans' upload

@@ -11,7 +11,7 @@ import type { Services } from '../../services.ts';
 import { badRequest, notFound } from '../../errors.ts';
 import { limits } from '../../limits.ts';
 import { strictAttempt } from '../../ratelimit/http.ts';
-import { authorize } from '../../access/authorize.ts';
+import { mayRunSetup } from '../../admin/use-cases.ts';
 import { passwordLogin } from '../../accounts/login.ts';
 import { createFirstSuperadmin, createPerson, SETUP_DONE_MSG } from '../../accounts/people.ts';
 import { revokeLogin } from '../../accounts/sessions.ts';
@@ -123,7 +123,7 @@ const plugin: RoutePlugin = async (app, { services: s }) => {
       ...opts,
     });
   const renderLogin = (req: FastifyRequest, msg?: Msg, signupsOpen?: boolean) =>
-    loginPage({ msg, returnTo: returnOf(req), username: req.actor?.username, signupsOpen });
+    loginPage({ msg, returnTo: returnOf(req), username: req.caller.actor?.username, signupsOpen });
   app.get(
     '/_/login',
     async (req, reply) =>
@@ -163,7 +163,7 @@ const plugin: RoutePlugin = async (app, { services: s }) => {
     return typeof v === 'string' && v.length <= 200 ? v : undefined;
   };
   const renderSignup = (req: FastifyRequest, msg?: Msg, mode?: SignupMode) =>
-    signupPage({ msg, returnTo: returnOf(req), username: req.actor?.username, invite: inviteOf(req), mode });
+    signupPage({ msg, returnTo: returnOf(req), username: req.caller.actor?.username, invite: inviteOf(req), mode });
   app.get('/_/signup', async (req, reply) => {
     const elsewhere = mainAppOnly(req, reply, s, 'signup');
     if (elsewhere) return elsewhere;
@@ -205,13 +205,13 @@ const plugin: RoutePlugin = async (app, { services: s }) => {
   // Sign out: GET asks, POST ends the login (its main-app session and every host session of it) and
   // clears this host's auth and ownership cookies.
   app.get('/_/logout', async (req, reply) =>
-    sendPage(reply, logoutPage({ msg: queryMsg(req), username: req.actor?.username })),
+    sendPage(reply, logoutPage({ msg: queryMsg(req), username: req.caller.actor?.username })),
   );
   app.post(
     '/_/logout',
     formPost(
       '/_/logout',
-      (req, msg) => logoutPage({ msg, username: req.actor?.username }),
+      (req, msg) => logoutPage({ msg, username: req.caller.actor?.username }),
       async (req, reply) => {
         await refuseCrossSite(req, s);
         const token = sessionTokenOf(req, s.config);
@@ -226,7 +226,7 @@ const plugin: RoutePlugin = async (app, { services: s }) => {
   // First-run setup: the first account becomes the superadmin. Main app only, only while no account exists.
   app.get('/_/setup', async (req, reply) => {
     if (req.site.kind !== 'main') throw notFound();
-    authorize({ actor: req.actor }, null, 'setup');
+    mayRunSetup(req.ctx);
     if (await isSetUp(s)) {
       if (wantsHtml(req)) return reply.redirect(withMessage(s.secret, '/_/login', SETUP_DONE_MSG, 'error'), 302);
       throw notFound(SETUP_DONE_MSG);
@@ -240,7 +240,7 @@ const plugin: RoutePlugin = async (app, { services: s }) => {
       (_req, msg) => setupPage({ msg }),
       async (req, reply) => {
         if (req.site.kind !== 'main') throw notFound();
-        authorize({ actor: req.actor }, null, 'setup');
+        mayRunSetup(req.ctx);
         await refuseCrossSite(req, s);
         await strictAttempt(s, req, reply, 'setup');
         const input = newAccountFields(req);

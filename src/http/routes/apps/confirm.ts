@@ -57,8 +57,9 @@ const confirm: RoutePlugin = async (app, { services: s }) => {
       async (req, reply) => {
         await refuseCrossSite(req, s);
         // Asked on the app user's own host (where their session is); the link goes to the app's host.
-        if (!req.actor) throw unauthorized();
-        const { accountId, email, emailConfirmed } = req.actor;
+        const actor = req.caller.actor;
+        if (!actor) throw unauthorized();
+        const { accountId, email, emailConfirmed } = actor;
         const node = await signupAppOf(s, accountId);
         const msg = emailConfirmed
           ? 'Your email is already confirmed.'

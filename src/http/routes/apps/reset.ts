@@ -46,7 +46,7 @@ function backToLink(req: FastifyRequest): string {
 
 const reset: RoutePlugin = async (app, { services: s }) => {
   app.get('/_/app/reset', async (req, reply) => {
-    const node = await appOf(s, req, 'view');
+    const node = await appOf(req, 'view');
     return sendPage(reply, appResetRequestPage({ app: refOf(node), msg: queryMsg(req), mainLogin: mainLogin(s) }));
   });
 
@@ -58,7 +58,7 @@ const reset: RoutePlugin = async (app, { services: s }) => {
       async (req, reply) => {
         await refuseCrossSite(req, s);
         await strictAttempt(s, req, reply, 'password-reset');
-        const node = await appOf(s, req, 'view');
+        const node = await appOf(req, 'view');
         const { email } = parse(bodies.resetRequest, req.body);
         if (!email) throw badRequest('Email is required.', 'missing-field');
         assertEmailShape(email);
@@ -75,7 +75,7 @@ const reset: RoutePlugin = async (app, { services: s }) => {
 
   app.get('/_/app/reset/:token', async (req, reply) => {
     const hostAccountId = hostAccount(req);
-    const node = await optionalApp(s, req);
+    const node = await optionalApp(req);
     const ref = node ? refOf(node) : undefined;
     let token = '';
     try {
@@ -104,7 +104,7 @@ const reset: RoutePlugin = async (app, { services: s }) => {
         if (!password) throw badRequest('Password is required.', 'missing-field');
         const { accountId } = await resetAppUserPassword(s, token, password, hostAccountId);
         const login = await signIn(req, reply, s, accountId);
-        const node = await optionalApp(s, req);
+        const node = await optionalApp(req);
         const username = await usernameOf(s, accountId);
         const url = node
           ? await destination(s, req, { accountId, username }, node)

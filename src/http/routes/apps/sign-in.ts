@@ -11,7 +11,7 @@ import { appOf, backTo, destination, formPost, mainLogin, namedApp, refOf, sendP
 
 const signInPages: RoutePlugin = async (app, { services: s }) => {
   app.get('/_/app/login', async (req, reply) => {
-    const node = await appOf(s, req, 'view');
+    const node = await appOf(req, 'view');
     return sendPage(reply, appLoginPage({ app: refOf(node), msg: queryMsg(req), mainLogin: mainLogin(s) }));
   });
 
@@ -22,7 +22,7 @@ const signInPages: RoutePlugin = async (app, { services: s }) => {
       (req, msg) => appLoginPage({ app: namedApp(req), msg, mainLogin: mainLogin(s) }),
       async (req, reply) => {
         await refuseCrossSite(req, s);
-        const node = await appOf(s, req, 'view');
+        const node = await appOf(req, 'view');
         const b = parse(bodies.login, req.body);
         const identifier = b.email ?? b.username;
         if (!identifier) throw badRequest('Enter your email or username.', 'missing-field');
