@@ -10,6 +10,7 @@ import { confirmEmail, sendConfirmation, type AppLinks } from '../../../apps/app
 import { documentHostUrl } from '../../../core/urls.ts';
 import { appLoginPage, appNoticePage } from '../../../ui/apps.ts';
 import { wantsHtml } from '../../io.ts';
+import { bodies, tokenParams } from './schemas.ts';
 import { hostAccount } from '../../hosts.ts';
 import { refuseCrossSite } from '../../origin.ts';
 import { backTo, formPost, mainLogin, namedApp, ownInstanceUrl, refOf, sendPage, tokenOf } from './shared.ts';
@@ -32,7 +33,7 @@ async function appLinksOf(s: Services, app: NodeRow): Promise<AppLinks> {
 }
 
 const confirm: RoutePlugin = async (app, { services: s }) => {
-  app.get('/_/app/confirm/:token', async (req, reply) => {
+  app.get('/_/app/confirm/:token', { schema: { params: tokenParams } }, async (req, reply) => {
     hostAccount(req);
     const token = tokenOf(req);
     let accountId: number;
@@ -51,6 +52,7 @@ const confirm: RoutePlugin = async (app, { services: s }) => {
 
   app.post(
     '/_/app/confirm',
+    { schema: { body: bodies.confirm }, attachValidation: true },
     formPost(
       backTo('login'),
       (req, msg) => appLoginPage({ app: namedApp(req), msg, mainLogin: mainLogin(s) }),

@@ -7,11 +7,11 @@ import { copySignupUrl, takesSignups } from '../../../apps/use-cases.ts';
 import { findInstance } from '../../../apps/instances.ts';
 import { signUpOnApp } from '../../../apps/app-users.ts';
 import { appSignupPage } from '../../../ui/apps.ts';
-import { parse, queryMsg, wantsHtml } from '../../io.ts';
+import { queryMsg, wantsHtml } from '../../io.ts';
 import { refuseCrossSite } from '../../origin.ts';
 import { handoff, signIn } from '../../sessions.ts';
 import { strictAttempt } from '../../../ratelimit/http.ts';
-import { bodies } from './schemas.ts';
+import { bodies, bodyOf, pageQuery } from './schemas.ts';
 import {
   appOf,
   backTo,
@@ -27,7 +27,7 @@ import {
 } from './shared.ts';
 
 const signup: RoutePlugin = async (app, { services: s }) => {
-  app.get('/_/app/signup', async (req, reply) => {
+  app.get('/_/app/signup', { schema: { querystring: pageQuery } }, async (req, reply) => {
     let node: NodeRow;
     try {
       node = await appOf(req, 'signup');
@@ -49,7 +49,7 @@ const signup: RoutePlugin = async (app, { services: s }) => {
   // What an app's page may ask about itself (the app starter's script): whether it is the app (it takes
   // sign-ups) or someone's copy of one, and where "get your own copy" signs up. 404 for a document the
   // caller cannot see.
-  app.get('/_/app/info', async (req, reply) => {
+  app.get('/_/app/info', { schema: { querystring: pageQuery } }, async (req, reply) => {
     const node = await namedDocument(req);
     if (!node) throw notFound('No such document.');
     const isApp = await takesSignups(req.ctx, node);
@@ -63,6 +63,7 @@ const signup: RoutePlugin = async (app, { services: s }) => {
 
   app.post(
     '/_/app/signup',
+    { schema: { body: bodies.signup }, attachValidation: true },
     formPost(
       backTo('signup'),
       (req, msg) => appSignupPage({ app: namedApp(req), msg, mainLogin: mainLogin(s) }),
@@ -70,7 +71,7 @@ const signup: RoutePlugin = async (app, { services: s }) => {
         await refuseCrossSite(req, s);
         await strictAttempt(s, req, reply, 'app-signup');
         const node = await appOf(req, 'signup');
-        const { email, password, username } = parse(bodies.signup, req.body);
+        const { email, password, username } = bodyOf(bodies.signup, req);
         if (!email) throw badRequest('Email is required.', 'missing-field');
         if (!password) throw badRequest('Password is required.', 'missing-field');
         const links = linksFor(s, req, node);
