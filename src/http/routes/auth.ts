@@ -29,7 +29,6 @@ import {
   bodyOf,
   formPost as formPostTo,
   optionalText,
-  parse,
   queryMsg,
   queryOf,
   queryText,
@@ -43,11 +42,12 @@ import { loginPage, logoutPage, setupPage, signupPage, type Msg, type SignupMode
 
 // ---------------------------------------------------------------- input
 
-/** The forms' bodies; a required field left out is the handler's 400 `missing-field`, in the form's words. */
+/** The forms' bodies, declared on their routes (a refusal goes back to the form: attachValidation + formPost);
+ *  a required field left out is the handler's 400 `missing-field`, in the form's words. */
 const bodies = {
   /** Sign-in takes `email` (its one field takes an email or a username) or `username`; sign-up and
-   *  first-run setup take all three. */
-  credentials: z.object({
+   *  first-run setup take all three. `return` and `invite` stay in the body (read below). */
+  credentials: z.looseObject({
     email: optionalText(limits.emailLength),
     username: optionalText(limits.usernameLength.max),
     password: optionalText(limits.password.maxLength),
@@ -85,8 +85,11 @@ function mainAppOnly(
   return reply.header('cache-control', 'no-store').redirect(s.config.baseUrl + target, 302);
 }
 
+/** The credentials as the route's schema parsed them (a refusal reached the form through formPost). */
+const credentialsOf = (req: FastifyRequest) => req.body as z.output<typeof bodies.credentials>;
+
 function newAccountFields(req: FastifyRequest) {
-  const { email, username, password } = parse(bodies.credentials, req.body);
+  const { email, username, password } = credentialsOf(req);
   if (!email) throw badRequest('Email is required.', 'missing-field');
   if (!username) throw badRequest('Username is required.', 'missing-field');
   if (!password) throw badRequest('Password is required.', 'missing-field');
@@ -130,12 +133,14 @@ const plugin: RoutePlugin = async (app, { services: s }) => {
       mainAppOnly(req, reply, s, 'login') ??
       sendPage(reply, renderLogin(req, queryMsg(req), (await instanceSettings(s)).signups === 'open')),
   );
+  const credentials = { schema: { body: bodies.credentials }, attachValidation: true };
   app.post(
     '/_/login',
+    credentials,
     formPost('/_/login', renderLogin, async (req, reply) => {
       mainAppOnly(req, reply, s, 'login');
       await refuseCrossSite(req, s);
-      const b = parse(bodies.credentials, req.body);
+      const b = credentialsOf(req);
       const identifier = b.email ?? b.username;
       if (!identifier) throw badRequest('Enter your email or username.', 'missing-field');
       if (!b.password) throw badRequest('Enter your password.', 'missing-field');
@@ -173,6 +178,7 @@ const plugin: RoutePlugin = async (app, { services: s }) => {
   });
   app.post(
     '/_/signup',
+    credentials,
     formPost(
       '/_/signup',
       renderSignup,
@@ -235,6 +241,7 @@ const plugin: RoutePlugin = async (app, { services: s }) => {
   });
   app.post(
     '/_/setup',
+    credentials,
     formPost(
       (status) => (status === 409 ? '/_/login' : '/_/setup'),
       (_req, msg) => setupPage({ msg }),

@@ -5,7 +5,7 @@ import type { Services } from '../../services.ts';
 import { documentUrlHeader } from '../../save/document-url.ts';
 import { limits } from '../../limits.ts';
 import { EVENT_DAYS } from '../../guard/guard.ts';
-import { documentMeta } from '../../meta/document.ts';
+import { documentMeta } from '../../save/document-meta.ts';
 
 /** What every host says of itself. `format`: `<html formathtml="true">` documents are re-indented on
  *  save; `conditional`: saves take If-Match and answer 412 on a stale one (hyperclay-local's host
@@ -44,7 +44,7 @@ function discovery(s: Services) {
 const plugin: RoutePlugin = async (app, { services: s }) => {
   app.get('/_/meta', async (req, reply) => {
     reply.header('Cache-Control', 'no-store');
-    // The document a page names (Document-URL), as far as the caller may see it (src/meta/document.ts).
+    // The document a page names (Document-URL), as far as the caller may see it (src/save/document-meta.ts).
     const url = documentUrlHeader(req.headers);
     const document = await documentMeta(req.ctx, { url, host: req.headers.host ?? '' });
     return document ? { ...discovery(s), document } : discovery(s);

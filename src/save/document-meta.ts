@@ -1,7 +1,7 @@
 // The `document` block of GET /_/meta: what the caller may do with the document a page names (its
 // Document-URL), as the access table says, with the bounds a save and an upload are held to.
 import type { Ctx } from '../context.ts';
-import { documentPathOf } from '../save/document-url.ts';
+import { documentPathOf } from './document-url.ts';
 import { findByPath } from '../nodes/tree.ts';
 import { limits } from '../limits.ts';
 import { effectivePlan, uploadLimit } from '../billing/plans.ts';
