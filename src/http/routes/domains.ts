@@ -15,7 +15,6 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { z } from 'zod';
 import type { RoutePlugin } from './plugin.ts';
-import type { Actor } from '../../access/actor.ts';
 import { KilnError, badRequest, notFound } from '../../errors.ts';
 import { assertSameOrigin } from '../origin.ts';
 import { wantsHtml, queryMsg, backWithRefusal } from '../io.ts';
@@ -63,7 +62,7 @@ const plugin: RoutePlugin = async (app, { services: s }) => {
   onlyOn(app, 'main');
   /** A signed-in developer on the main app (strangers 401, app users 403). API calls and changes are
    *  counted; a person viewing the page is not (looking never uses up the limit). */
-  async function manager(req: FastifyRequest, reply: FastifyReply, write: boolean): Promise<Actor> {
+  async function manager(req: FastifyRequest, reply: FastifyReply, write: boolean) {
     if (write) assertSameOrigin(req);
     const actor = domainManager(req.ctx);
     if (write || !wantsHtml(req)) await countDomainCall(s, reply, actor.accountId);
