@@ -142,6 +142,11 @@ test('refusals: anonymous and signed-in strangers 401, another host’s origin 4
     const r = await send(who ?? kiln.client(), host, request());
     assert.equal(r.status, 401);
     assert.equal(typeof r.json.error, 'string');
+    // Nobody learns what the bus would take: a bad body or channel is refused as nobody first.
+    assert.equal((await send(who ?? kiln.client(), host, { channel: 'Bad!' })).status, 401);
+    const badSub = await subscribe(host, { client: who, query: 'channel=UPPER' });
+    assert.equal(badSub.status, 401);
+    badSub.close();
   }
   // The owner's own cookie, posted by a script of another account's host (same site, other origin).
   const evil = kiln.hostOf('mallory');
@@ -155,12 +160,14 @@ test('refusals: anonymous and signed-in strangers 401, another host’s origin 4
     const s = await subscribe(host, { client: main, query });
     assert.equal(s.status, 400, `${query}: ${s.body}`);
     assert.match(JSON.parse(s.body).error, /channel/i);
+    assert.equal(JSON.parse(s.body).code, 'invalid-body');
     s.close();
   }
   for (const body of [{ channel: 'Bad!', type: 't' }, { channel: 'ai-edit', type: '' }, { channel: 'ai-edit' }]) {
     const r = await send(main, host, body);
     assert.equal(r.status, 400, JSON.stringify(body));
     assert.equal(typeof r.json.error, 'string');
+    assert.equal(r.json.code, 'invalid-body');
   }
   const notJson = await main.on(host).post('/_/bus/send', '{nope', {
     headers: { 'content-type': 'application/json', ...SAME(host) },

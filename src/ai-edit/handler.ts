@@ -18,7 +18,8 @@ import type { BlobStore } from '../blobs/store.ts';
 import type { PlanSettings } from '../billing/plan-settings.ts';
 import type { DocumentCache } from '../core/document-cache.ts';
 import type { Metrics } from '../metrics/metrics.ts';
-import type { BusCaller, MessageBus } from '../bus/bus.ts';
+import type { MessageBus } from '../bus/bus.ts';
+import type { Caller } from '../access/caller.ts';
 import type { SendBody } from '../bus/wire.ts';
 import type { BusMessage } from '../events/bus.ts';
 import type { AiEditConfig } from './config.ts';
@@ -64,8 +65,10 @@ export const RESTARTING = 'Kiln is restarting: ask again in a moment.';
 
 const kb = (bytes: number) => `${Math.ceil(bytes / 1024).toLocaleString('en')} KB`;
 
-export interface Heard {
-  caller: BusCaller;
+/** A message heard on a host's bus: the account's, what was sent, and the page it says it came from. */
+interface Heard {
+  accountId: number;
+  message: SendBody;
   pageUrl: string;
 }
 
@@ -117,8 +120,9 @@ export class AiEditHandler {
     }));
   }
 
-  /** A message sent on a host's bus through this process. */
-  heard(accountId: number, body: SendBody, ctx: Heard): void {
+  /** A message sent on a host's bus through this process, by a caller the bus let on (src/bus/use-cases.ts). */
+  heard(caller: Caller, heard: Heard): void {
+    const { accountId, message: body } = heard;
     if (body.channel !== CHANNEL || body.type !== 'ai-edit/request') return;
     if (this.closed) {
       const id = REQUEST_ID.safeParse(body.payload);
@@ -126,12 +130,13 @@ export class AiEditHandler {
         void this.reply(accountId, 'ai-edit/error', { id: id.data.id, message: RESTARTING }).catch(() => {});
       return;
     }
-    const run = this.request(accountId, body, ctx).catch((err) => console.error('AI edit failed:', err));
+    const run = this.request(caller, heard).catch((err) => console.error('AI edit failed:', err));
     this.runs.add(run);
     void run.finally(() => this.runs.delete(run));
   }
 
-  private async request(accountId: number, body: SendBody, ctx: Heard): Promise<void> {
+  private async request(caller: Caller, heard: Heard): Promise<void> {
+    const { accountId, message: body } = heard;
     const named = REQUEST_ID.safeParse(body.payload);
     if (!named.success) return;
     const id = named.data.id;
@@ -154,7 +159,7 @@ export class AiEditHandler {
         await this.reply(accountId, 'ai-edit/error', { id, message: 'The AI edit request is malformed.' });
         return;
       }
-      await this.handle(accountId, parsed.data, job, ctx);
+      await this.handle(caller, heard, parsed.data, job);
     } finally {
       off();
       this.jobs.delete(key);
@@ -191,14 +196,15 @@ export class AiEditHandler {
     }
   }
 
-  private async handle(accountId: number, req: EditRequest, job: Job, ctx: Heard) {
+  private async handle(caller: Caller, heard: Heard, req: EditRequest, job: Job) {
+    const { accountId } = heard;
     const { engine: word } = engineOf(req.comment);
     const started = Date.now();
     const line = { engine: word ?? this.config?.defaultEngine ?? '', inBytes: 0, outBytes: 0 };
     let outcome = 'done';
     let slot: (() => void) | null = null;
     try {
-      const { engine, plan, unlimited } = await this.engineFor(accountId, word, ctx.caller);
+      const { engine, plan, unlimited } = await this.engineFor(accountId, word, caller);
       line.engine = engine.name;
       slot = this.takeSlot(accountId);
       const ack = await this.reply(accountId, 'ai-edit/ack', { id: req.id, engine: engine.name });
@@ -264,7 +270,7 @@ export class AiEditHandler {
     } finally {
       slot?.();
       if (outcome !== 'taken by an agent')
-        await this.record(accountId, ctx, { ...line, outcome, ms: Date.now() - started });
+        await this.record(caller, heard, { ...line, outcome, ms: Date.now() - started });
     }
   }
 
@@ -273,9 +279,11 @@ export class AiEditHandler {
   private async engineFor(
     accountId: number,
     word: string | null,
-    caller: BusCaller,
+    caller: Caller,
   ): Promise<{ engine: Engine; plan: Plan; unlimited: boolean }> {
     const who = caller.actor;
+    // The bus lets only a person on (src/bus/use-cases.ts busMember).
+    if (!who) throw new Refusal('Sign in first.');
     // Anyone may sign up on a public app: its users never spend the operator's engines.
     if (who.accountType === 'app_user')
       throw new KilnError(
@@ -369,13 +377,13 @@ export class AiEditHandler {
 
   /** The owner's activity: who asked, which engine, how much went each way, the outcome; never the content. */
   private async record(
-    accountId: number,
-    ctx: Heard,
+    caller: Caller,
+    { accountId, pageUrl }: Heard,
     r: { engine: string; inBytes: number; outBytes: number; outcome: string; ms: number },
   ) {
     let path = '';
     try {
-      path = documentPathOf(ctx.pageUrl).path.replace(/^\/+/, '');
+      path = documentPathOf(pageUrl).path.replace(/^\/+/, '');
     } catch {
       // no page URL: the line names no document
     }
@@ -386,7 +394,7 @@ export class AiEditHandler {
       nodeId: null,
       nodeType: 'site',
       path,
-      writer: ctx.caller.actor.writer,
+      writer: caller.actor?.writer ?? '',
       client: `@${r.engine}`,
       detail: JSON.stringify({ in: r.inBytes, out: r.outBytes, outcome: r.outcome, ms: r.ms }),
     }).catch((err) => console.error('recording an AI edit failed:', err));

@@ -3,18 +3,10 @@
 // domain) a message came in on; carried across processes on the event bus channel `bus:<account>` and kept
 // nowhere. Only the host's owner may subscribe or send (a team's owners and editors), with a session of that
 // host or the account's sync key (an agent on the owner's machine: `kiln ai-edit serve`); everyone else is
-// refused before learning anything. Bounded: message size (the route's body limit), sends per account per
+// refused before learning anything (the decision: src/bus/use-cases.ts). Bounded: message size (the route's body limit), sends per account per
 // minute (shared by every process), open subscriptions per account per process.
-import type { Database } from '../store/db.ts';
-import type { Clock } from '../clock.ts';
 import type { LimiterFactory } from '../ratelimit/limiters.ts';
-import type { Actor } from '../access/actor.ts';
-import type { TeamRole } from '../store/schema.ts';
-import { authorize, hostResource } from '../access/authorize.ts';
-import { actorForSyncKey } from '../sync/keys.ts';
-import { teamRole } from '../store/accounts.ts';
 import { channels, type BusMessage, type KilnEvent, type EventBus } from '../events/bus.ts';
-import { grants } from '../events/revocations.ts';
 import { limits } from '../limits.ts';
 import { tooMany } from '../errors.ts';
 import { Counts } from '../core/counts.ts';
@@ -23,18 +15,8 @@ import { envelopeOf, type SendBody } from './wire.ts';
 
 /** What the bus uses of the services, part by part: it is one of them, so it does not import src/services.ts. */
 export interface BusPorts {
-  database: Database;
-  clock: Clock;
   events: EventBus;
   limiters: LimiterFactory;
-}
-
-/** Who is on a host's bus: the person, their role when the host is a team's, and the grants the
- *  subscription stands on (it ends when any of them does). */
-export interface BusCaller {
-  actor: Actor;
-  teamRole: TeamRole | null;
-  grants: string[];
 }
 
 export class MessageBus {
@@ -45,31 +27,6 @@ export class MessageBus {
   constructor(s: BusPorts) {
     this.s = s;
     this.sends = s.limiters.create('bus-sends', limits.bus.sends, limits.bus.windowMs);
-  }
-
-  /** THE decision: the caller of a host's bus, by the host's session (`session`) or a sync key
-   *  (`key`: the account's own, or a person's who owns or edits the team). 401 for nobody, 403 for others. */
-  async caller(
-    hostAccountId: number,
-    session: { actor: Actor | null; teamRole: TeamRole | null },
-    key?: string | string[],
-  ) {
-    let actor = session.actor;
-    let role = session.teamRole;
-    if (key !== undefined) {
-      actor = await actorForSyncKey(this.s, key);
-      role =
-        actor.accountId === hostAccountId
-          ? null
-          : ((await teamRole(this.s.database.db, hostAccountId, actor.accountId)) ?? null);
-    }
-    authorize({ actor, teamRole: role }, hostResource(hostAccountId), 'bus');
-    const a = actor!;
-    return {
-      actor: a,
-      teamRole: role,
-      grants: [a.writer, ...(role ? [grants.member(hostAccountId, a.accountId)] : [])],
-    } satisfies BusCaller;
   }
 
   /** Takes one of the account's subscription slots in this process for these channels (429 past the cap);

@@ -36,6 +36,13 @@ export function subscriptionChannels(query: unknown): { channels: string[] } | {
   return { channels: [...new Set(list)] };
 }
 
+/** A subscription's query: its channels (`channel` may repeat), or the reason they are refused in words. */
+export const SUBSCRIBE_QUERY = z
+  .unknown()
+  .transform((query) => subscriptionChannels(query))
+  .refine((named) => 'channels' in named, { error: (issue) => (issue.input as { problem: string }).problem })
+  .transform((named) => (named as { channels: string[] }).channels);
+
 /** The envelope subscribers receive: what was sent, with where it came from (`origin`: the page URL or
  *  the agent) and a number that grows per message (the event's id on the host's bus channel). */
 export function envelopeOf(body: SendBody, origin: string): BusEnvelope {

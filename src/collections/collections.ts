@@ -32,6 +32,11 @@ import type { Services } from '../services.ts';
 import type { Tx, NodeRow } from '../store/schema.ts';
 import type { AfterCommit } from '../store/transaction.ts';
 import type { Actor } from '../access/actor.ts';
+import type { Ctx } from '../context.ts';
+import type { SseStream } from '../sse/stream.ts';
+import { recordsView } from './events.ts';
+import { channels } from '../events/bus.ts';
+import { grants } from '../events/revocations.ts';
 import { KilnError, badRequest, fail, forbidden, notFound, tooLarge, tooMany } from '../errors.ts';
 import { assertManages, createIn, deleteNode, nameConflict } from '../nodes/tree.ts';
 import { childPathOf } from '../nodes/find.ts';
@@ -205,29 +210,25 @@ export async function unmarkCollection(s: Services, actorId: number, folderId: n
 
 // ------------------------------------------------------------------ records
 
-/** A collection on this host (whose account is `hostAccountId`) whose folder still exists. */
-export async function liveCollection(s: Services, id: string, hostAccountId: number) {
-  const c = /^col_[a-z0-9]{1,20}$/.test(id) ? await collectionById(s.database.db, id) : undefined;
-  const folder = c && c.owner_id === hostAccountId ? await nodeById(s.database.db, c.folder_id) : undefined;
+/** What the records' use cases run with: the caller on the collection's host (a collection is reached on
+ *  its owner's host only: another host answers 404). */
+type RecordsCtx = Ctx;
+
+/** A collection on the caller's host whose folder still exists. */
+async function liveCollection(ctx: Pick<Ctx, 'caller' | 'database'>, id: string) {
+  const { db } = ctx.database;
+  const c = /^col_[a-z0-9]{1,20}$/.test(id) ? await collectionById(db, id) : undefined;
+  const folder = c && c.owner_id === ctx.caller.host ? await nodeById(db, c.folder_id) : undefined;
   if (!c || !folder) throw notFound('No such collection.');
   return { c, folder };
 }
 
-/** Whether the actor (signed in on this host) manages the collection's account. */
-async function manages(s: Services, actor: Actor | null, c: CollectionRow): Promise<boolean> {
-  if (!actor) return false;
-  try {
-    await assertManages(s.database.db, actor.accountId, c.owner_id);
-    return true;
-  } catch {
-    return false;
-  }
-}
-
-/** The owner, or nobody: 401 signed out, 403 signed in as someone else. */
-export async function assertCollectionOwner(s: Services, actor: Actor | null, c: CollectionRow): Promise<Actor> {
+/** The collection's owner (a person who manages its folder, as the table says: its account, or a team's owner
+ *  or editor), or nobody: 401 signed out, 403 signed in as someone else. */
+async function collectionOwner(ctx: Pick<Ctx, 'caller' | 'nodes'>, folder: NodeRow): Promise<Actor> {
+  const actor = ctx.caller.actor;
   if (!actor) throw fail('login-required', 'Sign in as the collection’s owner.');
-  if (!(await manages(s, actor, c))) throw forbidden('Only the collection’s owner may do that.');
+  if (!(await ctx.nodes.may(folder, 'manage'))) throw forbidden('Only the collection’s owner may do that.');
   return actor;
 }
 
@@ -293,12 +294,11 @@ export interface Submission {
 
 /** A new record from a public form: 201 with its id and its edit token. */
 export async function submitRecord(
-  s: Services,
+  s: RecordsCtx,
   id: string,
-  hostAccountId: number,
   sub: Submission,
 ): Promise<RecordView & { editToken: string }> {
-  const { c, folder } = await liveCollection(s, id, hostAccountId);
+  const { c, folder } = await liveCollection(s, id);
   if (!sameSecret(sub.token, c.submit_token)) throw fail('bad-submit-token', 'The submit token is not right.');
   if (sub.data === undefined) throw fail('missing-field', 'Send the record as JSON {"data": …}.');
   const bytes = recordBytes(sub.data);
@@ -418,57 +418,45 @@ async function readRecord(s: Services, node: NodeRow): Promise<RecordView> {
 }
 
 /** The owner's page of records, newest first. */
-export async function listRecords(
-  s: Services,
-  actor: Actor | null,
-  id: string,
-  hostAccountId: number,
-  page: { limit: number; offset: number },
-) {
-  const { c } = await liveCollection(s, id, hostAccountId);
-  await assertCollectionOwner(s, actor, c);
+export async function listRecords(s: RecordsCtx, id: string, page: { limit: number; offset: number }) {
+  const { c, folder } = await liveCollection(s, id);
+  await collectionOwner(s, folder);
   const { rows, total } = await recordFiles(s.database.db, c.owner_id, c.records_folder_id, page.limit, page.offset);
   const records = await Promise.all(rows.map((n) => readRecord(s, n)));
   return { records, total, limit: page.limit, offset: page.offset };
 }
 
 /** Whether `editToken` is the edit token of this record. */
-export function holdsRecordToken(s: Services, collectionId: string, key: string, editToken: string | undefined) {
+function holdsRecordToken(s: Services, collectionId: string, key: string, editToken: string | undefined) {
   return sameSecret(editToken, recordToken(s, collectionId, key));
 }
 
 /** Who may act on one record: the owner, or the holder of its edit token. */
-async function mayTouch(s: Services, actor: Actor | null, c: CollectionRow, key: string, editToken?: string) {
+async function mayTouch(s: RecordsCtx, c: CollectionRow, folder: NodeRow, key: string, editToken?: string) {
   if (holdsRecordToken(s, c.id, key, editToken)) return;
-  await assertCollectionOwner(s, actor, c);
+  await collectionOwner(s, folder);
 }
 
-export async function getRecord(
-  s: Services,
-  actor: Actor | null,
-  id: string,
-  hostAccountId: number,
-  key: string,
-  editToken?: string,
-): Promise<RecordView> {
-  const { c } = await liveCollection(s, id, hostAccountId);
-  await mayTouch(s, actor, c, key, editToken);
+export async function getRecord(s: RecordsCtx, id: string, key: string, editToken?: string): Promise<RecordView> {
+  const { c, folder } = await liveCollection(s, id);
+  await mayTouch(s, c, folder, key, editToken);
   return readRecord(s, await recordNode(s, c, key));
 }
 
 /** Replaces a record's data (If-Match: the record's etag, optional). The owner's change is bounded by its
  *  plan; a submitter's (its edit token) by the collection's byte cap and the rewrite limits. */
 export async function putRecord(
-  s: Services,
-  actor: Actor | null,
+  s: RecordsCtx,
   id: string,
-  hostAccountId: number,
   key: string,
-  input: { data: Json | undefined; editToken?: string; ifMatch: IfMatch; address: string },
+  input: { data: Json | undefined; editToken?: string; ifMatch: IfMatch; address: string; sameOrigin: () => void },
 ): Promise<RecordView> {
-  const { c } = await liveCollection(s, id, hostAccountId);
-  const submitter = holdsRecordToken(s, c.id, key, input.editToken);
-  if (!submitter) await assertCollectionOwner(s, actor, c);
+  const submitter = holdsRecordToken(s, id, key, input.editToken);
+  // The owner's change rides on a cookie: it must come from the host itself (`sameOrigin` refuses another). A
+  // valid edit token is its own credential (a wrong one falls back to the owner's cookie, with that check).
+  if (!submitter) input.sameOrigin();
+  const { c, folder } = await liveCollection(s, id);
+  const actor = submitter ? null : await collectionOwner(s, folder);
   if (input.data === undefined) throw badRequest('Send the record as JSON {"data": …}.', 'missing-field');
   const node = await recordNode(s, c, key);
   const plan = await ownerPlan(s, c.owner_id);
@@ -537,15 +525,28 @@ async function assertRewriteAllowed(s: Services, c: CollectionRow, key: string, 
 }
 
 /** Deletes a record (into the owner's trash, like any file). */
-export async function deleteRecord(
-  s: Services,
-  actor: Actor | null,
-  id: string,
-  hostAccountId: number,
-  key: string,
-): Promise<void> {
-  const { c } = await liveCollection(s, id, hostAccountId);
-  const owner = await assertCollectionOwner(s, actor, c);
+export async function deleteRecord(s: RecordsCtx, id: string, key: string): Promise<void> {
+  const { c, folder } = await liveCollection(s, id);
+  const owner = await collectionOwner(s, folder);
   const node = await recordNode(s, c, key);
   await deleteNode(s, owner.accountId, node.id, { writer: owner.writer });
+}
+
+/** The owner's live view of a collection's records: `collection-record` events on the stream `open` gives (the
+ *  HTTP edge: it takes the address's stream slot and hands over the connection), from `lastEventId` on. It ends
+ *  with the owner's session, and a team member's role. */
+export async function watchRecords(
+  s: RecordsCtx,
+  input: { id: string; lastEventId: number | null; open: () => SseStream },
+): Promise<void> {
+  const { c, folder } = await liveCollection(s, input.id);
+  const owner = await collectionOwner(s, folder);
+  const records = await nodeById(s.database.db, c.records_folder_id);
+  const held = owner.writer.startsWith('session:') ? [owner.writer] : [];
+  if (await s.nodes.roleIn(c.owner_id)) held.push(grants.member(c.owner_id, owner.accountId));
+  await s.hub.attach(channels.account(c.owner_id), input.open(), {
+    view: recordsView(records ? childPathOf(records) : '\0', () => s.clock.now()),
+    lastEventId: input.lastEventId,
+    grants: held,
+  });
 }

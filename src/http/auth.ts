@@ -22,6 +22,7 @@ import { actorForSyncKey } from '../sync/keys.ts';
 import { isLiveShareToken } from '../sharing/share.ts';
 import { isShareGuest, tokenParamOf } from './share-grant.ts';
 import { teamRole } from '../store/accounts.ts';
+import { busMember } from '../bus/use-cases.ts';
 
 /** The host a session of this request must have been minted for: null on the main app. */
 function sessionHostOf(req: FastifyRequest): string | null {
@@ -73,11 +74,7 @@ async function callerOfRequest(s: Services, req: FastifyRequest): Promise<Caller
   try {
     if (req.routeOptions.config?.keys && req.headers['x-api-key'] !== undefined) {
       try {
-        const actor = await actorForSyncKey(s, req.headers['x-api-key']);
-        const caller = personCaller('key', actor, host, grant);
-        if (host !== null && host !== actor.accountId)
-          caller.roles.set(host, (await teamRole(s.database.db, host, actor.accountId)) ?? null);
-        return caller;
+        return await keyCaller(s, req.headers['x-api-key'], host, grant);
       } catch (err) {
         if (!(err instanceof KilnError)) throw err;
         refused = err;
@@ -101,6 +98,15 @@ async function callerOfRequest(s: Services, req: FastifyRequest): Promise<Caller
     if (!(isStorageUnavailable(err) && read && site.kind !== 'main')) throw err;
   }
   return { ...anonymous(host, grant), refused };
+}
+
+/** The holder of a sync key (refused: the key's 401), with their role on the document host when it is a team's. */
+async function keyCaller(s: Services, key: string | string[] | undefined, host: number | null, grant?: ShareGrant) {
+  const actor = await actorForSyncKey(s, key);
+  const caller = personCaller('key', actor, host, grant);
+  if (host !== null && host !== actor.accountId)
+    caller.roles.set(host, (await teamRole(s.database.db, host, actor.accountId)) ?? null);
+  return caller;
 }
 
 /** True when the request carries credentials: a session of this host (the hook above), a sync key that
@@ -129,7 +135,7 @@ async function keyActsHere(s: Services, req: FastifyRequest): Promise<boolean> {
   try {
     if (req.site?.kind === 'main') await actorForSyncKey(s, key);
     else if (req.site?.kind === 'account' || req.site?.kind === 'domain')
-      await s.bus.caller(req.site.accountId, { actor: null, teamRole: null }, key);
+      await busMember(contextOf(s, await keyCaller(s, key, req.site.accountId)));
     else return false;
     return true;
   } catch {

@@ -15,30 +15,24 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { z } from 'zod';
 import type { RoutePlugin } from './plugin.ts';
-import type { Actor } from '../../access/actor.ts';
-import { authorizeActor } from '../../access/authorize.ts';
-import { forbidden } from '../../errors.ts';
+import type { Msg } from '../../ui/pages.ts';
 import {
-  createSignupInvite,
-  impersonate,
-  saveUploadLimits,
-  sendTestMail,
-  unconfirmedAppUser,
-  instanceSettings,
-  listAccounts,
-  saveInstanceSettings,
-  setAccountPlan,
-  setSuspended,
-} from '../../admin/admin.ts';
+  adminPanel,
+  administrator,
+  changePlan,
+  newSignupInvite,
+  resendConfirmation,
+  saveAiEditing,
+  saveSettings,
+  signInAs,
+  suspend,
+  testMail,
+} from '../../admin/use-cases.ts';
 import { assertSameOrigin } from '../origin.ts';
 import { onlyOn } from '../hosts.ts';
-import { backWithRefusal, done, flag, idParam, parse, queryMsg, queryText, sendPage, wantsHtml } from '../io.ts';
+import { backWithRefusal, done, flag, queryMsg, sendPage, wantsHtml } from '../io.ts';
 import { adminPage } from '../../ui/admin.ts';
-import type { Msg } from '../../ui/pages.ts';
 import { signIn } from '../sessions.ts';
-import { sendConfirmation } from '../../apps/app-users.ts';
-import { documentHostUrl } from '../../core/urls.ts';
-import { childPathOf } from '../../nodes/find.ts';
 
 const ADMIN = '/_/admin';
 
@@ -48,21 +42,37 @@ const budgetField = z.preprocess(
   z.coerce.number().int('Budgets are whole numbers.').min(1, 'A budget is at least 1.').optional(),
 );
 
-const bodies = {
+const schemas = {
+  // The page's own `msg` (a signed message) rides along in the query.
+  page: z.looseObject({
+    q: z.string().max(1000).optional(),
+    page: z.preprocess((v) => Number(v) || 1, z.number()).optional(),
+  }),
+  // A malformed id names no account: 404, as an unknown one.
+  account: z.object({
+    id: z
+      .string()
+      .regex(/^\d{1,15}$/)
+      .transform(Number)
+      .catch(0),
+  }),
   plan: z.object({ plan: z.string().max(20) }),
   suspend: z.object({ suspended: flag }),
   // Checkboxes: an unchecked one is not sent.
-  aiEdit: z.object({
-    free: flag.default(false),
-    personal: flag.default(false),
-    maker: flag.default(false),
-    requestsFree: budgetField,
-    requestsPersonal: budgetField,
-    requestsMaker: budgetField,
-    kbFree: budgetField,
-    kbPersonal: budgetField,
-    kbMaker: budgetField,
-  }),
+  aiEdit: z
+    .object({
+      free: flag.default(false),
+      personal: flag.default(false),
+      maker: flag.default(false),
+      requestsFree: budgetField,
+      requestsPersonal: budgetField,
+      requestsMaker: budgetField,
+      kbFree: budgetField,
+      kbPersonal: budgetField,
+      kbMaker: budgetField,
+    })
+    .nullish()
+    .transform((b) => b ?? { free: false, personal: false, maker: false }),
   settings: z.object({
     signups: z.string().max(20),
     defaultPlan: z.string().max(20),
@@ -71,18 +81,22 @@ const bodies = {
     uploadPersonal: z.coerce.number().optional(),
     uploadMaker: z.coerce.number().optional(),
   }),
+  mail: z.object({ to: z.string().max(320) }),
 };
 
 const kbToBytes = (kb: number | undefined) => (kb === undefined ? undefined : kb * 1024);
 
-const plugin: RoutePlugin = async (app, { services: s }) => {
-  // A form on the admin page that is refused (a setting in conflict, a bad value) goes back to the page with
-  // the refusal in words, not to a bare error page; programs get the error handler's JSON as before.
+const plugin: RoutePlugin = async (app) => {
+  // A form on the admin page that is refused (a setting in conflict, a bad value: its schema's refusal too)
+  // goes back to the page with the refusal in words, not to a bare error page; programs get the error
+  // handler's JSON as before.
   app.addHook('onRoute', (route) => {
     if (route.method !== 'POST') return;
+    route.attachValidation = true;
     const handler = route.handler;
     route.handler = async function (this: unknown, req, reply) {
       try {
+        if (req.validationError) throw req.validationError;
         return await handler.call(this as never, req, reply);
       } catch (err) {
         const back = backWithRefusal(req, reply, err, ADMIN);
@@ -92,129 +106,107 @@ const plugin: RoutePlugin = async (app, { services: s }) => {
     };
   });
   onlyOn(app, 'main');
-
-  /** A signed-in superadmin; everyone else is refused. */
-  function admin(req: FastifyRequest, write: boolean): Actor {
-    if (write) assertSameOrigin(req);
-    const actor = authorizeActor({ actor: req.actor }, null, 'manage');
-    if (!actor.isSuperadmin) throw forbidden('Only administrators of this Kiln may do that.');
-    return actor;
-  }
+  // Another origin's form is refused, then anyone not an administrator, before their input is judged (each
+  // use case asks again).
+  app.addHook('preValidation', async (req) => {
+    if (req.method === 'POST') assertSameOrigin(req);
+    administrator(req.ctx);
+  });
 
   /** The page (JSON for programs): accounts found by `q`, the instance settings, and a new invitation link. */
-  async function adminView(
-    req: FastifyRequest,
-    reply: FastifyReply,
-    actor: Actor,
-    o: { inviteUrl?: string; msg?: Msg },
-  ) {
-    const q = queryText(req, 'q') ?? '';
-    const listing = await listAccounts(s, q, Number(queryText(req, 'page') ?? 1) || 1);
-    const settings = await instanceSettings(s);
+  async function adminView(req: FastifyRequest, reply: FastifyReply, o: { inviteUrl?: string; msg?: Msg }) {
+    const query = schemas.page.parse(req.query ?? {});
+    const q = query.q ?? '';
+    const { actor, ...panel } = await adminPanel(req.ctx, { q, page: query.page ?? 1 });
     reply.header('cache-control', 'no-store');
-    const uploadMb = {
-      free: s.planSettings.uploadBytes.free / 2 ** 20,
-      personal: s.planSettings.uploadBytes.personal / 2 ** 20,
-      maker: s.planSettings.uploadBytes.maker / 2 ** 20,
-    };
-    const aiEdit = {
-      engines: s.aiEdit.list(),
-      plans: { ...s.planSettings.aiEditPlans },
-      budgets: structuredClone(s.planSettings.aiEditBudget),
-    };
-    if (!wantsHtml(req)) return { msg: '', msgType: 'success', ...listing, settings, uploadMb, aiEdit };
-    return sendPage(reply, adminPage({ username: actor.username, q, listing, settings, uploadMb, aiEdit, ...o }));
+    if (!wantsHtml(req)) {
+      const { listing, ...rest } = panel;
+      return { msg: '', msgType: 'success', ...listing, ...rest };
+    }
+    return sendPage(reply, adminPage({ username: actor.username, q, ...panel, ...o }));
   }
 
-  app.get(ADMIN, async (req, reply) => adminView(req, reply, admin(req, false), { msg: queryMsg(req) }));
+  app.get(ADMIN, { schema: { querystring: schemas.page } }, async (req, reply) =>
+    adminView(req, reply, { msg: queryMsg(req) }),
+  );
 
-  app.post(`${ADMIN}/accounts/:id/plan`, async (req, reply) => {
-    const actor = admin(req, true);
-    const r = await setAccountPlan(s, actor.accountId, idParam(req), parse(bodies.plan, req.body).plan);
-    return done(req, reply, `${r.username} is on the ${r.plan} plan now.`, { redirect: ADMIN });
-  });
+  app.post(
+    `${ADMIN}/accounts/:id/plan`,
+    { schema: { params: schemas.account, body: schemas.plan } },
+    async (req, reply) => {
+      const r = await changePlan(req.ctx, { accountId: req.params.id, plan: req.body.plan });
+      return done(req, reply, `${r.username} is on the ${r.plan} plan now.`, { redirect: ADMIN });
+    },
+  );
 
-  app.post(`${ADMIN}/accounts/:id/suspend`, async (req, reply) => {
-    const actor = admin(req, true);
-    const r = await setSuspended(s, actor.accountId, idParam(req), parse(bodies.suspend, req.body).suspended);
-    const msg = r.suspended
-      ? `${r.username} is suspended: its pages answer "unavailable", it is signed out everywhere and its sync keys stop.`
-      : `${r.username} is active again.`;
-    return done(req, reply, msg, { redirect: ADMIN });
-  });
+  app.post(
+    `${ADMIN}/accounts/:id/suspend`,
+    { schema: { params: schemas.account, body: schemas.suspend } },
+    async (req, reply) => {
+      const r = await suspend(req.ctx, { accountId: req.params.id, suspended: req.body.suspended });
+      const msg = r.suspended
+        ? `${r.username} is suspended: its pages answer "unavailable", it is signed out everywhere and its sync keys stop.`
+        : `${r.username} is active again.`;
+      return done(req, reply, msg, { redirect: ADMIN });
+    },
+  );
 
-  app.post(`${ADMIN}/settings`, async (req, reply) => {
-    admin(req, true);
-    const b = parse(bodies.settings, req.body);
-    const saved = await saveInstanceSettings(s, b);
-    if (b.uploadFree !== undefined || b.uploadPersonal !== undefined || b.uploadMaker !== undefined)
-      await saveUploadLimits(s, { free: b.uploadFree, personal: b.uploadPersonal, maker: b.uploadMaker });
+  app.post(`${ADMIN}/settings`, { schema: { body: schemas.settings } }, async (req, reply) => {
+    const saved = await saveSettings(req.ctx, req.body);
     const names = saved.documentNames === 'account' ? 'unique per account' : 'unique across this Kiln';
     const msg = `Saved. Sign-ups: ${saved.signups}; new accounts start on the ${saved.defaultPlan} plan; document names are ${names}.`;
-    return done(req, reply, msg, {
-      redirect: ADMIN,
-      extra: { settings: saved },
-    });
+    return done(req, reply, msg, { redirect: ADMIN, extra: { settings: saved } });
   });
 
-  app.post(`${ADMIN}/ai-edit`, async (req, reply) => {
-    admin(req, true);
-    const b = parse(bodies.aiEdit, req.body ?? {});
-    const plans = { free: b.free, personal: b.personal, maker: b.maker };
-    await s.planSettings.saveAiEdit(plans);
-    await s.planSettings.saveAiEditBudget({
-      free: { requests: b.requestsFree, bytes: kbToBytes(b.kbFree) },
-      personal: { requests: b.requestsPersonal, bytes: kbToBytes(b.kbPersonal) },
-      maker: { requests: b.requestsMaker, bytes: kbToBytes(b.kbMaker) },
+  app.post(`${ADMIN}/ai-edit`, { schema: { body: schemas.aiEdit } }, async (req, reply) => {
+    const b = req.body;
+    const { plans, budgets } = await saveAiEditing(req.ctx, {
+      plans: { free: b.free, personal: b.personal, maker: b.maker },
+      budgets: {
+        free: { requests: b.requestsFree, bytes: kbToBytes(b.kbFree) },
+        personal: { requests: b.requestsPersonal, bytes: kbToBytes(b.kbPersonal) },
+        maker: { requests: b.requestsMaker, bytes: kbToBytes(b.kbMaker) },
+      },
     });
     const on = (Object.keys(plans) as Array<keyof typeof plans>).filter((p) => plans[p]);
     const msg = on.length
       ? `AI editing is included in the ${on.join(', ')} plan${on.length > 1 ? 's' : ''}.`
       : 'AI editing is included in no plan.';
-    const budgets = s.planSettings.aiEditBudget;
     const each = (Object.keys(budgets) as Array<keyof typeof budgets>)
       .map((p) => `${p}: ${budgets[p].requests} requests and ${Math.round(budgets[p].bytes / 1024)} KB a day`)
       .join('; ');
     return done(req, reply, `Saved. ${msg} Budget per account: ${each}.`, {
       redirect: ADMIN,
-      extra: { plans, budgets: structuredClone(budgets) },
+      extra: { plans, budgets },
     });
   });
 
-  app.post(`${ADMIN}/accounts/:id/impersonate`, async (req, reply) => {
-    const actor = admin(req, true);
-    const who = await impersonate(s, actor.accountId, idParam(req));
-    req.log.warn({ admin: actor.username, account: who.username }, 'an administrator signed in as an account');
-    await signIn(req, reply, s, who.accountId);
+  app.post(`${ADMIN}/accounts/:id/impersonate`, { schema: { params: schemas.account } }, async (req, reply) => {
+    const who = await signInAs(req.ctx, { accountId: req.params.id });
+    req.log.warn({ admin: who.admin.username, account: who.username }, 'an administrator signed in as an account');
+    await signIn(req, reply, req.ctx, who.accountId);
     return done(req, reply, `You are signed in as ${who.username}, for support. Sign out to end it.`, {
       redirect: '/_/dashboard',
     });
   });
 
-  app.post(`${ADMIN}/mail-test`, async (req, reply) => {
-    admin(req, true);
-    const to = await sendTestMail(s, parse(z.object({ to: z.string().max(320) }), req.body).to);
-    const how = s.config.smtpUrl ? 'through SMTP' : `into the outbox folder (${s.config.dataDir}/outbox; no SMTP_URL)`;
+  app.post(`${ADMIN}/mail-test`, { schema: { body: schemas.mail } }, async (req, reply) => {
+    const to = await testMail(req.ctx, req.body);
+    const { config } = req.ctx;
+    const how = config.smtpUrl ? 'through SMTP' : `into the outbox folder (${config.dataDir}/outbox; no SMTP_URL)`;
     return done(req, reply, `A test message went to ${to} ${how}.`, { redirect: ADMIN });
   });
 
-  app.post(`${ADMIN}/accounts/:id/confirmation`, async (req, reply) => {
-    admin(req, true);
-    const { person, app: node, appOwner } = await unconfirmedAppUser(s, idParam(req));
-    await sendConfirmation(
-      s,
-      { accountId: person.id, email: person.email },
-      { hostUrl: documentHostUrl(s.config, appOwner), appName: node.name, appPath: childPathOf(node) },
-    );
-    return done(req, reply, `A new confirmation link went to ${person.email}.`, { redirect: ADMIN });
+  app.post(`${ADMIN}/accounts/:id/confirmation`, { schema: { params: schemas.account } }, async (req, reply) => {
+    const email = await resendConfirmation(req.ctx, { accountId: req.params.id });
+    return done(req, reply, `A new confirmation link went to ${email}.`, { redirect: ADMIN });
   });
 
   app.post(`${ADMIN}/invites`, async (req, reply) => {
-    const actor = admin(req, true);
-    const url = `${s.config.baseUrl}/_/signup?invite=${await createSignupInvite(s)}`;
+    const { url } = await newSignupInvite(req.ctx);
     const msg = 'A new invitation link: copy it below and send it to the one person it is for.';
     // The page itself (no redirect): the link shows on it, in a field to copy, not in the address bar.
-    if (wantsHtml(req)) return adminView(req, reply, actor, { inviteUrl: url, msg: { text: msg, type: 'success' } });
+    if (wantsHtml(req)) return adminView(req, reply, { inviteUrl: url, msg: { text: msg, type: 'success' } });
     return done(req, reply, `Invitation link (one person, 14 days): ${url}`, { extra: { url } });
   });
 };

@@ -11,7 +11,7 @@ import type { Services } from '../../services.ts';
 import { badRequest, notFound } from '../../errors.ts';
 import { limits } from '../../limits.ts';
 import { strictAttempt } from '../../ratelimit/http.ts';
-import { authorize } from '../../access/authorize.ts';
+import { mayRunSetup } from '../../admin/use-cases.ts';
 import { passwordLogin } from '../../accounts/login.ts';
 import { createFirstSuperadmin, createPerson, SETUP_DONE_MSG } from '../../accounts/people.ts';
 import { revokeLogin } from '../../accounts/sessions.ts';
@@ -29,7 +29,6 @@ import {
   bodyOf,
   formPost as formPostTo,
   optionalText,
-  parse,
   queryMsg,
   queryOf,
   queryText,
@@ -43,11 +42,12 @@ import { loginPage, logoutPage, setupPage, signupPage, type Msg, type SignupMode
 
 // ---------------------------------------------------------------- input
 
-/** The forms' bodies; a required field left out is the handler's 400 `missing-field`, in the form's words. */
+/** The forms' bodies, declared on their routes (a refusal goes back to the form: attachValidation + formPost);
+ *  a required field left out is the handler's 400 `missing-field`, in the form's words. */
 const bodies = {
   /** Sign-in takes `email` (its one field takes an email or a username) or `username`; sign-up and
-   *  first-run setup take all three. */
-  credentials: z.object({
+   *  first-run setup take all three. `return` and `invite` stay in the body (read below). */
+  credentials: z.looseObject({
     email: optionalText(limits.emailLength),
     username: optionalText(limits.usernameLength.max),
     password: optionalText(limits.password.maxLength),
@@ -85,8 +85,11 @@ function mainAppOnly(
   return reply.header('cache-control', 'no-store').redirect(s.config.baseUrl + target, 302);
 }
 
+/** The credentials as the route's schema parsed them (a refusal reached the form through formPost). */
+const credentialsOf = (req: FastifyRequest) => req.body as z.output<typeof bodies.credentials>;
+
 function newAccountFields(req: FastifyRequest) {
-  const { email, username, password } = parse(bodies.credentials, req.body);
+  const { email, username, password } = credentialsOf(req);
   if (!email) throw badRequest('Email is required.', 'missing-field');
   if (!username) throw badRequest('Username is required.', 'missing-field');
   if (!password) throw badRequest('Password is required.', 'missing-field');
@@ -123,19 +126,21 @@ const plugin: RoutePlugin = async (app, { services: s }) => {
       ...opts,
     });
   const renderLogin = (req: FastifyRequest, msg?: Msg, signupsOpen?: boolean) =>
-    loginPage({ msg, returnTo: returnOf(req), username: req.actor?.username, signupsOpen });
+    loginPage({ msg, returnTo: returnOf(req), username: req.caller.actor?.username, signupsOpen });
   app.get(
     '/_/login',
     async (req, reply) =>
       mainAppOnly(req, reply, s, 'login') ??
       sendPage(reply, renderLogin(req, queryMsg(req), (await instanceSettings(s)).signups === 'open')),
   );
+  const credentials = { schema: { body: bodies.credentials }, attachValidation: true };
   app.post(
     '/_/login',
+    credentials,
     formPost('/_/login', renderLogin, async (req, reply) => {
       mainAppOnly(req, reply, s, 'login');
       await refuseCrossSite(req, s);
-      const b = parse(bodies.credentials, req.body);
+      const b = credentialsOf(req);
       const identifier = b.email ?? b.username;
       if (!identifier) throw badRequest('Enter your email or username.', 'missing-field');
       if (!b.password) throw badRequest('Enter your password.', 'missing-field');
@@ -163,7 +168,7 @@ const plugin: RoutePlugin = async (app, { services: s }) => {
     return typeof v === 'string' && v.length <= 200 ? v : undefined;
   };
   const renderSignup = (req: FastifyRequest, msg?: Msg, mode?: SignupMode) =>
-    signupPage({ msg, returnTo: returnOf(req), username: req.actor?.username, invite: inviteOf(req), mode });
+    signupPage({ msg, returnTo: returnOf(req), username: req.caller.actor?.username, invite: inviteOf(req), mode });
   app.get('/_/signup', async (req, reply) => {
     const elsewhere = mainAppOnly(req, reply, s, 'signup');
     if (elsewhere) return elsewhere;
@@ -173,6 +178,7 @@ const plugin: RoutePlugin = async (app, { services: s }) => {
   });
   app.post(
     '/_/signup',
+    credentials,
     formPost(
       '/_/signup',
       renderSignup,
@@ -205,13 +211,13 @@ const plugin: RoutePlugin = async (app, { services: s }) => {
   // Sign out: GET asks, POST ends the login (its main-app session and every host session of it) and
   // clears this host's auth and ownership cookies.
   app.get('/_/logout', async (req, reply) =>
-    sendPage(reply, logoutPage({ msg: queryMsg(req), username: req.actor?.username })),
+    sendPage(reply, logoutPage({ msg: queryMsg(req), username: req.caller.actor?.username })),
   );
   app.post(
     '/_/logout',
     formPost(
       '/_/logout',
-      (req, msg) => logoutPage({ msg, username: req.actor?.username }),
+      (req, msg) => logoutPage({ msg, username: req.caller.actor?.username }),
       async (req, reply) => {
         await refuseCrossSite(req, s);
         const token = sessionTokenOf(req, s.config);
@@ -226,7 +232,7 @@ const plugin: RoutePlugin = async (app, { services: s }) => {
   // First-run setup: the first account becomes the superadmin. Main app only, only while no account exists.
   app.get('/_/setup', async (req, reply) => {
     if (req.site.kind !== 'main') throw notFound();
-    authorize({ actor: req.actor }, null, 'setup');
+    mayRunSetup(req.ctx);
     if (await isSetUp(s)) {
       if (wantsHtml(req)) return reply.redirect(withMessage(s.secret, '/_/login', SETUP_DONE_MSG, 'error'), 302);
       throw notFound(SETUP_DONE_MSG);
@@ -235,12 +241,13 @@ const plugin: RoutePlugin = async (app, { services: s }) => {
   });
   app.post(
     '/_/setup',
+    credentials,
     formPost(
       (status) => (status === 409 ? '/_/login' : '/_/setup'),
       (_req, msg) => setupPage({ msg }),
       async (req, reply) => {
         if (req.site.kind !== 'main') throw notFound();
-        authorize({ actor: req.actor }, null, 'setup');
+        mayRunSetup(req.ctx);
         await refuseCrossSite(req, s);
         await strictAttempt(s, req, reply, 'setup');
         const input = newAccountFields(req);

@@ -12,42 +12,41 @@ import { z } from 'zod';
 import type { RoutePlugin } from './plugin.ts';
 import { KilnError, badRequest } from '../../errors.ts';
 import { limits } from '../../limits.ts';
-import { authorizeActor } from '../../access/authorize.ts';
-import { wantsHtml, queryMsg, optionalText, parse, textParam, type FieldCodes } from '../io.ts';
+import { wantsHtml, queryMsg, optionalText } from '../io.ts';
+import { fields } from '../schema.ts';
 import { withMessage } from '../messages.ts';
 import { refuseCrossSite } from '../origin.ts';
 import { signIn } from '../sessions.ts';
 import { receiveStripeWebhook } from '../../billing/stripe.ts';
 import { findWelcome, finishWelcome } from '../../billing/welcome.ts';
-import { planSummary } from '../../billing/plans.ts';
 import { billingPage, welcomePage } from '../../ui/billing.ts';
 import { errorPage } from '../../ui/pages.ts';
 import { onlyOn } from '../hosts.ts';
 import { assertSameOrigin } from '../origin.ts';
-import { PLAN_REFUSED, openPortal, paymentsConfigured, startCheckout } from '../../billing/checkout.ts';
-import { accountById } from '../../store/accounts.ts';
+import { PLAN_REFUSED } from '../../billing/checkout.ts';
+import { billingActor, billingOverview, billingPortal, checkout } from '../../billing/use-cases.ts';
 
 function sendPage(reply: FastifyReply, body: string, status = 200) {
   return reply.code(status).header('cache-control', 'no-store').type('text/html; charset=utf-8').send(body);
 }
 
-const bodies = {
+const schemas = {
+  token: z.object({ token: z.string() }),
   welcome: z.object({
     username: optionalText(limits.usernameLength.max),
     password: optionalText(limits.password.maxLength),
   }),
   /** Which plan `startCheckout` decides; here only text of a plan name's length. */
-  checkout: z.object({ plan: z.string().max(20).optional() }),
+  checkout: fields(z.object({ plan: z.string().max(20).optional() }), { plan: { code: 'invalid', msg: PLAN_REFUSED } }),
+  // The page's own `msg` (a signed message) rides along in the query.
+  page: z.looseObject({}),
 };
-const codes = { plan: { code: 'invalid', msg: PLAN_REFUSED } } as const satisfies FieldCodes;
 
 /** A field the form must fill. */
 function required(value: string | undefined, label: string): string {
   if (value === undefined) throw badRequest(`${label} is required.`, 'missing-field');
   return value;
 }
-
-const tokenOf = (req: FastifyRequest) => textParam(req, 'token');
 
 const plugin: RoutePlugin = async (app, { services: s }) => {
   onlyOn(app, 'main');
@@ -68,10 +67,11 @@ const plugin: RoutePlugin = async (app, { services: s }) => {
     });
   });
 
-  app.get('/_/welcome/:token', async (req, reply) => {
+  app.get('/_/welcome/:token', { schema: { params: schemas.token } }, async (req, reply) => {
     try {
-      const w = await findWelcome(s, tokenOf(req));
-      return sendPage(reply, welcomePage({ token: tokenOf(req), email: w.email, msg: queryMsg(req) }));
+      const { token } = req.params;
+      const w = await findWelcome(s, token);
+      return sendPage(reply, welcomePage({ token, email: w.email, msg: queryMsg(req) }));
     } catch (err) {
       if (err instanceof KilnError && err.status === 404 && wantsHtml(req))
         return sendPage(reply, errorPage(404, err.message), 404);
@@ -79,14 +79,18 @@ const plugin: RoutePlugin = async (app, { services: s }) => {
     }
   });
 
-  app.post('/_/welcome/:token', async (req, reply) => {
-    const back = `/_/welcome/${encodeURIComponent(tokenOf(req))}`;
+  const welcome = { params: schemas.token, body: schemas.welcome };
+  app.post('/_/welcome/:token', { schema: welcome, attachValidation: true }, async (req, reply) => {
+    const { token } = req.params;
+    const back = `/_/welcome/${encodeURIComponent(token)}`;
     try {
       await refuseCrossSite(req, s);
-      const b = parse(bodies.welcome, req.body);
+      // A bad field goes back to the form, after the cross-site refusal.
+      if (req.validationError) throw req.validationError;
+      const b = req.body;
       const username = required(b.username, 'Username');
       const password = required(b.password, 'Password');
-      const done = await finishWelcome(s, tokenOf(req), { username, password });
+      const done = await finishWelcome(s, token, { username, password });
       await signIn(req, reply, s, done.accountId);
       const msg = `Welcome, ${done.username}. Your documents live at ${done.username}.${s.config.rootDomain}.`;
       if (wantsHtml(req)) return reply.redirect(withMessage(s.secret, '/_/dashboard', msg, 'success'), 302);
@@ -101,39 +105,29 @@ const plugin: RoutePlugin = async (app, { services: s }) => {
     }
   });
 
-  app.get('/_/billing', async (req, reply) => {
-    const actor = authorizeActor({ actor: req.actor }, null, 'manage');
-    const summary = await planSummary(s, actor.accountId);
+  app.get('/_/billing', { schema: { querystring: schemas.page } }, async (req, reply) => {
+    const { actor, ...overview } = await billingOverview(req.ctx);
     reply.header('cache-control', 'no-store');
-    if (!wantsHtml(req)) return reply.send({ msg: '', msgType: 'success', plan: summary });
-    return sendPage(
-      reply,
-      billingPage({
-        username: actor.username,
-        summary,
-        msg: queryMsg(req),
-        payments: paymentsConfigured(s),
-        canManage: !!(await accountById(s.database.db, actor.accountId))?.stripe_customer_id,
-        currency: s.config.currency,
-      }),
-    );
+    if (!wantsHtml(req)) return reply.send({ msg: '', msgType: 'success', plan: overview.summary });
+    return sendPage(reply, billingPage({ username: actor.username, msg: queryMsg(req), ...overview }));
   });
 
   /** Sends the browser to Stripe (303), or tells a program where (JSON {url}). */
   const toStripe = (req: FastifyRequest, reply: FastifyReply, url: string) =>
     wantsHtml(req) ? reply.redirect(url, 303) : reply.send({ msg: '', msgType: 'success', url });
 
-  // Payments out: Checkout to buy a plan, the Customer Portal to manage it (src/billing/checkout.ts).
-  app.post('/_/billing/checkout', async (req, reply) => {
+  // Payments out: Checkout to buy a plan, the Customer Portal to manage it (src/billing/checkout.ts). Another
+  // origin is refused, then anyone not signed in, before the plan is judged (the use cases ask again).
+  const preValidation = async (req: FastifyRequest) => {
     assertSameOrigin(req);
-    const actor = authorizeActor({ actor: req.actor }, null, 'manage');
-    return toStripe(req, reply, await startCheckout(s, actor, parse(bodies.checkout, req.body, codes).plan));
-  });
-  app.post('/_/billing/portal', async (req, reply) => {
-    assertSameOrigin(req);
-    const actor = authorizeActor({ actor: req.actor }, null, 'manage');
-    return toStripe(req, reply, await openPortal(s, actor));
-  });
+    billingActor(req.ctx);
+  };
+  app.post('/_/billing/checkout', { schema: { body: schemas.checkout }, preValidation }, async (req, reply) =>
+    toStripe(req, reply, await checkout(req.ctx, req.body)),
+  );
+  app.post('/_/billing/portal', { preValidation }, async (req, reply) =>
+    toStripe(req, reply, await billingPortal(req.ctx)),
+  );
 };
 
 export default plugin;

@@ -15,13 +15,13 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { z } from 'zod';
 import type { RoutePlugin } from './plugin.ts';
-import type { Actor } from '../../access/actor.ts';
 import { KilnError, badRequest, notFound } from '../../errors.ts';
-import { authorizeActor } from '../../access/authorize.ts';
 import { assertSameOrigin } from '../origin.ts';
-import { wantsHtml, queryMsg, backWithRefusal, idParam, parse, queryText, type FieldCodes } from '../io.ts';
+import { wantsHtml, queryMsg, backWithRefusal } from '../io.ts';
+import { fields } from '../schema.ts';
 import { withMessage } from '../messages.ts';
-import { addDomain, isServedHost, listDomains, removeDomain } from '../../domains/domains.ts';
+import { isServedHost } from '../../domains/domains.ts';
+import { addCustomDomain, customDomains, domainManager, removeCustomDomain } from '../../domains/use-cases.ts';
 import { ENTER_A_DOMAIN } from '../../domains/hostname.ts';
 import { countDomainCall } from '../../domains/limiter.ts';
 import {
@@ -40,16 +40,31 @@ const WEBHOOK_BODY_LIMIT = 64 * 1024;
 
 /** The domain as typed; whether it is one Kiln can serve (its length too, once trimmed) is
  *  `addDomain`'s to say. Left out, it is empty. */
-const bodies = { add: z.object({ domain: z.string().default('') }) };
-const codes = { domain: { code: 'invalid-domain', msg: ENTER_A_DOMAIN } } as const satisfies FieldCodes;
+const schemas = {
+  add: fields(z.object({ domain: z.string().default('') }), {
+    domain: { code: 'invalid-domain', msg: ENTER_A_DOMAIN },
+  }),
+  // A malformed id names no domain: 404, as an unknown one.
+  domain: z.object({
+    id: z
+      .string()
+      .regex(/^\d{1,15}$/)
+      .transform(Number)
+      .catch(0),
+  }),
+  // Caddy names one host; anything else names none (400 missing-domain).
+  ask: z.object({ domain: z.unknown().transform((v) => (typeof v === 'string' ? v : undefined)) }),
+  // The page's own `msg` (a signed message) rides along in the query.
+  page: z.looseObject({}),
+};
 
 const plugin: RoutePlugin = async (app, { services: s }) => {
   onlyOn(app, 'main');
   /** A signed-in developer on the main app (strangers 401, app users 403). API calls and changes are
    *  counted; a person viewing the page is not (looking never uses up the limit). */
-  async function manager(req: FastifyRequest, reply: FastifyReply, write: boolean): Promise<Actor> {
+  async function manager(req: FastifyRequest, reply: FastifyReply, write: boolean) {
     if (write) assertSameOrigin(req);
-    const actor = authorizeActor({ actor: req.actor }, null, 'manage');
+    const actor = domainManager(req.ctx);
     if (write || !wantsHtml(req)) await countDomainCall(s, reply, actor.accountId);
     return actor;
   }
@@ -57,11 +72,14 @@ const plugin: RoutePlugin = async (app, { services: s }) => {
   async function operate(
     req: FastifyRequest,
     reply: FastifyReply,
-    op: (actor: Actor) => Promise<{ msg: string; status?: number; extra: Record<string, unknown> }>,
+    op: () => Promise<{ msg: string; status?: number; extra: Record<string, unknown> }>,
   ) {
     let result: { msg: string; status?: number; extra: Record<string, unknown> };
     try {
-      result = await op(await manager(req, reply, true));
+      // The caller first (cross-origin, who, the call's count), then the input: a stranger learns nothing of it.
+      await manager(req, reply, true);
+      if (req.validationError) throw req.validationError;
+      result = await op();
     } catch (err) {
       const back = backWithRefusal(req, reply, err, DOMAINS);
       if (back) return back;
@@ -71,9 +89,9 @@ const plugin: RoutePlugin = async (app, { services: s }) => {
     return reply.code(result.status ?? 200).send({ msg: result.msg, msgType: 'success', ...result.extra });
   }
 
-  app.get(DOMAINS, async (req, reply) => {
+  app.get(DOMAINS, { schema: { querystring: schemas.page } }, async (req, reply) => {
     const actor = await manager(req, reply, false);
-    const domains = await listDomains(s, actor.accountId);
+    const domains = await customDomains(req.ctx);
     reply.header('cache-control', 'no-store');
     if (!wantsHtml(req)) return reply.send({ msg: '', msgType: 'success', domains });
     const msg = queryMsg(req);
@@ -82,9 +100,9 @@ const plugin: RoutePlugin = async (app, { services: s }) => {
       .send(domainsPage({ username: actor.username, domains, rootHostname: s.config.rootHostname, msg }));
   });
 
-  app.post(DOMAINS, (req, reply) =>
-    operate(req, reply, async (actor) => {
-      const domain = await addDomain(s, actor.accountId, parse(bodies.add, req.body, codes).domain);
+  app.post(DOMAINS, { schema: { body: schemas.add }, attachValidation: true }, (req, reply) =>
+    operate(req, reply, async () => {
+      const domain = await addCustomDomain(req.ctx, req.body);
       return {
         msg: `Added ${domain.domain}. Point it at ${domain.dns.cname.value} (CNAME) and add the TXT record ${domain.dns.txt.name}; it is served once DNS is verified.`,
         status: 201,
@@ -93,19 +111,15 @@ const plugin: RoutePlugin = async (app, { services: s }) => {
     }),
   );
 
-  app.post(`${DOMAINS}/:id/delete`, (req, reply) =>
-    operate(req, reply, async (actor) => {
-      const domain = await removeDomain(
-        s,
-        actor.accountId,
-        idParam(req, 'id', () => notFound('No such domain.')),
-      );
+  app.post(`${DOMAINS}/:id/delete`, { schema: { params: schemas.domain }, attachValidation: true }, (req, reply) =>
+    operate(req, reply, async () => {
+      const domain = await removeCustomDomain(req.ctx, req.params);
       return { msg: `Removed ${domain.domain}: your documents are no longer served there.`, extra: { domain } };
     }),
   );
 
-  app.get('/_/domains/ask', async (req, reply) => {
-    const name = queryText(req, 'domain');
+  app.get('/_/domains/ask', { schema: { querystring: schemas.ask } }, async (req, reply) => {
+    const name = req.query.domain;
     if (!name) throw badRequest('The domain parameter is required.', 'missing-domain');
     reply.header('cache-control', 'no-store');
     if (!(await isServedHost(s, name))) throw notFound('Kiln does not serve that domain.');

@@ -3,30 +3,11 @@
 //   GET /_/ready    200 when the database, the blob store (and Redis, when configured) answer; else 503 naming what is
 //                   unreachable, with Retry-After: take this process out of rotation until it recovers.
 import type { RoutePlugin } from './plugin.ts';
-import { ping } from '../../store/db.ts';
+import { readiness } from '../../metrics/readiness.ts';
 import { limits } from '../../limits.ts';
 import { timingSafeEqual } from 'node:crypto';
 import type { FastifyRequest } from 'fastify';
 import { notFound } from '../../errors.ts';
-
-/** Resolves false when `p` fails or takes longer than `ms`. */
-function within(p: Promise<unknown>, ms: number): Promise<boolean> {
-  return new Promise((resolve) => {
-    const t = setTimeout(() => resolve(false), ms);
-    p.then(
-      () => {
-        clearTimeout(t);
-        resolve(true);
-      },
-      () => {
-        clearTimeout(t);
-        resolve(false);
-      },
-    );
-  });
-}
-
-const CHECK_MS = 2_000;
 
 /** The metrics are for the operator: a bearer token (METRICS_TOKEN), or else a request from this
  *  machine that no proxy forwarded. */
@@ -55,23 +36,7 @@ const plugin: RoutePlugin = async (app, { services: s }) => {
   );
 
   app.get('/_/ready', anyHost, async (_req, reply) => {
-    const [database, blobs, bus] = await Promise.all([
-      within(ping(s.database.db), CHECK_MS),
-      within(
-        s.blobs.reachable().then((ok) => (ok ? ok : Promise.reject(new Error('unreachable')))),
-        CHECK_MS,
-      ),
-      within(
-        s.events.reachable().then((ok) => (ok ? ok : Promise.reject(new Error('unreachable')))),
-        CHECK_MS,
-      ),
-    ]);
-    const checks = {
-      database: database ? 'ok' : 'unavailable',
-      blobs: blobs ? 'ok' : 'unavailable',
-      ...(s.config.redisUrl ? { redis: bus ? 'ok' : 'unavailable' } : {}),
-    };
-    const ready = database && blobs && (bus || !s.config.redisUrl);
+    const { ready, checks } = await readiness(s);
     reply.header('cache-control', 'no-store');
     if (!ready) reply.code(503).header('Retry-After', String(limits.storageRetryAfterSeconds));
     return reply.send({ status: ready ? 'ready' : 'unavailable', checks });

@@ -7,19 +7,11 @@
 //   POST /_/dashboard/messages/:id/delete
 import { z } from 'zod';
 import type { RoutePlugin } from './plugin.ts';
-import { authorizeActor } from '../../access/authorize.ts';
 import { assertSameOrigin } from '../origin.ts';
 import { strictAttempt } from '../../ratelimit/http.ts';
-import { done, idParam, parse, queryMsg, sendPage, wantsHtml } from '../io.ts';
-import { hostAccount } from '../hosts.ts';
-import {
-  MESSAGE_LIMITS,
-  inbox,
-  messagesCsv,
-  readMessages,
-  receiveMessage,
-  removeMessage,
-} from '../../messages/messages.ts';
+import { done, queryMsg, sendPage, wantsHtml } from '../io.ts';
+import { MESSAGE_LIMITS } from '../../messages/messages.ts';
+import { contactOwner, deleteMessage, inboxCsv, openInbox } from '../../messages/use-cases.ts';
 import { inboxPage } from '../../ui/messages.ts';
 
 const INBOX = '/_/dashboard/messages';
@@ -69,18 +61,28 @@ function keptFields(posted: Record<string, string | undefined>): Record<string, 
 /** What a page's `sendMessage` posts: its form's fields beside `behaviorData`. Nothing here is refused:
  *  the use case judges what is left (a body that is not a JSON or form object, text for one, has no
  *  fields and no behaviour). */
-const bodies = {
-  message: z
+const schemas = {
+  contact: z
     .record(z.string(), z.unknown())
     .pipe(z.object({ behaviorData: behaviour.optional().catch(undefined) }).catchall(value))
     .catch({ behaviorData: undefined })
     .transform(({ behaviorData, ...posted }) => ({ behaviour: behaviorData, fields: keptFields(posted) })),
+  // A malformed id names no message: 404, as an unknown one.
+  message: z.object({
+    id: z
+      .string()
+      .regex(/^\d{1,15}$/)
+      .transform(Number)
+      .catch(0),
+  }),
+  // The page's own `msg` (a signed message) rides along in the query.
+  page: z.looseObject({}),
 };
 
 const plugin: RoutePlugin = async (app, { services: s }) => {
   app.post(
     '/_/message',
-    { config: { host: 'document', answers: 'json' }, bodyLimit: 64 * 1024 },
+    { config: { host: 'document', answers: 'json' }, bodyLimit: 64 * 1024, schema: { body: schemas.contact } },
     async (req, reply) => {
       // A page posts to its own host; another site (another account's host) may not post for it.
       assertSameOrigin(req);
@@ -93,35 +95,31 @@ const plugin: RoutePlugin = async (app, { services: s }) => {
       } catch {
         // An unreadable Referer only means the page is not named.
       }
-      await receiveMessage(s, hostAccount(req), `${req.headers.host}${page}`, parse(bodies.message, req.body));
+      await contactOwner(req.ctx, { page: `${req.headers.host}${page}`, message: req.body });
       return { msg: 'Message sent', msgType: 'success' };
     },
   );
 
-  app.get(INBOX, { config: { host: 'main' } }, async (req, reply) => {
-    const actor = authorizeActor({ actor: req.actor }, null, 'manage');
-    const box = await inbox(s, actor.accountId);
+  app.get(INBOX, { config: { host: 'main' }, schema: { querystring: schemas.page } }, async (req, reply) => {
+    // Shown is read: the next visit's count starts from there.
+    const { actor, ...box } = await openInbox(req.ctx, { read: wantsHtml(req) });
     reply.header('cache-control', 'no-store');
     if (!wantsHtml(req)) return { msg: '', msgType: 'success', ...box };
-    // Shown is read: the next visit's count starts from here.
-    await readMessages(s, actor.accountId);
     return sendPage(reply, inboxPage({ username: actor.username, ...box, msg: queryMsg(req) }));
   });
 
-  app.get(`${INBOX}.csv`, { config: { host: 'main' } }, async (req, reply) => {
-    const actor = authorizeActor({ actor: req.actor }, null, 'manage');
-    const box = await inbox(s, actor.accountId);
-    return reply
+  app.get(`${INBOX}.csv`, { config: { host: 'main' } }, async (req, reply) =>
+    reply
       .header('cache-control', 'no-store')
       .header('content-type', 'text/csv; charset=utf-8')
       .header('content-disposition', 'attachment; filename="messages.csv"')
-      .send(messagesCsv(box.messages));
-  });
+      .send(await inboxCsv(req.ctx)),
+  );
 
-  app.post(`${INBOX}/:id/delete`, { config: { host: 'main' } }, async (req, reply) => {
+  const remove = { config: { host: 'main' as const }, schema: { params: schemas.message } };
+  app.post(`${INBOX}/:id/delete`, remove, async (req, reply) => {
     assertSameOrigin(req);
-    const actor = authorizeActor({ actor: req.actor }, null, 'manage');
-    await removeMessage(s, actor.accountId, idParam(req));
+    await deleteMessage(req.ctx, req.params);
     return done(req, reply, 'Message deleted.', { redirect: INBOX });
   });
 };

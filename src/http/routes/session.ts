@@ -8,8 +8,7 @@ import { clearHintCookie, setSessionCookie } from '../cookies.ts';
 import { hostnameOf } from '../hosts.ts';
 import { documentHostNamed, grantUrl } from '../sessions.ts';
 import { hostOrigin } from '../../core/urls.ts';
-import { MAX_RETURN, parse, returnPathOf, sendPage } from '../io.ts';
-import { teamRole } from '../../store/accounts.ts';
+import { MAX_RETURN, returnPathOf, sendPage } from '../io.ts';
 import { errorPage } from '../../ui/pages.ts';
 
 const GRANT_SHAPE = /^[A-Za-z0-9_-]{43}$/;
@@ -32,13 +31,15 @@ const queries = {
 };
 
 const plugin: RoutePlugin = async (app, { services: s }) => {
-  app.get('/_/session/start', { config: { host: 'main' } }, async (req, reply) => {
-    const q = parse(queries.start, req.query);
+  const start = { config: { host: 'main' as const }, schema: { querystring: queries.start } };
+  app.get('/_/session/start', start, async (req, reply) => {
+    const q = req.query;
     const returnPath = returnPathOf(q.return) ?? '/';
     const site = await documentHostNamed(s, q.host);
     reply.header('cache-control', 'no-store').header('referrer-policy', 'no-referrer');
     const page = hostOrigin(s.config, site) + returnPath;
-    if (!req.actor) {
+    const actor = req.caller.actor;
+    if (!actor) {
       // An automatic bounce with a stale hint: forget the hint and show the page as it is.
       if (q.auto) {
         clearHintCookie(reply, s.config);
@@ -50,16 +51,17 @@ const plugin: RoutePlugin = async (app, { services: s }) => {
     // The host's own account gets a session there, and so do a team's members on the team's host (they act in
     // their role: src/http/auth.ts). Anyone else visits it: a page comes as a visitor sees it; Kiln's own pages
     // there (`/_/…`: the code editor, versions), which would send them here again, say why instead.
-    const member = site.kind === 'account' && (await teamRole(s.database.db, site.accountId, req.actor.accountId));
-    if (req.actor.accountId === site.accountId || member)
-      return reply.redirect(await grantUrl(s, req.actor.loginId!, site, returnPath), 302);
+    const member = site.kind === 'account' && (await req.ctx.nodes.roleIn(site.accountId));
+    if (actor.accountId === site.accountId || member)
+      return reply.redirect(await grantUrl(s, actor.loginId!, site, returnPath), 302);
     if (!returnPath.startsWith('/_/')) return reply.redirect(page, 302);
-    const why = `You are signed in as ${req.actor.username}, and ${site.username}’s documents are not yours to change. You can still open their public pages.`;
-    return sendPage(reply, errorPage(403, why, { username: req.actor.username, base: s.config.baseUrl }), 403);
+    const why = `You are signed in as ${actor.username}, and ${site.username}’s documents are not yours to change. You can still open their public pages.`;
+    return sendPage(reply, errorPage(403, why, { username: actor.username, base: s.config.baseUrl }), 403);
   });
 
-  app.get('/_/session', { config: { host: 'document' } }, async (req, reply) => {
-    const q = parse(queries.session, req.query);
+  const onHost = { config: { host: 'document' as const }, schema: { querystring: queries.session } };
+  app.get('/_/session', onHost, async (req, reply) => {
+    const q = req.query;
     const returnPath = returnPathOf(q.return) ?? '/';
     reply.header('cache-control', 'no-store').header('referrer-policy', 'no-referrer');
     const now = s.clock.now();

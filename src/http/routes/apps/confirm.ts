@@ -11,6 +11,7 @@ import { confirmEmail, sendConfirmation, type AppLinks } from '../../../apps/app
 import { documentHostUrl } from '../../../core/urls.ts';
 import { appLoginPage, appNoticePage } from '../../../ui/apps.ts';
 import { wantsHtml } from '../../io.ts';
+import { bodies, tokenParams } from './schemas.ts';
 import { hostAccount } from '../../hosts.ts';
 import { refuseCrossSite } from '../../origin.ts';
 import { backTo, formPost, mainLogin, namedApp, ownInstanceUrl, refOf, sendPage, tokenOf } from './shared.ts';
@@ -33,7 +34,7 @@ async function appLinksOf(s: Services, app: NodeRow): Promise<AppLinks> {
 }
 
 const confirm: RoutePlugin = async (app, { services: s }) => {
-  app.get('/_/app/confirm/:token', async (req, reply) => {
+  app.get('/_/app/confirm/:token', { schema: { params: tokenParams } }, async (req, reply) => {
     hostAccount(req);
     const token = tokenOf(req);
     let accountId: number;
@@ -52,14 +53,16 @@ const confirm: RoutePlugin = async (app, { services: s }) => {
 
   app.post(
     '/_/app/confirm',
+    { schema: { body: bodies.confirm }, attachValidation: true },
     formPost(
       backTo('login'),
       (req, msg) => appLoginPage({ app: namedApp(req), msg, mainLogin: mainLogin(s) }),
       async (req, reply) => {
         await refuseCrossSite(req, s);
         // Asked on the app user's own host (where their session is); the link goes to the app's host.
-        if (!req.actor) throw unauthorized();
-        const { accountId, email, emailConfirmed } = req.actor;
+        const actor = req.caller.actor;
+        if (!actor) throw unauthorized();
+        const { accountId, email, emailConfirmed } = actor;
         const node = await signupAppOf(s, accountId);
         const msg = emailConfirmed
           ? 'Your email is already confirmed.'

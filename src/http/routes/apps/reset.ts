@@ -11,13 +11,13 @@ import {
   resetAppUserPassword,
 } from '../../../apps/app-users.ts';
 import { appNoticePage, appPageUrl, appResetPage, appResetRequestPage } from '../../../ui/apps.ts';
-import { parse, queryMsg, textParam, wantsHtml } from '../../io.ts';
+import { queryMsg, textParam, wantsHtml } from '../../io.ts';
 import { withMessage } from '../../messages.ts';
 import { hostAccount } from '../../hosts.ts';
 import { refuseCrossSite } from '../../origin.ts';
 import { handoff, signIn } from '../../sessions.ts';
 import { strictAttempt } from '../../../ratelimit/http.ts';
-import { bodies } from './schemas.ts';
+import { bodies, bodyOf, pageQuery, tokenParams } from './schemas.ts';
 import {
   appOf,
   appPathOf,
@@ -45,21 +45,22 @@ function backToLink(req: FastifyRequest): string {
 }
 
 const reset: RoutePlugin = async (app, { services: s }) => {
-  app.get('/_/app/reset', async (req, reply) => {
-    const node = await appOf(s, req, 'view');
+  app.get('/_/app/reset', { schema: { querystring: pageQuery } }, async (req, reply) => {
+    const node = await appOf(req, 'view');
     return sendPage(reply, appResetRequestPage({ app: refOf(node), msg: queryMsg(req), mainLogin: mainLogin(s) }));
   });
 
   app.post(
     '/_/app/reset',
+    { schema: { body: bodies.resetRequest }, attachValidation: true },
     formPost(
       backTo('reset'),
       (req, msg) => appResetRequestPage({ app: namedApp(req), msg, mainLogin: mainLogin(s) }),
       async (req, reply) => {
         await refuseCrossSite(req, s);
         await strictAttempt(s, req, reply, 'password-reset');
-        const node = await appOf(s, req, 'view');
-        const { email } = parse(bodies.resetRequest, req.body);
+        const node = await appOf(req, 'view');
+        const { email } = bodyOf(bodies.resetRequest, req);
         if (!email) throw badRequest('Email is required.', 'missing-field');
         assertEmailShape(email);
         // Not awaited: how long the lookup and the mail take must not tell whether the account exists.
@@ -73,9 +74,9 @@ const reset: RoutePlugin = async (app, { services: s }) => {
     ),
   );
 
-  app.get('/_/app/reset/:token', async (req, reply) => {
+  app.get('/_/app/reset/:token', { schema: { params: tokenParams, querystring: pageQuery } }, async (req, reply) => {
     const hostAccountId = hostAccount(req);
-    const node = await optionalApp(s, req);
+    const node = await optionalApp(req);
     const ref = node ? refOf(node) : undefined;
     let token = '';
     try {
@@ -93,6 +94,7 @@ const reset: RoutePlugin = async (app, { services: s }) => {
 
   app.post(
     '/_/app/reset/:token',
+    { schema: { params: tokenParams, body: bodies.newPassword }, attachValidation: true },
     formPost(
       backToLink,
       (req, msg) => appResetPage({ token: textParam(req, 'token'), msg }),
@@ -100,11 +102,11 @@ const reset: RoutePlugin = async (app, { services: s }) => {
         const hostAccountId = hostAccount(req);
         await refuseCrossSite(req, s);
         const token = tokenOf(req);
-        const { password } = parse(bodies.newPassword, req.body);
+        const { password } = bodyOf(bodies.newPassword, req);
         if (!password) throw badRequest('Password is required.', 'missing-field');
         const { accountId } = await resetAppUserPassword(s, token, password, hostAccountId);
         const login = await signIn(req, reply, s, accountId);
-        const node = await optionalApp(s, req);
+        const node = await optionalApp(req);
         const username = await usernameOf(s, accountId);
         const url = node
           ? await destination(s, req, { accountId, username }, node)

@@ -4,17 +4,14 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { Services } from '../../../services.ts';
 import type { NodeRow } from '../../../store/schema.ts';
 import type { AppLinks } from '../../../apps/app-users.ts';
-import { KilnError, badRequest, notFound } from '../../../errors.ts';
-import { allows, authorize, resourceOf } from '../../../access/authorize.ts';
-import { personFacts, usernameOf } from '../../../accounts/people.ts';
-import { getNode } from '../../../nodes/tree.ts';
-import { childPathOf } from '../../../nodes/find.ts';
-import { appAt } from '../../../apps/apps.ts';
+import { KilnError, badRequest } from '../../../errors.ts';
+import { personFacts } from '../../../accounts/people.ts';
+import { childPathOf } from '../../../nodes/tree.ts';
+import { openApp, visibleDocument } from '../../../apps/use-cases.ts';
 import { createInstance, findInstance, signupInstance } from '../../../apps/instances.ts';
 import { documentHostUrl, nodeUrlPath } from '../../../core/urls.ts';
 import { appHref, type AppRef } from '../../../ui/apps.ts';
 import { formPost as formPostTo, parse, sendPage as sendFormPage, textParam } from '../../io.ts';
-import { hostAccount } from '../../hosts.ts';
 import { appRef } from './schemas.ts';
 
 /** App pages send `Referrer-Policy: same-origin`: with no-referrer Chromium posts their forms with
@@ -51,47 +48,21 @@ export const refOf = (app: NodeRow): AppRef => ({ name: app.name, path: childPat
 export const mainLogin = (s: Services) => `${s.config.baseUrl}/_/login`;
 
 /** The app named by the request: `signup` needs signups on; the others any visible document. */
-export async function appOf(s: Services, req: FastifyRequest, action: 'signup' | 'view'): Promise<NodeRow> {
-  const accountId = hostAccount(req);
-  const path = appPathOf(req);
-  if (!path) throw notFound('Which app? Add ?app=<the app’s path> to the address.');
-  const node = await appAt(s, accountId, path, { signupsOnly: action === 'signup' });
-  authorize({ actor: req.actor }, resourceOf(node), action);
-  return node;
+export function appOf(req: FastifyRequest, action: 'signup' | 'view'): Promise<NodeRow> {
+  return openApp(req.ctx, { path: appPathOf(req), action });
 }
 
 /** The document the request names on this host, when the caller may see it (any document: an app, a
  *  copy of one, or neither); undefined otherwise. */
-export async function namedDocument(s: Services, req: FastifyRequest): Promise<NodeRow | undefined> {
-  const path = appPathOf(req);
-  if (!path) return undefined;
-  try {
-    const node = await appAt(s, hostAccount(req), path, { signupsOnly: false });
-    return allows({ actor: req.actor }, resourceOf(node), 'view') ? node : undefined;
-  } catch (err) {
-    if (err instanceof KilnError && err.status === 404) return undefined;
-    throw err;
-  }
-}
-
-/** Where the app a copy (an instance) was made from takes sign-ups, on the app's own host: undefined when
- *  `node` is no copy, or its app is gone, takes no sign-ups, or is not one a visitor may sign up on (a
- *  private app's address is never told). A copy's page carries its app's markup, whose "get your own
- *  copy" link names the page it is on: this is where that link leads. */
-export async function copySignupUrl(s: Services, node: NodeRow): Promise<string | undefined> {
-  if (node.source_node_id === null) return undefined;
-  const app = await getNode(s, node.source_node_id);
-  if (app?.type !== 'site' || app.enable_signups !== 1) return undefined;
-  if (!allows({ actor: null }, resourceOf(app), 'signup')) return undefined;
-  const host = documentHostUrl(s.config, await usernameOf(s, app.owner_id));
-  return `${host}/_/app/signup?app=${encodeURIComponent(childPathOf(app))}`;
+export function namedDocument(req: FastifyRequest): Promise<NodeRow | undefined> {
+  return visibleDocument(req.ctx, { path: appPathOf(req) });
 }
 
 /** The app when one is named and visible, else undefined (pages that work without one). */
-export async function optionalApp(s: Services, req: FastifyRequest): Promise<NodeRow | undefined> {
+export async function optionalApp(req: FastifyRequest): Promise<NodeRow | undefined> {
   if (!appPathOf(req)) return undefined;
   try {
-    return await appOf(s, req, 'view');
+    return await appOf(req, 'view');
   } catch (err) {
     if (err instanceof KilnError && err.status === 404) return undefined;
     throw err;

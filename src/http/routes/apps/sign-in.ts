@@ -3,27 +3,28 @@ import type { RoutePlugin } from '../plugin.ts';
 import { badRequest } from '../../../errors.ts';
 import { passwordLogin } from '../../../accounts/login.ts';
 import { appLoginPage } from '../../../ui/apps.ts';
-import { parse, queryMsg, wantsHtml } from '../../io.ts';
+import { queryMsg, wantsHtml } from '../../io.ts';
 import { refuseCrossSite } from '../../origin.ts';
 import { handoff, signIn } from '../../sessions.ts';
-import { bodies } from './schemas.ts';
+import { bodies, bodyOf, pageQuery } from './schemas.ts';
 import { appOf, backTo, destination, formPost, mainLogin, namedApp, refOf, sendPage } from './shared.ts';
 
 const signInPages: RoutePlugin = async (app, { services: s }) => {
-  app.get('/_/app/login', async (req, reply) => {
-    const node = await appOf(s, req, 'view');
+  app.get('/_/app/login', { schema: { querystring: pageQuery } }, async (req, reply) => {
+    const node = await appOf(req, 'view');
     return sendPage(reply, appLoginPage({ app: refOf(node), msg: queryMsg(req), mainLogin: mainLogin(s) }));
   });
 
   app.post(
     '/_/app/login',
+    { schema: { body: bodies.login }, attachValidation: true },
     formPost(
       backTo('login'),
       (req, msg) => appLoginPage({ app: namedApp(req), msg, mainLogin: mainLogin(s) }),
       async (req, reply) => {
         await refuseCrossSite(req, s);
-        const node = await appOf(s, req, 'view');
-        const b = parse(bodies.login, req.body);
+        const node = await appOf(req, 'view');
+        const b = bodyOf(bodies.login, req);
         const identifier = b.email ?? b.username;
         if (!identifier) throw badRequest('Enter your email or username.', 'missing-field');
         if (!b.password) throw badRequest('Enter your password.', 'missing-field');

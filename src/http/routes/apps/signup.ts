@@ -1,21 +1,20 @@
 // Signing up on an app: the form, and the new app user with their own instance of the app.
 import type { RoutePlugin } from '../plugin.ts';
 import { KilnError, badRequest, notFound } from '../../../errors.ts';
-import type { NodeRow } from '../../../store/schema.ts';
-import { childPathOf } from '../../../nodes/find.ts';
-import { allows, resourceOf } from '../../../access/authorize.ts';
+import type { NodeRow } from '../../../nodes/tree.ts';
+import { childPathOf } from '../../../nodes/tree.ts';
+import { copySignupUrl, takesSignups } from '../../../apps/use-cases.ts';
 import { findInstance } from '../../../apps/instances.ts';
 import { signUpOnApp } from '../../../apps/app-users.ts';
 import { appSignupPage } from '../../../ui/apps.ts';
-import { parse, queryMsg, wantsHtml } from '../../io.ts';
+import { queryMsg, wantsHtml } from '../../io.ts';
 import { refuseCrossSite } from '../../origin.ts';
 import { handoff, signIn } from '../../sessions.ts';
 import { strictAttempt } from '../../../ratelimit/http.ts';
-import { bodies } from './schemas.ts';
+import { bodies, bodyOf, pageQuery } from './schemas.ts';
 import {
   appOf,
   backTo,
-  copySignupUrl,
   formPost,
   hostUrl,
   instanceUrl,
@@ -28,18 +27,18 @@ import {
 } from './shared.ts';
 
 const signup: RoutePlugin = async (app, { services: s }) => {
-  app.get('/_/app/signup', async (req, reply) => {
+  app.get('/_/app/signup', { schema: { querystring: pageQuery } }, async (req, reply) => {
     let node: NodeRow;
     try {
-      node = await appOf(s, req, 'signup');
+      node = await appOf(req, 'signup');
     } catch (err) {
       // The "get your own copy" link of an app's page, followed on someone's copy of it: the app's sign-up.
-      const copy = err instanceof KilnError && err.status === 404 ? await namedDocument(s, req) : undefined;
-      const elsewhere = copy && (await copySignupUrl(s, copy));
+      const copy = err instanceof KilnError && err.status === 404 ? await namedDocument(req) : undefined;
+      const elsewhere = copy && (await copySignupUrl(req.ctx, copy));
       if (elsewhere) return reply.redirect(elsewhere, 302);
       throw err;
     }
-    const actor = req.actor;
+    const actor = req.caller.actor;
     const instance = actor ? await findInstance(s, actor.accountId, node.id) : undefined;
     const signedIn = actor
       ? { username: actor.username, instanceUrl: instance ? instanceUrl(s, actor.username, instance) : undefined }
@@ -50,13 +49,13 @@ const signup: RoutePlugin = async (app, { services: s }) => {
   // What an app's page may ask about itself (the app starter's script): whether it is the app (it takes
   // sign-ups) or someone's copy of one, and where "get your own copy" signs up. 404 for a document the
   // caller cannot see.
-  app.get('/_/app/info', async (req, reply) => {
-    const node = await namedDocument(s, req);
+  app.get('/_/app/info', { schema: { querystring: pageQuery } }, async (req, reply) => {
+    const node = await namedDocument(req);
     if (!node) throw notFound('No such document.');
-    const isApp = node.enable_signups === 1 && allows({ actor: req.actor }, resourceOf(node), 'signup');
+    const isApp = await takesSignups(req.ctx, node);
     const signupUrl = isApp
       ? `${hostUrl(s, req)}/_/app/signup?app=${encodeURIComponent(childPathOf(node))}`
-      : ((await copySignupUrl(s, node)) ?? null);
+      : ((await copySignupUrl(req.ctx, node)) ?? null);
     return reply
       .header('cache-control', 'private, no-cache')
       .send({ app: isApp, copy: node.source_node_id !== null, signupUrl });
@@ -64,14 +63,15 @@ const signup: RoutePlugin = async (app, { services: s }) => {
 
   app.post(
     '/_/app/signup',
+    { schema: { body: bodies.signup }, attachValidation: true },
     formPost(
       backTo('signup'),
       (req, msg) => appSignupPage({ app: namedApp(req), msg, mainLogin: mainLogin(s) }),
       async (req, reply) => {
         await refuseCrossSite(req, s);
         await strictAttempt(s, req, reply, 'app-signup');
-        const node = await appOf(s, req, 'signup');
-        const { email, password, username } = parse(bodies.signup, req.body);
+        const node = await appOf(req, 'signup');
+        const { email, password, username } = bodyOf(bodies.signup, req);
         if (!email) throw badRequest('Email is required.', 'missing-field');
         if (!password) throw badRequest('Password is required.', 'missing-field');
         const links = linksFor(s, req, node);
