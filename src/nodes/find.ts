@@ -2,6 +2,9 @@
 // of the services (the guard, the AI edit handler) and the document host's reads use them without importing those.
 import type { Database } from '../store/db.ts';
 import type { NodeRow } from '../store/schema.ts';
+
+/** A node's row, as the doors name it (they import nothing from src/store/). */
+export type { NodeRow };
 import { splitPath } from '../core/names.ts';
 import { ownerNodesNamed } from '../store/nodes.ts';
 

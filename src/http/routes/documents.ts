@@ -30,7 +30,7 @@ import { notFound } from '../../errors.ts';
 import { decodeRequestPath, documentContent, rememberServed, resourceNameOf } from '../../nodes/serve.ts';
 import { asVisitor, viewDocument, type DocumentView, type View } from '../../documents/view.ts';
 import { childPathOf } from '../../nodes/find.ts';
-import type { NodeRow } from '../../store/schema.ts';
+import type { NodeRow } from '../../nodes/find.ts';
 import { toolbarTag, withToolbar } from '../../ui/toolbar.ts';
 import { ifNoneMatchHits } from '../../core/conditional.ts';
 import { ADMIN_COOKIE, RESOURCE_COOKIE } from '../cookies.ts';

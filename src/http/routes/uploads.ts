@@ -5,7 +5,7 @@
 import multipart from '@fastify/multipart';
 import type { FastifyRequest } from 'fastify';
 import type { RoutePlugin } from './plugin.ts';
-import type { NodeRow } from '../../store/schema.ts';
+import type { NodeRow } from '../../nodes/find.ts';
 import { KilnError, badRequest, unauthorized } from '../../errors.ts';
 import { limits } from '../../limits.ts';
 import { assertSameOrigin } from '../origin.ts';

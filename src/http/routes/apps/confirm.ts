@@ -2,7 +2,7 @@
 // user's own host, where their session is).
 import type { RoutePlugin } from '../plugin.ts';
 import type { Services } from '../../../services.ts';
-import type { NodeRow } from '../../../store/schema.ts';
+import type { NodeRow } from '../../../nodes/find.ts';
 import { KilnError, notFound, unauthorized } from '../../../errors.ts';
 import { personFacts, usernameOf } from '../../../accounts/people.ts';
 import { getNode } from '../../../nodes/tree.ts';

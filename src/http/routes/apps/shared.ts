@@ -2,7 +2,7 @@
 // where a signed-in app user goes, and how the pages and their refused forms are answered.
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { Services } from '../../../services.ts';
-import type { NodeRow } from '../../../store/schema.ts';
+import type { NodeRow } from '../../../nodes/find.ts';
 import type { AppLinks } from '../../../apps/app-users.ts';
 import { KilnError, badRequest } from '../../../errors.ts';
 import { personFacts } from '../../../accounts/people.ts';
