@@ -24,8 +24,8 @@ export interface Standing {
   actor: Actor | null;
   /** True when a valid share token (cookie or ?token=) grants access to this resource. */
   shareGuest?: boolean;
-  /** The caller's role in the team that owns the target (the team itself, or one of its files on its host:
-   *  src/http/share-grant.ts callerOf); none: not a member, or not a team's. */
+  /** The caller's role in the team that owns the target (the team itself, or one of its files: src/nodes/open.ts
+   *  standingOn); none: not a member, or not a team's. */
   teamRole?: TeamRole | null;
 }
 
@@ -53,7 +53,7 @@ function resourceTypeOf(t: Target): ResourceType {
 const nodeOf = (t: Target): Resource | null => (t && t !== 'team' ? t : null);
 
 /** The caller owns the resource: it is theirs, or its team's and they are an owner or editor there (`teamRole`
- *  is only ever the caller's role in the team that owns the resource: callerOf). */
+ *  is only ever the caller's role in the team that owns the resource: standingOn). */
 const owns = (c: Standing, r: Resource | null) =>
   !!c.actor && !!r && (r.ownerId === c.actor.accountId || c.teamRole === 'owner' || c.teamRole === 'editor');
 /** The caller may see the resource when private: an owner, or any member of the team that owns it. */

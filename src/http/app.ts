@@ -139,7 +139,7 @@ export async function buildApp(s: HttpServices): Promise<FastifyInstance> {
   /** An error page that knows who is signed in (a developer sees their menu) and, on a document host,
    *  leads back to the main app. */
   function errorPageFor(req: FastifyRequest, status: number, msg: string): string {
-    const dev = req.actor?.accountType === 'dev' ? req.actor.username : undefined;
+    const dev = req.caller?.actor?.accountType === 'dev' ? req.caller.actor.username : undefined;
     return errorPage(status, msg, { username: dev, base: req.site?.kind === 'main' ? undefined : s.config.baseUrl });
   }
 

@@ -44,8 +44,6 @@ declare module 'fastify' {
 }
 
 export function registerAuth(app: FastifyInstance, s: Services) {
-  app.decorateRequest('actor', null);
-  app.decorateRequest('teamRole', null);
   app.decorateRequest('caller', null as unknown as Caller);
   const contexts = new WeakMap<FastifyRequest, Ctx>();
   app.decorateRequest('ctx', {
@@ -57,9 +55,6 @@ export function registerAuth(app: FastifyInstance, s: Services) {
   });
   app.addHook('onRequest', async (req) => {
     req.caller = await callerOfRequest(s, req);
-    // The person and their role on this host, for what still reads them off the request.
-    req.actor = req.caller.actor;
-    req.teamRole = req.site.kind !== 'main' && req.actor ? (req.caller.roles.get(req.site.accountId) ?? null) : null;
   });
 }
 
@@ -113,7 +108,7 @@ async function keyCaller(s: Services, key: string | string[] | undefined, host: 
  *  acts on this host (`keyActsHere`), or a valid share token of a document of this host (its `share_*`
  *  cookie or `?token=`). */
 export async function hasCredentials(s: Services, req: FastifyRequest): Promise<boolean> {
-  if (req.actor) return true;
+  if (req.caller?.actor) return true;
   if (req.headers['x-api-key'] !== undefined && (await keyActsHere(s, req))) return true;
   if (req.site?.kind !== 'account' && req.site?.kind !== 'domain') return false;
   const tokens = Object.entries(req.cookies ?? {})

@@ -1,6 +1,5 @@
-// What Kiln knows about a request once hosts and auth have run. (The Actor type lives in src/access/.)
-import type { Actor } from '../access/actor.ts';
-import type { TeamRole } from '../store/schema.ts';
+// What Kiln knows about a request's host once the hosts hook has run. Who is asking is `req.caller`
+// (src/http/auth.ts), and nothing else.
 
 export type HostInfo =
   | { kind: 'main' }
@@ -12,9 +11,5 @@ export type HostInfo =
 declare module 'fastify' {
   interface FastifyRequest {
     site: HostInfo;
-    /** Signed-in person, or null. */
-    actor: Actor | null;
-    /** On a team's host: the signed-in person's role in the team (members get sessions there), else null. */
-    teamRole: TeamRole | null;
   }
 }

@@ -10,7 +10,7 @@ import { instanceSettings } from '../admin/admin.ts';
  *  The documents plugin calls this for GET/HEAD `/` on the main host. */
 export async function mainHome(req: FastifyRequest, reply: FastifyReply, s: Services): Promise<FastifyReply> {
   if (!(await isSetUp(s))) return reply.redirect('/_/setup', 302);
-  if (req.actor) return reply.redirect('/_/dashboard', 302);
+  if (req.caller?.actor) return reply.redirect('/_/dashboard', 302);
   const signupsOpen = (await instanceSettings(s)).signups === 'open';
   return sendPage(reply, landingPage({ msg: queryMsg(req), signupsOpen }));
 }

@@ -112,7 +112,7 @@ function isNavigation(req: FastifyRequest): boolean {
 /** On an account's host, a page load by its signed-in owner who has no session here yet goes through
  *  the main app once (per login) to fetch one; returns the redirect, or null to serve the page. */
 export function bounceToMainApp(req: FastifyRequest, reply: FastifyReply, s: Services): FastifyReply | null {
-  if (req.actor || req.site.kind !== 'account' || !isNavigation(req)) return null;
+  if (req.caller?.actor || req.site.kind !== 'account' || !isNavigation(req)) return null;
   const hint = req.cookies[HINT_COOKIE];
   if (!hint || hint.length > 100 || req.cookies[HINT_SEEN_COOKIE] === hint || !hintIsFor(s, hint, req.site.accountId))
     return null;

@@ -3,7 +3,6 @@
 // (`caller.shareGrant`), which `ctx.nodes` judges per node.
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { Config } from '../config.ts';
-import type { Standing } from '../access/authorize.ts';
 import type { NodeRow } from '../store/schema.ts';
 import { isValidShareToken, shareCookieName, TOKEN_PARAM } from '../sharing/share.ts';
 import { limits } from '../limits.ts';
@@ -24,15 +23,6 @@ export function isShareGuest(req: FastifyRequest, node: NodeRow): boolean {
   if (cookie !== undefined && isValidShareToken(node, cookie)) return true;
   const param = tokenParamOf(req);
   return param !== undefined && isValidShareToken(node, param);
-}
-
-/** Who asks about this node: the signed-in person, and whether the request holds its share grant.
- *  @deprecated the doors not migrated yet (save, meta, editor, stylesheets, uploads) still read it; a migrated
- *  door asks `req.ctx.nodes` (`standingOn`, `check`, `may`). Goes with their last use. */
-export function callerOf(req: FastifyRequest, node: NodeRow): Standing {
-  // A team member's role counts for the team's own nodes, on the team's host.
-  const member = req.teamRole && req.site.kind !== 'main' && node.owner_id === req.site.accountId;
-  return { actor: req.actor, shareGuest: isShareGuest(req, node), teamRole: member ? req.teamRole : null };
 }
 
 /** Sets `share_<sitename>` on this host (host-only: a custom domain or one document host). */

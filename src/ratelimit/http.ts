@@ -153,6 +153,7 @@ export async function strictAttempt(
   reply: FastifyReply,
   operation: StrictOperation,
 ): Promise<void> {
-  const who = !BY_ADDRESS.has(operation) && req.actor ? `account:${req.actor.accountId}` : `ip:${req.ip}`;
+  const who =
+    !BY_ADDRESS.has(operation) && req.caller?.actor ? `account:${req.caller.actor.accountId}` : `ip:${req.ip}`;
   await enforce(reply, s.strictLimiter, `${operation}:${who}`, limits.strictLimiter.windowMs, STRICT_WORDS[operation]);
 }
