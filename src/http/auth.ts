@@ -108,7 +108,8 @@ async function keyCaller(s: Services, key: string | string[] | undefined, host: 
  *  acts on this host (`keyActsHere`), or a valid share token of a document of this host (its `share_*`
  *  cookie or `?token=`). */
 export async function hasCredentials(s: Services, req: FastifyRequest): Promise<boolean> {
-  if (req.caller?.actor) return true;
+  // A key's person is the caller on a key door wherever the key is valid; it counts only where it acts.
+  if (req.caller?.actor && req.caller.via === 'session') return true;
   if (req.headers['x-api-key'] !== undefined && (await keyActsHere(s, req))) return true;
   if (req.site?.kind !== 'account' && req.site?.kind !== 'domain') return false;
   const tokens = Object.entries(req.cookies ?? {})

@@ -106,7 +106,7 @@ export function registerSlowClients(app: FastifyInstance, s: Services & { reques
   });
   // Runs after the session is known (the onRequest hooks), before any body is read.
   app.addHook('preParsing', async (req: FastifyRequest, reply: FastifyReply, payload: Readable) => {
-    if (req.raw.complete || req.caller?.actor) return payload;
+    if (req.raw.complete || req.caller?.via === 'session') return payload;
     const left = Math.max(0, s.config.anonBodyTimeoutMs - reply.elapsedTime);
     return withDeadline(s, req, reply, payload, left);
   });
