@@ -49,7 +49,7 @@ const plugin: RoutePlugin = async (app) => {
       try {
         return await resolveLoss(req.ctx, { ...named, id: req.params.id || (b.id ?? null), choice: b.choice });
       } catch (err) {
-        if (err instanceof KilnError) return refuse(reply, err.status, err.message, err.code ?? 'invalid');
+        if (err instanceof KilnError) return refuse(reply, err.status, err.message, err.code);
         throw err;
       }
     },
@@ -57,8 +57,8 @@ const plugin: RoutePlugin = async (app) => {
 };
 
 /** The panel reads `error`; Kiln's clients read `msg` and `code`: both. */
-function refuse(reply: FastifyReply, status: number, error: string, code: string) {
-  return reply.code(status).send({ error, msg: error, msgType: 'error', code });
+function refuse(reply: FastifyReply, status: number, error: string, code: string | undefined) {
+  return reply.code(status).send({ error, msg: error, msgType: 'error', ...(code ? { code } : {}) });
 }
 
 /** The document a request names (`file`, else the Page-URL header), when it is a URL of this host. */
