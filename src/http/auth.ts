@@ -129,9 +129,12 @@ export async function hasCredentials(s: Services, req: FastifyRequest): Promise<
 async function keyActsHere(s: Services, req: FastifyRequest): Promise<boolean> {
   const key = req.headers['x-api-key'];
   try {
-    if (req.site?.kind === 'main') await actorForSyncKey(s, key);
-    else if (req.site?.kind === 'account' || req.site?.kind === 'domain')
-      await busMember(contextOf(s, await keyCaller(s, key, req.site.accountId)));
+    // On a key door the hook already resolved the key into the caller: judge that one, not the key again.
+    const resolved = req.caller?.via === 'key' ? req.caller : null;
+    if (req.site?.kind === 'main') {
+      if (!resolved) await actorForSyncKey(s, key);
+    } else if (req.site?.kind === 'account' || req.site?.kind === 'domain')
+      await busMember(contextOf(s, resolved ?? (await keyCaller(s, key, req.site.accountId))));
     else return false;
     return true;
   } catch {
