@@ -551,23 +551,30 @@ export class DataLossGuard {
 
   /** The page revert would write back: the event's version, when it holds the destroyed data (never a page that
    *  lost it too: an event noticed after such writes). Null when there is none; Deferred when the pool cannot
-   *  tell now. */
+   *  tell now (busy, or the extraction failed). */
   private async revertTarget(node: SavedNode, e: GuardEvent): Promise<Buffer | null> {
     if (e.revertVersionId === null || !(await isVersionOf(this.s.database.db, e.revertVersionId, node.id))) return null;
     const bytes = await this.versionBytes(e.revertVersionId);
     if (!bytes) return null;
     const island = await this.islandOf(bytes, sha256(bytes));
-    return island !== undefined && lossUndone(classify(e.recoverable, island)) ? bytes : null;
+    // An extraction that failed (a worker lost, a timeout) cannot tell either: not a no.
+    if (island === undefined) throw new Deferred();
+    return lossUndone(classify(e.recoverable, island)) ? bytes : null;
   }
 
   /** Whether revert would bring the data back (remembered per event). */
   private async canRevert(node: SavedNode, e: GuardEvent): Promise<boolean> {
-    let ok = this.revertable.get(e.id);
-    if (ok === undefined) {
-      ok = (await this.revertTarget(node, e).catch(() => null)) !== null;
-      if (this.revertable.size > 256) this.revertable.clear();
-      this.revertable.set(e.id, ok);
+    const known = this.revertable.get(e.id);
+    if (known !== undefined) return known;
+    let ok: boolean;
+    try {
+      ok = (await this.revertTarget(node, e)) !== null;
+    } catch {
+      // The pool could not tell now (busy, or a worker lost): no for this answer, asked again on the next one.
+      return false;
     }
+    if (this.revertable.size > 256) this.revertable.clear();
+    this.revertable.set(e.id, ok);
     return ok;
   }
 
@@ -584,18 +591,24 @@ export class DataLossGuard {
     if (html === null) return null;
     const out = Buffer.from(html, 'utf8');
     const island = await this.islandOf(out, sha256(out));
+    if (island === undefined) throw new Deferred();
     return island && stableJson(island.api) === stableJson(e.recoverable.api) ? out : null;
   }
 
   /** Whether a restore would work on these bytes (remembered per event and bytes). */
   private async canRestore(node: SavedNode, e: GuardEvent, bytes: Buffer): Promise<boolean> {
     const key = `${e.id}:${sha256(bytes)}`;
-    let ok = this.restorable.get(key);
-    if (ok === undefined) {
+    const known = this.restorable.get(key);
+    if (known !== undefined) return known;
+    let ok: boolean;
+    try {
       ok = (await this.restored(node, e, bytes)) !== null;
-      if (this.restorable.size > 256) this.restorable.clear();
-      this.restorable.set(key, ok);
+    } catch (err) {
+      if (!(err instanceof Deferred)) throw err;
+      return false; // asked again on the next answer
     }
+    if (this.restorable.size > 256) this.restorable.clear();
+    this.restorable.set(key, ok);
     return ok;
   }
 
@@ -660,7 +673,7 @@ export class DataLossGuard {
       if (!content) throw new KilnError(404, 'No pending data-loss event', 'not-found');
       let after: Buffer = content.bytes;
       if (choice === 'restore') {
-        const out = await this.restored(node, e, content.bytes);
+        const out = await this.restored(node, e, content.bytes).catch(busyError);
         const refusal = 'Data could not be restored onto the current page; use Revert.';
         if (!out) throw new KilnError(422, refusal, 'not-restorable');
         after = out;
