@@ -2,6 +2,7 @@
 // folder, the machine's PostgreSQL (a fresh database), and an S3-protocol server (s3rver) on loopback.
 // Then Kiln itself on S3: uploads stored there, served with Range and the same ETag; the sweep; the
 // migration command, with reads served throughout.
+// kiln-test: once
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { mkdtempSync, rmSync } from 'node:fs';

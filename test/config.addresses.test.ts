@@ -1,6 +1,7 @@
 // Where Kiln says it is (#25.2): ROOT_DOMAIN follows PORT unless set, the start line names the addresses in use
 // and warns when a `*.localhost` ROOT_DOMAIN names another port, and a browser that opened the main app at
 // localhost or 127.0.0.1 is sent to its real address (API clients keep the loopback alias).
+// kiln-test: once
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { mkdtempSync, rmSync } from 'node:fs';

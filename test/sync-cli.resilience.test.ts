@@ -2,6 +2,7 @@
 // restart in the middle of a sync, and the command itself killed with SIGKILL at random moments over
 // ten rounds. Afterwards both sides hold every acknowledged change exactly once (no conflict copies, no
 // duplicates, nothing lost).
+// kiln-test: once
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import fs from 'node:fs';

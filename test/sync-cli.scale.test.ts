@@ -1,5 +1,6 @@
 // `kiln sync` at size: 1,000 files on the first sync (both ways), a 20 MB upload, and a file over the
 // plan's upload size answered with the server's message and skipped.
+// kiln-test: once
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import fs from 'node:fs';

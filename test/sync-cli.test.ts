@@ -1,6 +1,7 @@
 // `kiln sync`, `push`, `pull`, `login` (src/sync-cli) as a user runs them: the real command against a
 // real Kiln, on real folders. Both sides are checked through what a user sees: the files on disk, and
 // the account through the sync API.
+// kiln-test: once
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
