@@ -26,7 +26,7 @@ import { within } from './support/wait.ts';
 const ROUNDS = 50;
 const sha = (b: string | Buffer) => createHash('sha256').update(b).digest('hex');
 
-test(`saves survive SIGKILL at random moments (${ROUNDS} kills)`, { timeout: 600_000 }, async () => {
+test(`saves survive SIGKILL at random moments (${ROUNDS} kills)`, { timeout: 1_200_000 }, async () => {
   const dataDir = mkdtempSync(path.join(os.tmpdir(), 'kiln-crash-save-'));
   const pg = storage === 'postgres' ? await freshPostgres() : null;
   const env: Record<string, string> = {

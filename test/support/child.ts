@@ -87,13 +87,13 @@ export async function spawnKiln(
   child.stderr!.on('data', (d) => (out += d));
   let exited = false;
   const gone = new Promise<void>((resolve) => child.once('exit', () => ((exited = true), resolve())));
-  const deadline = Date.now() + (opts.timeoutMs ?? 30_000);
+  const deadline = Date.now() + (opts.timeoutMs ?? 90_000);
   for (;;) {
     if (exited) throw new Error(`kiln exited before it was ready (code ${child.exitCode}):\n${out}`);
     if (await answers(port)) break;
     if (Date.now() > deadline) {
       child.kill('SIGKILL');
-      throw new Error(`kiln did not answer within ${opts.timeoutMs ?? 30_000} ms:\n${out}`);
+      throw new Error(`kiln did not answer within ${opts.timeoutMs ?? 90_000} ms:\n${out}`);
     }
     await new Promise((r) => setTimeout(r, 100));
   }
