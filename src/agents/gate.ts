@@ -48,3 +48,15 @@ export async function countMcpCall(ctx: Pick<Ctx, 'caller' | 'limiters'>): Promi
     r.retryAfter,
   );
 }
+
+/** Why agents may not connect for this caller, in words (the account page says it instead of offering keys),
+ *  or null when they may. */
+export function mcpClosedFor(ctx: Pick<Ctx, 'caller' | 'planSettings'>): string | null {
+  try {
+    assertMcpOn(ctx);
+    return null;
+  } catch (err) {
+    if (err instanceof KilnError) return err.message;
+    throw err;
+  }
+}

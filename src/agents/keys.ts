@@ -29,7 +29,8 @@ import { signedIn } from '../nodes/manage.ts';
 import { childPathOf } from '../nodes/find.ts';
 import { teamsOf } from '../teams/teams.ts';
 import { grants, revokeGrants } from '../events/revocations.ts';
-import { assertMcpOn } from './gate.ts';
+import { assertMcpOn, mcpClosedFor } from './gate.ts';
+import { connectLines } from './connect.ts';
 
 export const AGENT_KEY_PREFIX = 'hcak_';
 const KEY_SHAPE = /^hcak_[0-9a-f]{64}$/;
@@ -235,4 +236,20 @@ export function agentGrantOf(ctx: Pick<Ctx, 'caller'>): { id: string; name: stri
   const actor = ctx.caller.actor;
   if (ctx.caller.via !== 'key' || !actor?.writer.startsWith('akey:')) return null;
   return { id: actor.writer, name: actor.grantName ?? actor.writer };
+}
+
+/** The account page's "Connect an agent": the person's keys, the accounts a key may reach, the lifetimes to
+ *  choose from, and why no key can be made now (agents off for this Kiln or the plan), or null. */
+export async function agentsPanel(ctx: Ctx) {
+  const keys = await listAgentKeys(ctx);
+  const accounts = await agentKeyAccounts(ctx);
+  const { lifetimesDays, defaultDays } = limits.agentKeys;
+  return { keys, accounts, lifetimesDays, defaultDays, closed: mcpClosedFor(ctx) };
+}
+
+/** The key a browser was handed a moment ago (its id and the key, from the page's cookie), when it is still
+ *  one of the person's active keys: the page shows it once, with the lines to connect an agent. */
+export function freshAgentKey(keys: AgentKeyInfo[], id: number, key: string, baseUrl: string) {
+  const listed = keys.find((k) => k.id === id && k.state === 'active' && key.startsWith(k.prefix));
+  return listed && KEY_SHAPE.test(key) ? { key, info: listed, connect: connectLines(baseUrl, key) } : undefined;
 }
