@@ -105,7 +105,7 @@ export const limits = {
   loginAttempts: { max: 20, windowMs: 15 * MINUTE },
   /** Account pages and anonymous `/_/` writes, per client address (src/ratelimit/http.ts says which routes). */
   generalLimiter: { max: 100, windowMs: 15 * MINUTE },
-  /** Signup, password reset, sync-key generation, share-token regeneration. */
+  /** Signup, password reset, sync-key generation, agent-key making, share-token regeneration. */
   strictLimiter: { max: 5, windowMs: 60 * MINUTE },
   domainCalls: { max: 10, windowMs: MINUTE },
   dataCacheMs: 5 * MINUTE,
