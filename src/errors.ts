@@ -58,7 +58,7 @@ export const ERRORS = {
   },
   'revoked-key': {
     status: 401,
-    when: 'An API key its owner revoked (or a team’s agent key whose person is no longer a member).',
+    when: 'An API key its owner revoked (or an agent key whose team its person left, or whose folder is gone).',
   },
   'expired-key': { status: 401, when: 'An API key past its expiry; generate a new one.' },
   'missing-signature': { status: 401, when: 'A webhook without its signature header.' },

@@ -261,6 +261,19 @@ test('a folder key lists, reads and writes its folder only: outside is not there
     feed.some((f) => f.client === 'agent key “test”' && f.by === person.username),
     JSON.stringify(feed.slice(0, 3)),
   );
+
+  // It follows its folder when renamed; when the folder is deleted it is refused.
+  const whole = bearer(await keyOf(person.id));
+  const renamed = await whole.raw('PATCH', `/nodes/${folderId}/rename`, { body: { newName: 'kept' } });
+  assert.equal(renamed.status, 200, renamed.text);
+  const now = (await api.list()).nodes.map((n) => (n.path ? `${n.path}/${n.name}` : n.name)).sort();
+  assert.deepEqual(now, ['kept', `kept/in-${person.username}.html`, `kept/more-${person.username}.html`]);
+  assert.equal((await api.raw('GET', `/nodes/${inside.id}/content`)).status, 200);
+  assert.equal((await whole.raw('DELETE', `/nodes/${folderId}?cascade=true`)).status, 200);
+  const gone = await api.raw('GET', '/nodes');
+  assert.equal(gone.status, 401);
+  assert.equal(gone.json.code, 'revoked-key');
+  assert.match(gone.json.msg, /folder .* is gone/);
 });
 
 test("team keys: a viewer's key never writes the team's files; an editor's writes them; leaving the team ends it; another base is out of scope", async () => {

@@ -48,8 +48,10 @@ export interface AgentKeyInfo {
   readOnly: boolean;
   /** The account it reaches. */
   account: { id: number; username: string; kind: 'personal' | 'team' };
-  /** Only at or below this folder of that account; null: all of it. */
+  /** Only at or below this folder of that account (where it is now); null: all of it. */
   folder: string | null;
+  /** Its folder was deleted (or left the account): the key reaches nothing any more. */
+  folderGone: boolean;
   createdAt: string;
   expiresAt: string;
   lastUsedAt: string | null;
@@ -102,6 +104,7 @@ export async function createAgentKey(
   const account = (await agentKeyAccounts(ctx)).find((a) => a.id === input.accountId);
   if (!account) throw notFound('No such team, or you are not a member of it.');
   let folder = folderInput(input.folder);
+  let folderId: number | null = null;
   if (folder !== null) {
     // Only a folder the person sees (the table), as it is spelled in the tree.
     const node = await ctx.nodes.open({ ownerId: account.id, path: folder }, 'view', 'folder').catch((err) => {
@@ -110,6 +113,7 @@ export async function createAgentKey(
       throw err;
     });
     folder = childPathOf(node);
+    folderId = node.id;
   }
   const { db } = ctx.database;
   const now = ctx.clock.now();
@@ -127,20 +131,36 @@ export async function createAgentKey(
     read_only: input.readOnly ? (1 as const) : (0 as const),
     scope_account_id: account.id,
     folder,
+    folder_id: folderId,
     created_at: now.toISOString(),
     expires_at: new Date(now.getTime() + days * DAY).toISOString(),
     last_used_at: null,
     revoked_at: null,
   };
   const id = await insertAgentKey(db, row);
-  const kind = account.kind;
-  return { key, info: infoOf({ ...row, id, scope_kind: kind, scope_username: account.username }, now) };
+  const info = (await listAgentKeys(ctx)).find((k) => k.id === id);
+  if (!info) throw new Error(`agent key ${id} is not listed after it was made`);
+  return { key, info };
 }
 
 type KeyRow = Awaited<ReturnType<typeof agentKeysOf>>[number];
 
+/** Where a key's folder is now (it follows renames and moves); `gone` when it was deleted or left the account. */
+function folderNow(
+  r: Pick<KeyRow, 'folder' | 'folder_path' | 'folder_name' | 'folder_owner' | 'folder_trashed_at'> & {
+    scope_account_id: number;
+  },
+): { folder: string | null; gone: boolean } {
+  if (r.folder === null) return { folder: null, gone: false };
+  if (r.folder_name === null || r.folder_path === null || r.folder_trashed_at !== null)
+    return { folder: r.folder, gone: true };
+  if (r.folder_owner !== null && r.folder_owner !== r.scope_account_id) return { folder: r.folder, gone: true };
+  return { folder: childPathOf({ path: r.folder_path, name: r.folder_name }), gone: false };
+}
+
 function infoOf(r: Omit<KeyRow, 'scope_kind'> & { scope_kind: string }, now: Date): AgentKeyInfo {
   const at = now.toISOString();
+  const { folder, gone } = folderNow(r);
   return {
     id: r.id,
     name: r.name,
@@ -151,7 +171,8 @@ function infoOf(r: Omit<KeyRow, 'scope_kind'> & { scope_kind: string }, now: Dat
       username: r.scope_username,
       kind: r.scope_kind === 'team' ? 'team' : 'personal',
     },
-    folder: r.folder,
+    folder,
+    folderGone: gone,
     createdAt: r.created_at,
     expiresAt: r.expires_at,
     lastUsedAt: r.last_used_at,
@@ -224,10 +245,12 @@ export async function resolveAgentKey(
       );
     team = { id: row.scope_account_id, role };
   }
+  const { folder, gone } = folderNow(row);
+  if (gone) throw unauthorized(`The folder this agent key was made for ("${row.folder}") is gone.`, 'revoked-key');
   // "Last used" for the account page, written at most once a minute per key (not a write per call).
   if (row.last_used_at === null || Date.parse(row.last_used_at) < now.getTime() - MINUTE)
     void touchAgentKey(db, row.id, now.toISOString()).catch(() => {});
-  return { actor, scope: { accountId: row.scope_account_id, folder: row.folder, readOnly: row.read_only === 1 }, team };
+  return { actor, scope: { accountId: row.scope_account_id, folder, readOnly: row.read_only === 1 }, team };
 }
 
 /** The agent key the caller came with (for naming an agent's writes: "Claude Code via laptop key"), or null

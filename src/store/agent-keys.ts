@@ -8,13 +8,24 @@ export async function insertAgentKey(db: Executor, values: NewRow<'agent_keys'>)
   return row.id;
 }
 
-/** The key with this hash (what checking a sent key needs), with the username of the account it reaches, or
- *  undefined. */
+/** Where a key's folder is now (its node, joined as `f`): its parent's path, name, owner, and whether it is in
+ *  the trash. */
+const FOLDER_NOW = [
+  'f.path as folder_path',
+  'f.name as folder_name',
+  'f.owner_id as folder_owner',
+  'f.trashed_at as folder_trashed_at',
+] as const;
+
+/** The key with this hash (what checking a sent key needs), with the username of the account it reaches and
+ *  where its folder is now, or undefined. */
 export function agentKeyByHash(db: Executor, keyHash: string) {
   return db
     .selectFrom('agent_keys')
     .innerJoin('accounts', 'accounts.id', 'agent_keys.scope_account_id')
+    .leftJoin('nodes as f', 'f.id', 'agent_keys.folder_id')
     .select([
+      ...FOLDER_NOW,
       'agent_keys.id',
       'agent_keys.account_id',
       'agent_keys.name',
@@ -48,12 +59,15 @@ export async function revokeAgentKeyRow(db: Executor, accountId: number, keyId: 
   return Number(r.numUpdatedRows) > 0;
 }
 
-/** The person's keys, newest first (never their hashes), with the username of the account each reaches. */
+/** The person's keys, newest first (never their hashes), with the username of the account each reaches and
+ *  where its folder is now. */
 export function agentKeysOf(db: Executor, accountId: number) {
   return db
     .selectFrom('agent_keys')
     .innerJoin('accounts', 'accounts.id', 'agent_keys.scope_account_id')
+    .leftJoin('nodes as f', 'f.id', 'agent_keys.folder_id')
     .select([
+      ...FOLDER_NOW,
       'agent_keys.id',
       'agent_keys.name',
       'agent_keys.key_prefix',

@@ -264,8 +264,11 @@ export interface AgentKeysTable {
   read_only: Flag;
   /** The one account it reaches: the person's own, or a team's. */
   scope_account_id: number;
-  /** Only at or below this folder of that account (`notes/2026`); null: the whole tree. */
+  /** Only at or below this folder of that account: its path when the key was made (`notes/2026`); null: the
+   *  whole tree. */
   folder: string | null;
+  /** That folder's node: the key reaches it wherever it is now (null with a `folder`: deleted for good). */
+  folder_id: number | null;
   created_at: string;
   expires_at: string;
   last_used_at: string | null;

@@ -26,9 +26,10 @@ const when = (iso: string | null) =>
   iso ? html`<time datetime="${iso}">${iso.replace('T', ' ').slice(0, 16)} UTC</time>` : 'never';
 
 /** What a key reaches, in words: `alice`, `team acme`, `alice: notes/2026`. */
-function reach(k: Pick<AgentKeyInfo, 'account' | 'folder'>): string {
+function reach(k: Pick<AgentKeyInfo, 'account' | 'folder' | 'folderGone'>): string {
   const who = k.account.kind === 'team' ? `team ${k.account.username}` : k.account.username;
-  return k.folder ? `${who}: ${k.folder}/` : `${who} (all)`;
+  if (!k.folder) return `${who} (all)`;
+  return k.folderGone ? `${who}: ${k.folder}/ (the folder is gone)` : `${who}: ${k.folder}/`;
 }
 
 /** A block to copy: its text, and a button that copies it. */

@@ -16,6 +16,8 @@ export function up027AgentKeys(t: ColumnTypes) {
       .addColumn('read_only', 'integer', (c) => c.notNull().defaultTo(0))
       .addColumn('scope_account_id', 'integer', (c) => c.notNull().references('accounts.id').onDelete('cascade'))
       .addColumn('folder', 'text')
+      // The folder itself: the key follows it when it is renamed or moved, and stops when it is gone.
+      .addColumn('folder_id', 'integer', (c) => c.references('nodes.id').onDelete('set null'))
       .addColumn('created_at', 'text', (c) => c.notNull())
       .addColumn('expires_at', 'text', (c) => c.notNull())
       .addColumn('last_used_at', 'text')
