@@ -255,6 +255,9 @@ test('a folder key lists, reads and writes its folder only: outside is not there
     body: { type: 'site', name: `more-${person.username}.html`, parentId: folderId, content: '<html></html>' },
   });
   assert.equal(made.status, 201, made.text);
+  // A working key is a credential: the general limiter of anonymous writes does not count it.
+  assert.equal(made.headers['ratelimit-limit'], undefined);
+  assert.ok(top.headers['ratelimit-limit'] === undefined);
   // The activity names the key.
   const feed = await activityFeed(await sessionCtx(person.id), { ownerId: person.id });
   assert.ok(
