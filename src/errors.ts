@@ -52,8 +52,14 @@ export const ERRORS = {
   'login-required': { status: 401, when: 'Sign in first (browsers are sent to the sign-in page).' },
   'bad-credentials': { status: 401, when: 'Wrong email or password.' },
   'missing-key': { status: 401, when: 'A sync request without an API key.' },
-  'invalid-key': { status: 401, when: 'An API key that is malformed (sync keys start with `hcsk_`) or unknown.' },
-  'revoked-key': { status: 401, when: 'An API key its owner revoked.' },
+  'invalid-key': {
+    status: 401,
+    when: 'An API key that is malformed (sync keys start with `hcsk_`, agent keys with `hcak_`) or unknown.',
+  },
+  'revoked-key': {
+    status: 401,
+    when: 'An API key its owner revoked (or an agent key whose team its person left, or whose folder is gone).',
+  },
   'expired-key': { status: 401, when: 'An API key past its expiry; generate a new one.' },
   'missing-signature': { status: 401, when: 'A webhook without its signature header.' },
   // 402, 403: known, but not allowed
@@ -73,6 +79,14 @@ export const ERRORS = {
     when: 'Team viewers cannot change or sync a team’s files, by any door (owners and editors can).',
   },
   'read-only-key': { status: 403, when: 'A read-only key (an agent’s) asked to change something.' },
+  'key-scope': {
+    status: 403,
+    when: 'An agent key used outside what it was made for: another account than its own, the top of a tree from a folder key, or a door that takes sync keys only (the sync stream, its control lane, the message bus).',
+  },
+  'mcp-off': {
+    status: 403,
+    when: 'Agents (MCP) are off on this Kiln, or not included in the plan; the operator turns them on on the admin page.',
+  },
   'email-unconfirmed': {
     status: 403,
     when: 'An app user saves, or an account asks for an AI edit (`ai-edit/error`), before confirming their email.',

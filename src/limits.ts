@@ -93,13 +93,19 @@ export const limits = {
   nameLength: 255,
   pathLength: 1024,
   syncKeyLifetimeMs: 365 * DAY,
+  /** Agent keys (src/agents/keys.ts): the lifetimes one may choose on the account page (days; the first
+   *  listed is not the default: `defaultDays` is), how many active keys one person may hold, a name's length. */
+  agentKeys: { lifetimesDays: [7, 30, 90, 365] as const, defaultDays: 90, perPerson: 50, nameLength: 60 },
+  /** Calls to the MCP door (`/_/mcp`) per credential (a sync key, an agent key, an OAuth token) a minute
+   *  (src/agents/gate.ts): every process counts into the same window when REDIS_URL is set. */
+  mcpCalls: { max: 120, windowMs: MINUTE },
   loginTokenLifetimeMs: 30 * DAY,
   /** A grant that carries a login to one document host: single use, this long. */
   sessionGrantMs: MINUTE,
   loginAttempts: { max: 20, windowMs: 15 * MINUTE },
   /** Account pages and anonymous `/_/` writes, per client address (src/ratelimit/http.ts says which routes). */
   generalLimiter: { max: 100, windowMs: 15 * MINUTE },
-  /** Signup, password reset, sync-key generation, share-token regeneration. */
+  /** Signup, password reset, sync-key generation, agent-key making, share-token regeneration. */
   strictLimiter: { max: 5, windowMs: 60 * MINUTE },
   domainCalls: { max: 10, windowMs: MINUTE },
   dataCacheMs: 5 * MINUTE,

@@ -32,7 +32,7 @@ export interface Services {
   loginLimiter: RateLimiter;
   /** 100 requests / 15 min per client address on the routes src/ratelimit/http.ts lists. */
   generalLimiter: RateLimiter;
-  /** 5 attempts / hour: signup, password reset, sync-key generation, share-token regeneration. */
+  /** 5 attempts / hour: signup, password reset, sync-key generation, agent-key making, share-token regeneration. */
   strictLimiter: RateLimiter;
   /** Upload bytes, content-addressed. */
   blobs: BlobStore;

@@ -1,4 +1,4 @@
-// Who is acting: a signed-in person (browser session) or a sync key holder. Use cases take an Actor;
+// Who is acting: a signed-in person (browser session), or the holder of a sync or agent key. Use cases take an Actor;
 // the HTTP layer finds it (src/http/auth.ts) and the access table judges it (authorize.ts).
 import type { AccountType, Plan } from '../store/schema.ts';
 
@@ -15,4 +15,6 @@ export interface Actor {
   writer: string;
   /** Browser sessions: the login the session belongs to (src/accounts/sessions.ts). */
   loginId?: number;
+  /** What the person acts through, where it has a name they gave it: an agent key's (src/agents/keys.ts). */
+  grantName?: string;
 }

@@ -35,7 +35,7 @@ export function mayRunSetup(ctx: Pick<Ctx, 'caller'>): void {
 }
 
 /** The admin page's facts: accounts found by `q` (a page of them), the instance settings, the plans' upload
- *  sizes (MB) and AI editing (engines, plans, budgets). */
+ *  sizes (MB), AI editing (engines, plans, budgets) and agents (MCP: on, plans). */
 export async function adminPanel(ctx: Ctx, input: { q: string; page: number }) {
   const actor = administrator(ctx);
   const listing = await listAccounts(ctx, input.q, input.page);
@@ -47,7 +47,8 @@ export async function adminPanel(ctx: Ctx, input: { q: string; page: number }) {
     plans: { ...ctx.planSettings.aiEditPlans },
     budgets: structuredClone(ctx.planSettings.aiEditBudget),
   };
-  return { actor, listing, settings, uploadMb, aiEdit };
+  const mcp = { on: ctx.planSettings.mcp.on, plans: { ...ctx.planSettings.mcp.plans } };
+  return { actor, listing, settings, uploadMb, aiEdit, mcp };
 }
 
 export function changePlan(ctx: Ctx, input: { accountId: number; plan: string }) {
@@ -83,6 +84,13 @@ export async function saveAiEditing(
   await ctx.planSettings.saveAiEdit(input.plans);
   await ctx.planSettings.saveAiEditBudget(input.budgets);
   return { plans: input.plans, budgets: structuredClone(ctx.planSettings.aiEditBudget) };
+}
+
+/** Whether agents may connect over MCP (`/_/mcp`): on this Kiln at all, and for which plans' accounts. */
+export async function saveMcp(ctx: Ctx, input: { on: boolean; plans: Record<Plan, boolean> }) {
+  administrator(ctx);
+  await ctx.planSettings.saveMcp(input.on, input.plans);
+  return { on: ctx.planSettings.mcp.on, plans: { ...ctx.planSettings.mcp.plans } };
 }
 
 /** Support: the administrator acts as the account (the route signs them in as it). */

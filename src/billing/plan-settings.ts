@@ -1,4 +1,5 @@
-// The upload size per file of each plan, whether it includes AI editing and its daily AI budget per account, set by an administrator (/_/admin) and shared by every
+// The upload size per file of each plan, whether it includes AI editing and its daily AI budget per account, whether
+// agents may connect (MCP: for the instance and per plan), set by an administrator (/_/admin) and shared by every
 // process through the instance settings: each process keeps the values in memory (read at start,
 // re-read every 5 seconds, at once after its own change), so a request never waits on them.
 import type { Db, Plan } from '../store/schema.ts';
@@ -29,6 +30,12 @@ export class PlanSettings {
     personal: { ...limits.aiEdit.budget.personal },
     maker: { ...limits.aiEdit.budget.maker },
   };
+  /** Whether agents may connect over MCP (`/_/mcp`, src/agents/gate.ts): on this Kiln at all, and for each
+   *  plan's accounts. On, until set. */
+  readonly mcp: { on: boolean; plans: Record<Plan, boolean> } = {
+    on: true,
+    plans: { free: true, personal: true, maker: true },
+  };
   private timer: NodeJS.Timeout | null = null;
 
   private readonly db: Db;
@@ -47,10 +54,12 @@ export class PlanSettings {
   }
 
   async refresh(): Promise<void> {
+    this.mcp.on = (await readSetting(this.db, 'mcp-on')) !== '0';
     for (const plan of PLANS) {
       const v = Number(await readSetting(this.db, `upload-bytes-${plan}`));
       this.uploadBytes[plan] = Number.isSafeInteger(v) && v > 0 ? v : planLimits[plan].uploadSize;
       this.aiEditPlans[plan] = (await readSetting(this.db, `ai-edit-${plan}`)) !== '0';
+      this.mcp.plans[plan] = (await readSetting(this.db, `mcp-${plan}`)) !== '0';
       for (const k of ['requests', 'bytes'] as const) {
         const n = Number(await readSetting(this.db, `ai-edit-${k}-${plan}`));
         this.aiEditBudget[plan][k] = Number.isSafeInteger(n) && n > 0 ? n : limits.aiEdit.budget[plan][k];
@@ -61,6 +70,13 @@ export class PlanSettings {
   /** Sets which plans include AI editing. */
   async saveAiEdit(allowed: Record<Plan, boolean>): Promise<void> {
     for (const plan of PLANS) await writeSetting(this.db, `ai-edit-${plan}`, allowed[plan] ? '1' : '0');
+    await this.refresh();
+  }
+
+  /** Sets whether agents may connect over MCP on this Kiln, and for which plans. */
+  async saveMcp(on: boolean, plans: Record<Plan, boolean>): Promise<void> {
+    await writeSetting(this.db, 'mcp-on', on ? '1' : '0');
+    for (const plan of PLANS) await writeSetting(this.db, `mcp-${plan}`, plans[plan] ? '1' : '0');
     await this.refresh();
   }
 

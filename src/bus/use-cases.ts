@@ -8,7 +8,7 @@ import { authorize, hostResource } from '../access/authorize.ts';
 import { channels } from '../events/bus.ts';
 import { grants } from '../events/revocations.ts';
 import { publishLive } from '../events/publish.ts';
-import { badRequest, notFound } from '../errors.ts';
+import { badRequest, forbidden, notFound } from '../errors.ts';
 import { documentPathOf } from '../save/document-url.ts';
 import { EditsInFlight } from '../ai-edit/in-flight.ts';
 import { CHANNEL as AI_EDIT } from '../ai-edit/handler.ts';
@@ -28,6 +28,9 @@ export interface BusMember {
 export async function busMember(ctx: Pick<Ctx, 'caller' | 'nodes'>): Promise<BusMember> {
   const { caller } = ctx;
   if (caller.refused) throw caller.refused;
+  // The bus is the whole host's: a narrowed credential (an agent key: one folder, reads only) is not on it.
+  if (caller.scope)
+    throw forbidden('The message bus takes a session or a sync key (hcsk_…), not an agent key.', 'key-scope');
   const accountId = caller.host;
   // Only document hosts have a bus (the routes are not mounted elsewhere).
   if (accountId === null) throw notFound();

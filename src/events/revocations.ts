@@ -4,7 +4,7 @@
 // `revocations` channel, which every process's hub subscribes to once, and each hub closes its
 // streams that depend on any of the named grants.
 //
-// Grant names:  session:<session id>   key:<sync key id>   member:<team id>:<person id>
+// Grant names:  session:<session id>   key:<sync key id>   akey:<agent key id>   member:<team id>:<person id>
 import type { StreamHub } from '../sse/hub.ts';
 import { channels, type EventBus } from './bus.ts';
 
@@ -20,6 +20,8 @@ export const grants = {
   session: (sessionId: number | string) => `session:${sessionId}`,
   /** A sync key (the actor's `writer` is already `key:<id>`). */
   key: (keyId: number) => `key:${keyId}`,
+  /** An agent key (the actor's `writer` is already `akey:<id>`). */
+  agentKey: (keyId: number) => `akey:${keyId}`,
   /** A person's owner or editor role in a team (what a team sync stream needs). */
   member: (teamId: number, personId: number) => `member:${teamId}:${personId}`,
 };

@@ -1,6 +1,7 @@
 // Who is asking: THE caller of each request (src/access/caller.ts), resolved once, here, from whatever
 // credential came. A sync key counts on the routes that take keys (`config: { keys: true }`: the sync API, its
-// stream and control lane, the message bus); a key that does not work is kept as the caller's `refused` for those
+// stream and control lane, the message bus), and so does an agent key (`hcak_`, in X-API-Key or as
+// `Authorization: Bearer`), narrowed to its scope (src/agents/keys.ts); a key that does not work is kept as the caller's `refused` for those
 // doors to answer with. Else a session, looked up for the host the request arrived on only
 // (src/accounts/sessions.ts); on a document host it must also be the host's own account's, or (a team's host) a
 // member's, who acts there in their role (looked up on every request: a membership that ends ends the session's
@@ -19,6 +20,7 @@ import { sessionTokenOf } from './cookies.ts';
 import { hostnameOf } from './hosts.ts';
 import { isStorageUnavailable } from '../store/errors.ts';
 import { actorForSyncKey } from '../sync/keys.ts';
+import { isAgentKey, resolveAgentKey } from '../agents/keys.ts';
 import { isLiveShareToken } from '../sharing/share.ts';
 import { isShareGuest, tokenParamOf } from './share-grant.ts';
 import { teamRole } from '../store/accounts.ts';
@@ -67,9 +69,10 @@ async function callerOfRequest(s: Services, req: FastifyRequest): Promise<Caller
   const grant: ShareGrant = host === null ? () => false : (node) => isShareGuest(req, node);
   let refused: KilnError | null = null;
   try {
-    if (req.routeOptions.config?.keys && req.headers['x-api-key'] !== undefined) {
+    const key = req.routeOptions.config?.keys ? keyOf(req) : undefined;
+    if (key !== undefined) {
       try {
-        return await keyCaller(s, req.headers['x-api-key'], host, grant);
+        return await keyCaller(s, key, host, grant);
       } catch (err) {
         if (!(err instanceof KilnError)) throw err;
         refused = err;
@@ -95,12 +98,31 @@ async function callerOfRequest(s: Services, req: FastifyRequest): Promise<Caller
   return { ...anonymous(host, grant), refused };
 }
 
-/** The holder of a sync key (refused: the key's 401), with their role on the document host when it is a team's. */
+/** The key a request on a key door carries: `X-API-Key`, or an agent key as `Authorization: Bearer hcak_…`. */
+function keyOf(req: FastifyRequest): string | string[] | undefined {
+  const header = req.headers['x-api-key'];
+  if (header !== undefined) return header;
+  return /^Bearer +(hcak_\S*)$/i.exec(req.headers.authorization ?? '')?.[1];
+}
+
+/** The holder of a sync key (refused: the key's 401), with their role on the document host when it is a team's;
+ *  or an agent key's (`agentKeyCaller`). */
 async function keyCaller(s: Services, key: string | string[] | undefined, host: number | null, grant?: ShareGrant) {
+  const first = Array.isArray(key) ? key[0] : key;
+  if (first && isAgentKey(first)) return agentKeyCaller(s, first, host, grant);
   const actor = await actorForSyncKey(s, key);
   const caller = personCaller('key', actor, host, grant);
   if (host !== null && host !== actor.accountId)
     caller.roles.set(host, (await teamRole(s.database.db, host, actor.accountId)) ?? null);
+  return caller;
+}
+
+/** The person behind an agent key, narrowed to the key's scope (src/agents/keys.ts; refused: its 401, or 403 for
+ *  a suspended account): a team's key carries its person's role in that team, looked up for this request. */
+async function agentKeyCaller(s: Services, key: string, host: number | null, grant?: ShareGrant) {
+  const { actor, scope, team } = await resolveAgentKey(s, key);
+  const caller = personCaller('key', actor, host, grant, scope);
+  if (team) caller.roles.set(team.id, team.role);
   return caller;
 }
 
@@ -110,6 +132,8 @@ async function keyCaller(s: Services, key: string | string[] | undefined, host: 
 export async function hasCredentials(s: Services, req: FastifyRequest): Promise<boolean> {
   // A key's person is the caller on a key door wherever the key is valid; it counts only where it acts.
   if (req.caller?.actor && req.caller.via === 'session') return true;
+  // On the main app a key door resolved a working key (sync or agent, whatever header it came in).
+  if (req.caller?.actor && req.caller.via === 'key' && req.site?.kind === 'main') return true;
   if (req.headers['x-api-key'] !== undefined && (await keyActsHere(s, req))) return true;
   if (req.site?.kind !== 'account' && req.site?.kind !== 'domain') return false;
   const tokens = Object.entries(req.cookies ?? {})

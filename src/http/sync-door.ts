@@ -6,7 +6,7 @@
 // case: the request's ctx with the scope on it.
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { Ctx } from '../context.ts';
-import { syncScope, type SyncScope } from '../sync/scope.ts';
+import { syncScope, type SyncDoorOptions, type SyncScope } from '../sync/scope.ts';
 
 const scopes = new WeakMap<FastifyRequest, SyncScope>();
 
@@ -15,15 +15,15 @@ function header(req: FastifyRequest, name: string): string | undefined {
   return (Array.isArray(v) ? v[0] : v)?.trim() || undefined;
 }
 
-/** Call first in a sync plugin, before its routes. */
-export function syncDoor(app: FastifyInstance): void {
+/** Call first in a sync plugin, before its routes (`syncKeysOnly`: the stream and the control lane). */
+export function syncDoor(app: FastifyInstance, door: SyncDoorOptions = {}): void {
   app.addHook('onRoute', (route) => {
     route.config = { ...(route.config ?? {}), keys: true };
   });
   app.addHook('preParsing', async (req) => {
     const team = (req.params as Record<string, string | undefined> | undefined)?.team || undefined;
     const headers = { protocol: header(req, 'x-sync-protocol'), accountId: header(req, 'x-sync-account-id') };
-    scopes.set(req, await syncScope(req.ctx, team, headers));
+    scopes.set(req, await syncScope(req.ctx, team, headers, door));
   });
 }
 

@@ -16,7 +16,7 @@ export interface ActivityItem {
   oldPath: string | null;
   /** Who: a username (null when Kiln itself, a share-link guest, or the writer is gone). */
   by: string | null;
-  /** From where: `browser`, `code editor`, `version restore`, `app user`, `sync key hcsk_ab12…`,
+  /** From where: `browser`, `code editor`, `version restore`, `app user`, `sync key hcsk_ab12…`, `agent key “laptop”`,
    *  `administrator`, `share link` (a guest of the document's share link, no account), or `kiln`. */
   client: string;
   /** An AI edit: the engine, the prompt's and the reply's bytes, the outcome and how long it took. */
@@ -67,19 +67,21 @@ export async function activityFeed(ctx: TreeCtx, input: { ownerId: number; limit
           : 'kiln'
         : r.writer.startsWith('key:')
           ? `sync key ${who?.keyPrefix ?? ''}…`
-          : who?.admin
-            ? 'administrator'
-            : who?.appUser
-              ? 'app user'
-              : r.kind === 'ai-edit'
-                ? r.writer.startsWith('session:')
-                  ? 'browser'
-                  : 'agent'
-                : r.client === 'editor'
-                  ? 'code editor'
-                  : r.client === 'restore'
-                    ? 'version restore'
-                    : 'browser',
+          : r.writer.startsWith('akey:')
+            ? `agent key “${who?.keyName ?? ''}”`
+            : who?.admin
+              ? 'administrator'
+              : who?.appUser
+                ? 'app user'
+                : r.kind === 'ai-edit'
+                  ? r.writer.startsWith('session:')
+                    ? 'browser'
+                    : 'agent'
+                  : r.client === 'editor'
+                    ? 'code editor'
+                    : r.client === 'restore'
+                      ? 'version restore'
+                      : 'browser',
     });
   }
   return out;

@@ -57,13 +57,18 @@ function load(db: Db, ref: NodeRef): Promise<NodeRow | undefined> {
 /** What only reads: every other action changes something, and a read-only scope refuses it. */
 const READS: ReadonlySet<Action> = new Set<Action>(['view', 'versions', 'dashboard']);
 
-/** The node is inside the scope: its account, and at or below its folder (`path` + `name`, case-insensitive). */
+/** The node is inside the scope: its account, and at or below its folder. */
 function withinScope(scope: Scope, node: NodeRow): boolean {
   if (scope.accountId !== null && node.owner_id !== scope.accountId) return false;
-  if (!scope.folder) return true;
+  return underFolder(scope.folder, node);
+}
+
+/** The node (its parent's `path` and its `name`) is the folder or below it, case-insensitive; null: anywhere. */
+export function underFolder(folder: string | null, node: { path: string; name: string }): boolean {
+  if (!folder) return true;
   const full = (node.path ? `${node.path}/${node.name}` : node.name).toLowerCase();
-  const folder = scope.folder.toLowerCase();
-  return full === folder || full.startsWith(`${folder}/`);
+  const f = folder.toLowerCase();
+  return full === f || full.startsWith(`${f}/`);
 }
 
 /** The nodes as this caller may reach them. */

@@ -21,7 +21,7 @@
 // Strict limiter — 5 attempts per hour per operation, each operation its own bucket (`strictAttempt`):
 // first-run setup, the main app's sign-up, an app's sign-up and password reset count per client address (so visitors
 // signing up to someone's app never use up the developers' sign-ups, nor the reverse); sync-key
-// generation and share-token regeneration count per signed-in account (falling back to the address).
+// generation, agent-key making and share-token regeneration count per signed-in account (falling back to the address).
 // `kiln ratelimit reset` clears every counter (README, Operations).
 //
 // Every limited answer carries `RateLimit-Limit`, `RateLimit-Remaining`, `RateLimit-Reset` (seconds) and
@@ -124,6 +124,7 @@ export type StrictOperation =
   | 'message'
   | 'password-reset'
   | 'sync-key'
+  | 'agent-key'
   | 'share-token';
 
 const STRICT_WORDS: Record<StrictOperation, string> = {
@@ -133,6 +134,7 @@ const STRICT_WORDS: Record<StrictOperation, string> = {
   message: 'messages sent',
   'password-reset': 'password reset requests',
   'sync-key': 'sync keys generated',
+  'agent-key': 'agent keys made',
   'share-token': 'share-token regenerations',
 };
 

@@ -2,6 +2,7 @@
 // published (src/events/publish.ts), read for the dashboard and GET /_/activity, swept after 90 days.
 import type { Kysely } from 'kysely';
 import type { DB } from './schema.ts';
+import { agentKeyWriter } from './agent-keys.ts';
 
 export interface ActivityRow {
   ownerId: number;
@@ -51,7 +52,7 @@ export function activityOf(db: Kysely<DB>, ownerId: number, limit: number) {
 export async function writerOf(
   db: Kysely<DB>,
   writer: string,
-): Promise<{ username: string; keyPrefix?: string; admin?: boolean; appUser?: boolean } | null> {
+): Promise<{ username: string; keyPrefix?: string; keyName?: string; admin?: boolean; appUser?: boolean } | null> {
   const [kind, rawId] = writer.split(':');
   const id = Number(rawId);
   if (!Number.isSafeInteger(id)) return null;
@@ -68,6 +69,10 @@ export async function writerOf(
   if (kind === 'admin') {
     const r = await db.selectFrom('accounts').select('username').where('id', '=', id).executeTakeFirst();
     return r ? { username: r.username, admin: true } : null;
+  }
+  if (kind === 'akey') {
+    const r = await agentKeyWriter(db, id);
+    return r ? { username: r.username, keyPrefix: r.key_prefix, keyName: r.name } : null;
   }
   if (kind === 'key') {
     const r = await db

@@ -254,6 +254,27 @@ export interface SyncKeysTable {
   last_used_at: string | null;
 }
 
+export interface AgentKeysTable {
+  id: Generated<number>;
+  /** The person who made it (and acts through it). */
+  account_id: number;
+  name: string;
+  key_hash: string;
+  key_prefix: string;
+  read_only: Flag;
+  /** The one account it reaches: the person's own, or a team's. */
+  scope_account_id: number;
+  /** Only at or below this folder of that account: its path when the key was made (`notes/2026`); null: the
+   *  whole tree. */
+  folder: string | null;
+  /** That folder's node: the key reaches it wherever it is now (null with a `folder`: deleted for good). */
+  folder_id: number | null;
+  created_at: string;
+  expires_at: string;
+  last_used_at: string | null;
+  revoked_at: string | null;
+}
+
 export interface TeamMembershipsTable {
   team_id: number;
   person_id: number;
@@ -325,6 +346,7 @@ export interface DB {
   node_contents: NodeContentsTable;
   versions: VersionsTable;
   sync_keys: SyncKeysTable;
+  agent_keys: AgentKeysTable;
   team_memberships: TeamMembershipsTable;
   domains: DomainsTable;
   email_tokens: EmailTokensTable;

@@ -146,6 +146,8 @@ async function createOnce(
       ` by a ${same.type === 'site' ? 'document' : same.type === 'folder' ? 'folder' : 'file'} in this folder`,
     );
   reuse ??= same;
+  // A same-named document elsewhere in the account (names unique across Kiln) is outside a folder's agent key.
+  if (reuse && scope.narrow) await ctx.nodes.check(reuse, 'view');
 
   if (reuse) {
     if (input.ifNoneMatch.kind !== 'none') {

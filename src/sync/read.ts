@@ -7,6 +7,7 @@ import { documentContent } from '../nodes/serve.ts';
 import type { SyncCtx } from './scope.ts';
 import { analyzeTree, fileVersion, versioned } from './structure.ts';
 import { type WireNode, nodeNotFound, scopedNode } from './wire.ts';
+import { underFolder } from '../nodes/open.ts';
 
 /** GET <base>/status: the scope's account and the server's time. */
 export async function syncStatus(ctx: SyncCtx<'clock'>) {
@@ -31,7 +32,10 @@ async function wireNodesOf(ctx: SyncCtx<'database'>): Promise<WireNode[]> {
   // The rows come out in wire shape (aliases, lastSyncedAt computed in SQL): 10,000 nodes make 10,000
   // objects, not twice that, and each gets its etag and version in place.
   const rows = await syncRowsOf(ctx.database.db, ctx.sync.account.id, LAST_SYNCED_SQL);
-  const { versions, ordered } = analyzeTree(rows);
+  const { versions, ordered: all } = analyzeTree(rows);
+  // A folder's agent key lists that folder and what it holds (the structure versions stay the whole tree's).
+  const folder = ctx.sync.narrow?.folder ?? null;
+  const ordered = folder ? all.filter((r) => underFolder(folder, r)) : all;
   const out = ordered as Array<(typeof ordered)[number] & { etag?: string | null; structureVersion?: string }>;
   for (const r of out) {
     r.etag = r.checksum;

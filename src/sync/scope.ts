@@ -10,6 +10,11 @@
 //                         the owner must be a member (404 `not-found`) and not a viewer (403 `viewer`: the
 //                         table's `team:sync` row, asked with the role `ctx.nodes.roleIn` looked up)
 //
+// An agent key (`hcak_`, src/agents/keys.ts) works here too, narrowed to its scope (`narrow`): only its one
+// account's base (another: 403 `key-scope`), only its folder (`ctx.nodes` refuses nodes outside it, the listing
+// leaves them out, the top level of the tree is not its to add to), and a read-only key changes nothing (403
+// `read-only-key`). The stream and the control lane take sync keys only (403 `key-scope`).
+//
 // A key can do what its owner can to the owner's nodes and to those of every team where the owner is
 // owner or editor. Listing, reading and deleting need nothing more; creating, editing, renaming and
 // moving need the scope account's plan to include sync (402 `payment-required`): the person's own plan
@@ -20,8 +25,10 @@
 // the request; the input is what the request asks for (its body and path).
 import type { Ctx } from '../context.ts';
 import type { Actor } from '../access/actor.ts';
+import type { Scope } from '../access/caller.ts';
 import type { Plan, TeamRole } from '../store/schema.ts';
-import { KilnError, conflict, unauthorized } from '../errors.ts';
+import { KilnError, conflict, forbidden, unauthorized } from '../errors.ts';
+import { readOnly } from '../nodes/open.ts';
 import { PAYMENT_REQUIRED_MSG, keyStillValid } from './keys.ts';
 import { planIncludesSync, roleIn } from '../teams/teams.ts';
 import { allowsTeam, authorizeTeamChange } from '../access/authorize.ts';
@@ -39,8 +46,10 @@ export interface SyncAccount {
 export interface SyncScope {
   /** The key's owner (the caller's person). */
   actor: Actor;
-  /** The id of the request's sync key. */
+  /** The id of the request's sync key (0: an agent key's request). */
   keyId: number;
+  /** What an agent key narrows the request to (its account, folder, reads only); null for a sync key. */
+  narrow: Scope | null;
   /** The account whose tree the request reads and writes. */
   account: SyncAccount;
   /** The owner's role in that account ('owner' for the personal account). */
@@ -79,9 +88,20 @@ function accountChanged(): KilnError {
 function keyHolder(ctx: Pick<Ctx, 'caller'>): { actor: Actor; keyId: number } {
   const { caller } = ctx;
   if (caller.refused) throw caller.refused;
-  const key = caller.via === 'key' && caller.actor ? /^key:(\d+)$/.exec(caller.actor.writer) : null;
+  const key = caller.via === 'key' && caller.actor ? /^(a?key):(\d+)$/.exec(caller.actor.writer) : null;
   if (!key || !caller.actor) throw unauthorized('Send your sync key in the X-API-Key header.', 'missing-key');
-  return { actor: caller.actor, keyId: Number(key[1]) };
+  return { actor: caller.actor, keyId: key[1] === 'key' ? Number(key[2]) : 0 };
+}
+
+/** 403 `key-scope` when an agent key asks for an account it was not made for. */
+function assertInScope(narrow: Scope | null, account: { id: number; username: string }): void {
+  if (narrow?.accountId != null && narrow.accountId !== account.id)
+    throw forbidden(`This agent key does not reach ${account.username}'s files.`, 'key-scope');
+}
+
+/** What a sync door takes: the stream and the control lane, sync keys only. */
+export interface SyncDoorOptions {
+  syncKeysOnly?: boolean;
 }
 
 /** The scope of a sync request: `team` is the `<team>` of `/_/team/<team>/sync/...`, or undefined. */
@@ -89,8 +109,15 @@ export async function syncScope(
   ctx: Pick<Ctx, 'caller' | 'nodes' | 'database'>,
   team: string | undefined,
   headers: SyncHeaders,
+  door: SyncDoorOptions = {},
 ): Promise<SyncScope> {
   const { actor, keyId } = keyHolder(ctx);
+  const narrow = ctx.caller.scope;
+  if (narrow && door.syncKeysOnly)
+    throw forbidden(
+      'The sync stream and its control lane take a sync key (hcsk_…); an agent key reaches files through /_/mcp and the sync API.',
+      'key-scope',
+    );
   const protocol = headers.protocol === '2' ? 2 : 1;
   const accountIdHeader = headers.accountId;
   if (team === undefined) {
@@ -102,8 +129,9 @@ export async function syncScope(
       plan: actor.plan,
       hasActiveSubscription: actor.hasActiveSubscription,
     };
+    assertInScope(narrow, account);
     const canWrite = planIncludesSync(account);
-    return { actor, keyId, account, role: 'owner', protocol, canWrite, syncBase: syncBaseOf(account) };
+    return { actor, keyId, narrow, account, role: 'owner', protocol, canWrite, syncBase: syncBaseOf(account) };
   }
   if (protocol !== 2 || accountIdHeader === undefined) {
     throw new KilnError(
@@ -116,6 +144,7 @@ export async function syncScope(
   const role = row ? await ctx.nodes.roleIn(row.id) : null;
   if (!row || !role) throw new KilnError(404, 'No such team, or you are not a member of it.', 'not-found');
   if (accountIdHeader !== String(row.id)) throw accountChanged();
+  assertInScope(narrow, row);
   authorizeTeamChange(role, 'sync', () => new KilnError(404, 'No such team.', 'not-found'), row.username);
   const account: SyncAccount = {
     id: row.id,
@@ -124,11 +153,15 @@ export async function syncScope(
     plan: row.plan,
     hasActiveSubscription: row.has_active_subscription === 1,
   };
-  return { actor, keyId, account, role, protocol, canWrite: planIncludesSync(account), syncBase: syncBaseOf(account) };
+  const canWrite = planIncludesSync(account);
+  return { actor, keyId, narrow, account, role, protocol, canWrite, syncBase: syncBaseOf(account) };
 }
 
-/** 402 `payment-required` unless the scope's plan includes sync (create, edit, rename, move). */
+/** 403 `read-only-key` for a read-only agent key, else 402 `payment-required` unless the scope's plan includes
+ *  sync (create, edit, rename, move). */
 export function assertCanWrite(scope: SyncScope): void {
+  // A read-only agent key first: no plan would let it.
+  if (scope.narrow?.readOnly) throw readOnly();
   if (scope.canWrite) return;
   const msg =
     scope.account.kind === 'team'

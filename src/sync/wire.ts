@@ -7,7 +7,7 @@ import { assertDocumentBytes } from '../save/root-html.ts';
 import type { Services } from '../services.ts';
 import type { Executor, NodeType, NodeRow } from '../store/schema.ts';
 import type { Action } from '../access/table.ts';
-import { KilnError, badRequest } from '../errors.ts';
+import { KilnError, badRequest, forbidden } from '../errors.ts';
 import { limits } from '../limits.ts';
 import type { SavedBy } from '../save/saved.ts';
 import { childPathOf } from '../nodes/find.ts';
@@ -132,9 +132,15 @@ export async function scopedNode(ctx: SyncCtx<'nodes'>, nodeId: number, action: 
   return action === 'view' ? node : ctx.nodes.check(node, action);
 }
 
-/** A folder of the scope's account (0 = top level → null), read in the writer's transaction `tx`. */
+/** A folder of the scope's account (0 = top level → null; 403 `key-scope` for a folder's agent key), read in the
+ *  writer's transaction `tx`. */
 export async function scopedFolder(ctx: SyncCtx<'nodes'>, tx: Executor, id: number): Promise<NodeRow | null> {
-  if (id === 0) return null;
+  if (id === 0) {
+    // A folder's agent key adds nothing to the top level, nor moves anything there: it is outside the folder.
+    const folder = ctx.sync.narrow?.folder;
+    if (folder) throw forbidden(`This agent key reaches only the folder "${folder}".`, 'key-scope');
+    return null;
+  }
   const row = await nodeById(tx, id);
   if (!row) throw nodeNotFound();
   const folder = ownedByScope(ctx, await orMissing(() => ctx.nodes.check(row, 'view')));

@@ -1,16 +1,17 @@
-// The account page (password, sign-ins, export and import, deleting the account) and the password
+// The account page (password, sign-ins, agents, export and import, deleting the account) and the password
 // reset pages of developer accounts.
 import { html, raw, type Html } from './html.ts';
 import { page, type Msg } from './pages.ts';
 import type { LoginInfo } from '../accounts/account.ts';
 import { limits } from '../limits.ts';
+import { AGENTS_SCRIPT, AGENTS_STYLE, agentsSection, type AgentsView } from './agents.ts';
 
 const STYLE = html`<style>
 section.card{margin-bottom:var(--s5)}section.card h2{margin-top:0}
 ul.logins{list-style:none;padding:0;margin:0}ul.logins li{display:flex;flex-wrap:wrap;gap:var(--s3);align-items:center;
 padding:var(--s2) 0;border-bottom:1px solid var(--line)}ul.logins li:last-child{border:0}ul.logins form{margin:0 0 0 auto}
 ul.logins button{margin:0;padding:.25rem .6rem}.danger-zone{border-color:#fca5a5}
-</style>`;
+${raw(AGENTS_STYLE)}</style>`;
 
 /** A short name for a browser from its User-Agent. */
 function browserOf(ua: string | null): string {
@@ -47,6 +48,8 @@ export function accountPage(o: {
   emailConfirmed?: boolean;
   plan: string;
   logins: LoginInfo[];
+  /** "Connect an agent": absent on a page drawn again after a refusal elsewhere. */
+  agents?: AgentsView;
   msg?: Msg;
 }): string {
   const logins: Html[] = o.logins.map(
@@ -92,6 +95,7 @@ ${o.emailConfirmed === false ? html`<p><strong>${o.email} is not confirmed yet.<
 <section class="card" aria-labelledby="where"><h2 id="where">Where you are signed in</h2>
 <ul class="logins">${logins}</ul>
 <form method="post" action="/_/account/sessions/end-all"><button class="secondary" type="submit">Sign out everywhere</button></form></section>
+${o.agents ? agentsSection(o.agents) : ''}
 
 <section class="card" aria-labelledby="export"><h2 id="export">Export and import</h2>
 <p>Everything you have, as one zip: documents as they are stored, uploads byte for byte, and a manifest (paths, checksums, visibility, apps).</p>
@@ -113,7 +117,7 @@ Export first if you want to keep anything. The username stays unavailable for 90
 <label for="delete-password">Password</label><input id="delete-password" name="password" type="password" required autocomplete="current-password" maxlength="${limits.password.maxLength}">
 <label><input type="checkbox" name="exportFirst" value="1" checked> Export everything first (with every version) and mail me the link</label>
 <button class="danger secondary" type="submit">Delete my account</button></form></section>`,
-    scripts: html`<script>${raw(IMPORT_SCRIPT)}</script>`,
+    scripts: html`<script>${raw(IMPORT_SCRIPT)}${raw(AGENTS_SCRIPT)}</script>`,
   });
 }
 

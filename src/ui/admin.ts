@@ -3,6 +3,7 @@ import { emailHtml, html, raw } from './html.ts';
 import { page, type Msg } from './pages.ts';
 import type { InstanceSettings, listAccounts } from '../admin/admin.ts';
 import { formatSize } from '../core/size.ts';
+import { limits } from '../limits.ts';
 
 type Listing = Awaited<ReturnType<typeof listAccounts>>;
 
@@ -34,6 +35,22 @@ ${
   )}</tbody></table></fieldset><button type="submit" class="secondary">Save AI editing</button></form></section>`;
 }
 
+/** Agents (MCP) as the administrator sees them: on for this Kiln, and which plans include them. */
+export interface McpView {
+  on: boolean;
+  plans: Record<(typeof PLANS)[number], boolean>;
+}
+
+function mcpCard(v: McpView) {
+  return html`<section class="card" aria-labelledby="mcp"><h2 id="mcp" style="margin-top:0">Agents (MCP)</h2>
+<p>${v.on ? html`<strong class="good">On.</strong>` : html`<strong>Off.</strong>`} Agents such as Claude Code, Cursor and Claude Desktop read and edit documents through <code>/_/mcp</code>, with an agent key their person makes on the account page (read-only or read-write; the whole account, one team or one folder; an expiry) or a sync key. Each call is a request like a sync API call: reads, and saves that make a version each through the same pipeline (uploads count against the plan's sizes). Each credential makes at most ${limits.mcpCalls.max} calls a minute.</p>
+<form method="post" action="/_/admin/mcp"><label><input type="checkbox" name="on" value="1"${v.on ? html` checked` : ''}> On for this Kiln</label>
+<fieldset><legend>Plans that include it</legend>${PLANS.map(
+    (p) => html`<label><input type="checkbox" name="${p}" value="1"${v.plans[p] ? html` checked` : ''}> ${p}</label>`,
+  )}</fieldset><small class="muted">Off, or not in a caller's plan: every call answers 403 <code>mcp-off</code>. Administrators connect whatever their plan.</small><br>
+<button type="submit" class="secondary">Save agents</button></form></section>`;
+}
+
 const PLANS = ['free', 'personal', 'maker'] as const;
 const cap = (p: string) => p[0].toUpperCase() + p.slice(1);
 const MODES = { open: 'Open to anyone', invite: 'By invitation link only', closed: 'Closed' } as const;
@@ -45,6 +62,7 @@ export function adminPage(o: {
   settings: InstanceSettings;
   uploadMb: Record<(typeof PLANS)[number], number>;
   aiEdit: AiEditView;
+  mcp: McpView;
   inviteUrl?: string;
   msg?: Msg;
 }): string {
@@ -101,6 +119,7 @@ ${
 <input id="mail-to" name="to" type="email" required placeholder="you@example.com"><button class="secondary" type="submit">Send a test mail</button></form>
 </section>
 ${aiEditCard(o.aiEdit)}
+${mcpCard(o.mcp)}
 <h2>Accounts <small class="muted">(${o.listing.total})</small></h2>
 <form method="get" action="/_/admin" class="inline" role="search"><label for="q" class="visually-hidden">Search accounts</label>
 <input id="q" name="q" type="search" value="${o.q}" placeholder="Username or email"><button type="submit">Search</button></form>

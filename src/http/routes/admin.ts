@@ -8,6 +8,8 @@
 //   POST /_/admin/ai-edit                    {free, personal, maker}: the plans that include AI editing;
 //                                            requestsFree…, kbFree… (optional): each plan's daily AI budget per
 //                                            account (requests, and KB sent to the engine)
+//   POST /_/admin/mcp                        {on, free, personal, maker}: agents (MCP) on this Kiln, and the plans
+//                                            that include them
 //   POST /_/admin/invites                    a one-time sign-up link (JSON {url})
 //   POST /_/admin/accounts/:id/impersonate   sign in as the account, for support (its activity says so)
 //   POST /_/admin/mail-test                  {to}: a test message through the configured mail
@@ -23,6 +25,7 @@ import {
   newSignupInvite,
   resendConfirmation,
   saveAiEditing,
+  saveMcp,
   saveSettings,
   signInAs,
   suspend,
@@ -73,6 +76,15 @@ const schemas = {
     })
     .nullish()
     .transform((b) => b ?? { free: false, personal: false, maker: false }),
+  mcp: z
+    .object({
+      on: flag.default(false),
+      free: flag.default(false),
+      personal: flag.default(false),
+      maker: flag.default(false),
+    })
+    .nullish()
+    .transform((b) => b ?? { on: false, free: false, personal: false, maker: false }),
   settings: z.object({
     signups: z.string().max(20),
     defaultPlan: z.string().max(20),
@@ -179,6 +191,21 @@ const plugin: RoutePlugin = async (app) => {
       redirect: ADMIN,
       extra: { plans, budgets },
     });
+  });
+
+  app.post(`${ADMIN}/mcp`, { schema: { body: schemas.mcp } }, async (req, reply) => {
+    const b = req.body;
+    const saved = await saveMcp(req.ctx, {
+      on: b.on,
+      plans: { free: b.free, personal: b.personal, maker: b.maker },
+    });
+    const on = (Object.keys(saved.plans) as Array<keyof typeof saved.plans>).filter((p) => saved.plans[p]);
+    const msg = !saved.on
+      ? 'Saved. Agents (MCP) are off on this Kiln: /_/mcp refuses every call (403 mcp-off).'
+      : on.length
+        ? `Saved. Agents (MCP) are on, for the ${on.join(', ')} plan${on.length > 1 ? 's' : ''}.`
+        : 'Saved. Agents (MCP) are on, but included in no plan: only administrators may connect one.';
+    return done(req, reply, msg, { redirect: ADMIN, extra: { mcp: saved } });
   });
 
   app.post(`${ADMIN}/accounts/:id/impersonate`, { schema: { params: schemas.account } }, async (req, reply) => {

@@ -27,7 +27,7 @@ const envelope = fields(
 );
 
 const plugin: RoutePlugin = async (app, { services: s }) => {
-  syncDoor(app);
+  syncDoor(app, { syncKeysOnly: true });
   onlyOn(app, 'main', 'The sync API is on the main address of this Kiln.');
   const limiter = s.limiters.create('control', PER_MINUTE, 60_000);
 

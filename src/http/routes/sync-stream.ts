@@ -27,7 +27,7 @@ import { z } from 'zod';
 const params = z.object({ team: z.string().optional() });
 
 const plugin: RoutePlugin = async (app, { services: s }) => {
-  syncDoor(app);
+  syncDoor(app, { syncKeysOnly: true });
   onlyOn(app, 'main', 'The sync API is on the main address of this Kiln.');
   const hub = s.hub;
   app.addHook('preClose', async () => hub.closeAll());

@@ -2,7 +2,7 @@
 // browsers get pages and redirects with a message, programs JSON {msg, msgType, ...}.
 //
 // page.ts
-//   GET  /_/account                          the page (JSON {account, logins} for programs)
+//   GET  /_/account                          the page (JSON {account, logins, agents} for programs)
 // credentials.ts
 //   POST /_/account/password                 {current, password}: every other sign-in ends
 //   POST /_/account/username                 {username, password}: the host moves; the old one redirects 30 days
@@ -11,6 +11,11 @@
 // sign-ins.ts
 //   POST /_/account/sessions/:id/end         ends one sign-in (and its document-host sessions)
 //   POST /_/account/sessions/end-all         ends every sign-in, this one included
+// agent-keys.ts
+//   POST /_/account/agent-keys               {name, access: read|write, account: <id>, folder?, days?}: an agent
+//                                            key, shown once with the lines to connect an agent (JSON: 201
+//                                            {key, ...its facts, connect})
+//   POST /_/account/agent-keys/:id/revoke    its next call is refused
 // delete.ts
 //   POST /_/account/delete                   {confirm: <username>, password}: the account, for good
 // export.ts
@@ -27,10 +32,11 @@ import page from './page.ts';
 import credentials from './credentials.ts';
 import signIns from './sign-ins.ts';
 import deletion from './delete.ts';
+import agentKeys from './agent-keys.ts';
 import transfer from './export.ts';
 import reset from './reset.ts';
 
-const groups: RoutePlugin[] = [page, credentials, signIns, deletion, transfer, reset];
+const groups: RoutePlugin[] = [page, credentials, signIns, agentKeys, deletion, transfer, reset];
 
 /** The groups register on this plugin's own instance, not as child plugins: one scope, as before the split. */
 const plugin: RoutePlugin = async (app, opts) => {

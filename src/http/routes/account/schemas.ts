@@ -17,6 +17,15 @@ export const bodies = {
   }),
   reset: z.object({ email: z.string().max(limits.emailLength) }),
   newPassword: z.object({ password }),
+  /** "Connect an agent": the key's name, read or write, the account it reaches (its id), a folder of it or
+   *  none, and how many days it lasts (the use case judges each: src/agents/keys.ts). */
+  agentKey: z.object({
+    name: z.string().max(limits.agentKeys.nameLength * 2),
+    access: z.enum(['read', 'write']),
+    account: z.coerce.number().int().positive(),
+    folder: z.string().max(limits.pathLength).optional(),
+    days: z.coerce.number().int().default(limits.agentKeys.defaultDays),
+  }),
 };
 
 export const queries = {
