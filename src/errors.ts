@@ -44,6 +44,14 @@ export const ERRORS = {
   'is-instance': { status: 400, when: 'An app user’s instance cannot itself become an app.' },
   'too-deep': { status: 400, when: 'Folders nest at most 5 levels deep.' },
   'too-long': { status: 400, when: 'A field longer than its limit.' },
+  'edit-match': {
+    status: 400,
+    when: 'MCP `edit_document`: a text or selector matches 0 or several times instead of once (`edit`, `matches`); nothing changed.',
+  },
+  'edit-invalid': {
+    status: 400,
+    when: 'MCP `edit_document`: a selector that does not parse, an attribute name that is none, or content edits of an element that has none.',
+  },
   'folder-not-empty': {
     status: 400,
     when: 'Deleting a folder that holds something, without `cascade` (`count` says how much).',
@@ -73,6 +81,10 @@ export const ERRORS = {
     when: 'Team viewers cannot change or sync a team’s files, by any door (owners and editors can).',
   },
   'read-only-key': { status: 403, when: 'A read-only key (an agent’s) asked to change something.' },
+  'outside-scope': {
+    status: 403,
+    when: 'A key narrowed to one account or folder (an agent’s) asked to create, upload, move or rename something to a place outside it.',
+  },
   'email-unconfirmed': {
     status: 403,
     when: 'An app user saves, or an account asks for an AI edit (`ai-edit/error`), before confirming their email.',

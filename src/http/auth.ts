@@ -31,8 +31,8 @@ function sessionHostOf(req: FastifyRequest): string | null {
 
 declare module 'fastify' {
   interface FastifyContextConfig {
-    /** The route takes a sync key (`X-API-Key`) as its caller's credential: the sync API, its stream and control
-     *  lane, the message bus. Elsewhere a key counts for nothing. */
+    /** The route takes a sync key (`X-API-Key`, or `Authorization: Bearer`) as its caller's credential: the sync
+     *  API, its stream and control lane, the message bus, the MCP door. Elsewhere a key counts for nothing. */
     keys?: boolean;
   }
   interface FastifyRequest {
@@ -67,9 +67,10 @@ async function callerOfRequest(s: Services, req: FastifyRequest): Promise<Caller
   const grant: ShareGrant = host === null ? () => false : (node) => isShareGuest(req, node);
   let refused: KilnError | null = null;
   try {
-    if (req.routeOptions.config?.keys && req.headers['x-api-key'] !== undefined) {
+    const key = keyOf(req);
+    if (req.routeOptions.config?.keys && key !== undefined) {
       try {
-        return await keyCaller(s, req.headers['x-api-key'], host, grant);
+        return await keyCaller(s, key, host, grant);
       } catch (err) {
         if (!(err instanceof KilnError)) throw err;
         refused = err;
@@ -95,6 +96,14 @@ async function callerOfRequest(s: Services, req: FastifyRequest): Promise<Caller
   return { ...anonymous(host, grant), refused };
 }
 
+/** The key a request carries: `X-API-Key`, or `Authorization: Bearer <key>` (how MCP clients send one). */
+export function keyOf(req: FastifyRequest): string | string[] | undefined {
+  const header = req.headers['x-api-key'];
+  if (header !== undefined) return header;
+  const bearer = /^Bearer\s+(\S+)\s*$/i.exec(req.headers.authorization ?? '');
+  return bearer ? bearer[1] : undefined;
+}
+
 /** The holder of a sync key (refused: the key's 401), with their role on the document host when it is a team's. */
 async function keyCaller(s: Services, key: string | string[] | undefined, host: number | null, grant?: ShareGrant) {
   const actor = await actorForSyncKey(s, key);
@@ -110,7 +119,7 @@ async function keyCaller(s: Services, key: string | string[] | undefined, host: 
 export async function hasCredentials(s: Services, req: FastifyRequest): Promise<boolean> {
   // A key's person is the caller on a key door wherever the key is valid; it counts only where it acts.
   if (req.caller?.actor && req.caller.via === 'session') return true;
-  if (req.headers['x-api-key'] !== undefined && (await keyActsHere(s, req))) return true;
+  if (keyOf(req) !== undefined && (await keyActsHere(s, req))) return true;
   if (req.site?.kind !== 'account' && req.site?.kind !== 'domain') return false;
   const tokens = Object.entries(req.cookies ?? {})
     .filter(([name]) => name.startsWith('share_'))
@@ -127,7 +136,7 @@ export async function hasCredentials(s: Services, req: FastifyRequest): Promise<
  *  host's own account, or a team where the key's person is an owner or editor). A valid key of anyone else
  *  counts for nothing there. */
 async function keyActsHere(s: Services, req: FastifyRequest): Promise<boolean> {
-  const key = req.headers['x-api-key'];
+  const key = keyOf(req);
   try {
     // On a key door the hook already resolved the key into the caller: judge that one, not the key again.
     const resolved = req.caller?.via === 'key' ? req.caller : null;

@@ -17,7 +17,8 @@ export interface ActivityItem {
   /** Who: a username (null when Kiln itself, a share-link guest, or the writer is gone). */
   by: string | null;
   /** From where: `browser`, `code editor`, `version restore`, `app user`, `sync key hcsk_ab12…`,
-   *  `administrator`, `share link` (a guest of the document's share link, no account), or `kiln`. */
+   *  `administrator`, `share link` (a guest of the document's share link, no account), an agent over MCP
+   *  ("Claude Code via sync key hcsk_ab12…" for its writes, `agent` for its changes of the tree), or `kiln`. */
   client: string;
   /** An AI edit: the engine, the prompt's and the reply's bytes, the outcome and how long it took. */
   aiEdit?: { engine: string; in: number; out: number; outcome: string; ms: number };
@@ -61,25 +62,29 @@ export async function activityFeed(ctx: TreeCtx, input: { ownerId: number; limit
       oldPath: r.old_path,
       by: who?.username ?? null,
       aiEdit: aiEditOf(r.kind, r.client, r.detail),
-      client: !r.writer
-        ? r.client === 'share'
-          ? 'share link'
-          : 'kiln'
-        : r.writer.startsWith('key:')
-          ? `sync key ${who?.keyPrefix ?? ''}…`
-          : who?.admin
-            ? 'administrator'
-            : who?.appUser
-              ? 'app user'
-              : r.kind === 'ai-edit'
-                ? r.writer.startsWith('session:')
-                  ? 'browser'
-                  : 'agent'
-                : r.client === 'editor'
-                  ? 'code editor'
-                  : r.client === 'restore'
-                    ? 'version restore'
-                    : 'browser',
+      client: r.client?.startsWith('agent:')
+        ? r.client.slice(6)
+        : r.writer?.startsWith('agent:')
+          ? 'agent'
+          : !r.writer
+            ? r.client === 'share'
+              ? 'share link'
+              : 'kiln'
+            : r.writer.startsWith('key:')
+              ? `sync key ${who?.keyPrefix ?? ''}…`
+              : who?.admin
+                ? 'administrator'
+                : who?.appUser
+                  ? 'app user'
+                  : r.kind === 'ai-edit'
+                    ? r.writer.startsWith('session:')
+                      ? 'browser'
+                      : 'agent'
+                    : r.client === 'editor'
+                      ? 'code editor'
+                      : r.client === 'restore'
+                        ? 'version restore'
+                        : 'browser',
     });
   }
   return out;

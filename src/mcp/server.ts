@@ -1,0 +1,92 @@
+// The MCP server of one call: the official SDK's McpServer with every tool of TOOLS and the documents as
+// resources, run with the caller's ctx. Made for each request (the door is stateless: any process answers any
+// request), by the HTTP door (src/mcp/http.ts). A tool's KilnError is its result with `isError: true`: the
+// text "<code>: <message>" for the model, and `{error: {code, message, status, …}}` for programs. The SDK is
+// loaded on first use (only agents need it).
+import type { McpServer, ServerContext } from '@modelcontextprotocol/server';
+import type { Ctx } from '../context.ts';
+import { KilnError } from '../errors.ts';
+import type { AgentInfo, Tool } from './tool.ts';
+import { TOOLS } from './tools/index.ts';
+import { registerResources } from './resources.ts';
+import { cleanName } from './agent.ts';
+
+export const SERVER_INFO = { name: 'kiln', title: 'Kiln', version: '1.0.0' };
+
+const INSTRUCTIONS = `Kiln hosts self-saving HTML documents (single-file apps) and the files beside them, in the account of the key's person and the teams they belong to.
+Start with list_documents, then read_document (it answers the etag). Prefer edit_document (exact text or CSS-selector edits, each matching once) to write_document (the whole page). Every write makes a version (list_versions, restore_version undo it) and reaches open tabs of the page at once.
+A document's data (what its "api" rules tag extracts) is read with read_data and written with write_data, which changes only the data in the page.`;
+
+/** What a call knows of its agent before a tool runs: the grant, and the names the request gave. */
+export interface CallAgent {
+  /** The credential, as people know it ("sync key hcsk_1a2b3c4…"). */
+  grant: string;
+  /** A name the transport gave for the client (the `kiln mcp` bridge's, the User-Agent's), if any. */
+  clientHint: string | null;
+}
+
+const CLIENT_INFO = 'io.modelcontextprotocol/clientInfo';
+
+/** The client's own name: the 2026-07-28 envelope's, the handshake's (stdio, or a 2025 initialize), or the
+ *  transport's hint. */
+function clientOf(server: McpServer, sctx: ServerContext, hint: string | null): string {
+  const envelope = sctx.mcpReq.envelope as Record<string, { name?: string; title?: string } | undefined> | undefined;
+  const info = envelope?.[CLIENT_INFO] ?? server.server.getClientVersion();
+  return cleanName(info?.title) ?? cleanName(info?.name) ?? hint ?? 'MCP client';
+}
+
+type Result = {
+  content: Array<{ type: 'text'; text: string }>;
+  structuredContent?: Record<string, unknown>;
+  isError?: boolean;
+};
+
+/** A refusal as a tool result. Anything but a KilnError is a bug: logged, and answered without its details. */
+export function refusal(err: unknown): Result {
+  if (!(err instanceof KilnError)) {
+    console.error('MCP tool failed:', err);
+    return { isError: true, content: [{ type: 'text', text: 'internal: Something went wrong in Kiln.' }] };
+  }
+  const code = err.code ?? 'error';
+  const extra = err.extra && Object.keys(err.extra).length ? ` ${JSON.stringify(err.extra)}` : '';
+  return {
+    isError: true,
+    content: [{ type: 'text', text: `${code}: ${err.message}${extra}` }],
+    structuredContent: { error: { code, message: err.message, status: err.status, ...err.extra } },
+  };
+}
+
+async function call(t: Tool, ctx: Ctx, input: unknown, agent: AgentInfo): Promise<Result> {
+  try {
+    const out = (await t.run(ctx, input as never, agent)) as Record<string, unknown>;
+    return { content: [{ type: 'text', text: JSON.stringify(out) }], structuredContent: out };
+  } catch (err) {
+    return refusal(err);
+  }
+}
+
+/** A server for one call of this caller. */
+export async function kilnMcpServer(ctx: Ctx, who: CallAgent): Promise<McpServer> {
+  const { McpServer } = await import('@modelcontextprotocol/server');
+  const server = new McpServer(SERVER_INFO, {
+    capabilities: { tools: {}, resources: {} },
+    instructions: INSTRUCTIONS,
+  });
+  for (const t of TOOLS) {
+    const config = {
+      title: t.title,
+      description: t.description,
+      inputSchema: t.input,
+      outputSchema: t.output,
+      annotations: { title: t.title, ...t.annotations },
+    };
+    server.registerTool(
+      t.name,
+      config as never,
+      ((input: unknown, sctx: ServerContext) =>
+        call(t, ctx, input, { client: clientOf(server, sctx, who.clientHint), grant: who.grant })) as never,
+    );
+  }
+  await registerResources(server, ctx);
+  return server;
+}
