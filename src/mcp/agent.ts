@@ -31,6 +31,32 @@ export function userAgentName(ua: string | undefined): string | null {
   return cleanName(first);
 }
 
+/** The names clients gave in their handshake, by credential writer: a 2025 client names itself only in its
+ *  `initialize`, and a stateless door answers its later requests with fresh servers. This process's memory only:
+ *  another process behind the balancer may not know the name (the agent is then named by its User-Agent). */
+const handshakes = new Map<string, { name: string; at: number }>();
+const HANDSHAKES = 1_000;
+const HANDSHAKE_MS = 24 * 3_600_000;
+
+export function rememberClient(writer: string, name: string | null, now = Date.now()): void {
+  if (!name) return;
+  handshakes.delete(writer);
+  handshakes.set(writer, { name, at: now });
+  if (handshakes.size > HANDSHAKES) handshakes.delete(handshakes.keys().next().value!);
+}
+
+export function rememberedClient(writer: string, now = Date.now()): string | null {
+  const h = handshakes.get(writer);
+  return h && now - h.at < HANDSHAKE_MS ? h.name : null;
+}
+
+/** The name an `initialize` message gives its client (its title, else its name), or null. */
+export function handshakeName(body: unknown): string | null {
+  const m = body as { method?: unknown; params?: { clientInfo?: { name?: unknown; title?: unknown } } } | null;
+  if (m?.method !== 'initialize') return null;
+  return cleanName(m.params?.clientInfo?.title) ?? cleanName(m.params?.clientInfo?.name);
+}
+
 /** The grant a credential is, as people know it: a sync key by its prefix (as the dashboard lists keys). */
 export function grantName(caller: Caller, token: string | undefined): string {
   if (caller.via === 'key' && token?.startsWith('hcsk_')) return `sync key ${token.slice(0, 12)}…`;

@@ -9,7 +9,7 @@ import type { AuthInfo, McpHttpHandler } from '@modelcontextprotocol/server';
 import type { Ctx } from '../context.ts';
 import { unauthorized } from '../errors.ts';
 import { kilnMcpServer, type CallAgent } from './server.ts';
-import { cleanName, grantName, userAgentName } from './agent.ts';
+import { cleanName, grantName, handshakeName, rememberClient, rememberedClient, userAgentName } from './agent.ts';
 
 /** What the door knows of a request besides the message. */
 export interface McpRequest {
@@ -30,9 +30,13 @@ export function callAgent(ctx: Pick<Ctx, 'caller'>, req: McpRequest): CallAgent 
   if (caller.refused) throw caller.refused;
   if (caller.via !== 'key' || !caller.actor)
     throw unauthorized('Send a key: Authorization: Bearer <key> (or X-API-Key).', 'missing-key');
+  // A 2025 client names itself in its handshake only: remembered for its later requests (this process's).
+  const handshake = handshakeName(req.body);
+  rememberClient(caller.actor.writer, handshake);
   return {
     grant: grantName(caller, req.token),
-    clientHint: cleanName(req.bridged) ?? userAgentName(req.userAgent),
+    bridged: cleanName(req.bridged),
+    clientHint: handshake ?? rememberedClient(caller.actor.writer) ?? userAgentName(req.userAgent),
   };
 }
 

@@ -21,18 +21,21 @@ A document's data (what its "api" rules tag extracts) is read with read_data and
 export interface CallAgent {
   /** The credential, as people know it ("sync key hcsk_1a2b3c4…"). */
   grant: string;
-  /** A name the transport gave for the client (the `kiln mcp` bridge's, the User-Agent's), if any. */
+  /** The client behind the `kiln mcp` bridge (its `X-Kiln-Agent`): the bridge's own client name is no agent's. */
+  bridged: string | null;
+  /** A name for the client when the message carries none: its 2025 handshake's (remembered), its User-Agent's. */
   clientHint: string | null;
 }
 
 const CLIENT_INFO = 'io.modelcontextprotocol/clientInfo';
 
-/** The client's own name: the 2026-07-28 envelope's, the handshake's (stdio, or a 2025 initialize), or the
- *  transport's hint. */
-function clientOf(server: McpServer, sctx: ServerContext, hint: string | null): string {
+/** The client's own name: the bridged one's, the 2026-07-28 envelope's, the handshake's (a 2025 initialize
+ *  on this server), or the door's hint. */
+function clientOf(server: McpServer, sctx: ServerContext, who: CallAgent): string {
+  if (who.bridged) return who.bridged;
   const envelope = sctx.mcpReq.envelope as Record<string, { name?: string; title?: string } | undefined> | undefined;
   const info = envelope?.[CLIENT_INFO] ?? server.server.getClientVersion();
-  return cleanName(info?.title) ?? cleanName(info?.name) ?? hint ?? 'MCP client';
+  return cleanName(info?.title) ?? cleanName(info?.name) ?? who.clientHint ?? 'MCP client';
 }
 
 type Result = {
@@ -84,7 +87,7 @@ export async function kilnMcpServer(ctx: Ctx, who: CallAgent): Promise<McpServer
       t.name,
       config as never,
       ((input: unknown, sctx: ServerContext) =>
-        call(t, ctx, input, { client: clientOf(server, sctx, who.clientHint), grant: who.grant })) as never,
+        call(t, ctx, input, { client: clientOf(server, sctx, who), grant: who.grant })) as never,
     );
   }
   await registerResources(server, ctx);

@@ -74,6 +74,8 @@ export interface CreateNodeInput {
   starter?: Starter;
   /** Opaque writer id (session or sync key) recorded with the first version. */
   writer?: string | null;
+  /** An agent makes it: how its first version is named ("<client> via <grant>", src/save/saved.ts). */
+  agent?: string;
 }
 
 /** What the changing use cases change: the node, and their options. */
@@ -105,6 +107,7 @@ export interface CreatePathInput {
   html?: string | Buffer;
   starter?: Starter;
   writer?: string | null;
+  agent?: string;
 }
 
 const NO_SUCH_NODE = 'No such file or folder.';
@@ -305,7 +308,12 @@ export async function createIn(
     nodeId: node.id,
     bytes,
     // A page made from a starter says so: until its owner saves it, an import may take its place.
-    by: { kind: input.html === undefined ? 'starter' : 'create', accountId: actorId, writer: input.writer ?? null },
+    by: {
+      kind: input.html === undefined ? 'starter' : 'create',
+      accountId: actorId,
+      writer: input.writer ?? null,
+      ...(input.agent ? { agent: input.agent } : {}),
+    },
   });
   return {
     ...node,

@@ -46,7 +46,11 @@ export async function mcpClient(kiln: TestKiln, token: string, opts: McpOptions 
 
 /** A client of a server made for `caller` directly (no HTTP): a credential's scope without its key. */
 export async function mcpClientAs(kiln: TestKiln, caller: Caller, opts: McpOptions = {}): Promise<Client> {
-  const server = await kilnMcpServer(contextOf(kiln.services, caller), { grant: 'test grant', clientHint: null });
+  const server = await kilnMcpServer(contextOf(kiln.services, caller), {
+    grant: 'test grant',
+    bridged: null,
+    clientHint: null,
+  });
   const [a, b] = InMemoryTransport.createLinkedPair();
   await server.connect(a);
   const client = clientFor(opts);
