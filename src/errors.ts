@@ -149,6 +149,10 @@ export const ERRORS = {
     when: 'The data-loss event’s data cannot be written back onto the current page (or no version holding it to revert to).',
   },
   'invalid-document': { status: 422, when: 'The document has no root `<html>` element.' },
+  'data-shape': {
+    status: 422,
+    when: 'MCP `write_data`: the JSON does not fit the page’s `api` rules (another shape), or the page would not read it back exactly; nothing changed.',
+  },
   'precondition-required': { status: 428, when: 'Team writes need If-Match (or `expectedVersion`).' },
   'account-identity-required': {
     status: 428,

@@ -3,6 +3,8 @@ import type { Tool } from '../tool.ts';
 import { listDocuments, readDocument, searchDocuments } from './documents.ts';
 import { editDocument, writeDocument } from './writing.ts';
 import { createDocument, deleteDocument, moveDocument, renameDocument, uploadFile } from './tree.ts';
+import { diffVersions, listVersionsTool, readVersion, restoreVersionTool } from './versions.ts';
+import { readData, writeData } from './data.ts';
 
 export const TOOLS: Tool[] = [
   listDocuments,
@@ -15,4 +17,10 @@ export const TOOLS: Tool[] = [
   moveDocument,
   deleteDocument,
   uploadFile,
+  listVersionsTool,
+  readVersion,
+  diffVersions,
+  restoreVersionTool,
+  readData,
+  writeData,
 ];
