@@ -186,3 +186,16 @@ test('the door: 401 without a key or with a refused one (WWW-Authenticate), 403 
   assert.equal(get.headers.get('allow'), 'POST');
   void otherKey;
 });
+
+test('/_/meta says where agents connect', async () => {
+  const res = await kiln.client().get('/_/meta');
+  assert.equal(res.status, 200);
+  assert.ok(res.json.extensions.includes('mcp'));
+  assert.deepEqual(res.json.mcp, {
+    endpoint: `${kiln.config.baseUrl}/_/mcp`,
+    transport: 'streamable-http',
+    protocolVersions: ['2025-06-18', '2025-11-25', '2026-07-28'],
+    credentials: ['Authorization: Bearer <key>', 'X-API-Key: <key>'],
+    stdio: 'npx kiln mcp',
+  });
+});

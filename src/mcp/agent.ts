@@ -8,6 +8,9 @@ import type { AgentInfo } from './tool.ts';
 
 const MAX_NAME = 60;
 
+/** The protocol versions the door answers (the SDK's: the 2025 ones with a handshake, 2026-07-28 without). */
+export const MCP_PROTOCOL_VERSIONS = ['2025-06-18', '2025-11-25', '2026-07-28'];
+
 /** A name as given by a client, made safe to show: printable, one line, bounded; null when nothing is left. */
 export function cleanName(raw: unknown): string | null {
   if (typeof raw !== 'string') return null;
