@@ -8,7 +8,7 @@
 import type { AuthInfo, McpHttpHandler } from '@modelcontextprotocol/server';
 import type { Ctx } from '../context.ts';
 import { unauthorized } from '../errors.ts';
-import { kilnMcpServer, type CallAgent } from './server.ts';
+import { kilnMcpServer, mcpSdk, type CallAgent } from './server.ts';
 import { cleanName, grantName, handshakeName, rememberClient, rememberedClient, userAgentName } from './agent.ts';
 
 /** What the door knows of a request besides the message. */
@@ -49,7 +49,7 @@ let handler: Promise<{ modern: McpHttpHandler; sdk: typeof import('@modelcontext
 
 /** The SDK and its 2026-07-28 handler, made once per process. */
 function door() {
-  handler ??= import('@modelcontextprotocol/server').then((sdk) => ({
+  handler ??= mcpSdk().then((sdk) => ({
     sdk,
     modern: sdk.createMcpHandler(
       ({ authInfo }) => {
@@ -74,9 +74,7 @@ export async function answerMcp(ctx: Ctx, who: CallAgent, req: McpRequest): Prom
     enableJsonResponse: true,
   });
   await server.connect(transport);
-  try {
-    return await transport.handleRequest(req.request, { parsedBody: req.body, authInfo });
-  } finally {
-    void server.close().catch(() => {});
-  }
+  // Not closed after: a JSON answer leaves nothing open, and both go with the request (closing them costs an
+  // error made, with its stack, for the pending requests there are none of).
+  return transport.handleRequest(req.request, { parsedBody: req.body, authInfo });
 }

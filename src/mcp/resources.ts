@@ -1,6 +1,6 @@
 // Every document (and text file) the caller reaches is also an MCP resource: `kiln://<account>/<path>`, one
 // URI template, listed and read as the tools read them (through ctx.nodes).
-import type { McpServer } from '@modelcontextprotocol/server';
+import type { McpServer, ResourceTemplate } from '@modelcontextprotocol/server';
 import type { Ctx } from '../context.ts';
 import { nodesOf } from '../store/nodes.ts';
 import { documentContent } from '../nodes/serve.ts';
@@ -46,9 +46,8 @@ async function read(ctx: Ctx, uri: string, account: string, path: string) {
   return { contents: [text !== null ? { uri, mimeType, text } : { uri, mimeType, blob: bytes.toString('base64') }] };
 }
 
-export async function registerResources(server: McpServer, ctx: Ctx): Promise<void> {
-  const { ResourceTemplate } = await import('@modelcontextprotocol/server');
-  const template = new ResourceTemplate(URI_TEMPLATE, { list: async () => ({ resources: await listed(ctx) }) });
+export function registerResources(server: McpServer, ctx: Ctx, Template: typeof ResourceTemplate): void {
+  const template = new Template(URI_TEMPLATE, { list: async () => ({ resources: await listed(ctx) }) });
   server.registerResource(
     'document',
     template,

@@ -59,6 +59,26 @@ export function refusal(err: unknown): Result {
   };
 }
 
+type Standard = { '~standard': Record<string, unknown> & { jsonSchema?: Record<string, (o: object) => unknown> } };
+const standards = new WeakMap<object, Standard>();
+
+/** A tool's zod schema as the SDK reads it (Standard Schema with JSON Schema), with its JSON Schema worked out
+ *  once per process: a server is made per request, and converting 16 tools' schemas on each was most of a call. */
+function standard(schema: Tool['input']): Standard {
+  let s = standards.get(schema);
+  if (s) return s;
+  const std = (schema as unknown as Standard)['~standard'];
+  const memo = new Map<string, unknown>();
+  const converted = (io: 'input' | 'output') => (o: object) => {
+    const key = `${io} ${JSON.stringify(o)}`;
+    if (!memo.has(key)) memo.set(key, std.jsonSchema![io](o));
+    return memo.get(key);
+  };
+  s = { '~standard': { ...std, jsonSchema: { input: converted('input'), output: converted('output') } } };
+  standards.set(schema, s);
+  return s;
+}
+
 async function call(t: Tool, ctx: Ctx, input: unknown, agent: AgentInfo): Promise<Result> {
   try {
     const out = (await t.run(ctx, input as never, agent)) as Record<string, unknown>;
@@ -68,9 +88,13 @@ async function call(t: Tool, ctx: Ctx, input: unknown, agent: AgentInfo): Promis
   }
 }
 
+let sdk: Promise<typeof import('@modelcontextprotocol/server')> | null = null;
+/** The SDK, loaded once (an `import()` of a loaded module still costs a resolution each time). */
+export const mcpSdk = () => (sdk ??= import('@modelcontextprotocol/server'));
+
 /** A server for one call of this caller. */
 export async function kilnMcpServer(ctx: Ctx, who: CallAgent): Promise<McpServer> {
-  const { McpServer } = await import('@modelcontextprotocol/server');
+  const { McpServer } = await mcpSdk();
   const server = new McpServer(SERVER_INFO, {
     capabilities: { tools: {}, resources: {} },
     instructions: INSTRUCTIONS,
@@ -79,8 +103,8 @@ export async function kilnMcpServer(ctx: Ctx, who: CallAgent): Promise<McpServer
     const config = {
       title: t.title,
       description: t.description,
-      inputSchema: t.input,
-      outputSchema: t.output,
+      inputSchema: standard(t.input),
+      outputSchema: standard(t.output),
       annotations: { title: t.title, ...t.annotations },
     };
     server.registerTool(
@@ -90,6 +114,6 @@ export async function kilnMcpServer(ctx: Ctx, who: CallAgent): Promise<McpServer
         call(t, ctx, input, { client: clientOf(server, sctx, who), grant: who.grant })) as never,
     );
   }
-  await registerResources(server, ctx);
+  registerResources(server, ctx, (await mcpSdk()).ResourceTemplate);
   return server;
 }

@@ -20,11 +20,15 @@ import { KilnError } from '../../errors.ts';
 
 const one = (v: string | string[] | undefined) => (Array.isArray(v) ? v[0] : v);
 
+/** The headers the SDK reads (the transport's, the protocol's `Mcp-*`); the others are Kiln's. */
+const SDK_HEADER = /^(content-type|accept|mcp-.*|last-event-id)$/;
+
 /** The request as the SDK reads it: its URL and headers (the body is already parsed). */
 function mcpRequest(req: FastifyRequest): McpRequest {
   const headers = new Headers();
   for (const [name, value] of Object.entries(req.headers))
-    if (value !== undefined) headers.set(name, Array.isArray(value) ? value.join(', ') : value);
+    if (value !== undefined && SDK_HEADER.test(name))
+      headers.set(name, Array.isArray(value) ? value.join(', ') : value);
   const url = `${req.protocol}://${req.headers.host ?? 'localhost'}${req.url}`;
   return {
     request: new Request(url, { method: 'POST', headers }),

@@ -42,8 +42,13 @@ export async function reachedAccounts(ctx: Pick<Ctx, 'caller' | 'database'>): Pr
 /** The account a tool's `account` names (a username; none: the credential's account, else the caller's own),
  *  or 404 for one the caller does not reach (another person's, a team it is not in). */
 export async function accountNamed(ctx: Pick<Ctx, 'caller' | 'database'>, name?: string): Promise<Reached> {
-  const reached = await reachedAccounts(ctx);
+  const actor = actorOf(ctx);
   const wanted = name?.trim().toLowerCase();
+  const only = ctx.caller.scope?.accountId ?? null;
+  // The caller's own account needs no look-up of its teams (most calls name no account).
+  if ((!wanted || wanted === actor.username) && (only === null || only === actor.accountId))
+    return { id: actor.accountId, username: actor.username, kind: 'personal', role: 'owner' };
+  const reached = await reachedAccounts(ctx);
   const found = wanted ? reached.find((a) => a.username === wanted) : reached[0];
   if (!found) throw notFound(`No account "${name}" that this key reaches: list_documents names them.`);
   return found;
