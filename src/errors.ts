@@ -50,7 +50,7 @@ export const ERRORS = {
   },
   'edit-invalid': {
     status: 400,
-    when: 'MCP `edit_document`: a selector that does not parse, an attribute name that is none, or content edits of an element that has none.',
+    when: 'MCP `edit_document` (and `read_document`’s selector): a selector that does not parse, an attribute name that is none, or content edits of an element that has none.',
   },
   'folder-not-empty': {
     status: 400,
