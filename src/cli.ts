@@ -10,6 +10,12 @@ import { createLimiterFactory } from './ratelimit/limiters.ts';
 import { systemClock } from './clock.ts';
 import { limits } from './limits.ts';
 
+/** What the client commands read (they need none of the server's configuration). */
+const CLIENT_ENV_HELP: Array<[string, string]> = [
+  ['KILN_URL', `the main address of the Kiln \`kiln mcp\` talks to (default http://localhost:8080)`],
+  ['KILN_KEY', 'the key `kiln mcp` and `kiln sync` act with (a sync key, hcsk_…, from the dashboard)'],
+];
+
 /** The environment table's first column: the longest name and two spaces (at least the commands' 25). */
 const ENV_NAME_WIDTH = Math.max(25, ...ENV_HELP.map(([k]) => k.length + 2));
 
@@ -63,11 +69,18 @@ Usage:
                                out (refused, or changed on both sides), 4 server unreachable, 5 key refused
   kiln login --url URL         check a sync key (read from standard input) and keep it for URL in
                                ~/.config/kiln/credentials.json (0600)
+  kiln mcp                     Kiln's tools for an agent that starts a command (Claude Desktop, Claude Code,
+                               Cursor): an MCP server on standard input and output that forwards to the Kiln at
+                               KILN_URL with the key in KILN_KEY (see below); what is wrong goes to standard
+                               error, exit 1. E.g. claude mcp add kiln -e KILN_URL=… -e KILN_KEY=… -- npx kiln mcp
   kiln --version               Kiln's version and the Node.js it runs on
   kiln --help                  this text
 
 Environment:
 ${ENV_HELP.map(([k, v]) => `  ${k.padEnd(ENV_NAME_WIDTH)}${v}`).join('\n')}
+
+Environment of the client commands (kiln mcp, kiln sync, push, pull):
+${CLIENT_ENV_HELP.map(([k, v]) => `  ${k.padEnd(ENV_NAME_WIDTH)}${v}`).join('\n')}
 `;
 
 async function aiEditServe(args: string[]) {
@@ -144,6 +157,14 @@ async function main(argv: string[]) {
   const [cmd = 'serve', sub] = argv;
   // An agent on the owner's machine: needs none of the server's configuration.
   if (cmd === 'ai-edit' && sub === 'serve') return aiEditServe(argv.slice(2));
+  // Kiln's tools for a local agent: a client of a Kiln, without the server's configuration.
+  if (cmd === 'mcp') {
+    const { mcpStdio } = await import('./mcp/stdio.ts');
+    process.exitCode = await mcpStdio();
+    // Open keep-alive connections to Kiln must not hold the process once the agent is gone.
+    process.stderr.write('', () => process.exit(process.exitCode));
+    return;
+  }
   // A folder kept in step with an account: a client, also without the server's configuration.
   if (cmd === 'sync' || cmd === 'push' || cmd === 'pull' || cmd === 'login') {
     const { syncCli } = await import('./sync-cli/main.ts');

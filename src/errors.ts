@@ -44,6 +44,14 @@ export const ERRORS = {
   'is-instance': { status: 400, when: 'An app user’s instance cannot itself become an app.' },
   'too-deep': { status: 400, when: 'Folders nest at most 5 levels deep.' },
   'too-long': { status: 400, when: 'A field longer than its limit.' },
+  'edit-match': {
+    status: 400,
+    when: 'MCP `edit_document`: a text or selector matches 0 or several times instead of once (`edit`, `matches`); nothing changed.',
+  },
+  'edit-invalid': {
+    status: 400,
+    when: 'MCP `edit_document` (and `read_document`’s selector): a selector that does not parse, an attribute name that is none, or content edits of an element that has none.',
+  },
   'folder-not-empty': {
     status: 400,
     when: 'Deleting a folder that holds something, without `cascade` (`count` says how much).',
@@ -86,6 +94,10 @@ export const ERRORS = {
   'mcp-off': {
     status: 403,
     when: 'Agents (MCP) are off on this Kiln, or not included in the plan; the operator turns them on on the admin page.',
+  },
+  'outside-scope': {
+    status: 403,
+    when: 'A key narrowed to one account or folder (an agent’s) asked to create, upload, move or rename something to a place outside it.',
   },
   'email-unconfirmed': {
     status: 403,
@@ -151,6 +163,10 @@ export const ERRORS = {
     when: 'The data-loss event’s data cannot be written back onto the current page (or no version holding it to revert to).',
   },
   'invalid-document': { status: 422, when: 'The document has no root `<html>` element.' },
+  'data-shape': {
+    status: 422,
+    when: 'MCP `write_data`: the JSON does not fit the page’s `api` rules (another shape), or the page would not read it back exactly; nothing changed.',
+  },
   'precondition-required': { status: 428, when: 'Team writes need If-Match (or `expectedVersion`).' },
   'account-identity-required': {
     status: 428,

@@ -9,6 +9,9 @@ import { ROOT } from '../src/paths.ts';
 const OPTIONAL = [
   '@aws-sdk/client-s3',
   '@aws-sdk/lib-storage',
+  '@modelcontextprotocol/client',
+  '@modelcontextprotocol/server',
+  '@modelcontextprotocol/server/stdio',
   '@tailwindcss/node',
   'cheerio',
   'hyper-html-api',

@@ -208,7 +208,7 @@ test('GET /_/meta makes hyperclayjs choose /_/sync and describes the document', 
   const res = await doc.get('/_/meta', { headers: { 'document-url': url } });
   assert.equal(res.status, 200);
   assert.equal(res.json.spec, 1);
-  assert.deepEqual(res.json.extensions, ['sync', 'upload', 'format', 'conditional', 'data-loss', 'bus']);
+  assert.deepEqual(res.json.extensions, ['sync', 'upload', 'format', 'conditional', 'data-loss', 'bus', 'mcp']);
   // The host's message bus (#27); this Kiln has no AI engine of its own.
   assert.deepEqual(res.json.bus, {
     subscribe: '/_/bus/subscribe',

@@ -142,7 +142,26 @@ export async function readData(s: Services, req: DataRequest): Promise<DataAnswe
   if (early) return early;
   const node = await publicDocumentAt(s, req.accountId, req.path, req.resolve);
   if (!node) return notFoundAnswer();
-  const checksum = node.checksum!;
+  return answerFor(s, node, req.rules, req.ifNoneMatch);
+}
+
+/** The `api` data of a document its caller has already opened through the access table (an agent's read_data,
+ *  src/mcp/tools/data.ts): the same answer, cache and extraction as the public API, without its visitors-only
+ *  rule (the caller may see the document, private or not). */
+export function documentData(s: Services, node: NodeRow): Promise<DataAnswer> {
+  return answerFor(s, node, { kind: 'api' });
+}
+
+/** Cache, 304 and extraction of a document found and judged. */
+async function answerFor(
+  s: Services,
+  node: NodeRow,
+  rules: DataRules,
+  ifNoneMatch?: string | string[],
+): Promise<DataAnswer> {
+  if (!node.checksum) return notFoundAnswer();
+  const req = { rules, ifNoneMatch };
+  const checksum = node.checksum;
   const id = rulesId(req.rules);
   const etag = dataEtag(checksum, id);
   if (ifNoneMatchHits(req.ifNoneMatch, etag.slice(1, -1))) return { status: 304, body: '', etag };

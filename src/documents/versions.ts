@@ -10,6 +10,8 @@ import { notFound } from '../errors.ts';
 import { listVersions, versionContent } from '../save/history.ts';
 import { ROOT_DOCUMENT } from '../nodes/serve.ts';
 import { saveDocument } from '../save/pipeline.ts';
+import type { SavedBy } from '../save/saved.ts';
+import type { IfMatch } from '../core/conditional.ts';
 
 type VersionsCtx = Pick<Ctx, 'nodes' | 'database'>;
 
@@ -35,15 +37,22 @@ export async function versionOf(ctx: VersionsCtx, input: { id: number }) {
   return { v, node, info };
 }
 
-/** Restores a version: a new save of its bytes, by the caller (the history names it a restore). */
-export async function restoreVersion(ctx: Pick<Ctx, 'caller' | 'nodes'> & Services, input: { id: number }) {
+/** Restores a version: a new save of its bytes, by the caller (the history names it a restore; an agent names
+ *  itself, `by`), under `ifMatch` when given. */
+export async function restoreVersion(
+  ctx: Pick<Ctx, 'caller' | 'nodes'> & Services,
+  input: { id: number; by?: SavedBy; ifMatch?: IfMatch },
+) {
   const v = await versionContent(ctx.database.db, input.id);
   const node = await versionedDocument(ctx, v.nodeId);
+  // Restoring changes the document: whoever may look back may, unless the credential only reads.
+  await ctx.nodes.check(node, 'save');
   const actor = ctx.caller.actor;
   const result = await saveDocument(ctx, {
     nodeId: node.id,
     bytes: v.bytes,
-    by: { kind: 'restore', accountId: actor?.accountId ?? null, writer: actor?.writer ?? null },
+    by: input.by ?? { kind: 'restore', accountId: actor?.accountId ?? null, writer: actor?.writer ?? null },
+    ifMatch: input.ifMatch ?? null,
   });
   return { v, node, result };
 }

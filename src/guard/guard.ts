@@ -87,6 +87,7 @@ export function provenanceOf(by: SavedBy): WriteProvenance {
   switch (by.kind) {
     case 'sync':
     case 'instance':
+    case 'agent':
       return 'external';
     case 'browser':
       return by.trigger === 'user' ? 'ui-gestured' : by.trigger === 'auto' ? 'ui-background' : 'ui-unknown';

@@ -33,8 +33,8 @@ function sessionHostOf(req: FastifyRequest): string | null {
 
 declare module 'fastify' {
   interface FastifyContextConfig {
-    /** The route takes a sync key (`X-API-Key`) as its caller's credential: the sync API, its stream and control
-     *  lane, the message bus. Elsewhere a key counts for nothing. */
+    /** The route takes a sync key (`X-API-Key`, or `Authorization: Bearer`) as its caller's credential: the sync
+     *  API, its stream and control lane, the message bus, the MCP door. Elsewhere a key counts for nothing. */
     keys?: boolean;
   }
   interface FastifyRequest {
@@ -98,11 +98,12 @@ async function callerOfRequest(s: Services, req: FastifyRequest): Promise<Caller
   return { ...anonymous(host, grant), refused };
 }
 
-/** The key a request on a key door carries: `X-API-Key`, or an agent key as `Authorization: Bearer hcak_…`. */
-function keyOf(req: FastifyRequest): string | string[] | undefined {
+/** The key a request carries: `X-API-Key`, or a sync or agent key as `Authorization: Bearer <key>` (how MCP
+ *  clients send one). */
+export function keyOf(req: FastifyRequest): string | string[] | undefined {
   const header = req.headers['x-api-key'];
   if (header !== undefined) return header;
-  return /^Bearer +(hcak_\S*)$/i.exec(req.headers.authorization ?? '')?.[1];
+  return /^Bearer\s+(hc[sa]k_\S*)\s*$/i.exec(req.headers.authorization ?? '')?.[1];
 }
 
 /** The holder of a sync key (refused: the key's 401), with their role on the document host when it is a team's;
@@ -134,7 +135,7 @@ export async function hasCredentials(s: Services, req: FastifyRequest): Promise<
   if (req.caller?.actor && req.caller.via === 'session') return true;
   // On the main app a key door resolved a working key (sync or agent, whatever header it came in).
   if (req.caller?.actor && req.caller.via === 'key' && req.site?.kind === 'main') return true;
-  if (req.headers['x-api-key'] !== undefined && (await keyActsHere(s, req))) return true;
+  if (keyOf(req) !== undefined && (await keyActsHere(s, req))) return true;
   if (req.site?.kind !== 'account' && req.site?.kind !== 'domain') return false;
   const tokens = Object.entries(req.cookies ?? {})
     .filter(([name]) => name.startsWith('share_'))
@@ -151,7 +152,7 @@ export async function hasCredentials(s: Services, req: FastifyRequest): Promise<
  *  host's own account, or a team where the key's person is an owner or editor). A valid key of anyone else
  *  counts for nothing there. */
 async function keyActsHere(s: Services, req: FastifyRequest): Promise<boolean> {
-  const key = req.headers['x-api-key'];
+  const key = keyOf(req);
   try {
     // On a key door the hook already resolved the key into the caller: judge that one, not the key again.
     const resolved = req.caller?.via === 'key' ? req.caller : null;

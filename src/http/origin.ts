@@ -44,3 +44,20 @@ export async function refuseCrossSite(req: FastifyRequest, s: Services): Promise
   }
   throw forbidden('Cross-site form posts are refused.', 'cross-origin');
 }
+
+/** Refuses (403) a request for the main app's API from a page of another site, or under a name that is not the
+ *  main app's (DNS rebinding: a name of the attacker's that resolves to this server): the Host must be the
+ *  main app's (ROOT_DOMAIN, BASE_URL, or a loopback name), and an `Origin`, when a browser sends one, too. */
+export function refuseForeignSite(req: FastifyRequest, s: Services): void {
+  const main = new Set([s.config.rootHostname, new URL(s.config.baseUrl).hostname.toLowerCase(), ...LOOPBACK]);
+  if (!main.has(hostnameOf(req))) throw forbidden('This address is not the main app’s.', 'cross-origin');
+  const origin = req.headers.origin;
+  if (origin === undefined) return;
+  let host = '';
+  try {
+    host = new URL(origin).hostname.toLowerCase();
+  } catch {
+    // `Origin: null` and garbage: another site.
+  }
+  if (!main.has(host)) throw forbidden('Requests from other sites are refused.', 'cross-origin');
+}

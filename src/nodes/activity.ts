@@ -17,10 +17,29 @@ export interface ActivityItem {
   /** Who: a username (null when Kiln itself, a share-link guest, or the writer is gone). */
   by: string | null;
   /** From where: `browser`, `code editor`, `version restore`, `app user`, `sync key hcsk_ab12…`, `agent key “laptop”`,
-   *  `administrator`, `share link` (a guest of the document's share link, no account), or `kiln`. */
+   *  `administrator`, `share link` (a guest of the document's share link, no account), an agent over MCP
+   *  ("Claude Code via agent key “laptop”" for its writes, `agent` for its changes of the tree), or `kiln`. */
   client: string;
   /** An AI edit: the engine, the prompt's and the reply's bytes, the outcome and how long it took. */
   aiEdit?: { engine: string; in: number; out: number; outcome: string; ms: number };
+}
+
+/** Where a line's change came from, in words (ActivityItem.client). */
+function clientOf(
+  r: { writer: string | null; client: string | null; kind: string },
+  who: Awaited<ReturnType<typeof writerOf>>,
+): string {
+  if (r.client?.startsWith('agent:')) return r.client.slice(6);
+  if (!r.writer) return r.client === 'share' ? 'share link' : 'kiln';
+  if (r.writer.startsWith('agent:')) return 'agent';
+  if (r.writer.startsWith('key:')) return `sync key ${who?.keyPrefix ?? ''}…`;
+  if (r.writer.startsWith('akey:')) return `agent key “${who?.keyName ?? ''}”`;
+  if (who?.admin) return 'administrator';
+  if (who?.appUser) return 'app user';
+  if (r.kind === 'ai-edit') return r.writer.startsWith('session:') ? 'browser' : 'agent';
+  if (r.client === 'editor') return 'code editor';
+  if (r.client === 'restore') return 'version restore';
+  return 'browser';
 }
 
 /** An AI edit line's facts (src/ai-edit/handler.ts writes them), or undefined. */
@@ -61,27 +80,7 @@ export async function activityFeed(ctx: TreeCtx, input: { ownerId: number; limit
       oldPath: r.old_path,
       by: who?.username ?? null,
       aiEdit: aiEditOf(r.kind, r.client, r.detail),
-      client: !r.writer
-        ? r.client === 'share'
-          ? 'share link'
-          : 'kiln'
-        : r.writer.startsWith('key:')
-          ? `sync key ${who?.keyPrefix ?? ''}…`
-          : r.writer.startsWith('akey:')
-            ? `agent key “${who?.keyName ?? ''}”`
-            : who?.admin
-              ? 'administrator'
-              : who?.appUser
-                ? 'app user'
-                : r.kind === 'ai-edit'
-                  ? r.writer.startsWith('session:')
-                    ? 'browser'
-                    : 'agent'
-                  : r.client === 'editor'
-                    ? 'code editor'
-                    : r.client === 'restore'
-                      ? 'version restore'
-                      : 'browser',
+      client: clientOf(r, who),
     });
   }
   return out;

@@ -32,6 +32,10 @@ export interface Nodes {
   standingOn(node: NodeRow): Promise<Standing>;
   /** The caller's role in a team account; null: not a member (or the caller's own account). */
   roleIn(accountId: number): Promise<TeamRole | null>;
+  /** A new place in an account's tree (a create, an upload, where a move or rename puts a node: `path` is the
+   *  node's full path) is inside the caller's scope: else 403 `outside-scope` (a read-only scope: 403
+   *  `read-only-key`). The table still decides the change itself (the parent folder's, or the tree's). */
+  assertPlace(ownerId: number, path: string): void;
 }
 
 /** The node at a path of an account's tree (any type), or undefined. */
@@ -54,20 +58,39 @@ function load(db: Db, ref: NodeRef): Promise<NodeRow | undefined> {
   return nodeAtPath(db, ref.ownerId, ref.path);
 }
 
+/** THE refusal of a new place outside a scope's account or folder. */
+function outsideScope(scope: Scope) {
+  const where = scope.folder ? `the folder "${scope.folder}"` : 'one account';
+  return forbidden(`This key reaches only ${where}: nothing can be made or put outside it.`, 'outside-scope');
+}
+
 /** What only reads: every other action changes something, and a read-only scope refuses it. */
 const READS: ReadonlySet<Action> = new Set<Action>(['view', 'versions', 'dashboard']);
 
 /** The node is inside the scope: its account, and at or below its folder. */
 function withinScope(scope: Scope, node: NodeRow): boolean {
-  if (scope.accountId !== null && node.owner_id !== scope.accountId) return false;
-  return underFolder(scope.folder, node);
+  return placeWithin(scope, node.owner_id, node.path ? `${node.path}/${node.name}` : node.name);
 }
 
-/** The node (its parent's `path` and its `name`) is the folder or below it, case-insensitive; null: anywhere. */
+/** A full path of an account's tree is inside the scope: its account, and at or below its folder. */
+function placeWithin(scope: Scope, ownerId: number, path: string): boolean {
+  if (scope.accountId !== null && ownerId !== scope.accountId) return false;
+  return folderHolds(scope.folder, path);
+}
+
+/** The node (its parent's `path` and its `name`) is the folder or below it; null: anywhere. */
 export function underFolder(folder: string | null, node: { path: string; name: string }): boolean {
+  return folderHolds(folder, node.path ? `${node.path}/${node.name}` : node.name);
+}
+
+/** A full path is the folder or below it (case-insensitive, NFC). */
+function folderHolds(folder: string | null, path: string): boolean {
   if (!folder) return true;
-  const full = (node.path ? `${node.path}/${node.name}` : node.name).toLowerCase();
-  const f = folder.toLowerCase();
+  const full = path
+    .replace(/^\/+|\/+$/g, '')
+    .normalize('NFC')
+    .toLowerCase();
+  const f = folder.normalize('NFC').toLowerCase();
   return full === f || full.startsWith(`${f}/`);
 }
 
@@ -115,5 +138,11 @@ export function nodesFor(db: Db, caller: Caller): Nodes {
     },
     standingOn,
     roleIn,
+    assertPlace(ownerId, path) {
+      const scope = caller.scope;
+      if (!scope) return;
+      if (scope.readOnly) throw readOnly();
+      if (!placeWithin(scope, ownerId, path)) throw outsideScope(scope);
+    },
   };
 }

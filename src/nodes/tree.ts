@@ -74,6 +74,8 @@ export interface CreateNodeInput {
   starter?: Starter;
   /** Opaque writer id (session or sync key) recorded with the first version. */
   writer?: string | null;
+  /** An agent makes it: how its first version is named ("<client> via <grant>", src/save/saved.ts). */
+  agent?: string;
 }
 
 /** What the changing use cases change: the node, and their options. */
@@ -105,6 +107,7 @@ export interface CreatePathInput {
   html?: string | Buffer;
   starter?: Starter;
   writer?: string | null;
+  agent?: string;
 }
 
 const NO_SUCH_NODE = 'No such file or folder.';
@@ -143,20 +146,25 @@ export function createNode(s: Services, actorId: number, input: CreateNodeInput)
 export async function createNode(...a: [Ctx, CreateNodeInput] | [Services, number, CreateNodeInput]) {
   if (a.length === 3) return createNode(await actingAs(a[0], a[1]), { writer: null, ...a[2] });
   const [ctx, input] = a;
-  await placeToManage(ctx, input.ownerId, input.parentId);
+  const at = await placeToManage(ctx, input.ownerId, input.parentId);
+  ctx.nodes.assertPlace(input.ownerId, joinPath(at, String(input.name ?? '')));
   const now = ctx.clock.now().toISOString();
   const by = { ...input, writer: writerOf(ctx, input.writer) };
   return treeWrite(ctx, (trx, after) => createIn(ctx, trx, actorIdOf(ctx, input.ownerId), by, now, after));
 }
 
-/** The caller may add to this folder of the owner's tree (0: its top level). */
-async function placeToManage(ctx: Ctx, ownerId: number, parentId: number | undefined): Promise<void> {
+/** The caller may add to this folder of the owner's tree (0: its top level). Returns the path its children get
+ *  ('' at the top level). */
+async function placeToManage(ctx: Ctx, ownerId: number, parentId: number | undefined): Promise<string> {
   if (parentId && Number.isSafeInteger(parentId) && parentId > 0) {
     const parent = await ctx.nodes.open(parentId, 'manage');
-    if (parent.owner_id === ownerId) return;
+    if (parent.owner_id === ownerId) return childPathOf(parent);
   }
   await treeOwner(ctx, ownerId);
+  return '';
 }
+
+const joinPath = (folder: string, name: string) => (folder ? `${folder}/${name}` : name);
 
 /** The account a change is recorded as made by: the caller, or (Kiln itself) the tree's owner. */
 const actorIdOf = (ctx: Pick<Ctx, 'caller'>, ownerId: number) => ctx.caller.actor?.accountId ?? ownerId;
@@ -187,7 +195,8 @@ export async function createPath(...a: [Ctx, CreatePathInput] | [Services, numbe
   if (a.length === 3) return createPath(await actingAs(a[0], a[1]), { writer: null, ...a[2] });
   const [ctx, given] = a;
   const { names, type } = pathNames(given);
-  await placeToManage(ctx, given.ownerId, given.parentId);
+  const at = await placeToManage(ctx, given.ownerId, given.parentId);
+  ctx.nodes.assertPlace(given.ownerId, joinPath(at, names.join('/')));
   const input = { ...given, writer: writerOf(ctx, given.writer) };
   const [s, actorId] = [ctx, actorIdOf(ctx, input.ownerId)];
   const now = s.clock.now().toISOString();
@@ -299,7 +308,12 @@ export async function createIn(
     nodeId: node.id,
     bytes,
     // A page made from a starter says so: until its owner saves it, an import may take its place.
-    by: { kind: input.html === undefined ? 'starter' : 'create', accountId: actorId, writer: input.writer ?? null },
+    by: {
+      kind: input.html === undefined ? 'starter' : 'create',
+      accountId: actorId,
+      writer: input.writer ?? null,
+      ...(input.agent ? { agent: input.agent } : {}),
+    },
   });
   return {
     ...node,
@@ -338,6 +352,7 @@ export async function renameNode(
     await opts.expect?.(trx, node);
     if (name === node.name) return { ...node, oldName: node.name };
     assertValidName(name, node.type);
+    ctx.nodes.assertPlace(node.owner_id, joinPath(node.path, name));
     const parent = node.parent_id === 0 ? null : await loadParent(trx, node.owner_id, node.parent_id);
     await assertNameFree(trx, {
       ownerId: node.owner_id,
@@ -420,6 +435,7 @@ export async function moveNode(
       }
     }
     const path = childPathOf(target);
+    ctx.nodes.assertPlace(node.owner_id, joinPath(path, name));
     if (node.type === 'folder') assertDepth(depthOf(path) + 1 + (await subtreeHeight(trx, node)));
     if ((target?.id ?? 0) === node.parent_id && name === node.name) return node;
     await assertNameFree(trx, {

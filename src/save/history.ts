@@ -5,6 +5,7 @@ import { diffsBetween, snapshotVersion, versionById, versionsOf } from '../store
 import { sha256 } from '../core/checksum.ts';
 import { notFound } from '../errors.ts';
 import { reconstruct, unpackSnapshot } from './versions.ts';
+import { recordedSource } from './saved.ts';
 
 export interface VersionInfo {
   id: number;
@@ -12,7 +13,10 @@ export interface VersionInfo {
   backupNumber: number;
   createdAt: string;
   size: number;
+  /** How it was saved (`browser`, `sync`, `agent` …). */
   savedBy: string;
+  /** An agent's save: the agent, "<client> via <grant>". */
+  savedByAgent?: string;
   savedByUsername: string | null;
   isDiff: boolean;
   contentHash: string;
@@ -20,17 +24,21 @@ export interface VersionInfo {
 
 export async function listVersions(db: Db, nodeId: number): Promise<VersionInfo[]> {
   const rows = await versionsOf(db, nodeId);
-  return rows.map((r) => ({
-    id: r.id,
-    nodeId: r.node_id,
-    backupNumber: r.backup_number,
-    createdAt: r.created_at,
-    size: r.size,
-    savedBy: r.saved_by_kind,
-    savedByUsername: r.username,
-    isDiff: r.is_diff === 1,
-    contentHash: r.content_hash,
-  }));
+  return rows.map((r) => {
+    const source = recordedSource(r.saved_by_kind);
+    return {
+      id: r.id,
+      nodeId: r.node_id,
+      backupNumber: r.backup_number,
+      createdAt: r.created_at,
+      size: r.size,
+      savedBy: source.kind,
+      ...(source.agent !== null ? { savedByAgent: source.agent } : {}),
+      savedByUsername: r.username,
+      isDiff: r.is_diff === 1,
+      contentHash: r.content_hash,
+    };
+  });
 }
 
 class CorruptVersionError extends Error {}

@@ -16,10 +16,7 @@ import type { NodeRow } from '../store/schema.ts';
 import { formatHtml } from './formathtml.ts';
 import { guardCheckOf } from '../guard/guard.ts';
 import { decodeUtf8Exact, isSnapshot, packSnapshot, planTextVersion } from './versions.ts';
-import type { SaveKind, SavedBy, SavedNode } from './saved.ts';
-
-/** How the versions list and the activity feed name a save's source: its kind, or `share` for a guest. */
-const recordedKind = (by: SavedBy): string => (by.shareGuest ? 'share' : by.kind);
+import { recordedKind, type SaveKind, type SavedBy, type SavedNode } from './saved.ts';
 
 /** What a save writes, worked out once: the bytes, their text (null when not exact UTF-8) and SHA-256. */
 interface Content {

@@ -10,7 +10,8 @@ export type SaveKind =
   | 'restore'
   | 'instance'
   | 'upload-edit'
-  | 'import';
+  | 'import'
+  | 'agent';
 
 /** Who is writing. `writer` identifies one tab/session or one sync key, for `changedBy`. */
 export interface SavedBy {
@@ -21,6 +22,19 @@ export interface SavedBy {
   trigger?: 'user' | 'auto' | null;
   /** A share-link guest's save (no account): the versions list and the activity feed name it as one. */
   shareGuest?: boolean;
+  /** An agent's write (over MCP: kind `agent`, or `create` for a document it makes): how the versions list and
+   *  the activity feed name it, "<client> via <grant>" (e.g. "Claude Code via sync key hcsk_1234567…"). */
+  agent?: string;
+}
+
+/** How the versions list and the activity feed record a save's source: its kind, `share` for a guest, and
+ *  `agent:<name>` for an agent (the name rides with the kind: versions keep no other field for it). */
+export const recordedKind = (by: SavedBy): string =>
+  by.shareGuest ? 'share' : by.agent ? `agent:${by.agent}` : by.kind;
+
+/** The kind and the agent's name of a recorded kind (`recordedKind`'s inverse). */
+export function recordedSource(recorded: string): { kind: string; agent: string | null } {
+  return recorded.startsWith('agent:') ? { kind: 'agent', agent: recorded.slice(6) } : { kind: recorded, agent: null };
 }
 
 /** The node fields the after-save steps need. */

@@ -53,6 +53,8 @@ export async function writerOf(
   db: Kysely<DB>,
   writer: string,
 ): Promise<{ username: string; keyPrefix?: string; keyName?: string; admin?: boolean; appUser?: boolean } | null> {
+  // An agent writes as its credential's writer (`agent:akey:12`): the person behind that.
+  if (writer.startsWith('agent:')) return writerOf(db, writer.slice(6));
   const [kind, rawId] = writer.split(':');
   const id = Number(rawId);
   if (!Number.isSafeInteger(id)) return null;

@@ -21,7 +21,7 @@ const SAVED_BY: Record<string, string> = {
   share: 'share-link guest',
   import: 'imported',
 };
-const who = (v: VersionInfo) => SAVED_BY[v.savedBy] ?? v.savedBy;
+const who = (v: VersionInfo) => v.savedByAgent ?? SAVED_BY[v.savedBy] ?? v.savedBy;
 const kb = (n: number) => `${(n / 1024).toFixed(1)} KB`;
 
 export function versionsPage(o: {

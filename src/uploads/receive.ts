@@ -56,11 +56,13 @@ async function folderOf(ctx: Ctx, place: UploadPlace): Promise<Folder> {
 /** Stores the file where `place` says; answers its node, whether it replaced one, and whose host serves it. */
 export async function receiveUpload(
   ctx: Ctx,
-  input: { place: UploadPlace; fileName: string; bytes: Buffer },
+  input: { place: UploadPlace; fileName: string; bytes: Buffer; writer?: string },
 ): Promise<{ node: NodeRow; replaced: boolean; hostUsername: string }> {
   const actor = ctx.caller.actor;
   if (!actor) throw unauthorized();
   const { replaces, ...folder } = await folderOf(ctx, input.place);
+  // A credential narrowed to a folder puts nothing outside it (a top-level folder is the tree's, not a node).
+  ctx.nodes.assertPlace(folder.ownerId, folder.parentPath ? `${folder.parentPath}/${input.fileName}` : input.fileName);
   // A team's files count against the team's plan and are served on its host.
   const team = folder.ownerId === actor.accountId ? undefined : await findTeam(ctx, folder.ownerId);
   const upload = {
@@ -68,8 +70,8 @@ export async function receiveUpload(
     plan: team?.plan ?? actor.plan,
     fileName: input.fileName,
     bytes: input.bytes,
-    // The activity feed says who uploaded, from the browser.
-    by: { accountId: actor.accountId, writer: actor.writer },
+    // The activity feed says who uploaded: from the browser, or an agent (its own writer).
+    by: { accountId: actor.accountId, writer: input.writer ?? actor.writer },
   };
   const node = replaces ? await storeUploadInPlaceOf(ctx, { ...upload, replaces }) : await storeUpload(ctx, upload);
   return { node, replaced: !!replaces, hostUsername: team?.username ?? actor.username };

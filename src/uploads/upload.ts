@@ -164,7 +164,7 @@ export interface ReplaceUploadInput {
   /** The new bytes, or the same already stored (a caller that writes inside a transaction stores
    *  them before opening it). */
   bytes: Buffer | StoredBytes;
-  by: UploadWriter & { kind: 'upload-edit' | 'sync' };
+  by: UploadWriter & { kind: 'upload-edit' | 'sync' | 'agent' };
   /** When given, the write happens only if it holds for the stored checksum (412 otherwise). */
   ifMatch: IfMatch | null;
   /** The sync API marks what it wrote as synced. */

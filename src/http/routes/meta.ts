@@ -6,16 +6,17 @@ import { documentUrlHeader } from '../../save/document-url.ts';
 import { limits } from '../../limits.ts';
 import { EVENT_DAYS } from '../../guard/guard.ts';
 import { documentMeta } from '../../save/document-meta.ts';
+import { MCP_PROTOCOL_VERSIONS } from '../../mcp/agent.ts';
 
 /** What every host says of itself. `format`: `<html formathtml="true">` documents are re-indented on
  *  save; `conditional`: saves take If-Match and answer 412 on a stale one (hyperclay-local's host
  *  conformance page asks for both). `data-loss`: the data-clobber guard (GET /_/data-loss, POST
  *  /_/data-loss/<id>, `Save-Trigger`). `bus`: the host's message bus for its owner (src/bus), what a send's
- *  `delivered` counts, and whether Kiln itself answers AI edit requests. */
+ *  `delivered` counts, and whether Kiln itself answers AI edit requests. `mcp`: where agents connect (`/_/mcp`). */
 function discovery(s: Services) {
   return {
     spec: 1,
-    extensions: ['sync', 'upload', 'format', 'conditional', 'data-loss', 'bus'],
+    extensions: ['sync', 'upload', 'format', 'conditional', 'data-loss', 'bus', 'mcp'],
     dataLoss: {
       events: '/_/data-loss',
       saveTrigger: ['user', 'auto'],
@@ -37,6 +38,14 @@ function discovery(s: Services) {
         engines: s.aiEdit.list().map((e) => ({ name: e.name, default: e.isDefault })),
         agent: 'npx kiln ai-edit serve',
       },
+    },
+    // Agents over MCP (src/mcp): the main app's endpoint, its transport and versions, the credential, the bridge.
+    mcp: {
+      endpoint: `${s.config.baseUrl}/_/mcp`,
+      transport: 'streamable-http',
+      protocolVersions: MCP_PROTOCOL_VERSIONS,
+      credentials: ['Authorization: Bearer <key>', 'X-API-Key: <key>'],
+      stdio: 'npx kiln mcp',
     },
   };
 }

@@ -1,0 +1,84 @@
+// The MCP door for agents (Claude Code, Claude Desktop, Cursor, any MCP client), on the main app only:
+//   POST   /_/mcp   one JSON-RPC message (or batch) of the Streamable HTTP transport, stateless: protocol
+//                   2026-07-28 (no handshake) and 2025-11-25 / 2025-06-18 (initialize, then calls); JSON answers
+//   GET    /_/mcp   405 (no server-initiated stream: nothing is kept between requests)
+//   DELETE /_/mcp   405 (no session to end)
+// The credential is a key: `Authorization: Bearer <key>` or `X-API-Key` (`keys: true`: the auth hook resolves the
+// caller from it); none, or a refused one, is 401 with `WWW-Authenticate: Bearer`. The Host must be the main
+// app's and a browser's Origin too (DNS rebinding, other sites' pages): else 403 `cross-origin`. What an agent
+// may do is the tools' use cases (src/mcp/), asked through the caller like every other door.
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import { Readable } from 'node:stream';
+import type { RoutePlugin } from './plugin.ts';
+import { limits } from '../../limits.ts';
+import { onlyOn } from '../hosts.ts';
+import { jsonAnswers } from '../io.ts';
+import { refuseForeignSite } from '../origin.ts';
+import { keyOf } from '../auth.ts';
+import { admitCall, answerMcp, type McpRequest } from '../../mcp/http.ts';
+import { KilnError } from '../../errors.ts';
+import { setRateLimitHeaders } from '../../ratelimit/http.ts';
+
+const one = (v: string | string[] | undefined) => (Array.isArray(v) ? v[0] : v);
+
+/** The headers the SDK reads (the transport's, the protocol's `Mcp-*`); the others are Kiln's. */
+const SDK_HEADER = /^(content-type|accept|mcp-.*|last-event-id)$/;
+
+/** The request as the SDK reads it: its URL and headers (the body is already parsed). */
+function mcpRequest(req: FastifyRequest): McpRequest {
+  const headers = new Headers();
+  for (const [name, value] of Object.entries(req.headers))
+    if (value !== undefined && SDK_HEADER.test(name))
+      headers.set(name, Array.isArray(value) ? value.join(', ') : value);
+  const url = `${req.protocol}://${req.headers.host ?? 'localhost'}${req.url}`;
+  return {
+    request: new Request(url, { method: 'POST', headers }),
+    body: req.body,
+    token: one(keyOf(req)),
+    userAgent: one(req.headers['user-agent']),
+    bridged: one(req.headers['x-kiln-agent']),
+  };
+}
+
+/** The SDK's answer, as Fastify sends it (a stream only when the SDK streams). */
+async function send(reply: FastifyReply, res: Response) {
+  reply.code(res.status);
+  for (const [name, value] of res.headers) reply.header(name, value);
+  reply.header('cache-control', 'no-store');
+  if (!res.body) return reply.send();
+  if (res.headers.get('content-type')?.startsWith('text/event-stream'))
+    return reply.send(Readable.fromWeb(res.body as import('node:stream/web').ReadableStream));
+  return reply.send(Buffer.from(await res.arrayBuffer()));
+}
+
+const plugin: RoutePlugin = async (app, { services: s }) => {
+  onlyOn(app, 'main', 'The MCP endpoint is on the main address of this Kiln: /_/mcp.');
+  jsonAnswers(app);
+  const door = { config: { keys: true }, bodyLimit: limits.body.jsonSyncAndUpload };
+
+  app.post('/_/mcp', door, async (req, reply) => {
+    refuseForeignSite(req, s);
+    const input = mcpRequest(req);
+    try {
+      const { who, count } = await admitCall(req.ctx, input);
+      setRateLimitHeaders(reply, count, limits.mcpCalls.windowMs);
+      return await send(reply, await answerMcp(req.ctx, who, input));
+    } catch (err) {
+      // Where to sign in (RFC 9728 metadata, when this Kiln serves it, comes with the challenge).
+      if (err instanceof KilnError && err.status === 401) reply.header('www-authenticate', 'Bearer realm="kiln"');
+      throw err;
+    }
+  });
+
+  const notAllowed = async (req: FastifyRequest, reply: FastifyReply) => {
+    refuseForeignSite(req, s);
+    return reply
+      .code(405)
+      .header('allow', 'POST')
+      .send({ jsonrpc: '2.0', error: { code: -32000, message: 'Method not allowed.' }, id: null });
+  };
+  app.get('/_/mcp', door, notAllowed);
+  app.delete('/_/mcp', door, notAllowed);
+};
+
+export default plugin;

@@ -1,0 +1,94 @@
+// The MCP door's use case (POST /_/mcp, src/http/routes/mcp.ts): one JSON-RPC message (or batch) in, the
+// official SDK's answer out, stateless, so any process behind a balancer answers any request.
+//  - 2026-07-28 requests (the per-request `_meta` envelope, no handshake) go to the SDK's `createMcpHandler`,
+//    which answers JSON (SSE only when a tool reports progress before its result);
+//  - 2025-11-25 and 2025-06-18 requests (an `initialize`, then plain calls) are answered one by one by a fresh
+//    server on a stateless Streamable HTTP transport with JSON answers: no session is kept anywhere.
+// Either way a server is made for the request (src/mcp/server.ts), with the caller's ctx.
+import type { AuthInfo, McpHttpHandler } from '@modelcontextprotocol/server';
+import type { Ctx } from '../context.ts';
+import { unauthorized } from '../errors.ts';
+import { kilnMcpServer, mcpSdk, type CallAgent } from './server.ts';
+import type { LimitResult } from '../core/rate-limiter.ts';
+import { assertMcpOn, countMcpCall } from '../agents/gate.ts';
+import { cleanName, grantName, handshakeName, rememberClient, rememberedClient, userAgentName } from './agent.ts';
+
+/** What the door knows of a request besides the message. */
+export interface McpRequest {
+  /** The request as the SDK reads it (its headers; the body is `body`). */
+  request: Request;
+  /** The parsed JSON body. */
+  body: unknown;
+  /** The credential as sent (for the grant's name). */
+  token: string | undefined;
+  userAgent: string | undefined;
+  /** `X-Kiln-Agent`: the name of the client behind the `kiln mcp` bridge. */
+  bridged: string | undefined;
+}
+
+/** The agent of an authenticated call and the credential's count of calls (for `RateLimit-*`), or the refusal:
+ *  the refused key's own 401, or `missing-key`; 403 `mcp-off` (this Kiln or the plan); 429 past the calls a
+ *  minute of one credential. */
+export async function admitCall(
+  ctx: Pick<Ctx, 'caller' | 'planSettings' | 'limiters'>,
+  req: McpRequest,
+): Promise<{ who: CallAgent; count: LimitResult }> {
+  const who = callAgent(ctx, req);
+  assertMcpOn(ctx);
+  return { who, count: await countMcpCall(ctx) };
+}
+
+/** The agent of an authenticated call, or the refusal: the refused key's own 401, or `missing-key`. */
+function callAgent(ctx: Pick<Ctx, 'caller'>, req: McpRequest): CallAgent {
+  const { caller } = ctx;
+  if (caller.refused) throw caller.refused;
+  if (caller.via !== 'key' || !caller.actor)
+    throw unauthorized('Send a key: Authorization: Bearer <key> (or X-API-Key).', 'missing-key');
+  // A 2025 client names itself in its handshake only: remembered for its later requests (this process's).
+  const handshake = handshakeName(req.body);
+  rememberClient(caller.actor.writer, handshake);
+  return {
+    grant: grantName(caller, req.token),
+    bridged: cleanName(req.bridged),
+    clientHint: handshake ?? rememberedClient(caller.actor.writer) ?? userAgentName(req.userAgent),
+  };
+}
+
+interface Call {
+  ctx: Ctx;
+  who: CallAgent;
+}
+
+let handler: Promise<{ modern: McpHttpHandler; sdk: typeof import('@modelcontextprotocol/server') }> | null = null;
+
+/** The SDK and its 2026-07-28 handler, made once per process. */
+function door() {
+  handler ??= mcpSdk().then((sdk) => ({
+    sdk,
+    modern: sdk.createMcpHandler(
+      ({ authInfo }) => {
+        const call = authInfo?.extra?.call as Call;
+        return kilnMcpServer(call.ctx, call.who);
+      },
+      { legacy: 'reject', onerror: (err) => console.error('MCP:', err.message) },
+    ),
+  }));
+  return handler;
+}
+
+/** Answers one POST of the MCP door for an authenticated caller (`callAgent` first). */
+export async function answerMcp(ctx: Ctx, who: CallAgent, req: McpRequest): Promise<Response> {
+  const { sdk, modern } = await door();
+  const authInfo: AuthInfo = { token: '', clientId: 'kiln', scopes: [], extra: { call: { ctx, who } } };
+  if (!(await sdk.isLegacyRequest(req.request, req.body)))
+    return modern.fetch(req.request, { authInfo, parsedBody: req.body });
+  const server = await kilnMcpServer(ctx, who);
+  const transport = new sdk.WebStandardStreamableHTTPServerTransport({
+    sessionIdGenerator: undefined,
+    enableJsonResponse: true,
+  });
+  await server.connect(transport);
+  // Not closed after: a JSON answer leaves nothing open, and both go with the request (closing them costs an
+  // error made, with its stack, for the pending requests there are none of).
+  return transport.handleRequest(req.request, { parsedBody: req.body, authInfo });
+}

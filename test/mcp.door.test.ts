@@ -1,0 +1,201 @@
+// The MCP door (`/_/mcp`) with the official SDK's client: each protocol version connects (2025-06-18 and
+// 2025-11-25 with the initialize handshake, 2026-07-28 stateless); tools/list declares every tool with its
+// schemas and annotations; the reading tools answer what the key's person may see; the door refuses a request
+// without a key, with a refused key, from another site's page, under another Host, and GET/DELETE.
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import http from 'node:http';
+import { startKiln, type TestKiln } from './support/kiln.ts';
+import { keyHolder } from './support/sync-client.ts';
+import { call, mcpClient, mcpUrl, refused, type ProtocolVersion } from './support/mcp.ts';
+import { createTeam, setMember } from '../src/teams/teams.ts';
+import { createPath } from '../src/nodes/tree.ts';
+import { TOOLS } from '../src/mcp/tools/index.ts';
+
+let kiln: TestKiln;
+let key: string;
+let username: string;
+let otherKey: string;
+let team: string;
+before(async () => {
+  kiln = await startKiln();
+  const holder = await keyHolder(kiln);
+  key = holder.key;
+  username = holder.person.username;
+  const a = (path: string, html?: string) =>
+    createPath(kiln.services, holder.person.id, { ownerId: holder.person.id, path, ...(html ? { html } : {}) });
+  await a(
+    `notes/todo-${username}.html`,
+    '<!DOCTYPE html><html><body><h1>Todo</h1><ul id="items"><li>milk</li><li>bread</li></ul></body></html>',
+  );
+  await a(`notes/2026/plan-${username}.html`, '<!DOCTYPE html><html><body><p>The plan: buy milk.</p></body></html>');
+  await a(`home-${username}.html`);
+  const other = await keyHolder(kiln);
+  otherKey = other.key;
+  team = `team${other.person.username}`;
+  const t = await createTeam(kiln.services, { username: team, ownerId: other.person.id, plan: 'personal' });
+  await setMember(kiln.services, null, { teamId: t.id, username, role: 'viewer' });
+  await createPath(kiln.services, other.person.id, { ownerId: t.id, path: `shared-${team}.html` });
+  await createPath(kiln.services, other.person.id, { ownerId: other.person.id, path: `mine-${team}.html` });
+});
+after(() => kiln.stop());
+
+for (const version of ['2025-06-18', '2025-11-25', '2026-07-28'] as ProtocolVersion[]) {
+  test(`a client connects at ${version} and lists the tools with their schemas and annotations`, async () => {
+    const client = await mcpClient(kiln, key, { protocolVersion: version });
+    assert.equal(client.getNegotiatedProtocolVersion(), version);
+    assert.equal(client.getServerVersion()?.name, 'kiln');
+    const { tools } = await client.listTools();
+    assert.deepEqual(
+      tools.map((t) => t.name),
+      TOOLS.map((t) => t.name),
+    );
+    for (const t of tools) {
+      assert.equal(t.inputSchema.type, 'object', t.name);
+      assert.equal(t.outputSchema?.type, 'object', `${t.name} declares its output`);
+      assert.ok((t.description ?? '').length > 60, `${t.name} is described for a model`);
+      assert.equal(typeof t.annotations?.readOnlyHint, 'boolean', `${t.name} says whether it only reads`);
+    }
+    const listed = await call(client, 'list_documents', { glob: '**/*.html' });
+    assert.ok(listed.items.some((i: any) => i.path === `notes/todo-${username}.html`));
+    await client.close();
+  });
+}
+
+test('list_documents: the caller’s tree and its teams, filtered by folder or glob, paginated', async () => {
+  const client = await mcpClient(kiln, key);
+  const all = await call(client, 'list_documents');
+  assert.deepEqual(
+    all.accounts.map((a: any) => [a.account, a.kind, a.role]),
+    [
+      [username, 'personal', 'owner'],
+      [team, 'team', 'viewer'],
+    ],
+  );
+  const paths = all.items.map((i: any) => `${i.account}/${i.path}`);
+  assert.ok(paths.includes(`${team}/shared-${team}.html`), 'a team’s files are listed');
+  assert.ok(!paths.some((p: string) => p.includes(`mine-${team}`)), 'another person’s files are not');
+  const doc = all.items.find((i: any) => i.path === `notes/todo-${username}.html`);
+  assert.equal(doc.kind, 'document');
+  assert.match(doc.etag, /^[0-9a-f]{16}$/);
+  assert.equal(doc.url, `http://${kiln.hostOf(username)}/notes/todo-${username}.html`);
+  const folder = await call(client, 'list_documents', { folder: 'notes/2026' });
+  assert.deepEqual(
+    folder.items.map((i: any) => i.path),
+    [`notes/2026/plan-${username}.html`],
+  );
+  const glob = await call(client, 'list_documents', { glob: 'notes/*.html' });
+  assert.deepEqual(
+    glob.items.map((i: any) => i.path),
+    [`notes/todo-${username}.html`],
+  );
+  const first = await call(client, 'list_documents', { limit: 2 });
+  assert.equal(first.items.length, 2);
+  const second = await call(client, 'list_documents', { limit: 2, cursor: first.nextCursor });
+  assert.notDeepEqual(second.items[0], first.items[0]);
+  await client.close();
+});
+
+test('read_document: the HTML and etag, elements by selector, a team’s file; another account is not there', async () => {
+  const client = await mcpClient(kiln, key);
+  const path = `notes/todo-${username}.html`;
+  const whole = await call(client, 'read_document', { path });
+  assert.match(whole.html, /<li>milk<\/li>/);
+  assert.equal(whole.truncated, false);
+  const listed = await call(client, 'list_documents', { glob: path });
+  assert.equal(whole.etag, listed.items[0].etag);
+  const items = await call(client, 'read_document', { path, selector: '#items > li' });
+  assert.deepEqual(items.elements, ['<li>milk</li>', '<li>bread</li>']);
+  assert.equal(items.matched, 2);
+  const cut = await call(client, 'read_document', { path, maxChars: 20 });
+  assert.equal(cut.html.length, 20);
+  assert.equal(cut.truncated, true);
+  const rest = await call(client, 'read_document', { path, offset: cut.nextOffset });
+  assert.equal(cut.html + rest.html, whole.html);
+  const teamFile = await call(client, 'read_document', { account: team, path: `shared-${team}.html` });
+  assert.match(teamFile.html, /<html/i);
+  const stranger = await refused(client, 'read_document', { account: team.slice(4), path: `mine-${team}.html` });
+  assert.equal(stranger.code, 'not-found');
+  const missing = await refused(client, 'read_document', { path: 'nothing-here.html' });
+  assert.deepEqual([missing.code, missing.status], ['not-found', 404]);
+  await client.close();
+});
+
+test('search_documents: the documents containing a text, with snippets', async () => {
+  const client = await mcpClient(kiln, key);
+  const found = await call(client, 'search_documents', { query: 'MILK' });
+  assert.deepEqual(found.results.map((r: any) => r.path).sort(), [
+    `notes/2026/plan-${username}.html`,
+    `notes/todo-${username}.html`,
+  ]);
+  assert.match(found.results[0].snippets[0], /milk/i);
+  assert.equal(found.complete, true);
+  const inFolder = await call(client, 'search_documents', { query: 'milk', folder: 'notes/2026' });
+  assert.equal(inFolder.results.length, 1);
+  await client.close();
+});
+
+/** A raw POST to the door. */
+function post(headers: Record<string, string>, body: unknown = { jsonrpc: '2.0', id: 1, method: 'tools/list' }) {
+  const url = mcpUrl(kiln);
+  return new Promise<{ status: number; headers: http.IncomingHttpHeaders; json: any }>((resolve, reject) => {
+    const req = http.request(
+      url,
+      {
+        method: 'POST',
+        headers: {
+          'content-type': 'application/json',
+          accept: 'application/json, text/event-stream',
+          'mcp-protocol-version': '2025-11-25',
+          ...headers,
+        },
+      },
+      (res) => {
+        let text = '';
+        res.on('data', (c) => (text += c));
+        res.on('end', () =>
+          resolve({ status: res.statusCode!, headers: res.headers, json: text ? JSON.parse(text) : null }),
+        );
+      },
+    );
+    req.on('error', reject);
+    req.end(JSON.stringify(body));
+  });
+}
+
+test('the door: 401 without a key or with a refused one (WWW-Authenticate), 403 from another site or Host, 405 on GET', async () => {
+  const none = await post({});
+  assert.equal(none.status, 401);
+  assert.equal(none.json.code, 'missing-key');
+  assert.match(String(none.headers['www-authenticate']), /^Bearer/);
+  const wrong = await post({ authorization: `Bearer hcsk_${'0'.repeat(64)}` });
+  assert.deepEqual([wrong.status, wrong.json.code], [401, 'invalid-key']);
+  const viaHeader = await post({ 'x-api-key': key });
+  assert.equal(viaHeader.status, 200);
+  assert.ok(viaHeader.json.result.tools.length > 0);
+  const evil = await post({ authorization: `Bearer ${key}`, origin: 'https://evil.example' });
+  assert.deepEqual([evil.status, evil.json.code], [403, 'cross-origin']);
+  const own = await post({ authorization: `Bearer ${key}`, origin: `http://${kiln.config.rootDomain}` });
+  assert.equal(own.status, 200);
+  const docHost = await post({ authorization: `Bearer ${key}`, origin: `http://${kiln.hostOf(username)}` });
+  assert.equal(docHost.status, 403, 'a document host’s page is another site');
+  const rebound = await post({ authorization: `Bearer ${key}`, host: `${kiln.hostOf(username)}` });
+  assert.equal(rebound.status, 404, 'the door is on the main app only');
+  const get = await fetch(mcpUrl(kiln), { headers: { authorization: `Bearer ${key}` } });
+  assert.equal(get.status, 405);
+  assert.equal(get.headers.get('allow'), 'POST');
+  void otherKey;
+});
+
+test('/_/meta says where agents connect', async () => {
+  const res = await kiln.client().get('/_/meta');
+  assert.equal(res.status, 200);
+  assert.ok(res.json.extensions.includes('mcp'));
+  assert.deepEqual(res.json.mcp, {
+    endpoint: `${kiln.config.baseUrl}/_/mcp`,
+    transport: 'streamable-http',
+    protocolVersions: ['2025-06-18', '2025-11-25', '2026-07-28'],
+    credentials: ['Authorization: Bearer <key>', 'X-API-Key: <key>'],
+    stdio: 'npx kiln mcp',
+  });
+});
