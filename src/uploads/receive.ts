@@ -5,7 +5,7 @@
 import type { Ctx } from '../context.ts';
 import type { Row } from '../store/schema.ts';
 import { authorizeActor, authorizeTeamChange } from '../access/authorize.ts';
-import { notFound, unauthorized } from '../errors.ts';
+import { KilnError, notFound, unauthorized } from '../errors.ts';
 import { findTeam } from '../teams/teams.ts';
 import { childPathOf } from '../nodes/find.ts';
 import { storeUpload, storeUploadInPlaceOf } from './upload.ts';
@@ -51,6 +51,19 @@ async function folderOf(ctx: Ctx, place: UploadPlace): Promise<Folder> {
   if (!old || old.owner_id !== folder.ownerId || old.parent_id !== folder.parentId)
     throw notFound('No such file to replace in that folder.');
   return { ...folder, replaces: old };
+}
+
+/** Nobody signed in uploads anything, and is told so before the body is read: a share guest of the page the
+ *  headers name (a document host's) gets the table's refusal for it (403, as an app user); anyone else, and a
+ *  page that is not there for them (missing or private: one answer), 401 `login-required`. A signed-in caller
+ *  passes here and is judged with the place the body names (`receiveUpload`). */
+export async function refuseNobody(ctx: Ctx, page: string | undefined): Promise<void> {
+  if (ctx.caller.actor) return;
+  if (page !== undefined && ctx.caller.host !== null)
+    await ctx.nodes.open({ ownerId: ctx.caller.host, path: page }, 'upload').catch((err: unknown) => {
+      if (!(err instanceof KilnError && err.status === 404)) throw err;
+    });
+  throw unauthorized();
 }
 
 /** Stores the file where `place` says; answers its node, whether it replaced one, and whose host serves it. */

@@ -6,11 +6,11 @@ import multipart from '@fastify/multipart';
 import type { FastifyRequest } from 'fastify';
 import type { RoutePlugin } from './plugin.ts';
 import type { NodeRow } from '../../nodes/find.ts';
-import { KilnError, badRequest, unauthorized } from '../../errors.ts';
+import { KilnError, badRequest } from '../../errors.ts';
 import { limits } from '../../limits.ts';
 import { assertSameOrigin } from '../origin.ts';
 import { documentPathOf, documentUrlHeader } from '../../save/document-url.ts';
-import { receiveUpload, type UploadPlace } from '../../uploads/receive.ts';
+import { receiveUpload, refuseNobody, type UploadPlace } from '../../uploads/receive.ts';
 import { isDocumentName } from '../../core/names.ts';
 import { documentHostUrl, nodeUrlPath } from '../../core/urls.ts';
 import { z } from 'zod';
@@ -45,6 +45,15 @@ function placeOf(req: FastifyRequest, fields: Record<string, unknown>): UploadPl
   const url = documentUrlHeader(req.headers);
   if (!url) throw badRequest('The Page-URL header is required.', 'missing-document-url');
   return { page: documentPathOf(url).path };
+}
+
+/** The page a Page-URL names, or undefined when it names none (the handler then says what is wrong). */
+function pathOf(url: string): string | undefined {
+  try {
+    return documentPathOf(url).path;
+  } catch {
+    return undefined;
+  }
 }
 
 /** A file as the request carries it, with the main app's optional folder and owner fields. */
@@ -112,9 +121,11 @@ function uploaded(node: NodeRow, url: string, msg: string) {
 const plugin: RoutePlugin = async (app, { services: s }) => {
   await app.register(multipart, { limits: { fileSize: MAX_UPLOAD, files: 1, fields: 10, fieldSize: 1024 } });
 
-  // Credentials before the body: an anonymous request is refused before its (up to 150 MB) body is read.
+  // Credentials before the body: nobody signed in is refused before its (up to 150 MB) body is read, with the
+  // table's answer for the page the Page-URL names (a document host's: its share guest is told 403).
   const signedInFirst = async (req: FastifyRequest) => {
-    if (!req.caller.actor) throw unauthorized();
+    const url = req.site.kind === 'main' ? undefined : documentUrlHeader(req.headers);
+    await refuseNobody(req.ctx, url ? pathOf(url) : undefined);
   };
   app.post('/_/upload', { bodyLimit: limits.body.jsonSyncAndUpload, preParsing: signedInFirst }, async (req, reply) => {
     assertSameOrigin(req);
