@@ -27,6 +27,9 @@ export interface Nodes {
   /** Whether the caller may do `action` on the node: for what a page offers (edit controls, menus), never
    *  to let a change through (that is `open`). */
   may(node: NodeRow, action: Action): Promise<boolean>;
+  /** Whether the node is within the caller's reach at all, whatever it asks of it: on a document host that
+   *  host's nodes only, within a scope its account's (what answers 404 before the table is asked). */
+  reaches(node: NodeRow): boolean;
   /** `may`, answered at once from the caller's role in the node's account as already looked up (by an `open`,
    *  `check`, `may` or `standingOn` of a node of that account; unknown: false): for a judge that cannot wait,
    *  an open stream's as events change the node under it (the node as it is now). */
@@ -125,6 +128,7 @@ export function nodesFor(db: Db, caller: Caller): Nodes {
       if (refusedChange(action)) return false;
       return allows(await standingOn(node), resourceOf(node), action);
     },
+    reaches: reachable,
     mayNow(node, action) {
       if (!reachable(node)) return false;
       if (isSystem(caller)) return true;
