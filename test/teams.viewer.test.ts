@@ -51,6 +51,7 @@ import { storeUpload } from '../src/uploads/upload.ts';
 import { KilnError } from '../src/errors.ts';
 import { setSharing } from '../src/sharing/share.ts';
 import { setEnableSignups } from '../src/apps/apps.ts';
+import { actingAs } from '../src/nodes/manage.ts';
 import { personRow } from '../src/store/accounts.ts';
 
 let kiln: TestKiln;
@@ -253,7 +254,7 @@ async function appUserOf(appOwner: number): Promise<Client> {
     type: 'site',
     name: 'table-app.html',
   });
-  await setEnableSignups(kiln.services, appOwner, app.id, true);
+  await setEnableSignups(await actingAs(kiln.services, appOwner), { nodeId: app.id, enable: true });
   const client = kiln.client();
   const signup = await client
     .on(kiln.hostOf(ownerName))
@@ -757,4 +758,46 @@ test('the sharing door asks the same question: a team’s owners and editors sha
     assert.equal(r.json.code, 'not-owner');
   }
   assert.equal((await owner.main.get(sharing, json)).json.shareEnabled, true, 'the refusals changed nothing');
+});
+
+test('a team’s editor manages the team’s apps and collections as the table lets them (their own account’s id is not the question)', async () => {
+  const owner = await member('maker');
+  const editor = await member();
+  const team = await createTeam(kiln.services, {
+    username: `ap-${owner.person.username}`,
+    ownerId: owner.person.id,
+    plan: 'maker',
+  });
+  await setMember(kiln.services, owner.person.id, {
+    teamId: team.id,
+    username: editor.person.username,
+    role: 'editor',
+  });
+  const doc = await createNode(kiln.services, owner.person.id, {
+    ownerId: team.id,
+    parentId: 0,
+    type: 'site',
+    name: `app-${team.id}.html`,
+  });
+  const folder = await createNode(kiln.services, owner.person.id, {
+    ownerId: team.id,
+    parentId: 0,
+    type: 'folder',
+    name: 'forms',
+  });
+  const app = await editor.main.post(`/_/dashboard/nodes/${doc.id}/app`, { enableSignups: true }, ajaxOpts);
+  assert.equal(app.status, 200, app.text);
+  assert.equal(app.json.node.enableSignups, true);
+  const signups = await editor.main.get(`/_/dashboard/nodes/${doc.id}/signups`, ajaxOpts);
+  assert.equal(signups.status, 200, signups.text);
+  assert.deepEqual(signups.json.users, []);
+  const collection = await editor.main.post(
+    `/_/dashboard/nodes/${folder.id}/collection`,
+    { collection: true },
+    ajaxOpts,
+  );
+  assert.equal(collection.status, 201, collection.text);
+  const info = await editor.main.get(`/_/dashboard/nodes/${folder.id}/collection`, ajaxOpts);
+  assert.equal(info.status, 200, info.text);
+  assert.equal(info.json.collection.ownerUsername, team.username, 'the collection is served on the team’s host');
 });
