@@ -4,7 +4,8 @@
 // `manage` row), optionally in place of an upload of that folder (the dashboard's "Replace").
 import type { Ctx } from '../context.ts';
 import type { Row } from '../store/schema.ts';
-import { authorizeActor, authorizeTeamChange } from '../access/authorize.ts';
+import { authorizeActor } from '../access/authorize.ts';
+import { treeOwner } from '../nodes/manage.ts';
 import { KilnError, notFound, unauthorized } from '../errors.ts';
 import { findTeam } from '../teams/teams.ts';
 import { childPathOf } from '../nodes/find.ts';
@@ -34,13 +35,10 @@ async function folderOf(ctx: Ctx, place: UploadPlace): Promise<Folder> {
   const actor = authorizeActor(ctx.caller, null, 'upload');
   let folder: Folder;
   if (place.parentId === 0) {
-    const ownerId = place.ownerId ?? actor.accountId;
-    // A team's top level: its owners and editors; a viewer is told so; to anyone else it is not there.
-    if (ownerId !== actor.accountId) {
-      if (!Number.isSafeInteger(ownerId) || ownerId <= 0) throw notFound();
-      authorizeTeamChange(await ctx.nodes.roleIn(ownerId), 'manage', () => notFound());
-    }
-    folder = { ownerId, parentId: 0, parentPath: '' };
+    // The top level of the caller's tree, or of a team's: its owners and editors; a viewer is told so; to anyone
+    // else it is not there (the tree's question, `treeOwner`).
+    const owner = await treeOwner(ctx, place.ownerId ?? actor.accountId);
+    folder = { ownerId: owner.id, parentId: 0, parentPath: '' };
   } else {
     const node = await ctx.nodes.open(place.parentId, 'upload', 'folder');
     folder = { ownerId: node.owner_id, parentId: node.id, parentPath: childPathOf(node) };
