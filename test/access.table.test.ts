@@ -367,6 +367,16 @@ const CASES: [who: string, target: string, action: string, outcome: Outcome][] =
   ['dev+team_owner+team_editor', 'site', 'bus', 'ok'],
   ['stranger+guest', 'site', 'bus', 401],
   ['team_viewer+dev_other+dev_guest+admin', 'site', 'bus', 403],
+  // *:regular_site:session host_member — a session on a host: its account (an app user's own host too), and every
+  // member of its team, viewers too; nobody signed in 401; anyone else 403, administrators too.
+  ['dev+app_user+team_owner+team_editor+team_viewer', 'site', 'session', 'ok'],
+  ['stranger+guest', 'site', 'session', 401],
+  ['dev_other+dev_guest+app_user_other+admin', 'site', 'session', 403],
+
+  // admin:main_app:administer allow; no_auth:main_app:administer login — everyone else 403.
+  ['admin', 'main', 'administer', 'ok'],
+  ['stranger', 'main', 'administer', 401],
+  ['dev+app_user+guest', 'main', 'administer', 403],
 ];
 
 function outcomeOf(caller: Standing, target: Target, action: Action): Outcome {

@@ -695,13 +695,12 @@ test("an app's owner sees who signed up (email confirmed or not, their copy) and
   const u = listed.json.users.find((x: { email: string }) => x.email === first);
   assert.equal(u.emailConfirmed, false);
   assert.match(u.instance, /^signup-list-\d+\.html$/);
-  // Someone else's app: nothing to see.
+  // Someone else's (public) app: nothing to see, the dashboard's answer for another account's public document.
   const stranger = kiln.client();
   await signedIn(kiln, stranger);
-  assert.equal(
-    (await stranger.get(`/_/dashboard/nodes/${id}/signups`, { headers: { accept: 'application/json' } })).status,
-    404,
-  );
+  const refused = await stranger.get(`/_/dashboard/nodes/${id}/signups`, { headers: { accept: 'application/json' } });
+  assert.equal(refused.status, 400, refused.text);
+  assert.equal(refused.json.code, 'not-owner');
   // Their copy is served on their host (and that host is now remembered by this process).
   const copy = kiln.client(kiln.hostOf(u.username));
   assert.equal((await copy.get(`/${u.instance}`)).status, 200);

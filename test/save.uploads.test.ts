@@ -446,3 +446,43 @@ test('uploading a taken name: kept both by default (the answer names the new one
   const aDocument = dashboardUpload('x.png', 'x', { parentId: 0, replaces: page.id });
   assert.equal((await main.post('/_/upload', aDocument.body, { headers: aDocument.headers })).status, 404);
 });
+
+test('the upload body is one declared schema: a shape that is neither JSON {fileName, fileBody} nor a multipart field "file" is 400 invalid, a broken multipart body 400 malformed-multipart, another origin 403 first', async () => {
+  const { doc, pageUrl, main } = await setup();
+  const json = await doc.post('/_/upload', { fileName: 'a.txt' }, { headers: { 'page-url': pageUrl } });
+  assert.equal(json.status, 400, json.text);
+  assert.equal(json.json.code, 'invalid');
+  const boundary = `----kilnschema${Date.now()}`;
+  const form = (parts: string) => Buffer.from(`${parts}--${boundary}--\r\n`);
+  const headers = { 'content-type': `multipart/form-data; boundary=${boundary}`, accept: 'application/json' };
+  const wrongField = await main.post(
+    '/_/upload',
+    form(`--${boundary}\r\nContent-Disposition: form-data; name="other"; filename="a.txt"\r\n\r\nhi\r\n`),
+    { headers },
+  );
+  assert.equal(wrongField.status, 400, wrongField.text);
+  assert.equal(wrongField.json.code, 'invalid');
+  const badTarget = await main.post(
+    '/_/upload',
+    form(
+      `--${boundary}\r\nContent-Disposition: form-data; name="parentId"\r\n\r\nnope\r\n--${boundary}\r\nContent-Disposition: form-data; name="file"; filename="a.txt"\r\n\r\nhi\r\n`,
+    ),
+    { headers },
+  );
+  assert.equal(badTarget.status, 400, badTarget.text);
+  assert.equal(badTarget.json.msg, 'parentId must be a folder id.');
+  const broken = await main.post('/_/upload', Buffer.from(`--${boundary}\r\nContent-Disposition: form-da`), {
+    headers,
+  });
+  assert.equal(broken.status, 400, broken.text);
+  assert.equal(broken.json.code, 'malformed-multipart');
+  const elsewhere = await doc.post(
+    '/_/upload',
+    { fileName: 'a.txt' },
+    {
+      headers: { 'page-url': pageUrl, origin: 'http://elsewhere.example' },
+    },
+  );
+  assert.equal(elsewhere.status, 403, elsewhere.text);
+  assert.equal(elsewhere.json.code, 'cross-origin');
+});

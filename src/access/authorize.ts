@@ -74,6 +74,7 @@ const CHECKS: Record<Check, (c: Standing, r: Resource | null) => Refusal | null>
   login: () => loginRequired,
   host_owner: (c, r) =>
     owns(c, r) ? null : !c.actor ? loginRequired : c.teamRole === 'viewer' ? viewerRefusal : notHostOwner,
+  host_member: (c, r) => (sees(c, r) ? null : !c.actor ? loginRequired : notHostOwner),
   deny: () => forbidden,
 };
 

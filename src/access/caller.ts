@@ -76,3 +76,15 @@ export const SYSTEM: Caller = Object.freeze({
 }) as Caller;
 
 export const isSystem = (c: Caller) => c.via === 'system';
+
+/** The caller narrowed to one account's tree (a sync base's: the sync API acts on that tree only): every other
+ *  account's node is not there for it (404), as another host's is to a session of one host. A scope that
+ *  already names another account reaches nothing (no node belongs to account 0). */
+export function withinAccount(caller: Caller, accountId: number): Caller {
+  const scope = caller.scope;
+  const account = scope?.accountId == null || scope.accountId === accountId ? accountId : 0;
+  return {
+    ...caller,
+    scope: { accountId: account, folder: scope?.folder ?? null, readOnly: scope?.readOnly ?? false },
+  };
+}

@@ -22,7 +22,9 @@ export type Action =
   | 'signup' // become an app user of a multi-tenant app (and get an instance)
   | 'sync' // a team's files through the sync API (key holders)
   | 'members' // add, change and remove a team's members
-  | 'bus'; // a document host's message bus (/_/bus: page ↔ agent messages, AI editing)
+  | 'bus' // a document host's message bus (/_/bus: page ↔ agent messages, AI editing)
+  | 'session' // hold a session on a document host (signed in there: src/http/auth.ts, /_/session/start)
+  | 'administer'; // the administration of this Kiln (/_/admin: accounts, plans, settings)
 
 /** Names of the checks (CHECKS in authorize.ts). */
 export type Check =
@@ -35,6 +37,7 @@ export type Check =
   | 'signed_in' // any signed-in person
   | 'login' // nobody signed in: send to the login page
   | 'host_owner' // the caller owns the host (its account, or a team's owner or editor); 401 nobody, 403 others
+  | 'host_member' // the host is the caller's account, or they are a member of its team (any role); 401 nobody, 403 others
   | 'deny'; // 403
 
 const DOCUMENTS = 'regular_site+multi_tenant+instance';
@@ -85,6 +88,13 @@ export const ACCESS_TABLE: Record<string, Check> = {
   // A document host's message bus (the host is the resource, as its account's regular document): its owner,
   // and a team's owners and editors. Nobody else, whatever their standing elsewhere (administrators too).
   '*:regular_site:bus': 'host_owner',
+  // Who is signed in on a document host (the host as its account's regular document): its account, and every
+  // member of its team, who acts there in their role (src/http/auth.ts). Anyone else is a visitor there.
+  '*:regular_site:session': 'host_member',
+
+  // The administration of this Kiln: its superadmins only (others 403; nobody signed in logs in).
+  'admin:main_app:administer': 'allow',
+  'no_auth:main_app:administer': 'login',
 
   // Teams: a member acts on the team's files by role (the team is the resource; allowsTeam, authorizeTeam).
   // Owners and editors create, change and sync them; only owners change who is a member; viewers read.

@@ -1,10 +1,10 @@
-// The message bus's use cases: who is on a host's bus (THE decision, the access table's `bus` row), sending
-// on it and subscribing to it. The caller is the request's (src/access/caller.ts): a session of the host, or a
-// sync key (the account's own, or a person's who owns or edits the team); the host is the caller's.
+// The message bus's use cases: who is on a host's bus (THE decision, the access table's `bus` row, asked once by
+// `onBus`), sending on it and subscribing to it, which run with the `BusCtx` it made. The caller is the
+// request's (src/access/caller.ts): a session of the host, or a sync key (the account's own, or a person's who
+// owns or edits the team); the host is the caller's.
 import type { Ctx } from '../context.ts';
 import type { Actor } from '../access/actor.ts';
 import type { SseStream } from '../sse/stream.ts';
-import { authorize, hostResource } from '../access/authorize.ts';
 import { channels } from '../events/bus.ts';
 import { grants } from '../events/revocations.ts';
 import { publishLive } from '../events/publish.ts';
@@ -34,21 +34,28 @@ export async function busMember(ctx: Pick<Ctx, 'caller' | 'nodes'>): Promise<Bus
   const accountId = caller.host;
   // Only document hosts have a bus (the routes are not mounted elsewhere).
   if (accountId === null) throw notFound();
-  const role = await ctx.nodes.roleIn(accountId);
-  authorize({ actor: caller.actor, teamRole: role }, hostResource(accountId), 'bus');
+  await ctx.nodes.openHost(accountId, 'bus');
   const actor = caller.actor!;
+  const role = await ctx.nodes.roleIn(accountId);
   return { accountId, actor, grants: [actor.writer, ...(role ? [grants.member(accountId, actor.accountId)] : [])] };
+}
+
+/** What sending and subscribing run with: the ctx of someone on the host's bus, and where they stand there. */
+export type BusCtx<P extends keyof Ctx = keyof Ctx> = Pick<Ctx, P> & { member: BusMember };
+
+/** The ctx for the bus's use cases, when the caller is on the host's bus (`busMember`); else its refusal. */
+export async function onBus<C extends Pick<Ctx, 'caller' | 'nodes'>>(ctx: C): Promise<C & { member: BusMember }> {
+  return { ...ctx, member: await busMember(ctx) };
 }
 
 /** A message sent on the host's bus: counted against the account's window (429), published to every
  *  process's subscribers of its channel, and heard by the built-in AI editing. `pageUrl` is the page it says it
  *  came from (a page of `host`, the request's host name): subscribers see it as `origin`. */
 export async function sendOnBus(
-  ctx: Pick<Ctx, 'caller' | 'nodes' | 'bus' | 'events' | 'aiEdit'>,
+  ctx: BusCtx<'caller' | 'bus' | 'events' | 'aiEdit'>,
   input: { message: SendBody; pageUrl: string; host: string },
 ): Promise<{ delivered: number; seq: number | null }> {
-  const member = await busMember(ctx);
-  const { accountId } = member;
+  const { accountId } = ctx.member;
   await ctx.bus.count(accountId);
   const { message, pageUrl } = input;
   if (pageUrl && documentPathOf(pageUrl).host !== input.host.toLowerCase())
@@ -65,10 +72,10 @@ export async function sendOnBus(
 /** A subscription to the host's bus on these channels, as server-sent events on the stream `open` gives (the
  *  HTTP edge: it takes the address's stream slot and hands over the connection). Bounded per account (429). */
 export async function subscribe(
-  ctx: Pick<Ctx, 'caller' | 'nodes' | 'bus' | 'hub' | 'aiEdit'>,
+  ctx: BusCtx<'bus' | 'hub' | 'aiEdit'>,
   input: { channels: string[]; open: () => SseStream },
 ): Promise<void> {
-  const member = await busMember(ctx);
+  const { member } = ctx;
   const { accountId } = member;
   const giveBack = ctx.bus.takeSlot(accountId, input.channels);
   let sse: SseStream;

@@ -38,7 +38,7 @@ import { recordsView } from './events.ts';
 import { channels } from '../events/bus.ts';
 import { grants } from '../events/revocations.ts';
 import { KilnError, badRequest, fail, forbidden, notFound, tooLarge, tooMany } from '../errors.ts';
-import { assertManages, createIn, deleteNode, nameConflict } from '../nodes/tree.ts';
+import { createIn, deleteNode, nameConflict } from '../nodes/tree.ts';
 import { childPathOf } from '../nodes/find.ts';
 import { childNamed, makeSubtreePrivate, nodeById, updateNode } from '../store/nodes.ts';
 import {
@@ -121,25 +121,38 @@ async function recordsPrivate(s: Services, trx: Tx, folderId: number, after: Aft
   if (changed.length > 0) after.push(() => Promise.all(changed.map((n) => publishVisibilityChanged(s, n, 'private'))));
 }
 
+/** The folder, when the caller may manage it: the table's answer through `ctx.nodes` (404 for one they may
+ *  not see, 403 `viewer` for a team's viewer, 400 `not-owner` for another account's public one); a document
+ *  or file is no folder (400). */
+async function managedFolder(ctx: Pick<Ctx, 'nodes'>, folderId: number): Promise<NodeRow> {
+  const folder = await ctx.nodes.open(folderId, 'manage');
+  if (folder.type !== 'folder') throw fail('not-a-folder', 'Only a folder can be a collection.');
+  return folder;
+}
+
 /** Marks a folder as a collection (again: answers the existing one). Its pages count against the
  *  plan's documents like any others; if they do not fit, nothing is made. */
-export async function markCollection(s: Services, actorId: number, folderId: number): Promise<CollectionInfo> {
-  const now = s.clock.now().toISOString();
-  return inTransaction(s, async (trx, after) => {
-    const folder = await nodeById(trx, folderId);
+export async function markCollection(
+  ctx: Ctx,
+  input: { folderId: number },
+): Promise<{ folder: NodeRow; info: CollectionInfo }> {
+  const opened = await managedFolder(ctx, input.folderId);
+  const actorId = ctx.caller.actor?.accountId ?? opened.owner_id;
+  const now = ctx.clock.now().toISOString();
+  return inTransaction(ctx, async (trx, after) => {
+    // As the transaction sees it (a concurrent change may have deleted it meanwhile).
+    const folder = await nodeById(trx, opened.id);
     if (!folder) throw notFound('No such folder.');
-    await assertManages(trx, actorId, folder.owner_id, () => notFound('No such folder.'));
-    if (folder.type !== 'folder') throw fail('not-a-folder', 'Only a folder can be a collection.');
     const existing = await collectionOfFolder(trx, folder.id);
-    if (existing) return infoOf(existing, folder);
+    if (existing) return { folder, info: infoOf(existing, folder) };
     const id = `col_${randomBytes(8).readBigUInt64BE().toString(36).padStart(10, '0').slice(-10)}`;
     const token = randomBytes(18).toString('base64url');
     const make = async (type: 'site' | 'folder', name: string, html?: string) =>
       (await childNamed(trx, folder.owner_id, folder.id, name)) ??
-      createIn(s, trx, actorId, { ownerId: folder.owner_id, parentId: folder.id, type, name, html }, now, after);
+      createIn(ctx, trx, actorId, { ownerId: folder.owner_id, parentId: folder.id, type, name, html }, now, after);
     const records = await make('folder', COLLECTION_FILES.records);
     if (records.type !== 'folder') throw fail('not-a-folder', `"${COLLECTION_FILES.records}" here is not a folder.`);
-    await recordsPrivate(s, trx, records.id, after);
+    await recordsPrivate(ctx, trx, records.id, after);
     await make('site', COLLECTION_FILES.form, submissionFormPage(id, token));
     const dashboard = await make('site', COLLECTION_FILES.dashboard, dashboardPage(id));
     if (dashboard.visibility !== 'private') await updateNode(trx, dashboard.id, { visibility: 'private' });
@@ -156,34 +169,29 @@ export async function markCollection(s: Services, actorId: number, folderId: num
       max_per_address_hour: null,
     };
     await insertCollection(trx, row);
-    return infoOf(row, folder);
+    return { folder, info: infoOf(row, folder) };
   }).catch(nameConflict);
 }
 
-/** The collection of a folder the actor manages, or null, with what its records use of its limits
- *  (`notMember`: what someone who does not manage the folder's account is told; a team's viewer is told so). */
+/** The collection of a folder the caller manages (null: the folder is none), with what its records use of its
+ *  limits. */
 export async function collectionOf(
-  s: Services,
-  actorId: number,
-  folderId: number,
-  notMember?: () => KilnError,
-): Promise<(CollectionInfo & { usage: { records: number; bytes: number } }) | null> {
-  const { db } = s.database;
-  const folder = await nodeById(db, folderId);
-  if (!folder) return null;
-  await assertManages(db, actorId, folder.owner_id, notMember);
+  ctx: Ctx,
+  input: { folderId: number },
+): Promise<{ folder: NodeRow; info: (CollectionInfo & { usage: { records: number; bytes: number } }) | null }> {
+  const folder = await ctx.nodes.open(input.folderId, 'manage');
+  const { db } = ctx.database;
   const c = await collectionOfFolder(db, folder.id);
-  return c ? { ...infoOf(c, folder), usage: await collectionUsage(db, c, c.records_folder_id, heldSince(s)) } : null;
+  const usage = c ? await collectionUsage(db, c, c.records_folder_id, heldSince(ctx)) : null;
+  return { folder, info: c && usage ? { ...infoOf(c, folder), usage } : null };
 }
 
 /** The owner sets what anonymous submitters may store (each a whole number from 1 to its maximum). */
 export async function setLimits(
-  s: Services,
-  actorId: number,
-  folderId: number,
-  set: CollectionLimits,
-): Promise<CollectionLimits> {
-  const c = await collectionOf(s, actorId, folderId);
+  ctx: Ctx,
+  input: { folderId: number } & CollectionLimits,
+): Promise<{ folder: NodeRow; set: CollectionLimits }> {
+  const { folder, info: c } = await collectionOf(ctx, input);
   if (!c) throw notFound('That folder is not a collection.');
   const check = (value: number, max: number, what: string) => {
     if (!Number.isSafeInteger(value) || value < 1 || value > max)
@@ -191,21 +199,21 @@ export async function setLimits(
     return value;
   };
   const row = {
-    max_records: check(set.maxRecords, bounds.records.max, 'Records'),
-    max_bytes: check(set.maxBytes, bounds.bytes.max, 'Bytes'),
-    max_per_address_hour: check(set.maxPerAddressHour, bounds.perAddressHour.max, 'Submissions per address'),
+    max_records: check(input.maxRecords, bounds.records.max, 'Records'),
+    max_bytes: check(input.maxBytes, bounds.bytes.max, 'Bytes'),
+    max_per_address_hour: check(input.maxPerAddressHour, bounds.perAddressHour.max, 'Submissions per address'),
   };
-  await setCollectionLimits(s.database.db, c.id, row);
-  return { maxRecords: row.max_records, maxBytes: row.max_bytes, maxPerAddressHour: row.max_per_address_hour };
+  await setCollectionLimits(ctx.database.db, c.id, row);
+  const set = { maxRecords: row.max_records, maxBytes: row.max_bytes, maxPerAddressHour: row.max_per_address_hour };
+  return { folder, set };
 }
 
 /** The folder stops being a collection; its pages and records stay as they are. */
-export async function unmarkCollection(s: Services, actorId: number, folderId: number): Promise<void> {
-  const { db } = s.database;
-  const notCollection = () => notFound('That folder is not a collection.');
-  const c = await collectionOf(s, actorId, folderId, notCollection);
-  if (!c) throw notCollection();
-  await deleteCollection(db, c.id);
+export async function unmarkCollection(ctx: Ctx, input: { folderId: number }): Promise<NodeRow> {
+  const { folder, info: c } = await collectionOf(ctx, input);
+  if (!c) throw notFound('That folder is not a collection.');
+  await deleteCollection(ctx.database.db, c.id);
+  return folder;
 }
 
 // ------------------------------------------------------------------ records
@@ -214,12 +222,12 @@ export async function unmarkCollection(s: Services, actorId: number, folderId: n
  *  its owner's host only: another host answers 404). */
 type RecordsCtx = Ctx;
 
-/** A collection on the caller's host whose folder still exists. */
-async function liveCollection(ctx: Pick<Ctx, 'caller' | 'database'>, id: string) {
+/** A collection whose folder still exists, within the caller's reach (`ctx.nodes`: on its owner's host only). */
+async function liveCollection(ctx: Pick<Ctx, 'nodes' | 'database'>, id: string) {
   const { db } = ctx.database;
   const c = /^col_[a-z0-9]{1,20}$/.test(id) ? await collectionById(db, id) : undefined;
-  const folder = c && c.owner_id === ctx.caller.host ? await nodeById(db, c.folder_id) : undefined;
-  if (!c || !folder) throw notFound('No such collection.');
+  const folder = c ? await nodeById(db, c.folder_id) : undefined;
+  if (!c || !folder || !ctx.nodes.reaches(folder)) throw notFound('No such collection.');
   return { c, folder };
 }
 

@@ -1,15 +1,13 @@
 // The live lanes of a document (src/http/routes/live-sync.ts carries them as SSE): `live` carries editor
 // snapshots and needs the `live` row of the table (owners and share guests); `saved` carries the stored HTML
 // after each accepted save, for whoever may view the document (a private one answers 404, like a missing
-// one). An open lane ends when the right it was opened on ends (`LaneAccess`).
+// one). An open lane ends when the right it was opened on ends (`LaneAccess`, through the caller's `ctx.nodes`).
 import type { Ctx } from '../context.ts';
 import type { Services } from '../services.ts';
 import type { Row } from '../store/schema.ts';
 import type { KilnEvent } from '../events/bus.ts';
-import type { Standing } from '../access/authorize.ts';
-import { allows, resourceOf } from '../access/authorize.ts';
 import { anonymous } from '../access/caller.ts';
-import { nodesFor, type NodeRef } from '../nodes/open.ts';
+import { nodesFor, type NodeRef, type Nodes } from '../nodes/open.ts';
 import { grants } from '../events/revocations.ts';
 import { sessionLive } from '../accounts/sessions.ts';
 import { KilnError, notFound } from '../errors.ts';
@@ -48,7 +46,7 @@ export async function openLane(ctx: LaneCtx, input: LaneInput) {
       // A team member's stream also ends with the membership.
       ...(actor && standing.teamRole ? [grants.member(node.owner_id, actor.accountId)] : []),
     ],
-    access: new LaneAccess(ctx, standing, node, input.lane),
+    access: new LaneAccess(ctx, node, input.lane),
   };
 }
 
@@ -76,41 +74,33 @@ export async function relayToLane(
 }
 
 /** Whether an open lane's holder may still have it, as the document's visibility and share grant change under
- *  it (events on the document's channel, judged at once: the standing it was opened with, as it changes). */
+ *  it: the caller's `ctx.nodes` judges the document as the events leave it (`mayNow`: at once, with the role it
+ *  was opened with), and the document as stored when the lane opens (`recheck`). */
 export class LaneAccess {
-  private visibility: NodeRow['visibility'];
-  private standing: Standing;
+  /** The document as the lane knows it: its visibility and share grant as the events tell. */
+  private node: NodeRow;
+  private nodes: Nodes;
   private readonly ctx: LaneCtx;
-  private readonly node: NodeRow;
   private readonly lane: Lane;
-  constructor(ctx: LaneCtx, standing: Standing, node: NodeRow, lane: Lane) {
+  constructor(ctx: LaneCtx, node: NodeRow, lane: Lane) {
     this.ctx = ctx;
-    this.standing = standing;
+    this.nodes = ctx.nodes;
     this.node = node;
     this.lane = lane;
-    this.visibility = node.visibility;
   }
 
-  /** The table's answer for this standing on the document as it is now. */
-  private passes(standing: Standing): boolean {
-    const resource = resourceOf({ ...this.node, visibility: this.visibility });
-    return allows(standing, resource, 'view') && (this.lane !== 'live' || allows(standing, resource, 'live'));
+  /** The table's answer for the caller on the document as it is now. */
+  private passes(): boolean {
+    return this.nodes.mayNow(this.node, 'view') && (this.lane !== 'live' || this.nodes.mayNow(this.node, 'live'));
   }
 
   /** Whether this event ends the stream. */
   endsWith(e: KilnEvent): boolean {
-    if (e.type === 'share-revoked') {
-      // Only a lane that stands on the share grant alone ends.
-      if (!this.standing.shareGuest || this.passes({ actor: this.standing.actor, teamRole: this.standing.teamRole }))
-        return false;
-      this.standing = { ...this.standing, shareGuest: false };
-      return true;
-    }
-    if (e.type === 'visibility-changed') {
-      this.visibility = e.visibility;
-      return !this.passes(this.standing);
-    }
-    return false;
+    // A revoked share grant opens the document no more (a lane that stands on more than the grant goes on).
+    if (e.type === 'share-revoked') this.node = { ...this.node, share_enabled: 0, share_token: null };
+    else if (e.type === 'visibility-changed') this.node = { ...this.node, visibility: e.visibility };
+    else return false;
+    return !this.passes();
   }
 
   /** Opens the document again (after the subscription is live): false when the caller may no longer have the
@@ -122,9 +112,8 @@ export class LaneAccess {
       const sessionId = caller.actor?.writer.startsWith('session:') ? Number(caller.actor.writer.slice(8)) : null;
       const ended = sessionId !== null && !(await sessionLive(this.ctx.database.db, sessionId, this.ctx.clock.now()));
       const nodes = ended ? nodesFor(this.ctx.database.db, anonymous(caller.host, caller.shareGrant)) : this.ctx.nodes;
-      const fresh = await laneDocument({ nodes }, this.node.id, this.lane);
-      this.standing = await nodes.standingOn(fresh);
-      this.visibility = fresh.visibility;
+      this.node = await laneDocument({ nodes }, this.node.id, this.lane);
+      this.nodes = nodes;
       return true;
     } catch (err) {
       if (!(err instanceof KilnError)) console.error('re-checking a live-sync lane failed:', err);

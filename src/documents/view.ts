@@ -9,9 +9,9 @@ import type { Ctx } from '../context.ts';
 import type { Row } from '../store/schema.ts';
 import { contextOf } from '../context.ts';
 import { anonymous } from '../access/caller.ts';
-import { allows, hostResource } from '../access/authorize.ts';
 import { KilnError, notFound } from '../errors.ts';
 import { isStorageUnavailable } from '../store/errors.ts';
+import { nodesFor } from '../nodes/open.ts';
 import { resolveDocumentPath, rootFallback, servedBefore, type Resolved } from '../nodes/serve.ts';
 import { isValidShareToken } from '../sharing/share.ts';
 
@@ -57,6 +57,8 @@ export interface DocumentView {
   toolbar: { unconfirmedEmail?: string; appUser: boolean } | null;
   /** What any cookie-less visitor gets (the hot path may keep it). */
   visitorsAnswer: boolean;
+  /** Anyone may view it (a visitor's `ctx.nodes`): what may be served while the database is away. */
+  forAll: boolean;
 }
 
 /** The same request as a visitor: a neighbour's frame is answered so, whoever's cookies came. */
@@ -116,7 +118,7 @@ function shareLink(found: Resolved, token: string | undefined): View | null {
 async function keeperOf(ctx: ViewCtx, host: number): Promise<Actor | null> {
   const actor = ctx.caller.actor;
   if (!actor) return null;
-  return allows({ actor, teamRole: await ctx.nodes.roleIn(host) }, hostResource(host), 'save') ? actor : null;
+  return (await ctx.nodes.mayOnHost(host, 'save')) ? actor : null;
 }
 
 async function documentView(
@@ -149,6 +151,7 @@ async function documentView(
         ? { unconfirmedEmail: unconfirmed ? actor?.email : undefined, appUser: actor?.accountType === 'app_user' }
         : null,
     visitorsAnswer: !owner && !unconfirmed && !fallback && !shareGuest && !actor,
+    forAll: nodesFor(ctx.database.db, anonymous(ctx.caller.host)).mayNow(node, 'view'),
   };
 }
 

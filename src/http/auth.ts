@@ -14,6 +14,7 @@ import type { Services } from '../services.ts';
 import type { Ctx } from '../context.ts';
 import { contextOf } from '../context.ts';
 import { anonymous, personCaller, type Caller, type ShareGrant } from '../access/caller.ts';
+import { allows, hostResource } from '../access/authorize.ts';
 import { KilnError } from '../errors.ts';
 import { actorForSessionToken } from '../accounts/actors.ts';
 import { sessionTokenOf } from './cookies.ts';
@@ -81,11 +82,12 @@ async function callerOfRequest(s: Services, req: FastifyRequest): Promise<Caller
     const token = sessionTokenOf(req, s.config);
     const actor = token ? await actorForSessionToken(s.database.db, token, sessionHostOf(req), s.clock.now()) : null;
     if (actor) {
-      if (host === null || host === actor.accountId) return { ...personCaller('session', actor, host, grant), refused };
-      const role = (await teamRole(s.database.db, host, actor.accountId)) ?? null;
-      if (role) {
+      if (host === null) return { ...personCaller('session', actor, host, grant), refused };
+      // On a document host, the table's `session` row: its own account, and its team's members (in their role).
+      const role = host === actor.accountId ? null : ((await teamRole(s.database.db, host, actor.accountId)) ?? null);
+      if (allows({ actor, teamRole: role }, hostResource(host), 'session')) {
         const caller = personCaller('session', actor, host, grant);
-        caller.roles.set(host, role);
+        if (role) caller.roles.set(host, role);
         return { ...caller, refused };
       }
     }

@@ -21,6 +21,7 @@ import { HINT_COOKIE, HINT_SEEN_COOKIE, setHintCookie, setSessionCookie } from '
 import { hostnameOf, lookupHost } from './hosts.ts';
 import { hostOrigin } from '../core/urls.ts';
 import { KilnError } from '../errors.ts';
+import { actingAs } from '../nodes/manage.ts';
 
 export interface Login {
   id: number;
@@ -28,9 +29,16 @@ export interface Login {
   expiresAt: Date;
 }
 
+/** Whether the person may hold a session on a document host: the table's `session` row (its own account, a
+ *  member of its team), asked through their `ctx.nodes`, as /_/session/start and the auth hook ask it. */
+async function holdsSessionOn(s: Services, personId: number, host: number): Promise<boolean> {
+  return (await actingAs(s, personId)).nodes.mayOnHost(host, 'session');
+}
+
 /** Starts a login for the account. On the main app it sets the main session cookie and the signed-in
- *  hint; on the account's own document host, a session for that host. On any other host (an app's
- *  host signing in one of its app users) it sets nothing there: send the browser on with `handoff`. */
+ *  hint; on a document host where the account holds sessions (its own, a team's it is a member of), a session
+ *  for that host. On any other host (an app's host signing in one of its app users) it sets nothing there:
+ *  send the browser on with `handoff`. */
 export async function signIn(req: FastifyRequest, reply: FastifyReply, s: Services, accountId: number): Promise<Login> {
   const { db } = s.database;
   const now = s.clock.now();
@@ -39,7 +47,7 @@ export async function signIn(req: FastifyRequest, reply: FastifyReply, s: Servic
   if (req.site.kind === 'main') {
     setSessionCookie(req, reply, s.config, login.token, login.expiresAt, now);
     setHintCookie(reply, s.config, newHint(s, accountId), login.expiresAt);
-  } else if (req.site.accountId === accountId) {
+  } else if (await holdsSessionOn(s, accountId, req.site.accountId)) {
     const session = await createHostSession(db, result, hostnameOf(req), now);
     setSessionCookie(req, reply, s.config, session.token, session.expiresAt, now);
   }
@@ -47,7 +55,7 @@ export async function signIn(req: FastifyRequest, reply: FastifyReply, s: Servic
 }
 
 /** The URL a signed-in browser should follow to reach `url`: through that host's `/_/session` with a
- *  fresh grant when `url` is on a document host of the login's account other than the current one;
+ *  fresh grant when `url` is on another document host where the login's account holds sessions;
  *  `url` itself otherwise (the main app, this host, or a host where the account has no session). */
 export async function handoff(s: Services, req: FastifyRequest, login: Login, url: string): Promise<string> {
   let target: URL;
@@ -59,7 +67,7 @@ export async function handoff(s: Services, req: FastifyRequest, login: Login, ur
   const name = target.hostname.toLowerCase();
   if (name === s.config.rootHostname || name === hostnameOf(req)) return url;
   const site = await lookupHost(s, name).catch(() => null);
-  if (!site || site.kind === 'main' || site.accountId !== login.accountId) return url;
+  if (!site || site.kind === 'main' || !(await holdsSessionOn(s, login.accountId, site.accountId))) return url;
   return grantUrl(s, login.id, site, target.pathname + target.search);
 }
 

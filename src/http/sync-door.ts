@@ -6,7 +6,7 @@
 // case: the request's ctx with the scope on it.
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { Ctx } from '../context.ts';
-import { syncScope, type SyncDoorOptions, type SyncScope } from '../sync/scope.ts';
+import { syncContext, syncScope, type SyncDoorOptions, type SyncScope } from '../sync/scope.ts';
 
 const scopes = new WeakMap<FastifyRequest, SyncScope>();
 
@@ -27,9 +27,9 @@ export function syncDoor(app: FastifyInstance, door: SyncDoorOptions = {}): void
   });
 }
 
-/** The request's ctx with its sync scope (`ctx.sync`). */
+/** The request's ctx with its sync scope (`ctx.sync`), reaching the scope's tree only (src/sync/scope.ts). */
 export function syncCtx(req: FastifyRequest): Ctx & { sync: SyncScope } {
   const sync = scopes.get(req);
   if (!sync) throw new Error(`${req.url}: a sync route outside syncDoor`);
-  return { ...req.ctx, sync };
+  return syncContext(req.ctx, sync);
 }

@@ -9,14 +9,13 @@ import { collectionOf, markCollection, setLimits, unmarkCollection } from '../co
 import { duplicateDocument } from './duplicate.ts';
 import { documentContent } from './serve.ts';
 import { listTree, type NodeRow } from './tree.ts';
-import { treeOwner } from './manage.ts';
+import { accountById } from '../store/accounts.ts';
 
 const whoOf = (ctx: Ctx) => ({ accountId: ctx.caller.actor?.accountId ?? 0, writer: ctx.caller.actor?.writer ?? null });
 
 /** A document becomes a multi-tenant app (or stops taking signups). */
-export async function makeApp(ctx: Ctx, input: { nodeId: number; enableSignups: boolean }): Promise<NodeRow> {
-  const node = await ctx.nodes.open(input.nodeId, 'manage');
-  return setEnableSignups(ctx, whoOf(ctx).accountId, node.id, input.enableSignups);
+export function makeApp(ctx: Ctx, input: { nodeId: number; enableSignups: boolean }): Promise<NodeRow> {
+  return setEnableSignups(ctx, { nodeId: input.nodeId, enable: input.enableSignups });
 }
 
 /** A copy of a document beside it. */
@@ -50,18 +49,16 @@ export async function deletionOf(ctx: Ctx, input: { nodeId: number }): Promise<{
 
 /** A folder takes anonymous submissions (a collection), or stops. */
 export async function setCollection(ctx: Ctx, input: { nodeId: number; on: boolean }): Promise<NodeRow> {
-  const node = await ctx.nodes.open(input.nodeId, 'manage');
-  if (input.on) await markCollection(ctx, whoOf(ctx).accountId, node.id);
-  else await unmarkCollection(ctx, whoOf(ctx).accountId, node.id);
-  return node;
+  const folderId = input.nodeId;
+  return input.on ? (await markCollection(ctx, { folderId })).folder : unmarkCollection(ctx, { folderId });
 }
 
 /** A collection's facts and usage (404 when the folder is none). */
 export async function collectionInfo(ctx: Ctx, input: { nodeId: number }) {
-  const node = await ctx.nodes.open(input.nodeId, 'manage');
-  const info = await collectionOf(ctx, whoOf(ctx).accountId, node.id);
+  const { folder: node, info } = await collectionOf(ctx, { folderId: input.nodeId });
   if (!info) throw notFound('That folder is not a collection.');
-  return { node, info: { ...info, ownerUsername: (await treeOwner(ctx, node.owner_id)).username } };
+  const owner = await accountById(ctx.database.db, node.owner_id);
+  return { node, info: { ...info, ownerUsername: owner?.username ?? '' } };
 }
 
 /** What a collection's anonymous submitters may store. */
@@ -69,8 +66,8 @@ export async function collectionLimits(
   ctx: Ctx,
   input: { nodeId: number; maxRecords: number; maxMegabytes: number; maxPerAddressHour: number },
 ) {
-  const node = await ctx.nodes.open(input.nodeId, 'manage');
-  const set = await setLimits(ctx, whoOf(ctx).accountId, node.id, {
+  const { folder: node, set } = await setLimits(ctx, {
+    folderId: input.nodeId,
     maxRecords: input.maxRecords,
     maxBytes: Math.round(input.maxMegabytes * 1024 * 1024),
     maxPerAddressHour: input.maxPerAddressHour,

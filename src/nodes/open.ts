@@ -7,7 +7,7 @@ import type { Caller, Scope } from '../access/caller.ts';
 import type { Action } from '../access/table.ts';
 import type { Db, Row, TeamRole } from '../store/schema.ts';
 import { isSystem } from '../access/caller.ts';
-import { allows, authorize, resourceOf, type Standing } from '../access/authorize.ts';
+import { allows, authorize, hostResource, resourceOf, type Standing } from '../access/authorize.ts';
 import { nodeById, ownerNodesNamed } from '../store/nodes.ts';
 import { teamRole } from '../store/accounts.ts';
 import { splitPath } from '../core/names.ts';
@@ -27,6 +27,18 @@ export interface Nodes {
   /** Whether the caller may do `action` on the node: for what a page offers (edit controls, menus), never
    *  to let a change through (that is `open`). */
   may(node: NodeRow, action: Action): Promise<boolean>;
+  /** Whether the node is within the caller's reach at all, whatever it asks of it: on a document host that
+   *  host's nodes only, within a scope its account's (what answers 404 before the table is asked). */
+  reaches(node: NodeRow): boolean;
+  /** `may`, answered at once from the caller's role in the node's account as already looked up (by an `open`,
+   *  `check`, `may` or `standingOn` of a node of that account; unknown: false): for a judge that cannot wait,
+   *  an open stream's as events change the node under it (the node as it is now). */
+  mayNow(node: NodeRow, action: Action): boolean;
+  /** A document host as the table judges it (its account's own regular document: the message bus, who keeps
+   *  its pages, who holds a session there): nothing, or the table's refusal. */
+  openHost(accountId: number, action: Action): Promise<void>;
+  /** Whether `openHost` would let the caller through. */
+  mayOnHost(accountId: number, action: Action): Promise<boolean>;
   /** Where the caller stands toward the node: for a use case that records how it was let in (a share guest's
    *  save is named so in the history). */
   standingOn(node: NodeRow): Promise<Standing>;
@@ -115,12 +127,20 @@ export function nodesFor(db: Db, caller: Caller): Nodes {
     !!node &&
     (caller.host === null || node.owner_id === caller.host) &&
     (caller.scope === null || withinScope(caller.scope, node));
+  /** A host the caller reaches: any from the main app, only its own from a document host, its scope's account. */
+  const reachesHost = (accountId: number) =>
+    (caller.host === null || caller.host === accountId) &&
+    (caller.scope?.accountId == null || caller.scope.accountId === accountId);
+  const refusedChange = (action: Action) => !!caller.scope?.readOnly && !READS.has(action);
+  async function hostStanding(accountId: number): Promise<Standing> {
+    return { actor: caller.actor, teamRole: await roleIn(accountId) };
+  }
   async function check(node: NodeRow, action: Action): Promise<NodeRow> {
     if (!reachable(node)) throw notFound();
     if (isSystem(caller)) return node;
     authorize(await standingOn(node), resourceOf(node), action);
     // The person may; a read-only scope still refuses a change (after the table, so it tells nobody more).
-    if (caller.scope?.readOnly && !READS.has(action)) throw readOnly();
+    if (refusedChange(action)) throw readOnly();
     return node;
   }
   return {
@@ -133,8 +153,30 @@ export function nodesFor(db: Db, caller: Caller): Nodes {
     async may(node, action) {
       if (!reachable(node)) return false;
       if (isSystem(caller)) return true;
-      if (caller.scope?.readOnly && !READS.has(action)) return false;
+      if (refusedChange(action)) return false;
       return allows(await standingOn(node), resourceOf(node), action);
+    },
+    reaches: reachable,
+    mayNow(node, action) {
+      if (!reachable(node)) return false;
+      if (isSystem(caller)) return true;
+      if (refusedChange(action)) return false;
+      const actor = caller.actor;
+      const teamRole = !actor || actor.accountId === node.owner_id ? null : caller.roles.get(node.owner_id);
+      if (teamRole === undefined) return false;
+      return allows({ actor, shareGuest: caller.shareGrant(node), teamRole }, resourceOf(node), action);
+    },
+    async openHost(accountId, action) {
+      if (!reachesHost(accountId)) throw notFound();
+      if (isSystem(caller)) return;
+      authorize(await hostStanding(accountId), hostResource(accountId), action);
+      if (refusedChange(action)) throw readOnly();
+    },
+    async mayOnHost(accountId, action) {
+      if (!reachesHost(accountId)) return false;
+      if (isSystem(caller)) return true;
+      if (refusedChange(action)) return false;
+      return allows(await hostStanding(accountId), hostResource(accountId), action);
     },
     standingOn,
     roleIn,

@@ -9,7 +9,6 @@ import { isDocumentName } from '../core/names.ts';
 import { findByPath } from './find.ts';
 import type { NodeRow } from '../store/schema.ts';
 import { redirectTarget, storedContent } from '../store/nodes.ts';
-import { allows, resourceOf } from '../access/authorize.ts';
 
 /** What serving documents uses of the services, part by part (the AI edit handler reads documents here, so this
  *  does not import src/services.ts). */
@@ -121,17 +120,17 @@ export function resourceNameOf(node: Pick<NodeRow, 'name'>): string {
 
 const servedKey = (accountId: number, pathname: string) => `${accountId} ${pathname}`;
 
-/** Remembers what a URL served, when any visitor may see it (served to all while the database is
- *  away); a document only some may see (private) forgets the URL. */
+/** Remembers what a URL served, when any visitor may see it (`forAll`: a visitor's `ctx.nodes`, src/documents/
+ *  view.ts; served to all while the database is away); a document only some may see (private) forgets the URL. */
 export function rememberServed(
   s: ServePorts,
-  accountId: number,
-  pathname: string,
+  at: { accountId: number; pathname: string },
   node: NodeRow,
   checksum: string,
+  forAll: boolean,
 ): void {
-  const key = servedKey(accountId, pathname);
-  if (allows({ actor: null }, resourceOf(node), 'view'))
+  const key = servedKey(at.accountId, at.pathname);
+  if (forAll)
     s.documents.served.set(key, { id: node.id, checksum, name: node.name, forbidFraming: node.forbid_framing === 1 });
   else s.documents.served.delete(key);
 }

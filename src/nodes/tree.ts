@@ -30,8 +30,6 @@ import { inTransaction, type AfterCommit } from '../store/transaction.ts';
 import type { NodeEvent } from '../events/bus.ts';
 import { starterDocument, type Starter } from './starters.ts';
 import { newNodeRow } from './rows.ts';
-import { authorizeTeamChange } from '../access/authorize.ts';
-import { teamRole } from '../store/accounts.ts';
 import { actingAs, treeOwner, type TreeCtx } from './manage.ts';
 import { contextOf } from '../context.ts';
 import { SYSTEM } from '../access/caller.ts';
@@ -266,10 +264,12 @@ async function existingFolders(trx: Executor, ownerId: number, parentId: number,
 }
 
 /** Creates a site or folder inside the caller's transaction (a sync create of a nested path makes its
- *  folders and its file in one). `known`: the caller has decided access, loaded the parent folder and found
- *  the name free in this transaction (a sync create, src/sync/create.ts, whose own clash rules are stricter:
- *  it reuses or refuses every name it finds), so neither is asked again; the unique indexes still stop a
- *  concurrent creator (nameConflict: 409). */
+ *  folders and its file in one). The caller has asked the access table already, once, for the tree or the
+ *  folder it creates in (createNode and createPath: `placeToManage`; a sync create: its scope and the parent
+ *  `ctx.nodes` opened; an import: `treeOwner`; a collection: its folder opened for `manage`). `known`: the
+ *  caller has also loaded the parent folder and found the name free in this transaction (a sync create,
+ *  src/sync/create.ts, whose own clash rules are stricter: it reuses or refuses every name it finds), so neither
+ *  is asked again; the unique indexes still stop a concurrent creator (nameConflict: 409). */
 export async function createIn(
   s: Services,
   trx: Tx,
@@ -283,7 +283,6 @@ export async function createIn(
     throw badRequest('Type must be "site" or "folder".', 'invalid-type');
   const name = String(input.name ?? '').normalize('NFC');
   assertValidName(name, input.type);
-  if (!known) await assertManages(trx, actorId, input.ownerId);
   const parent = known ? known.parent : await loadParent(trx, input.ownerId, input.parentId);
   const path = childPathOf(parent);
   if (input.type === 'folder') assertDepth(depthOf(path) + 1);
@@ -560,18 +559,6 @@ function assertDepth(depth: number) {
   if (depth > limits.folderDepth) {
     throw badRequest(`Folders nest at most ${limits.folderDepth} levels deep.`, 'too-deep');
   }
-}
-
-/** The actor may change the account's tree: it is the account, or an owner/editor of that team. A
- *  viewer of the team gets the one refusal of viewers (403 `viewer`); anyone else `notMember()`. */
-export async function assertManages(
-  db: Executor,
-  actorId: number,
-  ownerId: number,
-  notMember: () => KilnError = () => badRequest("You cannot change this account's files.", 'not-owner'),
-): Promise<void> {
-  if (actorId === ownerId) return;
-  authorizeTeamChange(await teamRole(db, ownerId, actorId), 'manage', notMember);
 }
 
 /** The node `ctx.nodes.open` let the caller change, as the transaction sees it now (a concurrent change may

@@ -334,17 +334,6 @@ export function redirectTarget(db: Kysely<DB>, ownerId: number, path: string, no
 
 // ------------------------------------------------------------------ reads for particular callers
 
-/** A live node of this owner, by id. */
-export function ownNodeById(db: Kysely<DB>, id: number, ownerId: number): Promise<NodeRow | undefined> {
-  return db
-    .selectFrom('nodes')
-    .selectAll()
-    .where('id', '=', id)
-    .where('owner_id', '=', ownerId)
-    .where('trashed_at', 'is', null)
-    .executeTakeFirst();
-}
-
 /** Live documents of an owner (`apps`: only those taking signups), other than `exceptId`. */
 export async function countSites(
   db: Kysely<DB>,

@@ -24,6 +24,8 @@
 // who acts and where, resolved once from the credential and the headers and the same for every use case of
 // the request; the input is what the request asks for (its body and path).
 import type { Ctx } from '../context.ts';
+import { contextOf } from '../context.ts';
+import { withinAccount } from '../access/caller.ts';
 import type { Actor } from '../access/actor.ts';
 import type { Scope } from '../access/caller.ts';
 import type { Plan, TeamRole } from '../store/schema.ts';
@@ -64,6 +66,14 @@ export interface SyncScope {
 
 /** What a sync use case runs with: the ports it names, and the request's scope. */
 export type SyncCtx<P extends keyof Ctx = keyof Ctx> = Pick<Ctx, P> & { sync: SyncScope };
+
+/** The ctx of a sync request's use cases: the scope rides on it, and its caller reaches the scope's account's
+ *  tree only (`withinAccount`): another account's node, public or not, is not in the tree the client syncs and
+ *  answers 404 `node-not-found` like a missing one (the desktop engine then refreshes the node; a 400 would stop
+ *  its session: docs/notes/hyperclay-local-sync.md §5). */
+export function syncContext<C extends Ctx>(ctx: C, sync: SyncScope): C & { sync: SyncScope } {
+  return { ...contextOf(ctx, withinAccount(ctx.caller, sync.account.id)), sync };
+}
 
 /** The protocol-2 headers of a sync request, as sent (trimmed; empty: absent). */
 export interface SyncHeaders {

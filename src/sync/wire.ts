@@ -118,17 +118,12 @@ async function orMissing<T>(fn: () => Promise<T>): Promise<T> {
   }
 }
 
-/** Nodes of other accounts (another person's, the key holder's own on a team base) are not in the scope's
- *  tree: 404 `node-not-found`, like missing ones. */
-function ownedByScope(ctx: SyncCtx<'nodes'>, node: NodeRow): NodeRow {
-  if (node.owner_id !== ctx.sync.account.id) throw nodeNotFound();
-  return node;
-}
-
 /** A node of the scope's account that the caller may do `action` on, through `ctx.nodes` (loaded as the
- *  caller sees it, then judged for the action: the table's refusal is the answer), or 404 `node-not-found`. */
+ *  caller sees it, then judged for the action: the table's refusal is the answer), or 404 `node-not-found`.
+ *  The ctx reaches the scope's tree only (src/sync/scope.ts `syncContext`): another account's node (another
+ *  person's, the key holder's own on a team base) is missing to it. */
 export async function scopedNode(ctx: SyncCtx<'nodes'>, nodeId: number, action: Action): Promise<NodeRow> {
-  const node = ownedByScope(ctx, await orMissing(() => ctx.nodes.open(nodeId, 'view')));
+  const node = await orMissing(() => ctx.nodes.open(nodeId, 'view'));
   return action === 'view' ? node : ctx.nodes.check(node, action);
 }
 
@@ -143,7 +138,7 @@ export async function scopedFolder(ctx: SyncCtx<'nodes'>, tx: Executor, id: numb
   }
   const row = await nodeById(tx, id);
   if (!row) throw nodeNotFound();
-  const folder = ownedByScope(ctx, await orMissing(() => ctx.nodes.check(row, 'view')));
+  const folder = await orMissing(() => ctx.nodes.check(row, 'view'));
   if (folder.type !== 'folder') throw badRequest(`"${folder.name}" is not a folder.`, 'invalid-parent');
   return folder;
 }

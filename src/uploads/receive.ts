@@ -4,8 +4,9 @@
 // `manage` row), optionally in place of an upload of that folder (the dashboard's "Replace").
 import type { Ctx } from '../context.ts';
 import type { Row } from '../store/schema.ts';
-import { authorizeActor, authorizeTeamChange } from '../access/authorize.ts';
-import { notFound, unauthorized } from '../errors.ts';
+import { authorizeActor } from '../access/authorize.ts';
+import { treeOwner } from '../nodes/manage.ts';
+import { KilnError, notFound, unauthorized } from '../errors.ts';
 import { findTeam } from '../teams/teams.ts';
 import { childPathOf } from '../nodes/find.ts';
 import { storeUpload, storeUploadInPlaceOf } from './upload.ts';
@@ -34,13 +35,10 @@ async function folderOf(ctx: Ctx, place: UploadPlace): Promise<Folder> {
   const actor = authorizeActor(ctx.caller, null, 'upload');
   let folder: Folder;
   if (place.parentId === 0) {
-    const ownerId = place.ownerId ?? actor.accountId;
-    // A team's top level: its owners and editors; a viewer is told so; to anyone else it is not there.
-    if (ownerId !== actor.accountId) {
-      if (!Number.isSafeInteger(ownerId) || ownerId <= 0) throw notFound();
-      authorizeTeamChange(await ctx.nodes.roleIn(ownerId), 'manage', () => notFound());
-    }
-    folder = { ownerId, parentId: 0, parentPath: '' };
+    // The top level of the caller's tree, or of a team's: its owners and editors; a viewer is told so; to anyone
+    // else it is not there (the tree's question, `treeOwner`).
+    const owner = await treeOwner(ctx, place.ownerId ?? actor.accountId);
+    folder = { ownerId: owner.id, parentId: 0, parentPath: '' };
   } else {
     const node = await ctx.nodes.open(place.parentId, 'upload', 'folder');
     folder = { ownerId: node.owner_id, parentId: node.id, parentPath: childPathOf(node) };
@@ -51,6 +49,19 @@ async function folderOf(ctx: Ctx, place: UploadPlace): Promise<Folder> {
   if (!old || old.owner_id !== folder.ownerId || old.parent_id !== folder.parentId)
     throw notFound('No such file to replace in that folder.');
   return { ...folder, replaces: old };
+}
+
+/** Nobody signed in uploads anything, and is told so before the body is read: a share guest of the page the
+ *  headers name (a document host's) gets the table's refusal for it (403, as an app user); anyone else, and a
+ *  page that is not there for them (missing or private: one answer), 401 `login-required`. A signed-in caller
+ *  passes here and is judged with the place the body names (`receiveUpload`). */
+export async function refuseNobody(ctx: Ctx, page: string | undefined): Promise<void> {
+  if (ctx.caller.actor) return;
+  if (page !== undefined && ctx.caller.host !== null)
+    await ctx.nodes.open({ ownerId: ctx.caller.host, path: page }, 'upload').catch((err: unknown) => {
+      if (!(err instanceof KilnError && err.status === 404)) throw err;
+    });
+  throw unauthorized();
 }
 
 /** Stores the file where `place` says; answers its node, whether it replaced one, and whose host serves it. */

@@ -20,7 +20,7 @@ import type { RoutePlugin } from './plugin.ts';
 import type { Msg } from '../../ui/pages.ts';
 import {
   adminPanel,
-  administrator,
+  asAdministrator,
   changePlan,
   newSignupInvite,
   resendConfirmation,
@@ -30,7 +30,9 @@ import {
   signInAs,
   suspend,
   testMail,
+  type AdminCtx,
 } from '../../admin/use-cases.ts';
+import { decidedOnce } from '../door.ts';
 import { assertSameOrigin } from '../origin.ts';
 import { onlyOn } from '../hosts.ts';
 import { backWithRefusal, done, flag, queryMsg, sendPage, wantsHtml } from '../io.ts';
@@ -118,18 +120,19 @@ const plugin: RoutePlugin = async (app) => {
     };
   });
   onlyOn(app, 'main');
-  // Another origin's form is refused, then anyone not an administrator, before their input is judged (each
-  // use case asks again).
+  // Another origin's form is refused, then anyone not an administrator, before their input is judged: asked
+  // once, and the handlers hand that administrator's ctx to the use cases.
+  const admin = decidedOnce<AdminCtx>('the administrator');
   app.addHook('preValidation', async (req) => {
     if (req.method === 'POST') assertSameOrigin(req);
-    administrator(req.ctx);
+    admin.decide(req, asAdministrator(req.ctx));
   });
 
   /** The page (JSON for programs): accounts found by `q`, the instance settings, and a new invitation link. */
   async function adminView(req: FastifyRequest, reply: FastifyReply, o: { inviteUrl?: string; msg?: Msg }) {
     const query = schemas.page.parse(req.query ?? {});
     const q = query.q ?? '';
-    const { actor, ...panel } = await adminPanel(req.ctx, { q, page: query.page ?? 1 });
+    const { actor, ...panel } = await adminPanel(admin.of(req), { q, page: query.page ?? 1 });
     reply.header('cache-control', 'no-store');
     if (!wantsHtml(req)) {
       const { listing, ...rest } = panel;
@@ -146,7 +149,7 @@ const plugin: RoutePlugin = async (app) => {
     `${ADMIN}/accounts/:id/plan`,
     { schema: { params: schemas.account, body: schemas.plan } },
     async (req, reply) => {
-      const r = await changePlan(req.ctx, { accountId: req.params.id, plan: req.body.plan });
+      const r = await changePlan(admin.of(req), { accountId: req.params.id, plan: req.body.plan });
       return done(req, reply, `${r.username} is on the ${r.plan} plan now.`, { redirect: ADMIN });
     },
   );
@@ -155,7 +158,7 @@ const plugin: RoutePlugin = async (app) => {
     `${ADMIN}/accounts/:id/suspend`,
     { schema: { params: schemas.account, body: schemas.suspend } },
     async (req, reply) => {
-      const r = await suspend(req.ctx, { accountId: req.params.id, suspended: req.body.suspended });
+      const r = await suspend(admin.of(req), { accountId: req.params.id, suspended: req.body.suspended });
       const msg = r.suspended
         ? `${r.username} is suspended: its pages answer "unavailable", it is signed out everywhere and its sync keys stop.`
         : `${r.username} is active again.`;
@@ -164,7 +167,7 @@ const plugin: RoutePlugin = async (app) => {
   );
 
   app.post(`${ADMIN}/settings`, { schema: { body: schemas.settings } }, async (req, reply) => {
-    const saved = await saveSettings(req.ctx, req.body);
+    const saved = await saveSettings(admin.of(req), req.body);
     const names = saved.documentNames === 'account' ? 'unique per account' : 'unique across this Kiln';
     const msg = `Saved. Sign-ups: ${saved.signups}; new accounts start on the ${saved.defaultPlan} plan; document names are ${names}.`;
     return done(req, reply, msg, { redirect: ADMIN, extra: { settings: saved } });
@@ -172,7 +175,7 @@ const plugin: RoutePlugin = async (app) => {
 
   app.post(`${ADMIN}/ai-edit`, { schema: { body: schemas.aiEdit } }, async (req, reply) => {
     const b = req.body;
-    const { plans, budgets } = await saveAiEditing(req.ctx, {
+    const { plans, budgets } = await saveAiEditing(admin.of(req), {
       plans: { free: b.free, personal: b.personal, maker: b.maker },
       budgets: {
         free: { requests: b.requestsFree, bytes: kbToBytes(b.kbFree) },
@@ -195,7 +198,7 @@ const plugin: RoutePlugin = async (app) => {
 
   app.post(`${ADMIN}/mcp`, { schema: { body: schemas.mcp } }, async (req, reply) => {
     const b = req.body;
-    const saved = await saveMcp(req.ctx, {
+    const saved = await saveMcp(admin.of(req), {
       on: b.on,
       plans: { free: b.free, personal: b.personal, maker: b.maker },
     });
@@ -209,7 +212,7 @@ const plugin: RoutePlugin = async (app) => {
   });
 
   app.post(`${ADMIN}/accounts/:id/impersonate`, { schema: { params: schemas.account } }, async (req, reply) => {
-    const who = await signInAs(req.ctx, { accountId: req.params.id });
+    const who = await signInAs(admin.of(req), { accountId: req.params.id });
     req.log.warn({ admin: who.admin.username, account: who.username }, 'an administrator signed in as an account');
     await signIn(req, reply, req.ctx, who.accountId);
     return done(req, reply, `You are signed in as ${who.username}, for support. Sign out to end it.`, {
@@ -218,19 +221,19 @@ const plugin: RoutePlugin = async (app) => {
   });
 
   app.post(`${ADMIN}/mail-test`, { schema: { body: schemas.mail } }, async (req, reply) => {
-    const to = await testMail(req.ctx, req.body);
+    const to = await testMail(admin.of(req), req.body);
     const { config } = req.ctx;
     const how = config.smtpUrl ? 'through SMTP' : `into the outbox folder (${config.dataDir}/outbox; no SMTP_URL)`;
     return done(req, reply, `A test message went to ${to} ${how}.`, { redirect: ADMIN });
   });
 
   app.post(`${ADMIN}/accounts/:id/confirmation`, { schema: { params: schemas.account } }, async (req, reply) => {
-    const email = await resendConfirmation(req.ctx, { accountId: req.params.id });
+    const email = await resendConfirmation(admin.of(req), { accountId: req.params.id });
     return done(req, reply, `A new confirmation link went to ${email}.`, { redirect: ADMIN });
   });
 
   app.post(`${ADMIN}/invites`, async (req, reply) => {
-    const { url } = await newSignupInvite(req.ctx);
+    const { url } = await newSignupInvite(admin.of(req));
     const msg = 'A new invitation link: copy it below and send it to the one person it is for.';
     // The page itself (no redirect): the link shows on it, in a field to copy, not in the address bar.
     if (wantsHtml(req)) return adminView(req, reply, { inviteUrl: url, msg: { text: msg, type: 'success' } });

@@ -1,8 +1,8 @@
 // The message bus of a document host (src/bus), as hyperclayjs 1.38's AI editing and Hyperclay Local speak it:
 //   GET  /_/bus/subscribe?channel=<name>[&channel=…]   SSE of the host's messages on those channels
 //   POST /_/bus/send   {channel, type, v, payload, sender} + Page-URL   → {delivered}
-// The caller is a session of the host or a sync key (`keys: true`); who may be on the bus is the use case's
-// decision (src/bus/use-cases.ts). Errors carry `error` (what the page shows) beside Kiln's `msg`/`code`.
+// The caller is a session of the host or a sync key (`keys: true`); who may be on the bus is the use cases'
+// decision (src/bus/use-cases.ts `onBus`), asked once per request. Errors carry `error` (what the page shows) beside Kiln's `msg`/`code`.
 import type { RoutePlugin } from './plugin.ts';
 import { limits } from '../../limits.ts';
 import { assertSameOrigin } from '../origin.ts';
@@ -11,7 +11,8 @@ import { fields } from '../schema.ts';
 import { SseStream } from '../../sse/stream.ts';
 import { takeStreamSlot } from '../../sse/slots.ts';
 import { SEND_BODY, SUBSCRIBE_QUERY } from '../../bus/wire.ts';
-import { busMember, sendOnBus, subscribe } from '../../bus/use-cases.ts';
+import { onBus, sendOnBus, subscribe, type BusCtx } from '../../bus/use-cases.ts';
+import { decidedOnce } from '../door.ts';
 import { documentUrlHeader } from '../../save/document-url.ts';
 
 /** Every refusal of a message's or subscription's shape is `invalid-body`, as the bus has always answered. */
@@ -27,14 +28,15 @@ const plugin: RoutePlugin = async (app, { services: s }) => {
     route.config = { ...(route.config ?? {}), errorField: true, keys: true };
   });
   // Another origin is refused, then anyone not on the bus, before their input is judged: a stranger learns
-  // nothing of the bus from its refusals (the use cases decide again; the role is memoized by the caller).
+  // nothing of the bus from its refusals. Asked once: the handlers hand the member's ctx to the use cases.
+  const onThisBus = decidedOnce<BusCtx>('the bus member');
   app.addHook('preValidation', async (req) => {
     assertSameOrigin(req);
-    await busMember(req.ctx);
+    onThisBus.decide(req, await onBus(req.ctx));
   });
 
   app.get('/_/bus/subscribe', { schema: { querystring: subscribeQuery } }, async (req, reply) => {
-    await subscribe(req.ctx, {
+    await subscribe(onThisBus.of(req), {
       channels: req.query,
       open: () => {
         takeStreamSlot(s, req, reply);
@@ -45,7 +47,7 @@ const plugin: RoutePlugin = async (app, { services: s }) => {
   });
 
   app.post('/_/bus/send', { bodyLimit: limits.bus.messageBytes, schema: { body: sendBody } }, async (req) =>
-    sendOnBus(req.ctx, {
+    sendOnBus(onThisBus.of(req), {
       message: req.body,
       pageUrl: documentUrlHeader(req.headers) ?? '',
       host: req.headers.host ?? '',

@@ -161,7 +161,8 @@ const plugin: RoutePlugin = async (app, { services: s }) => {
       return reply.code(304).header('etag', `"${node.checksum}"`).send();
     const content = await documentContent(s, node);
     if (!content) throw notFound();
-    if (!view.shareGuest && !framed) rememberServed(s, asked.host, asked.path, node, content.checksum);
+    if (!view.shareGuest && !framed)
+      rememberServed(s, { accountId: asked.host, pathname: asked.path }, node, content.checksum, view.forAll);
     if (view.toolbar) reply.header('cache-control', 'private, no-cache').header('vary', 'Cookie');
     else if (asked.ticket && !framed && view.visitorsAnswer)
       req.hotKeep = { ticket: asked.ticket, node, checksum: content.checksum };

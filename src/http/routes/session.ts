@@ -48,11 +48,11 @@ const plugin: RoutePlugin = async (app, { services: s }) => {
       const again = `/_/session/start?host=${encodeURIComponent(q.host ?? '')}&return=${encodeURIComponent(returnPath)}`;
       return reply.redirect(`/_/login?return=${encodeURIComponent(again)}`, 302);
     }
-    // The host's own account gets a session there, and so do a team's members on the team's host (they act in
-    // their role: src/http/auth.ts). Anyone else visits it: a page comes as a visitor sees it; Kiln's own pages
-    // there (`/_/…`: the code editor, versions), which would send them here again, say why instead.
-    const member = site.kind === 'account' && (await req.ctx.nodes.roleIn(site.accountId));
-    if (actor.accountId === site.accountId || member)
+    // Who holds a session on the host is the table's `session` row: its own account, and a team's members on the
+    // team's host (they act in their role: src/http/auth.ts). Anyone else visits it: a page comes as a visitor
+    // sees it; Kiln's own pages there (`/_/…`: the code editor, versions), which would send them here again, say
+    // why instead.
+    if (await req.ctx.nodes.mayOnHost(site.accountId, 'session'))
       return reply.redirect(await grantUrl(s, actor.loginId!, site, returnPath), 302);
     if (!returnPath.startsWith('/_/')) return reply.redirect(page, 302);
     const why = `You are signed in as ${actor.username}, and ${site.username}’s documents are not yours to change. You can still open their public pages.`;

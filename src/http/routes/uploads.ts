@@ -1,23 +1,49 @@
 // POST /_/upload — files into the account's tree. Two shapes:
 //  - hyperclayjs: JSON {fileName, fileBody (base64)} with a Page-URL header; the file lands in the page's folder.
 //  - multipart: field `file` (and optional `parentId` on the main app, e.g. from the dashboard).
+// Both are one declared body schema (UPLOAD); a multipart body is read into it before it is judged.
 // Success is exactly 200 {msg, msgType, urls} (the browser library treats any other status as failure).
 import multipart from '@fastify/multipart';
 import type { FastifyRequest } from 'fastify';
 import type { RoutePlugin } from './plugin.ts';
 import type { NodeRow } from '../../nodes/find.ts';
-import { KilnError, badRequest, unauthorized } from '../../errors.ts';
+import { KilnError, badRequest } from '../../errors.ts';
 import { limits } from '../../limits.ts';
 import { assertSameOrigin } from '../origin.ts';
 import { documentPathOf, documentUrlHeader } from '../../save/document-url.ts';
-import { receiveUpload, type UploadPlace } from '../../uploads/receive.ts';
+import { receiveUpload, refuseNobody, type UploadPlace } from '../../uploads/receive.ts';
 import { isDocumentName } from '../../core/names.ts';
 import { documentHostUrl, nodeUrlPath } from '../../core/urls.ts';
 import { z } from 'zod';
 import { id, parse, type FieldCodes } from '../io.ts';
+import { fields } from '../schema.ts';
 
-/** The JSON upload hyperclayjs sends: the file as base64, optionally into a folder. */
-const JSON_UPLOAD = z.object({ fileName: z.string(), fileBody: z.string(), parentId: z.unknown().optional() });
+/** The file's part of a multipart body, as `readMultipart` leaves it for the schema. */
+const FILE_PART = z.object({ name: z.string(), bytes: z.instanceof(Buffer) });
+/** The form fields a main-app upload may carry (TARGET reads them); absent on a document host. */
+const formField = z.string().optional();
+
+/** The body in either shape, as one file with the main app's folder and owner fields as sent (`TARGET` reads
+ *  them on the main app; document hosts ignore them): hyperclayjs's JSON (the file as base64, optionally into a
+ *  folder), or a multipart form (field `file`, read before the schema by `readMultipart`). */
+const UPLOAD = fields(
+  z.union([
+    z
+      .object({ file: FILE_PART, parentId: formField, ownerId: formField, replaces: formField })
+      .transform(({ file, ...target }) => ({ fileName: file.name, bytes: file.bytes, fields: target })),
+    z.object({ fileName: z.string(), fileBody: z.string(), parentId: z.unknown().optional() }).transform((b) => ({
+      fileName: b.fileName,
+      bytes: Buffer.from(b.fileBody, 'base64'),
+      fields: { parentId: b.parentId },
+    })),
+  ]),
+  {
+    '': {
+      code: 'invalid',
+      msg: 'Send the file in the multipart field "file", or JSON {fileName, fileBody} with the file as base64.',
+    },
+  },
+);
 
 /** A form field left empty is absent. */
 const absentWhenEmpty = (v: unknown) => (v === '' || v === null ? undefined : v);
@@ -40,32 +66,31 @@ const MAX_UPLOAD = limits.body.jsonSyncAndUpload;
 
 /** Where the request asks the file to go: the page the Page-URL names (document hosts), or the main app's
  *  folder, owner and replaced file fields. */
-function placeOf(req: FastifyRequest, fields: Record<string, unknown>): UploadPlace {
-  if (req.site.kind === 'main') return parse(TARGET, fields, TARGET_CODES);
+function placeOf(req: FastifyRequest, target: Record<string, unknown>): UploadPlace {
+  if (req.site.kind === 'main') return parse(TARGET, target, TARGET_CODES);
   const url = documentUrlHeader(req.headers);
   if (!url) throw badRequest('The Page-URL header is required.', 'missing-document-url');
   return { page: documentPathOf(url).path };
 }
 
-/** A file as the request carries it, with the main app's optional folder and owner fields. */
-interface Received {
-  fileName: string;
-  bytes: Buffer;
-  /** The main app's `parentId` and `ownerId` as sent, read by TARGET. */
-  fields: { parentId?: unknown; ownerId?: unknown; replaces?: unknown };
+/** The page a Page-URL names, or undefined when it names none (the handler then says what is wrong). */
+function pathOf(url: string): string | undefined {
+  try {
+    return documentPathOf(url).path;
+  } catch {
+    return undefined;
+  }
 }
 
-/** The multipart shape: field `file`, optional `parentId` and `ownerId`. */
-async function multipartUpload(req: FastifyRequest): Promise<Received> {
-  let file: { name: string; bytes: Buffer } | null = null;
-  const fields: Received['fields'] = {};
+/** A multipart body is read before the schema judges it, as a JSON body is parsed: each file part as
+ *  {name, bytes} under its field's name, each other field as its text (the schema keeps what it knows). */
+async function readMultipart(req: FastifyRequest): Promise<void> {
+  if (!req.isMultipart()) return;
+  const body: Record<string, unknown> = {};
   try {
     for await (const part of req.parts()) {
-      if (part.type === 'file') {
-        if (part.fieldname !== 'file') throw badRequest('Send the file in the field "file".');
-        file = { name: part.filename, bytes: await part.toBuffer() };
-      } else if (part.fieldname === 'parentId' || part.fieldname === 'ownerId' || part.fieldname === 'replaces')
-        fields[part.fieldname] = part.value;
+      if (part.type === 'file') body[part.fieldname] = { name: part.filename, bytes: await part.toBuffer() };
+      else body[part.fieldname] = part.value;
     }
   } catch (err) {
     // The parser's own refusals (too large, too many parts) keep their status; a body that is not
@@ -73,17 +98,7 @@ async function multipartUpload(req: FastifyRequest): Promise<Received> {
     if (err instanceof KilnError || (err as { statusCode?: number }).statusCode) throw err;
     throw badRequest('The multipart body is malformed.', 'malformed-multipart');
   }
-  if (!file) throw badRequest('Send the file in the field "file".');
-  return { fileName: file.name, bytes: file.bytes, fields };
-}
-
-/** The upload in either shape. */
-async function receivedUpload(req: FastifyRequest): Promise<Received> {
-  if (req.isMultipart()) return multipartUpload(req);
-  const body = JSON_UPLOAD.safeParse(req.body ?? {});
-  if (!body.success) throw badRequest('Send {fileName, fileBody} with the file as base64.');
-  const { fileName, fileBody, parentId } = body.data;
-  return { fileName, bytes: Buffer.from(fileBody, 'base64'), fields: { parentId } };
+  req.body = body;
 }
 
 /** A document is not an upload (hyperclay-local's host conformance page): it is made on the dashboard,
@@ -112,16 +127,28 @@ function uploaded(node: NodeRow, url: string, msg: string) {
 const plugin: RoutePlugin = async (app, { services: s }) => {
   await app.register(multipart, { limits: { fileSize: MAX_UPLOAD, files: 1, fields: 10, fieldSize: 1024 } });
 
-  // Credentials before the body: an anonymous request is refused before its (up to 150 MB) body is read.
+  // Credentials before the body: nobody signed in is refused before its (up to 150 MB) body is read, with the
+  // table's answer for the page the Page-URL names (a document host's: its share guest is told 403).
   const signedInFirst = async (req: FastifyRequest) => {
-    if (!req.caller.actor) throw unauthorized();
+    const url = req.site.kind === 'main' ? undefined : documentUrlHeader(req.headers);
+    await refuseNobody(req.ctx, url ? pathOf(url) : undefined);
   };
-  app.post('/_/upload', { bodyLimit: limits.body.jsonSyncAndUpload, preParsing: signedInFirst }, async (req, reply) => {
+  // Another origin is refused before a multipart body is read and the schema judges it.
+  const sameOriginThenBody = async (req: FastifyRequest) => {
     assertSameOrigin(req);
-    const { fileName, bytes, fields } = await receivedUpload(req);
+    await readMultipart(req);
+  };
+  const route = {
+    bodyLimit: limits.body.jsonSyncAndUpload,
+    preParsing: signedInFirst,
+    preValidation: sameOriginThenBody,
+    schema: { body: UPLOAD },
+  };
+  app.post('/_/upload', route, async (req, reply) => {
+    const { fileName, bytes, fields: target } = req.body;
     refuseDocument(fileName);
     const { node, replaced, hostUsername } = await receiveUpload(req.ctx, {
-      place: placeOf(req, fields),
+      place: placeOf(req, target),
       fileName,
       bytes,
     });

@@ -18,7 +18,7 @@ const signups: RoutePlugin = async (app, { services: s }) => {
   app.get(`${DASHBOARD}/nodes/:id/signups`, { schema: { params: nodeParams } }, async (req, reply) => {
     mainOnly(req);
     const me = signedIn(req.ctx, 'manage');
-    const { app: node, users } = await appSignups(s, me.accountId, req.params.id);
+    const { app: node, users, hostUsername } = await appSignups(req.ctx, { appId: req.params.id });
     reply.header('cache-control', 'no-store');
     if (!wantsHtml(req)) return { msg: '', msgType: 'success', app: node.name, users };
     return sendPage(
@@ -27,7 +27,7 @@ const signups: RoutePlugin = async (app, { services: s }) => {
         username: me.username,
         app: node,
         users,
-        signupUrl: appSignupUrl(documentHostUrl(s.config, me.username), node),
+        signupUrl: appSignupUrl(documentHostUrl(s.config, hostUsername), node),
         msg: queryMsg(req),
       }),
     );
@@ -37,10 +37,10 @@ const signups: RoutePlugin = async (app, { services: s }) => {
     `${DASHBOARD}/nodes/:id/signups/:user/disable`,
     { schema: { params: userParams, body: disable }, attachValidation: true },
     async (req, reply) => {
-      const me = manager(req);
+      manager(req);
       const { id: appId, user: userId } = req.params;
       const disabled = req.body.disabled;
-      const user = await setAppUserDisabled(s, me.accountId, appId, userId, disabled);
+      const user = await setAppUserDisabled(req.ctx, { appId, userId, disabled });
       const msg = disabled
         ? `${user.username} is disabled: they cannot sign in, and their copy answers "unavailable".`
         : `${user.username} may sign in again.`;
