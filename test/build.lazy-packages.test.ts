@@ -16,6 +16,7 @@ const OPTIONAL = [
   'hyper-html-api/engine',
   'ioredis',
   'nodemailer',
+  'oidc-provider',
   'pg',
   'stripe',
   'yauzl',

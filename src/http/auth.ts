@@ -1,8 +1,9 @@
 // Who is asking: THE caller of each request (src/access/caller.ts), resolved once, here, from whatever
 // credential came. A sync key counts on the routes that take keys (`config: { keys: true }`: the sync API, its
-// stream and control lane, the message bus); a key that does not work is kept as the caller's `refused` for those
-// doors to answer with. Else a session, looked up for the host the request arrived on only
-// (src/accounts/sessions.ts); on a document host it must also be the host's own account's, or (a team's host) a
+// stream and control lane, the message bus), and so does an OAuth access token (`Authorization: Bearer`,
+// src/oauth/token.ts: the person who connected the agent, narrowed to the grant's scope); a key or token that does
+// not work is kept as the caller's `refused` for those doors to answer with. Else a session, looked up for the
+// host the request arrived on only (src/accounts/sessions.ts); on a document host it must also be the host's own account's, or (a team's host) a
 // member's, who acts there in their role (looked up on every request: a membership that ends ends the session's
 // rights at once). A session carries no rights beyond that host. Share grants are judged per document
 // (`caller.shareGrant`). `req.ctx` hands the caller to the use cases, which ask the access table through it.
@@ -23,6 +24,7 @@ import { isLiveShareToken } from '../sharing/share.ts';
 import { isShareGuest, tokenParamOf } from './share-grant.ts';
 import { teamRole } from '../store/accounts.ts';
 import { busMember } from '../bus/use-cases.ts';
+import { oauthCaller } from '../oauth/token.ts';
 
 /** The host a session of this request must have been minted for: null on the main app. */
 function sessionHostOf(req: FastifyRequest): string | null {
@@ -75,6 +77,11 @@ async function callerOfRequest(s: Services, req: FastifyRequest): Promise<Caller
         refused = err;
       }
     }
+    if (req.routeOptions.config?.keys && !refused) {
+      const oauth = await oauthBearerCaller(s, req, host, grant);
+      if (oauth instanceof KilnError) refused = oauth;
+      else if (oauth) return oauth;
+    }
     const token = sessionTokenOf(req, s.config);
     const actor = token ? await actorForSessionToken(s.database.db, token, sessionHostOf(req), s.clock.now()) : null;
     if (actor) {
@@ -102,6 +109,30 @@ async function keyCaller(s: Services, key: string | string[] | undefined, host: 
   if (host !== null && host !== actor.accountId)
     caller.roles.set(host, (await teamRole(s.database.db, host, actor.accountId)) ?? null);
   return caller;
+}
+
+/** An OAuth access token sent as `Authorization: Bearer <token>`, or null (none, or a Kiln key: `hcsk_`, `hcak_`). */
+function oauthBearerOf(req: FastifyRequest): string | null {
+  const m = /^Bearer +(\S+) *$/i.exec(req.headers.authorization ?? '');
+  return m && !/^hc[sa]k_/.test(m[1]) ? m[1] : null;
+}
+
+/** The caller of an OAuth access token on a door that takes keys (src/oauth/token.ts), its refusal, or null when
+ *  none came. */
+async function oauthBearerCaller(
+  s: Services,
+  req: FastifyRequest,
+  host: number | null,
+  grant: ShareGrant,
+): Promise<Caller | KilnError | null> {
+  const token = oauthBearerOf(req);
+  if (!token) return null;
+  try {
+    return await oauthCaller(s, token, host, grant);
+  } catch (err) {
+    if (err instanceof KilnError) return err;
+    throw err;
+  }
 }
 
 /** True when the request carries credentials: a session of this host (the hook above), a sync key that

@@ -67,19 +67,21 @@ export async function activityFeed(ctx: TreeCtx, input: { ownerId: number; limit
           : 'kiln'
         : r.writer.startsWith('key:')
           ? `sync key ${who?.keyPrefix ?? ''}…`
-          : who?.admin
-            ? 'administrator'
-            : who?.appUser
-              ? 'app user'
-              : r.kind === 'ai-edit'
-                ? r.writer.startsWith('session:')
-                  ? 'browser'
-                  : 'agent'
-                : r.client === 'editor'
-                  ? 'code editor'
-                  : r.client === 'restore'
-                    ? 'version restore'
-                    : 'browser',
+          : r.writer.startsWith('oauth:')
+            ? `${who?.agent ?? 'an agent'} (connected agent)`
+            : who?.admin
+              ? 'administrator'
+              : who?.appUser
+                ? 'app user'
+                : r.kind === 'ai-edit'
+                  ? r.writer.startsWith('session:')
+                    ? 'browser'
+                    : 'agent'
+                  : r.client === 'editor'
+                    ? 'code editor'
+                    : r.client === 'restore'
+                      ? 'version restore'
+                      : 'browser',
     });
   }
   return out;

@@ -2,6 +2,7 @@
 // published (src/events/publish.ts), read for the dashboard and GET /_/activity, swept after 90 days.
 import type { Kysely } from 'kysely';
 import type { DB } from './schema.ts';
+import { oauthWriterRow } from './oauth.ts';
 
 export interface ActivityRow {
   ownerId: number;
@@ -47,11 +48,11 @@ export function activityOf(db: Kysely<DB>, ownerId: number, limit: number) {
     .execute();
 }
 
-/** Who a writer id names: the account and, for a key, its prefix. */
+/** Who a writer id names: the account and, for a key, its prefix; for an OAuth grant, the client's name. */
 export async function writerOf(
   db: Kysely<DB>,
   writer: string,
-): Promise<{ username: string; keyPrefix?: string; admin?: boolean; appUser?: boolean } | null> {
+): Promise<{ username: string; keyPrefix?: string; admin?: boolean; appUser?: boolean; agent?: string } | null> {
   const [kind, rawId] = writer.split(':');
   const id = Number(rawId);
   if (!Number.isSafeInteger(id)) return null;
@@ -77,6 +78,10 @@ export async function writerOf(
       .where('sync_keys.id', '=', id)
       .executeTakeFirst();
     return r ? { username: r.username, keyPrefix: r.key_prefix } : null;
+  }
+  if (kind === 'oauth') {
+    const r = await oauthWriterRow(db, id);
+    return r ? { username: r.username, agent: r.client_name } : null;
   }
   return null;
 }

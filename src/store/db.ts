@@ -46,6 +46,7 @@ import { up023AiEditUsage } from './migrations/023_ai_edit_usage.ts';
 import { up024ForbidFraming } from './migrations/024_forbid_framing.ts';
 import { up025GuardChecks } from './migrations/025_guard_checks.ts';
 import { up026NotFoundPages } from './migrations/026_not_found_pages.ts';
+import { up028OAuth } from './migrations/028_oauth.ts';
 
 function migrations(t: ColumnTypes): Record<string, Migration> {
   return {
@@ -75,6 +76,7 @@ function migrations(t: ColumnTypes): Record<string, Migration> {
     '024_forbid_framing': { up: up024ForbidFraming(t) },
     '025_guard_checks': { up: up025GuardChecks(t) },
     '026_not_found_pages': { up: up026NotFoundPages(t) },
+    '028_oauth': { up: up028OAuth(t) },
   };
 }
 

@@ -4,6 +4,7 @@ import { html, raw, type Html } from './html.ts';
 import { page, type Msg } from './pages.ts';
 import type { LoginInfo } from '../accounts/account.ts';
 import { limits } from '../limits.ts';
+import { connectedAgentsSection, type AgentRow } from './connect.ts';
 
 const STYLE = html`<style>
 section.card{margin-bottom:var(--s5)}section.card h2{margin-top:0}
@@ -47,6 +48,8 @@ export function accountPage(o: {
   emailConfirmed?: boolean;
   plan: string;
   logins: LoginInfo[];
+  /** Agents connected by OAuth (src/oauth/grants.ts). */
+  agents?: AgentRow[];
   msg?: Msg;
 }): string {
   const logins: Html[] = o.logins.map(
@@ -92,6 +95,8 @@ ${o.emailConfirmed === false ? html`<p><strong>${o.email} is not confirmed yet.<
 <section class="card" aria-labelledby="where"><h2 id="where">Where you are signed in</h2>
 <ul class="logins">${logins}</ul>
 <form method="post" action="/_/account/sessions/end-all"><button class="secondary" type="submit">Sign out everywhere</button></form></section>
+
+${connectedAgentsSection(o.agents ?? [])}
 
 <section class="card" aria-labelledby="export"><h2 id="export">Export and import</h2>
 <p>Everything you have, as one zip: documents as they are stored, uploads byte for byte, and a manifest (paths, checksums, visibility, apps).</p>

@@ -28,6 +28,7 @@ import account from './account/index.ts';
 import admin from './admin.ts';
 import messages from './messages.ts';
 import collections from './collections.ts';
+import oauth from './oauth.ts';
 
 /** `documents` registers the catch-all for document hosts, so it comes last. */
 export const routes: RoutePlugin[] = [
@@ -58,5 +59,6 @@ export const routes: RoutePlugin[] = [
   admin,
   messages,
   collections,
+  oauth,
   documents,
 ];
