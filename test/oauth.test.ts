@@ -8,10 +8,9 @@ import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { auth } from '@modelcontextprotocol/client';
 import { movableClock, startKiln, type TestKiln } from './support/kiln.ts';
-import { keyHolder, type SyncApi } from './support/sync-client.ts';
+import { keyHolder } from './support/sync-client.ts';
 import { sessionsFor, storeSessions } from './support/people.ts';
-import { connectAgent, consent, kilnFetch, mcpUrl, REDIRECT_URI, TestOAuthClient } from './support/oauth.ts';
-import type { Client } from './support/client.ts';
+import { connectAgent, kilnFetch, mcpUrl, REDIRECT_URI, TestOAuthClient } from './support/oauth.ts';
 import { createTeam, setMember } from '../src/teams/teams.ts';
 import { sweepOAuth } from '../src/oauth/grants.ts';
 import { wwwAuthenticate } from '../src/oauth/token.ts';
@@ -21,14 +20,25 @@ let kiln: TestKiln;
 before(async () => (kiln = await startKiln({ clock: time.clock })));
 after(() => kiln.stop());
 
-/** A person with a paid plan, their documents (`top.html`, `notes/a.html`), and a browser signed in as them. */
+/** A person with a paid plan, their documents (`top-…`, `notes/a-…`), and a browser signed in as them. */
 async function personWithDocuments(over: Parameters<typeof keyHolder>[1] = {}) {
   const { person, api } = await keyHolder(kiln, over);
   const notes = await api.create({ type: 'folder', name: 'notes', parentId: 0 });
-  const inside = await api.create({ type: 'site', name: 'a.html', parentId: notes.id, content: '<html><body>A</body></html>' });
-  const outside = await api.create({ type: 'site', name: 'top.html', parentId: 0, content: '<html><body>T</body></html>' });
+  // Document names are unique across a Kiln.
+  const html = '<html><body>A</body></html>';
+  const inside = await api.create({
+    type: 'site',
+    name: `a-${person.username}.html`,
+    parentId: notes.id,
+    content: html,
+  });
+  const outside = await api.create({ type: 'site', name: `top-${person.username}.html`, parentId: 0, content: html });
   const browser = kiln.client();
-  storeSessions(browser.jar, kiln.config, await sessionsFor(kiln.services.database.db, kiln.config, person.id, person.username));
+  storeSessions(
+    browser.jar,
+    kiln.config,
+    await sessionsFor(kiln.services.database.db, kiln.config, person.id, person.username),
+  );
   return { person, api, browser, inside, outside, notes };
 }
 
@@ -68,7 +78,10 @@ test('the metadata: protected resource (RFC 9728) for /_/mcp, authorization serv
   assert.equal((await c.get('/.well-known/openid-configuration')).json.issuer, root);
   // Not on a document host.
   const { person } = await keyHolder(kiln);
-  assert.equal((await kiln.client(kiln.hostOf(person.username)).get('/.well-known/oauth-authorization-server')).status, 404);
+  assert.equal(
+    (await kiln.client(kiln.hostOf(person.username)).get('/.well-known/oauth-authorization-server')).status,
+    404,
+  );
   // What the MCP door answers a 401 with.
   assert.equal(wwwAuthenticate(root), `Bearer resource_metadata="${root}/.well-known/oauth-protected-resource/_/mcp"`);
 });
@@ -100,4 +113,239 @@ test('an MCP client connects with the SDK: registration, PKCE, the consent page,
   const bogus = await withToken('x'.repeat(43), 'GET', '/_/sync/status');
   assert.equal(bogus.status, 401);
   assert.equal(bogus.json.code, 'invalid-oauth-token');
+});
+
+/** A token request straight to the token endpoint (what a client sends to refresh). */
+async function tokenRequest(client: TestOAuthClient, form: Record<string, string>) {
+  return kiln.client().post('/_/oauth/token', { client_id: client.clientInfo!.client_id, ...form }, { form: true });
+}
+
+test('refresh tokens rotate on use; a replayed one ends the grant (every token of it refused); the SDK refreshes', async () => {
+  const { browser, inside } = await personWithDocuments();
+  const { client, fetchFn } = await connectAgent(kiln, browser, {});
+  const first = client.saved!;
+  // The SDK refreshes (it holds a refresh token): new access and refresh tokens.
+  assert.equal(await auth(client, { serverUrl: mcpUrl(kiln), fetchFn }), 'AUTHORIZED');
+  const second = client.saved!;
+  assert.notEqual(second.access_token, first.access_token);
+  assert.notEqual(second.refresh_token, first.refresh_token);
+  assert.equal((await withToken(second.access_token, 'GET', `/_/sync/nodes/${inside.id}/content`)).status, 200);
+  // The old refresh token again: refused, and the whole grant ends (a stolen copy was used, or this one is).
+  const replay = await tokenRequest(client, { grant_type: 'refresh_token', refresh_token: first.refresh_token! });
+  assert.equal(replay.status, 400, replay.text);
+  assert.equal(replay.json.error, 'invalid_grant');
+  const after = await withToken(second.access_token, 'GET', `/_/sync/nodes/${inside.id}/content`);
+  assert.equal(after.status, 401, after.text);
+  assert.equal(after.json.code, 'invalid-oauth-token');
+  const again = await tokenRequest(client, { grant_type: 'refresh_token', refresh_token: second.refresh_token! });
+  assert.equal(again.json.error, 'invalid_grant');
+  // Kiln's grant is revoked too: the account page no longer lists it.
+  const page = await browser.get('/_/account');
+  assert.deepEqual(page.json.agents, []);
+});
+
+test('the client revokes a token (RFC 7009): every token of its grant is refused at the next call, refreshing fails, the agent is no longer listed; another client cannot revoke it', async () => {
+  const { browser, inside } = await personWithDocuments();
+  const revocation = (client: TestOAuthClient, token: string) =>
+    kiln.client().post('/_/oauth/token/revocation', { token, client_id: client.clientInfo!.client_id }, { form: true });
+  for (const which of ['access_token', 'refresh_token'] as const) {
+    const { client } = await connectAgent(kiln, browser, {});
+    const { access_token, refresh_token } = client.saved!;
+    // Another registered client's revocation of it does nothing.
+    const { client: other } = await connectAgent(kiln, browser, {});
+    assert.equal((await revocation(other, client.saved![which]!)).status, 200);
+    assert.equal((await withToken(access_token, 'GET', `/_/sync/nodes/${inside.id}/content`)).status, 200);
+    assert.equal((await revocation(client, client.saved![which]!)).status, 200);
+    const res = await withToken(access_token, 'GET', `/_/sync/nodes/${inside.id}/content`);
+    assert.equal(res.status, 401, res.text);
+    assert.equal(res.json.code, 'invalid-oauth-token');
+    const refreshed = await tokenRequest(client, { grant_type: 'refresh_token', refresh_token: refresh_token! });
+    assert.equal(refreshed.json.error, 'invalid_grant', which);
+    const agents = (await browser.get('/_/account')).json.agents;
+    assert.equal(agents.length, 1, which);
+    const revoked = await browser.post(`/_/account/agents/${agents[0].id}/revoke`, {});
+    assert.equal(revoked.status, 200);
+  }
+});
+
+test('the account page lists connected agents (client, scope, connected, last used); Revoke stops the agent at its next call and its refresh', async () => {
+  const { browser, inside, person } = await personWithDocuments();
+  const { client } = await connectAgent(kiln, browser, { folder: 'notes', access: 'write' }, 'Cursor Test');
+  assert.equal((await withToken(client.saved!.access_token, 'GET', `/_/sync/nodes/${inside.id}/content`)).status, 200);
+  const listed = await browser.get('/_/account');
+  assert.equal(listed.json.agents.length, 1);
+  const agent = listed.json.agents[0];
+  assert.equal(agent.client, 'Cursor Test');
+  assert.equal(agent.folder, 'notes');
+  assert.equal(agent.readOnly, false);
+  assert.deepEqual(agent.account, { username: person.username, kind: 'personal' });
+  assert.ok(agent.lastUsedAt, 'last used is recorded');
+  const html = await browser.page('/_/account');
+  assert.match(html.text, /Connected agents/);
+  assert.match(html.text, /Cursor Test/);
+  // Revoke, as the page's form posts it: back to the account page with the feedback.
+  const revoked = await browser.post(
+    `/_/account/agents/${agent.id}/revoke`,
+    {},
+    { form: true, headers: { accept: 'text/html' } },
+  );
+  assert.equal(revoked.status, 302, revoked.text);
+  const back = await browser.page(revoked.headers.location!.replace(/^https?:\/\/[^/]+/, ''));
+  assert.match(back.text, /Cursor Test is disconnected/);
+  assert.doesNotMatch(back.text, /Cursor Test<\/strong>/);
+  const res = await withToken(client.saved!.access_token, 'GET', `/_/sync/nodes/${inside.id}/content`);
+  assert.equal(res.status, 401);
+  assert.equal(res.json.code, 'invalid-oauth-token');
+  const refresh = await tokenRequest(client, {
+    grant_type: 'refresh_token',
+    refresh_token: client.saved!.refresh_token!,
+  });
+  assert.equal(refresh.json.error, 'invalid_grant');
+  // Someone else's agent, or one gone: 404.
+  assert.equal((await browser.post(`/_/account/agents/${agent.id}/revoke`, {})).status, 404);
+});
+
+test('a read-write token writes, and the activity feed names the agent; a team chosen on the consent page is the token’s only account; a team viewer’s token only reads', async () => {
+  const { browser, inside, outside, person } = await personWithDocuments();
+  const { client } = await connectAgent(kiln, browser, { access: 'write' }, 'Writer Agent');
+  const token = client.saved!.access_token;
+  const put = await withToken(token, 'PUT', `/_/sync/nodes/${outside.id}/content`, {
+    content: '<html><body>by agent</body></html>',
+  });
+  assert.equal(put.status, 200, put.text);
+  const feed = await browser.get('/_/activity');
+  assert.ok(
+    feed.json.activity.some((a: { client: string }) => a.client === 'Writer Agent (connected agent)'),
+    JSON.stringify(feed.json),
+  );
+  assert.equal((await withToken(token, 'GET', `/_/sync/nodes/${inside.id}/content`)).status, 200);
+  // A team: the token reaches the team's files only.
+  const { person: owner } = await keyHolder(kiln);
+  const team = await createTeam(kiln.services, {
+    username: `t${Date.now().toString(36)}`,
+    ownerId: owner.id,
+    plan: 'personal',
+  });
+  await setMember(kiln.services, owner.id, { teamId: team.id, username: person.username, role: 'viewer' });
+  const { client: teamClient, page } = await connectAgent(kiln, browser, { account: team.id, access: 'write' });
+  assert.match(page.text, new RegExp(`Team ${team.username} \\(viewer`));
+  const teamToken = teamClient.saved!.access_token;
+  assert.equal((await withToken(teamToken, 'GET', `/_/sync/nodes/${inside.id}/content`)).status, 404);
+  const agents = (await browser.get('/_/account')).json.agents;
+  const teamAgent = agents.find((a: { account: { kind: string } }) => a.account.kind === 'team');
+  assert.equal(teamAgent.readOnly, true, 'a viewer’s agent only reads');
+});
+
+test('the consent page: sign in first; a folder that does not exist or a team that is not yours goes back to the page; Deny sends access_denied', async () => {
+  const { browser } = await personWithDocuments();
+  const client = new TestOAuthClient();
+  const fetchFn = kilnFetch(kiln);
+  assert.equal(await auth(client, { serverUrl: mcpUrl(kiln), fetchFn }), 'REDIRECT');
+  const url = client.authorizationUrl!;
+  // Signed out (a browser with the provider's cookies but no Kiln session): to the sign-in page, and back.
+  const stranger = kiln.client();
+  const start = await stranger.page(url.pathname + url.search);
+  assert.equal(start.status, 303);
+  const signIn = await stranger.page(start.headers.location!.replace(/^https?:\/\/[^/]+/, ''));
+  assert.equal(signIn.status, 302);
+  assert.match(signIn.headers.location!, /^\/_\/login\?/);
+  assert.match(decodeURIComponent(signIn.headers.location!), /return=\/_\/connect\//);
+  // Signed in: a folder that is not there, then someone else's team: back to the page with the reason.
+  const begin = await browser.page(url.pathname + url.search);
+  const consentPath = begin.headers.location!.replace(/^https?:\/\/[^/]+/, '');
+  const noFolder = await browser.post(
+    consentPath,
+    { answer: 'allow', folder: 'nowhere' },
+    { form: true, headers: { accept: 'text/html' } },
+  );
+  assert.equal(noFolder.status, 302);
+  const shown = await browser.page(noFolder.headers.location!);
+  assert.equal(shown.status, 200, shown.text);
+  assert.match(shown.text, /There is no folder &quot;nowhere&quot;/);
+  const { person: other } = await keyHolder(kiln);
+  const notMine = await browser.post(
+    consentPath,
+    { answer: 'allow', account: String(other.id) },
+    { form: true, headers: { accept: 'text/html' } },
+  );
+  assert.equal(notMine.status, 302);
+  assert.match((await browser.page(notMine.headers.location!)).text, /Choose your own account or one of your teams/);
+  // Deny: back to the client with access_denied, and no grant.
+  const denied = await browser.post(consentPath, { answer: 'deny' }, { form: true, headers: { accept: 'text/html' } });
+  assert.equal(denied.status, 303, denied.text);
+  const back = await browser.page(denied.headers.location!.replace(/^https?:\/\/[^/]+/, ''));
+  const to = new URL(back.headers.location!);
+  assert.equal(to.origin + to.pathname, REDIRECT_URI);
+  assert.equal(to.searchParams.get('error'), 'access_denied');
+  assert.deepEqual((await browser.get('/_/account')).json.agents, []);
+  // The answered request is gone: its page says so.
+  const gone = await browser.page(consentPath);
+  assert.equal(gone.status, 400);
+  assert.match(gone.text, /connect again from the agent/);
+});
+
+test('PKCE is required, S256 only; a resource other than /_/mcp is refused', async () => {
+  const { browser } = await personWithDocuments();
+  const client = new TestOAuthClient();
+  assert.equal(await auth(client, { serverUrl: mcpUrl(kiln), fetchFn: kilnFetch(kiln) }), 'REDIRECT');
+  const url = client.authorizationUrl!;
+  const variant = async (change: (q: URLSearchParams) => void) => {
+    const q = new URLSearchParams(url.search);
+    change(q);
+    const res = await browser.page(`${url.pathname}?${q}`);
+    assert.equal(res.status, 303, res.text);
+    return new URL(res.headers.location!, kiln.config.baseUrl);
+  };
+  const none = await variant((q) => {
+    q.delete('code_challenge');
+    q.delete('code_challenge_method');
+  });
+  assert.equal(none.searchParams.get('error'), 'invalid_request');
+  const plain = await variant((q) => q.set('code_challenge_method', 'plain'));
+  assert.equal(plain.searchParams.get('error'), 'invalid_request');
+  const elsewhere = await variant((q) => q.set('resource', 'https://elsewhere.example/mcp'));
+  assert.equal(elsewhere.searchParams.get('error'), 'invalid_target');
+});
+
+test('a suspended account’s agent is refused at its next call (403 account-suspended) and cannot refresh', async () => {
+  const { browser, inside, person } = await personWithDocuments();
+  const { client } = await connectAgent(kiln, browser, {});
+  await kiln.services.database.db
+    .updateTable('accounts')
+    .set({ suspended_at: new Date().toISOString() })
+    .where('id', '=', person.id)
+    .execute();
+  const res = await withToken(client.saved!.access_token, 'GET', `/_/sync/nodes/${inside.id}/content`);
+  assert.equal(res.status, 403, res.text);
+  assert.equal(res.json.code, 'account-suspended');
+  const refresh = await tokenRequest(client, {
+    grant_type: 'refresh_token',
+    refresh_token: client.saved!.refresh_token!,
+  });
+  assert.equal(refresh.json.error, 'invalid_grant');
+});
+
+test('the sweep forgets expired codes and tokens (and the grant ended 90 days ago); an expired access token is refused before that', async () => {
+  const { browser, inside } = await personWithDocuments();
+  const { client } = await connectAgent(kiln, browser, {});
+  const db = kiln.services.database.db;
+  const count = async (model: string) =>
+    (await db.selectFrom('oauth_objects').select('id').where('model', '=', model).execute()).length;
+  assert.ok((await count('AccessToken')) > 0);
+  try {
+    time.advance(2 * 3600_000);
+    const res = await withToken(client.saved!.access_token, 'GET', `/_/sync/nodes/${inside.id}/content`);
+    assert.equal(res.status, 401);
+    await sweepOAuth(kiln.services);
+    assert.equal(await count('AccessToken'), 0);
+    assert.equal(await count('AuthorizationCode'), 0);
+    assert.ok((await count('RefreshToken')) > 0, 'refresh tokens last 30 days');
+    assert.equal((await browser.get('/_/account')).json.agents.length, 1);
+    time.advance(500 * 86_400_000);
+    await sweepOAuth(kiln.services);
+    assert.equal(await count('RefreshToken'), 0);
+    assert.equal((await db.selectFrom('oauth_grants').select('id').execute()).length, 0);
+  } finally {
+    time.reset();
+  }
 });

@@ -105,6 +105,9 @@ export class KilnAdapter {
 
   async revokeByGrantId(grantId: string): Promise<void> {
     await deleteOAuthObjectsOfGrant(this.db, grantId, this.model);
+    // The library revokes every token of a grant this way (a token revoked by its client, a code or refresh token
+    // replayed), always with its access tokens: the grant is of no more use, and the account page stops listing it.
+    if (this.model === 'AccessToken') await revokeOAuthGrantRow(this.db, { grantId }, this.s.clock.now().toISOString());
   }
 
   private payloadOf(

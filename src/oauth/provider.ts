@@ -101,7 +101,8 @@ async function makeProvider(s: ProviderPorts): Promise<Provider> {
       devInteractions: { enabled: false },
       dPoP: { enabled: false },
       userinfo: { enabled: false },
-      revocation: { enabled: true },
+      // A client revokes only its own tokens (another's answer 200 as an unknown token does, and nothing happens).
+      revocation: { enabled: true, allowedPolicy: (_ctx, client, token) => token.clientId === client.clientId },
       registration: { enabled: true, issueRegistrationAccessToken: false },
       clientIdMetadataDocument: { enabled: true, ack: 'draft-02' },
       resourceIndicators: {

@@ -23,9 +23,10 @@ export function kilnFetch(kiln: TestKiln): FetchLike {
           : String(init.body);
     const res = await kiln.client(u.host).request(init.method ?? 'GET', u.pathname + u.search, { headers, body });
     const out = new Headers();
-    for (const [k, v] of Object.entries(res.headers)) if (v !== undefined) out.set(k, Array.isArray(v) ? v.join(', ') : v);
+    for (const [k, v] of Object.entries(res.headers))
+      if (v !== undefined) out.set(k, Array.isArray(v) ? v.join(', ') : v);
     const nullBody = res.status === 204 || res.status === 304 || (res.status >= 300 && res.status < 400);
-    return new Response(nullBody ? null : res.body, { status: res.status, headers: out });
+    return new Response(nullBody ? null : new Uint8Array(res.body), { status: res.status, headers: out });
   };
 }
 
