@@ -5,7 +5,7 @@ import { page, type Msg } from './pages.ts';
 import { limits } from '../limits.ts';
 
 const STYLE = html`<style>
-.connect{max-width:560px}.connect .card{margin-bottom:var(--s4)}
+.connect{max-width:560px}.connect .card{margin-bottom:var(--s4)}.connect section.card p:first-of-type{margin-top:0}
 .connect dl{margin:var(--s3) 0 0}.connect dt{font-weight:600;margin-top:var(--s3)}.connect dd{margin:0}
 .connect dd code{word-break:break-all}
 .connect fieldset{border:0;padding:0;margin:0 0 var(--s4)}.connect legend{font-weight:700;font-size:1.1rem;padding:0}
