@@ -349,3 +349,38 @@ test('the sweep forgets expired codes and tokens (and the grant ended 90 days ag
     time.reset();
   }
 });
+
+test('an agent’s calls are not counted by the anonymous rate limit (a valid token is a credential); a bogus token’s are', async () => {
+  const { browser, inside } = await personWithDocuments();
+  const { client } = await connectAgent(kiln, browser, {});
+  const token = client.saved!.access_token;
+  const from = kiln.client();
+  const put = (t: string) =>
+    from.request('PUT', `/_/sync/nodes/${inside.id}/content`, {
+      headers: { authorization: `Bearer ${t}`, 'content-type': 'application/json' },
+      body: { content: '<html>x</html>' },
+    });
+  for (let i = 0; i < 105; i++) {
+    const res = await put(token);
+    assert.equal(res.status, 403, `${i}: ${res.text}`);
+  }
+  let limited = false;
+  for (let i = 0; i < 105 && !limited; i++) limited = (await put('y'.repeat(43))).status === 429;
+  assert.ok(limited, 'a token that does not work is counted like any anonymous write');
+});
+
+test('a client ID metadata document at a loopback or private address is never fetched: the authorization is refused on a Kiln page', async () => {
+  const { browser } = await personWithDocuments();
+  const q = new URLSearchParams({
+    response_type: 'code',
+    client_id: 'https://localhost/client.json',
+    redirect_uri: 'https://localhost/callback',
+    code_challenge: 'E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-cM',
+    code_challenge_method: 'S256',
+    resource: mcpUrl(kiln),
+  });
+  const res = await browser.page(`/_/oauth/auth?${q}`);
+  assert.equal(res.status, 400, res.text);
+  assert.match(res.text, /This connection did not work/);
+  assert.match(res.text, /client_id metadata document/);
+});

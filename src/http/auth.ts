@@ -135,13 +135,14 @@ async function oauthBearerCaller(
   }
 }
 
-/** True when the request carries credentials: a session of this host (the hook above), a sync key that
- *  acts on this host (`keyActsHere`), or a valid share token of a document of this host (its `share_*`
- *  cookie or `?token=`). */
+/** True when the request carries credentials: a session of this host (the hook above), a sync key or an
+ *  OAuth token that acts on this host (`keyActsHere`, `oauthActsHere`), or a valid share token of a document of
+ *  this host (its `share_*` cookie or `?token=`). */
 export async function hasCredentials(s: Services, req: FastifyRequest): Promise<boolean> {
   // A key's person is the caller on a key door wherever the key is valid; it counts only where it acts.
   if (req.caller?.actor && req.caller.via === 'session') return true;
   if (req.headers['x-api-key'] !== undefined && (await keyActsHere(s, req))) return true;
+  if (await oauthActsHere(s, req)) return true;
   if (req.site?.kind !== 'account' && req.site?.kind !== 'domain') return false;
   const tokens = Object.entries(req.cookies ?? {})
     .filter(([name]) => name.startsWith('share_'))
@@ -151,6 +152,22 @@ export async function hasCredentials(s: Services, req: FastifyRequest): Promise<
   for (const token of tokens.slice(0, 8))
     if (token && (await isLiveShareToken(s, token, req.site.accountId))) return true;
   return false;
+}
+
+/** True when the hook resolved an OAuth token into the caller (a key door) and it acts there: on the main app
+ *  wherever it is valid, on a document host as the message bus decides (like a sync key). */
+async function oauthActsHere(s: Services, req: FastifyRequest): Promise<boolean> {
+  const caller = req.caller;
+  if (!caller?.actor || caller.via !== 'key' || !oauthBearerOf(req) || !/^oauth:/.test(caller.actor.writer))
+    return false;
+  if (req.site?.kind === 'main') return true;
+  try {
+    await busMember(contextOf(s, caller));
+    return true;
+  } catch {
+    // not a member who may use this host's bus
+    return false;
+  }
 }
 
 /** True when the request's sync key may act on its host, as the doors that take keys decide it: on the main
