@@ -12,7 +12,7 @@ import { keyHolder } from './support/sync-client.ts';
 import { sessionsFor, storeSessions } from './support/people.ts';
 import { connectAgent, kilnFetch, mcpUrl, REDIRECT_URI, TestOAuthClient } from './support/oauth.ts';
 import { createTeam, setMember } from '../src/teams/teams.ts';
-import { sweepOAuth } from '../src/oauth/grants.ts';
+import { oauthClientNameOf, sweepOAuth } from '../src/oauth/grants.ts';
 import { wwwAuthenticate } from '../src/oauth/token.ts';
 
 const time = movableClock();
@@ -218,6 +218,9 @@ test('a read-write token writes, and the activity feed names the agent; a team c
     feed.json.activity.some((a: { client: string }) => a.client === 'Writer Agent (connected agent)'),
     JSON.stringify(feed.json),
   );
+  const [written] = (await browser.get('/_/account')).json.agents;
+  assert.equal(await oauthClientNameOf(kiln.services, `oauth:${written.id}`), 'Writer Agent');
+  assert.equal(await oauthClientNameOf(kiln.services, 'key:1'), null);
   assert.equal((await withToken(token, 'GET', `/_/sync/nodes/${inside.id}/content`)).status, 200);
   // A team: the token reaches the team's files only.
   const { person: owner } = await keyHolder(kiln);

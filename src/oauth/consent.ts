@@ -10,7 +10,7 @@ import { teamsOf } from '../teams/teams.ts';
 import { badRequest, fail } from '../errors.ts';
 import { insertOAuthGrant } from '../store/oauth.ts';
 import { limits } from '../limits.ts';
-import { asProviderSees, providerFor, type ProviderPorts } from './provider.ts';
+import { providerFor, type ProviderPorts } from './provider.ts';
 import { mcpResource, MCP_SCOPE } from './token.ts';
 
 export interface ConsentRequest {
@@ -43,7 +43,7 @@ const expired = () =>
 /** The provider's interaction of this request (its cookie), or 400 `oauth-request-expired`. */
 async function interactionOf(s: ProviderPorts, req: IncomingMessage, res: ServerResponse, uid: string) {
   const provider = await providerFor(s);
-  const details = await provider.interactionDetails(asProviderSees(s, req), res).catch(() => null);
+  const details = await provider.interactionDetails(req, res).catch(() => null);
   if (!details || details.uid !== uid) throw expired();
   return { provider, details };
 }

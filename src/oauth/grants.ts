@@ -7,12 +7,13 @@ import {
   deleteOAuthObject,
   deleteOAuthObjectsOfGrant,
   liveOAuthGrantsOf,
+  oauthWriterRow,
   revokeOAuthGrantRow,
   sweepOAuthRows,
 } from '../store/oauth.ts';
 import { revokeGrants } from '../events/revocations.ts';
 import { notFound } from '../errors.ts';
-import { oauthWriter } from './token.ts';
+import { oauthGrantIdOf, oauthWriter } from './token.ts';
 
 export interface ConnectedAgent {
   id: number;
@@ -62,6 +63,13 @@ export async function revokeConnectedAgent(
   await deleteOAuthObject(db, 'Grant', revoked.grant_id);
   await revokeGrants(s, [oauthWriter(id)]);
   return revoked.client_name;
+}
+
+/** The name an OAuth grant's client gave itself, for a writer `oauth:<id>` (what the activity feed and the MCP
+ *  door's agent naming show), or null when the writer is not an OAuth grant's (or the grant is forgotten). */
+export async function oauthClientNameOf(s: Pick<Services, 'database'>, writer: string | null | undefined) {
+  const id = oauthGrantIdOf(writer);
+  return id === null ? null : ((await oauthWriterRow(s.database.db, id))?.client_name ?? null);
 }
 
 /** Grants that ended are kept this long (the activity feed names their agents), then forgotten. */

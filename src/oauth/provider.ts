@@ -176,11 +176,3 @@ export async function serveOAuth(s: ProviderPorts, req: IncomingMessage, res: Se
   delete req.headers.forwarded;
   await provider.callback()(req, res);
 }
-
-/** The same request headers the provider saw when it set its cookies (the consent page reads them back). */
-export function asProviderSees(s: ProviderPorts, req: IncomingMessage): IncomingMessage {
-  const { proto, host } = publicOrigin(s);
-  req.headers['x-forwarded-proto'] = proto;
-  req.headers['x-forwarded-host'] = host;
-  return req;
-}
