@@ -6,7 +6,7 @@
 // revocation by the client and from the account page, a suspended account, and the sweep.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { auth } from '@modelcontextprotocol/client';
+import { auth, extractWWWAuthenticateParams } from '@modelcontextprotocol/client';
 import { movableClock, startKiln, type TestKiln } from './support/kiln.ts';
 import { keyHolder } from './support/sync-client.ts';
 import { sessionsFor, storeSessions } from './support/people.ts';
@@ -82,8 +82,16 @@ test('the metadata: protected resource (RFC 9728) for /_/mcp, authorization serv
     (await kiln.client(kiln.hostOf(person.username)).get('/.well-known/oauth-authorization-server')).status,
     404,
   );
-  // What the MCP door answers a 401 with.
+  // What the MCP door answers a 401 with, as the SDK reads it (its sign-in starts there: connectAgent does).
   assert.equal(wwwAuthenticate(root), `Bearer resource_metadata="${root}/.well-known/oauth-protected-resource/_/mcp"`);
+  const challenge = new Response(null, {
+    status: 401,
+    headers: { 'www-authenticate': wwwAuthenticate(root, { error: 'invalid_token', description: 'It "expired".' }) },
+  });
+  const read = extractWWWAuthenticateParams(challenge);
+  assert.equal(read.resourceMetadataUrl?.href, `${root}/.well-known/oauth-protected-resource/_/mcp`);
+  assert.equal(read.error, 'invalid_token');
+  assert.equal(read.errorDescription, 'It expired.');
 });
 
 test('an MCP client connects with the SDK: registration, PKCE, the consent page, a read-only token for one folder, used on the sync API', async () => {

@@ -3,7 +3,13 @@
 // sent to the in-process Kiln (127.0.0.1, with the Host of the URL), and the person's part (the authorization
 // endpoint, Kiln's consent page, the answer) played by a signed-in test client.
 import assert from 'node:assert/strict';
-import { auth, type FetchLike, type OAuthClientProvider } from '@modelcontextprotocol/client';
+import {
+  auth,
+  extractWWWAuthenticateParams,
+  type FetchLike,
+  type OAuthClientProvider,
+} from '@modelcontextprotocol/client';
+import { wwwAuthenticate } from '../../src/oauth/token.ts';
 import type { TestKiln } from './kiln.ts';
 import type { Client, Res } from './client.ts';
 
@@ -123,12 +129,19 @@ export async function consent(
   return { back: new URL(resume.headers.location!), page };
 }
 
-/** The whole sign-in as an MCP client does it: `auth()` to the redirect, the person's consent, `auth()` with the
- *  code. Returns the client (its tokens saved) and the consent page. */
+/** The whole sign-in as an MCP client does it: from the MCP door's 401 (its `WWW-Authenticate`, as
+ *  `wwwAuthenticate` makes it), `auth()` to the redirect, the person's consent, `auth()` with the code. Returns the
+ *  client (its tokens saved) and the consent page. */
 export async function connectAgent(kiln: TestKiln, browser: Client, choice: ConsentChoice = {}, name?: string) {
   const client = new TestOAuthClient(name);
   const fetchFn = kilnFetch(kiln);
-  assert.equal(await auth(client, { serverUrl: mcpUrl(kiln), fetchFn }), 'REDIRECT');
+  const challenge = new Response(null, {
+    status: 401,
+    headers: { 'www-authenticate': wwwAuthenticate(kiln.config.baseUrl) },
+  });
+  const { resourceMetadataUrl } = extractWWWAuthenticateParams(challenge);
+  assert.ok(resourceMetadataUrl);
+  assert.equal(await auth(client, { serverUrl: mcpUrl(kiln), fetchFn, resourceMetadataUrl }), 'REDIRECT');
   assert.ok(client.authorizationUrl);
   const { back, page } = await consent(browser, client.authorizationUrl, choice);
   const code = back.searchParams.get('code');
