@@ -7,7 +7,13 @@
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { auth, extractWWWAuthenticateParams } from '@modelcontextprotocol/client';
-import { movableClock, startKiln, type TestKiln } from './support/kiln.ts';
+import { movableClock, startKiln, storage, type TestKiln } from './support/kiln.ts';
+import { mkdtempSync, rmSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { Client } from './support/client.ts';
+import { loadConfig } from '../src/config.ts';
+import { startServer } from '../src/server.ts';
 import { keyHolder } from './support/sync-client.ts';
 import { sessionsFor, storeSessions } from './support/people.ts';
 import { connectAgent, kilnFetch, mcpUrl, REDIRECT_URI, TestOAuthClient } from './support/oauth.ts';
@@ -394,4 +400,45 @@ test('a client ID metadata document at a loopback or private address is never fe
   assert.equal(res.status, 400, res.text);
   assert.match(res.text, /This connection did not work/);
   assert.match(res.text, /client_id metadata document/);
+});
+
+test('two Kilns on one PostgreSQL serve one flow alternately: registration, consent, code, refresh and calls each land on either', {
+  skip: storage !== 'postgres' && 'two Kilns share a database on PostgreSQL only',
+}, async () => {
+  const dir = mkdtempSync(path.join(os.tmpdir(), 'kiln-oauth-b-'));
+  const env = {
+    PORT: '0',
+    HOST: '127.0.0.1',
+    DATA_DIR: dir,
+    LOG_LEVEL: 'silent',
+    DATABASE_URL: kiln.config.databaseUrl!,
+  };
+  const running = await startServer(loadConfig({ ...env, ROOT_DOMAIN: kiln.config.rootDomain }));
+  const other: TestKiln = {
+    ...running,
+    config: kiln.config,
+    client: (host = kiln.config.rootDomain) => new Client(Number(new URL(running.url).port), host),
+    hostOf: kiln.hostOf,
+    stop: running.close,
+  };
+  try {
+    const { browser, inside } = await personWithDocuments();
+    const there = other.client();
+    there.jar = browser.jar;
+    const fetchFn = kilnFetch(kiln, other);
+    const { client } = await connectAgent(kiln, [browser, there], { folder: 'notes' }, 'Two Kilns', fetchFn);
+    const call = (k: TestKiln, token: string) =>
+      k.client().get(`/_/sync/nodes/${inside.id}/content`, { headers: { authorization: `Bearer ${token}` } });
+    assert.equal((await call(kiln, client.saved!.access_token)).status, 200);
+    assert.equal((await call(other, client.saved!.access_token)).status, 200);
+    assert.equal(await auth(client, { serverUrl: mcpUrl(kiln), fetchFn }), 'AUTHORIZED');
+    assert.equal((await call(other, client.saved!.access_token)).status, 200);
+    // Revoked on one, refused on the other at once.
+    const [agent] = (await there.get('/_/account')).json.agents;
+    assert.equal((await there.post(`/_/account/agents/${agent.id}/revoke`, {})).status, 200);
+    assert.equal((await call(kiln, client.saved!.access_token)).status, 401);
+  } finally {
+    await running.close();
+    rmSync(dir, { recursive: true, force: true });
+  }
 });

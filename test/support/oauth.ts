@@ -13,9 +13,12 @@ import { wwwAuthenticate } from '../../src/oauth/token.ts';
 import type { TestKiln } from './kiln.ts';
 import type { Client, Res } from './client.ts';
 
-/** `fetch` for the SDK: every request goes to the test Kiln with the URL's host as its Host header. */
-export function kilnFetch(kiln: TestKiln): FetchLike {
+/** `fetch` for the SDK: every request goes to the test Kiln with the URL's host as its Host header (several Kilns
+ *  serving one database: to each in turn). */
+export function kilnFetch(...kilns: TestKiln[]): FetchLike {
+  let turn = 0;
   return async (url, init = {}) => {
+    const kiln = kilns[turn++ % kilns.length];
     const u = new URL(String(url));
     const headers: Record<string, string> = {};
     new Headers(init.headers).forEach((v, k) => {
@@ -109,21 +112,28 @@ export interface ConsentChoice {
  *  address are on it) → the answer → back to the client. Returns the redirect back (with `code`, `state`, `iss`,
  *  or `error`), and the consent page. */
 export async function consent(
-  browser: Client,
+  browsers: Client | Client[],
   authorizationUrl: URL,
   choice: ConsentChoice = {},
 ): Promise<{ back: URL; page: Res }> {
+  // One browser, or the same browser's requests to several Kilns in turn.
+  let turn = 0;
+  const next = () => (Array.isArray(browsers) ? browsers[turn++ % browsers.length] : browsers);
+  let browser = next();
   const start = await browser.page(pathOf(authorizationUrl.href));
   assert.equal(start.status, 303, start.text);
   const consentPath = pathOf(start.headers.location!);
   assert.match(consentPath, /^\/_\/connect\/[\w-]+$/);
+  browser = next();
   const page = await browser.page(consentPath);
   assert.equal(page.status, 200, page.text);
   const form: Record<string, string> = { answer: choice.answer ?? 'allow', access: choice.access ?? 'read' };
   if (choice.account !== undefined) form.account = String(choice.account);
   if (choice.folder !== undefined) form.folder = choice.folder;
+  browser = next();
   const answered = await browser.post(consentPath, form, { form: true, headers: { accept: 'text/html' } });
   assert.equal(answered.status, 303, answered.text);
+  browser = next();
   const resume = await browser.page(pathOf(answered.headers.location!));
   assert.equal(resume.status, 303, resume.text);
   return { back: new URL(resume.headers.location!), page };
@@ -132,9 +142,14 @@ export async function consent(
 /** The whole sign-in as an MCP client does it: from the MCP door's 401 (its `WWW-Authenticate`, as
  *  `wwwAuthenticate` makes it), `auth()` to the redirect, the person's consent, `auth()` with the code. Returns the
  *  client (its tokens saved) and the consent page. */
-export async function connectAgent(kiln: TestKiln, browser: Client, choice: ConsentChoice = {}, name?: string) {
+export async function connectAgent(
+  kiln: TestKiln,
+  browser: Client | Client[],
+  choice: ConsentChoice = {},
+  name?: string,
+  fetchFn = kilnFetch(kiln),
+) {
   const client = new TestOAuthClient(name);
-  const fetchFn = kilnFetch(kiln);
   const challenge = new Response(null, {
     status: 401,
     headers: { 'www-authenticate': wwwAuthenticate(kiln.config.baseUrl) },
