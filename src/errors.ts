@@ -91,7 +91,7 @@ export const ERRORS = {
   },
   'account-suspended': {
     status: 403,
-    when: 'An administrator suspended the account: it cannot sign in and its sync keys stop.',
+    when: 'An administrator suspended the account: it cannot sign in, and its sync keys and connected agents stop.',
   },
   'signups-closed': { status: 403, when: 'This Kiln takes no new accounts now (or only with an invitation link).' },
   'service-worker-refused': { status: 403, when: 'Uploads are never served as service-worker scripts.' },

@@ -174,5 +174,9 @@ export async function serveOAuth(s: ProviderPorts, req: IncomingMessage, res: Se
   req.headers['x-forwarded-proto'] = proto;
   req.headers['x-forwarded-host'] = host;
   delete req.headers.forwarded;
-  await provider.callback()(req, res);
+  let handle = handlers.get(provider);
+  if (!handle) handlers.set(provider, (handle = provider.callback()));
+  await handle(req, res);
 }
+
+const handlers = new WeakMap<Provider, ReturnType<Provider['callback']>>();

@@ -43,7 +43,8 @@ const consentBody = z.object({
   access: z.enum(['read', 'write']).optional().default('read'),
 });
 
-/** The provider answers on the raw request; an error before it answered is a plain 503/500. */
+/** The provider answers on the raw request; an error before it answered is a plain 500 (its own errors are its
+ *  OAuth answers). */
 async function toProvider(s: HttpServices, req: FastifyRequest, reply: FastifyReply, path: string) {
   reply.hijack();
   try {
