@@ -32,6 +32,10 @@ export const ERRORS = {
   },
   'invalid-signature': { status: 401, when: 'A webhook whose signature does not match its body.' },
   'missing-field': { status: 400, when: 'A required form or JSON field is missing.' },
+  'oauth-request-expired': {
+    status: 400,
+    when: 'The consent page of an agent’s connection (`/_/connect/…`) that is unknown, already answered or over an hour old: connect again from the agent.',
+  },
   'missing-document-url': { status: 400, when: 'A save or upload without the Document-URL (or Page-URL) header.' },
   'bad-document-url': { status: 400, when: 'A Document-URL that is malformed or names another host.' },
   'missing-snapshot': { status: 400, when: 'A live-sync relay without the snapshot HTML.' },
@@ -70,6 +74,10 @@ export const ERRORS = {
   },
   'expired-key': { status: 401, when: 'An API key past its expiry; generate a new one.' },
   'missing-signature': { status: 401, when: 'A webhook without its signature header.' },
+  'invalid-oauth-token': {
+    status: 401,
+    when: 'An OAuth access token that is unknown, expired, revoked (the connected agent was revoked) or made for another resource; the answer’s `WWW-Authenticate` says where to get a new one.',
+  },
   // 402, 403: known, but not allowed
   'payment-required': {
     status: 402,
@@ -109,7 +117,7 @@ export const ERRORS = {
   },
   'account-suspended': {
     status: 403,
-    when: 'An administrator suspended the account: it cannot sign in and its sync keys stop.',
+    when: 'An administrator suspended the account: it cannot sign in, and its sync keys and connected agents stop.',
   },
   'signups-closed': { status: 403, when: 'This Kiln takes no new accounts now (or only with an invitation link).' },
   'service-worker-refused': { status: 403, when: 'Uploads are never served as service-worker scripts.' },

@@ -100,6 +100,15 @@ export const limits = {
    *  (src/agents/gate.ts): every process counts into the same window when REDIS_URL is set. */
   mcpCalls: { max: 120, windowMs: MINUTE },
   loginTokenLifetimeMs: 30 * DAY,
+  /** OAuth (src/oauth/): an access token lasts an hour, a refresh token 30 days from its last use (rotated each
+   *  time), a grant a year; a code a minute, the consent step an hour. */
+  oauth: {
+    accessTokenSeconds: 3600,
+    refreshTokenSeconds: 30 * 24 * 3600,
+    grantSeconds: 365 * 24 * 3600,
+    codeSeconds: 60,
+    interactionSeconds: 3600,
+  },
   /** A grant that carries a login to one document host: single use, this long. */
   sessionGrantMs: MINUTE,
   loginAttempts: { max: 20, windowMs: 15 * MINUTE },

@@ -3,6 +3,7 @@ import type { Socket } from 'node:net';
 import { sweepTrash } from './nodes/trash.ts';
 import { sweepOldActivity } from './nodes/activity.ts';
 import { sweepLastExports } from './accounts/export.ts';
+import { sweepOAuth } from './oauth/grants.ts';
 import type { FastifyInstance } from 'fastify';
 import type { Config } from './config.ts';
 import type { Services } from './services.ts';
@@ -165,6 +166,7 @@ export async function startServer(config: Config, clock?: Clock, opts: { listen?
       sweepOldActivity(services),
       sweepLastExports(services),
       sweepOldGuardEvents(services),
+      sweepOAuth(services),
     ])
       // Blobs after the trash: what the trash let go of is unreferenced now.
       .then(() => sweepBlobs(services))

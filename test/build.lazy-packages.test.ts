@@ -19,6 +19,7 @@ const OPTIONAL = [
   'hyper-html-api/engine',
   'ioredis',
   'nodemailer',
+  'oidc-provider',
   'pg',
   'stripe',
   'yauzl',

@@ -1,9 +1,10 @@
 // Who is asking: THE caller of each request (src/access/caller.ts), resolved once, here, from whatever
 // credential came. A sync key counts on the routes that take keys (`config: { keys: true }`: the sync API, its
-// stream and control lane, the message bus), and so does an agent key (`hcak_`, in X-API-Key or as
-// `Authorization: Bearer`), narrowed to its scope (src/agents/keys.ts); a key that does not work is kept as the caller's `refused` for those
-// doors to answer with. Else a session, looked up for the host the request arrived on only
-// (src/accounts/sessions.ts); on a document host it must also be the host's own account's, or (a team's host) a
+// stream and control lane, the message bus, the MCP door), and so does an agent key (`hcak_`, in X-API-Key or as
+// `Authorization: Bearer`, src/agents/keys.ts) and an OAuth access token (`Authorization: Bearer`,
+// src/oauth/token.ts: the person who connected the agent), each narrowed to its scope; a key or token that does
+// not work is kept as the caller's `refused` for those doors to answer with. Else a session, looked up for the
+// host the request arrived on only (src/accounts/sessions.ts); on a document host it must also be the host's own account's, or (a team's host) a
 // member's, who acts there in their role (looked up on every request: a membership that ends ends the session's
 // rights at once). A session carries no rights beyond that host. Share grants are judged per document
 // (`caller.shareGrant`). `req.ctx` hands the caller to the use cases, which ask the access table through it.
@@ -26,6 +27,7 @@ import { isLiveShareToken } from '../sharing/share.ts';
 import { isShareGuest, tokenParamOf } from './share-grant.ts';
 import { teamRole } from '../store/accounts.ts';
 import { busMember } from '../bus/use-cases.ts';
+import { oauthCaller } from '../oauth/token.ts';
 
 /** The host a session of this request must have been minted for: null on the main app. */
 function sessionHostOf(req: FastifyRequest): string | null {
@@ -79,6 +81,11 @@ async function callerOfRequest(s: Services, req: FastifyRequest): Promise<Caller
         refused = err;
       }
     }
+    if (req.routeOptions.config?.keys && !refused) {
+      const oauth = await oauthBearerCaller(s, req, host, grant);
+      if (oauth instanceof KilnError) refused = oauth;
+      else if (oauth) return oauth;
+    }
     const token = sessionTokenOf(req, s.config);
     const actor = token ? await actorForSessionToken(s.database.db, token, sessionHostOf(req), s.clock.now()) : null;
     if (actor) {
@@ -129,15 +136,40 @@ async function agentKeyCaller(s: Services, key: string, host: number | null, gra
   return caller;
 }
 
-/** True when the request carries credentials: a session of this host (the hook above), a sync key that
- *  acts on this host (`keyActsHere`), or a valid share token of a document of this host (its `share_*`
- *  cookie or `?token=`). */
+/** An OAuth access token sent as `Authorization: Bearer <token>`, or null (none, or a Kiln key: `hcsk_`, `hcak_`). */
+function oauthBearerOf(req: FastifyRequest): string | null {
+  const m = /^Bearer +(\S+) *$/i.exec(req.headers.authorization ?? '');
+  return m && !/^hc[sa]k_/.test(m[1]) ? m[1] : null;
+}
+
+/** The caller of an OAuth access token on a door that takes keys (src/oauth/token.ts), its refusal, or null when
+ *  none came. */
+async function oauthBearerCaller(
+  s: Services,
+  req: FastifyRequest,
+  host: number | null,
+  grant: ShareGrant,
+): Promise<Caller | KilnError | null> {
+  const token = oauthBearerOf(req);
+  if (!token) return null;
+  try {
+    return await oauthCaller(s, token, host, grant);
+  } catch (err) {
+    if (err instanceof KilnError) return err;
+    throw err;
+  }
+}
+
+/** True when the request carries credentials: a session of this host (the hook above), a sync or agent key or an
+ *  OAuth token that acts on this host (`keyActsHere`, `oauthActsHere`), or a valid share token of a document of
+ *  this host (its `share_*` cookie or `?token=`). */
 export async function hasCredentials(s: Services, req: FastifyRequest): Promise<boolean> {
   // A key's person is the caller on a key door wherever the key is valid; it counts only where it acts.
   if (req.caller?.actor && req.caller.via === 'session') return true;
   // On the main app a key door resolved a working key (sync or agent, whatever header it came in).
   if (req.caller?.actor && req.caller.via === 'key' && req.site?.kind === 'main') return true;
   if (keyOf(req) !== undefined && (await keyActsHere(s, req))) return true;
+  if (await oauthActsHere(s, req)) return true;
   if (req.site?.kind !== 'account' && req.site?.kind !== 'domain') return false;
   const tokens = Object.entries(req.cookies ?? {})
     .filter(([name]) => name.startsWith('share_'))
@@ -147,6 +179,22 @@ export async function hasCredentials(s: Services, req: FastifyRequest): Promise<
   for (const token of tokens.slice(0, 8))
     if (token && (await isLiveShareToken(s, token, req.site.accountId))) return true;
   return false;
+}
+
+/** True when the hook resolved an OAuth token into the caller (a key door) and it acts there: on the main app
+ *  wherever it is valid, on a document host as the message bus decides (like a sync key). */
+async function oauthActsHere(s: Services, req: FastifyRequest): Promise<boolean> {
+  const caller = req.caller;
+  if (!caller?.actor || caller.via !== 'key' || !oauthBearerOf(req) || !/^oauth:/.test(caller.actor.writer))
+    return false;
+  if (req.site?.kind === 'main') return true;
+  try {
+    await busMember(contextOf(s, caller));
+    return true;
+  } catch {
+    // not a member who may use this host's bus
+    return false;
+  }
 }
 
 /** True when the request's sync key may act on its host, as the doors that take keys decide it: on the main

@@ -60,12 +60,13 @@ export function handshakeName(body: unknown): string | null {
   return cleanName(m.params?.clientInfo?.title) ?? cleanName(m.params?.clientInfo?.name);
 }
 
-/** The grant a credential is, as people know it: an agent key by its name (the account page lists them so), a
- *  sync key by its prefix (as the dashboard lists keys). */
+/** The grant a credential is, as people know it: an agent key by its name, an OAuth connection by its client's
+ *  (as the account page lists them), a sync key by its prefix (as the dashboard lists keys). */
 export function grantName(caller: Caller, token: string | undefined): string {
   if (caller.via !== 'key') return 'key';
-  if (caller.actor?.writer.startsWith('akey:') && caller.actor.grantName)
-    return `agent key “${caller.actor.grantName}”`;
+  const { writer, grantName } = caller.actor ?? {};
+  if (writer?.startsWith('akey:') && grantName) return `agent key “${grantName}”`;
+  if (writer?.startsWith('oauth:') && grantName) return `connection “${grantName}”`;
   if (token?.startsWith('hcsk_')) return `sync key ${token.slice(0, 12)}…`;
   return 'key';
 }

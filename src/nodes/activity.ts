@@ -34,6 +34,7 @@ function clientOf(
   if (r.writer.startsWith('agent:')) return 'agent';
   if (r.writer.startsWith('key:')) return `sync key ${who?.keyPrefix ?? ''}…`;
   if (r.writer.startsWith('akey:')) return `agent key “${who?.keyName ?? ''}”`;
+  if (r.writer.startsWith('oauth:')) return `${who?.agent ?? 'an agent'} (connected agent)`;
   if (who?.admin) return 'administrator';
   if (who?.appUser) return 'app user';
   if (r.kind === 'ai-edit') return r.writer.startsWith('session:') ? 'browser' : 'agent';

@@ -14,7 +14,8 @@
 //     that may act there (the sync API is key-authenticated and a desktop client makes thousands of
 //     calls), a live share token of one of its documents (share guests save and send live snapshots like
 //     owners do); a key or token that only looks valid is counted. The provider webhooks
-//     (`/_/webhooks/…`: signed, and sent from the provider's few addresses) are not counted either.
+//     (`/_/webhooks/…`: signed, and sent from the provider's few addresses) are not counted either, nor the
+//     OAuth token endpoint's calls (`/_/oauth/token…`: a code or refresh token each, from a connector's servers).
 //   Not limited: document and upload GETs, the public data API, live/sync streams, signed-in saves,
 //   uploads and dashboard work (those are bounded by plan quotas per account).
 //
@@ -65,6 +66,9 @@ async function generalLimitApplies(s: Services, req: FastifyRequest): Promise<bo
   if (READS.has(req.method)) return false;
   if (ACCOUNT_PAGE.test(url)) return true;
   if (url.startsWith('/_/webhooks/')) return false;
+  // An agent's token calls (exchanging a code, refreshing, revoking) hold a secret that cannot be guessed, and
+  // a connector's servers make them for all of its users from a few addresses.
+  if (url.startsWith('/_/oauth/token')) return false;
   return !(await hasCredentials(s, req));
 }
 

@@ -3,6 +3,7 @@
 import type { Kysely } from 'kysely';
 import type { DB } from './schema.ts';
 import { agentKeyWriter } from './agent-keys.ts';
+import { oauthWriterRow } from './oauth.ts';
 
 export interface ActivityRow {
   ownerId: number;
@@ -48,11 +49,18 @@ export function activityOf(db: Kysely<DB>, ownerId: number, limit: number) {
     .execute();
 }
 
-/** Who a writer id names: the account and, for a key, its prefix. */
+/** Who a writer id names: the account and, for a key, its prefix; for an OAuth grant, the client's name. */
 export async function writerOf(
   db: Kysely<DB>,
   writer: string,
-): Promise<{ username: string; keyPrefix?: string; keyName?: string; admin?: boolean; appUser?: boolean } | null> {
+): Promise<{
+  username: string;
+  keyPrefix?: string;
+  keyName?: string;
+  admin?: boolean;
+  appUser?: boolean;
+  agent?: string;
+} | null> {
   // An agent writes as its credential's writer (`agent:akey:12`): the person behind that.
   if (writer.startsWith('agent:')) return writerOf(db, writer.slice(6));
   const [kind, rawId] = writer.split(':');
@@ -84,6 +92,10 @@ export async function writerOf(
       .where('sync_keys.id', '=', id)
       .executeTakeFirst();
     return r ? { username: r.username, keyPrefix: r.key_prefix } : null;
+  }
+  if (kind === 'oauth') {
+    const r = await oauthWriterRow(db, id);
+    return r ? { username: r.username, agent: r.client_name } : null;
   }
   return null;
 }

@@ -47,6 +47,7 @@ import { up024ForbidFraming } from './migrations/024_forbid_framing.ts';
 import { up025GuardChecks } from './migrations/025_guard_checks.ts';
 import { up026NotFoundPages } from './migrations/026_not_found_pages.ts';
 import { up027AgentKeys } from './migrations/027_agent_keys.ts';
+import { up028OAuth } from './migrations/028_oauth.ts';
 
 function migrations(t: ColumnTypes): Record<string, Migration> {
   return {
@@ -77,6 +78,7 @@ function migrations(t: ColumnTypes): Record<string, Migration> {
     '025_guard_checks': { up: up025GuardChecks(t) },
     '026_not_found_pages': { up: up026NotFoundPages(t) },
     '027_agent_keys': { up: up027AgentKeys(t) },
+    '028_oauth': { up: up028OAuth(t) },
   };
 }
 

@@ -275,6 +275,37 @@ export interface AgentKeysTable {
   revoked_at: string | null;
 }
 
+/** What the OAuth library keeps (src/oauth/adapter.ts): a token's `id` is its SHA-256. */
+export interface OAuthObjectsTable {
+  model: string;
+  id: string;
+  payload: string;
+  grant_id: string | null;
+  uid: string | null;
+  /** When a code or refresh token was used (epoch seconds). */
+  consumed_at: number | null;
+  expires_at: string | null;
+}
+
+/** An OAuth grant as the person gave it on the consent page (src/oauth/grants.ts). */
+export interface OAuthGrantsTable {
+  id: Generated<number>;
+  /** The library's grant id (tokens carry it). */
+  grant_id: string;
+  person_id: number;
+  client_id: string;
+  client_name: string;
+  redirect_uri: string;
+  /** The account the grant reaches: the person's own or one of their teams. */
+  account_id: number;
+  folder: string | null;
+  read_only: number;
+  created_at: string;
+  expires_at: string;
+  last_used_at: string | null;
+  revoked_at: string | null;
+}
+
 export interface TeamMembershipsTable {
   team_id: number;
   person_id: number;
@@ -364,6 +395,8 @@ export interface DB {
   stylesheets: StylesheetsTable;
   session_grants: SessionGrantsTable;
   instance_settings: InstanceSettingsTable;
+  oauth_objects: OAuthObjectsTable;
+  oauth_grants: OAuthGrantsTable;
 }
 
 export type Db = Kysely<DB>;

@@ -48,9 +48,11 @@ export interface SyncAccount {
 export interface SyncScope {
   /** The key's owner (the caller's person). */
   actor: Actor;
-  /** The id of the request's sync key (0: an agent key's request). */
-  keyId: number;
-  /** What an agent key narrows the request to (its account, folder, reads only); null for a sync key. */
+  /** The id of the request's sync key; null for an agent key or an OAuth token, which reach the API's requests
+   *  but not its stream or control lane. */
+  keyId: number | null;
+  /** What an agent key or OAuth token narrows the request to (its account, folder, reads only); null for a sync
+   *  key. */
   narrow: Scope | null;
   /** The account whose tree the request reads and writes. */
   account: SyncAccount;
@@ -94,19 +96,19 @@ function accountChanged(): KilnError {
 
 /** The key's person, or the 401/403 the desktop client knows: the refused key's own (missing-key,
  *  invalid-key, revoked-key, expired-key, account-suspended), or `missing-key` when no key came (a browser
- *  session counts for nothing here). */
-function keyHolder(ctx: Pick<Ctx, 'caller'>): { actor: Actor; keyId: number } {
+ *  session counts for nothing here). An OAuth token's person too (no key id: its scope rides on the caller). */
+function keyHolder(ctx: Pick<Ctx, 'caller'>): { actor: Actor; keyId: number | null } {
   const { caller } = ctx;
   if (caller.refused) throw caller.refused;
-  const key = caller.via === 'key' && caller.actor ? /^(a?key):(\d+)$/.exec(caller.actor.writer) : null;
+  const key = caller.via === 'key' && caller.actor ? /^(a?key|oauth):(\d+)$/.exec(caller.actor.writer) : null;
   if (!key || !caller.actor) throw unauthorized('Send your sync key in the X-API-Key header.', 'missing-key');
-  return { actor: caller.actor, keyId: key[1] === 'key' ? Number(key[2]) : 0 };
+  return { actor: caller.actor, keyId: key[1] === 'key' ? Number(key[2]) : null };
 }
 
-/** 403 `key-scope` when an agent key asks for an account it was not made for. */
+/** 403 `key-scope` when an agent's key or OAuth token asks for an account it was not made for. */
 function assertInScope(narrow: Scope | null, account: { id: number; username: string }): void {
   if (narrow?.accountId != null && narrow.accountId !== account.id)
-    throw forbidden(`This agent key does not reach ${account.username}'s files.`, 'key-scope');
+    throw forbidden(`This agent's key or connection does not reach ${account.username}'s files.`, 'key-scope');
 }
 
 /** What a sync door takes: the stream and the control lane, sync keys only. */
@@ -183,7 +185,14 @@ export function assertCanWrite(scope: SyncScope): void {
 /** Whether an open stream's scope still holds, asked afresh (not the request's memo): its key is active and,
  *  on a team base, its holder still a member whose role may sync (the table's `team:sync` row). */
 export async function scopeStillHeld(s: Services, scope: SyncScope): Promise<boolean> {
-  if (!(await keyStillValid(s, scope.keyId))) return false;
+  if (scope.keyId === null || !(await keyStillValid(s, scope.keyId))) return false;
   if (scope.account.kind !== 'team') return true;
   return allowsTeam(await roleIn(s, scope.account.id, scope.actor.accountId), 'sync');
+}
+
+/** The scope's sync key id, or 401 `missing-key` for another credential (the stream and the control lane are the
+ *  desktop client's, opened with its sync key). */
+export function syncKeyIdOf(scope: SyncScope): number {
+  if (scope.keyId === null) throw unauthorized('Send your sync key in the X-API-Key header.', 'missing-key');
+  return scope.keyId;
 }

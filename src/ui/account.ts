@@ -5,6 +5,7 @@ import { page, type Msg } from './pages.ts';
 import type { LoginInfo } from '../accounts/account.ts';
 import { limits } from '../limits.ts';
 import { AGENTS_SCRIPT, AGENTS_STYLE, agentsSection, type AgentsView } from './agents.ts';
+import { connectedAgentsSection, type AgentRow } from './connect.ts';
 
 const STYLE = html`<style>
 section.card{margin-bottom:var(--s5)}section.card h2{margin-top:0}
@@ -50,6 +51,8 @@ export function accountPage(o: {
   logins: LoginInfo[];
   /** "Connect an agent": absent on a page drawn again after a refusal elsewhere. */
   agents?: AgentsView;
+  /** Agents connected by OAuth (src/oauth/grants.ts). */
+  connected?: AgentRow[];
   msg?: Msg;
 }): string {
   const logins: Html[] = o.logins.map(
@@ -96,6 +99,8 @@ ${o.emailConfirmed === false ? html`<p><strong>${o.email} is not confirmed yet.<
 <ul class="logins">${logins}</ul>
 <form method="post" action="/_/account/sessions/end-all"><button class="secondary" type="submit">Sign out everywhere</button></form></section>
 ${o.agents ? agentsSection(o.agents) : ''}
+
+${connectedAgentsSection(o.connected ?? [])}
 
 <section class="card" aria-labelledby="export"><h2 id="export">Export and import</h2>
 <p>Everything you have, as one zip: documents as they are stored, uploads byte for byte, and a manifest (paths, checksums, visibility, apps).</p>

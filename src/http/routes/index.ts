@@ -29,6 +29,7 @@ import admin from './admin.ts';
 import messages from './messages.ts';
 import collections from './collections.ts';
 import mcp from './mcp.ts';
+import oauth from './oauth.ts';
 
 /** `documents` registers the catch-all for document hosts, so it comes last. */
 export const routes: RoutePlugin[] = [
@@ -60,5 +61,6 @@ export const routes: RoutePlugin[] = [
   messages,
   collections,
   mcp,
+  oauth,
   documents,
 ];

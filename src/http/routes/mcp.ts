@@ -4,7 +4,7 @@
 //   GET    /_/mcp   405 (no server-initiated stream: nothing is kept between requests)
 //   DELETE /_/mcp   405 (no session to end)
 // The credential is a key: `Authorization: Bearer <key>` or `X-API-Key` (`keys: true`: the auth hook resolves the
-// caller from it); none, or a refused one, is 401 with `WWW-Authenticate: Bearer`. The Host must be the main
+// caller from it); none, or a refused one, is 401 with `WWW-Authenticate: Bearer resource_metadata=…` (OAuth discovery). The Host must be the main
 // app's and a browser's Origin too (DNS rebinding, other sites' pages): else 403 `cross-origin`. What an agent
 // may do is the tools' use cases (src/mcp/), asked through the caller like every other door.
 import type { FastifyReply, FastifyRequest } from 'fastify';
@@ -18,6 +18,7 @@ import { keyOf } from '../auth.ts';
 import { admitCall, answerMcp, type McpRequest } from '../../mcp/http.ts';
 import { KilnError } from '../../errors.ts';
 import { setRateLimitHeaders } from '../../ratelimit/http.ts';
+import { wwwAuthenticate } from '../../oauth/token.ts';
 
 const one = (v: string | string[] | undefined) => (Array.isArray(v) ? v[0] : v);
 
@@ -38,6 +39,11 @@ function mcpRequest(req: FastifyRequest): McpRequest {
     userAgent: one(req.headers['user-agent']),
     bridged: one(req.headers['x-kiln-agent']),
   };
+}
+
+/** A credential came and was refused: the challenge says `invalid_token` (RFC 6750), so a client refreshes. */
+function tokenRefused(req: FastifyRequest, err: KilnError) {
+  return req.headers.authorization ? { error: 'invalid_token', description: err.message } : undefined;
 }
 
 /** The SDK's answer, as Fastify sends it (a stream only when the SDK streams). */
@@ -64,8 +70,10 @@ const plugin: RoutePlugin = async (app, { services: s }) => {
       setRateLimitHeaders(reply, count, limits.mcpCalls.windowMs);
       return await send(reply, await answerMcp(req.ctx, who, input));
     } catch (err) {
-      // Where to sign in (RFC 9728 metadata, when this Kiln serves it, comes with the challenge).
-      if (err instanceof KilnError && err.status === 401) reply.header('www-authenticate', 'Bearer realm="kiln"');
+      // Where to sign in: the challenge names the protected resource metadata (RFC 9728), which leads an OAuth
+      // client to Kiln's authorization server (src/oauth/).
+      if (err instanceof KilnError && err.status === 401)
+        reply.header('www-authenticate', wwwAuthenticate(s.config.baseUrl, tokenRefused(req, err)));
       throw err;
     }
   });

@@ -10,6 +10,7 @@ import { tooMany } from '../../errors.ts';
 import { onlyOn } from '../hosts.ts';
 import { setRateLimitHeaders } from '../../ratelimit/http.ts';
 import { syncCtx, syncDoor } from '../sync-door.ts';
+import { syncKeyIdOf } from '../../sync/scope.ts';
 import { fields } from '../schema.ts';
 import { z } from 'zod';
 
@@ -32,7 +33,7 @@ const plugin: RoutePlugin = async (app, { services: s }) => {
   const limiter = s.limiters.create('control', PER_MINUTE, 60_000);
 
   const perKey = async (req: FastifyRequest, reply: FastifyReply) => {
-    const hit = await limiter.hit(String(syncCtx(req).sync.keyId));
+    const hit = await limiter.hit(String(syncKeyIdOf(syncCtx(req).sync)));
     setRateLimitHeaders(reply, hit, 60_000);
     if (!hit.allowed) throw tooMany(`At most ${PER_MINUTE} control messages a minute.`, hit.retryAfter);
   };
@@ -40,7 +41,7 @@ const plugin: RoutePlugin = async (app, { services: s }) => {
   for (const url of ['/_/sync/control', '/_/team/:team/sync/control'])
     app.post(url, opts, async (req) => {
       const ctx = syncCtx(req);
-      const { applied } = await receiveControl(ctx, ctx.sync, ctx.sync.keyId, req.body);
+      const { applied } = await receiveControl(ctx, ctx.sync, syncKeyIdOf(ctx.sync), req.body);
       return { ok: true, applied };
     });
 };

@@ -11,7 +11,7 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { RoutePlugin } from './plugin.ts';
 import type { HttpServices } from '../services.ts';
 import type { Services } from '../../services.ts';
-import { scopeStillHeld, type SyncScope } from '../../sync/scope.ts';
+import { scopeStillHeld, syncKeyIdOf, type SyncScope } from '../../sync/scope.ts';
 import { channels } from '../../events/bus.ts';
 import { SseStream, eventFrame } from '../../sse/stream.ts';
 import { takeStreamSlot } from '../../sse/slots.ts';
@@ -44,10 +44,10 @@ const plugin: RoutePlugin = async (app, { services: s }) => {
 async function openStream(s: HttpServices, req: FastifyRequest, reply: FastifyReply, scope: SyncScope) {
   const accountId = scope.account.id;
   const sync = scope.canWrite ? { enabled: true, reason: null } : { enabled: false, reason: 'payment-required' };
+  const keyId = syncKeyIdOf(scope);
   takeStreamSlot(s, req, reply);
   reply.hijack();
   const stream = new SseStream(reply.raw, SYNC_PING);
-  const keyId = scope.keyId;
   const held = [grants.key(keyId)];
   if (scope.account.kind === 'team') held.push(grants.member(scope.account.id, scope.actor.accountId));
   await s.hub.attach(channels.account(accountId), stream, {

@@ -6,6 +6,7 @@ import { signIns } from '../../../accounts/account.ts';
 import { agentsPanel, freshAgentKey, type AgentKeyInfo } from '../../../agents/keys.ts';
 import { PLAN_NAMES } from '../../../billing/plans.ts';
 import { accountPage } from '../../../ui/account.ts';
+import { connectedAgents } from '../../../oauth/grants.ts';
 import { queryMsg, sendPage, wantsHtml } from '../../io.ts';
 import { ACCOUNT, developer } from './shared.ts';
 import { NEW_AGENT_KEY_COOKIE } from './agent-keys.ts';
@@ -27,10 +28,18 @@ const page: RoutePlugin = async (app, { services: s }) => {
     const actor = developer(req, false);
     const logins = await signIns(s, actor.accountId, actor.loginId);
     const agents = await agentsPanel(req.ctx);
+    const connected = await connectedAgents(s, actor.accountId);
     reply.header('cache-control', 'no-store');
     const { username, email, plan, emailConfirmed } = actor;
     if (!wantsHtml(req))
-      return { msg: '', msgType: 'success', account: { username, email, emailConfirmed, plan }, logins, agents };
+      return {
+        msg: '',
+        msgType: 'success',
+        account: { username, email, emailConfirmed, plan },
+        logins,
+        agents,
+        connected,
+      };
     const msg = queryMsg(req);
     const inAgents = req.query.at === 'agents';
     const fresh = freshKey(req, reply, agents.keys);
@@ -39,6 +48,7 @@ const page: RoutePlugin = async (app, { services: s }) => {
       accountPage({
         ...{ username, email, emailConfirmed, plan: PLAN_NAMES[plan], logins },
         agents: { ...agents, fresh, msg: inAgents ? msg : undefined },
+        connected,
         msg: inAgents ? undefined : msg,
       }),
     );
