@@ -156,7 +156,10 @@ test('signed out, the person signs in first and comes back to the consent page; 
   const fetchFn = kilnFetch(bk.kiln);
   assert.equal(await auth(second, { serverUrl: mcpUrl(bk.kiln), fetchFn, authorizationCode: code, iss }), 'AUTHORIZED');
   await page.goto(bk.mainUrl('/_/account#connected'));
-  assert.match((await page.locator('section[aria-labelledby=connected-h] li').textContent()) ?? '', /Cursor · reads only/);
+  assert.match(
+    (await page.locator('section[aria-labelledby=connected-h] li').textContent()) ?? '',
+    /Cursor · reads only/,
+  );
   await check(page, 'oauth-account-agents', 'phone');
   await phone.close();
 });
