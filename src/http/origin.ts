@@ -29,14 +29,8 @@ export function assertSameOrigin(req: FastifyRequest): void {
  *  loopback names when the request is on the main app) nor the request's own host. Another account's
  *  host or another custom domain runs someone else's scripts: never accepted. */
 export async function refuseCrossSite(req: FastifyRequest, s: Services): Promise<void> {
-  const origin = req.headers.origin;
-  if (origin === undefined) return;
-  let host = '';
-  try {
-    host = new URL(origin).hostname.toLowerCase();
-  } catch {
-    // `Origin: null` (sandboxed frames, file://) and garbage are cross-site.
-  }
+  const host = originHost(req);
+  if (host === undefined) return;
   if (host) {
     if (host === hostnameOf(req)) return;
     if (host === s.config.rootHostname || host === new URL(s.config.baseUrl).hostname.toLowerCase()) return;
@@ -51,13 +45,19 @@ export async function refuseCrossSite(req: FastifyRequest, s: Services): Promise
 export function refuseForeignSite(req: FastifyRequest, s: Services): void {
   const main = new Set([s.config.rootHostname, new URL(s.config.baseUrl).hostname.toLowerCase(), ...LOOPBACK]);
   if (!main.has(hostnameOf(req))) throw forbidden('This address is not the main app’s.', 'cross-origin');
-  const origin = req.headers.origin;
-  if (origin === undefined) return;
-  let host = '';
-  try {
-    host = new URL(origin).hostname.toLowerCase();
-  } catch {
-    // `Origin: null` and garbage: another site.
-  }
+  const host = originHost(req);
+  if (host === undefined) return;
   if (!main.has(host)) throw forbidden('Requests from other sites are refused.', 'cross-origin');
+}
+
+/** The hostname of the request's `Origin`: undefined when none came (not a browser's cross-site request), '' for
+ *  `Origin: null` (sandboxed frames, file://) and garbage, which are another site's. */
+function originHost(req: FastifyRequest): string | undefined {
+  const origin = req.headers.origin;
+  if (origin === undefined) return undefined;
+  try {
+    return new URL(origin).hostname.toLowerCase();
+  } catch {
+    return '';
+  }
 }
