@@ -292,6 +292,12 @@ async function accountIdOf(s: Services, username: string, kind: 'person' | 'team
   return row.id;
 }
 
+/** Kiln itself, acting from the shell (the CLI's commands pass every access check). */
+async function asSystem(s: Services) {
+  const [{ contextOf }, { SYSTEM }] = await Promise.all([import('./context.ts'), import('./access/caller.ts')]);
+  return contextOf(s, SYSTEM);
+}
+
 async function exportCommand(config: Config, args: string[]) {
   const { values } = parseArgs({
     args,
@@ -375,7 +381,11 @@ async function teamMemberAdd(config: Config, args: string[]) {
   await withServices(config, async (s) => {
     const { setMember } = await import('./teams/teams.ts');
     const teamId = await accountIdOf(s, values.team!, 'team');
-    const m = await setMember(s, null, { teamId, username: values.user!, role: values.role as TeamRole });
+    const m = await setMember(await asSystem(s), {
+      teamId,
+      username: values.user!,
+      role: values.role as TeamRole,
+    });
     console.log(`${m.username} is ${m.role} of ${values.team!.toLowerCase()}`);
   });
 }

@@ -14,6 +14,8 @@ import { createNode } from '../src/nodes/tree.ts';
 import { createTeam, setMember } from '../src/teams/teams.ts';
 import { revokeGrants } from '../src/events/revocations.ts';
 import { createServices, closeServices } from '../src/server.ts';
+import { SYSTEM } from '../src/access/caller.ts';
+import { contextOf } from '../src/context.ts';
 
 let kiln: TestKiln;
 let port: number;
@@ -97,8 +99,16 @@ test('removing a team member or making them a viewer closes their team stream; t
     ownerId: owner.person.id,
     plan: 'personal',
   });
-  await setMember(kiln.services, null, { teamId: team.id, username: removed.person.username, role: 'editor' });
-  await setMember(kiln.services, null, { teamId: team.id, username: demoted.person.username, role: 'editor' });
+  await setMember(contextOf(kiln.services, SYSTEM), {
+    teamId: team.id,
+    username: removed.person.username,
+    role: 'editor',
+  });
+  await setMember(contextOf(kiln.services, SYSTEM), {
+    teamId: team.id,
+    username: demoted.person.username,
+    role: 'editor',
+  });
   const path = `/_/team/${team.username}/sync/stream`;
   const headers = { 'x-sync-protocol': '2', 'x-sync-account-id': String(team.id) };
   const removedTeam = await syncStream(removed.key, headers, path);

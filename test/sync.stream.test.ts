@@ -14,6 +14,8 @@ import { saveDocument } from '../src/save/pipeline.ts';
 import { broadcastSnapshot } from '../src/events/publish.ts';
 import { createTeam, setMember } from '../src/teams/teams.ts';
 import { limits } from '../src/limits.ts';
+import { SYSTEM } from '../src/access/caller.ts';
+import { contextOf } from '../src/context.ts';
 import type { Plan } from '../src/store/schema.ts';
 
 let kiln: TestKiln;
@@ -479,8 +481,16 @@ test('team stream: needs protocol 2 and the team id (428), membership (404), the
     ownerId: owner.person.id,
     plan: 'personal',
   });
-  await setMember(kiln.services, null, { teamId: team.id, username: editor.person.username, role: 'editor' });
-  await setMember(kiln.services, null, { teamId: team.id, username: viewer.person.username, role: 'viewer' });
+  await setMember(contextOf(kiln.services, SYSTEM), {
+    teamId: team.id,
+    username: editor.person.username,
+    role: 'editor',
+  });
+  await setMember(contextOf(kiln.services, SYSTEM), {
+    teamId: team.id,
+    username: viewer.person.username,
+    role: 'viewer',
+  });
   const path = `/_/team/${team.username}/sync/stream`;
   const teamHeaders = { 'x-sync-protocol': '2', 'x-sync-account-id': String(team.id) };
 

@@ -35,7 +35,7 @@
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { startKiln, type TestKiln } from './support/kiln.ts';
-import { sessionsFor, signedIn, storeSessions } from './support/people.ts';
+import { sessionsFor, signedIn, storeSessions, actingAs } from './support/people.ts';
 import type { Client, ReqOpts } from './support/client.ts';
 import { keyHolder, SyncApi } from './support/sync-client.ts';
 import { createSyncKey } from '../src/sync/keys.ts';
@@ -282,7 +282,7 @@ before(async () => {
     [tViewer, 'viewer'],
     [former, 'viewer'],
   ] as const)
-    await setMember(s, tOwner.me.id, { teamId: team.id, username: who.me.username, role });
+    await setMember(await actingAs(s, tOwner.me.id), { teamId: team.id, username: who.me.username, role });
   const keyOf = async (id: number) => (await createSyncKey(s, id)).key;
   const teamHost = kiln.hostOf(team.username);
   // Members carry their login to the team's host, as the session handshake does.
@@ -298,7 +298,7 @@ before(async () => {
   callers.anon = { client: kiln.client() };
   callers.otherKey = { client: kiln.client(), key: await keyOf(other.me.id), keyEverywhere: true };
   // The former member leaves: their session on the team's host and their key stay, their role does not.
-  await removeMember(s, tOwner.me.id, team.id, former.me.id);
+  await removeMember(await actingAs(s, tOwner.me.id), { teamId: team.id, personId: former.me.id });
 
   for (const kind of TARGETS) {
     const t = await document(kind);
@@ -531,7 +531,7 @@ test('a team viewer changing the team’s files gets 403 viewer through every do
     ownerId: owner.person.id,
     plan: 'maker',
   });
-  await setMember(kiln.services, owner.person.id, {
+  await setMember(await actingAs(kiln.services, owner.person.id), {
     teamId: team.id,
     username: viewer.person.username,
     role: 'viewer',
@@ -711,7 +711,11 @@ test('the sharing door asks the same question: a team’s owners and editors sha
     [editor, 'editor'],
     [viewer, 'viewer'],
   ] as const)
-    await setMember(kiln.services, owner.person.id, { teamId: team.id, username: who.person.username, role });
+    await setMember(await actingAs(kiln.services, owner.person.id), {
+      teamId: team.id,
+      username: who.person.username,
+      role,
+    });
   const doc = await createNode(kiln.services, owner.person.id, {
     ownerId: team.id,
     parentId: 0,
