@@ -639,9 +639,9 @@ test('a team viewer changing the team’s files gets 403 viewer through every do
     ['moveNode', () => moveNode(s, v, doc.id, other.id)],
     ['deleteNode', () => deleteNode(s, v, doc.id)],
     ['setVisibility', () => setVisibility(s, v, doc.id, 'private')],
-    ['restoreFromTrash', () => restoreFromTrash(s, v, gone.id)],
-    ['purgeFromTrash', () => purgeFromTrash(s, v, gone.id)],
-    ['emptyTrash', () => emptyTrash(s, v, team.id)],
+    ['restoreFromTrash', async () => restoreFromTrash(await actingAs(s, v), { rootId: gone.id })],
+    ['purgeFromTrash', async () => purgeFromTrash(await actingAs(s, v), { rootId: gone.id })],
+    ['emptyTrash', async () => emptyTrash(await actingAs(s, v), { ownerId: team.id })],
   ];
   for (const [name, run] of useCases)
     await assert.rejects(run, isViewerRefusal, `${name} refuses the viewer with 403 viewer`);
