@@ -307,7 +307,7 @@ async function exportCommand(config: Config, args: string[]) {
   await withServices(config, async (s) => {
     const { exportTree } = await import('./accounts/export.ts');
     const id = await accountIdOf(s, values.user!, 'person');
-    const zip = await exportTree(s, id, id, { versions: values.versions });
+    const zip = await exportTree(await asSystem(s), { ownerId: id, versions: values.versions });
     const { pipeline } = await import('node:stream/promises');
     const { createWriteStream } = await import('node:fs');
     await pipeline(zip, values.out ? createWriteStream(values.out) : process.stdout);
@@ -321,7 +321,7 @@ async function importCommand(config: Config, args: string[]) {
   await withServices(config, async (s) => {
     const { importTree, importedInWords } = await import('./accounts/export.ts');
     const id = await accountIdOf(s, values.user!, 'person');
-    const r = await importTree(s, id, id, values.file!);
+    const r = await importTree(await asSystem(s), { ownerId: id, file: values.file! });
     console.log(`Imported ${importedInWords(r)} into ${values.user}.`);
   });
 }

@@ -36,7 +36,7 @@ const DOC = (text: string) =>
 async function world(s: Services, size: string) {
   const owner = await createPerson(s, newPerson({ plan: 'maker' }));
   const by = { kind: 'editor' as const, accountId: owner.id, writer: null };
-  const doc = await createNode(s, owner.id, {
+  const doc = await createNode(await actingAs(s, owner.id), {
     ownerId: owner.id,
     parentId: 0,
     type: 'site',
@@ -51,7 +51,7 @@ async function world(s: Services, size: string) {
     .where('node_id', '=', doc.id)
     .orderBy('id')
     .execute();
-  const inFolder = await createPath(s, owner.id, {
+  const inFolder = await createPath(await actingAs(s, owner.id), {
     ownerId: owner.id,
     path: `box/inside-${owner.username}.html`,
     html: DOC('in a box'),
@@ -65,7 +65,7 @@ async function world(s: Services, size: string) {
     bytes: Buffer.from('a text file\n'),
   });
   const appName = `app-${owner.username}.html`;
-  const app = await createNode(s, owner.id, {
+  const app = await createNode(await actingAs(s, owner.id), {
     ownerId: owner.id,
     parentId: 0,
     type: 'site',

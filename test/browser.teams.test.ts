@@ -39,7 +39,7 @@ for (const [size, viewport] of [
     const team = await createTeam(s, { username: `crew-${size}-${owner.username}`, ownerId: owner.id, plan: 'maker' });
     await setMember(await actingAs(s, owner.id), { teamId: team.id, username: editor.username, role: 'editor' });
     const name = `${team.username}-plan.html`;
-    await createNode(s, owner.id, { ownerId: team.id, parentId: 0, type: 'site', name, html: DOC });
+    await createNode(await actingAs(s, owner.id), { ownerId: team.id, parentId: 0, type: 'site', name, html: DOC });
     const sessions = await sessionsFor(s.database.db, bk.kiln.config, editor.id, editor.username);
 
     const context = await bk.newContext();

@@ -194,7 +194,7 @@ test('an anonymous slow body is cut after ANON_BODY_TIMEOUT_MS (408, connection 
     json: { type: 'folder', name: 'synced-slowly', parentId: 0 },
   });
   const owner = await signedIn(quick, quick.client());
-  const doc = await createNode(quick.services, owner.id, {
+  const doc = await createNode(await actingAs(quick.services, owner.id), {
     ownerId: owner.id,
     parentId: 0,
     type: 'site',

@@ -6,7 +6,7 @@
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { startKiln, storage, type TestKiln } from './support/kiln.ts';
-import { signedIn, sessionsFor, storeSessions } from './support/people.ts';
+import { signedIn, sessionsFor, storeSessions, actingAs } from './support/people.ts';
 import { SseClient } from './support/sse.ts';
 import type { Client } from './support/client.ts';
 import { createSyncKey, revokeSyncKey } from '../src/sync/keys.ts';
@@ -76,7 +76,7 @@ test('revoking a key from the dashboard closes its open sync streams; a stream o
     await a2.end();
     await stillOpen(b);
     // The other key's stream still gets changes.
-    await createNode(kiln.services, person.id, {
+    await createNode(await actingAs(kiln.services, person.id), {
       ownerId: person.id,
       parentId: 0,
       type: 'site',
@@ -185,7 +185,13 @@ test('revokeGrants(s, ["session:<id>"]) closes the lanes opened with that sessio
   const main = kiln.client();
   const me = await signedIn(kiln, main);
   const name = `sess-${me.username}.html`;
-  await createNode(kiln.services, me.id, { ownerId: me.id, parentId: 0, type: 'site', name, html: doc('v1') });
+  await createNode(await actingAs(kiln.services, me.id), {
+    ownerId: me.id,
+    parentId: 0,
+    type: 'site',
+    name,
+    html: doc('v1'),
+  });
   const host = kiln.hostOf(me.username);
   const url = `http://${host}/${name}`;
   const sessions = await kiln.services.database.db
@@ -242,7 +248,13 @@ test('signing out on the main app closes the lanes its login opened on the docum
   const main = kiln.client();
   const me = await signedIn(kiln, main);
   const name = `logout-${me.username}.html`;
-  await createNode(kiln.services, me.id, { ownerId: me.id, parentId: 0, type: 'site', name, html: doc('v1') });
+  await createNode(await actingAs(kiln.services, me.id), {
+    ownerId: me.id,
+    parentId: 0,
+    type: 'site',
+    name,
+    html: doc('v1'),
+  });
   const host = kiln.hostOf(me.username);
   const url = `http://${host}/${name}`;
   const live = await lane(main, host, url, 'live');

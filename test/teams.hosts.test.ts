@@ -44,14 +44,14 @@ async function teamWithMembers() {
       await setMember(await actingAs(kiln.services, o.id), { teamId: team.id, username: p.username, role });
     people[role] = { client, username: p.username, id: p.id };
   }
-  const doc = await createNode(kiln.services, o.id, {
+  const doc = await createNode(await actingAs(kiln.services, o.id), {
     ownerId: team.id,
     parentId: 0,
     type: 'site',
     name: `${team.username}-plan.html`,
     html: '<!doctype html><html><body><h1>Team plan</h1></body></html>',
   });
-  const secret = await createNode(kiln.services, o.id, {
+  const secret = await createNode(await actingAs(kiln.services, o.id), {
     ownerId: team.id,
     parentId: 0,
     type: 'site',
@@ -124,7 +124,7 @@ test('someone the host does not grant gets the page as a visitor, or a clear ref
     assert.match(r.res.text, /signed in as/i);
   }
   // Someone else's own host, the same.
-  const own = await createNode(kiln.services, o.id, {
+  const own = await createNode(await actingAs(kiln.services, o.id), {
     ownerId: o.id,
     parentId: 0,
     type: 'site',
@@ -142,7 +142,7 @@ test('someone the host does not grant gets the page as a visitor, or a clear ref
 test('one’s own host and a custom domain: the owner gets a session there through the handshake', async () => {
   const main = kiln.client();
   const me = await signedIn(kiln, main, { plan: 'maker' });
-  await createNode(kiln.services, me.id, {
+  await createNode(await actingAs(kiln.services, me.id), {
     ownerId: me.id,
     parentId: 0,
     type: 'site',

@@ -221,20 +221,21 @@ async function document(kind: TargetKind, prefix = 'doc'): Promise<Target> {
   const account = own ? { id: ownerId, username: ownerName } : { id: team.id, username: team.username };
   const by = own ? ownerId : teamOwnerId;
   const html = `<html><p>${kind}</p></html>`;
-  let node = await createNode(kiln.services, by, {
+  let node = await createNode(await actingAs(kiln.services, by), {
     ownerId: account.id,
     parentId: 0,
     type: 'site',
     name: `table-${prefix}-${++made}.html`,
     html,
   });
-  if (kind.endsWith('private')) node = await setVisibility(kiln.services, by, node.id, 'private');
+  if (kind.endsWith('private'))
+    node = await setVisibility(await actingAs(kiln.services, by), { nodeId: node.id, visibility: 'private' });
   const host = kiln.hostOf(account.username);
   return { node, account, team: !own, host, url: `http://${host}/${node.name}`, html };
 }
 /** Someone who signs up to an app of the owner's (on the owner's host), then signs in on the main app too. */
 async function appUserOf(appOwner: number): Promise<Client> {
-  const app = await createNode(kiln.services, appOwner, {
+  const app = await createNode(await actingAs(kiln.services, appOwner), {
     ownerId: appOwner,
     parentId: 0,
     type: 'site',
@@ -538,15 +539,25 @@ test('a team viewer changing the team’s files gets 403 viewer through every do
   });
   const s = kiln.services;
   const by = owner.person.id;
-  const folder = await createNode(s, by, { ownerId: team.id, parentId: 0, type: 'folder', name: 'docs' });
-  const doc = await createNode(s, by, {
+  const folder = await createNode(await actingAs(s, by), {
+    ownerId: team.id,
+    parentId: 0,
+    type: 'folder',
+    name: 'docs',
+  });
+  const doc = await createNode(await actingAs(s, by), {
     ownerId: team.id,
     parentId: folder.id,
     type: 'site',
     name: `plan-${team.id}.html`,
     html: '<html><p>plan</p></html>',
   });
-  const other = await createNode(s, by, { ownerId: team.id, parentId: 0, type: 'folder', name: 'archive' });
+  const other = await createNode(await actingAs(s, by), {
+    ownerId: team.id,
+    parentId: 0,
+    type: 'folder',
+    name: 'archive',
+  });
   const upload = await storeUpload(s, {
     ownerId: team.id,
     parentId: 0,
@@ -555,14 +566,14 @@ test('a team viewer changing the team’s files gets 403 viewer through every do
     fileName: 'notes.txt',
     bytes: Buffer.from('notes'),
   });
-  const gone = await createNode(s, by, {
+  const gone = await createNode(await actingAs(s, by), {
     ownerId: team.id,
     parentId: 0,
     type: 'site',
     name: `gone-${team.id}.html`,
     html: '<html><p>gone</p></html>',
   });
-  await deleteNode(s, by, gone.id);
+  await deleteNode(await actingAs(s, by), { nodeId: gone.id });
   const before = await treeOf(team.id);
 
   const refusals: Array<[string, { status: number; json: any }]> = [];
@@ -633,12 +644,15 @@ test('a team viewer changing the team’s files gets 403 viewer through every do
   // The use cases themselves give the same refusal (a handler that forgot to ask would still get it).
   const v = viewer.person.id;
   const useCases: Array<[string, () => Promise<unknown>]> = [
-    ['createNode', () => createNode(s, v, { ownerId: team.id, parentId: 0, type: 'site', name: 'uc.html' })],
-    ['createPath', () => createPath(s, v, { ownerId: team.id, path: 'uc/x.html' })],
-    ['renameNode', () => renameNode(s, v, doc.id, 'uc.html')],
-    ['moveNode', () => moveNode(s, v, doc.id, other.id)],
-    ['deleteNode', () => deleteNode(s, v, doc.id)],
-    ['setVisibility', () => setVisibility(s, v, doc.id, 'private')],
+    [
+      'createNode',
+      async () => createNode(await actingAs(s, v), { ownerId: team.id, parentId: 0, type: 'site', name: 'uc.html' }),
+    ],
+    ['createPath', async () => createPath(await actingAs(s, v), { ownerId: team.id, path: 'uc/x.html' })],
+    ['renameNode', async () => renameNode(await actingAs(s, v), { nodeId: doc.id, name: 'uc.html' })],
+    ['moveNode', async () => moveNode(await actingAs(s, v), { nodeId: doc.id, parentId: other.id })],
+    ['deleteNode', async () => deleteNode(await actingAs(s, v), { nodeId: doc.id })],
+    ['setVisibility', async () => setVisibility(await actingAs(s, v), { nodeId: doc.id, visibility: 'private' })],
     ['restoreFromTrash', async () => restoreFromTrash(await actingAs(s, v), { rootId: gone.id })],
     ['purgeFromTrash', async () => purgeFromTrash(await actingAs(s, v), { rootId: gone.id })],
     ['emptyTrash', async () => emptyTrash(await actingAs(s, v), { ownerId: team.id })],
@@ -674,7 +688,7 @@ test('strangers keep their answers: a missing node for the use cases, no team fo
     ownerId: owner.person.id,
     plan: 'maker',
   });
-  const doc = await createNode(kiln.services, owner.person.id, {
+  const doc = await createNode(await actingAs(kiln.services, owner.person.id), {
     ownerId: team.id,
     parentId: 0,
     type: 'site',
@@ -682,7 +696,7 @@ test('strangers keep their answers: a missing node for the use cases, no team fo
   });
   // The table's answer for another account's public node, as the dashboard gives it (#46: one answer per question).
   await assert.rejects(
-    renameNode(kiln.services, stranger.person.id, doc.id, 'x.html'),
+    renameNode(await actingAs(kiln.services, stranger.person.id), { nodeId: doc.id, name: 'x.html' }),
     (err) => err instanceof KilnError && err.status === 400 && err.code === 'not-owner',
   );
   const sync = new SyncApi({
@@ -716,7 +730,7 @@ test('the sharing door asks the same question: a team’s owners and editors sha
       username: who.person.username,
       role,
     });
-  const doc = await createNode(kiln.services, owner.person.id, {
+  const doc = await createNode(await actingAs(kiln.services, owner.person.id), {
     ownerId: team.id,
     parentId: 0,
     type: 'site',

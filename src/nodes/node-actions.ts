@@ -22,8 +22,7 @@ export async function makeApp(ctx: Ctx, input: { nodeId: number; enableSignups: 
 /** A copy of a document beside it. */
 export async function duplicate(ctx: Ctx, input: { nodeId: number }): Promise<{ node: NodeRow; copy: NodeRow }> {
   const node = await ctx.nodes.open(input.nodeId, 'manage');
-  const who = whoOf(ctx);
-  return { node, copy: await duplicateDocument(ctx, who.accountId, node, who.writer) };
+  return { node, copy: await duplicateDocument(ctx, node) };
 }
 
 /** The stored bytes of a document or upload (404 for a folder, or bytes no longer kept). */
