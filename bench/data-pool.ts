@@ -23,6 +23,7 @@ import { createPerson } from '../src/accounts/people.ts';
 import { createNode } from '../src/nodes/tree.ts';
 import { spawnKiln, type ChildKiln } from '../test/support/child.ts';
 import { benchDocument } from './rules.ts';
+import { actingAs } from '../test/support/people.ts';
 
 const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 10);
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 8);
@@ -47,7 +48,7 @@ async function prepare(env: Record<string, string>) {
       password: 'Bench-password-7f3k2q',
       plan: 'maker',
     });
-    await createNode(s, bob.id, {
+    await createNode(await actingAs(s, bob.id), {
       ownerId: bob.id,
       parentId: 0,
       type: 'site',
@@ -61,7 +62,7 @@ async function prepare(env: Record<string, string>) {
       plan: 'maker',
     });
     for (let i = 0; i < DEEP_DOCUMENTS; i++) {
-      await createNode(s, mallory.id, {
+      await createNode(await actingAs(s, mallory.id), {
         ownerId: mallory.id,
         parentId: 0,
         type: 'site',

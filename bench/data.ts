@@ -25,6 +25,7 @@ import { createNode } from '../src/nodes/tree.ts';
 import { spawnKiln, type ChildKiln } from '../test/support/child.ts';
 import { BENCH_RULES, benchDocument, countRules } from './rules.ts';
 import { ownCpuSeconds } from './http.ts';
+import { actingAs } from '../test/support/people.ts';
 
 const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 50);
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 10);
@@ -56,7 +57,13 @@ async function prepare(env: Record<string, string>, htmls: string[]) {
       plan: 'maker',
     });
     for (const [i, html] of htmls.entries())
-      await createNode(s, person.id, { ownerId: person.id, parentId: 0, type: 'site', name: docName(i), html });
+      await createNode(await actingAs(s, person.id), {
+        ownerId: person.id,
+        parentId: 0,
+        type: 'site',
+        name: docName(i),
+        html,
+      });
   } finally {
     await closeServices(s);
   }

@@ -15,6 +15,7 @@ import { createPerson } from '../src/accounts/people.ts';
 import { createNode } from '../src/nodes/tree.ts';
 import { insertUpload, storeBytes } from '../src/uploads/upload.ts';
 import { exportTree } from '../src/accounts/export.ts';
+import { actingAs } from '../test/support/people.ts';
 
 const DOCUMENTS = 1000;
 const UPLOADS = 100;
@@ -35,9 +36,9 @@ try {
   });
   const id = person.id;
   const doc = `<!doctype html><html><body>${'<p>bench paragraph</p>'.repeat(200)}</body></html>`;
-  const folder = await createNode(s, id, { ownerId: id, parentId: 0, type: 'folder', name: 'docs' });
+  const folder = await createNode(await actingAs(s, id), { ownerId: id, parentId: 0, type: 'folder', name: 'docs' });
   for (let i = 0; i < DOCUMENTS; i++)
-    await createNode(s, id, {
+    await createNode(await actingAs(s, id), {
       ownerId: id,
       parentId: folder.id,
       type: 'site',
@@ -64,7 +65,7 @@ try {
   }, 20);
   const out = path.join(dir, 'export.zip');
   const t0 = performance.now();
-  await pipeline(await exportTree(s, id, id), createWriteStream(out));
+  await pipeline(await exportTree(await actingAs(s, id), { ownerId: id }), createWriteStream(out));
   const seconds = (performance.now() - t0) / 1000;
   clearInterval(sampler);
   peak = Math.max(peak, process.memoryUsage().rss);

@@ -24,7 +24,7 @@ import { loadConfig } from '../src/config.ts';
 import { closeServices, createServices } from '../src/server.ts';
 import { createPerson } from '../src/accounts/people.ts';
 import { createNode } from '../src/nodes/tree.ts';
-import { sessionsFor } from '../test/support/people.ts';
+import { sessionsFor, actingAs } from '../test/support/people.ts';
 import { spawnKiln } from '../test/support/child.ts';
 import { metricsText } from './http.ts';
 
@@ -124,7 +124,7 @@ try {
       plan: 'maker',
     });
     token = (await sessionsFor(s.database.db, s.config, person.id, person.username)).host;
-    await createNode(s, person.id, {
+    await createNode(await actingAs(s, person.id), {
       ownerId: person.id,
       parentId: 0,
       type: 'site',
@@ -132,7 +132,7 @@ try {
       html: page('0'),
     });
     for (let i = 1; i <= MANY; i++)
-      await createNode(s, person.id, {
+      await createNode(await actingAs(s, person.id), {
         ownerId: person.id,
         parentId: 0,
         type: 'site',
@@ -150,7 +150,7 @@ try {
       });
       for (let i = 0; i < SOAK_DOCS; i++)
         for (const p of [person, other])
-          await createNode(s, p.id, {
+          await createNode(await actingAs(s, p.id), {
             ownerId: p.id,
             parentId: 0,
             type: 'site',

@@ -15,7 +15,7 @@ import autocannon from 'autocannon';
 import { spawnKiln } from '../test/support/child.ts';
 import { freshPostgres, startKiln, type TestKiln } from '../test/support/kiln.ts';
 import { startS3 } from '../test/support/s3.ts';
-import { signedIn, newPerson } from '../test/support/people.ts';
+import { signedIn, newPerson, actingAs } from '../test/support/people.ts';
 import { createNode } from '../src/nodes/tree.ts';
 import { createPerson } from '../src/accounts/people.ts';
 import { storeUpload } from '../src/uploads/upload.ts';
@@ -35,7 +35,7 @@ async function workers(storage: 'sqlite' | 'postgres') {
   const env = { DATA_DIR: dataDir, REDIS_URL: REDIS, LOG_LEVEL: 'silent', ...(pg ? { DATABASE_URL: pg.url } : {}) };
   const s = await createServices(loadConfig(env));
   const person = await createPerson(s, newPerson({ plan: 'maker' }));
-  await createNode(s, person.id, {
+  await createNode(await actingAs(s, person.id), {
     ownerId: person.id,
     parentId: 0,
     type: 'site',
@@ -110,7 +110,7 @@ async function uploads() {
         kiln = await startKiln({ env: { ...env, ...(pg ? { DATABASE_URL: pg.url } : {}) } });
         const main = kiln.client();
         const me = await signedIn(kiln, main, { plan: 'maker' });
-        await createNode(kiln.services, me.id, {
+        await createNode(await actingAs(kiln.services, me.id), {
           ownerId: me.id,
           parentId: 0,
           type: 'site',
@@ -163,7 +163,7 @@ async function backups() {
       const page = (i: number) =>
         `<!DOCTYPE html><html><body><h1>Document ${i}</h1>${'<p>Some words of a page.</p>'.repeat(100)}</body></html>`;
       for (let i = 0; i < 1000; i++)
-        await createNode(s, person.id, {
+        await createNode(await actingAs(s, person.id), {
           ownerId: person.id,
           parentId: 0,
           type: 'site',

@@ -27,7 +27,7 @@ import pg from 'pg';
 import { loadConfig } from '../src/config.ts';
 import { closeServices, createServices, startServer } from '../src/server.ts';
 import { createPerson } from '../src/accounts/people.ts';
-import { sessionsFor } from '../test/support/people.ts';
+import { sessionsFor, actingAs } from '../test/support/people.ts';
 import { createNode } from '../src/nodes/tree.ts';
 import { versionContent } from '../src/save/history.ts';
 import { spawnKiln } from '../test/support/child.ts';
@@ -63,7 +63,7 @@ async function fixture(s: Services): Promise<{ token: string; nodeId: number }> 
     plan: 'maker',
   });
   const token = (await sessionsFor(s.database.db, s.config, person.id, person.username)).host;
-  const node = await createNode(s, person.id, {
+  const node = await createNode(await actingAs(s, person.id), {
     ownerId: person.id,
     parentId: 0,
     type: 'site',

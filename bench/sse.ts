@@ -22,7 +22,7 @@ import pg from 'pg';
 import { Redis } from 'ioredis';
 import { freePort, spawnKiln, type ChildKiln } from '../test/support/child.ts';
 import { Client } from '../test/support/client.ts';
-import { newPerson, sessionsFor } from '../test/support/people.ts';
+import { newPerson, sessionsFor, actingAs } from '../test/support/people.ts';
 import { loadConfig } from '../src/config.ts';
 import { createServices, closeServices } from '../src/server.ts';
 import { createPerson } from '../src/accounts/people.ts';
@@ -50,7 +50,13 @@ async function fixture(env: Record<string, string>): Promise<Fixture> {
     const person = await createPerson(s, newPerson({ plan: 'personal' }));
     const token = (await sessionsFor(s.database.db, s.config, person.id, person.username)).host;
     const { key } = await createSyncKey(s, person.id);
-    await createNode(s, person.id, { ownerId: person.id, parentId: 0, type: 'site', name: DOC, html: documentFor(0) });
+    await createNode(await actingAs(s, person.id), {
+      ownerId: person.id,
+      parentId: 0,
+      type: 'site',
+      name: DOC,
+      html: documentFor(0),
+    });
     return { username: person.username, token, key };
   } finally {
     await closeServices(s);

@@ -3,18 +3,11 @@
 // a request (`(req: FastifyRequest…` or `(req, reply)`: a handler registered by reference, or a piece of one),
 // measured over its body (strings, template literals and comments skipped). Exit 1 when any is over.
 // `node scripts/handler-lengths.mjs [limit]`.
-import { readdirSync, readFileSync, statSync } from 'node:fs';
-import { join } from 'node:path';
+import { readFileSync } from 'node:fs';
+import { tsFiles } from './ts-files.mjs';
 
 const limit = Number(process.argv[2] ?? 40);
-const files = [];
-(function walk(dir) {
-  for (const name of readdirSync(dir)) {
-    const p = join(dir, name);
-    if (statSync(p).isDirectory()) walk(p);
-    else if (p.endsWith('.ts')) files.push(p);
-  }
-})('src/http/routes');
+const files = tsFiles('src/http/routes');
 
 /** The index just past the parenthesis that closes the one at `open`. */
 function closeOf(text, open) {
@@ -36,7 +29,7 @@ function closeOf(text, open) {
 
 let over = 0;
 let count = 0;
-for (const file of files.sort()) {
+for (const file of files) {
   const text = readFileSync(file, 'utf8');
   const seen = [];
   const inside = (i) => seen.some(([a, b]) => i > a && i < b);

@@ -2,19 +2,12 @@
 // every relative import of a .ts file, type-only ones included (`import type`, `export ... from`,
 // `import('./x.ts')` in code or in a type). A circle makes load order matter and lets a low module lean on
 // a high one. Prints each component with its files; exits 1 if there is any. `node scripts/import-circles.mjs`.
-import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
-import { dirname, join, relative, resolve } from 'node:path';
+import { existsSync, readFileSync } from 'node:fs';
+import { dirname, relative, resolve } from 'node:path';
+import { tsFiles } from './ts-files.mjs';
 
 const root = resolve(process.argv[2] ?? 'src');
-const files = [];
-(function walk(dir) {
-  for (const name of readdirSync(dir)) {
-    const p = join(dir, name);
-    if (statSync(p).isDirectory()) walk(p);
-    else if (p.endsWith('.ts')) files.push(p);
-  }
-})(root);
-files.sort();
+const files = tsFiles(root);
 
 /** The text with comments blanked out (strings kept), so a commented-out import is no edge. */
 function withoutComments(text) {

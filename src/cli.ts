@@ -313,6 +313,12 @@ async function accountIdOf(s: Services, username: string, kind: 'person' | 'team
   return row.id;
 }
 
+/** Kiln itself, acting from the shell (the CLI's commands pass every access check). */
+async function asSystem(s: Services) {
+  const [{ contextOf }, { SYSTEM }] = await Promise.all([import('./context.ts'), import('./access/caller.ts')]);
+  return contextOf(s, SYSTEM);
+}
+
 async function exportCommand(config: Config, args: string[]) {
   const { values } = parseArgs({
     args,
@@ -322,7 +328,7 @@ async function exportCommand(config: Config, args: string[]) {
   await withServices(config, async (s) => {
     const { exportTree } = await import('./accounts/export.ts');
     const id = await accountIdOf(s, values.user!, 'person');
-    const zip = await exportTree(s, id, id, { versions: values.versions });
+    const zip = await exportTree(await asSystem(s), { ownerId: id, versions: values.versions });
     const { pipeline } = await import('node:stream/promises');
     const { createWriteStream } = await import('node:fs');
     await pipeline(zip, values.out ? createWriteStream(values.out) : process.stdout);
@@ -336,7 +342,7 @@ async function importCommand(config: Config, args: string[]) {
   await withServices(config, async (s) => {
     const { importTree, importedInWords } = await import('./accounts/export.ts');
     const id = await accountIdOf(s, values.user!, 'person');
-    const r = await importTree(s, id, id, values.file!);
+    const r = await importTree(await asSystem(s), { ownerId: id, file: values.file! });
     console.log(`Imported ${importedInWords(r)} into ${values.user}.`);
   });
 }
@@ -396,7 +402,11 @@ async function teamMemberAdd(config: Config, args: string[]) {
   await withServices(config, async (s) => {
     const { setMember } = await import('./teams/teams.ts');
     const teamId = await accountIdOf(s, values.team!, 'team');
-    const m = await setMember(s, null, { teamId, username: values.user!, role: values.role as TeamRole });
+    const m = await setMember(await asSystem(s), {
+      teamId,
+      username: values.user!,
+      role: values.role as TeamRole,
+    });
     console.log(`${m.username} is ${m.role} of ${values.team!.toLowerCase()}`);
   });
 }

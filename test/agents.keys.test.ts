@@ -5,6 +5,7 @@
 // and expired keys answer 401, a suspended person's 403, another account's key finds nothing here; the doors
 // that cannot narrow (the sync stream, its control lane, the bus) refuse agent keys. The operator's switch
 // (`mcp-off`) and the per-credential call limit the MCP door asks.
+import { actingAs } from './support/people.ts';
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
@@ -66,12 +67,12 @@ async function keyOf(personId: number, over: { readOnly?: boolean; accountId?: n
 /** A paid person with `notes/in-<name>.html` and `out-<name>.html` (document names are unique across Kiln). */
 async function withFiles() {
   const person = await createPerson(kiln.services, newPerson({ plan: 'personal' }));
-  const inside = await createPath(kiln.services, person.id, {
+  const inside = await createPath(await actingAs(kiln.services, person.id), {
     ownerId: person.id,
     path: `notes/in-${person.username}.html`,
     html: '<html><body>in</body></html>',
   });
-  const outside = await createPath(kiln.services, person.id, {
+  const outside = await createPath(await actingAs(kiln.services, person.id), {
     ownerId: person.id,
     path: `out-${person.username}.html`,
     html: '<html><body>out</body></html>',
@@ -288,9 +289,17 @@ test("team keys: a viewer's key never writes the team's files; an editor's write
     ownerId: owner.id,
     plan: 'personal',
   });
-  await setMember(kiln.services, owner.id, { teamId: team.id, username: viewer.username, role: 'viewer' });
-  await setMember(kiln.services, owner.id, { teamId: team.id, username: editor.username, role: 'editor' });
-  const doc = await createPath(kiln.services, owner.id, {
+  await setMember(await actingAs(kiln.services, owner.id), {
+    teamId: team.id,
+    username: viewer.username,
+    role: 'viewer',
+  });
+  await setMember(await actingAs(kiln.services, owner.id), {
+    teamId: team.id,
+    username: editor.username,
+    role: 'editor',
+  });
+  const doc = await createPath(await actingAs(kiln.services, owner.id), {
     ownerId: team.id,
     path: `team-${team.username}.html`,
     html: '<html><body>t</body></html>',
@@ -320,7 +329,7 @@ test("team keys: a viewer's key never writes the team's files; an editor's write
   const ownKey = bearer(await keyOf(editor.id), team);
   assert.equal((await ownKey.raw('GET', '/nodes')).json.code, 'key-scope');
 
-  await removeMember(kiln.services, owner.id, team.id, editor.id);
+  await removeMember(await actingAs(kiln.services, owner.id), { teamId: team.id, personId: editor.id });
   const gone = await bearer(editorKey, team).raw('GET', '/nodes');
   assert.equal(gone.status, 401);
   assert.equal(gone.json.code, 'revoked-key');

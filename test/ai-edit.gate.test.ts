@@ -13,7 +13,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { movableClock, startKiln, type TestKiln } from './support/kiln.ts';
-import { newPerson, signedIn } from './support/people.ts';
+import { newPerson, signedIn, actingAs } from './support/people.ts';
 import { mailsTo } from './support/stripe.ts';
 import { SseClient } from './support/sse.ts';
 import type { Client } from './support/client.ts';
@@ -82,7 +82,7 @@ interface Asker {
 async function asker(c: Client, owner: { id: number; username: string }): Promise<Asker> {
   const host = kiln.hostOf(owner.username);
   const page = `gate-${owner.username}.html`;
-  await createNode(kiln.services, owner.id, {
+  await createNode(await actingAs(kiln.services, owner.id), {
     ownerId: owner.id,
     parentId: 0,
     type: 'site',

@@ -11,7 +11,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { startKiln, type TestKiln } from './support/kiln.ts';
-import { signedIn } from './support/people.ts';
+import { signedIn, actingAs } from './support/people.ts';
 import { SseClient } from './support/sse.ts';
 import { until } from './support/wait.ts';
 import { isAlive, pidIn } from './support/child.ts';
@@ -99,7 +99,7 @@ async function ownerWithPage() {
   const p = await signedIn(kiln, main);
   const host = kiln.hostOf(p.username);
   const page = `ai-${p.username}.html`;
-  await createNode(kiln.services, p.id, {
+  await createNode(await actingAs(kiln.services, p.id), {
     ownerId: p.id,
     parentId: 0,
     type: 'site',
@@ -206,7 +206,7 @@ test('engines by a leading @word: a failing engine says why; an unknown one is a
     assert.match(unknown[0].payload.message, /no engine @nobody.*@ai, @slow, @broken, @claude, @gpt/);
     assert.match(unknown[0].payload.message, /your own agent \(npx kiln ai-edit serve --engine nobody\)/);
     // References: the owner's own document is read; another account's is not (to the owner it does not exist).
-    await createNode(kiln.services, o.p.id, {
+    await createNode(await actingAs(kiln.services, o.p.id), {
       ownerId: o.p.id,
       parentId: 0,
       type: 'site',
@@ -227,7 +227,7 @@ test('engines by a leading @word: a failing engine says why; an unknown one is a
     assert.match(prompt, /Footer text/);
     const bob = kiln.client();
     const b = await signedIn(kiln, bob);
-    await createNode(kiln.services, b.id, {
+    await createNode(await actingAs(kiln.services, b.id), {
       ownerId: b.id,
       parentId: 0,
       type: 'site',

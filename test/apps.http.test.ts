@@ -6,7 +6,7 @@
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { startKiln, type TestKiln } from './support/kiln.ts';
-import { signedIn, newPerson } from './support/people.ts';
+import { signedIn, newPerson, actingAs } from './support/people.ts';
 import type { Client } from './support/client.ts';
 import type { OutboxMailer } from '../src/mail/mailer.ts';
 import { createNode } from '../src/nodes/tree.ts';
@@ -111,7 +111,12 @@ test('instance names: the app keeps <app>.html, instances take -1, -2 … skippi
   assert.equal(second.res.json.instance.name, 'todo-2.html');
   // Another account's document already holds the next name: it is skipped.
   const other = await createPerson(kiln.services, newPerson());
-  await createNode(kiln.services, other.id, { ownerId: other.id, parentId: 0, type: 'site', name: 'todo-3.html' });
+  await createNode(await actingAs(kiln.services, other.id), {
+    ownerId: other.id,
+    parentId: 0,
+    type: 'site',
+    name: 'todo-3.html',
+  });
   const third = await signUp(host, 'todo.html');
   assert.equal(third.res.json.instance.name, 'todo-4.html');
 

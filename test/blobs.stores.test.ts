@@ -20,7 +20,7 @@ import { sha256 } from '../src/core/checksum.ts';
 import { loadConfig } from '../src/config.ts';
 import { freshPostgres, startKiln, type TestKiln } from './support/kiln.ts';
 import { startS3, type TestS3 } from './support/s3.ts';
-import { signedIn } from './support/people.ts';
+import { signedIn, actingAs } from './support/people.ts';
 import { createNode } from '../src/nodes/tree.ts';
 import { kilnCmd } from './support/sync-client.ts';
 import { kilnRun } from './support/child.ts';
@@ -111,7 +111,7 @@ test('a fallback store reads what its primary lacks from the older store; writes
 async function uploadTo(kiln: TestKiln, bytes: Buffer, name = 'photo.bin') {
   const main = kiln.client();
   const me = await signedIn(kiln, main);
-  await createNode(kiln.services, me.id, {
+  await createNode(await actingAs(kiln.services, me.id), {
     ownerId: me.id,
     parentId: 0,
     type: 'site',

@@ -12,7 +12,7 @@ import type { Page } from 'playwright-core';
 import { hasChromium, startBrowserKiln, type BrowserKiln } from './support/browser.ts';
 import { createPerson } from '../src/accounts/people.ts';
 import { createNode } from '../src/nodes/tree.ts';
-import { newPerson, sessionsFor, browserCookies } from './support/people.ts';
+import { newPerson, sessionsFor, browserCookies, actingAs } from './support/people.ts';
 import { SCREENS, PHONE } from './support/screens.ts';
 import { until } from './support/wait.ts';
 import { isAlive, pidIn } from './support/child.ts';
@@ -76,7 +76,7 @@ test('the owner asks for an edit: it streams into the paragraph; Keep saves a ve
 }, async () => {
   const s = bk.kiln.services;
   const person = await createPerson(s, newPerson());
-  const node = await createNode(s, person.id, {
+  const node = await createNode(await actingAs(s, person.id), {
     ownerId: person.id,
     parentId: 0,
     type: 'site',

@@ -10,7 +10,7 @@ import { appendAndSave, hasChromium, startBrowserKiln, type BrowserKiln } from '
 import { createPerson } from '../src/accounts/people.ts';
 import { createNode } from '../src/nodes/tree.ts';
 import type { OutboxMailer } from '../src/mail/mailer.ts';
-import { newPerson, sessionsFor, browserCookies } from './support/people.ts';
+import { newPerson, sessionsFor, browserCookies, actingAs } from './support/people.ts';
 
 const APP = `<!DOCTYPE html>
 <html lang="en">
@@ -36,7 +36,13 @@ test('a visitor signs up on an app, confirms by the mailed link, edits and saves
   const s = bk.kiln.services;
   const root = bk.kiln.config.rootDomain;
   const owner = await createPerson(s, newPerson());
-  await createNode(s, owner.id, { ownerId: owner.id, parentId: 0, type: 'site', name: 'shared-todo.html', html: APP });
+  await createNode(await actingAs(s, owner.id), {
+    ownerId: owner.id,
+    parentId: 0,
+    type: 'site',
+    name: 'shared-todo.html',
+    html: APP,
+  });
   const sessions = await sessionsFor(s.database.db, bk.kiln.config, owner.id, owner.username);
 
   // The owner turns the document into an app on the dashboard (the form posts by fetch and swaps the list).
@@ -126,7 +132,7 @@ test('a developer’s email and password typed on someone else’s app sign-in p
 }, async () => {
   const s = bk.kiln.services;
   const owner = await createPerson(s, newPerson());
-  await createNode(s, owner.id, {
+  await createNode(await actingAs(s, owner.id), {
     ownerId: owner.id,
     parentId: 0,
     type: 'site',
@@ -171,7 +177,13 @@ test('the app starter: a signed-out visitor sees how to get their own copy; its 
   const s = bk.kiln.services;
   const owner = await createPerson(s, newPerson());
   const name = `club-${owner.username}.html`;
-  const node = await createNode(s, owner.id, { ownerId: owner.id, parentId: 0, type: 'site', name, starter: 'app' });
+  const node = await createNode(await actingAs(s, owner.id), {
+    ownerId: owner.id,
+    parentId: 0,
+    type: 'site',
+    name,
+    starter: 'app',
+  });
   await s.database.db.updateTable('nodes').set({ enable_signups: 1 }).where('id', '=', node.id).execute();
 
   const visitor = await (await bk.newContext()).newPage();
@@ -204,7 +216,13 @@ test('an app user’s copy of the app starter: the sign-up link leads to the app
   const root = bk.kiln.config.rootDomain;
   const owner = await createPerson(s, newPerson());
   const name = `team-${owner.username}.html`;
-  const node = await createNode(s, owner.id, { ownerId: owner.id, parentId: 0, type: 'site', name, starter: 'app' });
+  const node = await createNode(await actingAs(s, owner.id), {
+    ownerId: owner.id,
+    parentId: 0,
+    type: 'site',
+    name,
+    starter: 'app',
+  });
   await s.database.db.updateTable('nodes').set({ enable_signups: 1 }).where('id', '=', node.id).execute();
 
   // A visitor signs up on the app and lands on its own copy, not confirmed yet.

@@ -4,7 +4,7 @@
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { hasChromium, startBrowserKiln, type BrowserKiln } from './support/browser.ts';
-import { browserCookies, signedIn } from './support/people.ts';
+import { browserCookies, signedIn, actingAs } from './support/people.ts';
 import { check, DESKTOP, PHONE } from './support/screens.ts';
 import { createNode } from '../src/nodes/tree.ts';
 import { createSyncKey } from '../src/sync/keys.ts';
@@ -23,7 +23,12 @@ test('a visitor’s submission on the form appears live on the owner’s open da
   skip,
 }, async () => {
   const me = await signedIn(bk.kiln, bk.kiln.client());
-  await createNode(bk.kiln.services, me.id, { ownerId: me.id, parentId: 0, type: 'folder', name: 'contact' });
+  await createNode(await actingAs(bk.kiln.services, me.id), {
+    ownerId: me.id,
+    parentId: 0,
+    type: 'folder',
+    name: 'contact',
+  });
 
   // The owner marks the folder on the dashboard.
   const owner = await bk.newContext();

@@ -13,7 +13,7 @@ import type { BrowserContext, Frame, Page } from 'playwright-core';
 import { hasChromium, startBrowserKiln, type BrowserKiln } from './support/browser.ts';
 import { createPerson } from '../src/accounts/people.ts';
 import { createNode } from '../src/nodes/tree.ts';
-import { newPerson, sessionsFor, browserCookies } from './support/people.ts';
+import { newPerson, sessionsFor, browserCookies, actingAs } from './support/people.ts';
 import { check, DESKTOP, PHONE } from './support/screens.ts';
 import { until } from './support/wait.ts';
 
@@ -62,8 +62,8 @@ before(
     const s = bk.kiln.services;
     alice = await createPerson(s, newPerson({ plan: 'maker' }));
     bob = await createPerson(s, newPerson({ plan: 'maker' }));
-    const doc = (owner: { id: number }, name: string, html: string) =>
-      createNode(s, owner.id, { ownerId: owner.id, parentId: 0, type: 'site', name, html });
+    const doc = async (owner: { id: number }, name: string, html: string) =>
+      createNode(await actingAs(s, owner.id), { ownerId: owner.id, parentId: 0, type: 'site', name, html });
     await doc(alice, 'notes.html', NOTES);
     await doc(alice, 'desk.html', OWN_FRAME);
     const notes = bk.docUrl(alice.username, '/notes.html');

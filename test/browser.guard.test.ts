@@ -11,7 +11,7 @@ import type { Page } from 'playwright-core';
 import { hasChromium, startBrowserKiln, type BrowserKiln } from './support/browser.ts';
 import { createPerson } from '../src/accounts/people.ts';
 import { createNode } from '../src/nodes/tree.ts';
-import { newPerson, sessionsFor, browserCookies } from './support/people.ts';
+import { newPerson, sessionsFor, browserCookies, actingAs } from './support/people.ts';
 import { SCREENS, PHONE } from './support/screens.ts';
 
 // A list page: the api rules read the title and the items; a hidden template item lets a restore grow the list
@@ -53,7 +53,13 @@ test('a page script empties the list: the chip shows in both owner tabs, and "re
 }, async () => {
   const s = bk.kiln.services;
   const person = await createPerson(s, newPerson());
-  await createNode(s, person.id, { ownerId: person.id, parentId: 0, type: 'site', name: 'reading.html', html: DOC });
+  await createNode(await actingAs(s, person.id), {
+    ownerId: person.id,
+    parentId: 0,
+    type: 'site',
+    name: 'reading.html',
+    html: DOC,
+  });
   const sessions = await sessionsFor(s.database.db, bk.kiln.config, person.id, person.username);
   const url = bk.docUrl(person.username, '/reading.html');
   const served = async () => {

@@ -10,7 +10,7 @@ import { chromium, type Browser } from 'playwright-core';
 import { CHROMIUM, CHROMIUM_ARGS, hasChromium } from './support/browser.ts';
 import { startKiln, type TestKiln } from './support/kiln.ts';
 import { freePort } from './support/child.ts';
-import { browserCookies, signedIn } from './support/people.ts';
+import { browserCookies, signedIn, actingAs } from './support/people.ts';
 import { createNode } from '../src/nodes/tree.ts';
 import { check, DESKTOP, PHONE } from './support/screens.ts';
 
@@ -52,7 +52,7 @@ for (const [what, made, labels, thanks] of [
     assert.match(README_PAGE, /fetch\('\/_\/message'/, 'the README has the recipe');
     const main = kiln.client();
     const me = await signedIn(kiln, main);
-    await createNode(kiln.services, me.id, {
+    await createNode(await actingAs(kiln.services, me.id), {
       ownerId: me.id,
       parentId: 0,
       type: 'site',

@@ -8,7 +8,7 @@ import { createPerson } from '../src/accounts/people.ts';
 import { createNode, deleteNode } from '../src/nodes/tree.ts';
 import { findByPath } from '../src/nodes/find.ts';
 import { setDocumentNames } from '../src/admin/admin.ts';
-import { newPerson, sessionsFor, browserCookies } from './support/people.ts';
+import { newPerson, sessionsFor, browserCookies, actingAs } from './support/people.ts';
 import { check, DESKTOP, PHONE } from './support/screens.ts';
 
 let bk: BrowserKiln;
@@ -37,7 +37,7 @@ for (const [size, viewport] of [
     const s = bk.kiln.services;
     const other = await createPerson(s, newPerson());
     const taken = `taken-${size}-${other.username}.html`;
-    await createNode(s, other.id, { ownerId: other.id, parentId: 0, type: 'site', name: taken });
+    await createNode(await actingAs(s, other.id), { ownerId: other.id, parentId: 0, type: 'site', name: taken });
     const me = await createPerson(s, newPerson());
     const { context, page } = await signedInPage(me.id, me.username, viewport);
 
@@ -81,7 +81,7 @@ for (const [size, viewport] of [
     // Back as it was for the next run: the shared name to the trash, names unique across this Kiln.
     const made = await findByPath(s, me.id, taken);
     assert.ok(made);
-    await deleteNode(s, me.id, made.id);
+    await deleteNode(await actingAs(s, me.id), { nodeId: made.id });
     await setDocumentNames(s, 'instance');
   });
 }

@@ -5,7 +5,7 @@ import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import type { Page } from 'playwright-core';
 import { hasChromium, startBrowserKiln, type BrowserKiln } from './support/browser.ts';
-import { browserCookies, signedIn } from './support/people.ts';
+import { browserCookies, signedIn, actingAs } from './support/people.ts';
 import { check, DESKTOP, PHONE } from './support/screens.ts';
 import { createSyncKey } from '../src/sync/keys.ts';
 import { createNode } from '../src/nodes/tree.ts';
@@ -48,7 +48,7 @@ test('the sync-keys page with a key listed: no sideways scrolling at 390 px, eve
 test('the dashboard at 390 px: the list starts within the first screen; every create form is one tap away; the desktop keeps them open', {
   skip,
 }, async () => {
-  await createNode(bk.kiln.services, me.id, {
+  await createNode(await actingAs(bk.kiln.services, me.id), {
     ownerId: me.id,
     parentId: 0,
     type: 'site',

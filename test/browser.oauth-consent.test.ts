@@ -3,6 +3,7 @@
 // answers Kiln's consent page (account, folder, read and change; Allow); the client exchanges the code and its token
 // works; the account page lists the agent and Revoke stops it (feedback, then 401). The consent and account pages are
 // checked at desktop and phone size (screenshots, no sideways scrolling, axe: no serious finding).
+import { actingAs } from './support/people.ts';
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { auth } from '@modelcontextprotocol/client';
@@ -73,9 +74,14 @@ test('connect an agent in the browser: consent (folder, read and change), token,
   const input = newPerson({ plan: 'personal' });
   const person = await createPerson(bk.kiln.services, input);
   const s = bk.kiln.services;
-  const folder = await createNode(s, person.id, { ownerId: person.id, parentId: 0, type: 'folder', name: 'notes' });
+  const folder = await createNode(await actingAs(s, person.id), {
+    ownerId: person.id,
+    parentId: 0,
+    type: 'folder',
+    name: 'notes',
+  });
   const html = '<html><body>Plan</body></html>';
-  const doc = await createNode(s, person.id, {
+  const doc = await createNode(await actingAs(s, person.id), {
     ownerId: person.id,
     parentId: folder.id,
     type: 'site',

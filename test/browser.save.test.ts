@@ -6,7 +6,7 @@ import assert from 'node:assert/strict';
 import { appendAndSave, hasChromium, saveNow, startBrowserKiln, type BrowserKiln } from './support/browser.ts';
 import { createPerson } from '../src/accounts/people.ts';
 import { createNode } from '../src/nodes/tree.ts';
-import { newPerson, sessionsFor, browserCookies } from './support/people.ts';
+import { newPerson, sessionsFor, browserCookies, actingAs } from './support/people.ts';
 
 const DOC = `<!DOCTYPE html>
 <html lang="en">
@@ -30,7 +30,7 @@ test('the owner edits a hyperclayjs document in Chromium and it saves itself; st
 }, async () => {
   const s = bk.kiln.services;
   const person = await createPerson(s, newPerson());
-  await createNode(s, person.id, {
+  await createNode(await actingAs(s, person.id), {
     ownerId: person.id,
     parentId: 0,
     type: 'site',

@@ -12,7 +12,7 @@ import { createNode } from '../src/nodes/tree.ts';
 import { storeUpload } from '../src/uploads/upload.ts';
 import { saveDocument } from '../src/save/pipeline.ts';
 import { listVersions } from '../src/save/history.ts';
-import { newPerson, sessionsFor, browserCookies, type Sessions } from './support/people.ts';
+import { newPerson, sessionsFor, browserCookies, actingAs, type Sessions } from './support/people.ts';
 
 const skip = !hasChromium && 'Debian chromium is not installed (.ci/run installs it)';
 const ALICE_DOC =
@@ -42,7 +42,7 @@ before(
     };
     alice = await make();
     bob = await make();
-    await createNode(s, alice.id, {
+    await createNode(await actingAs(s, alice.id), {
       ownerId: alice.id,
       parentId: 0,
       type: 'site',
@@ -57,7 +57,7 @@ before(
       fileName: 'notes.md',
       bytes: Buffer.from(ALICE_NOTES),
     });
-    await createNode(s, bob.id, {
+    await createNode(await actingAs(s, bob.id), {
       ownerId: bob.id,
       parentId: 0,
       type: 'site',
@@ -335,7 +335,7 @@ test('Bob’s page cannot frame Alice’s restore page and have her click Restor
   const s = bk.kiln.services;
   const first = '<!DOCTYPE html><html><body><p>first entry</p></body></html>';
   const latest = '<!DOCTYPE html><html><body><p>latest entry</p></body></html>';
-  const diary = await createNode(s, alice.id, {
+  const diary = await createNode(await actingAs(s, alice.id), {
     ownerId: alice.id,
     parentId: 0,
     type: 'site',

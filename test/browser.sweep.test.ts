@@ -8,7 +8,7 @@ import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import type { BrowserContext } from 'playwright-core';
 import { hasChromium, startBrowserKiln, type BrowserKiln } from './support/browser.ts';
-import { browserCookies, newPerson, sessionsFor } from './support/people.ts';
+import { browserCookies, newPerson, sessionsFor, actingAs } from './support/people.ts';
 import { check, DESKTOP, PHONE } from './support/screens.ts';
 import { createPerson } from '../src/accounts/people.ts';
 import { createNode, createPath } from '../src/nodes/tree.ts';
@@ -16,7 +16,6 @@ import { saveDocument } from '../src/save/pipeline.ts';
 import { storeUpload } from '../src/uploads/upload.ts';
 import { createTeam } from '../src/teams/teams.ts';
 import { inviteToTeam } from '../src/teams/invites.ts';
-import { actingAs } from '../src/nodes/manage.ts';
 import { createEmailToken } from '../src/accounts/email-tokens.ts';
 import { createSignupInvite, saveInstanceSettings } from '../src/admin/admin.ts';
 import { signUpOnApp } from '../src/apps/app-users.ts';
@@ -37,7 +36,7 @@ const DOC = (text: string) =>
 async function world(s: Services, size: string) {
   const owner = await createPerson(s, newPerson({ plan: 'maker' }));
   const by = { kind: 'editor' as const, accountId: owner.id, writer: null };
-  const doc = await createNode(s, owner.id, {
+  const doc = await createNode(await actingAs(s, owner.id), {
     ownerId: owner.id,
     parentId: 0,
     type: 'site',
@@ -52,7 +51,7 @@ async function world(s: Services, size: string) {
     .where('node_id', '=', doc.id)
     .orderBy('id')
     .execute();
-  const inFolder = await createPath(s, owner.id, {
+  const inFolder = await createPath(await actingAs(s, owner.id), {
     ownerId: owner.id,
     path: `box/inside-${owner.username}.html`,
     html: DOC('in a box'),
@@ -66,7 +65,7 @@ async function world(s: Services, size: string) {
     bytes: Buffer.from('a text file\n'),
   });
   const appName = `app-${owner.username}.html`;
-  const app = await createNode(s, owner.id, {
+  const app = await createNode(await actingAs(s, owner.id), {
     ownerId: owner.id,
     parentId: 0,
     type: 'site',

@@ -7,7 +7,7 @@ import { appendAndSave, hasChromium, startBrowserKiln, type BrowserKiln } from '
 import { createPerson } from '../src/accounts/people.ts';
 import { createNode } from '../src/nodes/tree.ts';
 import { createTeam, setMember } from '../src/teams/teams.ts';
-import { newPerson, sessionsFor, browserCookies } from './support/people.ts';
+import { newPerson, sessionsFor, browserCookies, actingAs } from './support/people.ts';
 import { check, DESKTOP, PHONE } from './support/screens.ts';
 
 const DOC = `<!DOCTYPE html>
@@ -37,9 +37,9 @@ for (const [size, viewport] of [
     const owner = await createPerson(s, newPerson({ plan: 'maker' }));
     const editor = await createPerson(s, newPerson());
     const team = await createTeam(s, { username: `crew-${size}-${owner.username}`, ownerId: owner.id, plan: 'maker' });
-    await setMember(s, owner.id, { teamId: team.id, username: editor.username, role: 'editor' });
+    await setMember(await actingAs(s, owner.id), { teamId: team.id, username: editor.username, role: 'editor' });
     const name = `${team.username}-plan.html`;
-    await createNode(s, owner.id, { ownerId: team.id, parentId: 0, type: 'site', name, html: DOC });
+    await createNode(await actingAs(s, owner.id), { ownerId: team.id, parentId: 0, type: 'site', name, html: DOC });
     const sessions = await sessionsFor(s.database.db, bk.kiln.config, editor.id, editor.username);
 
     const context = await bk.newContext();

@@ -6,7 +6,7 @@
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { startKiln, storage, freshPostgres, type TestKiln } from './support/kiln.ts';
-import { signedIn, newPerson, sessionsFor } from './support/people.ts';
+import { signedIn, newPerson, sessionsFor, actingAs } from './support/people.ts';
 import { SseClient } from './support/sse.ts';
 import { Client } from './support/client.ts';
 import { spawnKilns, type ChildKiln } from './support/child.ts';
@@ -224,7 +224,7 @@ test('teams: owners and editors are on the team host’s bus, a viewer is refuse
   for (const role of ['editor', 'viewer'] as const) {
     const c = kiln.client();
     const p = await signedIn(kiln, c);
-    await setMember(kiln.services, o.p.id, { teamId: team.id, username: p.username, role });
+    await setMember(await actingAs(kiln.services, o.p.id), { teamId: team.id, username: p.username, role });
     people[role] = c;
   }
   const entered: Record<string, Client> = {};

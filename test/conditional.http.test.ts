@@ -9,7 +9,7 @@ import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
 import { startKiln, type TestKiln } from './support/kiln.ts';
-import { signedIn } from './support/people.ts';
+import { signedIn, actingAs } from './support/people.ts';
 import { keyHolder } from './support/sync-client.ts';
 import { markedCollection } from './support/collections.ts';
 import { createNode } from '../src/nodes/tree.ts';
@@ -47,7 +47,13 @@ test('the browser save: a list with the current etag saves, `*` saves, weak and 
   const { person, host, doc } = await owner();
   const name = `cond-${person.username}.html`;
   let current = '<!doctype html><html><body>v0</body></html>';
-  await createNode(kiln.services, person.id, { ownerId: person.id, parentId: 0, type: 'site', name, html: current });
+  await createNode(await actingAs(kiln.services, person.id), {
+    ownerId: person.id,
+    parentId: 0,
+    type: 'site',
+    name,
+    html: current,
+  });
   const save = (body: string, ifMatch: string) =>
     doc.post('/_/save', body, {
       headers: {
@@ -78,7 +84,7 @@ test('the browser save: a list with the current etag saves, `*` saves, weak and 
 
 test('the code editor’s save of an upload: a list with its etag saves; an empty If-Match is 412', async () => {
   const { main, person, host, doc } = await owner();
-  const page = await createNode(kiln.services, person.id, {
+  const page = await createNode(await actingAs(kiln.services, person.id), {
     ownerId: person.id,
     parentId: 0,
     type: 'site',

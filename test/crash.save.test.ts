@@ -20,7 +20,7 @@ import { storedContent } from '../src/store/nodes.ts';
 import { spawnKiln } from './support/child.ts';
 import { Client } from './support/client.ts';
 import { storage, freshPostgres } from './support/kiln.ts';
-import { newPerson, sessionsFor } from './support/people.ts';
+import { newPerson, sessionsFor, actingAs } from './support/people.ts';
 import { within } from './support/wait.ts';
 
 const ROUNDS = 50;
@@ -42,7 +42,7 @@ test(`saves survive SIGKILL at random moments (${ROUNDS} kills)`, { timeout: 1_2
     const person = await createPerson(s, input);
     const token = (await sessionsFor(s.database.db, config, person.id, person.username)).host;
     const initial = '<html><body>initial</body></html>';
-    const node = await createNode(s, person.id, {
+    const node = await createNode(await actingAs(s, person.id), {
       ownerId: person.id,
       parentId: 0,
       type: 'site',

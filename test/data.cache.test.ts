@@ -176,7 +176,8 @@ test('a private document answers 404 even with a matching ETag from when it was 
   const first = await alice.anonymous.get('/_/api/turns-private.html');
   assertDataAnswer(first, 200);
   const { setVisibility } = await import('../src/nodes/tree.ts');
-  await setVisibility(kiln.services, alice.id, node.id, 'private');
+  const { actingAs } = await import('./support/people.ts');
+  await setVisibility(await actingAs(kiln.services, alice.id), { nodeId: node.id, visibility: 'private' });
   const res = await alice.anonymous.get('/_/api/turns-private.html', {
     headers: { 'if-none-match': String(first.headers.etag) },
   });

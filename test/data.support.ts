@@ -3,7 +3,7 @@
 import assert from 'node:assert/strict';
 import type { TestKiln } from './support/kiln.ts';
 import type { Client, Res } from './support/client.ts';
-import { signedIn } from './support/people.ts';
+import { signedIn, actingAs } from './support/people.ts';
 import { createPath, setVisibility } from '../src/nodes/tree.ts';
 
 export interface Owner {
@@ -32,8 +32,9 @@ export async function addDocument(
   html: string,
   opts: { private?: boolean } = {},
 ) {
-  const node = await createPath(kiln.services, o.id, { ownerId: o.id, path, html });
-  if (opts.private) await setVisibility(kiln.services, o.id, node.id, 'private');
+  const node = await createPath(await actingAs(kiln.services, o.id), { ownerId: o.id, path, html });
+  if (opts.private)
+    await setVisibility(await actingAs(kiln.services, o.id), { nodeId: node.id, visibility: 'private' });
   return node;
 }
 

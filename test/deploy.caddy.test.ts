@@ -10,7 +10,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { startKiln, type TestKiln } from './support/kiln.ts';
 import { freePort, REPO } from './support/child.ts';
-import { signedIn } from './support/people.ts';
+import { signedIn, actingAs } from './support/people.ts';
 import { createNode } from '../src/nodes/tree.ts';
 import { signDomainWebhook } from '../src/domains/webhook.ts';
 
@@ -94,7 +94,7 @@ test('an active custom domain gets a certificate from Caddy and serves its docum
 }, async () => {
   const main = kiln.client();
   const me = await signedIn(kiln, main, { plan: 'maker' });
-  await createNode(kiln.services, me.id, {
+  await createNode(await actingAs(kiln.services, me.id), {
     ownerId: me.id,
     parentId: 0,
     type: 'site',

@@ -6,7 +6,7 @@
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { startKiln, storage, freshPostgres, type TestKiln } from './support/kiln.ts';
-import { signedIn } from './support/people.ts';
+import { signedIn, actingAs } from './support/people.ts';
 import { startTcpProxy, type TcpProxy } from './support/tcp-proxy.ts';
 import { createNode } from '../src/nodes/tree.ts';
 import type { Client } from './support/client.ts';
@@ -48,7 +48,13 @@ test('a database outage under a save loop: 503s while it lasts, the process stay
   const me = await signedIn(kiln, main);
   const host = kiln.hostOf(me.username);
   const name = 'outage.html';
-  await createNode(kiln.services, me.id, { ownerId: me.id, parentId: 0, type: 'site', name, html: doc(0) });
+  await createNode(await actingAs(kiln.services, me.id), {
+    ownerId: me.id,
+    parentId: 0,
+    type: 'site',
+    name,
+    html: doc(0),
+  });
   const owner = main.on(host);
 
   let n = 0;
@@ -144,8 +150,14 @@ test('while the database is away, public documents served lately still answer; p
   const me = await signedIn(kiln, main);
   const host = kiln.hostOf(me.username);
   const pub = '<!DOCTYPE html><html><body><p>public</p></body></html>';
-  await createNode(kiln.services, me.id, { ownerId: me.id, parentId: 0, type: 'site', name: 'index.html', html: pub });
-  const secret = await createNode(kiln.services, me.id, {
+  await createNode(await actingAs(kiln.services, me.id), {
+    ownerId: me.id,
+    parentId: 0,
+    type: 'site',
+    name: 'index.html',
+    html: pub,
+  });
+  const secret = await createNode(await actingAs(kiln.services, me.id), {
     ownerId: me.id,
     parentId: 0,
     type: 'site',
@@ -157,7 +169,7 @@ test('while the database is away, public documents served lately still answer; p
     .set({ visibility: 'private' })
     .where('id', '=', secret.id)
     .execute();
-  await createNode(kiln.services, me.id, {
+  await createNode(await actingAs(kiln.services, me.id), {
     ownerId: me.id,
     parentId: 0,
     type: 'site',
@@ -208,7 +220,7 @@ test("a save whose COMMIT answer is lost is answered truthfully: done when it to
   const me = await signedIn(kiln, main);
   const host = kiln.hostOf(me.username);
   const name = 'lost-commit.html';
-  const node = await createNode(kiln.services, me.id, {
+  const node = await createNode(await actingAs(kiln.services, me.id), {
     ownerId: me.id,
     parentId: 0,
     type: 'site',

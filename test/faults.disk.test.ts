@@ -15,7 +15,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { sql } from 'kysely';
 import { startKiln, storage, type TestKiln } from './support/kiln.ts';
-import { signedIn } from './support/people.ts';
+import { signedIn, actingAs } from './support/people.ts';
 import { createNode } from '../src/nodes/tree.ts';
 
 const dataDir = mkdtempSync(path.join(os.tmpdir(), 'kiln-disk-'));
@@ -82,7 +82,7 @@ test('a full disk: 507, nothing half-written, and uploads work again once there 
   const main = kiln.client();
   const me = await signedIn(kiln, main, { plan: 'maker' });
   const host = kiln.hostOf(me.username);
-  await createNode(kiln.services, me.id, {
+  await createNode(await actingAs(kiln.services, me.id), {
     ownerId: me.id,
     parentId: 0,
     type: 'site',
@@ -132,7 +132,7 @@ test('a full disk under the SQLite database: 507, the last acknowledged save ser
     const main = small.client();
     const me = await signedIn(small, main, { plan: 'maker' });
     const host = small.hostOf(me.username);
-    await createNode(small.services, me.id, {
+    await createNode(await actingAs(small.services, me.id), {
       ownerId: me.id,
       parentId: 0,
       type: 'site',
@@ -143,7 +143,7 @@ test('a full disk under the SQLite database: 507, the last acknowledged save ser
     // Documents for a burst of concurrent saves, made while there is room.
     const names = Array.from({ length: 24 }, (_, i) => `burst-${i}.html`);
     for (const name of names)
-      await createNode(small.services, me.id, {
+      await createNode(await actingAs(small.services, me.id), {
         ownerId: me.id,
         parentId: 0,
         type: 'site',
@@ -245,7 +245,13 @@ test('a full disk at the COMMIT of a group, and inside its first write: 507 ever
     const host = k.hostOf(me.username);
     const names = Array.from({ length: 12 }, (_, i) => `doc-${i}.html`);
     for (const name of names)
-      await createNode(k.services, me.id, { ownerId: me.id, parentId: 0, type: 'site', name, html: '<html></html>' });
+      await createNode(await actingAs(k.services, me.id), {
+        ownerId: me.id,
+        parentId: 0,
+        type: 'site',
+        name,
+        html: '<html></html>',
+      });
     const doc = main.on(host);
     const save = (name: string, html: string) =>
       doc.post('/_/save', html, {

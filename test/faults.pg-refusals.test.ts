@@ -9,7 +9,7 @@ import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import pg from 'pg';
 import { startKiln, storage, freshPostgres, type TestKiln } from './support/kiln.ts';
-import { signedIn } from './support/people.ts';
+import { signedIn, actingAs } from './support/people.ts';
 import { startTcpProxy, type TcpProxy } from './support/tcp-proxy.ts';
 import { createNode } from '../src/nodes/tree.ts';
 import { createSyncKey } from '../src/sync/keys.ts';
@@ -65,7 +65,7 @@ async function owner() {
   const me = await signedIn(kiln, main, { plan: 'maker' });
   const host = kiln.hostOf(me.username);
   const name = `refused-${me.username}.html`;
-  const node = await createNode(kiln.services, me.id, {
+  const node = await createNode(await actingAs(kiln.services, me.id), {
     ownerId: me.id,
     parentId: 0,
     type: 'site',

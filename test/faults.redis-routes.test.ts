@@ -7,7 +7,7 @@
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { startKiln, storage, type TestKiln } from './support/kiln.ts';
-import { sessionsFor, signedIn, storeSessions } from './support/people.ts';
+import { sessionsFor, signedIn, storeSessions, actingAs } from './support/people.ts';
 import { keyHolder } from './support/sync-client.ts';
 import { startTcpProxy, type TcpProxy } from './support/tcp-proxy.ts';
 import { createNode } from '../src/nodes/tree.ts';
@@ -65,7 +65,7 @@ async function ownerWithPage(name: string) {
   const main = kiln.client();
   const me = await signedIn(kiln, main);
   const host = kiln.hostOf(me.username);
-  await createNode(kiln.services, me.id, {
+  await createNode(await actingAs(kiln.services, me.id), {
     ownerId: me.id,
     parentId: 0,
     type: 'site',
@@ -181,7 +181,7 @@ test('the data-loss panel during an outage: a clobber saved meanwhile shows at o
     kiln.config,
     await sessionsFor(kiln.services.database.db, kiln.config, person.id, person.username),
   );
-  await createNode(kiln.services, person.id, {
+  await createNode(await actingAs(kiln.services, person.id), {
     ownerId: person.id,
     parentId: 0,
     type: 'site',

@@ -8,7 +8,7 @@
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { startKiln, storage, type TestKiln } from './support/kiln.ts';
-import { newPerson, signedIn } from './support/people.ts';
+import { newPerson, signedIn, actingAs } from './support/people.ts';
 import { startTcpProxy, type TcpProxy } from './support/tcp-proxy.ts';
 import { createNode } from '../src/nodes/tree.ts';
 import { createPerson } from '../src/accounts/people.ts';
@@ -81,7 +81,13 @@ test('with Redis gone, saves and sign-ins answer at once and succeed; the proces
   const main = kiln.client();
   const me = await signedIn(kiln, main);
   const host = kiln.hostOf(me.username);
-  await createNode(kiln.services, me.id, { ownerId: me.id, parentId: 0, type: 'site', name: 'r.html', html: doc(0) });
+  await createNode(await actingAs(kiln.services, me.id), {
+    ownerId: me.id,
+    parentId: 0,
+    type: 'site',
+    name: 'r.html',
+    html: doc(0),
+  });
   const owner = main.on(host);
   const input = newPerson();
   await createPerson(kiln.services, input);
@@ -138,7 +144,7 @@ test('events saved while Redis is away reach every open stream once it returns, 
   const main = kiln.client();
   const me = await signedIn(kiln, main, { plan: 'personal' });
   const host = kiln.hostOf(me.username);
-  const node = await createNode(kiln.services, me.id, {
+  const node = await createNode(await actingAs(kiln.services, me.id), {
     ownerId: me.id,
     parentId: 0,
     type: 'site',
@@ -250,7 +256,7 @@ test('a process that closes while Redis comes back sends the events still waitin
     ownProxy.cut();
     await until(() => !ownBus.flowing(), { what: 'the bus to see Redis gone' });
     // Saved while Redis is away: its event waits in the outbox.
-    await createNode(own.services, person.id, {
+    await createNode(await actingAs(own.services, person.id), {
       ownerId: person.id,
       parentId: 0,
       type: 'site',

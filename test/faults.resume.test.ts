@@ -5,7 +5,7 @@ import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { startKiln, type TestKiln } from './support/kiln.ts';
 import { SseClient } from './support/sse.ts';
-import { signedIn } from './support/people.ts';
+import { signedIn, actingAs } from './support/people.ts';
 import { createSyncKey } from '../src/sync/keys.ts';
 import { createNode } from '../src/nodes/tree.ts';
 
@@ -44,7 +44,7 @@ test('the sync stream: a resume the log cannot cover gets one resync frame; a co
 
   // A covered resume: the stream sees one event, reconnects from it, and misses nothing and no resync.
   const live = await open();
-  const node = await createNode(kiln.services, me.id, {
+  const node = await createNode(await actingAs(kiln.services, me.id), {
     ownerId: me.id,
     parentId: 0,
     type: 'site',
@@ -76,7 +76,13 @@ test('the saved lane: a resume the log cannot cover gets the stored document', a
   const main = kiln.client();
   const me = await signedIn(kiln, main);
   const name = `lane-${me.username}.html`;
-  await createNode(kiln.services, me.id, { ownerId: me.id, parentId: 0, type: 'site', name, html: html('stored') });
+  await createNode(await actingAs(kiln.services, me.id), {
+    ownerId: me.id,
+    parentId: 0,
+    type: 'site',
+    name,
+    html: html('stored'),
+  });
   const host = kiln.hostOf(me.username);
   const lane = await SseClient.open({
     port,

@@ -19,7 +19,7 @@ test('a document host for a username that does not exist answers 404', async () 
 });
 
 test('every main-app answer forbids framing; on document hosts only Kiln’s own pages do, never the account’s documents', async () => {
-  const { signedIn } = await import('./support/people.ts');
+  const { actingAs, signedIn } = await import('./support/people.ts');
   const { createNode } = await import('../src/nodes/tree.ts');
   const main = kiln.client();
   const person = await signedIn(kiln, main);
@@ -39,7 +39,7 @@ test('every main-app answer forbids framing; on document hosts only Kiln’s own
   assert.equal(post.headers['x-frame-options'], 'DENY');
 
   const host = kiln.hostOf(person.username);
-  await createNode(kiln.services, person.id, {
+  await createNode(await actingAs(kiln.services, person.id), {
     ownerId: person.id,
     parentId: 0,
     type: 'site',

@@ -10,7 +10,7 @@ import { spawnKiln, type ChildKiln } from './support/child.ts';
 import { Client } from './support/client.ts';
 import { instance } from './support/instance.ts';
 import { storage } from './support/kiln.ts';
-import { newPerson, sessionsFor, storeSessions } from './support/people.ts';
+import { newPerson, sessionsFor, storeSessions, actingAs } from './support/people.ts';
 import { until } from './support/wait.ts';
 import { createServices, closeServices } from '../src/server.ts';
 import { createPerson } from '../src/accounts/people.ts';
@@ -46,9 +46,21 @@ async function setUp() {
   const s = await createServices(i.config);
   try {
     const other = await createPerson(s, newPerson());
-    await createNode(s, other.id, { ownerId: other.id, parentId: 0, type: 'site', name: 'heavy.html', html: HEAVY });
+    await createNode(await actingAs(s, other.id), {
+      ownerId: other.id,
+      parentId: 0,
+      type: 'site',
+      name: 'heavy.html',
+      html: HEAVY,
+    });
     const owner = i.person.id;
-    await createNode(s, owner, { ownerId: owner, parentId: 0, type: 'site', name: 'second.html', html: FULL });
+    await createNode(await actingAs(s, owner), {
+      ownerId: owner,
+      parentId: 0,
+      type: 'site',
+      name: 'second.html',
+      html: FULL,
+    });
     const sessions = await sessionsFor(s.database.db, i.config, owner, i.person.username);
     /** The owner signed in on the main app (the activity feed). */
     const main = (port: number) => {

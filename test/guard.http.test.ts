@@ -6,7 +6,7 @@
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { startKiln, movableClock, type TestKiln } from './support/kiln.ts';
-import { sessionsFor, signedIn, storeSessions } from './support/people.ts';
+import { sessionsFor, signedIn, storeSessions, actingAs } from './support/people.ts';
 import { keyHolder, SyncApi } from './support/sync-client.ts';
 import { createSyncKey } from '../src/sync/keys.ts';
 import { SseClient } from './support/sse.ts';
@@ -30,7 +30,7 @@ const page = (title: string, items: string[], extra = '') =>
 async function ownerWith(name: string, html: string) {
   const main = kiln.client();
   const person = await signedIn(kiln, main, { plan: 'personal' });
-  const node = await createNode(kiln.services, person.id, {
+  const node = await createNode(await actingAs(kiln.services, person.id), {
     ownerId: person.id,
     parentId: 0,
     type: 'site',

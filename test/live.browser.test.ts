@@ -7,7 +7,7 @@ import assert from 'node:assert/strict';
 import { hasChromium, startBrowserKiln, type BrowserKiln } from './support/browser.ts';
 import { createPerson } from '../src/accounts/people.ts';
 import { createNode } from '../src/nodes/tree.ts';
-import { newPerson, sessionsFor, browserCookies } from './support/people.ts';
+import { newPerson, sessionsFor, browserCookies, actingAs } from './support/people.ts';
 import type { Page } from 'playwright-core';
 
 const DOC = `<!DOCTYPE html>
@@ -44,7 +44,13 @@ test('an owner’s saved edit reaches the other owner tab (live lane) and an ano
 }, async () => {
   const s = bk.kiln.services;
   const person = await createPerson(s, newPerson());
-  await createNode(s, person.id, { ownerId: person.id, parentId: 0, type: 'site', name: 'live-list.html', html: DOC });
+  await createNode(await actingAs(s, person.id), {
+    ownerId: person.id,
+    parentId: 0,
+    type: 'site',
+    name: 'live-list.html',
+    html: DOC,
+  });
   const sessions = await sessionsFor(s.database.db, bk.kiln.config, person.id, person.username);
   const url = bk.docUrl(person.username, '/live-list.html');
 

@@ -4,7 +4,7 @@
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { startKiln, type TestKiln } from './support/kiln.ts';
-import { signedIn } from './support/people.ts';
+import { signedIn, actingAs } from './support/people.ts';
 import { SseClient } from './support/sse.ts';
 import type { Client } from './support/client.ts';
 import { createNode, setVisibility } from '../src/nodes/tree.ts';
@@ -23,14 +23,15 @@ async function ownerWithDocument(opts: { visibility?: 'public' | 'private'; fold
   const main = kiln.client();
   const person = await signedIn(kiln, main);
   const name = `lane-${person.username}.html`;
-  const node = await createNode(kiln.services, person.id, {
+  const node = await createNode(await actingAs(kiln.services, person.id), {
     ownerId: person.id,
     parentId: 0,
     type: 'site',
     name,
     html: doc('v1'),
   });
-  if (opts.visibility === 'private') await setVisibility(kiln.services, person.id, node.id, 'private');
+  if (opts.visibility === 'private')
+    await setVisibility(await actingAs(kiln.services, person.id), { nodeId: node.id, visibility: 'private' });
   const host = kiln.hostOf(person.username);
   return { person, node, host, main, url: `http://${host}/${name}`, name };
 }

@@ -9,7 +9,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { startKiln, storage, freshPostgres, type TestKiln } from './support/kiln.ts';
-import { signedIn, newPerson, sessionsFor, storeSessions } from './support/people.ts';
+import { signedIn, newPerson, sessionsFor, storeSessions, actingAs } from './support/people.ts';
 import { SseClient } from './support/sse.ts';
 import { Client } from './support/client.ts';
 import { createNode, setVisibility } from '../src/nodes/tree.ts';
@@ -32,14 +32,15 @@ async function ownerWithDocument(opts: { visibility?: 'public' | 'private' } = {
   const main = kiln.client();
   const person = await signedIn(kiln, main);
   const name = `relay-${person.username}.html`;
-  const node = await createNode(kiln.services, person.id, {
+  const node = await createNode(await actingAs(kiln.services, person.id), {
     ownerId: person.id,
     parentId: 0,
     type: 'site',
     name,
     html: doc('v1'),
   });
-  if (opts.visibility === 'private') await setVisibility(kiln.services, person.id, node.id, 'private');
+  if (opts.visibility === 'private')
+    await setVisibility(await actingAs(kiln.services, person.id), { nodeId: node.id, visibility: 'private' });
   const host = kiln.hostOf(person.username);
   return { person, node, host, main, doc: main.on(host), url: `http://${host}/${name}`, name };
 }
@@ -221,7 +222,7 @@ test('seq keeps growing across a restart on the same storage', async () => {
     const person = await createPerson(running.services, newPerson());
     const sessions = await sessionsFor(running.services.database.db, config, person.id, person.username);
     const name = `restart-${person.username}.html`;
-    await createNode(running.services, person.id, {
+    await createNode(await actingAs(running.services, person.id), {
       ownerId: person.id,
       parentId: 0,
       type: 'site',

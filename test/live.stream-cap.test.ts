@@ -5,7 +5,7 @@ import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { startKiln, type TestKiln } from './support/kiln.ts';
 import { keyHolder } from './support/sync-client.ts';
-import { signedIn } from './support/people.ts';
+import { signedIn, actingAs } from './support/people.ts';
 import { SseClient } from './support/sse.ts';
 import { createNode } from '../src/nodes/tree.ts';
 import { loadConfig } from '../src/config.ts';
@@ -27,7 +27,7 @@ test('beyond the cap a new stream is 429 with Retry-After; closing one frees its
   const owner = kiln.client();
   const person = await signedIn(kiln, owner);
   const host = kiln.hostOf(person.username);
-  const doc = await createNode(kiln.services, person.id, {
+  const doc = await createNode(await actingAs(kiln.services, person.id), {
     ownerId: person.id,
     parentId: 0,
     type: 'site',

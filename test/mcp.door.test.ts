@@ -2,6 +2,9 @@
 // 2025-11-25 with the initialize handshake, 2026-07-28 stateless); tools/list declares every tool with its
 // schemas and annotations; the reading tools answer what the key's person may see; the door refuses a request
 // without a key, with a refused key, from another site's page, under another Host, and GET/DELETE.
+import { contextOf } from '../src/context.ts';
+import { SYSTEM } from '../src/access/caller.ts';
+import { actingAs } from './support/people.ts';
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import http from 'node:http';
@@ -22,8 +25,12 @@ before(async () => {
   const holder = await keyHolder(kiln);
   key = holder.key;
   username = holder.person.username;
-  const a = (path: string, html?: string) =>
-    createPath(kiln.services, holder.person.id, { ownerId: holder.person.id, path, ...(html ? { html } : {}) });
+  const a = async (path: string, html?: string) =>
+    createPath(await actingAs(kiln.services, holder.person.id), {
+      ownerId: holder.person.id,
+      path,
+      ...(html ? { html } : {}),
+    });
   await a(
     `notes/todo-${username}.html`,
     '<!DOCTYPE html><html><body><h1>Todo</h1><ul id="items"><li>milk</li><li>bread</li></ul></body></html>',
@@ -34,9 +41,12 @@ before(async () => {
   otherKey = other.key;
   team = `team${other.person.username}`;
   const t = await createTeam(kiln.services, { username: team, ownerId: other.person.id, plan: 'personal' });
-  await setMember(kiln.services, null, { teamId: t.id, username, role: 'viewer' });
-  await createPath(kiln.services, other.person.id, { ownerId: t.id, path: `shared-${team}.html` });
-  await createPath(kiln.services, other.person.id, { ownerId: other.person.id, path: `mine-${team}.html` });
+  await setMember(contextOf(kiln.services, SYSTEM), { teamId: t.id, username, role: 'viewer' });
+  await createPath(await actingAs(kiln.services, other.person.id), { ownerId: t.id, path: `shared-${team}.html` });
+  await createPath(await actingAs(kiln.services, other.person.id), {
+    ownerId: other.person.id,
+    path: `mine-${team}.html`,
+  });
 });
 after(() => kiln.stop());
 

@@ -2,6 +2,7 @@
 // as the caller the auth hook would resolve (personCaller with a scope) and served in memory to the SDK's client:
 // a read-only credential changes nothing; a folder one reaches nothing outside its folder and makes, uploads,
 // moves or renames nothing to a place outside it; an account one sees only that account.
+import { actingAs } from './support/people.ts';
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { startKiln, type TestKiln } from './support/kiln.ts';
@@ -24,13 +25,14 @@ before(async () => {
   const person = await createPerson(kiln.services, newPerson({ plan: 'personal' }));
   me = person.username;
   actor = actorOfPerson((await personRow(kiln.services.database.db, { id: person.id }))!, 'key:999999')!;
-  const make = (path: string) => createPath(kiln.services, person.id, { ownerId: person.id, path });
+  const make = async (path: string) =>
+    createPath(await actingAs(kiln.services, person.id), { ownerId: person.id, path });
   await make(`notes/in-${me}.html`);
   await make(`notes/deep/deeper-${me}.html`);
   await make(`out-${me}.html`);
   team = `t${me}`;
   const t = await createTeam(kiln.services, { username: team, ownerId: person.id, plan: 'personal' });
-  await createPath(kiln.services, person.id, { ownerId: t.id, path: `team-${me}.html` });
+  await createPath(await actingAs(kiln.services, person.id), { ownerId: t.id, path: `team-${me}.html` });
 });
 after(() => kiln.stop());
 

@@ -4,6 +4,8 @@
 // the agent ("<client> via <grant>"), the activity feed naming it, the page's open tabs told at once (its saved
 // lane), and the data-clobber guard's event when the agent wipes the page's data. Refusals: another account's
 // path, a team viewer writing.
+import { SYSTEM } from '../src/access/caller.ts';
+import { actingAs } from './support/people.ts';
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { startKiln, type TestKiln } from './support/kiln.ts';
@@ -40,11 +42,14 @@ before(async () => {
   client = await mcpClient(kiln, holder.key, { name: 'Claude Code' });
   const other = await keyHolder(kiln);
   strangerName = other.person.username;
-  await createPath(kiln.services, other.person.id, { ownerId: other.person.id, path: `theirs-${strangerName}.html` });
+  await createPath(await actingAs(kiln.services, other.person.id), {
+    ownerId: other.person.id,
+    path: `theirs-${strangerName}.html`,
+  });
   team = `t${strangerName}`;
   const t = await createTeam(kiln.services, { username: team, ownerId: other.person.id, plan: 'personal' });
-  await setMember(kiln.services, null, { teamId: t.id, username: holder.person.username, role: 'viewer' });
-  await createPath(kiln.services, other.person.id, { ownerId: t.id, path: `team-${team}.html` });
+  await setMember(contextOf(kiln.services, SYSTEM), { teamId: t.id, username: holder.person.username, role: 'viewer' });
+  await createPath(await actingAs(kiln.services, other.person.id), { ownerId: t.id, path: `team-${team}.html` });
 });
 after(async () => {
   await client.close();

@@ -4,7 +4,7 @@ import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import * as cheerio from 'cheerio';
 import { startKiln, type TestKiln } from './support/kiln.ts';
-import { newPerson, signedIn } from './support/people.ts';
+import { newPerson, signedIn, actingAs } from './support/people.ts';
 import { createPerson } from '../src/accounts/people.ts';
 import { createNode } from '../src/nodes/tree.ts';
 import type { Client } from './support/client.ts';
@@ -358,14 +358,14 @@ test('every account may have its own index.html (the host home page); other docu
   try {
     const a = await createPerson(kiln2.services, newPerson());
     const b = await createPerson(kiln2.services, newPerson());
-    await createNode(kiln2.services, a.id, {
+    await createNode(await actingAs(kiln2.services, a.id), {
       ownerId: a.id,
       parentId: 0,
       type: 'site',
       name: 'index.html',
       html: '<html>a</html>',
     });
-    await createNode(kiln2.services, b.id, {
+    await createNode(await actingAs(kiln2.services, b.id), {
       ownerId: b.id,
       parentId: 0,
       type: 'site',
@@ -375,8 +375,13 @@ test('every account may have its own index.html (the host home page); other docu
     assert.equal((await kiln2.client(kiln2.hostOf(a.username)).get('/')).text, '<html>a</html>');
     assert.equal((await kiln2.client(kiln2.hostOf(b.username)).get('/')).text, '<html>b</html>');
     // An index in a folder is that folder's own, too; a second one among the same siblings is refused.
-    const folder = await createNode(kiln2.services, a.id, { ownerId: a.id, parentId: 0, type: 'folder', name: 'blog' });
-    await createNode(kiln2.services, a.id, {
+    const folder = await createNode(await actingAs(kiln2.services, a.id), {
+      ownerId: a.id,
+      parentId: 0,
+      type: 'folder',
+      name: 'blog',
+    });
+    await createNode(await actingAs(kiln2.services, a.id), {
       ownerId: a.id,
       parentId: folder.id,
       type: 'site',
@@ -385,12 +390,27 @@ test('every account may have its own index.html (the host home page); other docu
     });
     assert.equal((await kiln2.client(kiln2.hostOf(a.username)).get('/blog/index.html')).text, '<html>blog</html>');
     await assert.rejects(
-      createNode(kiln2.services, a.id, { ownerId: a.id, parentId: 0, type: 'site', name: 'INDEX.html' }),
+      createNode(await actingAs(kiln2.services, a.id), {
+        ownerId: a.id,
+        parentId: 0,
+        type: 'site',
+        name: 'INDEX.html',
+      }),
       (e: { status?: number }) => e.status === 409,
     );
-    await createNode(kiln2.services, a.id, { ownerId: a.id, parentId: 0, type: 'site', name: 'unique-name.html' });
+    await createNode(await actingAs(kiln2.services, a.id), {
+      ownerId: a.id,
+      parentId: 0,
+      type: 'site',
+      name: 'unique-name.html',
+    });
     await assert.rejects(
-      createNode(kiln2.services, b.id, { ownerId: b.id, parentId: 0, type: 'site', name: 'unique-name.html' }),
+      createNode(await actingAs(kiln2.services, b.id), {
+        ownerId: b.id,
+        parentId: 0,
+        type: 'site',
+        name: 'unique-name.html',
+      }),
       (e: { status?: number }) => e.status === 409,
     );
   } finally {

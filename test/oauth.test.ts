@@ -4,6 +4,7 @@
 // hashes only in the database, the token as the caller on a door that takes keys (the sync API: read-only
 // refused writing, the folder respected), refresh with rotation (a replayed refresh token ends the grant),
 // revocation by the client and from the account page, a suspended account, and the sweep.
+import { actingAs } from './support/people.ts';
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import {
@@ -248,7 +249,11 @@ test('a read-write token writes, and the activity feed names the agent; a team c
     ownerId: owner.id,
     plan: 'personal',
   });
-  await setMember(kiln.services, owner.id, { teamId: team.id, username: person.username, role: 'viewer' });
+  await setMember(await actingAs(kiln.services, owner.id), {
+    teamId: team.id,
+    username: person.username,
+    role: 'viewer',
+  });
   const { client: teamClient, page } = await connectAgent(kiln, browser, { account: team.id, access: 'write' });
   assert.match(page.text, new RegExp(`Team ${team.username} \\(viewer`));
   const teamToken = teamClient.saved!.access_token;

@@ -4,7 +4,7 @@
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { startKiln, type TestKiln } from './support/kiln.ts';
-import { newPerson, sessionsFor, storeSessions } from './support/people.ts';
+import { newPerson, sessionsFor, storeSessions, actingAs } from './support/people.ts';
 import type { Client } from './support/client.ts';
 import type { Clock } from '../src/clock.ts';
 import { createPerson, type NewPerson } from '../src/accounts/people.ts';
@@ -89,7 +89,7 @@ test('sites: the 11th document on the free plan is refused naming the limit; pai
 /** The owner's document and a client on its host, ready for `/_/upload`. */
 async function uploader(p: Partial<NewPerson>) {
   const m = await member(p);
-  const page = await createNode(kiln.services, m.person.id, {
+  const page = await createNode(await actingAs(kiln.services, m.person.id), {
     ownerId: m.person.id,
     parentId: 0,
     type: 'site',

@@ -5,7 +5,7 @@
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { startKiln, storage, type TestKiln } from './support/kiln.ts';
-import { newPerson, sessionsFor, storeSessions } from './support/people.ts';
+import { newPerson, sessionsFor, storeSessions, actingAs } from './support/people.ts';
 import type { Res } from './support/client.ts';
 import type { Clock } from '../src/clock.ts';
 import { createPerson, type NewPerson } from '../src/accounts/people.ts';
@@ -121,7 +121,7 @@ test('general limiter: 100 submissions to the account pages per address in 15 mi
 
   // What the general limiter leaves alone, even for the exhausted address: documents, the data API,
   // signed-in work, webhooks.
-  const doc = await createNode(kiln.services, owner.person.id, {
+  const doc = await createNode(await actingAs(kiln.services, owner.person.id), {
     ownerId: owner.person.id,
     parentId: 0,
     type: 'site',
@@ -254,7 +254,7 @@ test('strict limiter on sync-key generation and share-token regeneration: 5 an h
   assert.equal(keys.json.keys.length, 5);
   assert.equal((await b.main.post('/_/dashboard/keys', {}, { headers: ajax })).status, 201);
 
-  const doc = await createNode(kiln.services, a.person.id, {
+  const doc = await createNode(await actingAs(kiln.services, a.person.id), {
     ownerId: a.person.id,
     parentId: 0,
     type: 'site',

@@ -4,7 +4,7 @@ import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
 import { startKiln, type TestKiln } from './support/kiln.ts';
-import { signedIn } from './support/people.ts';
+import { signedIn, actingAs } from './support/people.ts';
 import { createNode, deleteNode, renameNode } from '../src/nodes/tree.ts';
 
 let kiln: TestKiln;
@@ -17,7 +17,7 @@ const checksumOf = (s: string | Buffer) => createHash('sha256').update(s).digest
 async function ownerWithDocument(name: string, html = DOC_V1) {
   const main = kiln.client();
   const person = await signedIn(kiln, main);
-  const node = await createNode(kiln.services, person.id, {
+  const node = await createNode(await actingAs(kiln.services, person.id), {
     ownerId: person.id,
     parentId: 0,
     type: 'site',
@@ -127,8 +127,8 @@ test('a save after its document was renamed, replaced at its path or deleted wri
   const { person, node, doc, url, host } = await ownerWithDocument('save-moves.html');
   const served = async (name: string) => (await kiln.client(host).get(`/${name}`)).text;
   assert.equal((await browserSave(doc, url, '<html>two</html>')).status, 200);
-  await renameNode(kiln.services, person.id, node.id, 'save-moved.html');
-  const other = await createNode(kiln.services, person.id, {
+  await renameNode(await actingAs(kiln.services, person.id), { nodeId: node.id, name: 'save-moved.html' });
+  const other = await createNode(await actingAs(kiln.services, person.id), {
     ownerId: person.id,
     parentId: 0,
     type: 'site',
@@ -139,7 +139,7 @@ test('a save after its document was renamed, replaced at its path or deleted wri
   assert.equal(res.status, 200, res.text);
   assert.equal(await served('save-moves.html'), '<html>three</html>');
   assert.equal(await served('save-moved.html'), '<html>two</html>', 'the renamed document keeps its bytes');
-  await deleteNode(kiln.services, person.id, other.id);
+  await deleteNode(await actingAs(kiln.services, person.id), { nodeId: other.id });
   const gone = await browserSave(doc, url, '<html>four</html>');
   assert.equal(gone.status, 404, gone.text);
   assert.equal(gone.json.msgType, 'error');
@@ -180,13 +180,13 @@ test('a body over the 5 MB text cap answers 413 JSON', async () => {
 test('a document in a folder is saved through its full path; SPA routes after .html name the same document', async () => {
   const main = kiln.client();
   const person = await signedIn(kiln, main);
-  const folder = await createNode(kiln.services, person.id, {
+  const folder = await createNode(await actingAs(kiln.services, person.id), {
     ownerId: person.id,
     parentId: 0,
     type: 'folder',
     name: 'notes',
   });
-  await createNode(kiln.services, person.id, {
+  await createNode(await actingAs(kiln.services, person.id), {
     ownerId: person.id,
     parentId: folder.id,
     type: 'site',

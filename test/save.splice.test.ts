@@ -6,7 +6,7 @@ import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
 import { startKiln, storage, type TestKiln } from './support/kiln.ts';
-import { signedIn } from './support/people.ts';
+import { signedIn, actingAs } from './support/people.ts';
 import { createNode } from '../src/nodes/tree.ts';
 import { versionContent } from '../src/save/history.ts';
 import { storedContent } from '../src/store/nodes.ts';
@@ -25,7 +25,7 @@ async function listDocument(name: string) {
   const main = kiln.client();
   const person = await signedIn(kiln, main);
   const items = Array.from({ length: 1200 }, (_, i) => `item ${i} pending`);
-  const node = await createNode(kiln.services, person.id, {
+  const node = await createNode(await actingAs(kiln.services, person.id), {
     ownerId: person.id,
     parentId: 0,
     type: 'site',

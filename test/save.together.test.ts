@@ -7,7 +7,7 @@ import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
 import { startKiln, type TestKiln } from './support/kiln.ts';
-import { signedIn } from './support/people.ts';
+import { signedIn, actingAs } from './support/people.ts';
 import { createNode } from '../src/nodes/tree.ts';
 import { versionContent } from '../src/save/history.ts';
 import { storedContent } from '../src/store/nodes.ts';
@@ -27,7 +27,7 @@ test('concurrent saves to two documents, some refused: the refused change nothin
   const person = await signedIn(kiln, main);
   const names = ['together-a.html', 'together-b.html'];
   for (const name of names) {
-    await createNode(kiln.services, person.id, {
+    await createNode(await actingAs(kiln.services, person.id), {
       ownerId: person.id,
       parentId: 0,
       type: 'site',
@@ -99,7 +99,7 @@ test('concurrent saves to two documents, some refused: the refused change nothin
 test('saves queued together share one commit: each has its version, the row ends as the last, a save after a Latin-1 one diffs against it', async () => {
   const main = kiln.client();
   const person = await signedIn(kiln, main);
-  const node = await createNode(kiln.services, person.id, {
+  const node = await createNode(await actingAs(kiln.services, person.id), {
     ownerId: person.id,
     parentId: 0,
     type: 'site',
@@ -143,7 +143,7 @@ test('the last save of a group changes nothing, or is refused: the row still end
   // The group's last save writes the content row itself (src/store/group-state.ts); when it writes nothing, what
   // the saves before it left pending is written before the COMMIT.
   for (const last of ['unchanged', 'refused'] as const) {
-    const node = await createNode(kiln.services, person.id, {
+    const node = await createNode(await actingAs(kiln.services, person.id), {
       ownerId: person.id,
       parentId: 0,
       type: 'site',

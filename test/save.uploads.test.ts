@@ -2,7 +2,7 @@
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { startKiln, type TestKiln } from './support/kiln.ts';
-import { signedIn } from './support/people.ts';
+import { signedIn, actingAs } from './support/people.ts';
 import { createNode } from '../src/nodes/tree.ts';
 import { answerBeforeBody } from './support/big-body.ts';
 
@@ -13,7 +13,7 @@ after(() => kiln.stop());
 async function setup(over: Parameters<typeof signedIn>[2] = {}) {
   const main = kiln.client();
   const person = await signedIn(kiln, main, over);
-  const page = await createNode(kiln.services, person.id, {
+  const page = await createNode(await actingAs(kiln.services, person.id), {
     ownerId: person.id,
     parentId: 0,
     type: 'site',
@@ -147,7 +147,7 @@ test('code editor: the owner gets CodeMirror served by Kiln; nobody signed in go
   // An app user, on their own host, with a document of their own: never the code editor.
   const appUser = kiln.client();
   const au = await signedIn(kiln, appUser, { accountType: 'app_user' });
-  await createNode(kiln.services, au.id, {
+  await createNode(await actingAs(kiln.services, au.id), {
     ownerId: au.id,
     parentId: 0,
     type: 'site',
@@ -345,13 +345,13 @@ test('a traversing file name lands inside the page’s own folder, under its las
   const main = kiln.client();
   const person = await signedIn(kiln, main);
   const host = kiln.hostOf(person.username);
-  const folder = await createNode(kiln.services, person.id, {
+  const folder = await createNode(await actingAs(kiln.services, person.id), {
     ownerId: person.id,
     parentId: 0,
     type: 'folder',
     name: 'deep',
   });
-  await createNode(kiln.services, person.id, {
+  await createNode(await actingAs(kiln.services, person.id), {
     ownerId: person.id,
     parentId: folder.id,
     type: 'site',

@@ -3,7 +3,7 @@ import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
 import { startKiln, type TestKiln } from './support/kiln.ts';
-import { signedIn } from './support/people.ts';
+import { signedIn, actingAs } from './support/people.ts';
 import { createNode } from '../src/nodes/tree.ts';
 import { versionContent } from '../src/save/history.ts';
 
@@ -17,7 +17,7 @@ async function documentWithSaves(name: string, count: number) {
   const main = kiln.client();
   const person = await signedIn(kiln, main);
   const contents = [`<html><body><h1>start</h1>${'<p>filler line</p>\n'.repeat(200)}</body></html>`];
-  await createNode(kiln.services, person.id, {
+  await createNode(await actingAs(kiln.services, person.id), {
     ownerId: person.id,
     parentId: 0,
     type: 'site',

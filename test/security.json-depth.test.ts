@@ -5,7 +5,7 @@
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { startKiln, type TestKiln } from './support/kiln.ts';
-import { signedIn } from './support/people.ts';
+import { signedIn, actingAs } from './support/people.ts';
 import { createNode } from '../src/nodes/tree.ts';
 import { createSyncKey } from '../src/sync/keys.ts';
 import { SyncApi } from './support/sync-client.ts';
@@ -63,7 +63,13 @@ test('deep JSON is 400 invalid-body on the dashboard, the live relay, contact me
   assertRefused(await postRaw(main, '/_/dashboard/nodes', `{"type":"folder","name":${deep}}`), 'dashboard');
 
   const name = `deep-${me.username}.html`;
-  await createNode(kiln.services, me.id, { ownerId: me.id, parentId: 0, type: 'site', name, html: '<html>x</html>' });
+  await createNode(await actingAs(kiln.services, me.id), {
+    ownerId: me.id,
+    parentId: 0,
+    type: 'site',
+    name,
+    html: '<html>x</html>',
+  });
   const sameOrigin = {
     origin: `http://${host}`,
     'sec-fetch-site': 'same-origin',

@@ -5,7 +5,7 @@
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { startKiln, type TestKiln } from './support/kiln.ts';
-import { newPerson, sessionsFor } from './support/people.ts';
+import { newPerson, sessionsFor, actingAs } from './support/people.ts';
 import type { Client, Res } from './support/client.ts';
 import { createPerson } from '../src/accounts/people.ts';
 import { createNode } from '../src/nodes/tree.ts';
@@ -30,7 +30,7 @@ const NAVIGATE = {
 async function person() {
   const input = newPerson();
   const p = await createPerson(kiln.services, input);
-  await createNode(kiln.services, p.id, {
+  await createNode(await actingAs(kiln.services, p.id), {
     ownerId: p.id,
     parentId: 0,
     type: 'site',

@@ -10,7 +10,7 @@ import net from 'node:net';
 import { randomBytes } from 'node:crypto';
 import { startKiln, type TestKiln } from './support/kiln.ts';
 import { keyHolder } from './support/sync-client.ts';
-import { signedIn } from './support/people.ts';
+import { signedIn, actingAs } from './support/people.ts';
 import { SseClient } from './support/sse.ts';
 import { loadConfig } from '../src/config.ts';
 import { createNode } from '../src/nodes/tree.ts';
@@ -194,7 +194,7 @@ test('an anonymous slow body is cut after ANON_BODY_TIMEOUT_MS (408, connection 
     json: { type: 'folder', name: 'synced-slowly', parentId: 0 },
   });
   const owner = await signedIn(quick, quick.client());
-  const doc = await createNode(quick.services, owner.id, {
+  const doc = await createNode(await actingAs(quick.services, owner.id), {
     ownerId: owner.id,
     parentId: 0,
     type: 'site',
@@ -243,7 +243,11 @@ test("a sync key keeps the long timeout only where it may act: the main app, its
   const other = await keyHolder(quick);
   // A team of `other`'s where the key's person is an editor: its host is one the key acts on (the bus).
   const team = await createTeam(quick.services, { username: `t${other.person.username}`, ownerId: other.person.id });
-  await setMember(quick.services, other.person.id, { teamId: team.id, username: mine.person.username, role: 'editor' });
+  await setMember(await actingAs(quick.services, other.person.id), {
+    teamId: team.id,
+    username: mine.person.username,
+    role: 'editor',
+  });
   const headers = { 'x-api-key': mine.key };
   const send = { channel: 'slow', type: 'note', v: 1, payload: {}, sender: 'test' };
   const busOn = (username: string) =>

@@ -5,7 +5,7 @@ import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import pg from 'pg';
 import { startKiln, storage, type TestKiln } from './support/kiln.ts';
-import { signedIn } from './support/people.ts';
+import { signedIn, actingAs } from './support/people.ts';
 import { createNode } from '../src/nodes/tree.ts';
 
 const skip = storage !== 'postgres' && 'prepared statements are PostgreSQL’s';
@@ -18,7 +18,7 @@ after(() => kiln?.stop());
 test('a column added by another process does not break the statements already prepared', { skip }, async () => {
   const main = kiln.client();
   const person = await signedIn(kiln, main);
-  await createNode(kiln.services, person.id, {
+  await createNode(await actingAs(kiln.services, person.id), {
     ownerId: person.id,
     parentId: 0,
     type: 'site',

@@ -6,7 +6,7 @@
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { startKiln, storage, type TestKiln } from './support/kiln.ts';
-import { signedIn, sessionsFor, storeSessions } from './support/people.ts';
+import { signedIn, sessionsFor, storeSessions, actingAs } from './support/people.ts';
 import { SseClient } from './support/sse.ts';
 import type { Client } from './support/client.ts';
 import { createSyncKey, revokeSyncKey } from '../src/sync/keys.ts';
@@ -14,6 +14,8 @@ import { createNode } from '../src/nodes/tree.ts';
 import { createTeam, setMember } from '../src/teams/teams.ts';
 import { revokeGrants } from '../src/events/revocations.ts';
 import { createServices, closeServices } from '../src/server.ts';
+import { SYSTEM } from '../src/access/caller.ts';
+import { contextOf } from '../src/context.ts';
 
 let kiln: TestKiln;
 let port: number;
@@ -74,7 +76,7 @@ test('revoking a key from the dashboard closes its open sync streams; a stream o
     await a2.end();
     await stillOpen(b);
     // The other key's stream still gets changes.
-    await createNode(kiln.services, person.id, {
+    await createNode(await actingAs(kiln.services, person.id), {
       ownerId: person.id,
       parentId: 0,
       type: 'site',
@@ -97,8 +99,16 @@ test('removing a team member or making them a viewer closes their team stream; t
     ownerId: owner.person.id,
     plan: 'personal',
   });
-  await setMember(kiln.services, null, { teamId: team.id, username: removed.person.username, role: 'editor' });
-  await setMember(kiln.services, null, { teamId: team.id, username: demoted.person.username, role: 'editor' });
+  await setMember(contextOf(kiln.services, SYSTEM), {
+    teamId: team.id,
+    username: removed.person.username,
+    role: 'editor',
+  });
+  await setMember(contextOf(kiln.services, SYSTEM), {
+    teamId: team.id,
+    username: demoted.person.username,
+    role: 'editor',
+  });
   const path = `/_/team/${team.username}/sync/stream`;
   const headers = { 'x-sync-protocol': '2', 'x-sync-account-id': String(team.id) };
   const removedTeam = await syncStream(removed.key, headers, path);
@@ -175,7 +185,13 @@ test('revokeGrants(s, ["session:<id>"]) closes the lanes opened with that sessio
   const main = kiln.client();
   const me = await signedIn(kiln, main);
   const name = `sess-${me.username}.html`;
-  await createNode(kiln.services, me.id, { ownerId: me.id, parentId: 0, type: 'site', name, html: doc('v1') });
+  await createNode(await actingAs(kiln.services, me.id), {
+    ownerId: me.id,
+    parentId: 0,
+    type: 'site',
+    name,
+    html: doc('v1'),
+  });
   const host = kiln.hostOf(me.username);
   const url = `http://${host}/${name}`;
   const sessions = await kiln.services.database.db
@@ -232,7 +248,13 @@ test('signing out on the main app closes the lanes its login opened on the docum
   const main = kiln.client();
   const me = await signedIn(kiln, main);
   const name = `logout-${me.username}.html`;
-  await createNode(kiln.services, me.id, { ownerId: me.id, parentId: 0, type: 'site', name, html: doc('v1') });
+  await createNode(await actingAs(kiln.services, me.id), {
+    ownerId: me.id,
+    parentId: 0,
+    type: 'site',
+    name,
+    html: doc('v1'),
+  });
   const host = kiln.hostOf(me.username);
   const url = `http://${host}/${name}`;
   const live = await lane(main, host, url, 'live');

@@ -11,6 +11,7 @@ import { keyHolder, relPathOf, checksum, type SyncApi } from './support/sync-cli
 import { runCli, startCli, readTree, writeFile, tempDir, page } from './support/sync-cli.ts';
 import { until } from './support/wait.ts';
 import { createTeam, setMember } from '../src/teams/teams.ts';
+import { actingAs } from './support/people.ts';
 
 let kiln: TestKiln;
 let url: string;
@@ -219,7 +220,7 @@ test('a team folder: --team syncs the team’s files through its base, with prot
     ownerId: owner.person.id,
     plan: 'personal',
   });
-  await setMember(kiln.services, owner.person.id, {
+  await setMember(await actingAs(kiln.services, owner.person.id), {
     teamId: team.id,
     username: editor.person.username,
     role: 'editor',

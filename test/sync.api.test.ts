@@ -6,7 +6,7 @@ import assert from 'node:assert/strict';
 import { startKiln, type TestKiln } from './support/kiln.ts';
 import { keyHolder, checksum, relPathOf, SyncApi, type WireNode } from './support/sync-client.ts';
 import { answerBeforeBody } from './support/big-body.ts';
-import { signedIn } from './support/people.ts';
+import { signedIn, actingAs } from './support/people.ts';
 import { createSyncKey, revokeSyncKey } from '../src/sync/keys.ts';
 import { setVisibility } from '../src/nodes/tree.ts';
 
@@ -95,7 +95,7 @@ test('another account’s nodes are not in the scope, public or private, whateve
     parentId: 0,
     content: '<html><p>s</p></html>',
   });
-  await setVisibility(kiln.services, other.person.id, secret.id, 'private');
+  await setVisibility(await actingAs(kiln.services, other.person.id), { nodeId: secret.id, visibility: 'private' });
   const asks: [string, string, unknown][] = [
     ['GET', `/nodes/${secret.id}/content`, undefined],
     ['PUT', `/nodes/${secret.id}/content`, { content: '<html>mine</html>' }],

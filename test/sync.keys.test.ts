@@ -5,7 +5,7 @@ import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
 import { startKiln, type TestKiln } from './support/kiln.ts';
-import { signedIn } from './support/people.ts';
+import { signedIn, actingAs } from './support/people.ts';
 import { SyncApi, kilnCmd } from './support/sync-client.ts';
 import type { Client } from './support/client.ts';
 import { createTeam, setMember } from '../src/teams/teams.ts';
@@ -105,11 +105,23 @@ test("generation needs a plan of one's own or an owner/editor role on a team who
     ownerId: owner.id,
     plan: 'free',
   });
-  await setMember(kiln.services, owner.id, { teamId: paidTeam.id, username: free.username, role: 'viewer' });
-  await setMember(kiln.services, owner.id, { teamId: freeTeam.id, username: free.username, role: 'editor' });
+  await setMember(await actingAs(kiln.services, owner.id), {
+    teamId: paidTeam.id,
+    username: free.username,
+    role: 'viewer',
+  });
+  await setMember(await actingAs(kiln.services, owner.id), {
+    teamId: freeTeam.id,
+    username: free.username,
+    role: 'editor',
+  });
   assert.equal((await generate(freeClient)).status, 402);
   // An editor of the paid team: yes.
-  await setMember(kiln.services, owner.id, { teamId: paidTeam.id, username: free.username, role: 'editor' });
+  await setMember(await actingAs(kiln.services, owner.id), {
+    teamId: paidTeam.id,
+    username: free.username,
+    role: 'editor',
+  });
   const ok = await generate(freeClient);
   assert.equal(ok.status, 201, ok.text);
   assert.match(ok.json.key, KEY);

@@ -5,7 +5,7 @@ import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
 import { startKiln, type TestKiln } from './support/kiln.ts';
-import { signedIn } from './support/people.ts';
+import { signedIn, actingAs } from './support/people.ts';
 import { SseClient } from './support/sse.ts';
 import { until } from './support/wait.ts';
 import { createSyncKey, revokeSyncKey } from '../src/sync/keys.ts';
@@ -14,6 +14,8 @@ import { saveDocument } from '../src/save/pipeline.ts';
 import { broadcastSnapshot } from '../src/events/publish.ts';
 import { createTeam, setMember } from '../src/teams/teams.ts';
 import { limits } from '../src/limits.ts';
+import { SYSTEM } from '../src/access/caller.ts';
+import { contextOf } from '../src/context.ts';
 import type { Plan } from '../src/store/schema.ts';
 
 let kiln: TestKiln;
@@ -89,7 +91,7 @@ test('refusals: a missing key, one not starting with hcsk_, an unknown and a rev
 
 test('the stream answers the SSE headers and starts with `: connected`; protocol 1 gets no sync-ready', async () => {
   const { key, person, main, host } = await personWithKey();
-  await createNode(kiln.services, person.id, {
+  await createNode(await actingAs(kiln.services, person.id), {
     ownerId: person.id,
     parentId: 0,
     type: 'site',
@@ -116,7 +118,7 @@ test('the stream answers the SSE headers and starts with `: connected`; protocol
 test('a browser save reaches the stream as node-saved: full path, 16-hex checksum, ISO time, inline content, unnamed, with an id', async () => {
   const { key, person, main, host } = await personWithKey();
   const name = `todo-${person.username}.html`;
-  const node = await createPath(kiln.services, person.id, {
+  const node = await createPath(await actingAs(kiln.services, person.id), {
     ownerId: person.id,
     path: `notes/deep/${name}`,
     html: doc('v1'),
@@ -158,14 +160,14 @@ test('every change reaches every stream of the account exactly once, the writerâ
   const second = await createSyncKey(kiln.services, a.person.id);
   const b = await personWithKey();
   const name = `once-${a.person.username}.html`;
-  const node = await createNode(kiln.services, a.person.id, {
+  const node = await createNode(await actingAs(kiln.services, a.person.id), {
     ownerId: a.person.id,
     parentId: 0,
     type: 'site',
     name,
     html: doc('v1'),
   });
-  const bNode = await createNode(kiln.services, b.person.id, {
+  const bNode = await createNode(await actingAs(kiln.services, b.person.id), {
     ownerId: b.person.id,
     parentId: 0,
     type: 'site',
@@ -186,7 +188,7 @@ test('every change reaches every stream of the account exactly once, the writerâ
     });
     const v3 = doc('by browser');
     await browserSave(a.main, a.host, name, v3);
-    await renameNode(kiln.services, a.person.id, node.id, `renamed-${name}`);
+    await renameNode(await actingAs(kiln.services, a.person.id), { nodeId: node.id, name: `renamed-${name}` });
     // Fence: one more save; everything before it has arrived once it does.
     const v4 = doc('fence');
     await browserSave(a.main, a.host, `renamed-${name}`, v4);
@@ -232,7 +234,7 @@ test('a sync PUT with snapshotHtml + senderId: node-saved and live-sync once on 
   const a = await personWithKey();
   const second = await createSyncKey(kiln.services, a.person.id);
   const name = `put-${a.person.username}.html`;
-  const node = await createPath(kiln.services, a.person.id, {
+  const node = await createPath(await actingAs(kiln.services, a.person.id), {
     ownerId: a.person.id,
     path: `docs/${name}`,
     html: doc('v1'),
@@ -287,19 +289,29 @@ test('folders, renames, moves and deletes arrive with full paths', async () => {
   const stream = await openStream(key);
   try {
     await stream.comment('connected');
-    const a = await createNode(s, person.id, { ownerId: person.id, parentId: 0, type: 'folder', name: 'a' });
-    const b = await createNode(s, person.id, { ownerId: person.id, parentId: 0, type: 'folder', name: 'b' });
+    const a = await createNode(await actingAs(s, person.id), {
+      ownerId: person.id,
+      parentId: 0,
+      type: 'folder',
+      name: 'a',
+    });
+    const b = await createNode(await actingAs(s, person.id), {
+      ownerId: person.id,
+      parentId: 0,
+      type: 'folder',
+      name: 'b',
+    });
     const name = `x-${person.username}.html`;
-    const x = await createNode(s, person.id, {
+    const x = await createNode(await actingAs(s, person.id), {
       ownerId: person.id,
       parentId: a.id,
       type: 'site',
       name,
       html: doc('x'),
     });
-    await renameNode(s, person.id, x.id, `y-${name}`);
-    await moveNode(s, person.id, x.id, b.id);
-    await deleteNode(s, person.id, x.id);
+    await renameNode(await actingAs(s, person.id), { nodeId: x.id, name: `y-${name}` });
+    await moveNode(await actingAs(s, person.id), { nodeId: x.id, parentId: b.id });
+    await deleteNode(await actingAs(s, person.id), { nodeId: x.id });
     const folderA = (await stream.next()).json;
     assert.deepEqual(
       {
@@ -343,7 +355,7 @@ test('folders, renames, moves and deletes arrive with full paths', async () => {
 
 test('a snapshot with a sender reaches the sync streams as live-sync {file, html, sender}', async () => {
   const { key, person } = await personWithKey();
-  const node = await createPath(kiln.services, person.id, {
+  const node = await createPath(await actingAs(kiln.services, person.id), {
     ownerId: person.id,
     path: `live/${person.username}-page.html`,
     html: doc('v1'),
@@ -423,7 +435,13 @@ test('keep-alive: `: ping` on every stream, plus an unnamed {"type":"ping"} fram
 test('Last-Event-ID: a reconnecting stream gets what it missed, in order, then live changes', async () => {
   const { key, person, main, host } = await personWithKey();
   const name = `resume-${person.username}.html`;
-  await createNode(kiln.services, person.id, { ownerId: person.id, parentId: 0, type: 'site', name, html: doc('v1') });
+  await createNode(await actingAs(kiln.services, person.id), {
+    ownerId: person.id,
+    parentId: 0,
+    type: 'site',
+    name,
+    html: doc('v1'),
+  });
   const first = await openStream(key);
   await first.comment('connected');
   await browserSave(main, host, name, doc('v2'));
@@ -479,8 +497,16 @@ test('team stream: needs protocol 2 and the team id (428), membership (404), the
     ownerId: owner.person.id,
     plan: 'personal',
   });
-  await setMember(kiln.services, null, { teamId: team.id, username: editor.person.username, role: 'editor' });
-  await setMember(kiln.services, null, { teamId: team.id, username: viewer.person.username, role: 'viewer' });
+  await setMember(contextOf(kiln.services, SYSTEM), {
+    teamId: team.id,
+    username: editor.person.username,
+    role: 'editor',
+  });
+  await setMember(contextOf(kiln.services, SYSTEM), {
+    teamId: team.id,
+    username: viewer.person.username,
+    role: 'viewer',
+  });
   const path = `/_/team/${team.username}/sync/stream`;
   const teamHeaders = { 'x-sync-protocol': '2', 'x-sync-account-id': String(team.id) };
 
@@ -505,7 +531,7 @@ test('team stream: needs protocol 2 and the team id (428), membership (404), the
   assert.equal(asViewer.status, 403);
   assert.equal(asViewer.json.code, 'viewer');
 
-  const node = await createNode(kiln.services, owner.person.id, {
+  const node = await createNode(await actingAs(kiln.services, owner.person.id), {
     ownerId: team.id,
     parentId: 0,
     type: 'site',

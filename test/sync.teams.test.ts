@@ -5,7 +5,7 @@
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { startKiln, type TestKiln } from './support/kiln.ts';
-import { signedIn } from './support/people.ts';
+import { signedIn, actingAs } from './support/people.ts';
 import { keyHolder, kilnCmd, SyncApi, checksum } from './support/sync-client.ts';
 import { createTeam, setMember } from '../src/teams/teams.ts';
 import { channels, type KilnEvent } from '../src/events/bus.ts';
@@ -25,12 +25,12 @@ async function crew(plan: 'personal' | 'free' = 'personal') {
     ownerId: owner.person.id,
     plan,
   });
-  await setMember(kiln.services, owner.person.id, {
+  await setMember(await actingAs(kiln.services, owner.person.id), {
     teamId: team.id,
     username: editor.person.username,
     role: 'editor',
   });
-  await setMember(kiln.services, owner.person.id, {
+  await setMember(await actingAs(kiln.services, owner.person.id), {
     teamId: team.id,
     username: viewer.person.username,
     role: 'viewer',

@@ -4,7 +4,7 @@
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { startKiln, type TestKiln } from './support/kiln.ts';
-import { signedIn } from './support/people.ts';
+import { signedIn, actingAs } from './support/people.ts';
 import type { Client, Res } from './support/client.ts';
 import { createTeam, removeMember, setMember } from '../src/teams/teams.ts';
 import { createNode } from '../src/nodes/tree.ts';
@@ -40,17 +40,18 @@ async function teamWithMembers() {
   for (const role of ['editor', 'viewer', 'stranger'] as const) {
     const client = kiln.client();
     const p = await signedIn(kiln, client);
-    if (role !== 'stranger') await setMember(kiln.services, o.id, { teamId: team.id, username: p.username, role });
+    if (role !== 'stranger')
+      await setMember(await actingAs(kiln.services, o.id), { teamId: team.id, username: p.username, role });
     people[role] = { client, username: p.username, id: p.id };
   }
-  const doc = await createNode(kiln.services, o.id, {
+  const doc = await createNode(await actingAs(kiln.services, o.id), {
     ownerId: team.id,
     parentId: 0,
     type: 'site',
     name: `${team.username}-plan.html`,
     html: '<!doctype html><html><body><h1>Team plan</h1></body></html>',
   });
-  const secret = await createNode(kiln.services, o.id, {
+  const secret = await createNode(await actingAs(kiln.services, o.id), {
     ownerId: team.id,
     parentId: 0,
     type: 'site',
@@ -123,7 +124,7 @@ test('someone the host does not grant gets the page as a visitor, or a clear ref
     assert.match(r.res.text, /signed in as/i);
   }
   // Someone else's own host, the same.
-  const own = await createNode(kiln.services, o.id, {
+  const own = await createNode(await actingAs(kiln.services, o.id), {
     ownerId: o.id,
     parentId: 0,
     type: 'site',
@@ -141,7 +142,7 @@ test('someone the host does not grant gets the page as a visitor, or a clear ref
 test('one’s own host and a custom domain: the owner gets a session there through the handshake', async () => {
   const main = kiln.client();
   const me = await signedIn(kiln, main, { plan: 'maker' });
-  await createNode(kiln.services, me.id, {
+  await createNode(await actingAs(kiln.services, me.id), {
     ownerId: me.id,
     parentId: 0,
     type: 'site',
@@ -172,6 +173,6 @@ test('a member removed from the team loses the host at once: the next request is
   const { o, team, people, host, secret } = await teamWithMembers();
   const editor = people.editor.client;
   assert.equal((await browse(editor, kiln.config.rootDomain, viaMain(host, `/${secret}`))).res.status, 200);
-  await removeMember(kiln.services, o.id, team.id, people.editor.id);
+  await removeMember(await actingAs(kiln.services, o.id), { teamId: team.id, personId: people.editor.id });
   assert.equal((await editor.on(host).get(`/${secret}`)).status, 404);
 });

@@ -39,7 +39,7 @@
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { startKiln, type TestKiln } from './support/kiln.ts';
-import { sessionsFor, signedIn, storeSessions } from './support/people.ts';
+import { sessionsFor, signedIn, storeSessions, actingAs } from './support/people.ts';
 import type { Client, ReqOpts } from './support/client.ts';
 import { keyHolder, SyncApi } from './support/sync-client.ts';
 import { createSyncKey } from '../src/sync/keys.ts';
@@ -51,7 +51,6 @@ import { storeUpload } from '../src/uploads/upload.ts';
 import { KilnError } from '../src/errors.ts';
 import { setSharing } from '../src/sharing/share.ts';
 import { setEnableSignups } from '../src/apps/apps.ts';
-import { actingAs } from '../src/nodes/manage.ts';
 import { personRow } from '../src/store/accounts.ts';
 
 let kiln: TestKiln;
@@ -235,20 +234,21 @@ async function document(kind: TargetKind, prefix = 'doc'): Promise<Target> {
   const account = own ? { id: ownerId, username: ownerName } : { id: team.id, username: team.username };
   const by = own ? ownerId : teamOwnerId;
   const html = `<html><p>${kind}</p></html>`;
-  let node = await createNode(kiln.services, by, {
+  let node = await createNode(await actingAs(kiln.services, by), {
     ownerId: account.id,
     parentId: 0,
     type: 'site',
     name: `table-${prefix}-${++made}.html`,
     html,
   });
-  if (kind.endsWith('private')) node = await setVisibility(kiln.services, by, node.id, 'private');
+  if (kind.endsWith('private'))
+    node = await setVisibility(await actingAs(kiln.services, by), { nodeId: node.id, visibility: 'private' });
   const host = kiln.hostOf(account.username);
   return { node, account, team: !own, host, url: `http://${host}/${node.name}`, html };
 }
 /** Someone who signs up to an app of the owner's (on the owner's host), then signs in on the main app too. */
 async function appUserOf(appOwner: number): Promise<Client> {
-  const app = await createNode(kiln.services, appOwner, {
+  const app = await createNode(await actingAs(kiln.services, appOwner), {
     ownerId: appOwner,
     parentId: 0,
     type: 'site',
@@ -296,7 +296,7 @@ before(async () => {
     [tViewer, 'viewer'],
     [former, 'viewer'],
   ] as const)
-    await setMember(s, tOwner.me.id, { teamId: team.id, username: who.me.username, role });
+    await setMember(await actingAs(s, tOwner.me.id), { teamId: team.id, username: who.me.username, role });
   const keyOf = async (id: number) => (await createSyncKey(s, id)).key;
   const teamHost = kiln.hostOf(team.username);
   // Members carry their login to the team's host, as the session handshake does.
@@ -312,7 +312,7 @@ before(async () => {
   callers.anon = { client: kiln.client() };
   callers.otherKey = { client: kiln.client(), key: await keyOf(other.me.id), keyEverywhere: true };
   // The former member leaves: their session on the team's host and their key stay, their role does not.
-  await removeMember(s, tOwner.me.id, team.id, former.me.id);
+  await removeMember(await actingAs(s, tOwner.me.id), { teamId: team.id, personId: former.me.id });
 
   for (const kind of TARGETS) {
     const t = await document(kind);
@@ -546,22 +546,32 @@ test('a team viewer changing the team’s files gets 403 viewer through every do
     ownerId: owner.person.id,
     plan: 'maker',
   });
-  await setMember(kiln.services, owner.person.id, {
+  await setMember(await actingAs(kiln.services, owner.person.id), {
     teamId: team.id,
     username: viewer.person.username,
     role: 'viewer',
   });
   const s = kiln.services;
   const by = owner.person.id;
-  const folder = await createNode(s, by, { ownerId: team.id, parentId: 0, type: 'folder', name: 'docs' });
-  const doc = await createNode(s, by, {
+  const folder = await createNode(await actingAs(s, by), {
+    ownerId: team.id,
+    parentId: 0,
+    type: 'folder',
+    name: 'docs',
+  });
+  const doc = await createNode(await actingAs(s, by), {
     ownerId: team.id,
     parentId: folder.id,
     type: 'site',
     name: `plan-${team.id}.html`,
     html: '<html><p>plan</p></html>',
   });
-  const other = await createNode(s, by, { ownerId: team.id, parentId: 0, type: 'folder', name: 'archive' });
+  const other = await createNode(await actingAs(s, by), {
+    ownerId: team.id,
+    parentId: 0,
+    type: 'folder',
+    name: 'archive',
+  });
   const upload = await storeUpload(s, {
     ownerId: team.id,
     parentId: 0,
@@ -570,14 +580,14 @@ test('a team viewer changing the team’s files gets 403 viewer through every do
     fileName: 'notes.txt',
     bytes: Buffer.from('notes'),
   });
-  const gone = await createNode(s, by, {
+  const gone = await createNode(await actingAs(s, by), {
     ownerId: team.id,
     parentId: 0,
     type: 'site',
     name: `gone-${team.id}.html`,
     html: '<html><p>gone</p></html>',
   });
-  await deleteNode(s, by, gone.id);
+  await deleteNode(await actingAs(s, by), { nodeId: gone.id });
   const before = await treeOf(team.id);
 
   const refusals: Array<[string, { status: number; json: any }]> = [];
@@ -648,15 +658,18 @@ test('a team viewer changing the team’s files gets 403 viewer through every do
   // The use cases themselves give the same refusal (a handler that forgot to ask would still get it).
   const v = viewer.person.id;
   const useCases: Array<[string, () => Promise<unknown>]> = [
-    ['createNode', () => createNode(s, v, { ownerId: team.id, parentId: 0, type: 'site', name: 'uc.html' })],
-    ['createPath', () => createPath(s, v, { ownerId: team.id, path: 'uc/x.html' })],
-    ['renameNode', () => renameNode(s, v, doc.id, 'uc.html')],
-    ['moveNode', () => moveNode(s, v, doc.id, other.id)],
-    ['deleteNode', () => deleteNode(s, v, doc.id)],
-    ['setVisibility', () => setVisibility(s, v, doc.id, 'private')],
-    ['restoreFromTrash', () => restoreFromTrash(s, v, gone.id)],
-    ['purgeFromTrash', () => purgeFromTrash(s, v, gone.id)],
-    ['emptyTrash', () => emptyTrash(s, v, team.id)],
+    [
+      'createNode',
+      async () => createNode(await actingAs(s, v), { ownerId: team.id, parentId: 0, type: 'site', name: 'uc.html' }),
+    ],
+    ['createPath', async () => createPath(await actingAs(s, v), { ownerId: team.id, path: 'uc/x.html' })],
+    ['renameNode', async () => renameNode(await actingAs(s, v), { nodeId: doc.id, name: 'uc.html' })],
+    ['moveNode', async () => moveNode(await actingAs(s, v), { nodeId: doc.id, parentId: other.id })],
+    ['deleteNode', async () => deleteNode(await actingAs(s, v), { nodeId: doc.id })],
+    ['setVisibility', async () => setVisibility(await actingAs(s, v), { nodeId: doc.id, visibility: 'private' })],
+    ['restoreFromTrash', async () => restoreFromTrash(await actingAs(s, v), { rootId: gone.id })],
+    ['purgeFromTrash', async () => purgeFromTrash(await actingAs(s, v), { rootId: gone.id })],
+    ['emptyTrash', async () => emptyTrash(await actingAs(s, v), { ownerId: team.id })],
   ];
   for (const [name, run] of useCases)
     await assert.rejects(run, isViewerRefusal, `${name} refuses the viewer with 403 viewer`);
@@ -689,7 +702,7 @@ test('strangers keep their answers: a missing node for the use cases, no team fo
     ownerId: owner.person.id,
     plan: 'maker',
   });
-  const doc = await createNode(kiln.services, owner.person.id, {
+  const doc = await createNode(await actingAs(kiln.services, owner.person.id), {
     ownerId: team.id,
     parentId: 0,
     type: 'site',
@@ -697,7 +710,7 @@ test('strangers keep their answers: a missing node for the use cases, no team fo
   });
   // The table's answer for another account's public node, as the dashboard gives it (#46: one answer per question).
   await assert.rejects(
-    renameNode(kiln.services, stranger.person.id, doc.id, 'x.html'),
+    renameNode(await actingAs(kiln.services, stranger.person.id), { nodeId: doc.id, name: 'x.html' }),
     (err) => err instanceof KilnError && err.status === 400 && err.code === 'not-owner',
   );
   const sync = new SyncApi({
@@ -726,8 +739,12 @@ test('the sharing door asks the same question: a team’s owners and editors sha
     [editor, 'editor'],
     [viewer, 'viewer'],
   ] as const)
-    await setMember(kiln.services, owner.person.id, { teamId: team.id, username: who.person.username, role });
-  const doc = await createNode(kiln.services, owner.person.id, {
+    await setMember(await actingAs(kiln.services, owner.person.id), {
+      teamId: team.id,
+      username: who.person.username,
+      role,
+    });
+  const doc = await createNode(await actingAs(kiln.services, owner.person.id), {
     ownerId: team.id,
     parentId: 0,
     type: 'site',
@@ -768,18 +785,18 @@ test('a team’s editor manages the team’s apps and collections as the table l
     ownerId: owner.person.id,
     plan: 'maker',
   });
-  await setMember(kiln.services, owner.person.id, {
+  await setMember(await actingAs(kiln.services, owner.person.id), {
     teamId: team.id,
     username: editor.person.username,
     role: 'editor',
   });
-  const doc = await createNode(kiln.services, owner.person.id, {
+  const doc = await createNode(await actingAs(kiln.services, owner.person.id), {
     ownerId: team.id,
     parentId: 0,
     type: 'site',
     name: `app-${team.id}.html`,
   });
-  const folder = await createNode(kiln.services, owner.person.id, {
+  const folder = await createNode(await actingAs(kiln.services, owner.person.id), {
     ownerId: team.id,
     parentId: 0,
     type: 'folder',

@@ -6,10 +6,9 @@ import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import * as cheerio from 'cheerio';
 import { movableClock, startKiln, type TestKiln } from './support/kiln.ts';
-import { signedIn } from './support/people.ts';
+import { actingAs, signedIn } from './support/people.ts';
 import { createSyncKey } from '../src/sync/keys.ts';
 import { listTrash, sweepTrash } from '../src/nodes/trash.ts';
-import { actingAs } from '../src/nodes/manage.ts';
 
 const time = movableClock();
 let kiln: TestKiln;

@@ -13,7 +13,7 @@ import { Client } from './support/client.ts';
 import { SseClient } from './support/sse.ts';
 import { hotAnswers } from './support/metrics.ts';
 import { until } from './support/wait.ts';
-import { newPerson, sessionsFor } from './support/people.ts';
+import { newPerson, sessionsFor, actingAs } from './support/people.ts';
 import { loadConfig } from '../src/config.ts';
 import { createServices, closeServices } from '../src/server.ts';
 import { createPerson } from '../src/accounts/people.ts';
@@ -69,7 +69,13 @@ before(async () => {
     token = (await sessionsFor(setup.database.db, setup.config, person.id, person.username)).host;
     key = (await createSyncKey(setup, person.id)).key;
     nodeId = (
-      await createNode(setup, person.id, { ownerId: person.id, parentId: 0, type: 'site', name: NAME, html: doc('v1') })
+      await createNode(await actingAs(setup, person.id), {
+        ownerId: person.id,
+        parentId: 0,
+        type: 'site',
+        name: NAME,
+        html: doc('v1'),
+      })
     ).id;
     for (const plan of ['free', 'personal', 'maker'])
       await writeSetting(setup.database.db, `ai-edit-requests-${plan}`, String(AI_BUDGET));

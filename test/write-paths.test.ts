@@ -4,7 +4,7 @@
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { startKiln, type TestKiln } from './support/kiln.ts';
-import { signedIn } from './support/people.ts';
+import { signedIn, actingAs } from './support/people.ts';
 import { createNode } from '../src/nodes/tree.ts';
 import { createSyncKey } from '../src/sync/keys.ts';
 
@@ -54,7 +54,7 @@ test('a document created with HTML is stored as a save stores it: saving the sam
 
   // Creation from the dashboard (no sync key) goes the same way.
   const { me } = await syncClient();
-  const node = await createNode(kiln.services, me.id, {
+  const node = await createNode(await actingAs(kiln.services, me.id), {
     ownerId: me.id,
     parentId: 0,
     type: 'site',
@@ -86,7 +86,7 @@ test('a refused create of a nested path leaves no folder behind', async () => {
 test('an upload saved from the code editor with If-Match: concurrent saves from one base, one wins', async () => {
   const main = kiln.client();
   const me = await signedIn(kiln, main, { plan: 'maker' });
-  const page = await createNode(kiln.services, me.id, {
+  const page = await createNode(await actingAs(kiln.services, me.id), {
     ownerId: me.id,
     parentId: 0,
     type: 'site',

@@ -23,6 +23,8 @@ import { DAY } from '../limits.ts';
 // this module (for sweepLastExports), and few ever export or import.
 import type yauzl from 'yauzl';
 import type { Services } from '../services.ts';
+import { contextOf, type Ctx } from '../context.ts';
+import { SYSTEM } from '../access/caller.ts';
 import { KilnError, badRequest, tooLarge } from '../errors.ts';
 import { limits } from '../limits.ts';
 import { isDocumentName, isGlobalDocumentName, nodeNameProblem, splitPath } from '../core/names.ts';
@@ -74,14 +76,9 @@ function lazy(load: () => Promise<Buffer | Readable | null>): Readable {
   return out;
 }
 
-/** The tree of `ownerId` as a zip stream (the caller checked the actor may manage it). */
-export async function exportTree(
-  s: Services,
-  actorId: number,
-  ownerId: number,
-  opts: { versions?: boolean } = {},
-): Promise<Readable> {
-  const nodes = await listTree(s, actorId, ownerId);
+/** The tree of `ownerId` as a zip stream, when the caller may change that tree (listTree). */
+export async function exportTree(ctx: Ctx, input: { ownerId: number; versions?: boolean }): Promise<Readable> {
+  const nodes = await listTree(ctx, { ownerId: input.ownerId });
   const { ZipFile } = (await import('yazl')).default;
   const zip = new ZipFile();
   const manifest: ManifestEntry[] = [];
@@ -99,22 +96,22 @@ export async function exportTree(
     if (n.type === 'folder') zip.addEmptyDirectory(path, { mtime: mtime(n) });
     else if (n.type === 'site')
       zip.addReadStream(
-        lazy(async () => (await documentContent(s, n))?.bytes ?? Buffer.alloc(0)),
+        lazy(async () => (await documentContent(ctx, n))?.bytes ?? Buffer.alloc(0)),
         path,
         { mtime: mtime(n) },
       );
     else if (n.blob_sha256) {
       const sha = n.blob_sha256;
       zip.addReadStream(
-        lazy(async () => (await s.blobs.stream(sha)) ?? Buffer.alloc(0)),
+        lazy(async () => (await ctx.blobs.stream(sha)) ?? Buffer.alloc(0)),
         path,
         { mtime: mtime(n) },
       );
     }
-    if (opts.versions && n.type === 'site') {
-      for (const v of await listVersions(s.database.db, n.id)) {
+    if (input.versions && n.type === 'site') {
+      for (const v of await listVersions(ctx.database.db, n.id)) {
         zip.addReadStream(
-          lazy(async () => (await versionContent(s.database.db, v.id)).bytes),
+          lazy(async () => (await versionContent(ctx.database.db, v.id)).bytes),
           `${VERSIONS}${path}/${v.backupNumber}.html`,
           { mtime: new Date(v.createdAt) },
         );
@@ -124,7 +121,7 @@ export async function exportTree(
   zip.addBuffer(
     Buffer.from(
       JSON.stringify(
-        { format: 'kiln-export', version: 1, exportedAt: s.clock.now().toISOString(), nodes: manifest },
+        { format: 'kiln-export', version: 1, exportedAt: ctx.clock.now().toISOString(), nodes: manifest },
         null,
         2,
       ),
@@ -292,15 +289,15 @@ export function importedInWords(r: ImportResult): string {
 
 /** Imports the zip at `file` into the tree of `ownerId`: all of it, or nothing (see the head of this file). */
 export async function importTree(
-  s: Services,
-  actorId: number,
-  ownerId: number,
-  file: string,
-  opts: { folder?: string } = {},
+  ctx: Ctx,
+  input: { ownerId: number; file: string; folder?: string },
 ): Promise<ImportResult> {
-  await listTree(s, actorId, ownerId); // the actor may manage this tree (else 400 not-owner)
-  const plan = effectivePlan(await loadPlanAccount(s, s.database.db, ownerId));
-  const folder = (opts.folder ?? '').trim().replace(/^\/+|\/+$/g, '');
+  const { ownerId } = input;
+  await listTree(ctx, { ownerId }); // the caller may change this tree
+  // Recorded as made by the caller, or (Kiln itself, from the shell) by the tree's owner.
+  const actorId = ctx.caller.actor?.accountId ?? ownerId;
+  const plan = effectivePlan(await loadPlanAccount(ctx, ctx.database.db, ownerId));
+  const folder = (input.folder ?? '').trim().replace(/^\/+|\/+$/g, '');
   let into: string[] = [];
   if (folder) {
     const parts = splitPath(folder);
@@ -309,9 +306,9 @@ export async function importTree(
     const problem = into.map((p) => nodeNameProblem(p, 'folder')).find(Boolean);
     if (problem) throw badRequest(`The folder to import into: ${problem}`, 'invalid-name');
   }
-  const zip = await openZip(file);
+  const zip = await openZip(input.file);
   try {
-    return await importEntries(s, actorId, ownerId, plan, zip, into);
+    return await importEntries(ctx, actorId, ownerId, plan, zip, into);
   } finally {
     zip.close();
   }
@@ -533,7 +530,8 @@ export async function writeLastExport(s: Services, accountId: number): Promise<s
   const token = randomToken(32);
   const file = lastExportFile(s, token);
   await mkdir(path.dirname(file), { recursive: true });
-  await pipeline(await exportTree(s, accountId, accountId, { versions: true }), createWriteStream(`${file}.part`));
+  const tree = await exportTree(contextOf(s, SYSTEM), { ownerId: accountId, versions: true });
+  await pipeline(tree, createWriteStream(`${file}.part`));
   await rename(`${file}.part`, file);
   return token;
 }

@@ -535,9 +535,9 @@ async function assertRewriteAllowed(s: Services, c: CollectionRow, key: string, 
 /** Deletes a record (into the owner's trash, like any file). */
 export async function deleteRecord(s: RecordsCtx, id: string, key: string): Promise<void> {
   const { c, folder } = await liveCollection(s, id);
-  const owner = await collectionOwner(s, folder);
+  await collectionOwner(s, folder);
   const node = await recordNode(s, c, key);
-  await deleteNode(s, owner.accountId, node.id, { writer: owner.writer });
+  await deleteNode(s, { nodeId: node.id });
 }
 
 /** The owner's live view of a collection's records: `collection-record` events on the stream `open` gives (the

@@ -21,7 +21,10 @@ import { HINT_COOKIE, HINT_SEEN_COOKIE, setHintCookie, setSessionCookie } from '
 import { hostnameOf, lookupHost } from './hosts.ts';
 import { hostOrigin } from '../core/urls.ts';
 import { KilnError } from '../errors.ts';
-import { actingAs } from '../nodes/manage.ts';
+import { contextOf } from '../context.ts';
+import { anonymous, personCaller } from '../access/caller.ts';
+import { actorOfPerson } from '../accounts/actors.ts';
+import { personRow } from '../store/accounts.ts';
 
 export interface Login {
   id: number;
@@ -32,7 +35,10 @@ export interface Login {
 /** Whether the person may hold a session on a document host: the table's `session` row (its own account, a
  *  member of its team), asked through their `ctx.nodes`, as /_/session/start and the auth hook ask it. */
 async function holdsSessionOn(s: Services, personId: number, host: number): Promise<boolean> {
-  return (await actingAs(s, personId)).nodes.mayOnHost(host, 'session');
+  const row = await personRow(s.database.db, { id: personId });
+  const actor = row ? actorOfPerson(row, `account:${personId}`) : null;
+  const ctx = contextOf(s, actor ? personCaller('session', actor, null) : anonymous());
+  return ctx.nodes.mayOnHost(host, 'session');
 }
 
 /** Starts a login for the account. On the main app it sets the main session cookie and the signed-in

@@ -1,6 +1,6 @@
 // Duplicate: a copy of a document beside it (`notes-copy.html`, then `notes-copy-2.html` …) holding its
 // current bytes, written through the one write path; the copy starts its own history.
-import type { Services } from '../services.ts';
+import type { Ctx } from '../context.ts';
 import { KilnError, badRequest, conflict, notFound } from '../errors.ts';
 import { createNode } from './tree.ts';
 import type { NodeRow } from '../store/schema.ts';
@@ -14,24 +14,18 @@ function copyName(name: string, n: number): string {
   return `${stem}-copy${n === 1 ? '' : `-${n}`}${ext}`;
 }
 
-export async function duplicateDocument(
-  s: Services,
-  actorId: number,
-  node: NodeRow,
-  writer: string | null,
-): Promise<NodeRow> {
+export async function duplicateDocument(ctx: Ctx, node: NodeRow): Promise<NodeRow> {
   if (node.type !== 'site') throw badRequest('Only documents can be duplicated.', 'invalid-type');
-  const content = await documentContent(s, node);
+  const content = await documentContent(ctx, node);
   if (!content) throw notFound();
   for (let n = 1; n <= MAX_TRIES; n++) {
     try {
-      return await createNode(s, actorId, {
+      return await createNode(ctx, {
         ownerId: node.owner_id,
         parentId: node.parent_id,
         type: 'site',
         name: copyName(node.name, n),
         html: content.bytes,
-        writer,
       });
     } catch (err) {
       if (!(err instanceof KilnError && err.code === 'name-conflict')) throw err;

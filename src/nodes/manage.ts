@@ -3,15 +3,12 @@
 // team where the table's `team` rows let its role `manage` (a viewer gets 403 `viewer`, anyone else the
 // team is hidden from: 404). Every other question is a node's, asked through `ctx.nodes.open`.
 import type { Ctx } from '../context.ts';
-import type { Services } from '../services.ts';
 import type { Actor } from '../access/actor.ts';
 import type { Plan } from '../store/schema.ts';
 import { notFound } from '../errors.ts';
 import { authorizeActor, authorizeTeamChange } from '../access/authorize.ts';
-import { anonymous, isSystem, personCaller } from '../access/caller.ts';
-import { accountById, personRow, teamRow } from '../store/accounts.ts';
-import { actorOfPerson } from '../accounts/actors.ts';
-import { contextOf } from '../context.ts';
+import { isSystem } from '../access/caller.ts';
+import { accountById, teamRow } from '../store/accounts.ts';
 
 /** Whose tree the dashboard shows. */
 export interface TreeOwner {
@@ -53,13 +50,4 @@ export async function treeOwner(ctx: TreeCtx, ref: string | number | undefined):
   if (!team) throw noTeam();
   authorizeTeamChange(await ctx.nodes.roleIn(team.id), 'manage', noTeam, team.username);
   return { id: team.id, username: team.username, plan: team.plan, unlimited: false, own: false };
-}
-
-/** A ctx acting as the person `accountId` (a session of the main app): for callers that still name the actor
- *  by id (tests, the sync API's changes, the CLI's copies), until they carry a ctx of their own. A suspended
- *  or missing person is nobody. */
-export async function actingAs<S extends Services>(s: S, accountId: number): Promise<S & Ctx> {
-  const row = await personRow(s.database.db, { id: accountId });
-  const actor = row ? actorOfPerson(row, `account:${accountId}`) : null;
-  return contextOf(s, actor ? personCaller('session', actor, null) : anonymous());
 }

@@ -11,8 +11,6 @@ import { documentContent } from './serve.ts';
 import { listTree, type NodeRow } from './tree.ts';
 import { accountById } from '../store/accounts.ts';
 
-const whoOf = (ctx: Ctx) => ({ accountId: ctx.caller.actor?.accountId ?? 0, writer: ctx.caller.actor?.writer ?? null });
-
 /** A document becomes a multi-tenant app (or stops taking signups). */
 export function makeApp(ctx: Ctx, input: { nodeId: number; enableSignups: boolean }): Promise<NodeRow> {
   return setEnableSignups(ctx, { nodeId: input.nodeId, enable: input.enableSignups });
@@ -21,8 +19,7 @@ export function makeApp(ctx: Ctx, input: { nodeId: number; enableSignups: boolea
 /** A copy of a document beside it. */
 export async function duplicate(ctx: Ctx, input: { nodeId: number }): Promise<{ node: NodeRow; copy: NodeRow }> {
   const node = await ctx.nodes.open(input.nodeId, 'manage');
-  const who = whoOf(ctx);
-  return { node, copy: await duplicateDocument(ctx, who.accountId, node, who.writer) };
+  return { node, copy: await duplicateDocument(ctx, node) };
 }
 
 /** The stored bytes of a document or upload (404 for a folder, or bytes no longer kept). */

@@ -21,7 +21,7 @@ import {
   updateNode,
 } from '../store/nodes.ts';
 import { childPathOf, rewriteDescendantPaths, treeWrite, type NodeRow } from './tree.ts';
-import { actingAs, treeOwner, type TreeCtx } from './manage.ts';
+import { treeOwner, type TreeCtx } from './manage.ts';
 
 /** How long a deletion stays restorable. */
 export const TRASH_DAYS = 30;
@@ -72,19 +72,7 @@ async function deletionIn(trx: Parameters<typeof trashedWith>[0], rootId: number
 
 /** Puts a deletion back: into the folder it was in when that folder still exists, else the top level.
  *  Refused (409) when a live node has taken its name there meanwhile, or (403) past the plan's count. */
-export function restoreFromTrash(ctx: Ctx, input: { rootId: number; writer?: string | null }): Promise<NodeRow>;
-/** @deprecated `(s, actorId, rootId, writer)`: as the person `actorId` (callers not moved to a ctx yet). */
-export function restoreFromTrash(
-  s: Services,
-  actorId: number,
-  rootId: number,
-  writer?: string | null,
-): Promise<NodeRow>;
-export async function restoreFromTrash(
-  ...a: [Ctx, { rootId: number; writer?: string | null }] | [Services, number, number, (string | null)?]
-): Promise<NodeRow> {
-  if (a.length !== 2) return restoreFromTrash(await actingAs(a[0], a[1]), { rootId: a[2], writer: a[3] ?? null });
-  const [ctx, input] = a;
+export async function restoreFromTrash(ctx: Ctx, input: { rootId: number; writer?: string | null }): Promise<NodeRow> {
   const s = ctx;
   const { rootId } = input;
   const writer = input.writer !== undefined ? input.writer : (ctx.caller.actor?.writer ?? null);
@@ -129,12 +117,7 @@ export async function restoreFromTrash(
 }
 
 /** Deletes a deletion for good: rows, content and versions (blobs no row names are swept later). */
-export function purgeFromTrash(ctx: Ctx, input: { rootId: number }): Promise<NodeRow>;
-/** @deprecated `(s, actorId, rootId)`: as the person `actorId` (callers not moved to a ctx yet). */
-export function purgeFromTrash(s: Services, actorId: number, rootId: number): Promise<NodeRow>;
-export async function purgeFromTrash(...a: [Ctx, { rootId: number }] | [Services, number, number]): Promise<NodeRow> {
-  if (a.length !== 2) return purgeFromTrash(await actingAs(a[0], a[1]), { rootId: a[2] });
-  const [ctx, { rootId }] = a;
+export async function purgeFromTrash(ctx: Ctx, { rootId }: { rootId: number }): Promise<NodeRow> {
   await deletion(ctx, rootId);
   return treeWrite(ctx, async (trx) => {
     const { root, all } = await deletionIn(trx, rootId);
@@ -147,12 +130,7 @@ export async function purgeFromTrash(...a: [Ctx, { rootId: number }] | [Services
 }
 
 /** Purges every deletion in a tree's trash; returns how many. */
-export function emptyTrash(ctx: Ctx, input: { ownerId: number }): Promise<number>;
-/** @deprecated `(s, actorId, ownerId)`: as the person `actorId` (callers not moved to a ctx yet). */
-export function emptyTrash(s: Services, actorId: number, ownerId: number): Promise<number>;
-export async function emptyTrash(...a: [Ctx, { ownerId: number }] | [Services, number, number]): Promise<number> {
-  if (a.length !== 2) return emptyTrash(await actingAs(a[0], a[1]), { ownerId: a[2] });
-  const [ctx, input] = a;
+export async function emptyTrash(ctx: Ctx, input: { ownerId: number }): Promise<number> {
   const entries = await listTrash(ctx, input);
   for (const e of entries) await purgeFromTrash(ctx, { rootId: e.node.id });
   return entries.length;

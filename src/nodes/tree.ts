@@ -1,6 +1,7 @@
 // The node tree: sites (documents), folders and uploads of one account. Use cases only — no HTTP here,
-// so the dashboard and the sync API share them. Every function takes the Services, the acting account
-// id and plain inputs, returns node rows, and throws KilnError with the status the spec names.
+// so the dashboard and the sync API share them. Every use case takes `(ctx, input)`: the caller (nodes only
+// through `ctx.nodes.open`) and plain inputs; it returns node rows and throws KilnError with the status the
+// spec names.
 //
 // Rules kept here:
 // - `parent_id` is 0 at top level; `path` is the ancestor folder path ('' at top level, e.g. `a/b`),
@@ -30,7 +31,7 @@ import { inTransaction, type AfterCommit } from '../store/transaction.ts';
 import type { NodeEvent } from '../events/bus.ts';
 import { starterDocument, type Starter } from './starters.ts';
 import { newNodeRow } from './rows.ts';
-import { actingAs, treeOwner, type TreeCtx } from './manage.ts';
+import { treeOwner, type TreeCtx } from './manage.ts';
 import { contextOf } from '../context.ts';
 import { SYSTEM } from '../access/caller.ts';
 import {
@@ -122,12 +123,7 @@ export function getNode(s: Services, nodeId: number): Promise<NodeRow | undefine
 
 /** Every node of an account's tree the caller may change (treeOwner), ordered by path then name (folders are
  *  listed before what they hold). */
-export function listTree(ctx: TreeCtx, input: { ownerId: number }): Promise<NodeRow[]>;
-/** @deprecated `(s, actorId, ownerId)`: as the person `actorId` (callers not moved to a ctx yet). */
-export function listTree(s: Services, actorId: number, ownerId: number): Promise<NodeRow[]>;
-export async function listTree(...a: [TreeCtx, { ownerId: number }] | [Services, number, number]) {
-  if (a.length === 3) return listTree(await actingAs(a[0], a[1]), { ownerId: a[2] });
-  const [ctx, { ownerId }] = a;
+export async function listTree(ctx: TreeCtx, { ownerId }: { ownerId: number }): Promise<NodeRow[]> {
   await treeOwner(ctx, ownerId);
   return nodesOf(ctx.database.db, ownerId, { ordered: true });
 }
@@ -138,12 +134,7 @@ export { childPathOf, findByPath };
 
 /** Creates a site or folder in one transaction; a site gets its first version and content. The caller manages
  *  the folder it goes in (`ctx.nodes.open`), or at the top level the tree (treeOwner). */
-export function createNode(ctx: Ctx, input: CreateNodeInput): Promise<NodeRow>;
-/** @deprecated `(s, actorId, input)`: as the person `actorId` (callers not moved to a ctx yet). */
-export function createNode(s: Services, actorId: number, input: CreateNodeInput): Promise<NodeRow>;
-export async function createNode(...a: [Ctx, CreateNodeInput] | [Services, number, CreateNodeInput]) {
-  if (a.length === 3) return createNode(await actingAs(a[0], a[1]), { writer: null, ...a[2] });
-  const [ctx, input] = a;
+export async function createNode(ctx: Ctx, input: CreateNodeInput): Promise<NodeRow> {
   const at = await placeToManage(ctx, input.ownerId, input.parentId);
   ctx.nodes.assertPlace(input.ownerId, joinPath(at, String(input.name ?? '')));
   const now = ctx.clock.now().toISOString();
@@ -186,12 +177,7 @@ export function createHomePage(s: Services, accountId: number, writer: string | 
 }
 
 /** Creates `a/b/name.html` (or a folder), creating missing folders on the way, all in one transaction. */
-export function createPath(ctx: Ctx, input: CreatePathInput): Promise<NodeRow>;
-/** @deprecated `(s, actorId, input)`: as the person `actorId` (callers not moved to a ctx yet). */
-export function createPath(s: Services, actorId: number, input: CreatePathInput): Promise<NodeRow>;
-export async function createPath(...a: [Ctx, CreatePathInput] | [Services, number, CreatePathInput]) {
-  if (a.length === 3) return createPath(await actingAs(a[0], a[1]), { writer: null, ...a[2] });
-  const [ctx, given] = a;
+export async function createPath(ctx: Ctx, given: CreatePathInput): Promise<NodeRow> {
   const { names, type } = pathNames(given);
   const at = await placeToManage(ctx, given.ownerId, given.parentId);
   ctx.nodes.assertPlace(given.ownerId, joinPath(at, names.join('/')));
@@ -327,21 +313,7 @@ export async function createIn(
 // ------------------------------------------------------------------ changing
 
 /** Renames a node in place; a folder's descendants get their new path in the same transaction. */
-export function renameNode(ctx: Ctx, input: RenameInput): Promise<NodeRow & { oldName: string }>;
-/** @deprecated `(s, actorId, nodeId, newName, opts)`: as the person `actorId` (callers not moved to a ctx yet). */
-export function renameNode(
-  s: Services,
-  actorId: number,
-  nodeId: number,
-  newName: string,
-  opts?: ChangeOptions,
-): Promise<NodeRow>;
-export async function renameNode(
-  ...a: [Ctx, RenameInput] | [Services, number, number, string, ChangeOptions?]
-): Promise<NodeRow & { oldName: string }> {
-  if (a.length !== 2)
-    return renameNode(await actingAs(a[0], a[1]), { writer: null, ...a[4], nodeId: a[2], name: a[3] });
-  const [ctx, input] = a;
+export async function renameNode(ctx: Ctx, input: RenameInput): Promise<NodeRow & { oldName: string }> {
   const s = ctx;
   const opts = { ...input, writer: writerOf(ctx, input.writer) };
   const name = String(input.name ?? '').normalize('NFC');
@@ -393,25 +365,7 @@ async function place(
 
 /** Moves a node into another folder (0 = top level), optionally renaming it; a folder's descendants
  *  get their new paths in the same transaction. A folder cannot move into itself or below itself. */
-export function moveNode(ctx: Ctx, input: MoveInput): Promise<NodeRow>;
-/** @deprecated `(s, actorId, nodeId, parentId, newName, opts)`: as the person `actorId` (callers not moved to a
- *  ctx yet). */
-export function moveNode(
-  s: Services,
-  actorId: number,
-  nodeId: number,
-  targetParentId: number,
-  newName?: string | null,
-  opts?: ChangeOptions,
-): Promise<NodeRow>;
-export async function moveNode(
-  ...a: [Ctx, MoveInput] | [Services, number, number, number, (string | null)?, ChangeOptions?]
-): Promise<NodeRow> {
-  if (a.length !== 2) {
-    const [s, actorId, nodeId, parentId, name, opts] = a;
-    return moveNode(await actingAs(s, actorId), { writer: null, ...opts, nodeId, parentId, name });
-  }
-  const [ctx, input] = a;
+export async function moveNode(ctx: Ctx, input: MoveInput): Promise<NodeRow> {
   const s = ctx;
   const opts = { ...input, writer: writerOf(ctx, input.writer) };
   const [targetParentId, newName] = [input.parentId, input.name];
@@ -452,14 +406,10 @@ export async function moveNode(
 /** Makes a document or upload public or private. A private one answers 404 to all but its owner, and
  *  its open saved-lane streams of people who may not view it close (`visibility-changed` on the
  *  document's channel and the account's, heard by every process). */
-export function setVisibility(ctx: Ctx, input: { nodeId: number; visibility: Visibility }): Promise<NodeRow>;
-/** @deprecated `(s, actorId, nodeId, visibility)`: as the person `actorId` (callers not moved to a ctx yet). */
-export function setVisibility(s: Services, actorId: number, nodeId: number, visibility: Visibility): Promise<NodeRow>;
 export async function setVisibility(
-  ...a: [Ctx, { nodeId: number; visibility: Visibility }] | [Services, number, number, Visibility]
+  ctx: Ctx,
+  { nodeId, visibility }: { nodeId: number; visibility: Visibility },
 ): Promise<NodeRow> {
-  if (a.length !== 2) return setVisibility(await actingAs(a[0], a[1]), { nodeId: a[2], visibility: a[3] });
-  const [ctx, { nodeId, visibility }] = a;
   const s = ctx;
   if (visibility !== 'public' && visibility !== 'private')
     throw badRequest('Visibility must be "public" or "private".', 'invalid-visibility');
@@ -485,19 +435,7 @@ export async function setVisibility(
 
 /** Deletes a node: it goes to the trash with its content and versions (src/nodes/trash.ts). A folder
  *  that holds anything needs `cascade`, and then goes with everything below it. Returns what went. */
-export function deleteNode(ctx: Ctx, input: DeleteInput): Promise<NodeRow[]>;
-/** @deprecated `(s, actorId, nodeId, opts)`: as the person `actorId` (callers not moved to a ctx yet). */
-export function deleteNode(
-  s: Services,
-  actorId: number,
-  nodeId: number,
-  opts?: { cascade?: boolean } & ChangeOptions,
-): Promise<NodeRow[]>;
-export async function deleteNode(
-  ...a: [Ctx, DeleteInput] | [Services, number, number, ({ cascade?: boolean } & ChangeOptions)?]
-): Promise<NodeRow[]> {
-  if (a.length !== 2) return deleteNode(await actingAs(a[0], a[1]), { writer: null, ...a[3], nodeId: a[2] });
-  const [ctx, input] = a;
+export async function deleteNode(ctx: Ctx, input: DeleteInput): Promise<NodeRow[]> {
   const s = ctx;
   const opts = { ...input, writer: writerOf(ctx, input.writer) };
   const opened = await ctx.nodes.open(input.nodeId, 'manage');

@@ -70,7 +70,7 @@ export async function renameSyncNode(ctx: SyncCtx, input: StructureInput & { new
   const node = await scopedNode(ctx, input.nodeId, 'manage');
   assertCanWrite(scope);
   const opts = structureOptions(ctx, scope, input);
-  const renamed = await run(() => renameNode(ctx, scope.actor.accountId, node.id, input.newName, opts));
+  const renamed = await run(() => renameNode(ctx, { ...opts, nodeId: node.id, name: input.newName }));
   await markSynced(ctx.database.db, [renamed.id], ctx.clock.now().toISOString());
   const wire = await freshWireNode(ctx, renamed.id);
   return {
@@ -94,7 +94,7 @@ export async function moveSyncNode(
   const target = input.targetParentId;
   await scopedFolder(ctx, ctx.database.db, target);
   const opts = structureOptions(ctx, scope, input);
-  const moved = await run(() => moveNode(ctx, scope.actor.accountId, node.id, target, input.newName, opts));
+  const moved = await run(() => moveNode(ctx, { ...opts, nodeId: node.id, parentId: target, name: input.newName }));
   await markSynced(ctx.database.db, [moved.id], ctx.clock.now().toISOString());
   const wire = await freshWireNode(ctx, moved.id);
   return {
@@ -114,6 +114,6 @@ export async function deleteSyncNode(ctx: SyncCtx, input: StructureInput & { cas
   const scope = ctx.sync;
   const node = await scopedNode(ctx, input.nodeId, 'manage');
   const opts = structureOptions(ctx, scope, input);
-  const gone = await run(() => deleteNode(ctx, scope.actor.accountId, node.id, { cascade: input.cascade, ...opts }));
+  const gone = await run(() => deleteNode(ctx, { ...opts, nodeId: node.id, cascade: input.cascade }));
   return { success: true as const, nodeId: node.id, type: node.type, deleted: gone.length };
 }

@@ -28,10 +28,8 @@ import {
   usernameTaken,
 } from '../store/accounts.ts';
 import { allowsTeam, authorizeTeam } from '../access/authorize.ts';
-import { SYSTEM, anonymous, isSystem, personCaller } from '../access/caller.ts';
-import { nodesFor } from '../nodes/open.ts';
+import { isSystem } from '../access/caller.ts';
 import { inTransaction } from '../store/transaction.ts';
-import { actorOfPerson } from '../accounts/actors.ts';
 
 /** What teams use of the services, part by part (the bus reaches this file through sync keys, so it does not import
  *  src/services.ts): revoking a member's grants takes the hub and the event bus. */
@@ -177,26 +175,11 @@ export async function teamToChange(ctx: TeamCtx, teamId: number): Promise<Team> 
   return team;
 }
 
-/** The ctx of a caller named the old way: a person's id (a main-app session of theirs), or null for the shell. */
-async function legacyCtx(s: TeamPorts, actorId: number | null): Promise<TeamPorts & TeamCtx> {
-  const row = actorId === null ? undefined : await personRow(s.database.db, { id: actorId });
-  const actor = row ? actorOfPerson(row, `account:${row.id}`) : null;
-  const caller = actorId === null ? SYSTEM : actor ? personCaller('session', actor, null) : anonymous();
-  return { ...s, caller, nodes: nodesFor(s.database.db, caller) };
-}
-
 type MemberInput = { teamId: number; username: string; role: TeamRole };
 
 /** Adds a person to the team with a role, or changes the role of a member. The last owner cannot
  *  step down (a team always has an owner). */
-export function setMember(ctx: TeamPorts & TeamCtx, input: MemberInput): Promise<TeamMember>;
-/** @deprecated `(s, actorId, input)`: as the person `actorId`, or the shell (null); callers not moved yet. */
-export function setMember(s: TeamPorts, actorId: number | null, input: MemberInput): Promise<TeamMember>;
-export async function setMember(
-  ...a: [TeamPorts & TeamCtx, MemberInput] | [TeamPorts, number | null, MemberInput]
-): Promise<TeamMember> {
-  if (a.length === 3) return setMember(await legacyCtx(a[0], a[1]), a[2]);
-  const [s, input] = a;
+export async function setMember(s: TeamPorts & TeamCtx, input: MemberInput): Promise<TeamMember> {
   if (!TEAM_ROLES.includes(input.role))
     throw badRequest(`Role must be one of ${TEAM_ROLES.join(', ')}.`, 'invalid-role');
   await teamToChange(s, input.teamId);
@@ -218,14 +201,10 @@ export async function setMember(
 }
 
 /** Removes a member; the last owner stays. */
-export function removeMember(ctx: TeamPorts & TeamCtx, input: { teamId: number; personId: number }): Promise<void>;
-/** @deprecated `(s, actorId, teamId, personId)`: as the person `actorId`, or the shell (null). */
-export function removeMember(s: TeamPorts, actorId: number | null, teamId: number, personId: number): Promise<void>;
 export async function removeMember(
-  ...a: [TeamPorts & TeamCtx, { teamId: number; personId: number }] | [TeamPorts, number | null, number, number]
+  s: TeamPorts & TeamCtx,
+  { teamId, personId }: { teamId: number; personId: number },
 ): Promise<void> {
-  if (a.length === 4) return removeMember(await legacyCtx(a[0], a[1]), { teamId: a[2], personId: a[3] });
-  const [s, { teamId, personId }] = a;
   await teamToChange(s, teamId);
   await inTransaction(s, async (trx) => {
     const current = await teamRole(trx, teamId, personId);

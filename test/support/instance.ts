@@ -10,7 +10,7 @@ import { closeServices, createServices } from '../../src/server.ts';
 import { createPerson } from '../../src/accounts/people.ts';
 import { createNode } from '../../src/nodes/tree.ts';
 import { storeUpload } from '../../src/uploads/upload.ts';
-import { newPerson, sessionsFor } from './people.ts';
+import { newPerson, sessionsFor, actingAs } from './people.ts';
 import { Client } from './client.ts';
 import { freshPostgres, storage } from './kiln.ts';
 
@@ -30,7 +30,7 @@ export async function instance(extra: Record<string, string> = {}) {
   const s = await createServices(config);
   const person = await createPerson(s, newPerson());
   const token = (await sessionsFor(s.database.db, config, person.id, person.username)).host;
-  await createNode(s, person.id, {
+  await createNode(await actingAs(s, person.id), {
     ownerId: person.id,
     parentId: 0,
     type: 'site',

@@ -4,6 +4,11 @@ import type { Config } from '../../src/config.ts';
 import { createPerson, type NewPerson } from '../../src/accounts/people.ts';
 import { createHostSession, createLogin } from '../../src/accounts/sessions.ts';
 import { authCookieName } from '../../src/http/cookies.ts';
+import type { Services } from '../../src/services.ts';
+import { contextOf, type Ctx } from '../../src/context.ts';
+import { anonymous, personCaller } from '../../src/access/caller.ts';
+import { actorOfPerson } from '../../src/accounts/actors.ts';
+import { personRow } from '../../src/store/accounts.ts';
 import type { TestKiln } from './kiln.ts';
 import type { CookieJar, Client } from './client.ts';
 
@@ -83,4 +88,12 @@ export async function signedIn(kiln: TestKiln, client: Client, over: Partial<New
   const sessions = await sessionsFor(kiln.services.database.db, kiln.config, person.id, person.username);
   storeSessions(client.jar, kiln.config, sessions);
   return { ...person, password: input.password, token: sessions.main, sessions };
+}
+
+/** The ctx of the person `accountId` signed in on the main app, for calling use cases directly (writer
+ *  `account:<id>`). A suspended or missing person is nobody. Kiln itself: `contextOf(s, SYSTEM)`. */
+export async function actingAs<S extends Services>(s: S, accountId: number): Promise<S & Ctx> {
+  const row = await personRow(s.database.db, { id: accountId });
+  const actor = row ? actorOfPerson(row, `account:${accountId}`) : null;
+  return contextOf(s, actor ? personCaller('session', actor, null) : anonymous());
 }

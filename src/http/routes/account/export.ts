@@ -16,7 +16,7 @@ const transfer: RoutePlugin = async (app, { services: s }) => {
   app.get(`${ACCOUNT}/export`, { schema: { querystring: queries.export } }, async (req, reply) => {
     const actor = developer(req, false);
     const versions = req.query.versions === '1';
-    const stream = await exportTree(s, actor.accountId, actor.accountId, { versions });
+    const stream = await exportTree(req.ctx, { ownerId: actor.accountId, versions });
     const day = s.clock.now().toISOString().slice(0, 10);
     return reply
       .header('cache-control', 'no-store')
@@ -36,7 +36,11 @@ const transfer: RoutePlugin = async (app, { services: s }) => {
       async (req, reply) => {
         const actor = developer(req, true);
         const r = await withUploadedFile(req, 'file', (zip, fields) =>
-          importTree(s, actor.accountId, actor.accountId, zip, { folder: fields.folder?.slice(0, limits.pathLength) }),
+          importTree(req.ctx, {
+            ownerId: actor.accountId,
+            file: zip,
+            folder: fields.folder?.slice(0, limits.pathLength),
+          }),
         );
         const msg = `Imported ${importedInWords(r)}.`;
         // `next`: where the page's script goes on, with the message (signed, as a redirect's is).
