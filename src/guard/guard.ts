@@ -456,6 +456,12 @@ export class DataLossGuard {
       // A person's save blesses the data.
       return { next: { ...state, baseline: current, uiWorkPending: true, safeVersionId: w.versionId } };
     }
+    if (prov === 'external' && current && meaningful(current.api)) {
+      // An outside writer's change (an agent, a sync client, another instance) that destroyed nothing is saved
+      // data from now on: a tab opened before it never saw it, and hyperclayjs saves the whole page without
+      // saying which version it holds, so that tab's next background save would otherwise drop it unseen.
+      return { next: { ...state, baseline: current, uiWorkPending: false, safeVersionId: w.versionId } };
+    }
     if (prov === 'external' && state.uiWorkPending) state.uiWorkPending = false;
     // A write that kept the protected data is the newest to go back to.
     if (lossUndone(d)) state.safeVersionId = w.versionId;
