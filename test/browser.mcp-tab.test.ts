@@ -125,6 +125,9 @@ test('an agent’s edit_document and an open owner tab: a stale save after it ra
   assert.match(told, /items 2 items 3 items/);
   assert.doesNotMatch(told, /notes/);
   await tab.screenshot({ path: path.join(SCREENS, 'mcp-tab-stale-save-panel-desktop.png') });
+  await tab.setViewportSize(PHONE);
+  await tab.screenshot({ path: path.join(SCREENS, 'mcp-tab-stale-save-panel-phone.png') });
+  await tab.setViewportSize(DESKTOP);
 
   const restore = tab.locator('#hyperclay-data-loss-guard [data-dg=restore]');
   assert.equal(await restore.isEnabled(), true);
