@@ -15,7 +15,8 @@
 // Where Kiln differs from Hyperclay Local: a code-editor save and a version restore are the owner's deliberate
 // acts (the editor refuses to overwrite a newer save): they never fire and always bless the data; events end
 // after 30 days; detection runs after the save is answered (as on hyperclay.com), so the panel polls; a check
-// owed when its process dies is run by the next process to start, or by the panel's next look.
+// owed when its process dies is run by the next process to start, or by the panel's next look; an outside write
+// (agent, sync) that destroys nothing blesses its data, so a stale tab's background save that drops it fires.
 import { isVersionOf } from '../store/versions.ts';
 import { randomUUID } from 'node:crypto';
 import type { Database } from '../store/db.ts';
