@@ -238,6 +238,27 @@ test('a sync write of an old copy raises an event; revert puts back the whole pa
   assert.equal(await pending(doc, url), null);
 });
 
+test('an outside write that adds data is protected from then on: a stale tab’s background save that drops it raises an event; restore brings it back', async () => {
+  const { api: sync, created, doc, url } = await syncingOwner('guard-stale-tab.html', page('Notes', ['one', 'two']));
+  assert.equal(await pending(doc, url), null, 'the owner’s first look protects the data');
+  // A sync client (an agent's write is external too) adds an item; the owner's tab, opened before, never saw it.
+  await sync.upload(created.id, page('Notes', ['one', 'two', 'three']));
+  assert.equal(await pending(doc, url), null, 'adding data raises nothing');
+  // The stale tab's autosave writes the page it holds (its own change, without the item).
+  assert.equal((await save(doc, url, page('Notes', ['one', 'two'], '<p>tab</p>'), 'auto')).status, 200);
+  const event = await pending(doc, url);
+  assert.ok(event, 'the item the tab never saw is not dropped silently');
+  assert.equal(event.lossSummary.provenance, 'ui-background');
+  assert.deepEqual(event.preview, [{ key: 'items', now: 'one, two', yours: 'one, two, three' }]);
+  const res = await resolve(doc, url, event.id, 'restore');
+  assert.equal(res.status, 200, res.text);
+  // The item is back, and the tab's own change is kept.
+  assert.match(
+    (await doc.get('/guard-stale-tab.html')).text,
+    /<li class="item">one<\/li><li class="item">two<\/li><li class="item">three<\/li><\/ul><p>tab<\/p>/,
+  );
+});
+
 test('a loss noticed at a later save (the clobber itself could not be read): revert goes back to the protected data, not to the clobbered page', async () => {
   const items = ['a1', 'a2', 'a3', 'a4', 'a5'];
   const { doc, url } = await ownerWith('guard-late.html', page('Late', items));

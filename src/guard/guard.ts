@@ -15,7 +15,8 @@
 // Where Kiln differs from Hyperclay Local: a code-editor save and a version restore are the owner's deliberate
 // acts (the editor refuses to overwrite a newer save): they never fire and always bless the data; events end
 // after 30 days; detection runs after the save is answered (as on hyperclay.com), so the panel polls; a check
-// owed when its process dies is run by the next process to start, or by the panel's next look.
+// owed when its process dies is run by the next process to start, or by the panel's next look; an outside write
+// (agent, sync) that destroys nothing blesses its data, so a stale tab's background save that drops it fires.
 import { isVersionOf } from '../store/versions.ts';
 import { randomUUID } from 'node:crypto';
 import type { Database } from '../store/db.ts';
@@ -455,6 +456,12 @@ export class DataLossGuard {
     if (prov === 'ui-gestured' || prov === 'deliberate') {
       // A person's save blesses the data.
       return { next: { ...state, baseline: current, uiWorkPending: true, safeVersionId: w.versionId } };
+    }
+    if (prov === 'external' && current && meaningful(current.api)) {
+      // An outside writer's change (an agent, a sync client, another instance) that destroyed nothing is saved
+      // data from now on: a tab opened before it never saw it, and hyperclayjs saves the whole page without
+      // saying which version it holds, so that tab's next background save would otherwise drop it unseen.
+      return { next: { ...state, baseline: current, uiWorkPending: false, safeVersionId: w.versionId } };
     }
     if (prov === 'external' && state.uiWorkPending) state.uiWorkPending = false;
     // A write that kept the protected data is the newest to go back to.

@@ -1,0 +1,143 @@
+// An agent's edit_document and an owner's open tab, in Chromium with hyperclayjs 1.38 (served by Kiln): the owner's
+// notes page (the `notes` starter: hyperclayjs's standard preset, an `api` rules tag over its to-do list) is open
+// in edit mode; an agent (the SDK's client over /_/mcp with the owner's sync key) appends a to-do item. Then the
+// tab, which never saw the item, saves the page it holds (a page-script edit, saved with `Save-Trigger: auto`, as
+// hyperclayjs's autosave sends it). That stale save must not drop the agent's item silently: the data-clobber
+// guard counts the agent's item as saved data, so the stale save raises its event, and the owner's tab shows the
+// chip "Saved data overwritten"; its panel names the item, and "Keep change, restore my data" brings it back.
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { mkdirSync } from 'node:fs';
+import path from 'node:path';
+import type { Page } from 'playwright-core';
+import { hasChromium, saveNow, startBrowserKiln, type BrowserKiln } from './support/browser.ts';
+import { createNode } from '../src/nodes/tree.ts';
+import { starterDocument } from '../src/nodes/starters.ts';
+import { sessionsFor, browserCookies } from './support/people.ts';
+import { keyHolder } from './support/sync-client.ts';
+import { call, mcpClient } from './support/mcp.ts';
+import { SCREENS, DESKTOP, PHONE } from './support/screens.ts';
+
+let bk: BrowserKiln;
+before(async () => {
+  if (hasChromium) bk = await startBrowserKiln();
+});
+after(() => bk?.stop());
+
+const AGENT_ITEM = 'Buy oat milk (added by the agent)';
+const todos = (p: Page) => p.locator('ul.todo li span').allTextContents();
+const chip = (p: Page) => p.locator('#hyperclay-data-loss-guard .dg-chip');
+
+async function openAsOwner(p: Page, url: string) {
+  await p.goto(url);
+  await p.waitForFunction(() => typeof (window as any).hyperclay?.savePage === 'function', null, { timeout: 20_000 });
+  // The library compares with the page as it settled after loading (savePage.js): it marks that moment.
+  await p.waitForSelector('html[savestatus=saved]', { state: 'attached', timeout: 20_000 });
+}
+
+test('an agent’s edit_document and an open owner tab: a stale save after it raises the data-loss chip, and the agent’s item comes back', {
+  skip: !hasChromium && 'Debian chromium is not installed (.ci/run installs it)',
+  timeout: 180_000,
+}, async () => {
+  const s = bk.kiln.services;
+  const { person, key } = await keyHolder(bk.kiln);
+  await createNode(s, person.id, {
+    ownerId: person.id,
+    parentId: 0,
+    type: 'site',
+    name: 'notes.html',
+    html: starterDocument('notes', 'notes.html'),
+  });
+  const sessions = await sessionsFor(s.database.db, bk.kiln.config, person.id, person.username);
+  const url = bk.docUrl(person.username, '/notes.html');
+  const served = async () => {
+    const c = bk.kiln.client(`${person.username}.${bk.kiln.config.rootDomain}`);
+    return (await c.get('/notes.html')).text;
+  };
+  mkdirSync(SCREENS, { recursive: true });
+
+  const owner = await bk.newContext();
+  await owner.addCookies(browserCookies(bk.kiln.config, sessions));
+  const tab = await owner.newPage();
+  await tab.setViewportSize(DESKTOP);
+  await openAsOwner(tab, url);
+  assert.deepEqual(await todos(tab), ['Write the first thing to do', 'Tick a box, then save']);
+  // The owner's first look (the panel's GET) starts protecting the page's data.
+  const first = await tab.evaluate(
+    async (u) => (await fetch(`/_/data-loss?file=${encodeURIComponent(u)}`)).json(),
+    url,
+  );
+  assert.deepEqual(first, { event: null });
+
+  // The agent appends an item through the door.
+  const agent = await mcpClient(bk.kiln, key, { name: 'Claude Code' });
+  const edited = await call(agent, 'edit_document', {
+    path: 'notes.html',
+    edits: [
+      {
+        op: 'append',
+        selector: 'ul.todo',
+        html: `<li><input type="checkbox" persist aria-label="Done"><span editmode:contenteditable>${AGENT_ITEM}</span></li>`,
+      },
+    ],
+  });
+  assert.equal(edited.changed, true);
+  assert.match(await served(), new RegExp(AGENT_ITEM.replace(/[()]/g, '\\$&')));
+
+  // What the open tab shows: the notes starter loads hyperclayjs's `standard` preset, which has no live-sync
+  // module, so nothing reaches the tab live (and an edit-mode tab that has one rides the `live` lane, which carries
+  // editors' snapshots, not stored saves). The tab still lists the two starter items: it is stale.
+  assert.deepEqual(await todos(tab), ['Write the first thing to do', 'Tick a box, then save']);
+  await tab.screenshot({ path: path.join(SCREENS, 'mcp-tab-after-agent-desktop.png') });
+  await tab.setViewportSize(PHONE);
+  await tab.screenshot({ path: path.join(SCREENS, 'mcp-tab-after-agent-phone.png') });
+  await tab.setViewportSize(DESKTOP);
+
+  // The stale tab saves the page it holds: a page script renames the notes' heading (page text, not data) and
+  // saves (no gesture: the library sends `Save-Trigger: auto`, as its autosave does).
+  const trigger = tab.waitForRequest((r) => new URL(r.url()).pathname === '/_/save');
+  await tab.evaluate(() => {
+    document.querySelector('[data-edit-id=notes] h2')!.textContent = 'Written in the stale tab';
+  });
+  const saved = await saveNow(tab);
+  assert.equal(saved.msgType, 'success', JSON.stringify(saved));
+  assert.equal((await trigger).headers()['save-trigger'], 'auto');
+  const afterSave = await served();
+  assert.match(afterSave, /Written in the stale tab/);
+  assert.equal(afterSave.includes(AGENT_ITEM), false, 'the stale tab’s save wrote the page without the agent’s item');
+
+  // Not silently: the guard counts the agent's item as saved data, and the stale save destroyed it. The owner's
+  // tab shows the chip; the panel names the item; restoring brings it back onto the page the tab saved.
+  await chip(tab).waitFor({ state: 'visible', timeout: 30_000 });
+  assert.equal(
+    await chip(tab)
+      .textContent()
+      .then((t) => t?.trim()),
+    'Saved data overwritten',
+  );
+  await chip(tab).click();
+  const panel = tab.locator('#hyperclay-data-loss-guard .dg-panel');
+  await panel.waitFor({ state: 'visible' });
+  await tab.locator('#hyperclay-data-loss-guard [data-dg=toggle]').click();
+  // The panel's preview: "items — 2 items (now) / 3 items (yours)", and nothing else.
+  const told = ((await panel.textContent()) ?? '').replace(/\s+/g, ' ');
+  assert.match(told, /Saved data overwritten/);
+  assert.match(told, /items 2 items 3 items/);
+  assert.doesNotMatch(told, /notes/);
+  await tab.screenshot({ path: path.join(SCREENS, 'mcp-tab-stale-save-panel-desktop.png') });
+  await tab.setViewportSize(PHONE);
+  await tab.screenshot({ path: path.join(SCREENS, 'mcp-tab-stale-save-panel-phone.png') });
+  await tab.setViewportSize(DESKTOP);
+
+  const restore = tab.locator('#hyperclay-data-loss-guard [data-dg=restore]');
+  assert.equal(await restore.isEnabled(), true);
+  const reloaded = tab.waitForEvent('load');
+  await restore.click();
+  await reloaded;
+  const back = await served();
+  assert.ok(back.includes(AGENT_ITEM), 'the agent’s item is back');
+  assert.match(back, /Written in the stale tab/, 'and the tab’s own change is kept');
+  await tab.waitForFunction((t) => document.body.textContent!.includes(t), AGENT_ITEM, { timeout: 20_000 });
+  await agent.close();
+  await owner.close();
+});
