@@ -13,7 +13,7 @@ import type { Page } from 'playwright-core';
 import { hasChromium, saveNow, startBrowserKiln, type BrowserKiln } from './support/browser.ts';
 import { createNode } from '../src/nodes/tree.ts';
 import { starterDocument } from '../src/nodes/starters.ts';
-import { sessionsFor, browserCookies } from './support/people.ts';
+import { actingAs, sessionsFor, browserCookies } from './support/people.ts';
 import { keyHolder } from './support/sync-client.ts';
 import { call, mcpClient } from './support/mcp.ts';
 import { SCREENS, DESKTOP, PHONE } from './support/screens.ts';
@@ -41,7 +41,7 @@ test('an agent’s edit_document and an open owner tab: a stale save after it ra
 }, async () => {
   const s = bk.kiln.services;
   const { person, key } = await keyHolder(bk.kiln);
-  await createNode(s, person.id, {
+  await createNode(await actingAs(s, person.id), {
     ownerId: person.id,
     parentId: 0,
     type: 'site',
