@@ -3,10 +3,9 @@
 // either process answers any call: a 2025-11-25 client's handshake on one and its calls on the other, a
 // 2026-07-28 client's calls with no handshake at all; a document created through one is edited through the other,
 // read back through the first, and a stale etag is refused whichever process hears it.
-// What a process cannot know: a 2025 client names itself only in its `initialize`, which only the process that
-// answered it remembers (src/mcp/agent.ts). The other names the agent by its User-Agent, or "MCP client" when that
-// names a generic HTTP library or nothing (as here: the SDK sends none); the 2026-07-28 client names itself in
-// every request, so both name it alike. Runs only with KILN_TEST_STORAGE=postgres (which brings Redis).
+// A 2025 client names itself only in its `initialize`: the process that answers it keeps the name with the
+// credential in the database (src/mcp/agent.ts), so the other names the agent alike; the 2026-07-28 client names
+// itself in every request. Runs only with KILN_TEST_STORAGE=postgres (which brings Redis).
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -163,7 +162,7 @@ async function roundTrip(c: Awaited<ReturnType<typeof connect>>, docPath: string
   return onA.versions as Array<{ number: number; savedBy: string; username: string }>;
 }
 
-test('2025-11-25: the handshake on one process, the calls on both in turn; the other process cannot know the client’s name', {
+test('2025-11-25: the handshake on one process, the calls on both in turn; both name the agent as its handshake did', {
   skip,
 }, async () => {
   const c = await connect('Claude Code', '2025-11-25');
@@ -176,13 +175,13 @@ test('2025-11-25: the handshake on one process, the calls on both in turn; the o
     );
     const versions = await roundTrip(c, `2025-${username}.html`);
     const grant = `sync key ${key.slice(0, 12)}…`;
-    // Version 1 was saved by b, which never saw the handshake and names the agent by its User-Agent, or (none
-    // here) "MCP client"; version 2 by a, which answered the handshake and remembers the client's name.
+    // Version 1 was saved by b, which never saw the handshake, version 2 by a, which answered it: both name the
+    // client as it named itself there.
     assert.deepEqual(
       versions.map((v) => [v.number, v.savedBy, v.username]),
       [
         [2, `Claude Code via ${grant}`, username],
-        [1, `MCP client via ${grant}`, username],
+        [1, `Claude Code via ${grant}`, username],
       ],
     );
   } finally {

@@ -5,6 +5,8 @@
 import type { Caller } from '../access/caller.ts';
 import type { SavedBy } from '../save/saved.ts';
 import type { AgentInfo } from './tool.ts';
+import type { Executor } from '../store/schema.ts';
+import { agentClientOf, saveAgentClient } from '../store/agent-clients.ts';
 
 const MAX_NAME = 60;
 
@@ -35,22 +37,37 @@ export function userAgentName(ua: string | undefined): string | null {
 }
 
 /** The names clients gave in their handshake, by credential writer: a 2025 client names itself only in its
- *  `initialize`, and a stateless door answers its later requests with fresh servers. This process's memory only:
- *  another process behind the balancer may not know the name (the agent is then named by its User-Agent). */
+ *  `initialize`, and a stateless door answers its later requests with fresh servers, on whichever process a
+ *  balancer picks. Kept in the database (src/store/agent-clients.ts), with this process's memory in front. */
 const handshakes = new Map<string, { name: string; at: number }>();
 const HANDSHAKES = 1_000;
 const HANDSHAKE_MS = 24 * 3_600_000;
+const MISS_MS = 60_000;
 
-export function rememberClient(writer: string, name: string | null, now = Date.now()): void {
-  if (!name) return;
+function remember(writer: string, name: string, at: number): void {
   handshakes.delete(writer);
-  handshakes.set(writer, { name, at: now });
+  handshakes.set(writer, { name, at });
   if (handshakes.size > HANDSHAKES) handshakes.delete(handshakes.keys().next().value!);
 }
 
-export function rememberedClient(writer: string, now = Date.now()): string | null {
-  const h = handshakes.get(writer);
-  return h && now - h.at < HANDSHAKE_MS ? h.name : null;
+/** Keeps the name a client gave in its handshake with this credential, for every process. */
+export async function rememberClient(db: Executor, writer: string, name: string | null, now: Date): Promise<void> {
+  if (!name) return;
+  remember(writer, name, now.getTime());
+  await saveAgentClient(db, writer, name, now.toISOString());
+}
+
+/** The name the client of this credential gave in its last handshake (within a day), whichever process heard it.
+ *  None known is remembered for a minute too, so a client that never shakes hands (2026-07-28) costs a lookup a
+ *  minute, not one a call. */
+export async function rememberedClient(db: Executor, writer: string, now: Date): Promise<string | null> {
+  let h = handshakes.get(writer);
+  if (!h || (!h.name && now.getTime() - h.at > MISS_MS)) {
+    const row = await agentClientOf(db, writer);
+    h = row ? { name: row.name, at: Date.parse(row.named_at) } : { name: '', at: now.getTime() };
+    remember(writer, h.name, h.at);
+  }
+  return h.name && now.getTime() - h.at < HANDSHAKE_MS ? h.name : null;
 }
 
 /** The name an `initialize` message gives its client (its title, else its name), or null. */

@@ -30,28 +30,38 @@ export interface McpRequest {
  *  the refused key's own 401, or `missing-key`; 403 `mcp-off` (this Kiln or the plan); 429 past the calls a
  *  minute of one credential. */
 export async function admitCall(
-  ctx: Pick<Ctx, 'caller' | 'planSettings' | 'limiters'>,
+  ctx: Pick<Ctx, 'caller' | 'planSettings' | 'limiters' | 'database' | 'clock'>,
   req: McpRequest,
 ): Promise<{ who: CallAgent; count: LimitResult }> {
-  const who = callAgent(ctx, req);
+  const writer = credentialOf(ctx);
   assertMcpOn(ctx);
-  return { who, count: await countMcpCall(ctx) };
+  const count = await countMcpCall(ctx);
+  return { who: await callAgent(ctx, writer, req), count };
 }
 
-/** The agent of an authenticated call, or the refusal: the refused key's own 401, or `missing-key`. */
-function callAgent(ctx: Pick<Ctx, 'caller'>, req: McpRequest): CallAgent {
+/** The credential's writer of an authenticated call, or the refusal: the refused key's own 401, or `missing-key`. */
+function credentialOf(ctx: Pick<Ctx, 'caller'>): string {
   const { caller } = ctx;
   if (caller.refused) throw caller.refused;
   if (caller.via !== 'key' || !caller.actor)
     throw unauthorized('Send a key: Authorization: Bearer <key> (or X-API-Key).', 'missing-key');
-  // A 2025 client names itself in its handshake only: remembered for its later requests (this process's).
+  return caller.actor.writer;
+}
+
+/** Who the agent is. A 2025 client names itself in its handshake only: kept for its later requests, which any
+ *  process may answer (looked up for the calls that may write, when the client is not named otherwise). */
+async function callAgent(ctx: Pick<Ctx, 'caller' | 'database' | 'clock'>, writer: string, req: McpRequest) {
+  const { db } = ctx.database;
   const handshake = handshakeName(req.body);
-  rememberClient(caller.actor.writer, handshake);
+  if (handshake) await rememberClient(db, writer, handshake, ctx.clock.now());
+  const bridged = cleanName(req.bridged);
+  const calls = (req.body as { method?: unknown } | null)?.method === 'tools/call';
+  const remembered = !handshake && !bridged && calls ? await rememberedClient(db, writer, ctx.clock.now()) : null;
   return {
-    grant: grantName(caller, req.token),
-    bridged: cleanName(req.bridged),
-    clientHint: handshake ?? rememberedClient(caller.actor.writer) ?? userAgentName(req.userAgent),
-  };
+    grant: grantName(ctx.caller, req.token),
+    bridged,
+    clientHint: handshake ?? remembered ?? userAgentName(req.userAgent),
+  } satisfies CallAgent;
 }
 
 interface Call {

@@ -48,6 +48,7 @@ import { up025GuardChecks } from './migrations/025_guard_checks.ts';
 import { up026NotFoundPages } from './migrations/026_not_found_pages.ts';
 import { up027AgentKeys } from './migrations/027_agent_keys.ts';
 import { up028OAuth } from './migrations/028_oauth.ts';
+import { up029AgentClients } from './migrations/029_agent_clients.ts';
 
 function migrations(t: ColumnTypes): Record<string, Migration> {
   return {
@@ -79,6 +80,7 @@ function migrations(t: ColumnTypes): Record<string, Migration> {
     '026_not_found_pages': { up: up026NotFoundPages(t) },
     '027_agent_keys': { up: up027AgentKeys(t) },
     '028_oauth': { up: up028OAuth(t) },
+    '029_agent_clients': { up: up029AgentClients(t) },
   };
 }
 

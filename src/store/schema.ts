@@ -254,6 +254,13 @@ export interface SyncKeysTable {
   last_used_at: string | null;
 }
 
+/** The name an MCP client gave in its handshake, by credential writer (src/store/agent-clients.ts). */
+export interface AgentClientsTable {
+  writer: string;
+  name: string;
+  named_at: string;
+}
+
 export interface AgentKeysTable {
   id: Generated<number>;
   /** The person who made it (and acts through it). */
@@ -378,6 +385,7 @@ export interface DB {
   versions: VersionsTable;
   sync_keys: SyncKeysTable;
   agent_keys: AgentKeysTable;
+  agent_clients: AgentClientsTable;
   team_memberships: TeamMembershipsTable;
   domains: DomainsTable;
   email_tokens: EmailTokensTable;
