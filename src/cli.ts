@@ -72,7 +72,7 @@ Usage:
   kiln mcp                     Kiln's tools for an agent that starts a command (Claude Desktop, Claude Code,
                                Cursor): an MCP server on standard input and output that forwards to the Kiln at
                                KILN_URL with the key in KILN_KEY (see below); what is wrong goes to standard
-                               error, exit 1. E.g. claude mcp add kiln -e KILN_URL=… -e KILN_KEY=… -- npx kiln mcp
+                               error, exit 1. E.g. claude mcp add kiln -e KILN_URL=… -e KILN_KEY=… -- node /path/to/kiln/bin/kiln.js mcp
   kiln --version               Kiln's version and the Node.js it runs on
   kiln --help                  this text
 

@@ -102,7 +102,10 @@ test('the account page makes a key (201, shown once, hash only, chosen expiry, t
     res.json.connect.claudeCode,
     `claude mcp add --transport http kiln ${root}/_/mcp --header "Authorization: Bearer ${key}"`,
   );
-  assert.match(res.json.connect.claudeCodeStdio, new RegExp(`KILN_KEY=${key} -- npx kiln mcp$`));
+  // Never `npx kiln`: the npm package of that name is someone else's, and would be handed the key. The test Kiln
+  // is on a *.localhost address, the same machine: the bridge is this checkout's.
+  assert.match(res.json.connect.claudeCodeStdio, new RegExp(`KILN_KEY=${key} -- node ".*/bin/kiln\\.js" mcp$`));
+  assert.doesNotMatch(JSON.stringify(res.json.connect), /npx/);
   assert.equal(JSON.parse(res.json.connect.claudeDesktop).mcpServers.kiln.env.KILN_KEY, key);
   assert.equal(JSON.parse(res.json.connect.cursor).mcpServers.kiln.headers.Authorization, `Bearer ${key}`);
 

@@ -75,7 +75,10 @@ test('make an agent key, see the lines to connect each client, revoke it; at 128
     await page.textContent('#connect-claude-code'),
     `claude mcp add --transport http kiln ${root}/_/mcp --header "Authorization: Bearer ${key}"`,
   );
-  assert.match((await page.textContent('#connect-claude-code-stdio')) ?? '', /KILN_KEY=hcak_.* -- npx kiln mcp$/);
+  assert.match(
+    (await page.textContent('#connect-claude-code-stdio')) ?? '',
+    /KILN_KEY=hcak_.* -- node ".*\/bin\/kiln\.js" mcp$/,
+  );
   assert.equal(JSON.parse((await page.textContent('#connect-claude-desktop')) ?? '').mcpServers.kiln.env.KILN_KEY, key);
   assert.equal(
     JSON.parse((await page.textContent('#connect-cursor')) ?? '').mcpServers.kiln.headers.Authorization,

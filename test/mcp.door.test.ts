@@ -206,6 +206,6 @@ test('/_/meta says where agents connect', async () => {
     transport: 'streamable-http',
     protocolVersions: ['2025-06-18', '2025-11-25', '2026-07-28'],
     credentials: ['Authorization: Bearer <key>', 'X-API-Key: <key>'],
-    stdio: 'npx kiln mcp',
+    stdio: 'node <a Kiln checkout>/bin/kiln.js mcp',
   });
 });

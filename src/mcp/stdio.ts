@@ -1,5 +1,5 @@
 // `kiln mcp`: Kiln's tools for agents configured with a command line (Claude Desktop's config file,
-// `claude mcp add kiln -- npx kiln mcp`). An MCP server on standard input and output that forwards every request
+// `claude mcp add kiln -- node /path/to/kiln/bin/kiln.js mcp`). An MCP server on standard input and output that forwards every request
 // to a Kiln's `/_/mcp` (local or remote: KILN_URL) with the key in KILN_KEY, through the official SDK on both
 // sides: the local client speaks whichever protocol version it speaks (2025 handshake or 2026-07-28), and so does
 // the bridge with Kiln. Standard output carries protocol messages only; what is wrong (no key, a refused key, a

@@ -43,8 +43,8 @@ function freshBlock(f: NonNullable<AgentsView['fresh']>): Html {
 <p><strong>Your new agent key “${f.info.name}”</strong>: copy it now, it is shown only once. It ${f.info.readOnly ? 'reads' : 'reads and writes'} ${reach(f.info)}, until ${when(f.info.expiresAt)}.</p>
 <div class="copyrow"><input id="agent-key" readonly value="${f.key}" aria-label="The new agent key"><button type="button" class="secondary" data-copy="agent-key">Copy</button></div>
 <h3>Claude Code</h3>${copyable('connect-claude-code', 'Claude Code command', c.claudeCode)}
-<p>Or through the local bridge, <code>kiln mcp</code> (it talks to this Kiln for the agent):</p>${copyable('connect-claude-code-stdio', 'Claude Code command with the local bridge', c.claudeCodeStdio)}
-<h3>Claude Desktop</h3><p>Settings → Developer → Edit Config: into <code>claude_desktop_config.json</code> (it needs Node.js for <code>npx</code>):</p>${copyable('connect-claude-desktop', 'Claude Desktop configuration', c.claudeDesktop)}
+<p>Or through the local bridge, <code>kiln mcp</code> from a checkout of Kiln on the agent’s machine (it talks to this Kiln for the agent; Kiln is not on npm, so not <code>npx kiln</code>):</p>${copyable('connect-claude-code-stdio', 'Claude Code command with the local bridge', c.claudeCodeStdio)}
+<h3>Claude Desktop</h3><p>Settings → Developer → Edit Config: into <code>claude_desktop_config.json</code> (it runs the local bridge: Node.js and a checkout of Kiln):</p>${copyable('connect-claude-desktop', 'Claude Desktop configuration', c.claudeDesktop)}
 <h3>Cursor</h3><p>Into <code>~/.cursor/mcp.json</code> (or <code>.cursor/mcp.json</code> in a project):</p>${copyable('connect-cursor', 'Cursor configuration', c.cursor)}
 <h3>Any MCP client</h3><dl><dt>URL (Streamable HTTP)</dt><dd><code>${c.url}</code></dd><dt>Header</dt><dd><code>${c.header}</code></dd></dl>
 </div>`;

@@ -45,7 +45,7 @@ function discovery(s: Services) {
       transport: 'streamable-http',
       protocolVersions: MCP_PROTOCOL_VERSIONS,
       credentials: ['Authorization: Bearer <key>', 'X-API-Key: <key>'],
-      stdio: 'npx kiln mcp',
+      stdio: 'node <a Kiln checkout>/bin/kiln.js mcp',
     },
   };
 }
