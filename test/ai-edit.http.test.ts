@@ -204,7 +204,7 @@ test('engines by a leading @word: a failing engine says why; an unknown one is a
       ['ai-edit/error'],
     );
     assert.match(unknown[0].payload.message, /no engine @nobody.*@ai, @slow, @broken, @claude, @gpt/);
-    assert.match(unknown[0].payload.message, /your own agent \(npx kiln ai-edit serve --engine nobody\)/);
+    assert.match(unknown[0].payload.message, /your own agent \(kiln ai-edit serve --engine nobody\)/);
     // References: the owner's own document is read; another account's is not (to the owner it does not exist).
     await createNode(await actingAs(kiln.services, o.p.id), {
       ownerId: o.p.id,

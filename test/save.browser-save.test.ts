@@ -215,7 +215,7 @@ test('GET /_/meta makes hyperclayjs choose /_/sync and describes the document', 
     send: '/_/bus/send',
     maxBytes: 10 * 1024 * 1024,
     deliveredCounts: 'process',
-    aiEdit: { builtIn: false, engines: [], agent: 'npx kiln ai-edit serve' },
+    aiEdit: { builtIn: false, engines: [], agent: 'node <a Kiln checkout>/bin/kiln.js ai-edit serve' },
   });
   assert.deepEqual(res.json.dataLoss, {
     events: '/_/data-loss',

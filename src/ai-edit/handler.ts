@@ -299,7 +299,7 @@ export class AiEditHandler {
       );
     if (!this.on)
       throw new Refusal(
-        'AI editing is not set up on this Kiln: its operator can set an engine (AI_EDIT_COMMAND or AI_EDIT_URL), or run your own agent with `npx kiln ai-edit serve`.',
+        'AI editing is not set up on this Kiln: its operator can set an engine (AI_EDIT_COMMAND or AI_EDIT_URL), or run your own agent with `kiln ai-edit serve` (node bin/kiln.js ai-edit serve, in a checkout of Kiln).',
       );
     const row = await planRow(this.s.database.db, accountId);
     const plan = row
@@ -311,7 +311,7 @@ export class AiEditHandler {
     const engine = this.engines.get(name);
     if (!engine)
       throw new Refusal(
-        `There is no engine @${name} here: use ${[...this.engines.keys()].map((n) => `@${n}`).join(', ')}, or answer @${name} with your own agent (npx kiln ai-edit serve --engine ${name}).`,
+        `There is no engine @${name} here: use ${[...this.engines.keys()].map((n) => `@${n}`).join(', ')}, or answer @${name} with your own agent (kiln ai-edit serve --engine ${name}).`,
       );
     return { engine, plan, unlimited: row?.is_superadmin === 1 };
   }

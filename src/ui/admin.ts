@@ -22,7 +22,7 @@ ${
   on
     ? html`<p><strong class="good">On.</strong> Owners ask for an edit in their pages (edit mode, hover an element or press ⌘K); these engines answer:</p>
 <ul>${v.engines.map((e) => html`<li><code>@${e.name}</code>${e.isDefault ? ' (default)' : ''}: ${e.describe}</li>`)}</ul>`
-    : html`<p><strong>Off:</strong> no engine is set. Set <code>AI_EDIT_COMMAND</code> (a local command) or <code>AI_EDIT_URL</code> with <code>AI_EDIT_API_KEY</code> and <code>AI_EDIT_MODEL</code> (a hosted model), and restart; the README says what goes to the engine. Owners may still answer their own pages with <code>npx kiln ai-edit serve</code>.</p>`
+    : html`<p><strong>Off:</strong> no engine is set. Set <code>AI_EDIT_COMMAND</code> (a local command) or <code>AI_EDIT_URL</code> with <code>AI_EDIT_API_KEY</code> and <code>AI_EDIT_MODEL</code> (a hosted model), and restart; the README says what goes to the engine. Owners may still answer their own pages with <code>kiln ai-edit serve</code> (<code>node bin/kiln.js ai-edit serve</code> in a checkout of Kiln).</p>`
 }
 <p>Who may use them: developer accounts whose email is confirmed, on a plan that includes it, within its daily budget per account (counted from 00:00 UTC; each account's use today is in the list below). App users never do; administrators have no budget.</p>
 <form method="post" action="/_/admin/ai-edit"><fieldset><legend>Plans that include it</legend>${PLANS.map(

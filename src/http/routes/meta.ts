@@ -36,7 +36,7 @@ function discovery(s: Services) {
       aiEdit: {
         builtIn: s.aiEdit.on,
         engines: s.aiEdit.list().map((e) => ({ name: e.name, default: e.isDefault })),
-        agent: 'npx kiln ai-edit serve',
+        agent: 'node <a Kiln checkout>/bin/kiln.js ai-edit serve',
       },
     },
     // Agents over MCP (src/mcp): the main app's endpoint, its transport and versions, the credential, the bridge.

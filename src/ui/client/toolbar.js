@@ -93,9 +93,7 @@ ${appUser ? '' : `<a href="${main}/_/dashboard">Dashboard</a>`}<button class="hi
       .then((m) => {
         const list = m?.bus?.aiEdit?.engines ?? [];
         const named = list.map((e) => `@${e.name}${e.default ? ' (default)' : ''}`).join(', ');
-        engines = named
-          ? `engines: ${named}, or your own agent's`
-          : 'answered by your own agent (npx kiln ai-edit serve)';
+        engines = named ? `engines: ${named}, or your own agent's` : 'answered by your own agent (kiln ai-edit serve)';
         placeholder();
       })
       .catch(() => {});
