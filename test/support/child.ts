@@ -139,6 +139,9 @@ function answers(port: number): Promise<boolean> {
       sock.destroy();
       resolve(false);
     });
+    // A connection the server closes without a word (a process still starting): not yet, asked again. Without
+    // this the wait never ended, and the child it waited for kept its test file running forever.
+    sock.once('close', () => resolve(false));
   });
 }
 
