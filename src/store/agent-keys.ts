@@ -8,6 +8,13 @@ export async function insertAgentKey(db: Executor, values: NewRow<'agent_keys'>)
   return row.id;
 }
 
+/** Keys with the account each reaches and their folder's node (`f`), for the columns below. */
+const withReach = (db: Executor) =>
+  db
+    .selectFrom('agent_keys')
+    .innerJoin('accounts', 'accounts.id', 'agent_keys.scope_account_id')
+    .leftJoin('nodes as f', 'f.id', 'agent_keys.folder_id');
+
 /** Where a key's folder is now (its node, joined as `f`): its parent's path, name, owner, and whether it is in
  *  the trash. */
 const FOLDER_NOW = [
@@ -20,10 +27,7 @@ const FOLDER_NOW = [
 /** The key with this hash (what checking a sent key needs), with the username of the account it reaches and
  *  where its folder is now, or undefined. */
 export function agentKeyByHash(db: Executor, keyHash: string) {
-  return db
-    .selectFrom('agent_keys')
-    .innerJoin('accounts', 'accounts.id', 'agent_keys.scope_account_id')
-    .leftJoin('nodes as f', 'f.id', 'agent_keys.folder_id')
+  return withReach(db)
     .select([
       ...FOLDER_NOW,
       'agent_keys.id',
@@ -62,10 +66,7 @@ export async function revokeAgentKeyRow(db: Executor, accountId: number, keyId: 
 /** The person's keys, newest first (never their hashes), with the username of the account each reaches and
  *  where its folder is now. */
 export function agentKeysOf(db: Executor, accountId: number) {
-  return db
-    .selectFrom('agent_keys')
-    .innerJoin('accounts', 'accounts.id', 'agent_keys.scope_account_id')
-    .leftJoin('nodes as f', 'f.id', 'agent_keys.folder_id')
+  return withReach(db)
     .select([
       ...FOLDER_NOW,
       'agent_keys.id',
