@@ -5,6 +5,8 @@
 // hyperclayjs's autosave sends it). That stale save must not drop the agent's item silently: the data-clobber
 // guard counts the agent's item as saved data, so the stale save raises its event, and the owner's tab shows the
 // chip "Saved data overwritten"; its panel names the item, and "Keep change, restore my data" brings it back.
+// Before that, the tab is told of the agent's change at once (Kiln's toolbar; hyperclayjs's live sync where the page
+// loads it), and Reload shows it.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { mkdirSync } from 'node:fs';
@@ -27,6 +29,8 @@ after(() => bk?.stop());
 const AGENT_ITEM = 'Buy oat milk (added by the agent)';
 const todos = (p: Page) => p.locator('ul.todo li span').allTextContents();
 const chip = (p: Page) => p.locator('#hyperclay-data-loss-guard .dg-chip');
+/** Kiln's toolbar's notice of a change made elsewhere (in its open shadow root). */
+const news = (p: Page) => p.locator('kiln-toolbar .news');
 
 async function openAsOwner(p: Page, url: string) {
   await p.goto(url);
@@ -68,6 +72,8 @@ test('an agent’s edit_document and an open owner tab: a stale save after it ra
     url,
   );
   assert.deepEqual(first, { event: null });
+  // The toolbar listens for changes made elsewhere once its `notices` lane is open.
+  await tab.waitForSelector('kiln-toolbar[data-notices=open]', { state: 'attached', timeout: 20_000 });
 
   // The agent appends an item through the door.
   const agent = await mcpClient(bk.kiln, key, { name: 'Claude Code' });
@@ -84,9 +90,16 @@ test('an agent’s edit_document and an open owner tab: a stale save after it ra
   assert.equal(edited.changed, true);
   assert.match(await served(), new RegExp(AGENT_ITEM.replace(/[()]/g, '\\$&')));
 
-  // What the open tab shows: the notes starter loads hyperclayjs's `standard` preset, which has no live-sync
-  // module, so nothing reaches the tab live (and an edit-mode tab that has one rides the `live` lane, which carries
-  // editors' snapshots, not stored saves). The tab still lists the two starter items: it is stale.
+  // What the open tab shows: an editing tab does not take the stored page in (a morph could strip its editing
+  // state), so it is told. The notes starter loads hyperclayjs's `standard` preset, which has no live sync: Kiln's
+  // toolbar hears it on the `notices` lane and says who changed the page, with a Reload button. Until the owner
+  // reloads, the tab still lists the two starter items: it is stale.
+  await news(tab).waitFor({ state: 'visible', timeout: 20_000 });
+  assert.match(
+    (await news(tab).textContent()) ?? '',
+    /^Claude Code via sync key hcsk_\S+ changed this page elsewhere\./,
+  );
+  assert.equal(await tab.locator('kiln-toolbar .reload').isVisible(), true);
   assert.deepEqual(await todos(tab), ['Write the first thing to do', 'Tick a box, then save']);
   await tab.screenshot({ path: path.join(SCREENS, 'mcp-tab-after-agent-desktop.png') });
   await tab.setViewportSize(PHONE);
@@ -138,6 +151,72 @@ test('an agent’s edit_document and an open owner tab: a stale save after it ra
   assert.ok(back.includes(AGENT_ITEM), 'the agent’s item is back');
   assert.match(back, /Written in the stale tab/, 'and the tab’s own change is kept');
   await tab.waitForFunction((t) => document.body.textContent!.includes(t), AGENT_ITEM, { timeout: 20_000 });
+  await agent.close();
+  await owner.close();
+});
+
+test('an agent’s edit reaches an editing tab with hyperclayjs’s live sync at once: its toast and the toolbar say who, and Reload shows the change', {
+  skip: !hasChromium && 'Debian chromium is not installed (.ci/run installs it)',
+  timeout: 120_000,
+}, async () => {
+  const s = bk.kiln.services;
+  const { person, key } = await keyHolder(bk.kiln);
+  // The notes starter with hyperclayjs's live-sync module added: the tab rides the `live` lane.
+  const html = starterDocument('notes', 'live.html')
+    .toString('utf8')
+    .replace('preset=standard', 'preset=standard&features=live-sync');
+  assert.match(html, /features=live-sync/);
+  await createNode(await actingAs(s, person.id), {
+    ownerId: person.id,
+    parentId: 0,
+    type: 'site',
+    name: 'live.html',
+    html,
+  });
+  const sessions = await sessionsFor(s.database.db, bk.kiln.config, person.id, person.username);
+  const owner = await bk.newContext();
+  await owner.addCookies(browserCookies(bk.kiln.config, sessions));
+  const tab = await owner.newPage();
+  await tab.setViewportSize(PHONE);
+  await openAsOwner(tab, bk.docUrl(person.username, '/live.html'));
+  await tab.waitForFunction(() => !!(window as any).hyperclayModules?.['live-sync'], null, { timeout: 20_000 });
+  // Its live lane is open before the agent writes.
+  await tab.waitForFunction(() => (window as any).hyperclayModules['live-sync'].liveSync.sse?.readyState === 1, null, {
+    timeout: 20_000,
+  });
+
+  const agent = await mcpClient(bk.kiln, key, { name: 'Claude Code' });
+  await call(agent, 'edit_document', {
+    path: 'live.html',
+    edits: [
+      {
+        op: 'append',
+        selector: 'ul.todo',
+        html: `<li><input type="checkbox" persist aria-label="Done"><span editmode:contenteditable>${AGENT_ITEM}</span></li>`,
+      },
+    ],
+  });
+  await news(tab).waitFor({ state: 'visible', timeout: 20_000 });
+  assert.match(
+    (await news(tab).textContent()) ?? '',
+    /^Claude Code via sync key hcsk_\S+ changed this page elsewhere\./,
+  );
+  // hyperclayjs's own persistent toast carries the same words.
+  await tab
+    .getByText(/Claude Code via sync key hcsk_\S+ changed this page elsewhere/)
+    .first()
+    .waitFor({ timeout: 20_000 });
+  await tab.screenshot({ path: path.join(SCREENS, 'mcp-tab-live-notice-phone.png') });
+  await tab.setViewportSize(DESKTOP);
+  await tab.screenshot({ path: path.join(SCREENS, 'mcp-tab-live-notice-desktop.png') });
+  assert.equal((await todos(tab)).includes(AGENT_ITEM), false, 'not applied by itself: the owner chooses when');
+
+  const reloaded = tab.waitForEvent('load');
+  await tab.locator('kiln-toolbar .reload').click();
+  await reloaded;
+  await tab.waitForFunction((t) => document.body.textContent!.includes(t), AGENT_ITEM, { timeout: 20_000 });
+  assert.ok((await todos(tab)).includes(AGENT_ITEM));
+  assert.equal(await news(tab).isVisible(), false, 'a fresh page has no notice');
   await agent.close();
   await owner.close();
 });

@@ -157,6 +157,12 @@ test('a page script that empties the list: the event in the panel’s shape, liv
     ['milk', 'eggs', 'bread'],
   );
   assert.match(served, /a note added since/, 'everything else the page has now stays');
+  // The restore is a save other tabs of the page did not make: they are told (the panel's own tab reloads).
+  const told = await lane.next();
+  assert.deepEqual(
+    [told.json.action, told.json.msg],
+    ['reload', 'A version restore changed this page elsewhere. Reload to see the change.'],
+  );
   const resolved = await lane.next();
   assert.equal(resolved.json.action, 'resolved');
   assert.equal(resolved.json.data.id, event.id);

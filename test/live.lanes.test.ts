@@ -8,6 +8,8 @@ import { signedIn, actingAs } from './support/people.ts';
 import { SseClient } from './support/sse.ts';
 import type { Client } from './support/client.ts';
 import { createNode, setVisibility } from '../src/nodes/tree.ts';
+import { createSyncKey } from '../src/sync/keys.ts';
+import { SyncApi } from './support/sync-client.ts';
 
 let kiln: TestKiln;
 let port: number;
@@ -21,7 +23,8 @@ const doc = (text: string) => `<!doctype html>\n<html><body><p>${text}</p></body
 
 async function ownerWithDocument(opts: { visibility?: 'public' | 'private'; folder?: boolean } = {}) {
   const main = kiln.client();
-  const person = await signedIn(kiln, main);
+  // A paid plan: some tests write with a sync key.
+  const person = await signedIn(kiln, main, { plan: 'personal' });
   const name = `lane-${person.username}.html`;
   const node = await createNode(await actingAs(kiln.services, person.id), {
     ownerId: person.id,
@@ -255,5 +258,93 @@ test('saved lane after a gap the replay log cannot fill: one frame with the stor
     assert.ok(g.json.seq > f.json.seq);
   } finally {
     again.close();
+  }
+});
+
+// A change made elsewhere (an agent, a sync tool, the code editor, a restore) reaches the editing tabs as Hyperclay
+// Local 1.22 tells an editing tab of an edit on disk (engine-watcher.js): `{type: 'notification', msgType: 'warning',
+// msg, action: 'reload', persistent: true}` on the live lane, which hyperclayjs 1.38 shows as a persistent toast
+// (live-sync.js handleNotification). Editing tabs never take the stored page in: a morph could strip their editing
+// state. The `notices` lane (Kiln's toolbar, in a tab without live sync) carries the live lane's notifications only.
+async function syncWriter(person: { id: number }) {
+  const { key } = await createSyncKey(kiln.services, person.id);
+  return new SyncApi({ port, host: kiln.config.rootDomain, apiKey: key });
+}
+
+test('a change made elsewhere tells the live and notices lanes (a reload notice naming the writer); a browser save does not', async () => {
+  const { person, node, host, main, url } = await ownerWithDocument();
+  const live = await openLane(main, host, lanePath(url, 'live'));
+  const notices = await openLane(main, host, lanePath(url, 'notices'));
+  const api = await syncWriter(person);
+  try {
+    for (const s of [live, notices]) {
+      assert.equal(s.status, 200);
+      await s.comment('connected');
+    }
+    // A browser tab's own save: its peers get its snapshots, and it would be told of its own save.
+    await browserSave(main, host, url, doc('from a tab'));
+    await api.upload(node.id, doc('from the desktop app'));
+    for (const s of [live, notices]) {
+      const f = await s.next();
+      assert.deepEqual(
+        { ...f.json, seq: typeof f.json.seq },
+        {
+          type: 'notification',
+          msgType: 'warning',
+          msg: 'A sync tool changed this page elsewhere. Reload to see the change.',
+          action: 'reload',
+          persistent: true,
+          seq: 'number',
+        },
+      );
+      assert.equal(f.id, String(f.json.seq));
+    }
+    // A snapshot on the live lane is not a notice: the notices lane never carries one.
+    assert.equal((await relay(main, host, url, { snapshot: doc('typing'), sender: 'tab-1' })).status, 200);
+    assert.equal((await live.next()).json.html, doc('typing'));
+    await api.upload(node.id, doc('again'));
+    assert.equal((await live.next()).json.type, 'notification');
+    assert.equal((await notices.next()).json.msg, 'A sync tool changed this page elsewhere. Reload to see the change.');
+  } finally {
+    live.close();
+    notices.close();
+  }
+});
+
+test('a sync write that sends its editor snapshot (Hyperclay Local editing in its own browser) is a live morph, not a reload notice', async () => {
+  const { person, node, host, main, url } = await ownerWithDocument();
+  const live = await openLane(main, host, lanePath(url, 'live'));
+  const api = await syncWriter(person);
+  try {
+    await live.comment('connected');
+    await api.upload(node.id, doc('typed in the app'), { snapshotHtml: doc('typed in the app'), senderId: 'device-1' });
+    const f = await live.next();
+    assert.deepEqual([f.json.html, f.json.sender], [doc('typed in the app'), 'device-1']);
+    // The next frame is the next write's notice: the snapshot's write sent none.
+    await api.upload(node.id, doc('from disk'));
+    assert.equal((await live.next()).json.action, 'reload');
+  } finally {
+    live.close();
+  }
+});
+
+test('the notices lane: open to whoever has the live lane (a share guest, who is not told who wrote), refused to a visitor', async () => {
+  const { person, node, host, main, url } = await ownerWithDocument();
+  assert.notEqual((await openLane(null, host, lanePath(url, 'notices'))).status, 200, 'a visitor has no live lane');
+  const shared = await main.post(`/_/dashboard/nodes/${node.id}/sharing`, { enabled: true });
+  assert.equal(shared.status, 200, shared.text);
+  const guest = kiln.client(host);
+  const link = new URL(shared.json.shareUrl);
+  const first = await guest.get(link.pathname + link.search);
+  assert.equal(first.status, 302);
+  const lane = await openLane(guest, host, lanePath(url, 'notices'));
+  const api = await syncWriter(person);
+  try {
+    assert.equal(lane.status, 200);
+    await lane.comment('connected');
+    await api.upload(node.id, doc('from the desktop app'));
+    assert.equal((await lane.next()).json.msg, 'Someone changed this page elsewhere. Reload to see the change.');
+  } finally {
+    lane.close();
   }
 });

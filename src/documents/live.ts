@@ -14,7 +14,8 @@ import { KilnError, notFound } from '../errors.ts';
 import { broadcastSnapshot, publishLive, relaySaved } from '../events/publish.ts';
 
 type NodeRow = Row<'nodes'>;
-export type Lane = 'live' | 'saved';
+/** `notices`: the live lane's notifications only (Kiln's toolbar in an editing tab without live sync). */
+export type Lane = 'live' | 'saved' | 'notices';
 type LaneCtx = Pick<Ctx, 'caller' | 'nodes' | 'database' | 'clock'>;
 
 /** A document of this host, by its path. */
@@ -29,7 +30,7 @@ export interface LaneInput {
 async function laneDocument(ctx: Pick<Ctx, 'nodes'>, ref: NodeRef, lane: Lane): Promise<NodeRow> {
   const node = await ctx.nodes.open(ref, 'view');
   if (node.type !== 'site') throw notFound();
-  return lane === 'live' ? ctx.nodes.check(node, 'live') : node;
+  return lane === 'saved' ? node : ctx.nodes.check(node, 'live');
 }
 
 /** Opens a lane: the document, whether the guard's notifications go to it (whoever may resolve them), the
@@ -40,7 +41,7 @@ export async function openLane(ctx: LaneCtx, input: LaneInput) {
   const actor = ctx.caller.actor;
   return {
     node,
-    guardNotices: input.lane === 'live' && (await ctx.nodes.may(node, 'versions')),
+    guardNotices: input.lane !== 'saved' && (await ctx.nodes.may(node, 'versions')),
     grants: [
       ...(actor?.writer.startsWith('session:') ? [actor.writer] : []),
       // A team member's stream also ends with the membership.
@@ -91,7 +92,7 @@ export class LaneAccess {
 
   /** The table's answer for the caller on the document as it is now. */
   private passes(): boolean {
-    return this.nodes.mayNow(this.node, 'view') && (this.lane !== 'live' || this.nodes.mayNow(this.node, 'live'));
+    return this.nodes.mayNow(this.node, 'view') && (this.lane === 'saved' || this.nodes.mayNow(this.node, 'live'));
   }
 
   /** Whether this event ends the stream. */

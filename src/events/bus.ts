@@ -149,6 +149,17 @@ export interface DataLossNote {
   data: unknown;
 }
 
+/** A document changed by a writer other than a browser tab (an agent, a sync tool, the code editor, a version
+ *  restore): a tab in edit mode does not take the saved lane in (a morph with the stored page could strip its
+ *  editing state), so its live lane is told, as Hyperclay Local tells it of an edit on disk: a `notification` frame
+ *  with `action: 'reload'` (hyperclayjs's persistent toast, Kiln's toolbar's Reload). `by` names the writer for
+ *  those who may read the versions list. */
+export interface ChangedElsewhere {
+  type: 'changed-elsewhere';
+  nodeId: number;
+  by: string;
+}
+
 /** A control-lane envelope for an account's devices (`POST /_/sync/control`, or Kiln's own dismissal): a
  *  `control` frame on its sync streams, except those of the key that sent it (`senderKey`, null for Kiln). */
 export interface ControlEvent {
@@ -193,6 +204,7 @@ export type KilnEvent =
   | VisibilityChangedEvent
   | GrantRevokedEvent
   | DataLossNote
+  | ChangedElsewhere
   | ControlEvent;
 
 /** How long and how much each channel's replay log keeps. */

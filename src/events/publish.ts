@@ -157,6 +157,8 @@ export interface SavedOptions {
   record?: RecordNote;
   /** The writer recorded the activity line in its transaction (the save pipeline). */
   activityRecorded?: boolean;
+  /** Documents: who open editing tabs are told changed it (`ChangedElsewhere`; save/saved.ts changedElsewhereBy). */
+  elsewhere?: string | null;
 }
 
 /** The node-saved event of a committed change. */
@@ -200,6 +202,9 @@ export function publishNodeSaved(
           sender: 'server-save',
           ...(saved.checksum ? { checksum: saved.checksum } : {}),
         })
+      : null,
+    opts.elsewhere
+      ? s.events.publish(channels.document(node.id), { type: 'changed-elsewhere', nodeId: node.id, by: opts.elsewhere })
       : null,
   ]).catch((err) => console.error(`publishing the change of ${event.path} failed:`, err));
 }

@@ -16,7 +16,7 @@ import type { NodeRow } from '../store/schema.ts';
 import { formatHtml } from './formathtml.ts';
 import { guardCheckOf } from '../guard/guard.ts';
 import { decodeUtf8Exact, isSnapshot, packSnapshot, planTextVersion } from './versions.ts';
-import { recordedKind, type SaveKind, type SavedBy, type SavedNode } from './saved.ts';
+import { changedElsewhereBy, recordedKind, type SavedBy, type SavedNode } from './saved.ts';
 
 /** What a save writes, worked out once: the bytes, their text (null when not exact UTF-8) and SHA-256. */
 interface Content {
@@ -254,7 +254,7 @@ async function writeContent(
   if (input.quiet) return result;
   after.push(() => {
     if (check) s.guard.afterWrite({ node, by: input.by, bytes, text, checksum: sum, before, versionId });
-    return afterContentChange(s, node, content, result, input.by.writer, input.by.kind);
+    return afterContentChange(s, node, content, result, input.by);
   });
   return result;
 }
@@ -276,16 +276,21 @@ function afterContentChange(
   node: SavedNode,
   content: Content,
   result: { checksum: string; size: number; modifiedAt: string },
-  writer: string | null,
-  client: SaveKind,
+  by: SavedBy,
 ): Promise<unknown> {
-  s.metrics.saves.inc({ via: client });
+  s.metrics.saves.inc({ via: by.kind });
   // What this process just wrote is what it serves next.
   s.documents.content.set(node.id, { checksum: result.checksum, bytes: content.bytes });
   const html = textOf(content);
   void s.stylesheets.schedule(node.id, html);
   // The answer waits for the events only while the bus is flowing (src/store/transaction.ts).
-  return publishNodeSaved(s, { ...node, type: 'site' }, result, { writer, html, client, activityRecorded: true });
+  return publishNodeSaved(s, { ...node, type: 'site' }, result, {
+    writer: by.writer,
+    html,
+    client: by.kind,
+    activityRecorded: true,
+    elsewhere: changedElsewhereBy(by),
+  });
 }
 
 export function conflictError(

@@ -25,6 +25,27 @@ export interface SavedBy {
   /** An agent's write (over MCP: kind `agent`, or `create` for a document it makes): how the versions list and
    *  the activity feed name it, "<client> via <grant>" (e.g. "Claude Code via sync key hcsk_1234567…"). */
   agent?: string;
+  /** The writer also sent its editor snapshot on the live lane (a sync write with `snapshotHtml`): editing tabs
+   *  took the change in already. */
+  snapshotSent?: boolean;
+}
+
+/** Who the open editing tabs of a document are told changed it (`ChangedElsewhere`), or null: a browser tab's save
+ *  (its peers get its snapshots; the saver would be told of its own save) or a new document (no tab has it). */
+export function changedElsewhereBy(by: SavedBy): string | null {
+  if (by.snapshotSent) return null;
+  switch (by.kind) {
+    case 'agent':
+      return by.agent ?? 'An agent';
+    case 'sync':
+      return 'A sync tool';
+    case 'editor':
+      return 'The code editor';
+    case 'restore':
+      return 'A version restore';
+    default:
+      return null;
+  }
 }
 
 /** How the versions list and the activity feed record a save's source: its kind, `share` for a guest, and

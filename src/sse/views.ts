@@ -1,5 +1,6 @@
 import { eventFrame } from './stream.ts';
 import type { View } from './hub.ts';
+import type { ChangedElsewhere } from '../events/bus.ts';
 
 /** `GET /_/sync/stream`: the account's file changes, JSON with a `type`. The writer stays private. */
 export const syncStreamView: View = (e, id) => {
@@ -54,15 +55,44 @@ function laneView(lane: 'live' | 'saved'): View {
   };
 }
 
-export const liveLaneView: View = laneView('live');
+/** A change made elsewhere, as Hyperclay Local words an edit on disk to an editing tab: hyperclayjs shows a
+ *  persistent toast, Kiln's toolbar a Reload button. Who made it is named to those who may read the versions. */
+function changedElsewhereFrame(e: ChangedElsewhere, id: number, named: boolean) {
+  const who = named ? e.by : 'Someone';
+  const msg = `${who} changed this page elsewhere. Reload to see the change.`;
+  return eventFrame(id, { type: 'notification', msgType: 'warning', msg, action: 'reload', persistent: true, seq: id });
+}
 
-/** The live lane of someone who may resolve the document's data-loss events (its owner, a team's editors): the
- *  lane's frames plus the guard's `{type: 'notification', msgType: 'data-loss', msg, action, data}`. */
-export const liveLaneOwnerView: View = (e, id) =>
-  e.type === 'notification'
-    ? eventFrame(id, { type: 'notification', msgType: e.msgType, msg: e.msg, action: e.action, data: e.data })
-    : liveLaneView(e, id);
+/** The notifications of a live lane: changes made elsewhere, and for those who may resolve them (the owner, a
+ *  team's editors) the data-clobber guard's `{type: 'notification', msgType: 'data-loss', msg, action, data}`.
+ *  Alone, this is the `notices` lane (Kiln's toolbar, in an editing tab that has no live sync). */
+export function noticesView(owner: boolean): View {
+  return (e, id) => {
+    if (e.type === 'changed-elsewhere') return changedElsewhereFrame(e, id, owner);
+    if (e.type === 'notification' && owner)
+      return eventFrame(id, { type: 'notification', msgType: e.msgType, msg: e.msg, action: e.action, data: e.data });
+    return null;
+  };
+}
+
+const liveFrames = laneView('live');
+const withNotices =
+  (notices: View): View =>
+  (e, id) =>
+    notices(e, id) ?? liveFrames(e, id);
+
+/** The live lane of a share guest: snapshots, and changes made elsewhere (unnamed). */
+export const liveLaneView: View = withNotices(noticesView(false));
+/** The live lane of someone who may resolve the document's data-loss events. */
+export const liveLaneOwnerView: View = withNotices(noticesView(true));
 export const savedLaneView: View = laneView('saved');
+
+/** A lane's view for its holder: `owner` when they may resolve the document's data-loss events. */
+export function viewOfLane(lane: 'live' | 'saved' | 'notices', owner: boolean): View {
+  if (lane === 'saved') return savedLaneView;
+  if (lane === 'notices') return noticesView(owner);
+  return owner ? liveLaneOwnerView : liveLaneView;
+}
 
 /** Protocol 2 keep-alive: an unnamed data frame, because comments do not count as activity for the
  *  desktop engine's watchdog; both generations ignore the unknown type. */

@@ -44,13 +44,14 @@ export async function writeSyncContent(ctx: SyncCtx, input: WriteInput): Promise
   assertCanWrite(scope);
   assertConditional(scope, input.ifMatch.kind !== 'none', 'If-Match with the etag your copy is based on');
   const bytes = contentBytes(input.content, node.type);
+  const snapshot = node.type === 'site' && input.snapshotHtml !== undefined && !!input.senderId;
   const answer =
     node.type === 'site'
-      ? await writeDocument(ctx, scope, node, bytes, input.ifMatch)
+      ? await writeDocument(ctx, scope, node, bytes, input.ifMatch, snapshot)
       : await writeUpload(ctx, scope, node, bytes, input.ifMatch);
-  if (node.type === 'site' && input.snapshotHtml !== undefined && input.senderId) {
+  if (snapshot) {
     // Not awaited: a write never waits on the bus.
-    broadcastSnapshot(ctx, { node, html: input.snapshotHtml, sender: input.senderId, toSyncStreams: true }).catch(
+    broadcastSnapshot(ctx, { node, html: input.snapshotHtml!, sender: input.senderId!, toSyncStreams: true }).catch(
       (err) => console.error('publishing a live-sync snapshot failed:', err),
     );
   }
@@ -63,8 +64,10 @@ async function writeDocument(
   node: NodeRow,
   bytes: Buffer,
   ifMatch: IfMatch,
+  snapshotSent: boolean,
 ): Promise<WriteAnswer> {
-  const result = await run(() => saveDocument(s, { nodeId: node.id, bytes, by: by(scope), ifMatch }));
+  const writer = { ...by(scope), snapshotSent };
+  const result = await run(() => saveDocument(s, { nodeId: node.id, bytes, by: writer, ifMatch }));
   return answerFor(
     { ...node, checksum: result.checksum, size: result.size, modified_at: result.modifiedAt },
     result.changed,

@@ -1,10 +1,11 @@
 // Live sync for browser editors (hyperclayjs communication/live-sync.js), on the document's own host:
-//   GET  /_/sync?document-url=<page URL>&lane=live|saved   the lanes of a document, as SSE
+//   GET  /_/sync?document-url=<page URL>&lane=live|saved|notices   the lanes of a document, as SSE
 //   POST /_/sync            {snapshot|html, sender, identityMap?} + Document-URL: editor snapshot
 //   GET  /_/live-sync/stream?page-url=…&lane=…   and   POST /_/live-sync/save (Page-URL, {html, sender}):
 //                           the same for older hyperclayjs versions.
 // `live` carries editor snapshots and needs ownership (share guests pass); `saved` carries the stored
-// HTML after each accepted save (published by the save pipeline), open on public documents. A snapshot
+// HTML after each accepted save (published by the save pipeline), open on public documents; `notices` (Kiln's
+// own) only the live lane's notifications: a change made elsewhere, the data-clobber guard's. A snapshot
 // is broadcast on `live` only and writes nothing. Frames are unnamed `{html, sender, seq}` with
 // `id: <seq>`; `seq` grows per document across processes and restarts; Last-Event-ID replays.
 // A stream ends when the right it was opened on ends, in every process: one opened only by a share
@@ -23,7 +24,7 @@ import { openLane, relayToLane } from '../../documents/live.ts';
 import { channels } from '../../events/bus.ts';
 import { SseStream, eventFrame } from '../../sse/stream.ts';
 import { takeStreamSlot } from '../../sse/slots.ts';
-import { liveLaneOwnerView, liveLaneView, savedLaneView } from '../../sse/views.ts';
+import { viewOfLane } from '../../sse/views.ts';
 import { lastEventIdOf } from '../../sse/last-event-id.ts';
 import { documentContent } from '../../nodes/serve.ts';
 import { fields } from '../schema.ts';
@@ -68,14 +69,14 @@ const plugin: RoutePlugin = async (app, { services: s }) => {
   const stream = async (req: FastifyRequest<{ Querystring: z.infer<typeof STREAM> }>, reply: FastifyReply) => {
     const url = req.query['document-url'] ?? req.query['page-url'];
     if (!url) throw badRequest('The document-url parameter is required.', 'missing-document-url');
-    const lane = req.query.lane === 'saved' ? 'saved' : 'live';
+    const lane = req.query.lane === 'saved' || req.query.lane === 'notices' ? req.query.lane : 'live';
     const open = await openLane(req.ctx, { host: hostAccount(req), path: pathOnThisHost(req, url), lane });
     takeStreamSlot(s, req, reply);
     reply.hijack();
     const sse = new SseStream(reply.raw);
     await hub.attach(channels.document(open.node.id), sse, {
       // The data-clobber guard's notifications go to those who may resolve them.
-      view: lane === 'saved' ? savedLaneView : open.guardNotices ? liveLaneOwnerView : liveLaneView,
+      view: viewOfLane(lane, open.guardNotices),
       lastEventId: lastEventIdOf(req),
       onGap: lane === 'saved' ? (lastId) => storedDocumentFrame(s, open.node.id, lastId) : undefined,
       closeOn: (e) => open.access.endsWith(e),

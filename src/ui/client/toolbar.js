@@ -42,7 +42,10 @@ a:hover,button:hover{background:#57534e}a:focus-visible,button:focus-visible{out
 .state{padding:0 4px;min-width:4.5em}.state.error{color:#fca5a5}.state.saved{color:#86efac}
 .bar.min>:not(.show){display:none}.show{display:none}.bar.min .show{display:inline-block}
 .bar.beside{right:68px;max-width:calc(100vw - 80px)}
+.news{flex-basis:100%;padding:2px 4px;color:#fde68a;max-width:36em}.news[hidden],.reload[hidden]{display:none}
+.reload{background:#fde68a;color:#1c1917}.reload:hover{background:#fcd34d}
 </style><div class="bar" role="toolbar" aria-label="Kiln owner toolbar">
+<span class="news" role="alert" hidden></span><button class="reload" type="button" hidden>Reload</button>
 <a class="mode" href="#"></a><span class="state" role="status" aria-live="polite"></span>
 ${appUser ? '' : `<a href="/_/edit?path=${enc}">Code</a>`}<a href="/_/versions?path=${enc}">Versions</a>
 ${appUser ? '' : `<a href="${main}/_/dashboard">Dashboard</a>`}<button class="hide" type="button" aria-label="Hide the toolbar">×</button>
@@ -69,6 +72,44 @@ ${appUser ? '' : `<a href="${main}/_/dashboard">Dashboard</a>`}<button class="hi
   root.querySelector('.hide').addEventListener('click', () => bar.classList.add('min'));
   root.querySelector('.show').addEventListener('click', () => bar.classList.remove('min'));
   update();
+  // A change made elsewhere (an agent, a sync tool, the code editor, a restore): an editing tab does not take the
+  // stored page in (its editing state would go), so Kiln tells it, and Reload shows the change (hyperclayjs's
+  // unsaved-changes warning still guards typing not yet saved). hyperclayjs's live sync brings these notices as
+  // `hyperclay:notification` events; in a tab without it, the `notices` lane does, as the same events (so the
+  // data-loss panel hears of an outside write that destroyed data at once, too).
+  const news = root.querySelector('.news');
+  const reload = root.querySelector('.reload');
+  reload.addEventListener('click', () => location.reload());
+  document.addEventListener('hyperclay:notification', (e) => {
+    if (e.detail?.action !== 'reload') return;
+    news.textContent = e.detail.msg || 'This page was changed elsewhere.';
+    news.hidden = reload.hidden = false;
+    bar.classList.remove('min');
+  });
+  const hear = () => {
+    if (window.hyperclayModules?.['live-sync']) return;
+    const lane = `/_/sync?document-url=${encodeURIComponent(location.href)}&lane=notices`;
+    const notices = new EventSource(lane);
+    notices.onopen = () => host.setAttribute('data-notices', 'open');
+    notices.onmessage = (m) => {
+      let d = null;
+      try {
+        d = JSON.parse(m.data);
+      } catch {}
+      if (d?.type !== 'notification') return;
+      const { msgType, msg, action, persistent, data } = d;
+      document.dispatchEvent(
+        new CustomEvent('hyperclay:notification', { detail: { msgType, msg, action, persistent, data } }),
+      );
+    };
+  };
+  // Once hyperclayjs has loaded its modules (`hyperclay.ready`), whether it has live sync is known.
+  if (editing)
+    addEventListener('load', () =>
+      Promise.resolve(window.hyperclay?.ready)
+        .catch(() => {})
+        .then(hear),
+    );
   // hyperclayjs's AI editing puts its whole-page 💬 bubble in the bottom-right corner: the bar stands beside it.
   const beside = () => bar.classList.toggle('beside', !!document.getElementById('hyper-edit-doc-bubble'));
   // hyperclayjs's own panels, as this Kiln has them (the owner's page only; never saved): the data-loss panel's
