@@ -99,7 +99,7 @@ test('an agent’s edit_document and an open owner tab: a stale save after it ra
     (await news(tab).textContent()) ?? '',
     /^Claude Code via sync key hcsk_\S+ changed this page elsewhere\./,
   );
-  assert.equal(await tab.locator('kiln-toolbar .reload').isVisible(), true);
+  assert.equal(await tab.locator('kiln-toolbar .act').isVisible(), true);
   assert.deepEqual(await todos(tab), ['Write the first thing to do', 'Tick a box, then save']);
   await tab.screenshot({ path: path.join(SCREENS, 'mcp-tab-after-agent-desktop.png') });
   await tab.setViewportSize(PHONE);
@@ -118,6 +118,17 @@ test('an agent’s edit_document and an open owner tab: a stale save after it ra
   const afterSave = await served();
   assert.match(afterSave, /Written in the stale tab/);
   assert.equal(afterSave.includes(AGENT_ITEM), false, 'the stale tab’s save wrote the page without the agent’s item');
+  // Kiln finds that the save undid the agent's change and says so in the toolbar, with Compare.
+  await tab.waitForFunction(
+    () =>
+      /undid the change by Claude Code via sync key/.test(
+        document.querySelector('kiln-toolbar')?.shadowRoot?.querySelector('.news')?.textContent ?? '',
+      ),
+    null,
+    { timeout: 20_000 },
+  );
+  assert.equal(await tab.locator('kiln-toolbar .act').textContent(), 'Compare');
+  await tab.screenshot({ path: path.join(SCREENS, 'mcp-tab-stale-save-notice-desktop.png') });
 
   // Not silently: the guard counts the agent's item as saved data, and the stale save destroyed it. The owner's
   // tab shows the chip; the panel names the item; restoring brings it back onto the page the tab saved.
@@ -212,7 +223,7 @@ test('an agent’s edit reaches an editing tab with hyperclayjs’s live sync at
   assert.equal((await todos(tab)).includes(AGENT_ITEM), false, 'not applied by itself: the owner chooses when');
 
   const reloaded = tab.waitForEvent('load');
-  await tab.locator('kiln-toolbar .reload').click();
+  await tab.locator('kiln-toolbar .act').click();
   await reloaded;
   await tab.waitForFunction((t) => document.body.textContent!.includes(t), AGENT_ITEM, { timeout: 20_000 });
   assert.ok((await todos(tab)).includes(AGENT_ITEM));

@@ -348,3 +348,60 @@ test('the notices lane: open to whoever has the live lane (a share guest, who is
     lane.close();
   }
 });
+
+// hyperclayjs saves the whole page without If-Match: a tab opened before a change made elsewhere and saved after it
+// undoes it. The data-clobber guard covers lost data; a change outside the data is found by applying it again to
+// the saved page (src/save/stale.ts), and the owner is told: a notice on the page's live lanes, and the activity feed.
+test('a browser save that undid a change made elsewhere: the owner’s lanes and the activity feed say whose, and which version holds it', async () => {
+  const lines = (...l: string[]) => `<!doctype html>\n<html><body>\n${l.join('\n')}\n</body></html>\n`;
+  const { person, node, host, main, url, name } = await ownerWithDocument();
+  const p0 = lines(
+    '<h1>Title</h1>',
+    '<p>one</p>',
+    '<p>two</p>',
+    '<p>three</p>',
+    '<p>four</p>',
+    '<p>five</p>',
+    '<p>six</p>',
+  );
+  await browserSave(main, host, url, p0);
+  const notices = await openLane(main, host, lanePath(url, 'notices'));
+  const api = await syncWriter(person);
+  try {
+    await notices.comment('connected');
+    // The desktop app changes the title; a tab that loaded it saves its own change: nothing undone.
+    const p1 = p0.replace('<h1>Title</h1>', '<h1>Title from the desktop</h1>');
+    await api.upload(node.id, p1);
+    assert.equal((await notices.next()).json.action, 'reload');
+    const fresh = p1.replace('<p>six</p>', '<p>six, from a fresh tab</p>');
+    await browserSave(main, host, url, fresh);
+    // The desktop app changes a paragraph; a tab that never loaded it saves over it.
+    const p2 = fresh.replace('<p>two</p>', '<p>two, from the desktop</p>');
+    await api.upload(node.id, p2);
+    assert.equal((await notices.next()).json.action, 'reload', 'the fresh tab’s save undid nothing');
+    const versions = (await main.on(host).get(`/_/versions?path=${name}`)).json.versions;
+    const holder = versions[0];
+    await browserSave(main, host, url, p1.replace('<p>six</p>', '<p>six, from a stale tab</p>'));
+    const f = await notices.next();
+    assert.deepEqual(
+      { ...f.json, seq: typeof f.json.seq },
+      {
+        type: 'notification',
+        msgType: 'warning',
+        msg: `A save from a tab opened before it undid the change by a sync tool (version ${holder.backupNumber}). Compare to bring it back.`,
+        action: 'stale-save',
+        persistent: true,
+        data: { version: holder.backupNumber, diff: `/_/version/${holder.id}/diff` },
+        seq: 'number',
+      },
+    );
+    // The version named holds the undone change.
+    const held = await main.on(host).get(`/_/version/${holder.id}`, { headers: { accept: 'application/json' } });
+    assert.match(held.text, /two, from the desktop/);
+    const feed = (await main.get('/_/activity')).json.activity as { kind: string; path: string; undid?: unknown }[];
+    const line = feed.find((a) => a.path === name && a.kind === 'stale-save');
+    assert.deepEqual(line?.undid, { by: 'A sync tool', version: holder.backupNumber });
+  } finally {
+    notices.close();
+  }
+});

@@ -160,6 +160,17 @@ export interface ChangedElsewhere {
   by: string;
 }
 
+/** A browser save undid a change made elsewhere (src/save/stale.ts): the page's editing tabs of those who may read
+ *  the versions are told who made it and which version holds it. */
+export interface StaleSave {
+  type: 'stale-save';
+  nodeId: number;
+  by: string;
+  /** The version (its number and id) that holds the undone change. */
+  version: number;
+  versionId: number;
+}
+
 /** A control-lane envelope for an account's devices (`POST /_/sync/control`, or Kiln's own dismissal): a
  *  `control` frame on its sync streams, except those of the key that sent it (`senderKey`, null for Kiln). */
 export interface ControlEvent {
@@ -205,6 +216,7 @@ export type KilnEvent =
   | GrantRevokedEvent
   | DataLossNote
   | ChangedElsewhere
+  | StaleSave
   | ControlEvent;
 
 /** How long and how much each channel's replay log keeps. */

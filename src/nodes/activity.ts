@@ -22,6 +22,8 @@ export interface ActivityItem {
   client: string;
   /** An AI edit: the engine, the prompt's and the reply's bytes, the outcome and how long it took. */
   aiEdit?: { engine: string; in: number; out: number; outcome: string; ms: number };
+  /** A stale save (src/save/stale.ts): whose change made elsewhere it undid, and the version that holds it. */
+  undid?: { by: string; version: number };
 }
 
 /** Where a line's change came from, in words (ActivityItem.client). */
@@ -60,6 +62,17 @@ function aiEditOf(kind: string, engine: string | null, detail: string | null): A
   }
 }
 
+/** A stale save line's facts, or undefined. */
+function undidOf(kind: string, detail: string | null): ActivityItem['undid'] {
+  if (kind !== 'stale-save' || !detail) return undefined;
+  try {
+    const d = JSON.parse(detail);
+    return { by: String(d.undid ?? ''), version: Number(d.version) || 0 };
+  } catch {
+    return undefined;
+  }
+}
+
 /** The newest changes of a tree the caller may change (treeOwner), at most `limit` (1 to 500). */
 export async function activityFeed(ctx: TreeCtx, input: { ownerId: number; limit?: number }): Promise<ActivityItem[]> {
   const { db } = ctx.database;
@@ -81,6 +94,7 @@ export async function activityFeed(ctx: TreeCtx, input: { ownerId: number; limit
       oldPath: r.old_path,
       by: who?.username ?? null,
       aiEdit: aiEditOf(r.kind, r.client, r.detail),
+      undid: undidOf(r.kind, r.detail),
       client: clientOf(r, who),
     });
   }

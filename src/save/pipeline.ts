@@ -16,6 +16,7 @@ import type { NodeRow } from '../store/schema.ts';
 import { formatHtml } from './formathtml.ts';
 import { guardCheckOf } from '../guard/guard.ts';
 import { decodeUtf8Exact, isSnapshot, packSnapshot, planTextVersion } from './versions.ts';
+import { checkStaleSave } from './stale.ts';
 import { changedElsewhereBy, recordedKind, type SavedBy, type SavedNode } from './saved.ts';
 
 /** What a save writes, worked out once: the bytes, their text (null when not exact UTF-8) and SHA-256. */
@@ -254,6 +255,11 @@ async function writeContent(
   if (input.quiet) return result;
   after.push(() => {
     if (check) s.guard.afterWrite({ node, by: input.by, bytes, text, checksum: sum, before, versionId });
+    // A browser save over a change made elsewhere may have undone it (never awaited: the answer does not wait).
+    if (input.by.kind === 'browser' && last)
+      void checkStaleSave(s, node, input.by, last.id, textOf(content)).catch((err) =>
+        console.error('checking a save for an undone change failed:', err),
+      );
     return afterContentChange(s, node, content, result, input.by);
   });
   return result;

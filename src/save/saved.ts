@@ -30,6 +30,9 @@ export interface SavedBy {
   snapshotSent?: boolean;
 }
 
+/** A writer's name (`changedElsewhereBy`) inside a sentence: "a sync tool", "Claude Code via …". */
+export const inSentence = (by: string): string => (/^(A|An|The) /.test(by) ? by[0].toLowerCase() + by.slice(1) : by);
+
 /** Who the open editing tabs of a document are told changed it (`ChangedElsewhere`), or null: a browser tab's save
  *  (its peers get its snapshots; the saver would be told of its own save) or a new document (no tab has it). */
 export function changedElsewhereBy(by: SavedBy): string | null {

@@ -1,6 +1,7 @@
 import { eventFrame } from './stream.ts';
 import type { View } from './hub.ts';
-import type { ChangedElsewhere } from '../events/bus.ts';
+import type { ChangedElsewhere, StaleSave } from '../events/bus.ts';
+import { inSentence } from '../save/saved.ts';
 
 /** `GET /_/sync/stream`: the account's file changes, JSON with a `type`. The writer stays private. */
 export const syncStreamView: View = (e, id) => {
@@ -63,12 +64,28 @@ function changedElsewhereFrame(e: ChangedElsewhere, id: number, named: boolean) 
   return eventFrame(id, { type: 'notification', msgType: 'warning', msg, action: 'reload', persistent: true, seq: id });
 }
 
+/** A save from a tab that had not loaded a change made elsewhere undid it: `data.diff` shows what it lost. */
+function staleSaveFrame(e: StaleSave, id: number) {
+  const msg = `A save from a tab opened before it undid the change by ${inSentence(e.by)} (version ${e.version}). Compare to bring it back.`;
+  const data = { version: e.version, diff: `/_/version/${e.versionId}/diff` };
+  return eventFrame(id, {
+    type: 'notification',
+    msgType: 'warning',
+    msg,
+    action: 'stale-save',
+    persistent: true,
+    data,
+    seq: id,
+  });
+}
+
 /** The notifications of a live lane: changes made elsewhere, and for those who may resolve them (the owner, a
- *  team's editors) the data-clobber guard's `{type: 'notification', msgType: 'data-loss', msg, action, data}`.
+ *  team's editors) a stale save that undid one and the data-clobber guard's `{type: 'notification', msgType: 'data-loss', msg, action, data}`.
  *  Alone, this is the `notices` lane (Kiln's toolbar, in an editing tab that has no live sync). */
 export function noticesView(owner: boolean): View {
   return (e, id) => {
     if (e.type === 'changed-elsewhere') return changedElsewhereFrame(e, id, owner);
+    if (e.type === 'stale-save' && owner) return staleSaveFrame(e, id);
     if (e.type === 'notification' && owner)
       return eventFrame(id, { type: 'notification', msgType: e.msgType, msg: e.msg, action: e.action, data: e.data });
     return null;

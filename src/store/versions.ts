@@ -64,3 +64,15 @@ export async function isVersionOf(db: Executor, id: number, nodeId: number): Pro
 export function firstVersionKinds(db: Executor, nodeId: number) {
   return db.selectFrom('versions').select(['saved_by_kind']).where('node_id', '=', nodeId).limit(2).execute();
 }
+
+/** The version of a document just before backup `backupNumber`, or undefined. */
+export function versionBefore(db: Executor, nodeId: number, backupNumber: number) {
+  return db
+    .selectFrom('versions')
+    .select(['id', 'backup_number'])
+    .where('node_id', '=', nodeId)
+    .where('backup_number', '<', backupNumber)
+    .orderBy('backup_number', 'desc')
+    .limit(1)
+    .executeTakeFirst();
+}

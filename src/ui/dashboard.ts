@@ -1,6 +1,7 @@
 // The developer dashboard: the account's tree of documents, folders and uploads. Server-rendered and
 // usable with plain form posts; a little inline script turns the forms into AJAX calls that swap in
 // the pre-rendered node list the server answers with.
+import { inSentence } from '../save/saved.ts';
 import { EDITABLE_EXTENSIONS, extensionOf } from '../uploads/content-types.ts';
 import { formatSize } from '../core/size.ts';
 import { isDocumentName } from '../core/names.ts';
@@ -265,6 +266,7 @@ const DID: Record<string, string> = {
   'data-loss-reverted': 'reverted, after its data was overwritten,',
   'data-loss-dismissed': 'dismissed the data-loss warning of',
   'ai-edit': 'asked for an AI edit of',
+  'stale-save': 'saved, from a tab that had not loaded a change made elsewhere,',
 };
 
 /** An AI edit's facts, as the feed shows them (sizes, never content). */
@@ -275,6 +277,10 @@ function aiEditNote(a: ActivityItem): string {
   return ` ${e.engine} · ${e.outcome} · ${kb(e.in)} sent, ${kb(e.out)} back · ${(e.ms / 1000).toFixed(1)} s`;
 }
 
+/** A stale save's note: whose change it undid, and the version that holds it. */
+const undidNote = (a: ActivityItem) =>
+  a.undid ? ` · undid the change by ${inSentence(a.undid.by)}, kept in version ${a.undid.version}` : '';
+
 /** The latest changes: who did what to which path, when, from where. */
 function activityHtml(items: ActivityItem[]): Html {
   if (items.length === 0) return html``;
@@ -282,7 +288,7 @@ function activityHtml(items: ActivityItem[]): Html {
     (
       a,
     ) => html`<li>${formatTime(a.at)} · <strong>${a.by ?? (a.client === 'share link' ? 'A share-link guest' : 'Kiln')}</strong> ${DID[a.kind] ?? a.kind}
-<span class="nm" title="${a.path}">${a.oldPath ? `${a.oldPath} → ${a.path}` : a.path}</span> <small>(${a.client}${aiEditNote(a)})</small></li>`,
+<span class="nm" title="${a.path}">${a.oldPath ? `${a.oldPath} → ${a.path}` : a.path}</span> <small>(${a.client}${aiEditNote(a)}${undidNote(a)})</small></li>`,
   )}</ul></section>`;
 }
 

@@ -42,10 +42,10 @@ a:hover,button:hover{background:#57534e}a:focus-visible,button:focus-visible{out
 .state{padding:0 4px;min-width:4.5em}.state.error{color:#fca5a5}.state.saved{color:#86efac}
 .bar.min>:not(.show){display:none}.show{display:none}.bar.min .show{display:inline-block}
 .bar.beside{right:68px;max-width:calc(100vw - 80px)}
-.news{flex-basis:100%;padding:2px 4px;color:#fde68a;max-width:36em}.news[hidden],.reload[hidden]{display:none}
-.reload{background:#fde68a;color:#1c1917}.reload:hover{background:#fcd34d}
+.news{flex-basis:100%;padding:2px 4px;color:#fde68a;max-width:36em}.news[hidden],.act[hidden]{display:none}
+.act{background:#fde68a;color:#1c1917}.act:hover{background:#fcd34d}
 </style><div class="bar" role="toolbar" aria-label="Kiln owner toolbar">
-<span class="news" role="alert" hidden></span><button class="reload" type="button" hidden>Reload</button>
+<span class="news" role="alert" hidden></span><button class="act" type="button" hidden></button>
 <a class="mode" href="#"></a><span class="state" role="status" aria-live="polite"></span>
 ${appUser ? '' : `<a href="/_/edit?path=${enc}">Code</a>`}<a href="/_/versions?path=${enc}">Versions</a>
 ${appUser ? '' : `<a href="${main}/_/dashboard">Dashboard</a>`}<button class="hide" type="button" aria-label="Hide the toolbar">×</button>
@@ -74,17 +74,27 @@ ${appUser ? '' : `<a href="${main}/_/dashboard">Dashboard</a>`}<button class="hi
   update();
   // A change made elsewhere (an agent, a sync tool, the code editor, a restore): an editing tab does not take the
   // stored page in (its editing state would go), so Kiln tells it, and Reload shows the change (hyperclayjs's
-  // unsaved-changes warning still guards typing not yet saved). hyperclayjs's live sync brings these notices as
-  // `hyperclay:notification` events; in a tab without it, the `notices` lane does, as the same events (so the
-  // data-loss panel hears of an outside write that destroyed data at once, too).
+  // unsaved-changes warning still guards typing not yet saved). A save from a tab that had not loaded such a change
+  // undid it: Compare opens what it lost. hyperclayjs's live sync brings these notices as `hyperclay:notification`
+  // events; in a tab without it, the `notices` lane does, as the same events (so the data-loss panel hears of an
+  // outside write that destroyed data at once, too).
   const news = root.querySelector('.news');
-  const reload = root.querySelector('.reload');
-  reload.addEventListener('click', () => location.reload());
-  document.addEventListener('hyperclay:notification', (e) => {
-    if (e.detail?.action !== 'reload') return;
-    news.textContent = e.detail.msg || 'This page was changed elsewhere.';
-    news.hidden = reload.hidden = false;
+  const act = root.querySelector('.act');
+  let onAct = null;
+  act.addEventListener('click', () => onAct?.());
+  const tell = (msg, label, then) => {
+    news.textContent = msg;
+    act.textContent = label;
+    onAct = then;
+    news.hidden = act.hidden = false;
     bar.classList.remove('min');
+  };
+  document.addEventListener('hyperclay:notification', (e) => {
+    const d = e.detail || {};
+    if (d.action === 'reload') tell(d.msg || 'This page was changed elsewhere.', 'Reload', () => location.reload());
+    const diff = d.data?.diff;
+    if (d.action === 'stale-save' && typeof diff === 'string' && diff.startsWith('/_/version/'))
+      tell(d.msg, 'Compare', () => location.assign(diff));
   });
   const hear = () => {
     if (window.hyperclayModules?.['live-sync']) return;
