@@ -226,72 +226,56 @@ test('another account’s path is not there; a team viewer writes nothing of the
   }
 });
 
-test('an agent’s edit reaches the page’s open tabs at once (its saved lane)', async () => {
+/** A browser of the key holder's, signed in (its session cookies in its jar). */
+async function ownerBrowser() {
+  const browser = kiln.client();
+  const sessions = await sessionsFor(kiln.services.database.db, kiln.config, holder.person.id, me());
+  storeSessions(browser.jar, kiln.config, sessions);
+  return browser;
+}
+
+test('an agent’s edit reaches the page’s open tabs at once: the stored page on the saved lane, a reload notice naming it on the live lane', async () => {
+  // hyperclayjs 1.38 in edit mode rides the live lane and does not take the stored page in; it shows the notice as
+  // a persistent toast, as it shows Hyperclay Local's "File changed on disk".
   const path = `live-${me()}.html`;
   await call(client, 'create_document', { path, html: page('Live', ['one']) });
+  const browser = await ownerBrowser();
   const host = kiln.hostOf(me());
   const url = `http://${host}/${path}`;
-  const lane = await SseClient.open({
-    port: Number(new URL(kiln.url).port),
-    host,
-    path: `/_/sync?document-url=${encodeURIComponent(url)}&lane=saved`,
-  });
-  assert.equal(lane.status, 200);
-  await lane.comment('connected');
+  const open = (lane: string, headers: Record<string, string> = {}) =>
+    SseClient.open({
+      port: Number(new URL(kiln.url).port),
+      host,
+      path: `/_/sync?document-url=${encodeURIComponent(url)}&lane=${lane}`,
+      headers,
+    });
+  const saved = await open('saved');
+  const live = await open('live', { cookie: browser.jar.header(host) });
+  for (const lane of [saved, live]) {
+    assert.equal(lane.status, 200);
+    await lane.comment('connected');
+  }
   await call(client, 'edit_document', {
     path,
     edits: [{ op: 'append', selector: '#items', html: '<li class="item">two</li>' }],
   });
-  const frame = await lane.next();
+  const frame = await saved.next();
   assert.equal(frame.json.html, page('Live', ['one', 'two']));
   assert.equal(frame.json.sender, 'server-save');
-  lane.close();
-});
-
-test('an agent’s edit reaches the page’s editing tabs as a reload notice naming it (their live lane)', async () => {
-  // hyperclayjs 1.38 in edit mode rides the live lane and does not take the stored page in; it shows this
-  // notification as a persistent toast, as it shows Hyperclay Local's "File changed on disk".
-  const path = `editing-${me()}.html`;
-  await call(client, 'create_document', { path, html: page('Live', ['one']) });
-  const browser = kiln.client();
-  storeSessions(
-    browser.jar,
-    kiln.config,
-    await sessionsFor(kiln.services.database.db, kiln.config, holder.person.id, me()),
-  );
-  const host = kiln.hostOf(me());
-  const url = `http://${host}/${path}`;
-  const lane = await SseClient.open({
-    port: Number(new URL(kiln.url).port),
-    host,
-    path: `/_/sync?document-url=${encodeURIComponent(url)}&lane=live`,
-    headers: { cookie: browser.jar.header(host) },
-  });
-  assert.equal(lane.status, 200);
-  await lane.comment('connected');
-  await call(client, 'edit_document', {
-    path,
-    edits: [{ op: 'append', selector: '#items', html: '<li class="item">two</li>' }],
-  });
-  const frame = await lane.next();
-  assert.equal(frame.json.type, 'notification');
-  assert.equal(frame.json.action, 'reload');
+  const notice = await live.next();
+  assert.deepEqual([notice.json.type, notice.json.action], ['notification', 'reload']);
   assert.match(
-    frame.json.msg,
+    notice.json.msg,
     /^Claude Code via sync key hcsk_\S+ changed this page elsewhere\. Reload to see the change\.$/,
   );
-  lane.close();
+  saved.close();
+  live.close();
 });
 
 test('an agent that wipes a page’s data raises the guard’s event (an external write), restorable by its owner', async () => {
   const path = `guarded-${me()}.html`;
   await call(client, 'create_document', { path, html: page('Notes', ['one']) });
-  const browser = kiln.client();
-  storeSessions(
-    browser.jar,
-    kiln.config,
-    await sessionsFor(kiln.services.database.db, kiln.config, holder.person.id, me()),
-  );
+  const browser = await ownerBrowser();
   const host = kiln.hostOf(me());
   const doc = browser.on(host);
   const url = `http://${host}/${path}`;
