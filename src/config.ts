@@ -68,6 +68,10 @@ export const ENV_HELP: Array<[string, string]> = [
     'ANON_BODY_TIMEOUT_MS',
     `time a request without credentials (no session, sync key or share token) has to send its body; then 408 (default ${limits.serverTimeouts.anonBodyMs})`,
   ],
+  [
+    'MCP_CALLS_PER_MINUTE',
+    `calls one agent credential may make to /_/mcp a minute; more answer 429 (default ${limits.mcpCalls.max})`,
+  ],
   ...AI_EDIT_ENV_HELP,
 ];
 
@@ -126,6 +130,7 @@ const schema = z.object({
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
   MAX_STREAMS_PER_ADDRESS: z.coerce.number().int().min(1).max(10_000_000).default(limits.streamsPerAddress),
   MAX_REQUESTS_PER_ADDRESS: z.coerce.number().int().min(1).max(10_000_000).default(limits.requestsPerAddress),
+  MCP_CALLS_PER_MINUTE: z.coerce.number().int().min(1).max(10_000_000).default(limits.mcpCalls.max),
   MAX_CONNECTIONS_PER_ADDRESS: z.coerce.number().int().min(1).max(10_000_000).optional(),
   FIRST_BYTE_TIMEOUT_MS: z.coerce.number().int().min(100).max(3_600_000).default(limits.serverTimeouts.firstByteMs),
   HEADERS_TIMEOUT_MS: z.coerce.number().int().min(100).max(3_600_000).default(limits.serverTimeouts.headersMs),
@@ -176,6 +181,8 @@ export interface Config {
   maxStreamsPerAddress: number;
   /** Requests one client address may have in flight in this process (streams excluded). */
   maxRequestsPerAddress: number;
+  /** MCP calls one credential may make a minute (src/agents/gate.ts). */
+  mcpCallsPerMinute: number;
   /** Open TCP connections one socket address may hold in this process; null: no cap (behind a proxy). */
   maxConnectionsPerAddress: number | null;
   /** Time a new connection has to send its first byte (ms). */
@@ -293,6 +300,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     backups: backupConfig(c),
     maxStreamsPerAddress: c.MAX_STREAMS_PER_ADDRESS,
     maxRequestsPerAddress: c.MAX_REQUESTS_PER_ADDRESS,
+    mcpCallsPerMinute: c.MCP_CALLS_PER_MINUTE,
     // Behind a proxy every connection comes from the proxy: it bounds its visitors' connections itself.
     maxConnectionsPerAddress: c.MAX_CONNECTIONS_PER_ADDRESS ?? (c.TRUST_PROXY ? null : limits.connectionsPerAddress),
     // Node's headers deadline runs from the connection's start too: it bounds the first byte as well.

@@ -12,6 +12,7 @@ import type { Client } from './support/client.ts';
 import { createPath } from '../src/nodes/tree.ts';
 import { contextOf } from '../src/context.ts';
 import { SYSTEM } from '../src/access/caller.ts';
+import { keyHolder } from './support/sync-client.ts';
 
 let kiln: TestKiln;
 let owner: Client;
@@ -127,4 +128,38 @@ test('every answer carries the credential’s RateLimit headers; the operator’
     await admin.post('/_/admin/mcp', { on: '1', free: '1', personal: '1', maker: '1' }, json);
   }
   assert.equal((await ask()).status, 200);
+});
+
+test('MCP_CALLS_PER_MINUTE sets each credential’s calls a minute: with 2, the third call is 429 and the admin page says 2', async () => {
+  const small = await startKiln({ env: { MCP_CALLS_PER_MINUTE: '2' } });
+  try {
+    const { key } = await keyHolder(small);
+    const ask = () =>
+      fetch(mcpUrl(small), {
+        method: 'POST',
+        headers: {
+          authorization: `Bearer ${key}`,
+          'content-type': 'application/json',
+          accept: 'application/json, text/event-stream',
+          'mcp-protocol-version': '2025-11-25',
+        },
+        body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/list' }),
+      });
+    const answers = [];
+    for (let i = 0; i < 3; i++) {
+      const r = await ask();
+      answers.push({ status: r.status, limit: r.headers.get('ratelimit-limit'), code: (await r.json()).code });
+    }
+    assert.deepEqual(
+      answers.map((a) => a.status),
+      [200, 200, 429],
+    );
+    assert.equal(answers[0].limit, '2');
+    assert.equal(answers[2].code, 'rate-limited');
+    const admin = small.client();
+    await signedIn(small, admin, { isSuperadmin: true });
+    assert.equal((await admin.get('/_/admin', json)).json.mcp.callsPerMinute, 2);
+  } finally {
+    await small.stop();
+  }
 });

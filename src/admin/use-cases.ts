@@ -48,7 +48,11 @@ export async function adminPanel(ctx: AdminCtx, input: { q: string; page: number
     plans: { ...ctx.planSettings.aiEditPlans },
     budgets: structuredClone(ctx.planSettings.aiEditBudget),
   };
-  const mcp = { on: ctx.planSettings.mcp.on, plans: { ...ctx.planSettings.mcp.plans } };
+  const mcp = {
+    on: ctx.planSettings.mcp.on,
+    plans: { ...ctx.planSettings.mcp.plans },
+    callsPerMinute: ctx.config.mcpCallsPerMinute,
+  };
   return { actor, listing, settings, uploadMb, aiEdit, mcp };
 }
 

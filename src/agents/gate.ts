@@ -1,6 +1,7 @@
 // What the MCP door (`/_/mcp`) asks before a call, whoever the credential: whether this Kiln lets agents in at
 // all and for the caller's plan (the operator's switch on /_/admin, kept with the plans' other settings:
-// src/billing/plan-settings.ts), and whether the credential is within its calls a minute (limits.mcpCalls).
+// src/billing/plan-settings.ts), and whether the credential is within its calls a minute (MCP_CALLS_PER_MINUTE,
+// default limits.mcpCalls).
 import type { Ctx } from '../context.ts';
 import type { LimiterFactory } from '../ratelimit/limiters.ts';
 import type { LimitResult, RateLimiter } from '../core/rate-limiter.ts';
@@ -26,10 +27,10 @@ export function assertMcpOn(ctx: Pick<Ctx, 'caller' | 'planSettings'>): void {
 /** One counter per process's limiter factory (memory, or Redis shared by every process). */
 const limiters = new WeakMap<LimiterFactory, RateLimiter>();
 
-function mcpLimiter(factory: LimiterFactory): RateLimiter {
+function mcpLimiter(factory: LimiterFactory, max: number): RateLimiter {
   let limiter = limiters.get(factory);
   if (!limiter) {
-    limiter = factory.create('mcp-calls', limits.mcpCalls.max, limits.mcpCalls.windowMs);
+    limiter = factory.create('mcp-calls', max, limits.mcpCalls.windowMs);
     limiters.set(factory, limiter);
   }
   return limiter;
@@ -38,9 +39,9 @@ function mcpLimiter(factory: LimiterFactory): RateLimiter {
 /** Counts one MCP call against the caller's credential (a sync key, an agent key or an OAuth token: its
  *  `writer`, never the person, so one runaway agent does not stop the others): the counter's numbers (for
  *  `RateLimit-*` headers), or 429 `rate-limited` with `retryAfter` past `limits.mcpCalls`. */
-export async function countMcpCall(ctx: Pick<Ctx, 'caller' | 'limiters'>): Promise<LimitResult> {
+export async function countMcpCall(ctx: Pick<Ctx, 'caller' | 'limiters' | 'config'>): Promise<LimitResult> {
   const credential = ctx.caller.actor?.writer ?? 'nobody';
-  const r = await mcpLimiter(ctx.limiters).hit(credential);
+  const r = await mcpLimiter(ctx.limiters, ctx.config.mcpCallsPerMinute).hit(credential);
   if (r.allowed) return r;
   const per = Math.round(limits.mcpCalls.windowMs / 1000);
   throw tooMany(

@@ -30,7 +30,7 @@ export interface McpRequest {
  *  the refused key's own 401, or `missing-key`; 403 `mcp-off` (this Kiln or the plan); 429 past the calls a
  *  minute of one credential. */
 export async function admitCall(
-  ctx: Pick<Ctx, 'caller' | 'planSettings' | 'limiters' | 'database' | 'clock'>,
+  ctx: Pick<Ctx, 'caller' | 'planSettings' | 'limiters' | 'database' | 'clock' | 'config'>,
   req: McpRequest,
 ): Promise<{ who: CallAgent; count: LimitResult }> {
   const writer = credentialOf(ctx);

@@ -3,7 +3,6 @@ import { emailHtml, html, raw } from './html.ts';
 import { page, type Msg } from './pages.ts';
 import type { InstanceSettings, listAccounts } from '../admin/admin.ts';
 import { formatSize } from '../core/size.ts';
-import { limits } from '../limits.ts';
 
 type Listing = Awaited<ReturnType<typeof listAccounts>>;
 
@@ -39,11 +38,13 @@ ${
 export interface McpView {
   on: boolean;
   plans: Record<(typeof PLANS)[number], boolean>;
+  /** MCP_CALLS_PER_MINUTE. */
+  callsPerMinute: number;
 }
 
 function mcpCard(v: McpView) {
   return html`<section class="card" aria-labelledby="mcp"><h2 id="mcp" style="margin-top:0">Agents (MCP)</h2>
-<p>${v.on ? html`<strong class="good">On.</strong>` : html`<strong>Off.</strong>`} Agents such as Claude Code, Cursor and Claude Desktop read and edit documents through <code>/_/mcp</code>, with an agent key their person makes on the account page (read-only or read-write; the whole account, one team or one folder; an expiry) or a sync key. Each call is a request like a sync API call: reads, and saves that make a version each through the same pipeline (uploads count against the plan's sizes). Each credential makes at most ${limits.mcpCalls.max} calls a minute.</p>
+<p>${v.on ? html`<strong class="good">On.</strong>` : html`<strong>Off.</strong>`} Agents such as Claude Code, Cursor and Claude Desktop read and edit documents through <code>/_/mcp</code>, with an agent key their person makes on the account page (read-only or read-write; the whole account, one team or one folder; an expiry) or a sync key. Each call is a request like a sync API call: reads, and saves that make a version each through the same pipeline (uploads count against the plan's sizes). Each credential makes at most ${v.callsPerMinute} calls a minute.</p>
 <form method="post" action="/_/admin/mcp"><label><input type="checkbox" name="on" value="1"${v.on ? html` checked` : ''}> On for this Kiln</label>
 <fieldset><legend>Plans that include it</legend>${PLANS.map(
     (p) => html`<label><input type="checkbox" name="${p}" value="1"${v.plans[p] ? html` checked` : ''}> ${p}</label>`,
