@@ -4,10 +4,10 @@
 // 1.5× the sync API's CPU per operation). MCP is measured at 2025-11-25 (stateless JSON-RPC, as most clients
 // speak it today) and at 2026-07-28 (the SDK's own client, pinned).
 //
-// Kiln runs as a child process (`node bin/kiln.js serve`, SQLite, LOG_LEVEL=silent); BENCH_MCP_WORKERS (4)
-// clients each work on their own document for BENCH_MCP_SECONDS (5) s per phase, over keep-alive connections.
-import http from 'node:http';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+// Kiln runs as a child process (`node bin/kiln.js serve`, SQLite, LOG_LEVEL=silent, MCP_CALLS_PER_MINUTE raised);
+// BENCH_MCP_WORKERS (4) clients each work on their own document for BENCH_MCP_SECONDS (5) s per phase, over
+// keep-alive connections (the measuring loop is bench/_measure.ts's, as bench/sync.ts's).
+import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
@@ -16,86 +16,17 @@ import { createServices, closeServices } from '../src/server.ts';
 import { createPerson } from '../src/accounts/people.ts';
 import { createSyncKey } from '../src/sync/keys.ts';
 import { spawnKiln } from '../test/support/child.ts';
+import { closeConnections, machineLine, phase as measure, refusals, request, type Phase } from './_measure.ts';
 
 const WORKERS = Number(process.env.BENCH_MCP_WORKERS ?? 4);
 const SECONDS = Number(process.env.BENCH_MCP_SECONDS ?? 5);
 const GOAL = 1.5;
-const agent = new http.Agent({ keepAlive: true, maxSockets: 64 });
-
-function request(port: number, method: string, url: string, key: string, body?: unknown, headers = {}) {
-  const data = body === undefined ? undefined : Buffer.from(JSON.stringify(body));
-  return new Promise<{ status: number; text: string }>((resolve, reject) => {
-    const req = http.request(
-      {
-        host: '127.0.0.1',
-        port,
-        method,
-        path: url,
-        agent,
-        headers: { 'x-api-key': key, ...(data ? { 'content-type': 'application/json' } : {}), ...headers },
-      },
-      (res) => {
-        const chunks: Buffer[] = [];
-        res.on('data', (c) => chunks.push(c));
-        res.on('end', () => resolve({ status: res.statusCode!, text: Buffer.concat(chunks).toString('utf8') }));
-      },
-    );
-    req.on('error', reject);
-    req.end(data);
-  });
-}
-
-/** CPU time (user + system, ms) a process has used so far, from /proc (Linux); null elsewhere. */
-function cpuMs(pid: number | undefined): number | null {
-  if (!pid) return null;
-  try {
-    const fields = readFileSync(`/proc/${pid}/stat`, 'utf8')
-      .replace(/^.*\) /, '')
-      .split(' ');
-    return ((Number(fields[11]) + Number(fields[12])) * 1000) / 100;
-  } catch {
-    return null;
-  }
-}
-
 const page = (w: number, n: number) =>
   `<!doctype html><html><body><h1>Doc ${w}</h1><p id="p">edit ${n}</p>${'<p>lorem ipsum dolor sit amet</p>\n'.repeat(350)}</body></html>`;
 
-interface Phase {
-  calls: number;
-  refused: number;
-  cpuPerCall: number | null;
-  perSecond: number;
-}
-
-/** Runs `step(worker, n)` in every worker for SECONDS; the Kiln process's CPU time per successful call. */
-async function phase(pid: number | undefined, step: (w: number, n: number) => Promise<boolean>): Promise<Phase> {
-  let calls = 0;
-  let refused = 0;
-  const end = Date.now() + SECONDS * 1000;
-  const cpu0 = cpuMs(pid);
-  const t0 = performance.now();
-  await Promise.all(
-    Array.from({ length: WORKERS }, async (_, w) => {
-      for (let n = 0; Date.now() < end; n++) {
-        if (await step(w, n)) calls++;
-        else refused++;
-      }
-    }),
-  );
-  const secs = (performance.now() - t0) / 1000;
-  const cpu1 = cpuMs(pid);
-  return {
-    calls,
-    refused,
-    perSecond: calls / secs,
-    cpuPerCall: cpu0 !== null && cpu1 !== null && calls ? (cpu1 - cpu0) / calls : null,
-  };
-}
-
 const show = (label: string, p: Phase) =>
   console.log(
-    `${label.padEnd(44)} ${p.perSecond.toFixed(0).padStart(6)} calls/s  ${p.cpuPerCall === null ? '   ?' : p.cpuPerCall.toFixed(2).padStart(6)} ms CPU/call  (${p.calls} calls${p.refused ? `, ${p.refused} refused` : ''})`,
+    `${label.padEnd(44)} ${p.perSecond.toFixed(0).padStart(6)} calls/s  ${p.cpuPerCall === null ? '   ?' : p.cpuPerCall.toFixed(2).padStart(6)} ms CPU/call  (${p.calls} calls${p.refused ? `; ${refusals(p)}` : ''})`,
   );
 
 const ratio = (label: string, mcp: Phase, sync: Phase) => {
@@ -121,7 +52,8 @@ async function run(env: Record<string, string>) {
   } finally {
     await closeServices(s);
   }
-  const kiln = await spawnKiln({ ...env, LOG_LEVEL: 'silent' });
+  // The calls a minute of one credential raised: the bench makes thousands with one key.
+  const kiln = await spawnKiln({ ...env, LOG_LEVEL: 'silent', MCP_CALLS_PER_MINUTE: '10000000' });
   const pid = kiln.child.pid;
   try {
     // One document per worker, made through the sync API.
@@ -133,6 +65,7 @@ async function run(env: Record<string, string>) {
       docs.push({ id: node.id, name, etag: node.etag, n: 0 });
     }
     let id = 0;
+    /** A tool call at 2025-11-25 as plain JSON-RPC: its structured answer, or why it was refused. */
     const mcp = async (name: string, args: Record<string, unknown>) => {
       const r = await request(
         kiln.port,
@@ -142,23 +75,25 @@ async function run(env: Record<string, string>) {
         { jsonrpc: '2.0', id: ++id, method: 'tools/call', params: { name, arguments: args } },
         { accept: 'application/json, text/event-stream', 'mcp-protocol-version': '2025-11-25' },
       );
-      if (r.status !== 200) return null;
+      if (r.status !== 200) return { refused: r.status };
       const answer = JSON.parse(r.text).result;
-      return answer?.isError ? null : answer.structuredContent;
+      return answer?.isError ? { refused: answer.structuredContent?.error?.code ?? 'error' } : answer.structuredContent;
     };
-    const warm = async () => {
-      for (const d of docs) {
-        await request(kiln.port, 'GET', `/_/sync/nodes/${d.id}/content`, key);
-        await mcp('read_document', { path: d.name });
-      }
-    };
-    await warm();
+    const phase = (step: (w: number, n: number) => Promise<true | string | number>) =>
+      measure({ pid, workers: WORKERS, seconds: SECONDS }, step);
+    for (const d of docs) {
+      await request(kiln.port, 'GET', `/_/sync/nodes/${d.id}/content`, key);
+      await mcp('read_document', { path: d.name });
+    }
 
-    const syncRead = await phase(pid, async (w) => {
+    const syncRead = await phase(async (w) => {
       const r = await request(kiln.port, 'GET', `/_/sync/nodes/${docs[w].id}/content`, key);
-      return r.status === 200;
+      return r.status === 200 || r.status;
     });
-    const mcpRead = await phase(pid, async (w) => (await mcp('read_document', { path: docs[w].name })) !== null);
+    const mcpRead = await phase(async (w) => {
+      const out = await mcp('read_document', { path: docs[w].name });
+      return !out.refused || out.refused;
+    });
     const clients = await Promise.all(
       docs.map(async () => {
         const c = new Client({ name: 'bench', version: '1' }, { versionNegotiation: { mode: { pin: '2026-07-28' } } });
@@ -170,13 +105,13 @@ async function run(env: Record<string, string>) {
         return c;
       }),
     );
-    const modernRead = await phase(pid, async (w) => {
+    const modernRead = await phase(async (w) => {
       const r = await clients[w].callTool({ name: 'read_document', arguments: { path: docs[w].name } });
-      return !r.isError;
+      return !r.isError || 'error';
     });
     await Promise.all(clients.map((c) => c.close()));
 
-    const syncWrite = await phase(pid, async (w) => {
+    const syncWrite = await phase(async (w) => {
       const d = docs[w];
       const r = await request(
         kiln.port,
@@ -186,19 +121,19 @@ async function run(env: Record<string, string>) {
         { content: page(w, d.n + 1) },
         { 'if-match': `"${d.etag}"` },
       );
-      if (r.status !== 200) return false;
+      if (r.status !== 200) return r.status;
       d.etag = JSON.parse(r.text).etag;
       d.n++;
       return true;
     });
-    const mcpEdit = await phase(pid, async (w) => {
+    const mcpEdit = await phase(async (w) => {
       const d = docs[w];
       const out = await mcp('edit_document', {
         path: d.name,
         etag: d.etag,
         edits: [{ op: 'replaceText', find: `edit ${d.n}<`, replace: `edit ${d.n + 1}<` }],
       });
-      if (!out) return false;
+      if (out.refused) return out.refused;
       d.etag = out.etag;
       d.n++;
       return true;
@@ -221,15 +156,10 @@ async function run(env: Record<string, string>) {
 }
 
 const dataDir = mkdtempSync(path.join(os.tmpdir(), 'kiln-bench-mcp-'));
-console.log(
-  `machine: ${os.cpus().length} cores, load ${os
-    .loadavg()
-    .map((l) => l.toFixed(2))
-    .join(' ')}`,
-);
+console.log(machineLine());
 try {
   await run({ DATA_DIR: dataDir });
 } finally {
   rmSync(dataDir, { recursive: true, force: true });
-  agent.destroy();
+  closeConnections();
 }

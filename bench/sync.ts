@@ -9,8 +9,7 @@
 //
 // Settings: BENCH_SYNC_NODES (10000), BENCH_SYNC_ROUNDS (20), BENCH_SYNC_WRITERS, BENCH_SYNC_SECONDS,
 // BENCH_PG_URL (postgres://postgres@127.0.0.1:5432/test; `none` to skip PostgreSQL).
-import http from 'node:http';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { randomBytes } from 'node:crypto';
@@ -21,6 +20,7 @@ import { createPerson } from '../src/accounts/people.ts';
 import { createSyncKey } from '../src/sync/keys.ts';
 import { checksum } from '../src/core/checksum.ts';
 import { spawnKiln } from '../test/support/child.ts';
+import { closeConnections, cpuMs, machineLine, phase, refusals, request } from './_measure.ts';
 
 const NODES = Number(process.env.BENCH_SYNC_NODES ?? 10_000);
 const ROUNDS = Number(process.env.BENCH_SYNC_ROUNDS ?? 20);
@@ -30,42 +30,9 @@ const PG_URL = process.env.BENCH_PG_URL ?? 'postgres://postgres@127.0.0.1:5432/t
 const GOAL_MS = 150;
 const ROOT_DOMAIN = 'kiln.localhost:8080';
 
-const agent = new http.Agent({ keepAlive: true, maxSockets: 64 });
-
-function request(
-  port: number,
-  method: string,
-  url: string,
-  key: string,
-  body?: unknown,
-  headers: Record<string, string> = {},
-) {
-  const data = body === undefined ? undefined : Buffer.from(JSON.stringify(body));
-  return new Promise<{ status: number; text: string }>((resolve, reject) => {
-    const req = http.request(
-      {
-        host: '127.0.0.1',
-        port,
-        method,
-        path: url,
-        agent,
-        headers: {
-          host: ROOT_DOMAIN,
-          'x-api-key': key,
-          ...(data ? { 'content-type': 'application/json' } : {}),
-          ...headers,
-        },
-      },
-      (res) => {
-        const chunks: Buffer[] = [];
-        res.on('data', (c) => chunks.push(c));
-        res.on('end', () => resolve({ status: res.statusCode!, text: Buffer.concat(chunks).toString('utf8') }));
-      },
-    );
-    req.on('error', reject);
-    req.end(data);
-  });
-}
+/** A request to the main app (its host), with the key. */
+const call = (port: number, method: string, url: string, key: string, body?: unknown, headers = {}) =>
+  request(port, method, url, key, body, { host: ROOT_DOMAIN, ...headers });
 
 /** Fills one account with NODES nodes: 100 folders, then documents and uploads spread over them. */
 async function populate(
@@ -159,20 +126,6 @@ async function populate(
   }
 }
 
-/** CPU time (user + system, ms) a process has used so far, from /proc (Linux); null elsewhere. */
-function cpuMs(pid: number | undefined): number | null {
-  if (!pid) return null;
-  try {
-    const fields = readFileSync(`/proc/${pid}/stat`, 'utf8')
-      .replace(/^.*\) /, '')
-      .split(' ');
-    // After the command: state is field 3, utime field 14, stime field 15 (1-based, in clock ticks).
-    return ((Number(fields[11]) + Number(fields[12])) * 1000) / 100;
-  } catch {
-    return null;
-  }
-}
-
 const pct = (sorted: number[], p: number) => sorted[Math.min(sorted.length - 1, Math.floor((sorted.length - 1) * p))];
 
 async function run(label: string, env: Record<string, string>) {
@@ -182,7 +135,7 @@ async function run(label: string, env: Record<string, string>) {
     // Listing.
     let count = 0;
     for (let i = 0; i < 3; i++) {
-      const r = await request(kiln.port, 'GET', '/_/sync/nodes', key);
+      const r = await call(kiln.port, 'GET', '/_/sync/nodes', key);
       if (r.status !== 200) throw new Error(`listing answered ${r.status}: ${r.text.slice(0, 200)}`);
       count = JSON.parse(r.text).nodes.length;
     }
@@ -191,7 +144,7 @@ async function run(label: string, env: Record<string, string>) {
     const cpu0 = cpuMs(kiln.child.pid);
     for (let i = 0; i < ROUNDS; i++) {
       const t0 = performance.now();
-      const r = await request(kiln.port, 'GET', '/_/sync/nodes', key);
+      const r = await call(kiln.port, 'GET', '/_/sync/nodes', key);
       times.push(performance.now() - t0);
       bytes = r.text.length;
     }
@@ -206,39 +159,24 @@ async function run(label: string, env: Record<string, string>) {
       `${label}: listing of ${count.toLocaleString('en')} nodes (${(bytes / 1024 / 1024).toFixed(1)} MB JSON): median ${median.toFixed(1)} ms, p95 ${pct(times, 0.95).toFixed(1)} ms, best ${times[0].toFixed(1)} ms over ${ROUNDS} rounds;${cpu} goal ≤ ${GOAL_MS} ms: ${median <= GOAL_MS ? 'met' : 'NOT met'}`,
     );
 
-    // Conditional PUT throughput.
-    let writes = 0;
-    let refused = 0;
-    // Why PUTs were refused, by status: a bench that only counts refusals hid a 422 on every write.
-    const why = new Map<number, number>();
-    const end = Date.now() + SECONDS * 1000;
-    const t0 = performance.now();
-    await Promise.all(
-      docs.map(async (doc, w) => {
-        let etag = doc.etag;
-        for (let n = 0; Date.now() < end; n++) {
-          const content = `<!doctype html><html><body><p>writer ${w} edit ${n}</p>${'x'.repeat(10_000)}</body></html>`;
-          const r = await request(
-            kiln.port,
-            'PUT',
-            `/_/sync/nodes/${doc.id}/content`,
-            key,
-            { content },
-            { 'if-match': `"${etag}"` },
-          );
-          if (r.status !== 200) {
-            refused++;
-            why.set(r.status, (why.get(r.status) ?? 0) + 1);
-            continue;
-          }
-          etag = JSON.parse(r.text).etag;
-          writes++;
-        }
-      }),
-    );
-    const secs = (performance.now() - t0) / 1000;
+    // Conditional PUT throughput: each tool rewrites its own document with the If-Match its last answer gave.
+    const etags = docs.map((d) => d.etag);
+    const p = await phase({ pid: kiln.child.pid, workers: docs.length, seconds: SECONDS }, async (w, n) => {
+      const content = `<!doctype html><html><body><p>writer ${w} edit ${n}</p>${'x'.repeat(10_000)}</body></html>`;
+      const r = await call(
+        kiln.port,
+        'PUT',
+        `/_/sync/nodes/${docs[w].id}/content`,
+        key,
+        { content },
+        { 'if-match': `"${etags[w]}"` },
+      );
+      if (r.status !== 200) return r.status;
+      etags[w] = JSON.parse(r.text).etag;
+      return true;
+    });
     console.log(
-      `${label}: conditional PUT of a 10 KB document: ${(writes / secs).toFixed(0)} writes/s (${writes} writes by ${WRITERS} tools in ${secs.toFixed(1)} s, each with If-Match; ${refused} refused${why.size ? `: ${[...why].map(([st, n]) => `${n} × ${st}`).join(', ')}` : ''})`,
+      `${label}: conditional PUT of a 10 KB document: ${p.perSecond.toFixed(0)} writes/s (${p.calls} writes by ${docs.length} tools in ${p.seconds.toFixed(1)} s, each with If-Match; ${refusals(p) || '0 refused'})${p.cpuPerCall === null ? '' : `, Kiln's CPU ${p.cpuPerCall.toFixed(2)} ms per write`}`,
     );
   } finally {
     await kiln.kill();
@@ -246,12 +184,7 @@ async function run(label: string, env: Record<string, string>) {
 }
 
 const dataDir = mkdtempSync(path.join(os.tmpdir(), 'kiln-bench-sync-'));
-console.log(
-  `machine: ${os.cpus().length} cores, load ${os
-    .loadavg()
-    .map((l) => l.toFixed(2))
-    .join(' ')}`,
-);
+console.log(machineLine());
 try {
   await run('SQLite', { DATA_DIR: dataDir });
 } finally {
@@ -279,4 +212,4 @@ if (PG_URL !== 'none') {
     }
   }
 }
-agent.destroy();
+closeConnections();
