@@ -39,7 +39,7 @@ async function writeVersionAndContent(
   now: string,
   check: GuardCheck | null,
   quiet = false,
-): Promise<{ sum: string; versionId: number }> {
+): Promise<{ sum: string; versionId: number; backupNumber: number }> {
   const { bytes } = content;
   if (bytes.length > limits.documentSize)
     throw tooLarge(`Documents are limited to ${limits.documentSize / 1024 / 1024} MB.`);
@@ -76,7 +76,7 @@ async function writeVersionAndContent(
   // (src/store/writes.ts) needs it, and the memo is checked against the newest version's hash, so a commit that
   // fails leaves it unused, never wrong.
   if (content.text !== null) s.documents.texts.set(node.id, { hash: content.hash, text: content.text, bytes });
-  return { sum, versionId };
+  return { sum, versionId, backupNumber };
 }
 
 type Newest = NonNullable<DocumentForWrite['last']>;
@@ -159,6 +159,8 @@ export interface SaveResult {
   checksum: string;
   size: number;
   modifiedAt: string;
+  /** The version this save made (none when the page was unchanged). */
+  version?: { id: number; number: number };
 }
 
 /** A save in a transaction of its own (browser, editor, sync, restore), or sharing one commit with the saves
@@ -240,7 +242,7 @@ async function writeContent(
   // A guarded write owes a check, recorded with it: it is run even when this process dies or its pool is busy.
   // (An import's replayed versions owe none: its last write of the document speaks for all of them.)
   const check = input.quiet ? null : guardCheckOf(input.by, text, before, now);
-  const { sum, versionId } = await writeVersionAndContent(
+  const { sum, versionId, backupNumber } = await writeVersionAndContent(
     s,
     tx,
     node,
@@ -251,7 +253,13 @@ async function writeContent(
     check,
     input.quiet,
   );
-  const result = { changed: true, checksum: sum, size: bytes.length, modifiedAt: now };
+  const result = {
+    changed: true,
+    checksum: sum,
+    size: bytes.length,
+    modifiedAt: now,
+    version: { id: versionId, number: backupNumber },
+  };
   if (input.quiet) return result;
   after.push(() => {
     if (check) s.guard.afterWrite({ node, by: input.by, bytes, text, checksum: sum, before, versionId });

@@ -13,7 +13,6 @@ import { checksum } from '../../core/checksum.ts';
 import { exactly } from '../../core/conditional.ts';
 import { saveDocument } from '../../save/pipeline.ts';
 import { shortDiff } from '../../core/html-edit.ts';
-import { newestVersion } from '../../store/nodes.ts';
 import { agentSavedBy } from '../agent.ts';
 import { accountField, cleanPath, etagField, nodeAt, pathField, whoChanged } from './common.ts';
 
@@ -91,13 +90,11 @@ export const writeData = tool({
         by,
         ifMatch: exactly(input.etag ?? stored.checksum),
       });
-      const v = result.changed ? await newestVersion(ctx.database.db, node.id) : null;
-      const version = v ? { id: v.id, number: v.backup_number } : null;
       return {
         path: cleanPath(input.path),
         etag: result.checksum,
         changed: result.changed,
-        version,
+        version: result.version ?? null,
         diff: shortDiff(before, html),
       };
     });

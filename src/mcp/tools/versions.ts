@@ -10,7 +10,6 @@ import { documentContent } from '../../nodes/serve.ts';
 import { shortDiff } from '../../core/html-edit.ts';
 import { exactly } from '../../core/conditional.ts';
 import { badRequest, notFound } from '../../errors.ts';
-import { newestVersion } from '../../store/nodes.ts';
 import { agentSavedBy } from '../agent.ts';
 import { accountField, accountNamed, cleanPath, etagField, fullPathOf, pathField, whoChanged } from './common.ts';
 import { MAX_CHARS } from './documents.ts';
@@ -139,12 +138,11 @@ export const restoreVersionTool = tool({
       const by = agentSavedBy(ctx.caller, agent);
       const ifMatch = input.etag !== undefined ? exactly(input.etag) : undefined;
       const { result } = await restoreVersion(ctx, { id: input.id, by, ifMatch });
-      const v = result.changed ? await newestVersion(ctx.database.db, node.id) : null;
       return {
         path: fullPathOf(node),
         etag: result.checksum,
         changed: result.changed,
-        version: v ? { id: v.id, number: v.backup_number } : null,
+        version: result.version ?? null,
       };
     });
   },

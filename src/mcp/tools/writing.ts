@@ -9,7 +9,7 @@ import { tool, type AgentInfo } from '../tool.ts';
 import { KilnError, notFound } from '../../errors.ts';
 import { documentContent } from '../../nodes/serve.ts';
 import { decodeUtf8Exact } from '../../save/versions.ts';
-import { conflictError, saveDocument, type SaveResult } from '../../save/pipeline.ts';
+import { conflictError, saveDocument } from '../../save/pipeline.ts';
 import { assertDocumentBytes } from '../../save/root-html.ts';
 import { exactly } from '../../core/conditional.ts';
 import { applyEdits, shortDiff, type HtmlEdit } from '../../core/html-edit.ts';
@@ -65,9 +65,8 @@ function pageBytes(text: string): Buffer {
   return bytes;
 }
 
-/** The version a save just made (its document's newest). */
-async function versionMade(ctx: Ctx, nodeId: number, result: SaveResult) {
-  if (!result.changed) return null;
+/** The version a document's creation made (its newest). */
+async function firstVersion(ctx: Ctx, nodeId: number) {
   const v = await newestVersion(ctx.database.db, nodeId);
   return v ? { id: v.id, number: v.backup_number } : null;
 }
@@ -125,7 +124,7 @@ export const editDocument = tool({
       for (let attempt = 0; ; attempt++) {
         try {
           const { result, diff } = await editOnce(ctx, node, edits, input.etag, by);
-          const version = await versionMade(ctx, node.id, result);
+          const version = result.version ?? null;
           return { path: cleanPath(input.path), etag: result.checksum, changed: result.changed, version, diff };
         } catch (err) {
           if (input.etag !== undefined || attempt >= 3 || !(err instanceof KilnError) || err.code !== 'conflict')
@@ -159,12 +158,11 @@ async function overwrite(
       by,
       ifMatch: exactly(input.etag!),
     });
-    const version = await versionMade(ctx, node.id, result);
     return {
       path: cleanPath(input.path),
       etag: result.checksum,
       changed: result.changed,
-      version,
+      version: result.version ?? null,
       diff: shortDiff(before.text, input.html),
     };
   });
@@ -199,7 +197,7 @@ export const writeDocument = tool({
       writer: agentWriter(ctx.caller),
       agent: agentSavedBy(ctx.caller, agent).agent,
     });
-    const version = await versionMade(ctx, made.id, { changed: true } as SaveResult);
+    const version = await firstVersion(ctx, made.id);
     const etag = made.checksum ?? '';
     return {
       path: cleanPath(input.path),
