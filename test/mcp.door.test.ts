@@ -197,6 +197,62 @@ test('the door: 401 without a key or with a refused one (WWW-Authenticate), 403 
   void otherKey;
 });
 
+test('an answer as a client reading text only gets it: the JSON of the rest, then the page as it is stored; the structured answer has the page too', async () => {
+  const path = `notes/todo-${username}.html`;
+  const stored = (await kiln.client(kiln.hostOf(username)).get(`/${path}`)).text;
+  const r = await post(
+    { authorization: `Bearer ${key}` },
+    { jsonrpc: '2.0', id: 7, method: 'tools/call', params: { name: 'read_document', arguments: { path } } },
+  );
+  assert.equal(r.status, 200);
+  const { content, structuredContent } = r.json.result;
+  assert.deepEqual(
+    content.map((c: any) => c.type),
+    ['text', 'text'],
+  );
+  const meta = JSON.parse(content[0].text);
+  assert.equal(meta.path, path);
+  assert.equal(meta.etag, structuredContent.etag);
+  assert.equal(meta.html, undefined, 'the page is not a JSON string inside the JSON');
+  assert.match(stored, /<li>milk<\/li>/);
+  assert.equal(content[1].text, stored);
+  assert.equal(structuredContent.html, stored);
+  const refusedCall = await post(
+    { authorization: `Bearer ${key}` },
+    { jsonrpc: '2.0', id: 8, method: 'tools/call', params: { name: 'read_document', arguments: { path: 7 } } },
+  );
+  assert.equal(refusedCall.json.result.isError, true);
+  assert.equal(refusedCall.json.result.structuredContent.error.code, 'invalid');
+  assert.match(refusedCall.json.result.content[0].text, /^invalid: Invalid arguments for read_document: path: /);
+});
+
+test('each request is answered for its own caller: two keys’ calls and handshakes interleaved never cross', async () => {
+  const ask = (k: string, id: number, method: string, params: Record<string, unknown>) =>
+    post({ authorization: `Bearer ${k}` }, { jsonrpc: '2.0', id, method, params });
+  const hello = (name: string) => ({
+    protocolVersion: '2025-11-25',
+    capabilities: {},
+    clientInfo: { name, version: '1' },
+  });
+  const answers = await Promise.all(
+    Array.from({ length: 12 }, (_, i) => {
+      const mine = i % 2 === 0;
+      const k = mine ? key : otherKey;
+      return i % 3 === 0
+        ? ask(k, i, 'initialize', hello(mine ? 'Mine' : 'Theirs'))
+        : ask(k, i, 'tools/call', { name: 'list_documents', arguments: {} });
+    }),
+  );
+  answers.forEach((a, i) => {
+    assert.equal(a.status, 200);
+    assert.equal(a.json.id, i);
+    if (i % 3 === 0) return;
+    const accounts = a.json.result.structuredContent.accounts.map((x: any) => x.account);
+    if (i % 2 === 0) assert.equal(accounts[0], username);
+    else assert.notEqual(accounts[0], username);
+  });
+});
+
 test('/_/meta says where agents connect', async () => {
   const res = await kiln.client().get('/_/meta');
   assert.equal(res.status, 200);

@@ -1,6 +1,6 @@
 // Every document (and text file) the caller reaches is also an MCP resource: `kiln://<account>/<path>`, one
 // URI template, listed and read as the tools read them (through ctx.nodes).
-import type { McpServer, ResourceTemplate } from '@modelcontextprotocol/server';
+import type { Server, UriTemplate } from '@modelcontextprotocol/server';
 import type { Ctx } from '../context.ts';
 import { nodesOf } from '../store/nodes.ts';
 import { documentContent } from '../nodes/serve.ts';
@@ -46,12 +46,27 @@ async function read(ctx: Ctx, uri: string, account: string, path: string) {
   return { contents: [text !== null ? { uri, mimeType, text } : { uri, mimeType, blob: bytes.toString('base64') }] };
 }
 
-export function registerResources(server: McpServer, ctx: Ctx, Template: typeof ResourceTemplate): void {
-  const template = new Template(URI_TEMPLATE, { list: async () => ({ resources: await listed(ctx) }) });
-  server.registerResource(
-    'document',
-    template,
-    { title: 'Kiln documents and files', description: 'A document or file of an account you reach.' },
-    async (uri, variables) => read(ctx, uri.href, String(variables.account), String(variables.path)),
-  );
+/** The template's words, as resources/templates/list gives them and each listed resource carries. */
+const WORDS = { title: 'Kiln documents and files', description: 'A document or file of an account you reach.' };
+
+let template: UriTemplate | null = null;
+
+/** resources/list, resources/templates/list and resources/read on a request's server, for its caller. */
+export function registerResources(server: Server, ctx: Ctx, sdk: typeof import('@modelcontextprotocol/server')): void {
+  server.setRequestHandler('resources/list', async () => ({
+    resources: (await listed(ctx)).map((r) => ({ ...WORDS, ...r })),
+  }));
+  server.setRequestHandler('resources/templates/list', () => ({
+    resourceTemplates: [{ name: 'document', uriTemplate: URI_TEMPLATE, ...WORDS }],
+  }));
+  server.setRequestHandler('resources/read', async (request) => {
+    const { uri } = request.params;
+    if (!URL.canParse(uri))
+      throw new sdk.ProtocolError(sdk.ProtocolErrorCode.InvalidParams, `Resource URI ${uri} is invalid`);
+    const href = new URL(uri).href;
+    template ??= new sdk.UriTemplate(URI_TEMPLATE);
+    const variables = template.match(href);
+    if (!variables) throw new sdk.ResourceNotFoundError(uri);
+    return read(ctx, href, String(variables.account), String(variables.path));
+  });
 }

@@ -1,9 +1,12 @@
-// The MCP server of one call: the official SDK's McpServer with every tool of TOOLS and the documents as
-// resources, run with the caller's ctx. Made for each request (the door is stateless: any process answers any
-// request), by the HTTP door (src/mcp/http.ts). A tool's KilnError is its result with `isError: true`: the
-// text "<code>: <message>" for the model, and `{error: {code, message, status, …}}` for programs. The SDK is
-// loaded on first use (only agents need it).
-import type { McpServer, ServerContext } from '@modelcontextprotocol/server';
+// The MCP server of one request: the official SDK's `Server` answering tools/list, tools/call and the resources
+// (src/mcp/resources.ts), run with the caller's ctx. The SDK wants an instance per request (one transport each,
+// and an instance keeps what a client said of itself), so what costs is made once per process instead: the
+// catalog of TOOLS, each with its JSON Schemas and its tools/list entry. An instance is then a handful of
+// handlers over that catalog and this request's ctx: nothing of one caller is kept where another's request
+// could see it. A tool's KilnError is its result with `isError: true`: the text "<code>: <message>" for the
+// model, and `{error: {code, message, status, …}}` for programs. The SDK is loaded on first use (only agents
+// need it).
+import type { Server, ServerContext } from '@modelcontextprotocol/server';
 import type { Ctx } from '../context.ts';
 import { KilnError } from '../errors.ts';
 import type { AgentInfo, Tool } from './tool.ts';
@@ -31,10 +34,10 @@ const CLIENT_INFO = 'io.modelcontextprotocol/clientInfo';
 
 /** The client's own name: the bridged one's, the 2026-07-28 envelope's, the handshake's (a 2025 initialize
  *  on this server), or the door's hint. */
-function clientOf(server: McpServer, sctx: ServerContext, who: CallAgent): string {
+function clientOf(server: Server, sctx: ServerContext, who: CallAgent): string {
   if (who.bridged) return who.bridged;
   const envelope = sctx.mcpReq.envelope as Record<string, { name?: string; title?: string } | undefined> | undefined;
-  const info = envelope?.[CLIENT_INFO] ?? server.server.getClientVersion();
+  const info = envelope?.[CLIENT_INFO] ?? server.getClientVersion();
   return cleanName(info?.title) ?? cleanName(info?.name) ?? who.clientHint ?? 'MCP client';
 }
 
@@ -59,61 +62,121 @@ export function refusal(err: unknown): Result {
   };
 }
 
-type Standard = { '~standard': Record<string, unknown> & { jsonSchema?: Record<string, (o: object) => unknown> } };
-const standards = new WeakMap<object, Standard>();
+/** The fields of the tools' answers that carry long text: a page, a file, the sources of matched elements, a
+ *  diff. */
+const LONG_TEXT = new Set(['html', 'text', 'elements', 'diff']);
 
-/** A tool's zod schema as the SDK reads it (Standard Schema with JSON Schema), with its JSON Schema worked out
- *  once per process: a server is made per request, and converting 16 tools' schemas on each was most of a call. */
-function standard(schema: Tool['input']): Standard {
-  let s = standards.get(schema);
-  if (s) return s;
-  const std = (schema as unknown as Standard)['~standard'];
-  const memo = new Map<string, unknown>();
-  const converted = (io: 'input' | 'output') => (o: object) => {
-    const key = `${io} ${JSON.stringify(o)}`;
-    if (!memo.has(key)) memo.set(key, std.jsonSchema![io](o));
-    return memo.get(key);
-  };
-  s = { '~standard': { ...std, jsonSchema: { input: converted('input'), output: converted('output') } } };
-  standards.set(schema, s);
-  return s;
+/** An answer as both readers take it. `structuredContent` (declared by the output schema) is what the SDK's
+ *  clients and Claude Code read; `content` is for clients that read text only (the spec asks for the JSON there
+ *  too). There the long text follows the JSON of the rest as text blocks of its own: a page is escaped once for
+ *  the answer, not a second time as a JSON string inside a JSON string, and a model reads it as it is. */
+export function answerOf(out: Record<string, unknown>): Result {
+  const rest: Record<string, unknown> = {};
+  const long: string[] = [];
+  for (const [field, value] of Object.entries(out)) {
+    if (LONG_TEXT.has(field) && typeof value === 'string') long.push(value);
+    else if (LONG_TEXT.has(field) && Array.isArray(value)) long.push(...value.map(String));
+    else rest[field] = value;
+  }
+  const text = (t: string) => ({ type: 'text' as const, text: t });
+  return { content: [text(JSON.stringify(rest)), ...long.map(text)], structuredContent: out };
 }
 
-async function call(t: Tool, ctx: Ctx, input: unknown, agent: AgentInfo): Promise<Result> {
+/** A tool's JSON Schema as tools/list declares it (draft 2020-12, the SDK's target): every tool's input and
+ *  output are objects. */
+function jsonSchemaOf(schema: Tool['input'], io: 'input' | 'output'): Record<string, unknown> {
+  const std = (schema as unknown as { '~standard': { jsonSchema: Record<string, (o: object) => unknown> } })[
+    '~standard'
+  ];
+  const json = std.jsonSchema[io]({ target: 'draft-2020-12' }) as Record<string, unknown>;
+  if (json.type !== 'object') throw new Error(`An MCP tool's ${io} schema must describe an object.`);
+  return json;
+}
+
+/** Freezes a value and everything in it: the catalog is shared by every request, so nothing may change it. */
+function deepFreeze<T>(value: T): T {
+  if (value && typeof value === 'object' && !Object.isFrozen(value)) {
+    Object.freeze(value);
+    for (const v of Object.values(value)) deepFreeze(v);
+  }
+  return value;
+}
+
+interface Catalog {
+  /** The tools/list answer's tools, in TOOLS order. */
+  listed: ReadonlyArray<Record<string, unknown>>;
+  byName: ReadonlyMap<string, { tool: Tool; outputJson: Record<string, unknown> }>;
+}
+
+let catalog: Catalog | null = null;
+
+/** TOOLS as the door declares them, worked out once per process. */
+function toolCatalog(): Catalog {
+  if (catalog) return catalog;
+  const byName = new Map<string, { tool: Tool; outputJson: Record<string, unknown> }>();
+  const listed = TOOLS.map((t) => {
+    const outputJson = jsonSchemaOf(t.output, 'output');
+    byName.set(t.name, { tool: t, outputJson });
+    return {
+      name: t.name,
+      title: t.title,
+      description: t.description,
+      inputSchema: jsonSchemaOf(t.input, 'input'),
+      outputSchema: outputJson,
+      annotations: { title: t.title, ...t.annotations },
+    };
+  });
+  catalog = deepFreeze({ listed, byName });
+  return catalog;
+}
+
+/** One tools/call: its input checked against the tool's schema, the tool run as the caller, its answer checked
+ *  against the declared output (a mismatch is Kiln's bug). */
+async function callTool(
+  sdk: typeof import('@modelcontextprotocol/server'),
+  ctx: Ctx,
+  name: string,
+  args: unknown,
+  agent: () => AgentInfo,
+): Promise<Result> {
+  const entry = toolCatalog().byName.get(name);
+  if (!entry) throw new sdk.ProtocolError(sdk.ProtocolErrorCode.InvalidParams, `Tool ${name} not found`);
+  const { tool: t } = entry;
+  const input = t.input.safeParse(args ?? {});
+  if (!input.success) {
+    const why = input.error.issues.map((i) => (i.path.length ? `${i.path.join('.')}: ${i.message}` : i.message));
+    return refusal(new KilnError(400, `Invalid arguments for ${name}: ${why.join('; ')}`, 'invalid'));
+  }
+  let out: Record<string, unknown>;
   try {
-    const out = (await t.run(ctx, input as never, agent)) as Record<string, unknown>;
-    return { content: [{ type: 'text', text: JSON.stringify(out) }], structuredContent: out };
+    out = (await t.run(ctx, input.data as never, agent())) as Record<string, unknown>;
   } catch (err) {
     return refusal(err);
   }
+  const checked = t.output.safeParse(out);
+  if (!checked.success) return refusal(new Error(`${name} answered outside its output schema: ${checked.error}`));
+  return answerOf(out);
 }
 
 let sdk: Promise<typeof import('@modelcontextprotocol/server')> | null = null;
 /** The SDK, loaded once (an `import()` of a loaded module still costs a resolution each time). */
 export const mcpSdk = () => (sdk ??= import('@modelcontextprotocol/server'));
 
-/** A server for one call of this caller. */
-export async function kilnMcpServer(ctx: Ctx, who: CallAgent): Promise<McpServer> {
-  const { McpServer } = await mcpSdk();
-  const server = new McpServer(SERVER_INFO, {
+/** A server for one request of this caller. */
+export async function kilnMcpServer(ctx: Ctx, who: CallAgent): Promise<Server> {
+  const mcp = await mcpSdk();
+  const { listed } = toolCatalog();
+  const server = new mcp.Server(SERVER_INFO, {
     capabilities: { tools: {}, resources: {} },
     instructions: INSTRUCTIONS,
   });
-  for (const t of TOOLS) {
-    const config = {
-      title: t.title,
-      description: t.description,
-      inputSchema: standard(t.input),
-      outputSchema: standard(t.output),
-      annotations: { title: t.title, ...t.annotations },
-    };
-    server.registerTool(
-      t.name,
-      config as never,
-      ((input: unknown, sctx: ServerContext) =>
-        call(t, ctx, input, { client: clientOf(server, sctx, who), grant: who.grant })) as never,
-    );
-  }
-  registerResources(server, ctx, (await mcpSdk()).ResourceTemplate);
+  server.setRequestHandler('tools/list', () => ({ tools: listed as never }));
+  server.setRequestHandler('tools/call', (request, sctx) =>
+    callTool(mcp, ctx, request.params.name, request.params.arguments, () => ({
+      client: clientOf(server, sctx, who),
+      grant: who.grant,
+    })),
+  );
+  registerResources(server, ctx, mcp);
   return server;
 }
