@@ -13,6 +13,7 @@ import { createPath } from '../src/nodes/tree.ts';
 import { contextOf } from '../src/context.ts';
 import { SYSTEM } from '../src/access/caller.ts';
 import { keyHolder } from './support/sync-client.ts';
+import { until } from './support/wait.ts';
 
 let kiln: TestKiln;
 let owner: Client;
@@ -58,6 +59,43 @@ test('a read-write agent key edits a page: the version and the activity feed nam
   const line = feed.json.activity.find((a: { path: string }) => a.path === path);
   assert.equal(line.client, 'Claude Code via agent key “laptop”');
   await agent.close();
+});
+
+test('an agent’s tree changes are named in the activity feed as its saves are: create, folders made, rename, move, upload, delete', async () => {
+  const agent = await mcpClient(kiln, await agentKey('tree'), { name: 'Claude Code' });
+  const named = 'Claude Code via agent key “tree”';
+  const dir = `plans-${username}`;
+  await call(agent, 'create_document', { path: `${dir}/a.html`, starter: 'notes' });
+  await call(agent, 'rename_document', { path: `${dir}/a.html`, newName: 'b.html' });
+  await call(agent, 'move_document', { path: `${dir}/b.html`, toFolder: `${dir}/old` });
+  await call(agent, 'upload_file', { path: `${dir}/style.css`, text: 'body { color: navy }' });
+  await call(agent, 'delete_document', { path: dir, recursive: true });
+  await agent.close();
+  const expected = [
+    ['created', dir, null],
+    ['saved', `${dir}/a.html`, null],
+    ['renamed', `${dir}/b.html`, `${dir}/a.html`],
+    ['created', `${dir}/old`, null],
+    ['moved', `${dir}/old/b.html`, `${dir}/b.html`],
+    ['saved', `${dir}/style.css`, null],
+    ['deleted', dir, null],
+  ];
+  type Line = { kind: string; path: string; oldPath: string | null; client: string };
+  // The lines of tree changes are written beside their events, after the answer.
+  const lines = await until(
+    async () => {
+      const feed = await owner.get('/_/activity');
+      assert.equal(feed.status, 200, feed.text);
+      const mine = (feed.json.activity as Line[]).filter((a) => a.path.startsWith(dir)).reverse();
+      return (
+        expected.every(([kind, path, oldPath]) =>
+          mine.some((l) => l.kind === kind && l.path === path && l.oldPath === oldPath),
+        ) && mine
+      );
+    },
+    { what: 'the activity lines of the agent’s tree changes' },
+  );
+  for (const l of lines) assert.equal(l.client, named, `${l.kind} ${l.path}`);
 });
 
 test('a read-only agent key reads and is refused every write (read-only-key)', async () => {

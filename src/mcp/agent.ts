@@ -88,15 +88,25 @@ export function grantName(caller: Caller, token: string | undefined): string {
   return 'key';
 }
 
-/** The agent's writes: kind `agent`, writing as `agent:<its credential's writer>`, named "<client> via <grant>". */
+/** How the versions list and the activity feed name an agent: "<client> via <grant>". */
+export const agentName = (agent: AgentInfo) => `${agent.client} via ${agent.grant}`;
+
+/** The writer id an agent's changes are published with: `agent:<its credential's writer>`. */
+export const agentWriter = (caller: Caller) => `agent:${caller.actor?.writer ?? 'unknown'}`;
+
+/** The agent's writes: kind `agent`, writing as its `agentWriter`, named by `agentName`. */
 export function agentSavedBy(caller: Caller, agent: AgentInfo): SavedBy {
   return {
     kind: 'agent',
     accountId: caller.actor?.accountId ?? null,
-    writer: `agent:${caller.actor?.writer ?? 'unknown'}`,
-    agent: `${agent.client} via ${agent.grant}`,
+    writer: agentWriter(caller),
+    agent: agentName(agent),
   };
 }
 
-/** The writer id an agent's tree changes are published with. */
-export const agentWriter = (caller: Caller) => `agent:${caller.actor?.writer ?? 'unknown'}`;
+/** An agent's changes of the tree (create, rename, move, delete, upload): its writer and its name, so that the
+ *  activity feed names it as it names its saves. */
+export const agentChange = (caller: Caller, agent: AgentInfo) => ({
+  writer: agentWriter(caller),
+  agent: agentName(agent),
+});

@@ -18,7 +18,8 @@ export interface ActivityItem {
   by: string | null;
   /** From where: `browser`, `code editor`, `version restore`, `app user`, `sync key hcsk_ab12…`, `agent key “laptop”`,
    *  `administrator`, `share link` (a guest of the document's share link, no account), an agent over MCP
-   *  ("Claude Code via agent key “laptop”" for its writes, `agent` for its changes of the tree), or `kiln`. */
+   *  ("Claude Code via agent key “laptop”", for its saves and its changes of the tree alike; `agent` for a line that
+   *  kept no name), or `kiln`. */
   client: string;
   /** An AI edit: the engine, the prompt's and the reply's bytes, the outcome and how long it took. */
   aiEdit?: { engine: string; in: number; out: number; outcome: string; ms: number };

@@ -26,6 +26,7 @@ import { DAY, limits } from '../limits.ts';
 import { assertSiteQuota } from '../billing/plans.ts';
 import { isDocumentName, isGlobalDocumentName, nodeNameProblem, splitPath } from '../core/names.ts';
 import { writeDocument } from '../save/pipeline.ts';
+import { agentRecorded } from '../save/saved.ts';
 import { publishAccountEvent, publishNodeSaved, publishVisibilityChanged } from '../events/publish.ts';
 import { inTransaction, type AfterCommit } from '../store/transaction.ts';
 import type { NodeEvent } from '../events/bus.ts';
@@ -55,6 +56,8 @@ export type { NodeRow, Visibility };
 export interface ChangeOptions {
   /** Opaque writer id (session or sync key), carried by the published events; default: the caller's. */
   writer?: string | null;
+  /** An agent changes it: how the activity feed names it, as its saves ("<client> via <grant>"). */
+  agent?: string;
   /** A precondition checked inside the transaction once the node is loaded (e.g. the sync API's
    *  expected structure version); throwing aborts the change. */
   expect?: (trx: Tx, node: NodeRow) => Promise<void>;
@@ -194,6 +197,7 @@ export async function createPath(ctx: Ctx, given: CreatePathInput): Promise<Node
         type: 'folder' as const,
         name: folderName,
         writer: input.writer,
+        agent: input.agent,
       };
       parentId = (await createIn(s, trx, actorId, folder, now, after)).id;
     }
@@ -280,7 +284,14 @@ export async function createIn(
     newNodeRow({ ownerId: input.ownerId, parentId: parent?.id ?? 0, type: input.type, name, path, now }),
   );
   if (input.type !== 'site') {
-    after.push(() => publishNodeSaved(s, node, { checksum: null, size: 0, modifiedAt: now }, { writer: input.writer }));
+    after.push(() =>
+      publishNodeSaved(
+        s,
+        node,
+        { checksum: null, size: 0, modifiedAt: now },
+        { writer: input.writer, client: clientOf(input.agent) },
+      ),
+    );
     return node;
   }
   const bytes =
@@ -334,7 +345,7 @@ export async function renameNode(ctx: Ctx, input: RenameInput): Promise<NodeRow 
       exceptId: node.id,
     });
     const to = { parent_id: node.parent_id, path: node.path, name };
-    return { ...(await place(s, trx, after, node, to, opts.writer)), oldName: node.name };
+    return { ...(await place(s, trx, after, node, to, opts)), oldName: node.name };
   });
 }
 
@@ -346,7 +357,7 @@ async function place(
   after: AfterCommit,
   node: NodeRow,
   to: { parent_id: number; path: string; name: string },
-  writer: string | null | undefined,
+  by: Pick<ChangeOptions, 'writer' | 'agent'>,
 ): Promise<NodeRow> {
   const updated = await updateNode(trx, node.id, { ...to, name_key: to.name.toLowerCase() });
   if (node.type === 'folder') await rewriteDescendantPaths(trx, updated);
@@ -359,7 +370,7 @@ async function place(
     await rememberRedirect(trx, { ownerId: node.owner_id, fromPath: childPathOf(node), nodeId: node.id, expiresAt });
     await forgetRedirect(trx, node.owner_id, childPathOf(updated));
   }
-  after.push(() => publishMoved(s, node, updated, writer));
+  after.push(() => publishMoved(s, node, updated, by));
   return updated;
 }
 
@@ -399,7 +410,7 @@ export async function moveNode(ctx: Ctx, input: MoveInput): Promise<NodeRow> {
       parent: target,
       exceptId: node.id,
     });
-    return place(s, trx, after, node, { parent_id: target?.id ?? 0, path, name }, opts.writer);
+    return place(s, trx, after, node, { parent_id: target?.id ?? 0, path, name }, opts);
   });
 }
 
@@ -452,14 +463,21 @@ export async function deleteNode(ctx: Ctx, input: DeleteInput): Promise<NodeRow[
       );
     }
     const gone = [node, ...below];
-    await trashIn(s, trx, after, gone, opts.writer ?? null);
+    await trashIn(s, trx, after, gone, opts.writer ?? null, opts.agent);
     return gone;
   });
 }
 
 /** Puts `gone` (a node first, then what it holds) into the trash in the caller's transaction (src/nodes/trash.ts):
- *  gone for every reader, restorable for 30 days. */
-export async function trashIn(s: Services, trx: Tx, after: AfterCommit, gone: NodeRow[], writer: string | null) {
+ *  gone for every reader, restorable for 30 days. `agent`: an agent's name, for the activity feed. */
+export async function trashIn(
+  s: Services,
+  trx: Tx,
+  after: AfterCommit,
+  gone: NodeRow[],
+  writer: string | null,
+  agent?: string,
+) {
   await trashNodes(
     trx,
     gone[0],
@@ -470,7 +488,12 @@ export async function trashIn(s: Services, trx: Tx, after: AfterCommit, gone: No
   after.push(() =>
     Promise.all(
       gone.map((n) =>
-        publish(s, n.owner_id, { type: 'node-deleted', nodeId: n.id, nodeType: n.type, path: childPathOf(n), writer }),
+        publish(
+          s,
+          n.owner_id,
+          { type: 'node-deleted', nodeId: n.id, nodeType: n.type, path: childPathOf(n), writer },
+          agent,
+        ),
       ),
     ),
   );
@@ -611,22 +634,30 @@ export function treeWrite<T>(s: WritePorts, fn: (trx: Tx, after: AfterCommit) =>
 
 // ------------------------------------------------------------------ events
 
-function publish(s: Services, ownerId: number, event: NodeEvent) {
-  return publishAccountEvent(s, ownerId, event);
+/** The activity feed's client of a tree change: an agent's name (as its saves record it), else the writer's own. */
+const clientOf = (agent: string | undefined) => (agent ? agentRecorded(agent) : undefined);
+
+function publish(s: Services, ownerId: number, event: NodeEvent, agent?: string) {
+  return publishAccountEvent(s, ownerId, event, clientOf(agent));
 }
 
 /** node-moved when the parent changed (a move, possibly with a new name), node-renamed otherwise. */
-function publishMoved(s: Services, before: NodeRow, after: NodeRow, writer: string | null | undefined) {
+function publishMoved(s: Services, before: NodeRow, after: NodeRow, by: Pick<ChangeOptions, 'writer' | 'agent'>) {
   const oldPath = childPathOf(before);
   const newPath = childPathOf(after);
   if (oldPath === newPath) return Promise.resolve();
   const type = before.parent_id !== after.parent_id ? 'node-moved' : 'node-renamed';
-  return publish(s, after.owner_id, {
-    type,
-    nodeId: after.id,
-    nodeType: after.type,
-    oldPath,
-    newPath,
-    writer: writer ?? null,
-  });
+  return publish(
+    s,
+    after.owner_id,
+    {
+      type,
+      nodeId: after.id,
+      nodeType: after.type,
+      oldPath,
+      newPath,
+      writer: by.writer ?? null,
+    },
+    by.agent,
+  );
 }

@@ -51,10 +51,14 @@ export function changedElsewhereBy(by: SavedBy): string | null {
   }
 }
 
+/** How the versions list and the activity feed record an agent's change: `agent:<name>` (the name rides with the
+ *  kind: versions keep no other field for it). */
+export const agentRecorded = (agent: string): string => `agent:${agent}`;
+
 /** How the versions list and the activity feed record a save's source: its kind, `share` for a guest, and
- *  `agent:<name>` for an agent (the name rides with the kind: versions keep no other field for it). */
+ *  `agent:<name>` for an agent. */
 export const recordedKind = (by: SavedBy): string =>
-  by.shareGuest ? 'share' : by.agent ? `agent:${by.agent}` : by.kind;
+  by.shareGuest ? 'share' : by.agent ? agentRecorded(by.agent) : by.kind;
 
 /** The kind and the agent's name of a recorded kind (`recordedKind`'s inverse). */
 export function recordedSource(recorded: string): { kind: string; agent: string | null } {

@@ -67,7 +67,7 @@ export async function refuseNobody(ctx: Ctx, page: string | undefined): Promise<
 /** Stores the file where `place` says; answers its node, whether it replaced one, and whose host serves it. */
 export async function receiveUpload(
   ctx: Ctx,
-  input: { place: UploadPlace; fileName: string; bytes: Buffer; writer?: string },
+  input: { place: UploadPlace; fileName: string; bytes: Buffer; writer?: string; agent?: string },
 ): Promise<{ node: NodeRow; replaced: boolean; hostUsername: string }> {
   const actor = ctx.caller.actor;
   if (!actor) throw unauthorized();
@@ -82,7 +82,7 @@ export async function receiveUpload(
     fileName: input.fileName,
     bytes: input.bytes,
     // The activity feed says who uploaded: from the browser, or an agent (its own writer).
-    by: { accountId: actor.accountId, writer: input.writer ?? actor.writer },
+    by: { accountId: actor.accountId, writer: input.writer ?? actor.writer, agent: input.agent },
   };
   const node = replaces ? await storeUploadInPlaceOf(ctx, { ...upload, replaces }) : await storeUpload(ctx, upload);
   return { node, replaced: !!replaces, hostUsername: team?.username ?? actor.username };

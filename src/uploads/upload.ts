@@ -22,6 +22,7 @@ import { newNodeRow } from '../nodes/rows.ts';
 import { publishNodeSaved } from '../events/publish.ts';
 import type { RecordNote } from '../events/bus.ts';
 import { conflictError } from '../save/pipeline.ts';
+import { agentRecorded } from '../save/saved.ts';
 import { eventsOut, inTransaction, type AfterCommit, type Tx } from '../store/transaction.ts';
 
 /** 413 `too-large` over the plan's per-file size (the rule and its message: src/billing/plans.ts). */
@@ -44,7 +45,12 @@ export async function storeBytes(s: Services, plan: Plan, bytes: Buffer): Promis
 export interface UploadWriter {
   accountId: number | null;
   writer: string | null;
+  /** An agent writes it: how the activity feed names it ("<client> via <grant>", as its saves). */
+  agent?: string;
 }
+
+/** The activity feed's client of an upload's change: an agent's name, else the writer's own. */
+const clientOf = (by: UploadWriter) => (by.agent ? agentRecorded(by.agent) : undefined);
 
 export interface InsertUploadInput {
   ownerId: number;
@@ -104,7 +110,7 @@ export async function insertUpload(
           s,
           row,
           { checksum: row.checksum, size: row.size, modifiedAt: row.modified_at },
-          { writer: input.by.writer, record: input.record },
+          { writer: input.by.writer, record: input.record, client: clientOf(input.by) },
         );
       if (tx) tx.after.push(publish);
       else await eventsOut(s, [publish()]); // while the bus is flowing (src/store/transaction.ts)
@@ -152,7 +158,7 @@ export async function storeUploadInPlaceOf(s: Services, input: UploadInput & { r
   const stored = await storeBytes(s, input.plan, input.bytes);
   const by = input.by ?? { accountId: input.ownerId, writer: null };
   return inTransaction(s, async (tx, after) => {
-    await trashIn(s, tx, after, [old], by.writer);
+    await trashIn(s, tx, after, [old], by.writer, by.agent);
     const upload = { ownerId: old.owner_id, parentId: old.parent_id, parentPath: old.path, name: old.name };
     return insertUpload(s, { ...upload, stored, by, ifTaken: 'refuse' }, { tx, after });
   }).catch(nameConflict);
@@ -217,7 +223,7 @@ export async function replaceUpload(
       s,
       updated,
       { checksum: updated.checksum, size: updated.size, modifiedAt: now },
-      { writer: input.by.writer, record: input.record },
+      { writer: input.by.writer, record: input.record, client: clientOf(input.by) },
     );
   if (tx) tx.after.push(publish);
   else await eventsOut(s, [publish()]); // while the bus is flowing (src/store/transaction.ts)

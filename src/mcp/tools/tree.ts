@@ -5,7 +5,7 @@
 import { z } from 'zod';
 import type { Ctx } from '../../context.ts';
 import type { NodeRow } from '../../store/schema.ts';
-import { tool } from '../tool.ts';
+import { tool, type AgentInfo } from '../tool.ts';
 import { KilnError, badRequest } from '../../errors.ts';
 import { createPath, deleteNode, moveNode, renameNode, type ChangeOptions } from '../../nodes/tree.ts';
 import { STARTERS, type Starter } from '../../nodes/starters.ts';
@@ -15,7 +15,7 @@ import { exactly } from '../../core/conditional.ts';
 import { findTeam } from '../../teams/teams.ts';
 import { assertDocumentBytes } from '../../save/root-html.ts';
 import { isDocumentName } from '../../core/names.ts';
-import { agentSavedBy, agentWriter } from '../agent.ts';
+import { agentChange, agentSavedBy } from '../agent.ts';
 import {
   accountField,
   accountNamed,
@@ -32,14 +32,14 @@ import {
 const STARTER_NAMES = Object.keys(STARTERS) as [Starter, ...Starter[]];
 
 /** The folder at `path` of the account (made, with the folders above it, when missing); null: the top level. */
-async function folderAt(ctx: Ctx, account: Reached, path: string): Promise<NodeRow | null> {
+async function folderAt(ctx: Ctx, account: Reached, path: string, agent: AgentInfo): Promise<NodeRow | null> {
   const clean = cleanPath(path);
   if (!clean) return null;
   try {
     return (await nodeAt(ctx, { account: account.username, path: clean }, 'view', 'folder')).node;
   } catch (err) {
     if (!(err instanceof KilnError) || err.status !== 404) throw err;
-    return createPath(ctx, { ownerId: account.id, path: clean, type: 'folder', writer: agentWriter(ctx.caller) });
+    return createPath(ctx, { ownerId: account.id, path: clean, type: 'folder', ...agentChange(ctx.caller, agent) });
   }
 }
 
@@ -74,8 +74,7 @@ export const createDocument = tool({
       path: cleanPath(input.path),
       type: 'site',
       ...(html ? { html } : { starter: input.starter ?? 'blank' }),
-      writer: agentWriter(ctx.caller),
-      agent: agentSavedBy(ctx.caller, agent).agent,
+      ...agentChange(ctx.caller, agent),
     });
     return describe(ctx, node, account);
   },
@@ -94,14 +93,14 @@ export const renameDocument = tool({
   }),
   output: nodeShape.extend({ oldPath: z.string() }),
   annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: true, openWorldHint: false },
-  async run(ctx, input) {
+  async run(ctx, input, agent) {
     if (input.newName.includes('/'))
       throw badRequest('newName is a name, not a path: use move_document to move.', 'invalid-name');
     const { node, account } = await nodeAt(ctx, input, 'manage');
     const renamed = await renameNode(ctx, {
       nodeId: node.id,
       name: input.newName,
-      writer: agentWriter(ctx.caller),
+      ...agentChange(ctx.caller, agent),
       expect: expecting(input.etag),
     });
     return { ...describe(ctx, renamed, account), oldPath: cleanPath(input.path) };
@@ -122,14 +121,14 @@ export const moveDocument = tool({
   }),
   output: nodeShape.extend({ oldPath: z.string() }),
   annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: true, openWorldHint: false },
-  async run(ctx, input) {
+  async run(ctx, input, agent) {
     const { node, account } = await nodeAt(ctx, input, 'manage');
-    const target = await folderAt(ctx, account, input.toFolder);
+    const target = await folderAt(ctx, account, input.toFolder, agent);
     const moved = await moveNode(ctx, {
       nodeId: node.id,
       parentId: target?.id ?? 0,
       name: input.newName ?? null,
-      writer: agentWriter(ctx.caller),
+      ...agentChange(ctx.caller, agent),
       expect: expecting(input.etag),
     });
     return { ...describe(ctx, moved, account), oldPath: cleanPath(input.path) };
@@ -153,12 +152,12 @@ export const deleteDocument = tool({
     deleted: z.number().describe('How many documents, files and folders went to the trash.'),
   }),
   annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: true, openWorldHint: false },
-  async run(ctx, input) {
+  async run(ctx, input, agent) {
     const { node, account } = await nodeAt(ctx, input, 'manage');
     const gone = await deleteNode(ctx, {
       nodeId: node.id,
       cascade: input.recursive,
-      writer: agentWriter(ctx.caller),
+      ...agentChange(ctx.caller, agent),
       expect: expecting(input.etag),
     });
     return { path: cleanPath(input.path), kind: describe(ctx, node, account).kind, deleted: gone.length };
@@ -229,12 +228,12 @@ export const uploadFile = tool({
         replaced: true,
       };
     const slash = path.lastIndexOf('/');
-    const folder = await folderAt(ctx, account, slash === -1 ? '' : path.slice(0, slash));
+    const folder = await folderAt(ctx, account, slash === -1 ? '' : path.slice(0, slash), agent);
     const { node } = await receiveUpload(ctx, {
       place: { parentId: folder?.id ?? 0, ownerId: account.id },
       fileName: path.slice(slash + 1),
       bytes,
-      writer: by.writer ?? undefined,
+      ...agentChange(ctx.caller, agent),
     });
     return { ...describe(ctx, node, account), replaced: false };
   },

@@ -16,7 +16,7 @@ import { applyEdits, shortDiff, type HtmlEdit } from '../../core/html-edit.ts';
 import { newestVersion } from '../../store/nodes.ts';
 import { createPath } from '../../nodes/tree.ts';
 import type { SavedBy } from '../../save/saved.ts';
-import { agentSavedBy, agentWriter } from '../agent.ts';
+import { agentChange, agentSavedBy } from '../agent.ts';
 import { accountField, accountNamed, cleanPath, etagField, nodeAt, pathField, whoChanged } from './common.ts';
 
 const target = {
@@ -194,8 +194,7 @@ export const writeDocument = tool({
       path: cleanPath(input.path),
       type: 'site',
       html: bytes,
-      writer: agentWriter(ctx.caller),
-      agent: agentSavedBy(ctx.caller, agent).agent,
+      ...agentChange(ctx.caller, agent),
     });
     const version = await firstVersion(ctx, made.id);
     const etag = made.checksum ?? '';
