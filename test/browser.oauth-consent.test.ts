@@ -64,8 +64,21 @@ async function signedInContext(person: { id: number; username: string }, viewpor
 
 const message = async (p: Page) => (await p.textContent('main .msg')) ?? '';
 
-function withToken(token: string, path: string) {
-  return bk.kiln.client().get(path, { headers: { authorization: `Bearer ${token}` } });
+/** The agent reads a document of its person's at the MCP door (the one resource its token acts on): the HTTP
+ *  answer, and the tool's result when there is one. */
+async function reads(token: string, path: string) {
+  const res = await bk.kiln.client().post(
+    '/_/mcp',
+    { jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'read_document', arguments: { path } } },
+    {
+      headers: {
+        authorization: `Bearer ${token}`,
+        accept: 'application/json, text/event-stream',
+        'mcp-protocol-version': '2025-11-25',
+      },
+    },
+  );
+  return { status: res.status, code: res.json?.code, result: res.json?.result };
 }
 
 test('connect an agent in the browser: consent (folder, read and change), token, account page, Revoke; desktop', {
@@ -113,7 +126,9 @@ test('connect an agent in the browser: consent (folder, read and change), token,
   const iss = to.searchParams.get('iss') ?? undefined;
   assert.equal(await auth(client, { serverUrl: mcpUrl(bk.kiln), fetchFn, authorizationCode: code, iss }), 'AUTHORIZED');
   const token = client.saved!.access_token;
-  assert.equal((await withToken(token, `/_/sync/nodes/${doc.id}/content`)).status, 200);
+  const read = await reads(token, `notes/${doc.name}`);
+  assert.equal(read.status, 200);
+  assert.equal(read.result.structuredContent.html, html);
   // The account page lists it; Revoke says so and the token stops.
   await page.goto(bk.mainUrl('/_/account'));
   const row = page.locator('section[aria-labelledby=connected-h] li');
@@ -125,9 +140,9 @@ test('connect an agent in the browser: consent (folder, read and change), token,
   await page.waitForURL(/\/_\/account\?/);
   assert.match(await message(page), /Claude is disconnected/);
   assert.equal(await page.locator('section[aria-labelledby=connected-h] li').count(), 0);
-  const refused = await withToken(token, `/_/sync/nodes/${doc.id}/content`);
+  const refused = await reads(token, `notes/${doc.name}`);
   assert.equal(refused.status, 401);
-  assert.equal(refused.json.code, 'invalid-oauth-token');
+  assert.equal(refused.code, 'invalid-oauth-token');
   await browser.close();
 });
 

@@ -1,9 +1,9 @@
 // Connecting an agent by URL (OAuth 2.1) over HTTP, with the official MCP SDK's own OAuth client (`auth()`):
 // the metadata (RFC 9728, RFC 8414), dynamic registration, PKCE (S256 only), Kiln's consent page (sign in first;
 // account or team, folder, read-only or read-write; deny), the code exchange, tokens bound to `<root>/_/mcp`,
-// hashes only in the database, the token as the caller on a door that takes keys (the sync API: read-only
-// refused writing, the folder respected), refresh with rotation (a replayed refresh token ends the grant),
-// revocation by the client and from the account page, a suspended account, and the sweep.
+// hashes only in the database, the token as the caller at the MCP door and nowhere else (read-only refused
+// writing, the folder respected; the sync API answers it 401), refresh with rotation (a replayed refresh token ends
+// the grant), revocation by the client and from the account page, a suspended account, and the sweeps.
 import { actingAs } from './support/people.ts';
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
@@ -54,13 +54,40 @@ async function personWithDocuments(over: Parameters<typeof keyHolder>[1] = {}) {
   return { person, api, browser, inside, outside, notes };
 }
 
-/** A sync API request with an OAuth access token. */
+/** A request to another door with an OAuth access token. */
 function withToken(token: string, method: string, path: string, body?: unknown) {
   return kiln.client().request(method, path, {
     headers: { authorization: `Bearer ${token}`, ...(body ? { 'content-type': 'application/json' } : {}) },
     body: body as object | undefined,
   });
 }
+
+/** One tool call at the MCP door with an OAuth access token, as a client sends it after its handshake (2025-11-25;
+ *  the door keeps nothing between requests): a refusal's status and code (the door's 401 or 403, or the tool's),
+ *  or 200 and the tool's structured answer. */
+async function asAgent(token: string, name: string, args: Record<string, unknown> = {}, from = kiln.client()) {
+  const res = await from.post(
+    '/_/mcp',
+    { jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name, arguments: args } },
+    {
+      headers: {
+        authorization: `Bearer ${token}`,
+        accept: 'application/json, text/event-stream',
+        'mcp-protocol-version': '2025-11-25',
+      },
+    },
+  );
+  if (res.status !== 200) return { status: res.status, code: res.json?.code as string, text: res.text, out: null };
+  const r = res.json.result;
+  if (r.isError) {
+    const { status, code } = r.structuredContent.error;
+    return { status: status as number, code: code as string, text: res.text, out: null };
+  }
+  return { status: 200, code: null, text: res.text, out: r.structuredContent };
+}
+
+/** The agent reads a document (a path of its person's tree). */
+const reads = (token: string, path: string, k = kiln) => asAgent(token, 'read_document', { path }, k.client());
 
 test('the metadata: protected resource (RFC 9728) for /_/mcp, authorization server (RFC 8414) with S256 only, registration, revocation and client ID metadata documents', async () => {
   const c = kiln.client();
@@ -106,7 +133,7 @@ test('the metadata: protected resource (RFC 9728) for /_/mcp, authorization serv
   assert.equal(read.errorDescription, 'It expired.');
 });
 
-test('an MCP client connects with the SDK: registration, PKCE, the consent page, a read-only token for one folder, used on the sync API', async () => {
+test('an MCP client connects with the SDK: registration, PKCE, the consent page, a read-only token for one folder, at the MCP door only', async () => {
   const { person, browser, inside, outside } = await personWithDocuments();
   const { client, page } = await connectAgent(kiln, browser, { folder: 'notes', access: 'read' }, 'Claude Test');
   assert.match(page.text, /Claude Test/);
@@ -114,25 +141,51 @@ test('an MCP client connects with the SDK: registration, PKCE, the consent page,
   const token = client.saved!.access_token;
   assert.equal(client.saved!.token_type, 'Bearer');
   assert.ok(client.saved!.refresh_token);
-  // The token acts as the person on a door that takes keys.
-  const status = await withToken(token, 'GET', '/_/sync/status');
-  assert.equal(status.status, 200, status.text);
-  assert.equal(status.json.username, person.username);
+  // The token acts as the person at the MCP door.
+  const listed = await asAgent(token, 'list_documents');
+  assert.equal(listed.status, 200, listed.text);
+  assert.equal(listed.out.accounts[0].account, person.username);
   // Inside its folder: read. Outside: not there at all. Writing: refused, read-only.
-  assert.equal((await withToken(token, 'GET', `/_/sync/nodes/${inside.id}/content`)).status, 200);
-  assert.equal((await withToken(token, 'GET', `/_/sync/nodes/${outside.id}/content`)).status, 404);
-  const write = await withToken(token, 'PUT', `/_/sync/nodes/${inside.id}/content`, { content: '<html>x</html>' });
-  assert.equal(write.status, 403, write.text);
-  assert.equal(write.json.code, 'read-only-key');
+  assert.equal((await reads(token, `notes/${inside.name}`)).status, 200);
+  assert.equal((await reads(token, outside.name)).status, 404);
+  const write = await asAgent(token, 'edit_document', {
+    path: `notes/${inside.name}`,
+    edits: [{ op: 'replaceText', find: 'A', replace: 'x' }],
+  });
+  assert.deepEqual([write.status, write.code], [403, 'read-only-key'], write.text);
+  // Bound to /_/mcp, it acts nowhere else: not on the sync API (whatever its person may do there), nor on a team's.
+  for (const [method, path] of [
+    ['GET', '/_/sync/nodes'],
+    ['GET', '/_/sync/status'],
+    ['GET', `/_/sync/nodes/${inside.id}/content`],
+    ['PUT', `/_/sync/nodes/${inside.id}/content`],
+  ]) {
+    const elsewhere = await withToken(
+      token,
+      method,
+      path,
+      method === 'PUT' ? { content: '<html>x</html>' } : undefined,
+    );
+    assert.deepEqual([elsewhere.status, elsewhere.json?.code], [401, 'invalid-oauth-token'], `${method} ${path}`);
+    assert.match(elsewhere.json.msg, /only on \/_\/mcp/);
+  }
+  const host = kiln.hostOf(person.username);
+  const bus = await kiln
+    .client(host)
+    .post(
+      '/_/bus/send',
+      { channel: 'ai-edit', type: 'ai-edit/request', v: 1, payload: { id: 'r1' }, sender: 'page-abc123' },
+      { headers: { authorization: `Bearer ${token}`, 'page-url': `http://${host}/index.html` } },
+    );
+  assert.deepEqual([bus.status, bus.json?.code], [401, 'invalid-oauth-token'], bus.text);
   // Only hashes in the database: neither token appears in any stored row.
   const rows = await kiln.services.database.db.selectFrom('oauth_objects').selectAll().execute();
   const stored = JSON.stringify(rows);
   assert.ok(!stored.includes(token));
   assert.ok(!stored.includes(client.saved!.refresh_token!));
   // A token that is not one.
-  const bogus = await withToken('x'.repeat(43), 'GET', '/_/sync/status');
-  assert.equal(bogus.status, 401);
-  assert.equal(bogus.json.code, 'invalid-oauth-token');
+  const bogus = await asAgent('x'.repeat(43), 'list_documents');
+  assert.deepEqual([bogus.status, bogus.code], [401, 'invalid-oauth-token']);
 });
 
 /** A token request straight to the token endpoint (what a client sends to refresh). */
@@ -149,14 +202,13 @@ test('refresh tokens rotate on use; a replayed one ends the grant (every token o
   const second = client.saved!;
   assert.notEqual(second.access_token, first.access_token);
   assert.notEqual(second.refresh_token, first.refresh_token);
-  assert.equal((await withToken(second.access_token, 'GET', `/_/sync/nodes/${inside.id}/content`)).status, 200);
+  assert.equal((await reads(second.access_token, `notes/${inside.name}`)).status, 200);
   // The old refresh token again: refused, and the whole grant ends (a stolen copy was used, or this one is).
   const replay = await tokenRequest(client, { grant_type: 'refresh_token', refresh_token: first.refresh_token! });
   assert.equal(replay.status, 400, replay.text);
   assert.equal(replay.json.error, 'invalid_grant');
-  const after = await withToken(second.access_token, 'GET', `/_/sync/nodes/${inside.id}/content`);
-  assert.equal(after.status, 401, after.text);
-  assert.equal(after.json.code, 'invalid-oauth-token');
+  const after = await reads(second.access_token, `notes/${inside.name}`);
+  assert.deepEqual([after.status, after.code], [401, 'invalid-oauth-token'], after.text);
   const again = await tokenRequest(client, { grant_type: 'refresh_token', refresh_token: second.refresh_token! });
   assert.equal(again.json.error, 'invalid_grant');
   // Kiln's grant is revoked too: the account page no longer lists it.
@@ -174,11 +226,10 @@ test('the client revokes a token (RFC 7009): every token of its grant is refused
     // Another registered client's revocation of it does nothing.
     const { client: other } = await connectAgent(kiln, browser, {});
     assert.equal((await revocation(other, client.saved![which]!)).status, 200);
-    assert.equal((await withToken(access_token, 'GET', `/_/sync/nodes/${inside.id}/content`)).status, 200);
+    assert.equal((await reads(access_token, `notes/${inside.name}`)).status, 200);
     assert.equal((await revocation(client, client.saved![which]!)).status, 200);
-    const res = await withToken(access_token, 'GET', `/_/sync/nodes/${inside.id}/content`);
-    assert.equal(res.status, 401, res.text);
-    assert.equal(res.json.code, 'invalid-oauth-token');
+    const res = await reads(access_token, `notes/${inside.name}`);
+    assert.deepEqual([res.status, res.code], [401, 'invalid-oauth-token'], res.text);
     const refreshed = await tokenRequest(client, { grant_type: 'refresh_token', refresh_token: refresh_token! });
     assert.equal(refreshed.json.error, 'invalid_grant', which);
     const agents = (await browser.get('/_/account')).json.connected;
@@ -191,7 +242,7 @@ test('the client revokes a token (RFC 7009): every token of its grant is refused
 test('the account page lists connected agents (client, scope, connected, last used); Revoke stops the agent at its next call and its refresh', async () => {
   const { browser, inside, person } = await personWithDocuments();
   const { client } = await connectAgent(kiln, browser, { folder: 'notes', access: 'write' }, 'Cursor Test');
-  assert.equal((await withToken(client.saved!.access_token, 'GET', `/_/sync/nodes/${inside.id}/content`)).status, 200);
+  assert.equal((await reads(client.saved!.access_token, `notes/${inside.name}`)).status, 200);
   const listed = await browser.get('/_/account');
   assert.equal(listed.json.connected.length, 1);
   const agent = listed.json.connected[0];
@@ -213,9 +264,8 @@ test('the account page lists connected agents (client, scope, connected, last us
   const back = await browser.page(revoked.headers.location!.replace(/^https?:\/\/[^/]+/, ''));
   assert.match(back.text, /Cursor Test is disconnected/);
   assert.doesNotMatch(back.text, /Cursor Test<\/strong>/);
-  const res = await withToken(client.saved!.access_token, 'GET', `/_/sync/nodes/${inside.id}/content`);
-  assert.equal(res.status, 401);
-  assert.equal(res.json.code, 'invalid-oauth-token');
+  const res = await reads(client.saved!.access_token, `notes/${inside.name}`);
+  assert.deepEqual([res.status, res.code], [401, 'invalid-oauth-token']);
   const refresh = await tokenRequest(client, {
     grant_type: 'refresh_token',
     refresh_token: client.saved!.refresh_token!,
@@ -229,19 +279,23 @@ test('a read-write token writes, and the activity feed names the agent; a team c
   const { browser, inside, outside, person } = await personWithDocuments();
   const { client } = await connectAgent(kiln, browser, { access: 'write' }, 'Writer Agent');
   const token = client.saved!.access_token;
-  const put = await withToken(token, 'PUT', `/_/sync/nodes/${outside.id}/content`, {
-    content: '<html><body>by agent</body></html>',
+  const put = await asAgent(token, 'edit_document', {
+    path: outside.name,
+    edits: [{ op: 'replaceText', find: '<body>A</body>', replace: '<body>by agent</body>' }],
   });
   assert.equal(put.status, 200, put.text);
   const feed = await browser.get('/_/activity');
   assert.ok(
-    feed.json.activity.some((a: { client: string }) => a.client === 'Writer Agent (connected agent)'),
+    feed.json.activity.some(
+      (a: { client: string; path: string }) =>
+        a.path === outside.name && a.client.endsWith(' via connection “Writer Agent”'),
+    ),
     JSON.stringify(feed.json),
   );
   const [written] = (await browser.get('/_/account')).json.connected;
   assert.equal(await oauthClientNameOf(kiln.services, `oauth:${written.id}`), 'Writer Agent');
   assert.equal(await oauthClientNameOf(kiln.services, 'key:1'), null);
-  assert.equal((await withToken(token, 'GET', `/_/sync/nodes/${inside.id}/content`)).status, 200);
+  assert.equal((await reads(token, `notes/${inside.name}`)).status, 200);
   // A team: the token reaches the team's files only.
   const { person: owner } = await keyHolder(kiln);
   const team = await createTeam(kiln.services, {
@@ -257,10 +311,14 @@ test('a read-write token writes, and the activity feed names the agent; a team c
   const { client: teamClient, page } = await connectAgent(kiln, browser, { account: team.id, access: 'write' });
   assert.match(page.text, new RegExp(`Team ${team.username} \\(viewer`));
   const teamToken = teamClient.saved!.access_token;
-  // The person's own sync base is outside the token's one account (as for an agent key: 403 key-scope).
-  const mine = await withToken(teamToken, 'GET', `/_/sync/nodes/${inside.id}/content`);
-  assert.equal(mine.status, 403, mine.text);
-  assert.equal(mine.json.code, 'key-scope');
+  // The person's own files are outside the token's one account: not there for it.
+  const reached = await asAgent(teamToken, 'list_documents');
+  assert.deepEqual(
+    reached.out.accounts.map((a: { account: string }) => a.account),
+    [team.username],
+  );
+  const mine = await asAgent(teamToken, 'read_document', { account: person.username, path: `notes/${inside.name}` });
+  assert.deepEqual([mine.status, mine.code], [404, 'not-found'], mine.text);
   const agents = (await browser.get('/_/account')).json.connected;
   const teamAgent = agents.find((a: { account: { kind: string } }) => a.account.kind === 'team');
   assert.equal(teamAgent.readOnly, true, 'a viewer’s agent only reads');
@@ -345,9 +403,8 @@ test('a suspended account’s agent is refused at its next call (403 account-sus
     .set({ suspended_at: new Date().toISOString() })
     .where('id', '=', person.id)
     .execute();
-  const res = await withToken(client.saved!.access_token, 'GET', `/_/sync/nodes/${inside.id}/content`);
-  assert.equal(res.status, 403, res.text);
-  assert.equal(res.json.code, 'account-suspended');
+  const res = await reads(client.saved!.access_token, `notes/${inside.name}`);
+  assert.deepEqual([res.status, res.code], [403, 'account-suspended'], res.text);
   const refresh = await tokenRequest(client, {
     grant_type: 'refresh_token',
     refresh_token: client.saved!.refresh_token!,
@@ -364,7 +421,7 @@ test('the sweep forgets expired codes and tokens (and the grant ended 90 days ag
   assert.ok((await count('AccessToken')) > 0);
   try {
     time.advance(2 * 3600_000);
-    const res = await withToken(client.saved!.access_token, 'GET', `/_/sync/nodes/${inside.id}/content`);
+    const res = await reads(client.saved!.access_token, `notes/${inside.name}`);
     assert.equal(res.status, 401);
     await sweepOAuth(kiln.services);
     assert.equal(await count('AccessToken'), 0);
@@ -384,18 +441,22 @@ test('an agent’s calls are not counted by the anonymous rate limit (a valid to
   const { browser, inside } = await personWithDocuments();
   const { client } = await connectAgent(kiln, browser, {});
   const token = client.saved!.access_token;
+  // One client address, as the limiter counts.
   const from = kiln.client();
-  const put = (t: string) =>
-    from.request('PUT', `/_/sync/nodes/${inside.id}/content`, {
-      headers: { authorization: `Bearer ${t}`, 'content-type': 'application/json' },
-      body: { content: '<html>x</html>' },
-    });
+  const edit = (t: string) =>
+    asAgent(
+      t,
+      'edit_document',
+      { path: `notes/${inside.name}`, edits: [{ op: 'replaceText', find: 'A', replace: 'x' }] },
+      from,
+    );
+  // A read-only agent's edits, each refused by the tool (403 read-only-key), none by the door.
   for (let i = 0; i < 105; i++) {
-    const res = await put(token);
-    assert.equal(res.status, 403, `${i}: ${res.text}`);
+    const res = await edit(token);
+    assert.deepEqual([res.status, res.code], [403, 'read-only-key'], `${i}: ${res.text}`);
   }
   let limited = false;
-  for (let i = 0; i < 105 && !limited; i++) limited = (await put('y'.repeat(43))).status === 429;
+  for (let i = 0; i < 105 && !limited; i++) limited = (await edit('y'.repeat(43))).status === 429;
   assert.ok(limited, 'a token that does not work is counted like any anonymous write');
 });
 
@@ -440,8 +501,7 @@ test('two Kilns on one PostgreSQL serve one flow alternately: registration, cons
     there.jar = browser.jar;
     const fetchFn = kilnFetch(kiln, other);
     const { client } = await connectAgent(kiln, [browser, there], { folder: 'notes' }, 'Two Kilns', fetchFn);
-    const call = (k: TestKiln, token: string) =>
-      k.client().get(`/_/sync/nodes/${inside.id}/content`, { headers: { authorization: `Bearer ${token}` } });
+    const call = (k: TestKiln, token: string) => reads(token, `notes/${inside.name}`, k);
     assert.equal((await call(kiln, client.saved!.access_token)).status, 200);
     assert.equal((await call(other, client.saved!.access_token)).status, 200);
     assert.equal(await auth(client, { serverUrl: mcpUrl(kiln), fetchFn }), 'AUTHORIZED');

@@ -1,9 +1,10 @@
 // Who is asking: THE caller of each request (src/access/caller.ts), resolved once, here, from whatever
 // credential came. A sync key counts on the routes that take keys (`config: { keys: true }`: the sync API, its
 // stream and control lane, the message bus, the MCP door), and so does an agent key (`hcak_`, in X-API-Key or as
-// `Authorization: Bearer`, src/agents/keys.ts) and an OAuth access token (`Authorization: Bearer`,
-// src/oauth/token.ts: the person who connected the agent), each narrowed to its scope; a key or token that does
-// not work is kept as the caller's `refused` for those doors to answer with. Else a session, looked up for the
+// `Authorization: Bearer`, src/agents/keys.ts), each narrowed to its scope. An OAuth access token
+// (`Authorization: Bearer`, src/oauth/token.ts: the person who connected the agent, narrowed likewise) counts on
+// the resource it is bound to only, the MCP door (`config: { oauth: true }`); on the other key doors it is refused.
+// A key or token that does not work is kept as the caller's `refused` for those doors to answer with. Else a session, looked up for the
 // host the request arrived on only (src/accounts/sessions.ts); on a document host it must also be the host's own account's, or (a team's host) a
 // member's, who acts there in their role (looked up on every request: a membership that ends ends the session's
 // rights at once). A session carries no rights beyond that host. Share grants are judged per document
@@ -16,7 +17,7 @@ import type { Ctx } from '../context.ts';
 import { contextOf } from '../context.ts';
 import { anonymous, personCaller, type Caller, type ShareGrant } from '../access/caller.ts';
 import { allows, hostResource } from '../access/authorize.ts';
-import { KilnError } from '../errors.ts';
+import { KilnError, unauthorized } from '../errors.ts';
 import { actorForSessionToken } from '../accounts/actors.ts';
 import { sessionTokenOf } from './cookies.ts';
 import { hostnameOf } from './hosts.ts';
@@ -27,7 +28,7 @@ import { isLiveShareToken } from '../sharing/share.ts';
 import { isShareGuest, tokenParamOf } from './share-grant.ts';
 import { teamRole } from '../store/accounts.ts';
 import { busMember } from '../bus/use-cases.ts';
-import { oauthCaller } from '../oauth/token.ts';
+import { MCP_PATH, oauthCaller } from '../oauth/token.ts';
 
 /** The host a session of this request must have been minted for: null on the main app. */
 function sessionHostOf(req: FastifyRequest): string | null {
@@ -39,6 +40,8 @@ declare module 'fastify' {
     /** The route takes a sync key (`X-API-Key`, or `Authorization: Bearer`) as its caller's credential: the sync
      *  API, its stream and control lane, the message bus, the MCP door. Elsewhere a key counts for nothing. */
     keys?: boolean;
+    /** The route is the protected resource OAuth access tokens are bound to (`/_/mcp`): only there does one act. */
+    oauth?: boolean;
   }
   interface FastifyRequest {
     /** THE caller of this request, resolved once by the hook below. */
@@ -142,8 +145,9 @@ function oauthBearerOf(req: FastifyRequest): string | null {
   return m && !/^hc[sa]k_/.test(m[1]) ? m[1] : null;
 }
 
-/** The caller of an OAuth access token on a door that takes keys (src/oauth/token.ts), its refusal, or null when
- *  none came. */
+/** The caller of an OAuth access token on the door it is bound to (src/oauth/token.ts), its refusal, or null when
+ *  none came. On another door that takes keys a token is refused unread: it acts on its resource only (RFC 8707),
+ *  the MCP door, never on the sync API or the bus, whatever its person may do there. */
 async function oauthBearerCaller(
   s: Services,
   req: FastifyRequest,
@@ -152,6 +156,11 @@ async function oauthBearerCaller(
 ): Promise<Caller | KilnError | null> {
   const token = oauthBearerOf(req);
   if (!token) return null;
+  if (!req.routeOptions.config?.oauth)
+    return unauthorized(
+      `OAuth access tokens act only on ${MCP_PATH}, the resource they are bound to. This door takes a sync key.`,
+      'invalid-oauth-token',
+    );
   try {
     return await oauthCaller(s, token, host, grant);
   } catch (err) {
@@ -160,8 +169,8 @@ async function oauthBearerCaller(
   }
 }
 
-/** True when the request carries credentials: a session of this host (the hook above), a sync or agent key or an
- *  OAuth token that acts on this host (`keyActsHere`, `oauthActsHere`), or a valid share token of a document of
+/** True when the request carries credentials: a session of this host (the hook above), a sync or agent key that
+ *  acts on this host or an OAuth token on its door (`keyActsHere`, `oauthActsHere`), or a valid share token of a document of
  *  this host (its `share_*` cookie or `?token=`). */
 export async function hasCredentials(s: Services, req: FastifyRequest): Promise<boolean> {
   // A key's person is the caller on a key door wherever the key is valid; it counts only where it acts.
@@ -169,7 +178,7 @@ export async function hasCredentials(s: Services, req: FastifyRequest): Promise<
   // On the main app a key door resolved a working key (sync or agent, whatever header it came in).
   if (req.caller?.actor && req.caller.via === 'key' && req.site?.kind === 'main') return true;
   if (keyOf(req) !== undefined && (await keyActsHere(s, req))) return true;
-  if (await oauthActsHere(s, req)) return true;
+  if (oauthActsHere(req)) return true;
   if (req.site?.kind !== 'account' && req.site?.kind !== 'domain') return false;
   const tokens = Object.entries(req.cookies ?? {})
     .filter(([name]) => name.startsWith('share_'))
@@ -181,20 +190,10 @@ export async function hasCredentials(s: Services, req: FastifyRequest): Promise<
   return false;
 }
 
-/** True when the hook resolved an OAuth token into the caller (a key door) and it acts there: on the main app
- *  wherever it is valid, on a document host as the message bus decides (like a sync key). */
-async function oauthActsHere(s: Services, req: FastifyRequest): Promise<boolean> {
+/** True when the hook resolved an OAuth token into the caller: on its door only (the MCP door, main app). */
+function oauthActsHere(req: FastifyRequest): boolean {
   const caller = req.caller;
-  if (!caller?.actor || caller.via !== 'key' || !oauthBearerOf(req) || !/^oauth:/.test(caller.actor.writer))
-    return false;
-  if (req.site?.kind === 'main') return true;
-  try {
-    await busMember(contextOf(s, caller));
-    return true;
-  } catch {
-    // not a member who may use this host's bus
-    return false;
-  }
+  return !!caller?.actor && caller.via === 'key' && !!oauthBearerOf(req) && /^oauth:/.test(caller.actor.writer);
 }
 
 /** True when the request's sync key may act on its host, as the doors that take keys decide it: on the main

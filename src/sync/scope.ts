@@ -96,11 +96,12 @@ function accountChanged(): KilnError {
 
 /** The key's person, or the 401/403 the desktop client knows: the refused key's own (missing-key,
  *  invalid-key, revoked-key, expired-key, account-suspended), or `missing-key` when no key came (a browser
- *  session counts for nothing here). An OAuth token's person too (no key id: its scope rides on the caller). */
+ *  session counts for nothing here, nor an OAuth token: it acts on /_/mcp only). An agent key's person too (no
+ *  key id: its scope rides on the caller). */
 function keyHolder(ctx: Pick<Ctx, 'caller'>): { actor: Actor; keyId: number | null } {
   const { caller } = ctx;
   if (caller.refused) throw caller.refused;
-  const key = caller.via === 'key' && caller.actor ? /^(a?key|oauth):(\d+)$/.exec(caller.actor.writer) : null;
+  const key = caller.via === 'key' && caller.actor ? /^(a?key):(\d+)$/.exec(caller.actor.writer) : null;
   if (!key || !caller.actor) throw unauthorized('Send your sync key in the X-API-Key header.', 'missing-key');
   return { actor: caller.actor, keyId: key[1] === 'key' ? Number(key[2]) : null };
 }

@@ -4,7 +4,7 @@
 //   GET    /_/mcp   405 (no server-initiated stream: nothing is kept between requests)
 //   DELETE /_/mcp   405 (no session to end)
 // The credential is a key: `Authorization: Bearer <key>` or `X-API-Key` (`keys: true`: the auth hook resolves the
-// caller from it); none, or a refused one, is 401 with `WWW-Authenticate: Bearer resource_metadata=…` (OAuth discovery). The Host must be the main
+// caller from it), or an OAuth access token (`oauth: true`: this is the resource tokens are bound to); none, or a refused one, is 401 with `WWW-Authenticate: Bearer resource_metadata=…` (OAuth discovery). The Host must be the main
 // app's and a browser's Origin too (DNS rebinding, other sites' pages): else 403 `cross-origin`. What an agent
 // may do is the tools' use cases (src/mcp/), asked through the caller like every other door.
 import type { FastifyReply, FastifyRequest } from 'fastify';
@@ -60,7 +60,7 @@ async function send(reply: FastifyReply, res: Response) {
 const plugin: RoutePlugin = async (app, { services: s }) => {
   onlyOn(app, 'main', 'The MCP endpoint is on the main address of this Kiln: /_/mcp.');
   jsonAnswers(app);
-  const door = { config: { keys: true }, bodyLimit: limits.body.jsonSyncAndUpload };
+  const door = { config: { keys: true, oauth: true }, bodyLimit: limits.body.jsonSyncAndUpload };
 
   app.post('/_/mcp', door, async (req, reply) => {
     refuseForeignSite(req, s);
