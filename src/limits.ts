@@ -101,13 +101,17 @@ export const limits = {
   mcpCalls: { max: 120, windowMs: MINUTE },
   loginTokenLifetimeMs: 30 * DAY,
   /** OAuth (src/oauth/): an access token lasts an hour, a refresh token 30 days from its last use (rotated each
-   *  time), a grant a year; a code a minute, the consent step an hour. */
+   *  time), a grant a year; a code a minute, the consent step an hour. A registered client is forgotten a day
+   *  after its registration when it never completed an authorization, and when none of its grants holds a token
+   *  or was used for 30 days (the hourly sweep). */
   oauth: {
     accessTokenSeconds: 3600,
     refreshTokenSeconds: 30 * 24 * 3600,
     grantSeconds: 365 * 24 * 3600,
     codeSeconds: 60,
     interactionSeconds: 3600,
+    unauthorizedClientMs: DAY,
+    idleClientMs: 30 * DAY,
   },
   /** A grant that carries a login to one document host: single use, this long. */
   sessionGrantMs: MINUTE,

@@ -437,6 +437,51 @@ test('the sweep forgets expired codes and tokens (and the grant ended 90 days ag
   }
 });
 
+test('the sweep forgets a client a day after it registered without completing an authorization, and one whose grants hold no token and were not used for 30 days', async () => {
+  const { browser } = await personWithDocuments();
+  const db = kiln.services.database.db;
+  const registered = async (c: TestOAuthClient) =>
+    (
+      await db
+        .selectFrom('oauth_objects')
+        .select('id')
+        .where('model', '=', 'Client')
+        .where('id', '=', c.clientInfo!.client_id)
+        .execute()
+    ).length === 1;
+  // One registers and never finishes; another connects and makes a call.
+  const unfinished = new TestOAuthClient('Never Finished');
+  assert.equal(await auth(unfinished, { serverUrl: mcpUrl(kiln), fetchFn: kilnFetch(kiln) }), 'REDIRECT');
+  const { client: used } = await connectAgent(kiln, browser, {});
+  assert.equal((await asAgent(used.saved!.access_token, 'list_documents')).status, 200);
+  const day = 86_400_000;
+  try {
+    await sweepOAuth(kiln.services);
+    assert.ok(await registered(unfinished), 'a registration whose authorization may be under way stays');
+    time.advance(2 * day);
+    await sweepOAuth(kiln.services);
+    assert.ok(!(await registered(unfinished)), 'a day on, a registration never authorized is forgotten');
+    const url = unfinished.authorizationUrl!;
+    const refused = await browser.page(url.pathname + url.search);
+    assert.equal(refused.status, 400, refused.text);
+    assert.match(refused.text, /This connection did not work/);
+    assert.ok(await registered(used), 'a client whose refresh token still works stays');
+    const refreshed = await tokenRequest(used, {
+      grant_type: 'refresh_token',
+      refresh_token: used.saved!.refresh_token!,
+    });
+    assert.equal(refreshed.status, 200, refreshed.text);
+    // 30 days without a call: its refresh token has expired, nothing of it works, and it is forgotten.
+    time.advance(31 * day);
+    await sweepOAuth(kiln.services);
+    assert.ok(!(await registered(used)));
+    const late = await tokenRequest(used, { grant_type: 'refresh_token', refresh_token: refreshed.json.refresh_token });
+    assert.equal(late.json.error, 'invalid_client', late.text);
+  } finally {
+    time.reset();
+  }
+});
+
 test('an agent’s calls are not counted by the anonymous rate limit (a valid token is a credential); a bogus token’s are', async () => {
   const { browser, inside } = await personWithDocuments();
   const { client } = await connectAgent(kiln, browser, {});

@@ -2,10 +2,12 @@
 // one (its tokens stop at their next use: they are deleted, and the grant is marked revoked), and the sweep of
 // what expired.
 import type { Services } from '../services.ts';
-import { DAY } from '../limits.ts';
+import { DAY, limits } from '../limits.ts';
 import {
+  deleteOAuthClients,
   deleteOAuthObject,
   deleteOAuthObjectsOfGrant,
+  idleOAuthClients,
   liveOAuthGrantsOf,
   oauthWriterRow,
   revokeOAuthGrantRow,
@@ -75,9 +77,31 @@ export async function oauthClientNameOf(s: Pick<Services, 'database'>, writer: s
 /** Grants that ended are kept this long (the activity feed names their agents), then forgotten. */
 const ENDED_KEPT_MS = 90 * DAY;
 
-/** Deletes expired codes, tokens, consent steps and client registrations' leftovers, and grants that ended 90
- *  days ago (the hourly sweep). */
+/** Deletes expired codes, tokens, consent steps and client registrations' leftovers, grants that ended 90 days
+ *  ago, and the registered clients nothing keeps (the hourly sweep). */
 export async function sweepOAuth(s: Pick<Services, 'database' | 'clock'>): Promise<void> {
   const now = s.clock.now();
   await sweepOAuthRows(s.database.db, now.toISOString(), new Date(now.getTime() - ENDED_KEPT_MS).toISOString());
+  await sweepOAuthClients(s, now);
+}
+
+/** Forgets the clients that registered (RFC 7591: anyone may, and a connector registers again when it lost its
+ *  registration) and are of no use now: a day after registering without completing an authorization, or when none
+ *  of their grants holds a token or was used for 30 days (`limits.oauth`). Their agents, if any, connect again. */
+async function sweepOAuthClients(s: Pick<Services, 'database'>, now: Date): Promise<void> {
+  const { db } = s.database;
+  const { unauthorizedClientMs, idleClientMs } = limits.oauth;
+  const registeredBefore = (now.getTime() - unauthorizedClientMs) / 1000;
+  const idle = await idleOAuthClients(db, new Date(now.getTime() - idleClientMs).toISOString());
+  const gone = idle.filter((c) => registeredAt(c.payload) < registeredBefore).map((c) => c.id);
+  await deleteOAuthClients(db, gone);
+}
+
+/** When a client registered (its `client_id_issued_at`, seconds); 0 when its payload does not say. */
+function registeredAt(payload: string): number {
+  try {
+    return Number((JSON.parse(payload) as { client_id_issued_at?: unknown }).client_id_issued_at) || 0;
+  } catch {
+    return 0;
+  }
 }

@@ -168,3 +168,46 @@ export async function sweepOAuthRows(db: Executor, now: string, endedBefore: str
     .where((eb) => eb.or([eb('revoked_at', '<=', endedBefore), eb('expires_at', '<=', endedBefore)]))
     .execute();
 }
+
+/** The registered clients (with their payloads) that no grant keeps: none of their grants holds a token or was
+ *  made or used after `since` (a client that never completed an authorization has no grant at all). */
+export function idleOAuthClients(db: Executor, since: string) {
+  return db
+    .selectFrom('oauth_objects as c')
+    .select(['c.id', 'c.payload'])
+    .where('c.model', '=', 'Client')
+    .where((eb) =>
+      eb.not(
+        eb.exists(
+          eb
+            .selectFrom('oauth_grants as g')
+            .select('g.id')
+            .whereRef('g.client_id', '=', 'c.id')
+            .where((g) =>
+              g.or([
+                g('g.created_at', '>', since),
+                g('g.last_used_at', '>', since),
+                g.exists(
+                  g
+                    .selectFrom('oauth_objects as t')
+                    .select('t.id')
+                    .whereRef('t.grant_id', '=', 'g.grant_id')
+                    .where('t.model', 'in', ['AccessToken', 'RefreshToken']),
+                ),
+              ]),
+            ),
+        ),
+      ),
+    )
+    .execute();
+}
+
+/** Forgets registered clients. */
+export async function deleteOAuthClients(db: Executor, ids: string[]): Promise<void> {
+  for (let i = 0; i < ids.length; i += 500)
+    await db
+      .deleteFrom('oauth_objects')
+      .where('model', '=', 'Client')
+      .where('id', 'in', ids.slice(i, i + 500))
+      .execute();
+}
