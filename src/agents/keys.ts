@@ -12,14 +12,8 @@ import type { Scope } from '../access/caller.ts';
 import type { Database } from '../store/db.ts';
 import type { TeamRole } from '../store/schema.ts';
 import { personRow, teamRole } from '../store/accounts.ts';
-import {
-  activeAgentKeyCount,
-  agentKeyByHash,
-  agentKeysOf,
-  insertAgentKey,
-  revokeAgentKeyRow,
-  touchAgentKey,
-} from '../store/agent-keys.ts';
+import { activeAgentKeyCount, agentKeyByHash, agentKeysOf, insertAgentKey } from '../store/agent-keys.ts';
+import { revokeKeyRow, touchKeyRow } from '../store/key-rows.ts';
 import { randomHex, type Clock } from '../clock.ts';
 import { sha256 } from '../core/checksum.ts';
 import { KilnError, badRequest, forbidden, notFound, unauthorized } from '../errors.ts';
@@ -198,7 +192,13 @@ export async function revokeAgentKey(
   const key = (await listAgentKeys(ctx)).find((k) => k.id === input.id);
   if (!key) throw notFound('No such key.');
   if (key.state !== 'active') return { key, revoked: false };
-  const revoked = await revokeAgentKeyRow(ctx.database.db, me.accountId, key.id, ctx.clock.now().toISOString());
+  const revoked = await revokeKeyRow(
+    ctx.database.db,
+    'agent_keys',
+    me.accountId,
+    key.id,
+    ctx.clock.now().toISOString(),
+  );
   // Anything held open on it ends too (an MCP answer streaming progress).
   if (revoked) await revokeGrants(ctx, [grants.agentKey(key.id)]);
   return { key: { ...key, state: revoked ? 'revoked' : key.state }, revoked };
@@ -249,7 +249,7 @@ export async function resolveAgentKey(
   if (gone) throw unauthorized(`The folder this agent key was made for ("${row.folder}") is gone.`, 'revoked-key');
   // "Last used" for the account page, written at most once a minute per key (not a write per call).
   if (row.last_used_at === null || Date.parse(row.last_used_at) < now.getTime() - MINUTE)
-    void touchAgentKey(db, row.id, now.toISOString()).catch(() => {});
+    void touchKeyRow(db, 'agent_keys', row.id, now.toISOString()).catch(() => {});
   return { actor, scope: { accountId: row.scope_account_id, folder, readOnly: row.read_only === 1 }, team };
 }
 

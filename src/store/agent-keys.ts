@@ -1,4 +1,5 @@
-// The agent keys store: keys by hash (only a hash is kept), their use and revocation, a person's list.
+// The agent keys store: keys by hash (only a hash is kept), a person's list (their use and revocation, as a sync
+// key's: src/store/key-rows.ts).
 // (What an agent key is, who may make one and what it reaches: src/agents/keys.ts.)
 import type { Executor, NewRow } from './schema.ts';
 
@@ -44,23 +45,6 @@ export function agentKeyByHash(db: Executor, keyHash: string) {
     ])
     .where('agent_keys.key_hash', '=', keyHash)
     .executeTakeFirst();
-}
-
-/** Records when a key was last used. */
-export async function touchAgentKey(db: Executor, keyId: number, at: string): Promise<void> {
-  await db.updateTable('agent_keys').set({ last_used_at: at }).where('id', '=', keyId).execute();
-}
-
-/** Revokes an active key of the person; false when they have none such. */
-export async function revokeAgentKeyRow(db: Executor, accountId: number, keyId: number, at: string): Promise<boolean> {
-  const r = await db
-    .updateTable('agent_keys')
-    .set({ revoked_at: at })
-    .where('id', '=', keyId)
-    .where('account_id', '=', accountId)
-    .where('revoked_at', 'is', null)
-    .executeTakeFirst();
-  return Number(r.numUpdatedRows) > 0;
 }
 
 /** The person's keys, newest first (never their hashes), with the username of the account each reaches and

@@ -1,6 +1,7 @@
 // Sync keys: `hcsk_` + 64 hex (32 random bytes), shown once; only a SHA-256 hash is kept; one year.
 import { inPaidTeamAs, personRow } from '../store/accounts.ts';
-import { insertSyncKey, revokeKey, syncKeyByHash, syncKeyTimes, syncKeysOf, touchSyncKey } from '../store/sync-keys.ts';
+import { insertSyncKey, syncKeyByHash, syncKeyTimes, syncKeysOf } from '../store/sync-keys.ts';
+import { revokeKeyRow, touchKeyRow } from '../store/key-rows.ts';
 import type { Database } from '../store/db.ts';
 import type { StreamHub } from '../sse/hub.ts';
 import type { EventBus } from '../events/bus.ts';
@@ -72,7 +73,7 @@ export async function actorForSyncKey(
   if (!actor) throw unauthorized('That sync key is not valid.', 'invalid-key');
   // "Last used" for the dashboard, written at most once a minute per key (not a write per request).
   if (row.last_used_at === null || Date.parse(row.last_used_at) < now.getTime() - MINUTE) {
-    void touchSyncKey(s.database.db, row.id, now.toISOString()).catch(() => {});
+    void touchKeyRow(s.database.db, 'sync_keys', row.id, now.toISOString()).catch(() => {});
   }
   return actor;
 }
@@ -89,7 +90,7 @@ export async function keyValidUntil(s: KeyPorts, keyId: number): Promise<string 
 }
 
 export async function revokeSyncKey(s: KeyPorts, accountId: number, keyId: number): Promise<boolean> {
-  const revoked = await revokeKey(s.database.db, accountId, keyId, s.clock.now().toISOString());
+  const revoked = await revokeKeyRow(s.database.db, 'sync_keys', accountId, keyId, s.clock.now().toISOString());
   if (revoked) await revokeGrants(s, [grants.key(keyId)]);
   return revoked;
 }
