@@ -4,8 +4,8 @@
 // `Authorization: Bearer`, src/agents/keys.ts), each narrowed to its scope. An OAuth access token
 // (`Authorization: Bearer`, src/oauth/token.ts: the person who connected the agent, narrowed likewise) counts on
 // the resource it is bound to only, the MCP door (`config: { oauth: true }`); on the other key doors it is refused.
-// A key or token that does not work is kept as the caller's `refused` for those doors to answer with. Else a session, looked up for the
-// host the request arrived on only (src/accounts/sessions.ts); on a document host it must also be the host's own account's, or (a team's host) a
+// A key or token that does not work is kept as the caller's `refused` for those doors to answer with. Else a
+// session, looked up for the host the request arrived on only (src/accounts/sessions.ts); on a document host it must also be the host's own account's, or (a team's host) a
 // member's, who acts there in their role (looked up on every request: a membership that ends ends the session's
 // rights at once). A session carries no rights beyond that host. Share grants are judged per document
 // (`caller.shareGrant`). `req.ctx` hands the caller to the use cases, which ask the access table through it.
@@ -170,8 +170,8 @@ async function oauthBearerCaller(
 }
 
 /** True when the request carries credentials: a session of this host (the hook above), a sync or agent key that
- *  acts on this host or an OAuth token on its door (`keyActsHere`, `oauthActsHere`), or a valid share token of a document of
- *  this host (its `share_*` cookie or `?token=`). */
+ *  acts on this host or an OAuth token on its door (`keyActsHere`, `oauthActsHere`), or a valid share token of a
+ *  document of this host (its `share_*` cookie or `?token=`). */
 export async function hasCredentials(s: Services, req: FastifyRequest): Promise<boolean> {
   // A key's person is the caller on a key door wherever the key is valid; it counts only where it acts.
   if (req.caller?.actor && req.caller.via === 'session') return true;
