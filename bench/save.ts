@@ -5,10 +5,12 @@
 //
 // Kiln runs as its own process (`node bin/kiln.js serve`, as deployed), one per configuration, the clients here:
 // SQLite (the embedded default) and PostgreSQL (a fresh database each; skipped when unreachable). The
-// configurations run in rounds, each in turn, as bench/http does: on a shared machine a burst of other work
-// then falls on one round of each alike, the ratios are taken within a round, and the figures printed are the
-// medians of the rounds (one run of each configuration for a few seconds moved its ratios by ±20 % between
-// runs of one commit). For comparison with earlier figures, one round against a Kiln started inside this
+// configurations run in many short rounds, each in turn, as bench/http does: on a shared machine a burst of other
+// work then falls on one round of each alike. The two configurations of each ratio run one right after the other
+// (guarded, SQLite, PostgreSQL near; SQLite far, PostgreSQL far), the order reversed every other round, each ratio
+// is taken within a round, and the figures printed are the medians of the rounds (one run of each configuration
+// for a few seconds moved its ratios by ±20 % between runs of one commit; seven rounds of 800 saves, each
+// configuration seconds from its pair, by as much on a busy machine). For comparison with earlier figures, one round against a Kiln started inside this
 // process, where the clients' work (building each edit of 112 KB, HTTP) shares Kiln's one thread.
 // The data-clobber guard: the same load on the same page with an `api` rules tag (the guard compares each save's
 // data, extracted in the pool, with what the page protects) against the page without one (the guard has nothing
@@ -17,7 +19,7 @@
 // a recent version, Kiln's CPU and its PostgreSQL backends' CPU per save (/proc), and the WAL per save
 // (pg_current_wal_lsn before and after a round: the whole server's, so other databases' writes count in it).
 //
-// Settings (environment): BENCH_ROUNDS (7), BENCH_SAVES (800 a round), BENCH_WARMUP (300), BENCH_CONCURRENCY (4), BENCH_PG_URL,
+// Settings (environment): BENCH_ROUNDS (21), BENCH_SAVES (200 a round), BENCH_WARMUP (300), BENCH_CONCURRENCY (4), BENCH_PG_URL,
 // BENCH_NODE_ARGS (flags for the Kiln processes, e.g. `--cpu-prof --cpu-prof-dir=/tmp/p`).
 import http from 'node:http';
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -34,8 +36,8 @@ import { spawnKiln } from '../test/support/child.ts';
 import type { Services } from '../src/services.ts';
 import { cpuSeconds, metricsText, ownCpuSeconds } from './http.ts';
 
-const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 7);
-const PER_ROUND = Number(process.env.BENCH_SAVES ?? 800);
+const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 21);
+const PER_ROUND = Number(process.env.BENCH_SAVES ?? 200);
 const WARMUP = Number(process.env.BENCH_WARMUP ?? 300);
 const CONCURRENCY = Number(process.env.BENCH_CONCURRENCY ?? 4);
 const PG_URL = process.env.BENCH_PG_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
@@ -258,10 +260,24 @@ async function report(t: Target) {
   const m = (k: keyof Target['rounds'][number]) => median(t.rounds.map((r) => r[k]));
   const perSecond = m('perSecond');
   console.log(
-    `${t.label.padEnd(34)} ${perSecond.toFixed(0).padStart(5)} saves/s median (rounds ${t.rounds.map((r) => r.perSecond.toFixed(0)).join(', ')}; goal ≥ ${GOAL}: ${perSecond >= GOAL ? 'met' : 'NOT met'}; ${t.failures} failures)`,
+    `${t.label.padEnd(34)} ${perSecond.toFixed(0).padStart(5)} saves/s median (middle half ${middleHalf(
+      t.rounds.map((r) => r.perSecond),
+    )
+      .map((x) => x.toFixed(0))
+      .join('–')}; goal ≥ ${GOAL}: ${perSecond >= GOAL ? 'met' : 'NOT met'}; ${t.failures} failures)`,
   );
   console.log(
-    `${''.padEnd(34)} CPU per save: Kiln ${m('kilnUs').toFixed(0)} µs${t.env.DATABASE_URL ? `, its PostgreSQL backends ${m('pgUs').toFixed(0)} µs (rounds ${t.rounds.map((r) => r.pgUs.toFixed(0)).join(', ')})` : ''}`,
+    `${''.padEnd(34)} CPU per save: Kiln ${m('kilnUs').toFixed(0)} µs (middle half ${middleHalf(
+      t.rounds.map((r) => r.kilnUs),
+    )
+      .map((x) => x.toFixed(0))
+      .join('–')})${
+      t.env.DATABASE_URL
+        ? `, its PostgreSQL backends ${m('pgUs').toFixed(0)} µs (middle half ${middleHalf(t.rounds.map((r) => r.pgUs))
+            .map((x) => x.toFixed(0))
+            .join('–')})`
+        : ''
+    }`,
   );
   if (t.env.DATABASE_URL) {
     console.log(
@@ -269,7 +285,11 @@ async function report(t: Target) {
     );
     const wal = t.rounds.map((r) => r.walBytes / 1024);
     console.log(
-      `${''.padEnd(34)} WAL per save: ${median(wal).toFixed(1)} KiB median, ${Math.min(...wal).toFixed(1)} KiB least (rounds ${wal.map((w) => w.toFixed(1)).join(', ')}; the server's WAL, other databases' included)`,
+      `${''.padEnd(34)} WAL per save: ${median(wal).toFixed(1)} KiB median, ${Math.min(...wal).toFixed(1)} KiB least (middle half ${middleHalf(
+        wal,
+      )
+        .map((w) => w.toFixed(1))
+        .join('–')}; the server's WAL, other databases' included)`,
     );
   }
   const v = await withServices(t.env, (s) => versionFigures(s, t.nodeId));
@@ -278,20 +298,28 @@ async function report(t: Target) {
   );
 }
 
-/** The median of per-round ratios a ÷ b of saves/s, with each round's. */
+/** The median of per-round ratios a ÷ b of saves/s, with the middle half of them and each round's. */
 function ratio(label: string, a: Target, b: Target, goal: number) {
   const rs = a.rounds.map((r, i) => r.perSecond / b.rounds[i].perSecond);
   const r = median(rs);
+  const pct = (x: number) => (x * 100).toFixed(0);
   console.log(
-    `${label.padEnd(34)} ${(r * 100).toFixed(0).padStart(5)} % median of the rounds' ratios (${rs.map((x) => `${(x * 100).toFixed(0)}`).join(', ')} %; goal ≥ ${goal * 100} %: ${r >= goal ? 'met' : 'NOT met'})`,
+    `${label.padEnd(34)} ${pct(r).padStart(5)} % median of the rounds' ratios (middle half ${middleHalf(rs).map(pct).join('–')} %; goal ≥ ${goal * 100} %: ${r >= goal ? 'met' : 'NOT met'}; rounds ${rs.map(pct).join(', ')} %)`,
   );
   // The same by CPU per save (Kiln's, and its PostgreSQL backends'): on a machine busy with other work the rates
   // follow the share of the cores each run got, the CPU each save took much less.
   const cpu = (x: Target['rounds'][number]) => x.kilnUs + (Number.isNaN(x.pgUs) ? 0 : x.pgUs);
   const cs = a.rounds.map((x, i) => cpu(b.rounds[i]) / cpu(x));
   console.log(
-    `${''.padEnd(34)} ${(median(cs) * 100).toFixed(0).padStart(5)} % by CPU per save (the inverse ratio of Kiln's + PostgreSQL's CPU per save; rounds ${cs.map((x) => `${(x * 100).toFixed(0)}`).join(', ')} %)`,
+    `${''.padEnd(34)} ${pct(median(cs)).padStart(5)} % by CPU per save (the inverse ratio of Kiln's + PostgreSQL's CPU per save; middle half ${middleHalf(cs).map(pct).join('–')} %)`,
   );
+}
+
+/** The first and third quartiles. */
+function middleHalf(xs: number[]): [number, number] {
+  const v = [...xs].sort((a, b) => a - b);
+  const at = (q: number) => v[Math.min(v.length - 1, Math.round(q * (v.length - 1)))];
+  return [at(0.25), at(0.75)];
 }
 
 /** The server's WAL position now. */
@@ -377,14 +405,17 @@ try {
     pgFar = await start('PostgreSQL, edits far apart', { DATA_DIR: tmp(), DATABASE_URL: apart.url }, PLAIN, true);
     targets.push(pgNear, pgFar);
   }
-  // Rounds: each configuration in turn (the order turning each round), so that load from elsewhere on the shared
-  // machine falls on all alike; the ratios are taken within each round, then their median.
+  // Rounds: each configuration in turn, the two of each ratio one right after the other (plain sits between the
+  // guarded page and PostgreSQL near, the two far-apart ones together), the order reversed every other round so
+  // that neither of a pair always goes first; the ratios are taken within each round, then their median.
+  const sequence = [guarded, plain, pgNear, far, pgFar].filter((t): t is Target => t !== null);
+  const short = new Map(sequence.map((t, k) => [t, ['guarded', 'near', 'PG near', 'far', 'PG far'][k]]));
+  console.log(`  saves/s in each round: ${targets.map((t) => `${short.get(t)} = ${t.label}`).join('; ')}`);
   for (let i = 0; i < ROUNDS; i++) {
-    const order = targets.map((_, k) => targets[(k + i) % targets.length]);
-    for (const t of order) await round(t);
+    for (const t of i % 2 ? [...sequence].reverse() : sequence) await round(t);
     const pct = (a: Target, b: Target) => `${((a.rounds[i].perSecond / b.rounds[i].perSecond) * 100).toFixed(0)} %`;
     console.log(
-      `  round ${i + 1}: ${targets.map((t) => `${t.label} ${t.rounds[i].perSecond.toFixed(0)}/s`).join('; ')}; guarded ÷ unguarded ${pct(guarded, plain)}${pgNear && pgFar ? `, PostgreSQL ÷ SQLite near ${pct(pgNear, plain)}, far apart ${pct(pgFar, far)}` : ''}`,
+      `  round ${String(i + 1).padStart(2)}: ${targets.map((t) => `${short.get(t)} ${t.rounds[i].perSecond.toFixed(0)}`).join(', ')}; guarded ÷ unguarded ${pct(guarded, plain)}${pgNear && pgFar ? `, PostgreSQL ÷ SQLite near ${pct(pgNear, plain)}, far apart ${pct(pgFar, far)}` : ''}; load ${os.loadavg()[0].toFixed(1)}`,
     );
   }
   for (const t of targets) await t.kiln.kill('SIGTERM');
