@@ -493,7 +493,7 @@ export function nodeColumns<C extends keyof NodeRow & string>(db: Kysely<DB>, id
 export function newestVersion(db: Kysely<DB>, nodeId: number) {
   return db
     .selectFrom('versions')
-    .select(['id', 'backup_number', 'is_diff', 'snapshot_id', 'content_hash'])
+    .select(['id', 'backup_number', 'is_diff', 'snapshot_id', 'content_hash', 'saved_by_kind'])
     .where('node_id', '=', nodeId)
     .orderBy('backup_number', 'desc')
     .limit(1)

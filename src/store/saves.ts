@@ -44,8 +44,16 @@ export interface SaveStore {
  *  committed meanwhile), and the newest version is read again. */
 async function split(tx: Tx, row: Read | undefined): Promise<DocumentForWrite | undefined> {
   if (!row) return undefined;
-  const { last_id, last_backup_number, last_is_diff, last_snapshot_id, last_content_hash, last_created_at, ...node } =
-    row;
+  const {
+    last_id,
+    last_backup_number,
+    last_is_diff,
+    last_snapshot_id,
+    last_content_hash,
+    last_created_at,
+    last_saved_by_kind,
+    ...node
+  } = row;
   const last =
     last_id === null
       ? undefined
@@ -55,6 +63,7 @@ async function split(tx: Tx, row: Read | undefined): Promise<DocumentForWrite | 
           is_diff: last_is_diff!,
           snapshot_id: last_snapshot_id,
           content_hash: last_content_hash!,
+          saved_by_kind: last_saved_by_kind!,
         };
   const agrees = last
     ? node.checksum === checksumOfHash(last.content_hash) && node.modified_at === last_created_at
@@ -81,7 +90,7 @@ async function known(tx: Tx, nodeId: number, read: () => Promise<DocumentForWrit
 function written(tx: Tx, r: SaveRows, versionId: number, layout?: ContentLayout): void {
   const doc = knownDocument(tx, r.node.id);
   if (!doc) return;
-  const { backup_number, is_diff, snapshot_id, content_hash } = r.version;
+  const { backup_number, is_diff, snapshot_id, content_hash, saved_by_kind } = r.version;
   rememberDocument(tx, {
     ...doc,
     layout,
@@ -89,7 +98,7 @@ function written(tx: Tx, r: SaveRows, versionId: number, layout?: ContentLayout)
     modified_at: r.node.now,
     saved_by_account_id: r.node.accountId,
     saved_by_writer: r.node.writer,
-    last: { id: versionId, backup_number, is_diff, snapshot_id: snapshot_id ?? null, content_hash },
+    last: { id: versionId, backup_number, is_diff, snapshot_id: snapshot_id ?? null, content_hash, saved_by_kind },
   });
 }
 
