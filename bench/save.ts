@@ -5,22 +5,27 @@
 //
 // Kiln runs as its own process (`node bin/kiln.js serve`, as deployed), one per configuration, the clients here:
 // SQLite (the embedded default) and PostgreSQL (a fresh database each; skipped when unreachable). The
-// configurations run in rounds, each in turn, as bench/http does: on a shared machine a burst of other work
-// then falls on one round of each alike, the ratios are taken within a round, and the figures printed are the
-// medians of the rounds (one run of each configuration for a few seconds moved its ratios by ±20 % between
-// runs of one commit). For comparison with earlier figures, one round against a Kiln started inside this
-// process, where the clients' work (building each edit of 112 KB, HTTP) shares Kiln's one thread.
+// configurations run in rounds, as bench/http does, and each round in slices: a few dozen saves of each
+// configuration in turn, the two of each ratio one right after the other (guarded, SQLite, PostgreSQL near;
+// SQLite far, PostgreSQL far), the order reversed every other slice. A burst of other work on a shared machine then
+// falls on the two of a pair alike; each ratio is taken within a round (its slices' saves over their seconds), and
+// the figures printed are the medians of the rounds, with their middle half. (One run of each configuration for a
+// few seconds moved its ratios by ±20 % between runs of one commit; seven rounds of 800 saves, each configuration
+// seconds from its pair, by as much on a busy machine.) For comparison with earlier figures, one round against a
+// Kiln started inside this process, where the clients' work (building each edit of 112 KB, HTTP) shares Kiln's
+// one thread.
 // The data-clobber guard: the same load on the same page with an `api` rules tag (the guard compares each save's
 // data, extracted in the pool, with what the page protects) against the page without one (the guard has nothing
 // to do): goal, within 10 %. Saves are sent as hyperclayjs sends a person's edit (`Save-Trigger: user`).
 // Also: the version storage of those saves as a share of full copies (goal ≤ 1%), the slowest reconstruction of
 // a recent version, Kiln's CPU and its PostgreSQL backends' CPU per save (/proc), and the WAL per save
-// (pg_current_wal_lsn before and after a round: the whole server's, so other databases' writes count in it).
+// (pg_current_wal_lsn before and after each slice: the whole server's, so other databases' writes count in it).
 //
-// Settings (environment): BENCH_ROUNDS (7), BENCH_SAVES (800 a round), BENCH_WARMUP (300), BENCH_CONCURRENCY (4), BENCH_PG_URL,
+// Settings (environment): BENCH_ROUNDS (21), BENCH_SAVES (200 a round), BENCH_SLICES (5 a round), BENCH_WARMUP (300),
+// BENCH_CONCURRENCY (4), BENCH_PG_URL,
 // BENCH_NODE_ARGS (flags for the Kiln processes, e.g. `--cpu-prof --cpu-prof-dir=/tmp/p`).
 import http from 'node:http';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import pg from 'pg';
@@ -32,12 +37,13 @@ import { createNode } from '../src/nodes/tree.ts';
 import { versionContent } from '../src/save/history.ts';
 import { spawnKiln } from '../test/support/child.ts';
 import type { Services } from '../src/services.ts';
-import { cpuSeconds, metricsText, ownCpuSeconds } from './http.ts';
+import { metricsText } from './http.ts';
 
-const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 7);
-const PER_ROUND = Number(process.env.BENCH_SAVES ?? 800);
+const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 21);
+const PER_ROUND = Number(process.env.BENCH_SAVES ?? 200);
 const WARMUP = Number(process.env.BENCH_WARMUP ?? 300);
 const CONCURRENCY = Number(process.env.BENCH_CONCURRENCY ?? 4);
+const SLICES = Number(process.env.BENCH_SLICES ?? 5);
 const PG_URL = process.env.BENCH_PG_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
 const GOAL = 600;
 const ROOT = 'kiln.localhost:8080';
@@ -114,7 +120,7 @@ function saver(port: number, token: string, first: string, spread: boolean) {
     return doc;
   };
   return {
-    /** Sends `count` saves; their rate and how many were not answered 200. */
+    /** Sends `count` saves; their rate, the seconds they took and how many were not answered 200. */
     async run(count: number) {
       let sent = 0;
       let failures = 0;
@@ -127,7 +133,8 @@ function saver(port: number, token: string, first: string, spread: boolean) {
           }
         }),
       );
-      return { perSecond: count / ((performance.now() - t0) / 1000), failures };
+      const seconds = (performance.now() - t0) / 1000;
+      return { perSecond: count / seconds, seconds, failures };
     },
     close: () => agent.destroy(),
   };
@@ -166,6 +173,8 @@ interface Target {
   nodeId: number;
   kiln: Awaited<ReturnType<typeof spawnKiln>>;
   saves: ReturnType<typeof saver>;
+  /** A connection to its database kept for the measures (PostgreSQL), so that taking them starts no backend. */
+  probe: pg.Client | null;
   rounds: Array<{
     perSecond: number;
     kilnUs: number;
@@ -187,64 +196,116 @@ async function start(label: string, env: Record<string, string>, first = PLAIN, 
     { nodeArgs: process.env.BENCH_NODE_ARGS?.split(' ') ?? [], timeoutMs: 180_000 },
   );
   const saves = saver(kiln.port, fix.token, first, spread);
+  const probe = env.DATABASE_URL ? new pg.Client({ connectionString: env.DATABASE_URL }) : null;
+  await probe?.connect();
   // A warm-up (JIT, caches, the splices' steady state) before the measured rounds.
   await saves.run(WARMUP);
-  return { label, env, nodeId: fix.nodeId, kiln, saves, rounds: [], failures: 0 };
+  return { label, env, nodeId: fix.nodeId, kiln, saves, probe, rounds: [], failures: 0 };
 }
 
-/** One round of a configuration: PER_ROUND saves, with Kiln's CPU, its PostgreSQL backends' CPU, the server's WAL
- *  and the statements sent, per save. */
-async function round(t: Target): Promise<void> {
-  const url = t.env.DATABASE_URL;
-  const backends0 = url ? await backendCpu(url) : null;
-  const wal0 = url ? await walPosition(url) : null;
-  const statements0 = url ? await databaseStatements(t.kiln.port) : null;
-  const cpu0 = cpuSeconds(t.kiln.child.pid!);
-  const r = await t.saves.run(PER_ROUND);
-  const kilnCpu = cpuSeconds(t.kiln.child.pid!) - cpu0;
-  const walBytes = url && wal0 ? await walSince(url, wal0) : NaN;
-  let pgCpu = NaN;
-  let statements = NaN;
-  let trips = NaN;
-  if (url && backends0 && statements0) {
-    const backends1 = await backendCpu(url);
-    pgCpu = 0;
-    for (const [pid, sec] of backends1) pgCpu += sec - (backends0.get(pid) ?? 0);
-    const s1 = await databaseStatements(t.kiln.port);
-    trips = (s1.awaited - statements0.awaited) / PER_ROUND;
-    statements = trips + (s1.pipelined - statements0.pipelined) / PER_ROUND;
-  }
+/** What a configuration's slices of one round add up to. */
+interface Sums {
+  saves: number;
+  seconds: number;
+  kilnCpu: number;
+  pgCpu: number;
+  wal: number;
+  awaited: number;
+  pipelined: number;
+}
+
+/** One slice of a round for a configuration: `count` saves, added to `sums` with Kiln's CPU, its PostgreSQL
+ *  backends' CPU, the server's WAL and the statements sent while they ran. The slice ends when Kiln has finished
+ *  the work its saves left (the guard's extractions run in its pool after the answer): that time counts in the
+ *  slice, and none of it in the next configuration's. */
+async function slice(t: Target, count: number, sums: Sums): Promise<void> {
+  const c = t.probe;
+  const pid = t.kiln.child.pid!;
+  const backends0 = c ? await backendCpu(c) : null;
+  const wal0 = c ? await walPosition(c) : null;
+  const statements0 = c ? await databaseStatements(t.kiln.port) : null;
+  const cpu0 = runSeconds(pid);
+  const r = await t.saves.run(count);
+  const after = await finished(pid);
+  sums.kilnCpu += runSeconds(pid) - cpu0;
+  sums.saves += count;
+  sums.seconds += r.seconds + after;
   t.failures += r.failures;
-  t.rounds.push({
-    perSecond: r.perSecond,
-    kilnUs: (kilnCpu / PER_ROUND) * 1e6,
-    pgUs: (pgCpu / PER_ROUND) * 1e6,
-    walBytes: walBytes / PER_ROUND,
-    statements,
-    trips,
-  });
+  if (c && wal0 && backends0 && statements0) {
+    sums.wal += await walSince(c, wal0);
+    for (const [pid, sec] of await backendCpu(c)) sums.pgCpu += sec - (backends0.get(pid) ?? 0);
+    const s1 = await databaseStatements(t.kiln.port);
+    sums.awaited += s1.awaited - statements0.awaited;
+    sums.pipelined += s1.pipelined - statements0.pipelined;
+  }
 }
 
-/** CPU seconds so far of each PostgreSQL backend serving the database of `url` (Kiln's pool: the bench's own
- *  connections and other databases' backends are left out, so other work on the server does not count). */
-async function backendCpu(url: string): Promise<Map<number, number>> {
-  const c = new pg.Client({ connectionString: url });
-  await c.connect();
-  try {
-    const { rows } = await c.query(
-      'select pid from pg_stat_activity where datname = current_database() and pid <> pg_backend_pid()',
-    );
-    const cpu = new Map<number, number>();
-    for (const { pid } of rows)
-      try {
-        cpu.set(pid, ownCpuSeconds(pid));
-      } catch {
-        // ended meanwhile
-      }
-    return cpu;
-  } finally {
-    await c.end();
+/** One round: SLICES slices of each configuration in `sequence` (its pairs next to each other), the order reversed
+ *  every other slice, so that a burst of other work on the machine falls on the two of a pair alike; then each
+ *  configuration's figures for the round. */
+async function round(sequence: Target[]): Promise<void> {
+  const sums = new Map(
+    sequence.map((t) => [t, { saves: 0, seconds: 0, kilnCpu: 0, pgCpu: 0, wal: 0, awaited: 0, pipelined: 0 }]),
+  );
+  const backwards = [...sequence].reverse();
+  for (let k = 0; k < SLICES; k++)
+    for (const t of k % 2 ? backwards : sequence) await slice(t, Math.ceil(PER_ROUND / SLICES), sums.get(t)!);
+  for (const t of sequence) {
+    const x = sums.get(t)!;
+    const pg = t.probe !== null;
+    t.rounds.push({
+      perSecond: x.saves / x.seconds,
+      kilnUs: (x.kilnCpu / x.saves) * 1e6,
+      pgUs: pg ? (x.pgCpu / x.saves) * 1e6 : NaN,
+      walBytes: pg ? x.wal / x.saves : NaN,
+      statements: pg ? (x.awaited + x.pipelined) / x.saves : NaN,
+      trips: pg ? x.awaited / x.saves : NaN,
+    });
   }
+}
+
+/** Seconds a process's threads have run so far (/proc's schedstat: nanoseconds, where /proc/<pid>/stat counts
+ *  10 ms ticks, a tenth of a slice's CPU). */
+function runSeconds(pid: number): number {
+  let ns = 0;
+  for (const tid of readdirSync(`/proc/${pid}/task`))
+    try {
+      ns += Number(readFileSync(`/proc/${pid}/task/${tid}/schedstat`, 'utf8').split(' ')[0]);
+    } catch {
+      // ended meanwhile
+    }
+  return ns / 1e9;
+}
+
+/** Waits until the process has been all but idle for 20 ms (at most 10 s); the seconds it worked on till then. */
+async function finished(pid: number): Promise<number> {
+  const t0 = performance.now();
+  let last = runSeconds(pid);
+  for (let i = 0; i < 500; i++) {
+    const at = performance.now();
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    const now = runSeconds(pid);
+    if (now - last < 0.001) return (at - t0) / 1000;
+    last = now;
+  }
+  return (performance.now() - t0) / 1000;
+}
+
+/** CPU seconds so far of each PostgreSQL backend serving the database `c` is connected to (Kiln's pool: the
+ *  bench's own connection and other databases' backends are left out, so other work on the server does not
+ *  count). */
+async function backendCpu(c: pg.Client): Promise<Map<number, number>> {
+  const { rows } = await c.query(
+    'select pid from pg_stat_activity where datname = current_database() and pid <> pg_backend_pid()',
+  );
+  const cpu = new Map<number, number>();
+  for (const { pid } of rows)
+    try {
+      cpu.set(pid, runSeconds(pid));
+    } catch {
+      // ended meanwhile
+    }
+  return cpu;
 }
 
 const median = (xs: number[]) => {
@@ -258,10 +319,24 @@ async function report(t: Target) {
   const m = (k: keyof Target['rounds'][number]) => median(t.rounds.map((r) => r[k]));
   const perSecond = m('perSecond');
   console.log(
-    `${t.label.padEnd(34)} ${perSecond.toFixed(0).padStart(5)} saves/s median (rounds ${t.rounds.map((r) => r.perSecond.toFixed(0)).join(', ')}; goal ≥ ${GOAL}: ${perSecond >= GOAL ? 'met' : 'NOT met'}; ${t.failures} failures)`,
+    `${t.label.padEnd(34)} ${perSecond.toFixed(0).padStart(5)} saves/s median (middle half ${middleHalf(
+      t.rounds.map((r) => r.perSecond),
+    )
+      .map((x) => x.toFixed(0))
+      .join('–')}; goal ≥ ${GOAL}: ${perSecond >= GOAL ? 'met' : 'NOT met'}; ${t.failures} failures)`,
   );
   console.log(
-    `${''.padEnd(34)} CPU per save: Kiln ${m('kilnUs').toFixed(0)} µs${t.env.DATABASE_URL ? `, its PostgreSQL backends ${m('pgUs').toFixed(0)} µs (rounds ${t.rounds.map((r) => r.pgUs.toFixed(0)).join(', ')})` : ''}`,
+    `${''.padEnd(34)} CPU per save: Kiln ${m('kilnUs').toFixed(0)} µs (middle half ${middleHalf(
+      t.rounds.map((r) => r.kilnUs),
+    )
+      .map((x) => x.toFixed(0))
+      .join('–')})${
+      t.env.DATABASE_URL
+        ? `, its PostgreSQL backends ${m('pgUs').toFixed(0)} µs (middle half ${middleHalf(t.rounds.map((r) => r.pgUs))
+            .map((x) => x.toFixed(0))
+            .join('–')})`
+        : ''
+    }`,
   );
   if (t.env.DATABASE_URL) {
     console.log(
@@ -269,7 +344,11 @@ async function report(t: Target) {
     );
     const wal = t.rounds.map((r) => r.walBytes / 1024);
     console.log(
-      `${''.padEnd(34)} WAL per save: ${median(wal).toFixed(1)} KiB median, ${Math.min(...wal).toFixed(1)} KiB least (rounds ${wal.map((w) => w.toFixed(1)).join(', ')}; the server's WAL, other databases' included)`,
+      `${''.padEnd(34)} WAL per save: ${median(wal).toFixed(1)} KiB median, ${Math.min(...wal).toFixed(1)} KiB least (middle half ${middleHalf(
+        wal,
+      )
+        .map((w) => w.toFixed(1))
+        .join('–')}; the server's WAL, other databases' included)`,
     );
   }
   const v = await withServices(t.env, (s) => versionFigures(s, t.nodeId));
@@ -278,42 +357,38 @@ async function report(t: Target) {
   );
 }
 
-/** The median of per-round ratios a ÷ b of saves/s, with each round's. */
+/** The median of per-round ratios a ÷ b of saves/s, with the middle half of them and each round's. */
 function ratio(label: string, a: Target, b: Target, goal: number) {
   const rs = a.rounds.map((r, i) => r.perSecond / b.rounds[i].perSecond);
   const r = median(rs);
+  const pct = (x: number) => (x * 100).toFixed(0);
   console.log(
-    `${label.padEnd(34)} ${(r * 100).toFixed(0).padStart(5)} % median of the rounds' ratios (${rs.map((x) => `${(x * 100).toFixed(0)}`).join(', ')} %; goal ≥ ${goal * 100} %: ${r >= goal ? 'met' : 'NOT met'})`,
+    `${label.padEnd(34)} ${pct(r).padStart(5)} % median of the rounds' ratios (middle half ${middleHalf(rs).map(pct).join('–')} %; goal ≥ ${goal * 100} %: ${r >= goal ? 'met' : 'NOT met'}; rounds ${rs.map(pct).join(', ')} %)`,
   );
   // The same by CPU per save (Kiln's, and its PostgreSQL backends'): on a machine busy with other work the rates
   // follow the share of the cores each run got, the CPU each save took much less.
   const cpu = (x: Target['rounds'][number]) => x.kilnUs + (Number.isNaN(x.pgUs) ? 0 : x.pgUs);
   const cs = a.rounds.map((x, i) => cpu(b.rounds[i]) / cpu(x));
   console.log(
-    `${''.padEnd(34)} ${(median(cs) * 100).toFixed(0).padStart(5)} % by CPU per save (the inverse ratio of Kiln's + PostgreSQL's CPU per save; rounds ${cs.map((x) => `${(x * 100).toFixed(0)}`).join(', ')} %)`,
+    `${''.padEnd(34)} ${pct(median(cs)).padStart(5)} % by CPU per save (the inverse ratio of Kiln's + PostgreSQL's CPU per save; middle half ${middleHalf(cs).map(pct).join('–')} %)`,
   );
 }
 
+/** The first and third quartiles. */
+function middleHalf(xs: number[]): [number, number] {
+  const v = [...xs].sort((a, b) => a - b);
+  const at = (q: number) => v[Math.min(v.length - 1, Math.round(q * (v.length - 1)))];
+  return [at(0.25), at(0.75)];
+}
+
 /** The server's WAL position now. */
-async function walPosition(url: string): Promise<string> {
-  const c = new pg.Client({ connectionString: url });
-  await c.connect();
-  try {
-    return (await c.query('select pg_current_wal_lsn()::text as at')).rows[0].at;
-  } finally {
-    await c.end();
-  }
+async function walPosition(c: pg.Client): Promise<string> {
+  return (await c.query('select pg_current_wal_lsn()::text as at')).rows[0].at;
 }
 
 /** Bytes of WAL the server wrote since `from`. */
-async function walSince(url: string, from: string): Promise<number> {
-  const c = new pg.Client({ connectionString: url });
-  await c.connect();
-  try {
-    return Number((await c.query('select pg_wal_lsn_diff(pg_current_wal_lsn(), $1) as n', [from])).rows[0].n);
-  } finally {
-    await c.end();
-  }
+async function walSince(c: pg.Client, from: string): Promise<number> {
+  return Number((await c.query('select pg_wal_lsn_diff(pg_current_wal_lsn(), $1) as n', [from])).rows[0].n);
 }
 
 async function withServices<T>(env: Record<string, string>, fn: (s: Services) => Promise<T>): Promise<T> {
@@ -377,14 +452,17 @@ try {
     pgFar = await start('PostgreSQL, edits far apart', { DATA_DIR: tmp(), DATABASE_URL: apart.url }, PLAIN, true);
     targets.push(pgNear, pgFar);
   }
-  // Rounds: each configuration in turn (the order turning each round), so that load from elsewhere on the shared
-  // machine falls on all alike; the ratios are taken within each round, then their median.
+  // Rounds of slices: the two of each ratio one right after the other (plain sits between the guarded page and
+  // PostgreSQL near, the two far-apart ones together), the order reversed every other slice so that neither of a
+  // pair always goes first; the ratios are taken within each round, then their median.
+  const sequence = [guarded, plain, pgNear, far, pgFar].filter((t): t is Target => t !== null);
+  const short = new Map(sequence.map((t, k) => [t, ['guarded', 'near', 'PG near', 'far', 'PG far'][k]]));
+  console.log(`  saves/s in each round: ${targets.map((t) => `${short.get(t)} = ${t.label}`).join('; ')}`);
   for (let i = 0; i < ROUNDS; i++) {
-    const order = targets.map((_, k) => targets[(k + i) % targets.length]);
-    for (const t of order) await round(t);
+    await round(i % 2 ? [...sequence].reverse() : sequence);
     const pct = (a: Target, b: Target) => `${((a.rounds[i].perSecond / b.rounds[i].perSecond) * 100).toFixed(0)} %`;
     console.log(
-      `  round ${i + 1}: ${targets.map((t) => `${t.label} ${t.rounds[i].perSecond.toFixed(0)}/s`).join('; ')}; guarded ÷ unguarded ${pct(guarded, plain)}${pgNear && pgFar ? `, PostgreSQL ÷ SQLite near ${pct(pgNear, plain)}, far apart ${pct(pgFar, far)}` : ''}`,
+      `  round ${String(i + 1).padStart(2)}: ${targets.map((t) => `${short.get(t)} ${t.rounds[i].perSecond.toFixed(0)}`).join(', ')}; guarded ÷ unguarded ${pct(guarded, plain)}${pgNear && pgFar ? `, PostgreSQL ÷ SQLite near ${pct(pgNear, plain)}, far apart ${pct(pgFar, far)}` : ''}; load ${os.loadavg()[0].toFixed(1)}`,
     );
   }
   for (const t of targets) await t.kiln.kill('SIGTERM');
@@ -413,6 +491,7 @@ try {
 } finally {
   for (const t of targets) {
     t.saves.close();
+    await t.probe?.end();
     await t.kiln.kill('SIGTERM');
   }
   for (const d of databases) await d.drop();

@@ -216,26 +216,35 @@ interface Target {
 interface Figures {
   p50: number;
   p99: number;
+  /** Each round's p99 (the round's 5,000 deliveries of one save). */
+  roundP99: number[];
   missing: number;
 }
 
-/** Rounds interleaved over every target (floor, one process, two processes, floor, …), so that load from
- *  elsewhere on the machine falls on all of them alike; then each target's figures. */
+/** Rounds interleaved over every target (floor, one process, two processes, then the other way round), so that
+ *  load from elsewhere on the machine falls on all of them alike; then each target's figures. */
 async function measureAll(targets: Target[]): Promise<Figures[]> {
   // Warm-up rounds (JIT, caches) are not counted.
   for (let r = 1; r <= 3; r++) for (const t of targets) await t.streams.round(r, t.save(r));
-  const acc = targets.map(() => ({ all: [] as number[], saves: [] as number[], missing: 0 }));
+  const acc = targets.map(() => ({ all: [] as number[], saves: [] as number[], roundP99: [] as number[], missing: 0 }));
   for (let r = 100; r < 100 + ROUNDS; r++) {
-    for (const [i, t] of targets.entries()) {
+    const order = [...targets.entries()];
+    for (const [i, t] of r % 2 ? order.reverse() : order) {
       const res = await t.streams.round(r, t.save(r));
       acc[i].all.push(...res.latencies);
+      acc[i].roundP99.push(
+        pct(
+          [...res.latencies].sort((a, b) => a - b),
+          99,
+        ),
+      );
       acc[i].saves.push(res.saveMs);
       acc[i].missing += res.missing;
       await new Promise((resolve) => setTimeout(resolve, 50));
     }
   }
   return targets.map((t, i) => {
-    const { all, saves, missing } = acc[i];
+    const { all, saves, roundP99, missing } = acc[i];
     all.sort((a, b) => a - b);
     saves.sort((a, b) => a - b);
     const p50 = pct(all, 50);
@@ -253,7 +262,7 @@ async function measureAll(targets: Target[]): Promise<Figures[]> {
     console.log(`  save → delivery  max    ${all[all.length - 1].toFixed(1)} ms`);
     console.log(`  save answer      p50    ${pct(saves, 50).toFixed(1)} ms`);
     console.log(`  server memory (RSS)     ${rssMb(t.pid)} MB with the streams open`);
-    return { p50, p99, missing };
+    return { p50, p99, roundP99, missing };
   });
 }
 
@@ -461,16 +470,20 @@ try {
   const [base, one, twoFigures] = await measureAll(targets);
   console.log('\nSummary');
   console.log(`  floor (bare Node, no Kiln): p50 ${base.p50.toFixed(1)} ms, p99 ${base.p99.toFixed(1)} ms`);
-  const vsFloor = (p99: number) => {
-    const r = p99 / base.p99;
-    return `${r.toFixed(2)}× the floor's p99 (goal ≤ 1.15×: ${r <= 1.15 ? 'met' : 'NOT met'})`;
+  // Beside the ratio of the p99s of all rounds together, the median of the rounds' own ratios (each round's p99
+  // against the floor's in the same round): a burst of other work then counts in one round, not in one target.
+  const vsFloor = (f: Figures, goal: number) => {
+    const r = f.p99 / base.p99;
+    const rounds = f.roundP99.map((p, k) => p / base.roundP99[k]).sort((a, b) => a - b);
+    const at = (q: number) => rounds[Math.round(q * (rounds.length - 1))].toFixed(2);
+    return `${r.toFixed(2)}× the floor's p99 (goal ≤ ${goal.toFixed(2)}×: ${r <= goal ? 'met' : 'NOT met'}); median of the rounds' ratios ${at(0.5)}× (middle half ${at(0.25)}–${at(0.75)}×)`;
   };
   console.log(
-    `  one process:   p50 ${one.p50.toFixed(1)} ms, p99 ${one.p99.toFixed(1)} ms (goal ≤ 100 ms); ${vsFloor(one.p99)}`,
+    `  one process:   p50 ${one.p50.toFixed(1)} ms, p99 ${one.p99.toFixed(1)} ms (goal ≤ 100 ms); ${vsFloor(one, 1.1)}`,
   );
   if (twoFigures)
     console.log(
-      `  two processes: p50 ${twoFigures.p50.toFixed(1)} ms, p99 ${twoFigures.p99.toFixed(1)} ms (goal ≤ 150 ms); ${vsFloor(twoFigures.p99)}`,
+      `  two processes: p50 ${twoFigures.p50.toFixed(1)} ms, p99 ${twoFigures.p99.toFixed(1)} ms (goal ≤ 150 ms); ${vsFloor(twoFigures, 1.15)}`,
     );
   console.log(`  load average at the end: ${load()}`);
   if (one.missing || twoFigures?.missing) {

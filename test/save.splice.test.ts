@@ -1,7 +1,8 @@
-// A document's content row holds a base and one splice (src/core/splice.ts; PostgreSQL writes the changed span
-// of a save, SQLite the whole content): whatever mix of saves arrives (one after another, four at a time so that
-// they share commits, edits far apart, a Latin-1 save, saves this process did not make itself), the document
-// read back from the database and served is the newest save, and every version is its save's bytes.
+// A document's content row holds a base and its splices (src/core/splice.ts; PostgreSQL writes the spans a save
+// changed, SQLite the whole content): whatever mix of saves arrives (one after another, four at a time so that
+// they share commits, edits far apart, a Latin-1 save, saves this process did not make itself), and whatever the
+// row held before (one splice, as stored before several were; a whole content an older process wrote over several),
+// the document read back from the database and served is the newest save, and every version is its save's bytes.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
@@ -10,6 +11,7 @@ import { signedIn, actingAs } from './support/people.ts';
 import { createNode } from '../src/nodes/tree.ts';
 import { versionContent } from '../src/save/history.ts';
 import { storedContent } from '../src/store/nodes.ts';
+import { SEVERAL } from '../src/core/splice.ts';
 import { saveDocument } from '../src/save/pipeline.ts';
 
 let kiln: TestKiln;
@@ -144,4 +146,82 @@ test('saves queued together, each a small edit further down the page: the row th
     const stored = await storedContent(kiln.services.database.db, node.id);
     assert.equal(stored!.html.toString(), bodies[3].toString(), `round ${round}: the row is the last save`);
   }
+});
+
+test('edits far apart, a row stored with one splice and a row an older process wrote whole: each reads back as saved and takes the next save', async () => {
+  const { main, person, items, node } = await listDocument('far.html');
+  const host = kiln.hostOf(person.username);
+  const db = kiln.services.database.db;
+  const save = async () => {
+    const body = Buffer.from(page(items));
+    const res = await main.on(host).post('/_/save', body, {
+      headers: { 'content-type': 'text/plain;charset=UTF-8', 'document-url': `http://${host}/far.html` },
+    });
+    assert.equal(res.status, 200, res.text);
+    return body;
+  };
+  /** The document as the database holds it and as a visitor is served it, neither from this process's memory. */
+  const readBack = async () => {
+    kiln.services.documents.content.delete(node.id);
+    kiln.services.documents.texts.delete(node.id);
+    const stored = (await storedContent(db, node.id))!.html;
+    const served = await kiln.client().on(host).get('/far.html');
+    assert.equal(sha(served.body), sha(stored), 'served as stored');
+    return stored;
+  };
+  const row = () =>
+    db
+      .selectFrom('node_contents')
+      .select(['base', 'splice_at', 'splice_end', 'splice', 'splice_map'])
+      .where('node_id', '=', node.id)
+      .executeTakeFirstOrThrow();
+
+  // Each edit ~500 items (~12 KB) from the last.
+  for (let n = 0; n < 12; n++) {
+    items[(n * 517) % 1200] = `item far ${n}`;
+    assert.equal(sha(await save()), sha(await readBack()), `far save ${n}`);
+  }
+  if (storage === 'postgres') {
+    // White-box: one region per edit since the base, not one splice spanning the page between them.
+    const r = await row();
+    assert.equal(r.splice_end, SEVERAL);
+    assert.equal(r.splice_map!.length, 12 * 12, 'twelve regions');
+    assert.ok(r.splice!.length < 12 * 40, `splices of ${r.splice!.length} bytes`);
+  }
+
+  // A row as stored before several splices: one splice over a base that differs from the content there only.
+  const content = Buffer.from(await readBack());
+  const at = content.indexOf('item far 3');
+  const base = Buffer.from(content);
+  base.write('XXXX', at);
+  await db
+    .updateTable('node_contents')
+    .set({ base, splice_at: at, splice_end: at + 4, splice: content.subarray(at, at + 4), splice_map: null })
+    .where('node_id', '=', node.id)
+    .execute();
+  assert.equal(sha(await readBack()), sha(content), 'one splice, as stored before');
+  items[1100] = 'item near the end';
+  assert.equal(sha(await save()), sha(await readBack()), 'a save over a row with one splice');
+
+  // An older process's save over a row with several splices: the whole content, the splice columns cleared, the
+  // map left as it was (it does not know the column).
+  items[5] = 'item near the start';
+  const spliced = await save();
+  const left = (await row()).splice_map;
+  await db
+    .updateTable('node_contents')
+    .set({ base: spliced, splice_at: null, splice_end: null, splice: null })
+    .where('node_id', '=', node.id)
+    .execute();
+  if (storage === 'postgres') assert.notEqual(left, null, 'the map left behind');
+  assert.equal(sha(await readBack()), sha(spliced), 'the whole content, the map not read');
+  for (let n = 0; n < 3; n++) {
+    items[(n * 431) % 1200] = `item after ${n}`;
+    assert.equal(sha(await save()), sha(await readBack()), `a save after the older process's ${n}`);
+  }
+  const versions = (await main.on(host).get('/_/versions?path=far.html')).json.versions as Array<{
+    id: number;
+    contentHash: string;
+  }>;
+  for (const v of versions) assert.equal(sha((await versionContent(db, v.id)).bytes), v.contentHash);
 });

@@ -265,7 +265,7 @@ async function writeContent(
     if (check) s.guard.afterWrite({ node, by: input.by, bytes, text, checksum: sum, before, versionId });
     // A browser save over a change made elsewhere may have undone it (never awaited: the answer does not wait).
     if (input.by.kind === 'browser' && last)
-      void checkStaleSave(s, node, input.by, last.id, textOf(content)).catch((err) =>
+      void checkStaleSave(s, node, input.by, last, textOf(content)).catch((err) =>
         console.error('checking a save for an undone change failed:', err),
       );
     return afterContentChange(s, node, content, result, input.by);

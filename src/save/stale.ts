@@ -10,7 +10,8 @@ import { reapplied } from '../core/reapply.ts';
 import type { Services } from '../services.ts';
 import { channels } from '../events/bus.ts';
 import { recordActivity } from '../store/activity.ts';
-import { versionBefore, versionById } from '../store/versions.ts';
+import { versionBefore } from '../store/versions.ts';
+import type { Row } from '../store/schema.ts';
 import { versionContent } from './history.ts';
 import { changedElsewhereBy, recordedSource, type SavedBy, type SavedNode } from './saved.ts';
 import { childPathOf } from '../nodes/find.ts';
@@ -20,18 +21,17 @@ import { limits } from '../limits.ts';
 /** Pages above this size are not compared. */
 const MAX_BYTES = limits.documentSize;
 
-/** After a browser save (`savedText`, over the version `previousId`): whether it undid a change made elsewhere. */
+/** After a browser save (`savedText`, over the version `previous`, as the save's locked read found it: most saves
+ *  follow a browser save and end here without a query): whether it undid a change made elsewhere. */
 export async function checkStaleSave(
   s: Services,
   node: SavedNode,
   by: SavedBy,
-  previousId: number,
+  previous: Pick<Row<'versions'>, 'id' | 'backup_number' | 'saved_by_kind'>,
   savedText: string,
 ): Promise<void> {
   if (by.kind !== 'browser' || savedText.length > MAX_BYTES) return;
   const db = s.database.db;
-  const previous = await versionById(db, previousId);
-  if (!previous) return;
   const source = recordedSource(previous.saved_by_kind);
   const who = changedElsewhereBy({
     kind: source.kind as SavedBy['kind'],

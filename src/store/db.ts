@@ -49,6 +49,7 @@ import { up026NotFoundPages } from './migrations/026_not_found_pages.ts';
 import { up027AgentKeys } from './migrations/027_agent_keys.ts';
 import { up028OAuth } from './migrations/028_oauth.ts';
 import { up029AgentClients } from './migrations/029_agent_clients.ts';
+import { up030ContentSplices } from './migrations/030_content_splices.ts';
 
 function migrations(t: ColumnTypes): Record<string, Migration> {
   return {
@@ -81,6 +82,7 @@ function migrations(t: ColumnTypes): Record<string, Migration> {
     '027_agent_keys': { up: up027AgentKeys(t) },
     '028_oauth': { up: up028OAuth(t) },
     '029_agent_clients': { up: up029AgentClients(t) },
+    '030_content_splices': { up: up030ContentSplices(t) },
   };
 }
 

@@ -31,6 +31,7 @@ export const replaceContent = (c: OnConflictBuilder<DB, 'node_contents'>) =>
     splice_at: null,
     splice_end: null,
     splice: null,
+    splice_map: null,
   }));
 
 /** `tx` now carries state from save to save (`endGroup` writes what it owes); `deferring` when more saves will

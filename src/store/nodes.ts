@@ -375,8 +375,8 @@ export async function siteWithContent(db: Kysely<DB>, id: number) {
     .where('nodes.trashed_at', 'is', null)
     .executeTakeFirst();
   if (!row) return undefined;
-  const { base, splice_at, splice_end, splice, ...node } = row;
-  return { ...node, html: base === null ? null : applySplice({ base, splice_at, splice_end, splice }) };
+  const { base, splice_at, splice_end, splice, splice_map, ...node } = row;
+  return { ...node, html: base === null ? null : applySplice({ base, splice_at, splice_end, splice, splice_map }) };
 }
 
 /** The columns a document's bytes are stored in (src/core/splice.ts). */
@@ -385,6 +385,7 @@ const CONTENT_COLUMNS = [
   'node_contents.splice_at',
   'node_contents.splice_end',
   'node_contents.splice',
+  'node_contents.splice_map',
 ] as const;
 
 /** Which of these names (lower case) a live node uses: at the owner's top level, or (`sites`) as a
@@ -492,7 +493,7 @@ export function nodeColumns<C extends keyof NodeRow & string>(db: Kysely<DB>, id
 export function newestVersion(db: Kysely<DB>, nodeId: number) {
   return db
     .selectFrom('versions')
-    .select(['id', 'backup_number', 'is_diff', 'snapshot_id', 'content_hash'])
+    .select(['id', 'backup_number', 'is_diff', 'snapshot_id', 'content_hash', 'saved_by_kind'])
     .where('node_id', '=', nodeId)
     .orderBy('backup_number', 'desc')
     .limit(1)

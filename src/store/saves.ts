@@ -9,7 +9,7 @@ import { newestVersion } from './nodes.ts';
 import { checksumOfHash } from '../core/checksum.ts';
 import { deferContent, knownDocument, rememberDocument, replaceContent } from './group-state.ts';
 import { sql } from 'kysely';
-import { type ContentLayout, nextSplice, type Spliced, spliceBytes } from '../core/splice.ts';
+import { type ContentLayout, nextSplice, type Spliced, spliceColumns, storedRegions } from '../core/splice.ts';
 import { type DocumentForWrite, documentQuery, type Read } from './document-for-write.ts';
 
 /** What a save changes once its version is worked out. */
@@ -44,8 +44,16 @@ export interface SaveStore {
  *  committed meanwhile), and the newest version is read again. */
 async function split(tx: Tx, row: Read | undefined): Promise<DocumentForWrite | undefined> {
   if (!row) return undefined;
-  const { last_id, last_backup_number, last_is_diff, last_snapshot_id, last_content_hash, last_created_at, ...node } =
-    row;
+  const {
+    last_id,
+    last_backup_number,
+    last_is_diff,
+    last_snapshot_id,
+    last_content_hash,
+    last_created_at,
+    last_saved_by_kind,
+    ...node
+  } = row;
   const last =
     last_id === null
       ? undefined
@@ -55,6 +63,7 @@ async function split(tx: Tx, row: Read | undefined): Promise<DocumentForWrite | 
           is_diff: last_is_diff!,
           snapshot_id: last_snapshot_id,
           content_hash: last_content_hash!,
+          saved_by_kind: last_saved_by_kind!,
         };
   const agrees = last
     ? node.checksum === checksumOfHash(last.content_hash) && node.modified_at === last_created_at
@@ -81,7 +90,7 @@ async function known(tx: Tx, nodeId: number, read: () => Promise<DocumentForWrit
 function written(tx: Tx, r: SaveRows, versionId: number, layout?: ContentLayout): void {
   const doc = knownDocument(tx, r.node.id);
   if (!doc) return;
-  const { backup_number, is_diff, snapshot_id, content_hash } = r.version;
+  const { backup_number, is_diff, snapshot_id, content_hash, saved_by_kind } = r.version;
   rememberDocument(tx, {
     ...doc,
     layout,
@@ -89,29 +98,35 @@ function written(tx: Tx, r: SaveRows, versionId: number, layout?: ContentLayout)
     modified_at: r.node.now,
     saved_by_account_id: r.node.accountId,
     saved_by_writer: r.node.writer,
-    last: { id: versionId, backup_number, is_diff, snapshot_id: snapshot_id ?? null, content_hash },
+    last: { id: versionId, backup_number, is_diff, snapshot_id: snapshot_id ?? null, content_hash, saved_by_kind },
   });
 }
 
-/** The PostgreSQL read also says how the content row is laid out: a save then sends the changed span only. */
+/** The PostgreSQL read also says how the content row is laid out (the lengths of its base and splice, and the
+ *  splices' bounds; `length` of a stored value reads its header, not its bytes): a save then sends the changed
+ *  spans only. */
 const documentWithLayout = (tx: Tx, nodeId: number) =>
   documentQuery(tx, nodeId)
     .leftJoin('node_contents', 'node_contents.node_id', 'nodes.id')
     .select([
       sql<number | null>`length(node_contents.base)`.as('base_size'),
+      sql<number | null>`length(node_contents.splice)`.as('splice_size'),
       'node_contents.splice_at',
       'node_contents.splice_end',
+      'node_contents.splice_map',
     ])
     .forUpdate(['nodes']);
 
 async function laidOut(tx: Tx, nodeId: number): Promise<DocumentForWrite | undefined> {
   const row = await documentWithLayout(tx, nodeId).executeTakeFirst();
   if (!row) return undefined;
-  const { base_size, splice_at, splice_end, ...rest } = row;
+  const { base_size, splice_size, splice_at, splice_end, splice_map, ...rest } = row;
   const doc = await split(tx, rest);
-  return (
-    doc && { ...doc, layout: base_size === null ? undefined : { baseSize: base_size, at: splice_at, end: splice_end } }
-  );
+  const layout =
+    base_size === null
+      ? undefined
+      : { baseSize: base_size, regions: storedRegions({ splice_at, splice_end, splice_map }, splice_size ?? 0) };
+  return doc && { ...doc, layout };
 }
 
 /** SQLite: one writer at a time already, in this process; each statement is a function call. */
@@ -144,27 +159,22 @@ export const sqliteSaves: SaveStore = {
 export const postgresSaves: SaveStore = {
   documentForWrite: (tx, nodeId) => known(tx, nodeId, () => laidOut(tx, nodeId)),
   async write(tx, r) {
-    // The row with these bytes as a splice; null when the splice would be too large: the whole content is
-    // written, now or (a deferred save) by the group, and the next save of it does the same.
+    // The row with these bytes as splices; null when they would be too large: the whole content is written,
+    // now or (a deferred save) by the group, and the next save of it does the same.
     const spliced = r.layout && r.previous ? nextSplice(r.layout, r.previous, r.bytes) : null;
     const content: ContentWrite | null = deferContent(tx, r.node.id, r.node.checksum, r.bytes)
       ? null
-      : spliced
-        ? { splice: spliced, bytes: spliceBytes(r.bytes, spliced) }
-        : { splice: null, bytes: r.bytes };
+      : (spliced ?? { whole: r.bytes });
     const after =
-      content && !content.splice ? { baseSize: r.bytes.length, at: null, end: null } : (spliced ?? undefined);
+      content && 'whole' in content ? { baseSize: r.bytes.length, regions: [] } : (spliced?.layout ?? undefined);
     const { rows } = await saveStatement(r, content).execute(tx);
     written(tx, r, rows[0].id, after);
     return rows[0].id;
   },
 };
 
-/** The content row's write: the whole content (a new base), or a splice's bounds and bytes. */
-interface ContentWrite {
-  splice: Spliced | null;
-  bytes: Buffer;
-}
+/** The content row's write: the whole content (a new base), or the splices' bounds and bytes. */
+type ContentWrite = Spliced | { whole: Buffer };
 
 /** The version, the content (unless deferred), the activity line, the guard's owed check and the node's new
  *  checksum in one statement (data-modifying CTEs), written out: built with the query builder, this statement
@@ -180,12 +190,14 @@ function saveStatement(r: SaveRows, content: ContentWrite | null) {
       ${v.diff_from_id ?? null}, ${v.snapshot_id ?? null}, ${v.content_hash}, ${v.size}, ${v.saved_by_kind},
       ${v.saved_by_account_id ?? null}, ${v.created_at}) returning id)`,
   ];
-  if (content?.splice)
-    parts.push(sql`, c as (update node_contents set splice_at = ${content.splice.at},
-      splice_end = ${content.splice.end}, splice = ${content.bytes} where node_id = ${n.id})`);
-  else if (content)
-    parts.push(sql`, c as (insert into node_contents (node_id, base) values (${n.id}, ${content.bytes})
-      on conflict (node_id) do update set base = excluded.base, splice_at = null, splice_end = null, splice = null)`);
+  if (content && 'layout' in content) {
+    const c = spliceColumns(content.layout.regions, content.bytes);
+    parts.push(sql`, c as (update node_contents set splice_at = ${c.splice_at}, splice_end = ${c.splice_end},
+      splice = ${c.splice}, splice_map = ${c.splice_map} where node_id = ${n.id})`);
+  } else if (content)
+    parts.push(sql`, c as (insert into node_contents (node_id, base) values (${n.id}, ${content.whole})
+      on conflict (node_id) do update set base = excluded.base, splice_at = null, splice_end = null, splice = null,
+      splice_map = null)`);
   if (r.activity) {
     const a = activityValues(r.activity);
     parts.push(sql`, a as (insert into activity (owner_id, at, kind, node_id, node_type, path, old_path, writer, client,

@@ -217,7 +217,8 @@ export interface NodesTable {
   trashed_parent_id: number | null;
 }
 
-/** A document's bytes: `base` with `splice` in place of its bytes [splice_at, splice_end) when those are set
+/** A document's bytes: `base` with `splice` in place of its bytes [splice_at, splice_end) when those are set, or
+ *  with several regions replaced when `splice_end` says so and `splice_map` holds their bounds
  *  (src/core/splice.ts). */
 export interface NodeContentsTable {
   node_id: number;
@@ -225,6 +226,7 @@ export interface NodeContentsTable {
   splice_at: number | null;
   splice_end: number | null;
   splice: Uint8Array | null;
+  splice_map: Uint8Array | null;
 }
 
 export interface VersionsTable {
