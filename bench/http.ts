@@ -4,7 +4,9 @@
 // loopback port, a temporary prefix) each run as a child process; autocannon runs here, with the same
 // connections and duration for both, after a warm-up. Rounds alternate Kiln and nginx so that load from
 // elsewhere on the machine falls on both alike; the ratio reported is the median of the rounds' ratios.
-// Goal: Kiln at least 0.5 of nginx's requests/s.
+// Goal: Kiln at least 0.5 of nginx's requests/s; in server CPU per request, a cookie-less visitor within 1.15× and
+// the signed-in owner within 2× of Node's floor (node:http sending the same bytes and nothing else), each ratio
+// the median of the rounds' (issue #49).
 //
 // Settings (environment): BENCH_CONNECTIONS (50), BENCH_SECONDS (10), BENCH_WARMUP_SECONDS (3),
 // BENCH_ROUNDS (3), BENCH_NGINX_WORKERS (1, like Kiln's one process; `auto` for one per core).
@@ -27,6 +29,9 @@ const NGINX_WORKERS = process.env.BENCH_NGINX_WORKERS ?? '1';
 const GOAL = 0.5;
 /** Kiln's server CPU per document GET as a multiple of nginx's in the same run (#29; it was ≤ 110 µs before). */
 const CPU_GOAL_RATIO = 1.3;
+/** Server CPU per request as a multiple of Node's floor in the same round (#49): a visitor's, the owner's. */
+const VISITOR_FLOOR_GOAL = 1.15;
+const OWNER_FLOOR_GOAL = 2;
 
 const ROOT_DOMAIN = 'kiln.localhost:8080';
 const USER = { email: 'bench@example.com', username: 'bench', password: 'Bench-password-7f3k2q' };
@@ -430,6 +435,15 @@ async function main() {
     console.log(
       `cpu    Node's floor (node:http sending the same bytes, nothing else) ${node.cpuUsPerReq.toFixed(0)} µs = ${vsNginx(node)}× nginx: ` +
         `Kiln's own share ${(k.cpuUsPerReq - node.cpuUsPerReq).toFixed(0)} µs cookie-less, ${(owner.cpuUsPerReq - node.cpuUsPerReq).toFixed(0)} µs signed in`,
+    );
+    // Each round's ratio to the floor measured in that round (load from elsewhere falls on both alike), then the median.
+    const toFloor = (t: (typeof targets)[number]) =>
+      median(t.runs.map((r, i) => r.cpuUsPerReq / targets[4].runs[i].cpuUsPerReq));
+    const [visitorX, nginxX, ownerX] = [toFloor(targets[0]), toFloor(targets[1]), toFloor(targets[2])];
+    const goal = (x: number, g: number) => `${x.toFixed(2)}× (goal ≤ ${g}×: ${x <= g ? 'met' : 'NOT met'})`;
+    console.log(
+      `floor  server CPU ÷ Node's floor, median of the rounds' ratios: cookie-less visitor ${goal(visitorX, VISITOR_FLOOR_GOAL)}, ` +
+        `signed-in owner ${goal(ownerX, OWNER_FLOOR_GOAL)}, nginx ${nginxX.toFixed(2)}×`,
     );
     if (!Number.isNaN(k.insPerReq)) {
       const ins = (f: Figures) =>

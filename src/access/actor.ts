@@ -15,6 +15,8 @@ export interface Actor {
   writer: string;
   /** Browser sessions: the login the session belongs to (src/accounts/sessions.ts). */
   loginId?: number;
+  /** Browser sessions: when the session expires (ISO time): nothing kept for it outlives it (src/http/hot-path.ts). */
+  sessionEnds?: string;
   /** What the person acts through, where it has a name they gave it: an agent key's (src/agents/keys.ts). */
   grantName?: string;
 }

@@ -32,5 +32,5 @@ export async function actorForSessionToken(
 ): Promise<Actor | null> {
   const session = await sessionFor(db, token, host, now);
   const actor = session && actorOfPerson(session.person, `session:${session.id}`);
-  return actor && { ...actor, loginId: session!.loginId };
+  return actor && { ...actor, loginId: session!.loginId, sessionEnds: session!.expiresAt };
 }

@@ -86,11 +86,11 @@ export async function sessionFor(
   token: string,
   host: string | null,
   now: Date,
-): Promise<(Session & { person: PersonRow }) | null> {
+): Promise<(Session & { expiresAt: string; person: PersonRow }) | null> {
   const row = await liveSessionOnHost(db, sha256(token), host, now);
   if (!row) return null;
-  const { session_id, login_id, ...person } = row;
-  return { id: session_id, accountId: person.id, loginId: login_id ?? session_id, person };
+  const { session_id, login_id, expires_at, ...person } = row;
+  return { id: session_id, accountId: person.id, loginId: login_id ?? session_id, expiresAt: expires_at, person };
 }
 
 /** A grant that carries the login to `host`: single use, good for `limits.sessionGrantMs`. */

@@ -57,6 +57,11 @@ export interface DocumentView {
   toolbar: { unconfirmedEmail?: string; appUser: boolean } | null;
   /** What any cookie-less visitor gets (the hot path may keep it). */
   visitorsAnswer: boolean;
+  /** What this signed-in person gets on every such request while their session, their account, their role and the
+   *  document stay as they are (the hot path may keep it for their session; it hears of every change to those):
+   *  never a share guest's (a grant is judged per request), an app user's (confirming their email changes it, and
+   *  no event says so) or a fallback's. */
+  personsAnswer: boolean;
   /** Anyone may view it (a visitor's `ctx.nodes`): what may be served while the database is away. */
   forAll: boolean;
 }
@@ -151,6 +156,7 @@ async function documentView(
         ? { unconfirmedEmail: unconfirmed ? actor?.email : undefined, appUser: actor?.accountType === 'app_user' }
         : null,
     visitorsAnswer: !owner && !unconfirmed && !fallback && !shareGuest && !actor,
+    personsAnswer: !!actor && actor.accountType !== 'app_user' && !fallback && !shareGuest,
     forAll: nodesFor(ctx.database.db, anonymous(ctx.caller.host)).mayNow(node, 'view'),
   };
 }

@@ -47,7 +47,8 @@ export interface EventBus {
 }
 
 /** Channels: one per account (the sync stream), one per document (the live-sync lanes), and one for
- *  revoked grants (src/events/revocations.ts) that every process's stream hub listens to. */
+ *  revoked grants and changed roles (src/events/revocations.ts) that every process's stream hub and hot path
+ *  listen to. */
 export const channels = {
   account: (accountId: number) => `account:${accountId}`,
   document: (nodeId: number) => `doc:${nodeId}`,
@@ -138,6 +139,15 @@ export interface GrantRevokedEvent {
   grants: string[];
 }
 
+/** A team member's role changed in a way that ends no grant (a viewer made an editor or an owner, an owner made
+ *  an editor): what every process keeps of that person's answers on the team's host goes (src/http/hot-path.ts).
+ *  Published on `channels.revocations`. Shown by no view. */
+export interface RoleChangedEvent {
+  type: 'role-changed';
+  teamId: number;
+  personId: number;
+}
+
 /** The data-clobber guard raised or ended an event (src/guard/guard.ts): a `notification` frame on the live lanes
  *  of those who may resolve it, which hyperclayjs turns into `hyperclay:notification`. */
 export interface DataLossNote {
@@ -214,6 +224,7 @@ export type KilnEvent =
   | ShareRevokedEvent
   | VisibilityChangedEvent
   | GrantRevokedEvent
+  | RoleChangedEvent
   | DataLossNote
   | ChangedElsewhere
   | StaleSave

@@ -1,11 +1,13 @@
 // The hot path: answers served from memory before Fastify sees the request (src/http/app.ts puts it in
-// front of the framework's handler), for two kinds of request:
+// front of the framework's handler), for three kinds of request:
 // - a public document asked for by a visitor who carries none of Kiln's cookies (no session, share
 //   grant, sign-in hint or edit flag);
-// - the public data API's cached answers (`/_/api/…`, `?data=`), which depend on no cookie at all.
+// - the public data API's cached answers (`/_/api/…`, `?data=`), which depend on no cookie at all;
+// - a document asked for by a person signed in on its host (its owner, a member of its team) with exactly
+//   the headers of a request the route answered them before (below).
 //
 // It never decides anything itself. An answer is kept only after the route made it, for a request of
-// exactly this kind (GET, no If-None-Match; documents: no query and no cookies), with the headers that
+// exactly this kind (GET, no If-None-Match; visitors' documents: no query and no cookies), with the headers that
 // route sent; the hot path replays it for the same host and URL, as the route would answer: the same
 // 200 (HEAD: without the body), a 304 for a matching If-None-Match, for a document no Set-Cookie to a
 // visitor whose only cookie already names it (`currentResource`), for data `X-Cache: HIT` with its
@@ -20,9 +22,27 @@
 // read storage and no event came in between (the generation), so an answer made from what an event
 // already changed is never kept. Hosts are looked up in the host cache on every request (a
 // suspended account or a removed domain stops being served as it does for the route).
+//
+// A signed-in person's answer is the route's, replayed for a request whose Cookie header and every other
+// header the route reads for it (`PERSONAL_HEADERS`: If-None-Match too, so a 304 is the route's as well) are
+// the same bytes: it is kept under a SHA-256 of those, so it holds no token and serves only that browser's
+// session. The route keeps one only for a session's caller who is no share guest, no app user (whose email's
+// confirmation changes their page without an event) and no fallback, at the document's own address, without
+// a query, never for a neighbour's frame (src/documents/view.ts `personsAnswer`). It depends on the document
+// (the account's channel, as above), the session (revoked: `grant-revoked` session:<id>; expired: never served
+// past its end), the person's account and the host's (suspended, deleted, renamed: `host-changed`), and the
+// person's role on a team's host (`grant-revoked` member:<team>:<person> when removed or made a viewer,
+// `role-changed` otherwise), each event dropping what it names in every process, in the publishing one at once
+// (the bus's `watch`); the writer's answer waits for the event while the bus flows (src/events/revocations.ts,
+// publish.ts). An answer is kept only when none of those events came since its request arrived (`drops`), and
+// none is kept or served while the bus does not flow (its events could be late): then all are dropped. (A change
+// made by the `kiln` command line on SQLite, a process with a bus of its own, reaches a running server's answers
+// only by their expiry, as for visitors'.)
 import type { IncomingMessage, OutgoingHttpHeaders, ServerResponse } from 'node:http';
 import type { FastifyRequest } from 'fastify';
-import { channels, type EventBus } from '../events/bus.ts';
+import { createHash } from 'node:crypto';
+import { channels, type EventBus, type KilnEvent } from '../events/bus.ts';
+import type { Caller } from '../access/caller.ts';
 import { Lru } from '../core/lru.ts';
 import { limits } from '../limits.ts';
 import { ifNoneMatchHits } from '../core/conditional.ts';
@@ -38,7 +58,45 @@ export const ANSWER_TTL_MS = 60_000;
 /** Accounts watched at once (one bus subscription each); the oldest watch goes first. */
 const MAX_WATCHES = 10_000;
 
-type Answer = DocumentAnswer | DataAnswer;
+type Answer = DocumentAnswer | DataAnswer | PersonalAnswer;
+
+/** The request headers a signed-in person's answer is kept for (besides host and URL): every one the route reads
+ *  for a document, so one with the same values is answered alike. */
+const PERSONAL_HEADERS = [
+  'cookie',
+  'accept',
+  'sec-fetch-dest',
+  'sec-fetch-site',
+  'sec-fetch-mode',
+  'upgrade-insecure-requests',
+  'if-none-match',
+] as const;
+
+/** Names of what a drop of personal answers concerns (events name them; see the header). */
+const dropNames = {
+  session: (writer: string) => writer,
+  account: (accountId: number) => `account:${accountId}`,
+  member: (teamId: number, personId: number) => `member:${teamId}:${personId}`,
+};
+/** Drops remembered for answers still being made; past this many, every answer in the making is refused. */
+const MAX_DROPS = 10_000;
+
+interface PersonalAnswer {
+  kind: 'person';
+  /** The host's account. */
+  accountId: number;
+  personId: number;
+  /** The session's writer name (`session:<id>`). */
+  session: string;
+  /** The session's end (the Services clock, ms): never served after it. */
+  until: number;
+  status: number;
+  /** As the route sent them (lowercase names), Set-Cookie included; a 200's with its length. */
+  headers: OutgoingHttpHeaders;
+  /** The body in the route's pieces (the stored bytes and the toolbar's tag, never copied); none for a 304. */
+  body: Buffer[];
+  bytes: number;
+}
 
 interface DocumentAnswer {
   kind: 'document';
@@ -85,6 +143,8 @@ export interface Ticket {
   key: string;
   accountId: number;
   generation: number;
+  /** A signed-in person's answer: who, and when their request arrived (the drops counter then). */
+  person?: { id: number; session: string; until: number; arrived: number };
 }
 
 /** What a hot answer reports, for the request metrics and the log line. */
@@ -100,10 +160,23 @@ export class HotDocuments {
   private answers = new Lru<Answer>({
     maxEntries: limits.memory.hot.entries,
     maxBytes: limits.memory.hot.bytes,
-    sizeOf: (a) => a.body.length,
+    sizeOf: (a) => (a.kind === 'person' ? a.bytes : a.body.length),
     ttlMs: ANSWER_TTL_MS,
   });
   private watches = new Map<number, Watch>();
+
+  /** Personal answers: events that dropped some so far, and the count at each name's last drop. */
+  private drops = 0;
+  private dropped = new Map<string, number>();
+  /** Requests that arrived before this count may not keep an answer (the names above were forgotten). */
+  private droppedBelow = 0;
+  /** Every personal answer was dropped and none kept since (the bus stopped flowing). */
+  private allDropped = true;
+  /** The drops counter when each request that may make a personal answer arrived. */
+  private arrivals = new WeakMap<IncomingMessage, number>();
+  /** The revocations and hosts channels are subscribed to (events on them reach this process). */
+  private personalLive = false;
+  private personalPending = false;
 
   private readonly bus: EventBus;
   private readonly hosts: Lru<HostInfo>;
@@ -111,6 +184,8 @@ export class HotDocuments {
   private readonly now: () => number;
   /** What a host serves changed (a suspension, a disabled app user, a rename): its answers go too. */
   private readonly hostsOff: () => void;
+  /** Sessions revoked, memberships ended, roles changed: the personal answers they let in go. */
+  private readonly revocationsOff: () => void;
   /** Bytes of the answers kept (for the metrics). */
   get heldBytes(): number {
     return this.answers.heldBytes;
@@ -120,7 +195,12 @@ export class HotDocuments {
     this.bus = bus;
     this.hosts = hosts;
     this.now = now;
-    this.hostsOff = bus.watch(channels.hosts, (e) => e.type === 'host-changed' && this.forget(e.accountId));
+    this.hostsOff = bus.watch(channels.hosts, (e) => {
+      if (e.type !== 'host-changed') return;
+      this.forget(e.accountId);
+      this.dropPersonal([dropNames.account(e.accountId)]);
+    });
+    this.revocationsOff = bus.watch(channels.revocations, (e) => this.revoked(e));
   }
 
   /** Answers the request from memory when it can (true); false leaves it to Fastify. */
@@ -131,13 +211,42 @@ export class HotDocuments {
     const name = hostnameOfHeader(req.headers.host);
     const site = this.hosts.get(name);
     if (!site || site.kind === 'main' || site.suspended) return false;
-    const a = this.answers.get(`${name} ${url}`);
-    if (!a || a.accountId !== site.accountId) return false;
     const t0 = served ? performance.now() : 0;
-    const status = a.kind === 'document' ? this.sendDocument(req, res, a) : this.sendData(req, res, a);
+    const a = this.answers.get(`${name} ${url}`);
+    let status = 0;
+    if (a && a.accountId === site.accountId)
+      status =
+        a.kind === 'document' ? this.sendDocument(req, res, a) : a.kind === 'data' ? this.sendData(req, res, a) : 0;
+    if (status === 0 && req.headers.cookie !== undefined)
+      status = this.sendPersonal(req, res, name, url, site.accountId);
     if (status === 0) return false;
     served?.({ method, host: req.headers.host, url, status, ms: performance.now() - t0 });
     return true;
+  }
+
+  /** A signed-in person's kept answer to exactly this request; else 0, and the request's arrival is noted (it
+   *  may make one). */
+  private sendPersonal(req: IncomingMessage, res: ServerResponse, name: string, url: string, accountId: number) {
+    // Only a document's own address is ever kept (no query; `/_/…` is Kiln's).
+    if (url.includes('?') || url.startsWith('/_/')) return 0;
+    // Events may be late while the bus does not flow: nothing is served or kept then.
+    if (!this.bus.flowing()) {
+      this.dropAllPersonal();
+      return 0;
+    }
+    const a = this.answers.get(personalKey(name, url, req));
+    if (a?.kind !== 'person' || a.accountId !== accountId || this.now() >= a.until) {
+      this.arrivals.set(req, this.drops);
+      return 0;
+    }
+    res.writeHead(a.status, a.headers);
+    const last = a.body.length - 1;
+    if (req.method === 'HEAD' || last < 0) res.end();
+    else {
+      for (let i = 0; i < last; i++) res.write(a.body[i]);
+      res.end(a.body[last]);
+    }
+    return a.status;
   }
 
   private sendDocument(req: IncomingMessage, res: ServerResponse, a: DocumentAnswer): number {
@@ -186,6 +295,56 @@ export class HotDocuments {
     return { key: `${hostnameOf(req)} ${req.url}`, accountId, generation: w.generation };
   }
 
+  /** Called by the route before it reads storage, for a request of a signed-in person: a ticket when the answer to
+   *  exactly this request may be kept for their session (a GET without a query, by a session of this host, that
+   *  arrived through `answer` while the bus flows), else null. */
+  personalTicket(req: FastifyRequest, accountId: number, caller: Caller): Ticket | null {
+    const actor = caller.actor;
+    if (req.method !== 'GET' || req.url.includes('?') || caller.via !== 'session' || !actor?.sessionEnds) return null;
+    if (!actor.writer.startsWith('session:')) return null;
+    const arrived = this.arrivals.get(req.raw);
+    if (arrived === undefined || !this.bus.flowing() || !this.personalChannelsLive()) return null;
+    const w = this.watch(accountId);
+    if (!w.live) return null;
+    return {
+      key: personalKey(hostnameOf(req), req.url, req.raw),
+      accountId,
+      generation: w.generation,
+      person: { id: actor.accountId, session: actor.writer, until: Date.parse(actor.sessionEnds), arrived },
+    };
+  }
+
+  /** Keeps the route's 200 or 304 for a signed-in person's ticket (see the header): at the document's own address,
+   *  when nothing it depends on changed since the request arrived. `body`: the pieces sent, none for a 304. */
+  keepPersonal(
+    ticket: Ticket,
+    node: { name: string; path: string },
+    url: string,
+    status: number,
+    headers: OutgoingHttpHeaders,
+    body: Buffer[],
+  ) {
+    const p = ticket.person;
+    if (!p || (status !== 200 && status !== 304) || !isOwnAddress(node, url)) return;
+    if (!this.bus.flowing()) return this.dropAllPersonal();
+    if (p.arrived < this.droppedBelow) return;
+    for (const name of personalNames(ticket.accountId, p.id, p.session))
+      if ((this.dropped.get(name) ?? 0) > p.arrived) return;
+    const bytes = body.reduce((n, b) => n + b.length, 0);
+    this.allDropped = false;
+    this.store(ticket, {
+      kind: 'person',
+      accountId: ticket.accountId,
+      personId: p.id,
+      session: p.session,
+      until: Math.min(p.until, this.now() + ANSWER_TTL_MS),
+      status,
+      headers: status === 200 ? { ...headers, 'content-length': String(bytes) } : { ...headers },
+      body: status === 200 ? body : [],
+      bytes,
+    });
+  }
+
   /** Keeps a data API 200 for a ticket (headers as the route sent them, but X-Cache and Age). */
   keepData(
     ticket: Ticket,
@@ -220,7 +379,7 @@ export class HotDocuments {
     body: Buffer,
     checksum: string,
   ) {
-    if (url !== nodeUrlPath(node) && !(url === '/' && node.path === '' && node.name === ROOT_DOCUMENT)) return;
+    if (!isOwnAddress(node, url)) return;
     const full = { ...headers, 'content-length': String(body.length) };
     const headersKnown = { ...full };
     delete headersKnown['set-cookie'];
@@ -263,8 +422,58 @@ export class HotDocuments {
     w.keys.clear();
   }
 
+  /** `grant-revoked` and `role-changed`: the personal answers of those sessions and memberships go. */
+  private revoked(e: KilnEvent) {
+    if (e.type === 'role-changed') this.dropPersonal([dropNames.member(e.teamId, e.personId)]);
+    else if (e.type === 'grant-revoked' && Array.isArray(e.grants))
+      // Session and member grants are named as the drops name them.
+      this.dropPersonal(e.grants.map(String).filter((g) => g.startsWith('session:') || g.startsWith('member:')));
+  }
+
+  /** Drops the personal answers these names concern, and refuses those still being made for them. */
+  private dropPersonal(names: string[]) {
+    if (names.length === 0) return;
+    const n = ++this.drops;
+    for (const name of names) this.dropped.set(name, n);
+    if (this.dropped.size > MAX_DROPS) {
+      this.dropped.clear();
+      this.droppedBelow = n;
+    }
+    const gone = new Set(names);
+    this.answers.deleteWhere(
+      (_, a) => a.kind === 'person' && personalNames(a.accountId, a.personId, a.session).some((x) => gone.has(x)),
+    );
+  }
+
+  /** Every personal answer goes, and every one being made is refused (once: until one is kept again). */
+  private dropAllPersonal() {
+    this.droppedBelow = ++this.drops;
+    if (this.allDropped) return;
+    this.allDropped = true;
+    this.dropped.clear();
+    this.answers.deleteWhere((_, a) => a.kind === 'person');
+  }
+
+  /** True once this process hears the revocations and hosts channels; the first call subscribes. */
+  private personalChannelsLive(): boolean {
+    if (this.personalLive || this.personalPending) return this.personalLive;
+    this.personalPending = true;
+    Promise.all([this.bus.subscribed(channels.revocations), this.bus.subscribed(channels.hosts)]).then(
+      () => {
+        this.personalPending = false;
+        this.personalLive = true;
+      },
+      () => {
+        // Not confirmed (the bus is away): a later request asks again.
+        this.personalPending = false;
+      },
+    );
+    return false;
+  }
+
   close() {
     this.hostsOff();
+    this.revocationsOff();
     for (const w of this.watches.values()) w.off();
     this.watches.clear();
   }
@@ -300,4 +509,30 @@ export class HotDocuments {
     );
     return w;
   }
+}
+
+/** The document's own address (one answer per document, never one per route path below it). */
+function isOwnAddress(node: { name: string; path: string }, url: string): boolean {
+  return url === nodeUrlPath(node) || (url === '/' && node.path === '' && node.name === ROOT_DOCUMENT);
+}
+
+/** What a personal answer's drops name: its session, its host's account and its person's, and the membership. */
+function personalNames(accountId: number, personId: number, session: string): string[] {
+  return [
+    dropNames.session(session),
+    dropNames.account(accountId),
+    dropNames.account(personId),
+    dropNames.member(accountId, personId),
+  ];
+}
+
+/** The key of a signed-in person's answer: host, URL and a SHA-256 of the headers it is kept for (so the cache
+ *  holds no session token). An absent header and an empty one differ. */
+function personalKey(name: string, url: string, req: IncomingMessage): string {
+  const hash = createHash('sha256');
+  for (const h of PERSONAL_HEADERS) {
+    const v = req.headers[h];
+    hash.update(v === undefined ? '\n-' : `\n+${String(v)}`);
+  }
+  return `${name} ${url} ${hash.digest('base64url')}`;
 }

@@ -24,8 +24,7 @@ export async function liveSessionOnHost(db: Db, tokenHash: string, host: string 
   const parameters = [tokenHash, ...(forHost ? [host] : [])];
   const row = (await db.executeQuery<SessionRow>({ ...compiled, parameters })).rows[0] as SessionRow | undefined;
   if (!row || row.expires_at <= now.toISOString()) return undefined;
-  const { expires_at, ...live } = row;
-  return live;
+  return row;
 }
 
 /** The session first (the token names one at most), then its person. SQLite prepares a statement afresh every

@@ -14,7 +14,7 @@ import { badRequest, conflict, forbidden, notFound } from '../errors.ts';
 import { usernameProblem } from '../core/names.ts';
 import { isUniqueViolation } from '../store/errors.ts';
 import { PLANS } from '../accounts/people.ts';
-import { grants, revokeGrants } from '../events/revocations.ts';
+import { grants, revokeGrants, roleChanged } from '../events/revocations.ts';
 import {
   deleteMembership,
   insertAccount,
@@ -189,14 +189,18 @@ export async function setMember(s: TeamPorts & TeamCtx, input: MemberInput): Pro
   if (person.account_type !== 'dev') throw badRequest('Only developer accounts can be team members.', 'not-developer');
   const now = s.clock.now().toISOString();
   let demoted = false;
+  let changed = false;
   await inTransaction(s, async (trx) => {
     const current = await teamRole(trx, input.teamId, person.id);
     if (current === 'owner' && input.role !== 'owner') await assertAnotherOwner(trx, input.teamId, person.id);
     await setMembership(trx, { teamId: input.teamId, personId: person.id, role: input.role, now, exists: !!current });
     demoted = !!current && allowsTeam(current, 'sync') && !allowsTeam(input.role, 'sync');
+    changed = !!current && current !== input.role;
   });
   // A viewer may not sync the team's files: the person's open team sync streams close.
   if (demoted) await revokeGrants(s, [grants.member(input.teamId, person.id)]);
+  // Any other change of role: what processes keep of the person's page views on the team's host goes.
+  else if (changed) await roleChanged(s, input.teamId, person.id);
   return { personId: person.id, username: person.username, email: person.email, role: input.role };
 }
 

@@ -21,7 +21,8 @@
 // (cookies, caching and framing headers, the bytes, exactly as the answer needs).
 //
 // This path is the hot one (see `npm run bench`): one indexed query when the bytes are cached; a public
-// document's answer to a cookie-less visitor is kept and served before the framework (src/http/hot-path.ts).
+// document's answer to a cookie-less visitor, and a signed-in person's answer to the same request again (their
+// session, their role, the document unchanged), are kept and served before the framework (src/http/hot-path.ts).
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { OutgoingHttpHeaders } from 'node:http';
 import type { RoutePlugin } from './plugin.ts';
@@ -72,18 +73,24 @@ interface Asked {
 
 declare module 'fastify' {
   interface FastifyRequest {
-    /** Set when this answer may be kept for the hot path (src/http/hot-path.ts). */
-    hotKeep: { ticket: Ticket; node: NodeRow; checksum: string } | null;
+    /** Set when this answer may be kept for the hot path (src/http/hot-path.ts); `pieces`: a body sent as pieces. */
+    hotKeep: { ticket: Ticket; node: NodeRow; checksum: string; pieces?: Buffer[] } | null;
   }
 }
 
 const plugin: RoutePlugin = async (app, { services: s }) => {
-  // A cookie-less visitor's answer is kept for the hot path once it is sent (its headers complete).
+  // An answer the hot path may keep is kept once it is sent (its headers complete): a cookie-less visitor's 200,
+  // a signed-in person's 200 or 304.
   app.decorateRequest('hotKeep', null);
   app.addHook('onSend', async (req, reply, payload) => {
     const k = req.hotKeep;
-    if (k && reply.statusCode === 200 && Buffer.isBuffer(payload))
-      s.hot.keep(k.ticket, k.node, req.url, reply.getHeaders() as OutgoingHttpHeaders, payload, k.checksum);
+    if (!k) return payload;
+    const headers = reply.getHeaders() as OutgoingHttpHeaders;
+    if (k.ticket.person) {
+      const body = k.pieces ?? (Buffer.isBuffer(payload) ? [payload] : reply.statusCode === 304 ? [] : null);
+      if (body) s.hot.keepPersonal(k.ticket, k.node, req.url, reply.statusCode, headers, body);
+    } else if (reply.statusCode === 200 && Buffer.isBuffer(payload))
+      s.hot.keep(k.ticket, k.node, req.url, headers, payload, k.checksum);
     return payload;
   });
   const handler = async (req: Req, reply: FastifyReply) => {
@@ -104,7 +111,12 @@ const plugin: RoutePlugin = async (app, { services: s }) => {
     const bounce = framed ? null : bounceToMainApp(req, reply, s);
     if (bounce) return bounce;
     // Taken before storage is read: an event arriving meanwhile voids it.
-    const asked: Asked = { framed, ticket: s.hot.ticket(req, site.accountId), host: site.accountId, path };
+    const ticket = framed
+      ? null
+      : req.caller.actor
+        ? s.hot.personalTicket(req, site.accountId, req.caller)
+        : s.hot.ticket(req, site.accountId);
+    const asked: Asked = { framed, ticket, host: site.accountId, path };
     const view = await viewDocument(framed ? asVisitor(req.ctx) : req.ctx, {
       host: site.accountId,
       path,
@@ -146,26 +158,31 @@ const plugin: RoutePlugin = async (app, { services: s }) => {
     const { framed } = asked;
     pageCookies(req, reply, view, framed);
     // A neighbour's frame is never stored: a history navigation would show it again without asking,
-    // reading whatever edit cookie the jar holds by then.
+    // reading whatever edit cookie the jar holds by then. The owner's page (the toolbar's tag) is theirs
+    // alone, and so is its 304, which refreshes what the browser stored.
     reply.header(
       'cache-control',
-      framed ? 'no-store' : node.visibility === 'private' ? 'private, no-cache' : 'no-cache',
+      framed ? 'no-store' : view.toolbar || node.visibility === 'private' ? 'private, no-cache' : 'no-cache',
     );
+    if (view.toolbar) reply.header('vary', 'Cookie');
     reply.header('x-content-type-options', 'nosniff');
     servesAccountContent(reply);
     if (framed && (await sandboxed(req, node))) withoutItsOrigin(reply);
     // The owner's markers render only under the owner's own pages; a document may forbid framing by others.
     if (view.saver || node.forbid_framing === 1) framedOnlyBySelf(reply);
+    // What the hot path may keep: a visitor's 200 (no toolbar, no cookie), or this signed-in person's answer.
+    const ticket = asked.ticket;
+    const keep = ticket && (ticket.person ? view.personsAnswer : view.visitorsAnswer) ? ticket : null;
     // A neighbour's frame gets the bytes in full: the browser's copy for this URL may be the owner's.
-    if (!framed && !view.notFound && node.checksum && ifNoneMatchHits(req.headers['if-none-match'], node.checksum))
+    if (!framed && !view.notFound && node.checksum && ifNoneMatchHits(req.headers['if-none-match'], node.checksum)) {
+      if (keep?.person) req.hotKeep = { ticket: keep, node, checksum: node.checksum };
       return reply.code(304).header('etag', `"${node.checksum}"`).send();
+    }
     const content = await documentContent(s, node);
     if (!content) throw notFound();
     if (!view.shareGuest && !framed)
       rememberServed(s, { accountId: asked.host, pathname: asked.path }, node, content.checksum, view.forAll);
-    if (view.toolbar) reply.header('cache-control', 'private, no-cache').header('vary', 'Cookie');
-    else if (asked.ticket && !framed && view.visitorsAnswer)
-      req.hotKeep = { ticket: asked.ticket, node, checksum: content.checksum };
+    if (keep) req.hotKeep = { ticket: keep, node, checksum: content.checksum };
     // An account's own 404.html answers missing paths with status 404 (the root fallback with 200). The
     // ETag stays the stored bytes' (saves send it as If-Match), the toolbar or not.
     reply
@@ -174,10 +191,12 @@ const plugin: RoutePlugin = async (app, { services: s }) => {
       .header('etag', `"${content.checksum}"`);
     if (!view.toolbar) return reply.send(content.bytes);
     const { unconfirmedEmail, appUser } = view.toolbar;
-    return sendPieces(
-      reply,
-      withToolbar(content.bytes, toolbarTag(childPathOf(node), s.config.baseUrl, unconfirmedEmail, appUser)),
+    const pieces = withToolbar(
+      content.bytes,
+      toolbarTag(childPathOf(node), s.config.baseUrl, unconfirmedEmail, appUser),
     );
+    if (req.hotKeep) req.hotKeep.pieces = pieces;
+    return sendPieces(reply, pieces);
   }
 
   /** Cookies for the page's script: edit controls for whoever may save; never `false` (some editors treat
