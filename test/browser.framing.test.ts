@@ -94,8 +94,15 @@ const stored = async () => (await bk.kiln.client(bk.kiln.hostOf(alice.username))
 
 /** hyperclayjs has settled on the page: it marks `<html editmode=…>` once the DOM is ready. */
 async function settled(f: Frame): Promise<'true' | 'false'> {
-  await f.waitForSelector('html[editmode]', { state: 'attached', timeout: 20_000 });
-  return (await f.evaluate(() => document.documentElement.getAttribute('editmode'))) as 'true' | 'false';
+  // A stored page already says editmode="false" (hyperclayjs writes it into every save): read the attribute only
+  // once the library has loaded (`hyperclay.ready`) and the DOM is ready, when it has set it for this load.
+  await f.waitForFunction(() => (window as any).hyperclay?.ready, null, { timeout: 20_000 });
+  return (await f.evaluate(async () => {
+    await (window as any).hyperclay.ready;
+    if (document.readyState === 'loading')
+      await new Promise((done) => document.addEventListener('DOMContentLoaded', done, { once: true }));
+    return document.documentElement.getAttribute('editmode');
+  })) as 'true' | 'false';
 }
 
 /** Bob's page in Alice's browser, its frame loaded; the frame. */
