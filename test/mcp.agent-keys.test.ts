@@ -7,7 +7,7 @@ import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { startKiln, type TestKiln } from './support/kiln.ts';
 import { signedIn } from './support/people.ts';
-import { call, mcpClient, mcpUrl, refused } from './support/mcp.ts';
+import { call, mcpClient, rawMcp, refused } from './support/mcp.ts';
 import type { Client } from './support/client.ts';
 import { createPath } from '../src/nodes/tree.ts';
 import { contextOf } from '../src/context.ts';
@@ -129,20 +129,11 @@ test('a folder key lists and reads only its folder, and makes nothing outside it
 test('every answer carries the credential’s RateLimit headers; the operator’s switch closes the door (403 mcp-off)', async () => {
   const key = await agentKey('counted');
   const ask = () =>
-    fetch(mcpUrl(kiln), {
-      method: 'POST',
-      headers: {
-        authorization: `Bearer ${key}`,
-        'content-type': 'application/json',
-        accept: 'application/json, text/event-stream',
-        'mcp-protocol-version': '2025-11-25',
-      },
-      body: JSON.stringify({
-        jsonrpc: '2.0',
-        id: 1,
-        method: 'initialize',
-        params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 'raw', version: '1' } },
-      }),
+    rawMcp(kiln, key, {
+      jsonrpc: '2.0',
+      id: 1,
+      method: 'initialize',
+      params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 'raw', version: '1' } },
     });
   const first = await ask();
   assert.equal(first.status, 200, await first.text());
@@ -172,17 +163,7 @@ test('MCP_CALLS_PER_MINUTE sets each credential’s calls a minute: with 2, the 
   const small = await startKiln({ env: { MCP_CALLS_PER_MINUTE: '2' } });
   try {
     const { key } = await keyHolder(small);
-    const ask = () =>
-      fetch(mcpUrl(small), {
-        method: 'POST',
-        headers: {
-          authorization: `Bearer ${key}`,
-          'content-type': 'application/json',
-          accept: 'application/json, text/event-stream',
-          'mcp-protocol-version': '2025-11-25',
-        },
-        body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/list' }),
-      });
+    const ask = () => rawMcp(small, key, { jsonrpc: '2.0', id: 1, method: 'tools/list' });
     const answers = [];
     for (let i = 0; i < 3; i++) {
       const r = await ask();

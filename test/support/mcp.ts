@@ -33,6 +33,20 @@ function clientFor(opts: McpOptions) {
 /** The door's address on the test Kiln (a loopback name reaches the main app). */
 export const mcpUrl = (kiln: TestKiln) => new URL(`http://127.0.0.1:${new URL(kiln.url).port}/_/mcp`);
 
+/** One raw JSON-RPC POST to the door with a Bearer credential (protocol 2025-11-25), as a client's first bytes. */
+export function rawMcp(kiln: TestKiln, token: string, body: unknown): Promise<Response> {
+  return fetch(mcpUrl(kiln), {
+    method: 'POST',
+    headers: {
+      authorization: `Bearer ${token}`,
+      'content-type': 'application/json',
+      accept: 'application/json, text/event-stream',
+      'mcp-protocol-version': '2025-11-25',
+    },
+    body: JSON.stringify(body),
+  });
+}
+
 /** A connected client of the test Kiln's door, with `token` as its Bearer credential. */
 export async function mcpClient(kiln: TestKiln, token: string, opts: McpOptions = {}): Promise<Client> {
   const transport = new StreamableHTTPClientTransport(mcpUrl(kiln), {
