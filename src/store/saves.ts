@@ -117,16 +117,41 @@ const documentWithLayout = (tx: Tx, nodeId: number) =>
     ])
     .forUpdate(['nodes']);
 
+/** The content row's layout alone (the document's row is locked already). */
+const layoutQuery = (tx: Tx, nodeId: number) =>
+  tx
+    .selectFrom('node_contents')
+    .select([
+      sql<number | null>`length(node_contents.base)`.as('base_size'),
+      sql<number | null>`length(node_contents.splice)`.as('splice_size'),
+      'node_contents.splice_at',
+      'node_contents.splice_end',
+      'node_contents.splice_map',
+    ])
+    .where('node_id', '=', nodeId);
+
+type LayoutRow = Pick<
+  NonNullable<Awaited<ReturnType<ReturnType<typeof layoutQuery>['executeTakeFirst']>>>,
+  'base_size' | 'splice_size' | 'splice_at' | 'splice_end' | 'splice_map'
+>;
+
+const layoutOf = (r: LayoutRow | undefined): ContentLayout | undefined =>
+  !r || r.base_size === null ? undefined : { baseSize: r.base_size, regions: storedRegions(r, r.splice_size ?? 0) };
+
 async function laidOut(tx: Tx, nodeId: number): Promise<DocumentForWrite | undefined> {
   const row = await documentWithLayout(tx, nodeId).executeTakeFirst();
   if (!row) return undefined;
   const { base_size, splice_size, splice_at, splice_end, splice_map, ...rest } = row;
   const doc = await split(tx, rest);
-  const layout =
-    base_size === null
-      ? undefined
-      : { baseSize: base_size, regions: storedRegions({ splice_at, splice_end, splice_map }, splice_size ?? 0) };
-  return doc && { ...doc, layout };
+  if (!doc) return undefined;
+  // After a wait on the lock, PostgreSQL reads the locked row again but not the joined ones: when the joined version
+  // was stale (split read the newest again), so is the joined content row's layout, and splices placed by it would
+  // write the content at the wrong places. Read it again too, under the lock.
+  const fresh = (doc.last?.id ?? null) === (rest.last_id ?? null);
+  const layout = fresh
+    ? layoutOf({ base_size, splice_size, splice_at, splice_end, splice_map })
+    : layoutOf(await layoutQuery(tx, nodeId).executeTakeFirst());
+  return { ...doc, layout };
 }
 
 /** SQLite: one writer at a time already, in this process; each statement is a function call. */
