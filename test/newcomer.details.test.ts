@@ -5,6 +5,7 @@ import assert from 'node:assert/strict';
 import * as cheerio from 'cheerio';
 import { startKiln, type TestKiln } from './support/kiln.ts';
 import { signedIn } from './support/people.ts';
+import { until } from './support/wait.ts';
 import { starterDocument } from '../src/nodes/starters.ts';
 
 let kiln: TestKiln;
@@ -22,12 +23,14 @@ test('a file uploaded on the dashboard is credited to its uploader, and a text f
     json,
   );
   assert.equal(res.status, 200, res.text);
-  const feed = (await main.get('/_/activity', json)).json.activity as {
-    path: string;
-    by: string | null;
-    client: string;
-  }[];
-  const line = feed.find((a) => a.path === 'notes.txt');
+  // The activity line is recorded after the answer (src/events/publish.ts): the feed has it a moment later.
+  const line = await until(
+    async () =>
+      (
+        (await main.get('/_/activity', json)).json.activity as { path: string; by: string | null; client: string }[]
+      ).find((a) => a.path === 'notes.txt'),
+    { what: 'the upload’s line in the activity feed' },
+  );
   assert.equal(line?.by, me.username);
   assert.equal(line?.client, 'browser');
   const page = cheerio.load((await main.page('/_/dashboard')).text);
