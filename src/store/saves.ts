@@ -105,30 +105,24 @@ function written(tx: Tx, r: SaveRows, versionId: number, layout?: ContentLayout)
 /** The PostgreSQL read also says how the content row is laid out (the lengths of its base and splice, and the
  *  splices' bounds; `length` of a stored value reads its header, not its bytes): a save then sends the changed
  *  spans only. */
+/** The content row's layout columns, as both reads below select them. */
+const LAYOUT = [
+  sql<number | null>`length(node_contents.base)`.as('base_size'),
+  sql<number | null>`length(node_contents.splice)`.as('splice_size'),
+  'node_contents.splice_at',
+  'node_contents.splice_end',
+  'node_contents.splice_map',
+] as const;
+
 const documentWithLayout = (tx: Tx, nodeId: number) =>
   documentQuery(tx, nodeId)
     .leftJoin('node_contents', 'node_contents.node_id', 'nodes.id')
-    .select([
-      sql<number | null>`length(node_contents.base)`.as('base_size'),
-      sql<number | null>`length(node_contents.splice)`.as('splice_size'),
-      'node_contents.splice_at',
-      'node_contents.splice_end',
-      'node_contents.splice_map',
-    ])
+    .select(LAYOUT)
     .forUpdate(['nodes']);
 
 /** The content row's layout alone (the document's row is locked already). */
 const layoutQuery = (tx: Tx, nodeId: number) =>
-  tx
-    .selectFrom('node_contents')
-    .select([
-      sql<number | null>`length(node_contents.base)`.as('base_size'),
-      sql<number | null>`length(node_contents.splice)`.as('splice_size'),
-      'node_contents.splice_at',
-      'node_contents.splice_end',
-      'node_contents.splice_map',
-    ])
-    .where('node_id', '=', nodeId);
+  tx.selectFrom('node_contents').select(LAYOUT).where('node_id', '=', nodeId);
 
 type LayoutRow = Pick<
   NonNullable<Awaited<ReturnType<ReturnType<typeof layoutQuery>['executeTakeFirst']>>>,
