@@ -45,11 +45,13 @@ run() {
   [ $# -gt 0 ] || return 0
   echo "== storage: $storage ($# files)"
   local reporters=()
-  # KILN_TEST_TIMES=dir also writes each file's time to dir/<storage>.tsv (seconds, file, pass/FAIL).
+  # KILN_TEST_TIMES=dir also writes each file's time to dir/<storage>.tsv (seconds, file, pass/FAIL), and each
+  # failed test with its error to dir/<storage>.failures.
   if [ -n "${KILN_TEST_TIMES:-}" ]; then
     mkdir -p "$KILN_TEST_TIMES"
     reporters=(--test-reporter=spec --test-reporter-destination=stdout
-      --test-reporter=./scripts/file-times.mjs --test-reporter-destination="$KILN_TEST_TIMES/$storage.tsv")
+      --test-reporter=./scripts/file-times.mjs --test-reporter-destination="$KILN_TEST_TIMES/$storage.tsv"
+      --test-reporter=./scripts/failures.mjs --test-reporter-destination="$KILN_TEST_TIMES/$storage.failures")
   fi
   KILN_TEST_STORAGE=$storage node "${loader[@]}" --test "${reporters[@]}" --test-concurrency=2 --test-timeout=600000 "$@" ||
     status=1
