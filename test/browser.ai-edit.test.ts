@@ -113,11 +113,16 @@ test('the owner asks for an edit: it streams into the paragraph; Keep saves a ve
   // The comment box names the engines this Kiln has (the library's own placeholder names @fable / @claude).
   await p.click('section p');
   await p.keyboard.press('Control+k');
-  await p.waitForFunction(
-    () => (document.querySelector('#hyper-edit-panel textarea') as HTMLTextAreaElement | null)?.placeholder,
-  );
+  // The toolbar asks /_/meta when the panel first exists, so the library's own placeholder shows until it answers
+  // (on a busy machine, after the box opened): wait for the engines' names, then compare the whole text.
+  const placeholder = () => p.locator('#hyper-edit-panel textarea').getAttribute('placeholder');
+  await until(async () => (await placeholder())?.includes('engines:'), {
+    what: "the comment box's placeholder naming this Kiln's engines",
+  }).catch(async (err) => {
+    throw new Error(`${err.message}; it says "${await placeholder()}"`);
+  });
   assert.equal(
-    await p.locator('#hyper-edit-panel textarea').getAttribute('placeholder'),
+    await placeholder(),
     "Describe the change… (@file.ext adds context; engines: @ai (default), @slow, or your own agent's)",
   );
   await p.keyboard.press('Escape');
