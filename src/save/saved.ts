@@ -35,7 +35,7 @@ export const inSentence = (by: string): string => (/^(A|An|The) /.test(by) ? by[
 
 /** Who the open editing tabs of a document are told changed it (`ChangedElsewhere`), or null: a browser tab's save
  *  (its peers get its snapshots; the saver would be told of its own save) or a new document (no tab has it). */
-export function changedElsewhereBy(by: SavedBy): string | null {
+export function changedElsewhereBy(by: { kind: string; agent?: string | null; snapshotSent?: boolean }): string | null {
   if (by.snapshotSent) return null;
   switch (by.kind) {
     case 'agent':

@@ -32,13 +32,7 @@ export async function checkStaleSave(
 ): Promise<void> {
   if (by.kind !== 'browser' || savedText.length > MAX_BYTES) return;
   const db = s.database.db;
-  const source = recordedSource(previous.saved_by_kind);
-  const who = changedElsewhereBy({
-    kind: source.kind as SavedBy['kind'],
-    accountId: null,
-    writer: null,
-    ...(source.agent ? { agent: source.agent } : {}),
-  });
+  const who = changedElsewhereBy(recordedSource(previous.saved_by_kind));
   if (!who) return;
   const older = await versionBefore(db, node.id, previous.backup_number);
   if (!older) return;
