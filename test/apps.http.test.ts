@@ -12,6 +12,7 @@ import type { OutboxMailer } from '../src/mail/mailer.ts';
 import { createNode } from '../src/nodes/tree.ts';
 import { createPerson } from '../src/accounts/people.ts';
 import { createInstance, instanceName } from '../src/apps/instances.ts';
+import { createTeam } from '../src/teams/teams.ts';
 
 let kiln: TestKiln;
 before(async () => (kiln = await startKiln()));
@@ -46,6 +47,7 @@ async function ownerWithApp(name: string, html = APP_V1) {
   assert.equal(on.status, 200, on.text);
   assert.equal(on.json.node.enableSignups, true);
   const host = kiln.hostOf(owner.username);
+  assert.ok(on.json.msg.includes(`${host}/_/app/signup?app=${name}`), on.json.msg);
   return { owner, main, id, host, ownerDoc: main.on(host), url: `http://${host}/${name}` };
 }
 
@@ -939,4 +941,32 @@ test("a copy's own page knows its app: /_/app/info says what a page is, and the 
     copy: true,
     signupUrl: null,
   });
+});
+
+test("a team's document made an app from the dashboard: the message names the team's host as the sign-up address", async () => {
+  const main = kiln.client();
+  const owner = await signedIn(kiln, main, { plan: 'maker' });
+  const team = await createTeam(kiln.services, {
+    username: `apps-${owner.username}`,
+    ownerId: owner.id,
+    plan: 'maker',
+  });
+  const doc = await createNode(await actingAs(kiln.services, owner.id), {
+    ownerId: team.id,
+    parentId: 0,
+    type: 'site',
+    name: `club-${team.id}.html`,
+    html: APP_V1,
+  });
+  const on = await main.post(
+    `/_/dashboard/nodes/${doc.id}/app`,
+    { enableSignups: true },
+    { headers: { 'x-requested-with': 'fetch' } },
+  );
+  assert.equal(on.status, 200, on.text);
+  assert.ok(on.json.msg.includes(`${kiln.hostOf(team.username)}/_/app/signup?app=club-${team.id}.html`), on.json.msg);
+  assert.ok(!on.json.msg.includes(`//${kiln.hostOf(owner.username)}`), on.json.msg);
+  // The address works: a visitor signs up there and gets a copy in the team's tree.
+  const { res } = await signUp(kiln.hostOf(team.username), `club-${team.id}.html`);
+  assert.equal(res.status, 201, res.text);
 });

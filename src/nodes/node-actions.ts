@@ -11,9 +11,14 @@ import { documentContent } from './serve.ts';
 import { listTree, type NodeRow } from './tree.ts';
 import { accountById } from '../store/accounts.ts';
 
-/** A document becomes a multi-tenant app (or stops taking signups). */
-export function makeApp(ctx: Ctx, input: { nodeId: number; enableSignups: boolean }): Promise<NodeRow> {
-  return setEnableSignups(ctx, { nodeId: input.nodeId, enable: input.enableSignups });
+/** A document becomes a multi-tenant app (or stops taking signups), with the username of the host it is on (a
+ *  team's app signs its visitors up on the team's host, not on the caller's). */
+export async function makeApp(
+  ctx: Ctx,
+  input: { nodeId: number; enableSignups: boolean },
+): Promise<{ node: NodeRow; hostUsername: string }> {
+  const node = await setEnableSignups(ctx, { nodeId: input.nodeId, enable: input.enableSignups });
+  return { node, hostUsername: (await accountById(ctx.database.db, node.owner_id))?.username ?? '' };
 }
 
 /** A copy of a document beside it. */

@@ -81,10 +81,13 @@ const nodes: RoutePlugin = async (app, { services: s }) => {
   );
 
   app.post(`${DASHBOARD}/nodes/:id/app`, on(bodies.app), (req, reply) =>
-    operate(req, reply, async (ctx, me) => {
-      const changed = await makeApp(ctx, { nodeId: req.params.id, enableSignups: req.body.enableSignups });
+    operate(req, reply, async (ctx) => {
+      const { node: changed, hostUsername } = await makeApp(ctx, {
+        nodeId: req.params.id,
+        enableSignups: req.body.enableSignups,
+      });
       const msg = changed.enable_signups
-        ? `"${changed.name}" is an app: visitors sign up at ${appSignupUrl(documentHostUrl(s.config, me.username), changed)} and get their own copy.`
+        ? `"${changed.name}" is an app: visitors sign up at ${appSignupUrl(documentHostUrl(s.config, hostUsername), changed)} and get their own copy.`
         : `"${changed.name}" no longer takes signups; the copies already made stay with their owners.`;
       return { msg, node: changed };
     }),
