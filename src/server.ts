@@ -41,7 +41,7 @@ export async function createServices(config: Config, clock: Clock = systemClock)
   const secret = await loadInstanceSecret(database.db);
   const events = config.redisUrl
     ? await RedisEventBus.open(config.redisUrl, namespaceFor(config))
-    : new MemoryEventBus();
+    : new MemoryEventBus(Date.now, database.dataVersion);
   const hub = new StreamHub(events);
   const metrics = new Metrics(() => hub.stats().streams, database.statements);
   hub.onEvent = (id) => metrics.busLag.observe(Math.max(0, Date.now() - id / 1000) / 1000);

@@ -15,7 +15,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { startKiln, storage, freshPostgres, movableClock, type TestKiln } from './support/kiln.ts';
-import { spawnKilns, type ChildKiln } from './support/child.ts';
+import { kilnRun, spawnKilns, type ChildKiln } from './support/child.ts';
 import { Client, type Res } from './support/client.ts';
 import { actingAs, newPerson, sessionsFor } from './support/people.ts';
 import { hotAnswers } from './support/metrics.ts';
@@ -42,6 +42,8 @@ let kiln: TestKiln | undefined;
 let children: ChildKiln[] = [];
 let dropDb: (() => Promise<void>) | undefined;
 const dirs: string[] = [];
+/** The environment the `kiln` command line runs with to change the same instance. */
+let cliEnv: Record<string, string>;
 
 before(async () => {
   if (!twoProcesses) {
@@ -49,6 +51,7 @@ before(async () => {
     setup = kiln.services;
     const port = Number(new URL(kiln.url).port);
     ports = { a: port, b: port };
+    cliEnv = { DATA_DIR: kiln.config.dataDir, ROOT_DOMAIN: ROOT };
     return;
   }
   const pg = await freshPostgres();
@@ -61,7 +64,8 @@ before(async () => {
     ROOT_DOMAIN: ROOT,
     LOG_LEVEL: 'error',
   });
-  setup = await createServices(loadConfig(env(dirs[2])));
+  cliEnv = env(dirs[2]);
+  setup = await createServices(loadConfig(cliEnv));
   children = await spawnKilns([env(dirs[0]), env(dirs[1])]);
   ports = { a: children[0].port, b: children[1].port };
 });
@@ -243,6 +247,27 @@ test('an editor made a viewer: the very next view has no edit controls; made an 
   const asEditor = await member.b.get(url, { headers: NAVIGATION });
   assert.ok(hasToolbar(asEditor), 'edit controls at once');
   assert.match(String(asEditor.headers['set-cookie']), /isAdminOfCurrentResource=true/);
+});
+
+test('an editor made a viewer by the `kiln` command line (a process of its own; on SQLite with a bus of its own): the very next view has no edit controls', async () => {
+  const { team: t, member, url } = await team('editor');
+  assert.ok(hasToolbar(await servedFromMemory(member.b, url)));
+  const cli = await kilnRun(cliEnv, [
+    'team',
+    'member',
+    'add',
+    '--team',
+    t.username,
+    '--user',
+    member.username,
+    '--role',
+    'viewer',
+  ]);
+  assert.equal(cli.code, 0, cli.out);
+  const next = await member.b.get(url, { headers: NAVIGATION });
+  assert.equal(next.status, 200, 'a viewer reads the team’s private pages');
+  assert.equal(hasToolbar(next), false);
+  assert.equal(hasToolbar(await member.a.get(url, { headers: NAVIGATION })), false);
 });
 
 test('a member’s account suspended by an administrator: the very next view of the team’s page is refused', async () => {

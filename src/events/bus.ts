@@ -43,6 +43,10 @@ export interface EventBus {
   /** True when a publish goes out at once (in process; Redis connected with nothing waiting): a write's
    *  answer then waits for its events (src/store/transaction.ts). */
   flowing(): boolean;
+  /** A number that changes when another process may have committed a change whose events never reach this bus:
+   *  the `kiln` command line on this process's SQLite database publishes on a bus of its own (what the memory
+   *  bus is given at start, src/server.ts). Redis: always 0 (every process publishes there). */
+  outsideChanges(): number;
   close(): Promise<void>;
 }
 

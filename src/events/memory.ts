@@ -34,8 +34,11 @@ export class MemoryEventBus implements EventBus {
   private totalBytes = 0;
 
   private readonly now: () => number;
-  constructor(now: () => number = Date.now) {
+  private readonly outside: () => number;
+  /** `outside`: the shared database's count of other processes' changes (`outsideChanges`). */
+  constructor(now: () => number = Date.now, outside: () => number = () => 0) {
     this.now = now;
+    this.outside = outside;
   }
 
   /** Bytes of the events kept for replay, all channels together (for the metrics). */
@@ -148,6 +151,10 @@ export class MemoryEventBus implements EventBus {
 
   flowing(): boolean {
     return true;
+  }
+
+  outsideChanges(): number {
+    return this.outside();
   }
 
   async close(): Promise<void> {

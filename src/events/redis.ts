@@ -359,6 +359,10 @@ export class RedisEventBus implements EventBus {
     return !this.closed && this.pub.status === 'ready' && this.outbox.length === 0;
   }
 
+  outsideChanges(): number {
+    return 0;
+  }
+
   async reachable(): Promise<boolean> {
     try {
       return (await this.pub.ping()) === 'PONG';

@@ -35,9 +35,10 @@
 // `role-changed` otherwise), each event dropping what it names in every process, in the publishing one at once
 // (the bus's `watch`); the writer's answer waits for the event while the bus flows (src/events/revocations.ts,
 // publish.ts). An answer is kept only when none of those events came since its request arrived (`drops`), and
-// none is kept or served while the bus does not flow (its events could be late): then all are dropped. (A change
-// made by the `kiln` command line on SQLite, a process with a bus of its own, reaches a running server's answers
-// only by their expiry, as for visitors'.)
+// none is kept or served while the bus does not flow (its events could be late): then all are dropped. A change
+// made by the `kiln` command line on SQLite (a process with a bus of its own, e.g. a role changed) drops them all
+// too: the database says another process committed (`outsideChanges`, asked before serving and before keeping one).
+// (Visitors' answers, which no command-line change touches, are not asked.)
 import type { IncomingMessage, OutgoingHttpHeaders, ServerResponse } from 'node:http';
 import type { FastifyRequest } from 'fastify';
 import { createHash } from 'node:crypto';
@@ -229,8 +230,9 @@ export class HotDocuments {
   private sendPersonal(req: IncomingMessage, res: ServerResponse, name: string, url: string, accountId: number) {
     // Only a document's own address is ever kept (no query; `/_/…` is Kiln's).
     if (url.includes('?') || url.startsWith('/_/')) return 0;
-    // Events may be late while the bus does not flow: nothing is served or kept then.
-    if (!this.bus.flowing()) {
+    // Events may be late while the bus does not flow, and another process's change (the command line on SQLite)
+    // sends none here: nothing is served or kept then.
+    if (!this.bus.flowing() || this.changedOutside()) {
       this.dropAllPersonal();
       return 0;
     }
@@ -326,7 +328,7 @@ export class HotDocuments {
   ) {
     const p = ticket.person;
     if (!p || (status !== 200 && status !== 304) || !isOwnAddress(node, url)) return;
-    if (!this.bus.flowing()) return this.dropAllPersonal();
+    if (!this.bus.flowing() || this.changedOutside()) return this.dropAllPersonal();
     if (p.arrived < this.droppedBelow) return;
     for (const name of personalNames(ticket.accountId, p.id, p.session))
       if ((this.dropped.get(name) ?? 0) > p.arrived) return;
@@ -443,6 +445,16 @@ export class HotDocuments {
     this.answers.deleteWhere(
       (_, a) => a.kind === 'person' && personalNames(a.accountId, a.personId, a.session).some((x) => gone.has(x)),
     );
+  }
+
+  /** The bus's count of changes made outside it when last asked (`changedOutside`). */
+  private outside = 0;
+  /** True when a change was made outside the bus since the last call (see the header). */
+  private changedOutside(): boolean {
+    const now = this.bus.outsideChanges();
+    if (now === this.outside) return false;
+    this.outside = now;
+    return true;
   }
 
   /** Every personal answer goes, and every one being made is refused (once: until one is kept again). */
