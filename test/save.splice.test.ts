@@ -13,6 +13,9 @@ import { versionContent } from '../src/save/history.ts';
 import { storedContent } from '../src/store/nodes.ts';
 import { SEVERAL } from '../src/core/splice.ts';
 import { saveDocument } from '../src/save/pipeline.ts';
+import { createServices, closeServices } from '../src/server.ts';
+import { sql } from 'kysely';
+import { until } from './support/wait.ts';
 
 let kiln: TestKiln;
 before(async () => (kiln = await startKiln()));
@@ -224,4 +227,79 @@ test('edits far apart, a row stored with one splice and a row an older process w
     contentHash: string;
   }>;
   for (const v of versions) assert.equal(sha((await versionContent(db, v.id)).bytes), v.contentHash);
+});
+
+test('two processes’ saves that both waited on the document’s lock: the second places its splices by the layout the first wrote (PostgreSQL)', {
+  skip: storage !== 'postgres' && 'SQLite has one writer: no save waits on another process’s lock',
+}, async () => {
+  const { person, items, node } = await listDocument('waited.html');
+  const by = { kind: 'sync' as const, accountId: person.id, writer: 'test' };
+  const db = kiln.services.database.db;
+  // A second process's services on the same database (its own pool and its own save queue).
+  const other = await createServices(kiln.config);
+  try {
+    // Splices in the row first (each save far from the last), so the layout matters.
+    for (const i of [100, 700]) {
+      items[i] = `item ${i} edited`;
+      await saveDocument(kiln.services, { nodeId: node.id, bytes: Buffer.from(page(items)), by });
+    }
+    // A third party holds the document's row lock while both saves start, one after the other: each one's read (the
+    // document joined with its newest version and its content row's layout) is taken before the lock is theirs, and
+    // PostgreSQL gives the lock in the order asked. The first adds two regions to the row (edits at both ends that
+    // keep the page's length, so an old layout still seems to fit it); the second, one item far from both, finds a
+    // joined layout from before that commit, and would write its splices by it, leaving out the first one's.
+    const a = [...items];
+    a[0] = 'ITEM 0 PENDING';
+    a[1199] = 'ITEM 1199 PENDING';
+    const b = [...a];
+    b[1000] = 'edited by the second process';
+    const bodies = [Buffer.from(page(a)), Buffer.from(page(b))];
+    let release!: () => void;
+    const released = new Promise<void>((r) => (release = r));
+    let locked!: () => void;
+    const holding = new Promise<void>((r) => (locked = r));
+    const holder = db.transaction().execute(async (tx) => {
+      await tx.selectFrom('nodes').select('id').where('id', '=', node.id).forUpdate().execute();
+      locked();
+      await released;
+    });
+    await holding;
+    const waiting = async () =>
+      Number(
+        (
+          await sql<{ n: number }>`select count(*)::int as n from pg_stat_activity
+            where datname = current_database() and wait_event_type = 'Lock'`.execute(db)
+        ).rows[0].n,
+      );
+    const first = saveDocument(kiln.services, { nodeId: node.id, bytes: bodies[0], by });
+    await until(async () => (await waiting()) === 1, { what: 'the first save waiting on the lock' });
+    const second = saveDocument(other, { nodeId: node.id, bytes: bodies[1], by });
+    await until(async () => (await waiting()) === 2, { what: 'both saves waiting on the lock' });
+    release();
+    await holder;
+    const saves = [first, second];
+    const results = await Promise.all(saves);
+    assert.ok(results.every((r) => r.changed));
+    // The later version is the stored document; every version is the bytes of its save.
+    const versions = await db
+      .selectFrom('versions')
+      .select(['id', 'content_hash'])
+      .where('node_id', '=', node.id)
+      .orderBy('backup_number', 'desc')
+      .execute();
+    assert.equal(versions[0].content_hash, sha(bodies[1]), 'the second save is the newest version');
+    const last = bodies[1];
+    kiln.services.documents.content.delete(node.id);
+    kiln.services.documents.texts.delete(node.id);
+    assert.equal(sha((await storedContent(db, node.id))!.html), sha(last), 'the stored row is the later save');
+    for (const v of versions) assert.equal(sha((await versionContent(db, v.id)).bytes), v.content_hash);
+    // And the next save builds on it.
+    items.splice(0, items.length, ...b);
+    items[50] = 'after both';
+    const next = Buffer.from(page(items));
+    await saveDocument(kiln.services, { nodeId: node.id, bytes: next, by });
+    assert.equal(sha((await storedContent(db, node.id))!.html), sha(next));
+  } finally {
+    await closeServices(other);
+  }
 });
