@@ -64,6 +64,13 @@ function changedElsewhereFrame(e: ChangedElsewhere, id: number, named: boolean) 
   return eventFrame(id, { type: 'notification', msgType: 'warning', msg, action: 'reload', persistent: true, seq: id });
 }
 
+/** The same notice for a change made before the lane opened, since the tab's page was served: no event of the
+ *  channel, so no `id` or `seq` (it moves neither the client's Last-Event-ID nor hyperclayjs's seq watermark). */
+export function changedBeforeFrame(by: string, named: boolean): Buffer {
+  const msg = `${named ? by : 'Someone'} changed this page elsewhere. Reload to see the change.`;
+  return eventFrame(null, { type: 'notification', msgType: 'warning', msg, action: 'reload', persistent: true });
+}
+
 /** A save from a tab that had not loaded a change made elsewhere undid it: `data.diff` shows what it lost. */
 function staleSaveFrame(e: StaleSave, id: number) {
   const msg = `A save from a tab opened before it undid the change by ${inSentence(e.by)} (version ${e.version}). Compare to bring it back.`;
