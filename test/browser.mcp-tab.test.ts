@@ -231,3 +231,74 @@ test('an agent’s edit reaches an editing tab with hyperclayjs’s live sync at
   await agent.close();
   await owner.close();
 });
+
+// The gap before the lane: the toolbar opens its notices lane after `load` and hyperclayjs's `ready` (seconds on
+// a slow phone). An agent's write in between reached no lane of the tab; the toolbar's tag carries the ETag of the
+// page served, the lane is opened `since` it, and its first frame is the notice. Deterministic: the agent writes
+// while the browser holds the lane's request (after the page was served, before the lane opens).
+test('an agent’s edit while the owner’s tab is still loading: the toolbar’s notices lane, opened since the page served, tells it first', {
+  skip: !hasChromium && 'Debian chromium is not installed (.ci/run installs it)',
+  timeout: 120_000,
+}, async () => {
+  const s = bk.kiln.services;
+  const { person, key } = await keyHolder(bk.kiln);
+  await createNode(await actingAs(s, person.id), {
+    ownerId: person.id,
+    parentId: 0,
+    type: 'site',
+    name: 'loading.html',
+    html: starterDocument('notes', 'loading.html'),
+  });
+  const sessions = await sessionsFor(s.database.db, bk.kiln.config, person.id, person.username);
+  const owner = await bk.newContext();
+  await owner.addCookies(browserCookies(bk.kiln.config, sessions));
+  const tab = await owner.newPage();
+  await tab.setViewportSize(PHONE);
+  const agent = await mcpClient(bk.kiln, key, { name: 'Claude Code' });
+  // The first notices lane this tab asks for waits for the agent's write (the page is served by then).
+  const since: string[] = [];
+  await tab.route(
+    (u) => u.pathname === '/_/sync' && u.searchParams.get('lane') === 'notices',
+    async (route) => {
+      since.push(new URL(route.request().url()).searchParams.get('since') ?? '');
+      if (since.length === 1) {
+        const edited = await call(agent, 'edit_document', {
+          path: 'loading.html',
+          edits: [
+            {
+              op: 'append',
+              selector: 'ul.todo',
+              html: `<li><input type="checkbox" persist aria-label="Done"><span editmode:contenteditable>${AGENT_ITEM}</span></li>`,
+            },
+          ],
+        });
+        assert.equal(edited.changed, true);
+      }
+      await route.continue();
+    },
+  );
+  const response = await tab.goto(bk.docUrl(person.username, '/loading.html'));
+  const served = (await response!.headerValue('etag'))?.replace(/"/g, '');
+  await news(tab).waitFor({ state: 'visible', timeout: 20_000 });
+  assert.equal(since[0], served, 'the lane is opened since the ETag of the page served');
+  assert.match(
+    (await news(tab).textContent()) ?? '',
+    /^Claude Code via sync key hcsk_\S+ changed this page elsewhere\. Reload to see the change\.$/,
+  );
+  assert.equal(await tab.locator('kiln-toolbar .act').textContent(), 'Reload');
+  assert.deepEqual(await todos(tab), ['Write the first thing to do', 'Tick a box, then save'], 'the tab is stale');
+  await tab.waitForSelector('html[savestatus=saved]', { state: 'attached', timeout: 20_000 });
+  await tab.screenshot({ path: path.join(SCREENS, 'mcp-tab-before-lane-notice-phone.png') });
+
+  // Reload shows the change, and the fresh page (served after it) is told nothing.
+  const reloaded = tab.waitForEvent('load');
+  await tab.locator('kiln-toolbar .act').click();
+  await reloaded;
+  await tab.waitForSelector('kiln-toolbar[data-notices=open]', { state: 'attached', timeout: 20_000 });
+  assert.ok((await todos(tab)).includes(AGENT_ITEM));
+  assert.equal(since.length, 2);
+  assert.notEqual(since[1], since[0]);
+  assert.equal(await news(tab).isVisible(), false, 'a fresh page has no notice');
+  await agent.close();
+  await owner.close();
+});

@@ -10,6 +10,7 @@ import type { Client } from './support/client.ts';
 import { createNode, setVisibility } from '../src/nodes/tree.ts';
 import { createSyncKey } from '../src/sync/keys.ts';
 import { SyncApi } from './support/sync-client.ts';
+import { call, mcpClient } from './support/mcp.ts';
 
 let kiln: TestKiln;
 let port: number;
@@ -404,4 +405,155 @@ test('a browser save that undid a change made elsewhere: the owner’s lanes and
   } finally {
     notices.close();
   }
+});
+
+// A tab misses the live notice when the change lands between its page being served and its lane opening (the
+// toolbar opens the notices lane after `load` and hyperclayjs's `ready`: seconds on a slow phone). The owner's
+// page carries the ETag served in the toolbar's tag; the lane opened `&since=<it>` tells that change first.
+const RELOAD = (who: string) => `${who} changed this page elsewhere. Reload to see the change.`;
+
+/** The page as a browser tab loads it (the owner's gets the toolbar): its ETag, and the one the toolbar carries. */
+async function servedPage(client: Client, host: string, name: string) {
+  const res = await client.on(host).get(`/${name}`, { headers: { 'sec-fetch-dest': 'document' } });
+  assert.equal(res.status, 200);
+  const etag = String(res.headers.etag).replace(/"/g, '');
+  const tagged = /data-kiln-toolbar/.test(res.text)
+    ? /toolbar\.js\?[^"]*&amp;etag=([0-9a-f]+)/.exec(res.text)?.[1]
+    : null;
+  return { etag, tagged };
+}
+
+const sincePath = (url: string, lane: string, since: string) => `${lanePath(url, lane)}&since=${since}`;
+
+test('a lane opened since the page served: a change made elsewhere before it opened is its first frame, naming the writer', async () => {
+  const { person, node, host, main, url, name } = await ownerWithDocument();
+  const page = await servedPage(main, host, name);
+  assert.equal(page.tagged, page.etag, 'the toolbar’s tag carries the ETag served');
+  const { key } = await createSyncKey(kiln.services, person.id);
+  const agent = await mcpClient(kiln, key, { name: 'Claude Code' });
+  const api = await syncWriter(person);
+  try {
+    // The agent writes while the tab is still loading; then the same owner's other tab saves (a browser save).
+    const edited = await call(agent, 'edit_document', {
+      path: name,
+      edits: [{ op: 'replace', selector: 'p', html: '<p>by the agent</p>' }],
+    });
+    assert.equal(edited.changed, true);
+    await browserSave(main, host, url, doc('by another tab'));
+    const notices = await openLane(main, host, sincePath(url, 'notices', page.etag));
+    const live = await openLane(main, host, sincePath(url, 'live', page.etag));
+    try {
+      for (const lane of [notices, live]) {
+        assert.equal(lane.status, 200);
+        const f = await lane.next();
+        assert.equal(f.id, undefined, 'no event of the channel: it moves no Last-Event-ID');
+        assert.deepEqual(Object.keys(f.json).sort(), ['action', 'msg', 'msgType', 'persistent', 'type']);
+        assert.deepEqual(
+          [f.json.type, f.json.msgType, f.json.action, f.json.persistent],
+          ['notification', 'warning', 'reload', true],
+        );
+        assert.match(
+          f.json.msg,
+          /^Claude Code via sync key hcsk_\S+ changed this page elsewhere\. Reload to see the change\.$/,
+        );
+      }
+      // Then the lanes go on as before: the next change comes live, with its seq.
+      await api.upload(node.id, doc('from the desktop app'));
+      let lastId = '';
+      for (const lane of [notices, live]) {
+        const g = await lane.next();
+        assert.equal(g.json.msg, RELOAD('A sync tool'));
+        assert.equal(g.id, String(g.json.seq));
+        lastId = g.id!;
+      }
+      // A stream resumed (Last-Event-ID) was told on its first open: it replays what it missed, no more.
+      const resumed = await openLane(main, host, sincePath(url, 'notices', page.etag), { 'last-event-id': lastId });
+      try {
+        await resumed.comment('connected');
+        await api.upload(node.id, doc('from the desktop app, again'));
+        const h = await resumed.next();
+        assert.equal(h.id, String(h.json.seq));
+        assert.equal(h.json.msg, RELOAD('A sync tool'));
+      } finally {
+        resumed.close();
+      }
+    } finally {
+      notices.close();
+      live.close();
+    }
+    // A tab served the page as it is now is told nothing on opening: its first frame is the next change.
+    const fresh = await servedPage(main, host, name);
+    const lane = await openLane(main, host, sincePath(url, 'notices', fresh.etag));
+    try {
+      await lane.comment('connected');
+      await api.upload(node.id, doc('again'));
+      const f = await lane.next();
+      assert.equal(f.id, String(f.json.seq), 'the live notice, not one on opening');
+      assert.equal(f.json.msg, RELOAD('A sync tool'));
+    } finally {
+      lane.close();
+    }
+  } finally {
+    await agent.close();
+  }
+});
+
+test('a lane opened since the page served: nothing on opening when only browser tabs saved it since, or for an ETag that is no version of it', async () => {
+  const { person, node, host, main, url, name } = await ownerWithDocument();
+  const page = await servedPage(main, host, name);
+  const other = await ownerWithDocument();
+  const foreign = (await servedPage(other.main, other.host, other.name)).etag;
+  const api = await syncWriter(person);
+  // The same owner's other tab saves twice: its peers had its snapshots, as live.
+  await browserSave(main, host, url, doc('by another tab'));
+  await browserSave(main, host, url, doc('by another tab, again'));
+  const opened = [
+    sincePath(url, 'notices', page.etag),
+    sincePath(url, 'live', page.etag),
+    sincePath(url, 'notices', 'not-an-etag'),
+    sincePath(url, 'notices', '0123456789abcdef'),
+    sincePath(url, 'notices', foreign),
+    `${sincePath(url, 'notices', page.etag)}&since=${page.etag}`,
+  ];
+  const lanes = await Promise.all(opened.map((p) => openLane(main, host, p)));
+  try {
+    for (const lane of lanes) {
+      assert.equal(lane.status, 200);
+      await lane.comment('connected');
+    }
+    // The first frame each lane has is the next change's, live (any notice on opening would come before it).
+    await api.upload(node.id, doc('from the desktop app'));
+    for (const [i, lane] of lanes.entries()) {
+      const f = await lane.next();
+      assert.equal(f.json.msg, RELOAD('A sync tool'), opened[i]);
+      assert.equal(f.id, String(f.json.seq), opened[i]);
+    }
+  } finally {
+    for (const lane of lanes) lane.close();
+  }
+});
+
+test('a lane opened since the page served, by a share guest: the change before it opened is told without the writer’s name', async () => {
+  const { person, node, host, main, url } = await ownerWithDocument();
+  const shared = await main.post(`/_/dashboard/nodes/${node.id}/sharing`, { enabled: true });
+  assert.equal(shared.status, 200, shared.text);
+  const guest = kiln.client(host);
+  const link = new URL(shared.json.shareUrl);
+  assert.equal((await guest.get(link.pathname + link.search)).status, 302);
+  const page = await servedPage(guest, host, link.pathname.slice(1));
+  assert.equal(page.tagged, null, 'a share guest has no toolbar');
+  const api = await syncWriter(person);
+  await api.upload(node.id, doc('from the desktop app'));
+  const lane = await openLane(guest, host, sincePath(url, 'notices', page.etag));
+  try {
+    assert.equal(lane.status, 200);
+    const f = await lane.next();
+    assert.equal(f.id, undefined);
+    assert.equal(f.json.msg, RELOAD('Someone'));
+    assert.equal(f.json.action, 'reload');
+  } finally {
+    lane.close();
+  }
+  // A visitor, who has no live lane, is refused as before: `since` decides nothing.
+  assert.notEqual((await openLane(null, host, sincePath(url, 'notices', page.etag))).status, 200);
 });

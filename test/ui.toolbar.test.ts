@@ -12,19 +12,20 @@ function queryOf(tag: string): URLSearchParams {
   return new URL(script.attribs.src, 'https://alice.kiln.example').searchParams;
 }
 
-test('the tag carries the document path, the main app and the address to confirm, exactly, whatever they hold', () => {
+test('the tag carries the document path, the main app, the ETag served and the address to confirm, exactly, whatever they hold', () => {
   for (const [path, main, confirm] of [
     ['index.html', 'https://kiln.example', undefined],
     ['notes/a b & "c" <d>+é%20.html', 'http://kiln.localhost:8080', 'a+b&c@example.com'],
     ["it's (fine)!*~.html", 'https://kiln.example/base?x=1&y=2', 'ünï@例え.jp'],
   ] as const) {
-    const tag = toolbarTag(path, main, confirm);
+    const tag = toolbarTag(path, main, { etag: '0123456789abcdef', confirm });
     const src = tag.slice('<script src="'.length, tag.indexOf('" data-kiln-toolbar'));
     assert.doesNotMatch(src, /["<>]|&(?!amp;)/, 'nothing left to escape');
     const q = queryOf(tag);
     assert.equal(q.get('path'), path);
     assert.equal(q.get('main'), main);
     assert.equal(q.get('confirm'), confirm ?? null);
+    assert.equal(q.get('etag'), '0123456789abcdef');
     const page = Buffer.from(`<html><body><p>${path}</p></body></html>`);
     const owner = Buffer.concat(withToolbar(page, tag));
     assert.ok(owner.includes(tag));

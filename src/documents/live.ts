@@ -12,6 +12,9 @@ import { grants } from '../events/revocations.ts';
 import { sessionLive } from '../accounts/sessions.ts';
 import { KilnError, notFound } from '../errors.ts';
 import { broadcastSnapshot, publishLive, relaySaved } from '../events/publish.ts';
+import { newestVersions } from '../store/versions.ts';
+import { checksumOfHash } from '../core/checksum.ts';
+import { changedElsewhereByRecorded } from '../save/saved.ts';
 
 type NodeRow = Row<'nodes'>;
 /** `notices`: the live lane's notifications only (Kiln's toolbar in an editing tab without live sync). */
@@ -49,6 +52,31 @@ export async function openLane(ctx: LaneCtx, input: LaneInput) {
     ],
     access: new LaneAccess(ctx, node, input.lane),
   };
+}
+
+/** How many of a document's newest versions a lane opened `since` a served page looks through. */
+const SINCE_VERSIONS = 50;
+/** A served page's ETag: the checksum of its bytes (src/core/checksum.ts). */
+const CHECKSUM = /^[0-9a-f]{16}$/;
+
+/** Who changed the document elsewhere since a tab's page was served (`since`: the ETag of the bytes it got), for
+ *  a lane that tab opens later (a change before that reached no lane of it): the newest writer that no browser
+ *  tab was (`changedElsewhereBy`'s rule), or null when the page is still the one served, when only browser tabs
+ *  saved it since (their peers' snapshots are theirs to know), or when `since` is none of its newest versions. */
+export async function changedElsewhereSince(
+  ctx: Pick<Ctx, 'database'>,
+  nodeId: number,
+  since: string,
+): Promise<string | null> {
+  if (!CHECKSUM.test(since)) return null;
+  const versions = await newestVersions(ctx.database.db, nodeId, SINCE_VERSIONS);
+  const served = versions.findIndex((v) => checksumOfHash(v.content_hash) === since);
+  // Newest first: the latest writer elsewhere is named.
+  for (const later of versions.slice(0, Math.max(served, 0))) {
+    const by = changedElsewhereByRecorded(later.saved_by_kind);
+    if (by) return by;
+  }
+  return null;
 }
 
 /** A live-lane snapshot (`snapshot` or `html`), or a stored-document frame relayed on the saved lane

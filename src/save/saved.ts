@@ -65,6 +65,11 @@ export function recordedSource(recorded: string): { kind: string; agent: string 
   return recorded.startsWith('agent:') ? { kind: 'agent', agent: recorded.slice(6) } : { kind: recorded, agent: null };
 }
 
+/** `changedElsewhereBy` for a stored version, from its recorded kind (`saved_by_kind`). */
+export function changedElsewhereByRecorded(recorded: string): string | null {
+  return changedElsewhereBy(recordedSource(recorded));
+}
+
 /** The node fields the after-save steps need. */
 export interface SavedNode {
   id: number;

@@ -13,7 +13,7 @@ import { recordActivity } from '../store/activity.ts';
 import { versionBefore } from '../store/versions.ts';
 import type { Row } from '../store/schema.ts';
 import { versionContent } from './history.ts';
-import { changedElsewhereBy, recordedSource, type SavedBy, type SavedNode } from './saved.ts';
+import { changedElsewhereByRecorded, type SavedBy, type SavedNode } from './saved.ts';
 import { childPathOf } from '../nodes/find.ts';
 import { publishSoon } from '../events/publish.ts';
 import { limits } from '../limits.ts';
@@ -32,7 +32,7 @@ export async function checkStaleSave(
 ): Promise<void> {
   if (by.kind !== 'browser' || savedText.length > MAX_BYTES) return;
   const db = s.database.db;
-  const who = changedElsewhereBy(recordedSource(previous.saved_by_kind));
+  const who = changedElsewhereByRecorded(previous.saved_by_kind);
   if (!who) return;
   const older = await versionBefore(db, node.id, previous.backup_number);
   if (!older) return;

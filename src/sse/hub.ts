@@ -24,6 +24,10 @@ export interface AttachOptions {
   headers?: Record<string, string>;
   /** Frames written once the stream is live, before anything replayed (e.g. `sync-ready`). */
   preamble?: Buffer[];
+  /** A frame looked up once the subscription is live (live frames wait meanwhile) and written after the
+   *  preamble: what the client missed before it opened the stream (a lane opened `since` a served page). A
+   *  change committed around then comes in it, live, or both; never in neither. */
+  catchUp?: () => Promise<Buffer | null>;
   /** When the replay log no longer covers what the client missed: one frame that brings it up to
    *  date (the saved lane sends the stored document), given the channel's newest id. */
   onGap?: (lastId: number) => Promise<{ id: number; frame: Buffer } | null>;
@@ -79,8 +83,8 @@ export class StreamHub {
   }
 
   /** Subscribes the stream to a channel: waits until the subscription is live, sends the headers and
-   *  `: connected` (so a client that sees it is sure to get every later event), the preamble, the
-   *  replay after Last-Event-ID, then live events. */
+   *  `: connected` (so a client that sees it is sure to get every later event), the preamble, the catch-up
+   *  frame, the replay after Last-Event-ID, then live events. */
   async attach(channel: string, stream: SseStream, opts: AttachOptions): Promise<void> {
     if (this.closing) {
       stream.close();
@@ -107,6 +111,13 @@ export class StreamHub {
     if (stream.closed) return;
     stream.open(opts.headers);
     for (const frame of opts.preamble ?? []) stream.write(frame);
+    if (opts.catchUp) {
+      const frame = await opts.catchUp().catch((err) => {
+        console.error(`catching up on ${channel} failed:`, (err as Error).message);
+        return null;
+      });
+      if (frame) stream.write(frame);
+    }
     if (opts.lastEventId) await this.replay(channel, stream, opts);
     stream.release();
     if (!stream.closed) this.keepAlive(stream);

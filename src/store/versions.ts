@@ -76,3 +76,14 @@ export function versionBefore(db: Executor, nodeId: number, backupNumber: number
     .limit(1)
     .executeTakeFirst();
 }
+
+/** A document's newest versions (at most `limit`), newest first: how each was saved and its content's hash. */
+export function newestVersions(db: Executor, nodeId: number, limit: number) {
+  return db
+    .selectFrom('versions')
+    .select(['backup_number', 'content_hash', 'saved_by_kind'])
+    .where('node_id', '=', nodeId)
+    .orderBy('backup_number', 'desc')
+    .limit(limit)
+    .execute();
+}

@@ -6,15 +6,22 @@
 const SRC = '/_/assets/toolbar.js';
 const TAG = /<script src="\/_\/assets\/toolbar\.js\?[^"<>]*" data-kiln-toolbar no-save save-remove><\/script>/g;
 
-/** The toolbar's tag; with `confirm` (an app user who has not confirmed their email yet, on their own copy) it
- *  shows a notice instead: confirm the address to edit, and a button that sends the link again. */
-export function toolbarTag(documentPath: string, mainUrl: string, confirm?: string, appUser = false): string {
+/** The toolbar's tag. `etag`: the ETag of the bytes served, which the toolbar opens its notices lane `since` (a
+ *  change made elsewhere before the lane opens is told then). With `confirm` (an app user who has not confirmed
+ *  their email yet, on their own copy) it shows a notice instead: confirm the address to edit, and a button that
+ *  sends the link again. */
+export function toolbarTag(
+  documentPath: string,
+  mainUrl: string,
+  opts: { etag?: string; confirm?: string; appUser?: boolean } = {},
+): string {
   // Built by hand (every owner's page view): encodeURIComponent leaves no `"`, `&`, `<` or `>` to escape.
   const q = `path=${encodeURIComponent(documentPath)}&amp;main=${encodeURIComponent(mainUrl)}`;
-  const c = confirm ? `&amp;confirm=${encodeURIComponent(confirm)}` : '';
+  const e = opts.etag ? `&amp;etag=${encodeURIComponent(opts.etag)}` : '';
+  const c = opts.confirm ? `&amp;confirm=${encodeURIComponent(opts.confirm)}` : '';
   // An app user's own copy: no code editor (app users may not edit code) and no dashboard to go to.
-  const a = appUser ? '&amp;app=1' : '';
-  return `<script src="${SRC}?${q}${c}${a}" data-kiln-toolbar no-save save-remove></script>`;
+  const a = opts.appUser ? '&amp;app=1' : '';
+  return `<script src="${SRC}?${q}${e}${c}${a}" data-kiln-toolbar no-save save-remove></script>`;
 }
 
 /** The document as its owner gets it: the toolbar's tag just before the last `</body>`, in any case (or at the

@@ -193,7 +193,11 @@ const plugin: RoutePlugin = async (app, { services: s }) => {
     const { unconfirmedEmail, appUser } = view.toolbar;
     const pieces = withToolbar(
       content.bytes,
-      toolbarTag(childPathOf(node), s.config.baseUrl, unconfirmedEmail, appUser),
+      toolbarTag(childPathOf(node), s.config.baseUrl, {
+        etag: content.checksum,
+        confirm: unconfirmedEmail,
+        appUser,
+      }),
     );
     if (req.hotKeep) req.hotKeep.pieces = pieces;
     return sendPieces(reply, pieces);

@@ -6,7 +6,9 @@
 // `live` carries editor snapshots and needs ownership (share guests pass); `saved` carries the stored
 // HTML after each accepted save (published by the save pipeline), open on public documents; `notices` (Kiln's
 // own) only the live lane's notifications: a change made elsewhere, the data-clobber guard's. A snapshot
-// is broadcast on `live` only and writes nothing. Frames are unnamed `{html, sender, seq}` with
+// is broadcast on `live` only and writes nothing. `&since=<ETag of the page served>` on `live` or `notices`: when
+// the page was changed elsewhere after it was served (before the lane opened), the first frame is that reload
+// notice, without an id. Frames are unnamed `{html, sender, seq}` with
 // `id: <seq>`; `seq` grows per document across processes and restarts; Last-Event-ID replays.
 // A stream ends when the right it was opened on ends, in every process: one opened only by a share
 // token when the owner disables sharing or regenerates the token (`share-revoked` on the document's
@@ -20,11 +22,11 @@ import { badRequest } from '../../errors.ts';
 import { limits } from '../../limits.ts';
 import { assertSameOrigin } from '../origin.ts';
 import { documentPathOf, documentUrlHeader } from '../../save/document-url.ts';
-import { openLane, relayToLane } from '../../documents/live.ts';
+import { changedElsewhereSince, openLane, relayToLane } from '../../documents/live.ts';
 import { channels } from '../../events/bus.ts';
 import { SseStream, eventFrame } from '../../sse/stream.ts';
 import { takeStreamSlot } from '../../sse/slots.ts';
-import { viewOfLane } from '../../sse/views.ts';
+import { changedBeforeFrame, viewOfLane } from '../../sse/views.ts';
 import { lastEventIdOf } from '../../sse/last-event-id.ts';
 import { documentContent } from '../../nodes/serve.ts';
 import { fields } from '../schema.ts';
@@ -36,7 +38,7 @@ const first = z
   .union([z.string(), z.array(z.string())])
   .transform((v) => (Array.isArray(v) ? v[0] : v) || undefined)
   .optional();
-const STREAM = z.looseObject({ 'document-url': first, 'page-url': first, lane: first });
+const STREAM = z.looseObject({ 'document-url': first, 'page-url': first, lane: first, since: first });
 
 /** A live-lane snapshot: `snapshot` (or `html`), the sender's tab id, the editor's identity map; or
  *  `{document, sender}` (hyperclay-local's host conformance page): a stored-document frame relayed on the
@@ -74,10 +76,20 @@ const plugin: RoutePlugin = async (app, { services: s }) => {
     takeStreamSlot(s, req, reply);
     reply.hijack();
     const sse = new SseStream(reply.raw);
+    const lastEventId = lastEventIdOf(req);
+    // `since`: the ETag of the page the tab was served (Kiln's toolbar has it). A change made elsewhere after it
+    // and before this lane opened is told first; a resumed stream had that on its first open.
+    const since = lane !== 'saved' && !lastEventId ? req.query.since : undefined;
     await hub.attach(channels.document(open.node.id), sse, {
       // The data-clobber guard's notifications go to those who may resolve them.
       view: viewOfLane(lane, open.guardNotices),
-      lastEventId: lastEventIdOf(req),
+      lastEventId,
+      catchUp: since
+        ? async () => {
+            const by = await changedElsewhereSince(s, open.node.id, since);
+            return by ? changedBeforeFrame(by, open.guardNotices) : null;
+          }
+        : undefined,
       onGap: lane === 'saved' ? (lastId) => storedDocumentFrame(s, open.node.id, lastId) : undefined,
       closeOn: (e) => open.access.endsWith(e),
       grants: open.grants,

@@ -98,7 +98,9 @@ ${appUser ? '' : `<a href="${main}/_/dashboard">Dashboard</a>`}<button class="hi
   });
   const hear = () => {
     if (window.hyperclayModules?.['live-sync']) return;
-    const lane = `/_/sync?document-url=${encodeURIComponent(location.href)}&lane=notices`;
+    // `since` the page this tab was served: a change made elsewhere before the lane opens is its first frame.
+    const since = q.get('etag');
+    const lane = `/_/sync?document-url=${encodeURIComponent(location.href)}&lane=notices${since ? `&since=${encodeURIComponent(since)}` : ''}`;
     const notices = new EventSource(lane);
     notices.onopen = () => host.setAttribute('data-notices', 'open');
     notices.onmessage = (m) => {
