@@ -418,7 +418,7 @@ async function servedPage(client: Client, host: string, name: string) {
   assert.equal(res.status, 200);
   const etag = String(res.headers.etag).replace(/"/g, '');
   const tagged = /data-kiln-toolbar/.test(res.text)
-    ? /toolbar\.js\?[^"]*&amp;etag=([0-9a-f]+)/.exec(res.text)?.[1]
+    ? /toolbar\.js\?[^"]*" data-kiln-toolbar data-etag="([0-9a-f]+)"/.exec(res.text)?.[1]
     : null;
   return { etag, tagged };
 }

@@ -187,7 +187,7 @@ test("the owner's toolbar goes just before the last </body>, in any case, or at 
     assert.equal(page.status, 200);
     const text = page.body.toString('utf8');
     const tag = text.match(
-      /<script src="\/_\/assets\/toolbar\.js\?[^"]*" data-kiln-toolbar no-save save-remove><\/script>/,
+      /<script src="\/_\/assets\/toolbar\.js\?[^"]*" data-kiln-toolbar data-etag="[0-9a-f]{16}" no-save save-remove><\/script>/,
     );
     assert.ok(tag, `${name}: the owner gets the toolbar`);
     assert.equal(text.slice(0, tag.index), before, `${name}: what comes before the tag`);

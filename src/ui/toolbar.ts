@@ -4,7 +4,8 @@
 // save and snapshot, and the save pipeline removes the exact tag from any body that still has it.
 
 const SRC = '/_/assets/toolbar.js';
-const TAG = /<script src="\/_\/assets\/toolbar\.js\?[^"<>]*" data-kiln-toolbar no-save save-remove><\/script>/g;
+const TAG =
+  /<script src="\/_\/assets\/toolbar\.js\?[^"<>]*" data-kiln-toolbar(?: data-etag="[0-9a-f]*")? no-save save-remove><\/script>/g;
 
 /** The toolbar's tag. `etag`: the ETag of the bytes served, which the toolbar opens its notices lane `since` (a
  *  change made elsewhere before the lane opens is told then). With `confirm` (an app user who has not confirmed
@@ -17,11 +18,12 @@ export function toolbarTag(
 ): string {
   // Built by hand (every owner's page view): encodeURIComponent leaves no `"`, `&`, `<` or `>` to escape.
   const q = `path=${encodeURIComponent(documentPath)}&amp;main=${encodeURIComponent(mainUrl)}`;
-  const e = opts.etag ? `&amp;etag=${encodeURIComponent(opts.etag)}` : '';
+  // The ETag rides beside the address, not in it: the script's URL (cached an hour) stays the same across saves.
+  const e = opts.etag && /^[0-9a-f]+$/.test(opts.etag) ? ` data-etag="${opts.etag}"` : '';
   const c = opts.confirm ? `&amp;confirm=${encodeURIComponent(opts.confirm)}` : '';
   // An app user's own copy: no code editor (app users may not edit code) and no dashboard to go to.
   const a = opts.appUser ? '&amp;app=1' : '';
-  return `<script src="${SRC}?${q}${e}${c}${a}" data-kiln-toolbar no-save save-remove></script>`;
+  return `<script src="${SRC}?${q}${c}${a}" data-kiln-toolbar${e} no-save save-remove></script>`;
 }
 
 /** The document as its owner gets it: the toolbar's tag just before the last `</body>`, in any case (or at the

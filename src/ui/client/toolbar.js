@@ -99,7 +99,7 @@ ${appUser ? '' : `<a href="${main}/_/dashboard">Dashboard</a>`}<button class="hi
   const hear = () => {
     if (window.hyperclayModules?.['live-sync']) return;
     // `since` the page this tab was served: a change made elsewhere before the lane opens is its first frame.
-    const since = q.get('etag');
+    const since = me.dataset.etag;
     const lane = `/_/sync?document-url=${encodeURIComponent(location.href)}&lane=notices${since ? `&since=${encodeURIComponent(since)}` : ''}`;
     const notices = new EventSource(lane);
     notices.onopen = () => host.setAttribute('data-notices', 'open');
