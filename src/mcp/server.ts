@@ -178,7 +178,10 @@ function serverClass(mcp: typeof import('@modelcontextprotocol/server')): Server
         _transport?: { _terminalDelivered?: boolean };
       };
       const answered = self._transport?._terminalDelivered === true && self._responseHandlers?.size === 0;
-      if (!answered) return super._onclose();
+      if (!answered) {
+        super._onclose();
+        return;
+      }
       const limit = Error.stackTraceLimit;
       Error.stackTraceLimit = 0;
       try {
