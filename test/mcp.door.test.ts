@@ -1,7 +1,8 @@
 // The MCP door (`/_/mcp`) with the official SDK's client: each protocol version connects (2025-06-18 and
 // 2025-11-25 with the initialize handshake, 2026-07-28 stateless); tools/list declares every tool with its
 // schemas and annotations; the reading tools answer what the key's person may see; the door refuses a request
-// without a key, with a refused key, from another site's page, under another Host, and GET/DELETE.
+// without a key, with a refused key, from another site's page, under another Host, and GET/DELETE; each message
+// is routed to the era the SDK classifies it in (the door decides the common ones without the SDK, src/mcp/http.ts).
 import { contextOf } from '../src/context.ts';
 import { SYSTEM } from '../src/access/caller.ts';
 import { actingAs } from './support/people.ts';
@@ -264,4 +265,53 @@ test('/_/meta says where agents connect', async () => {
     credentials: ['Authorization: Bearer <key>', 'X-API-Key: <key>'],
     stdio: 'node <a Kiln checkout>/bin/kiln.js mcp',
   });
+});
+
+test('the door routes each message as the SDK classifies it: a 2025 one to the handshake era, a 2026-07-28 one (envelope and headers) to the modern handler, the rest refused as the SDK refuses them', async () => {
+  const auth = { authorization: `Bearer ${key}` };
+  const list = { jsonrpc: '2.0', id: 1, method: 'tools/list' };
+  const envelope = (version: string) => ({
+    ...list,
+    params: {
+      _meta: {
+        'io.modelcontextprotocol/protocolVersion': version,
+        'io.modelcontextprotocol/clientInfo': { name: 'raw', version: '1' },
+        'io.modelcontextprotocol/clientCapabilities': {},
+      },
+    },
+  });
+  /** The status and what the answer is: a result, or its error's JSON-RPC code. */
+  const seen = async (headers: Record<string, string>, body: unknown) => {
+    const r = await post({ ...auth, ...headers }, body);
+    return [r.status, r.json?.result ? 'result' : (r.json?.error?.code ?? null)];
+  };
+  const modern = { 'mcp-protocol-version': '2026-07-28', 'mcp-method': 'tools/list' };
+  assert.deepEqual(
+    {
+      legacy: await seen({}, list),
+      emptyVersion: await seen({ 'mcp-protocol-version': '' }, list),
+      modern: await seen(modern, envelope('2026-07-28')),
+      modernWithoutMethodHeader: await seen({ 'mcp-protocol-version': '2026-07-28' }, envelope('2026-07-28')),
+      modernHeaderWithoutClaim: await seen(modern, list),
+      claimUnder2025Header: await seen({}, envelope('2026-07-28')),
+      claimWithoutHeader: await seen({ 'mcp-protocol-version': '' }, envelope('2026-07-28')),
+      response: await seen(modern, { jsonrpc: '2.0', id: 1, result: {} }),
+      notification: await seen({}, { jsonrpc: '2.0', method: 'notifications/initialized' }),
+      notJsonRpc: await seen({}, { id: 1, method: 'tools/list' }),
+      batch: await seen({}, [list]),
+    },
+    {
+      legacy: [200, 'result'],
+      emptyVersion: [400, -32000],
+      modern: [200, 'result'],
+      modernWithoutMethodHeader: [400, -32020],
+      modernHeaderWithoutClaim: [400, -32602],
+      claimUnder2025Header: [400, -32020],
+      claimWithoutHeader: [400, -32020],
+      response: [400, -32000],
+      notification: [202, null],
+      notJsonRpc: [400, -32600],
+      batch: [200, 'result'],
+    },
+  );
 });

@@ -43,11 +43,22 @@ export async function refuseCrossSite(req: FastifyRequest, s: Services): Promise
  *  main app's (DNS rebinding: a name of the attacker's that resolves to this server): the Host must be the
  *  main app's (ROOT_DOMAIN, BASE_URL, or a loopback name), and an `Origin`, when a browser sends one, too. */
 export function refuseForeignSite(req: FastifyRequest, s: Services): void {
-  const main = new Set([s.config.rootHostname, new URL(s.config.baseUrl).hostname.toLowerCase(), ...LOOPBACK]);
+  const main = mainHostsOf(s.config);
   if (!main.has(hostnameOf(req))) throw forbidden('This address is not the main app’s.', 'cross-origin');
   const host = originHost(req);
   if (host === undefined) return;
   if (!main.has(host)) throw forbidden('Requests from other sites are refused.', 'cross-origin');
+}
+
+/** The main app's hostnames, worked out once per configuration (the MCP door asks on every call). */
+const mainHosts = new WeakMap<Services['config'], ReadonlySet<string>>();
+function mainHostsOf(config: Services['config']): ReadonlySet<string> {
+  let main = mainHosts.get(config);
+  if (!main) {
+    main = new Set([config.rootHostname, new URL(config.baseUrl).hostname.toLowerCase(), ...LOOPBACK]);
+    mainHosts.set(config, main);
+  }
+  return main;
 }
 
 /** The hostname of the request's `Origin`: undefined when none came (not a browser's cross-site request), '' for

@@ -86,12 +86,33 @@ function door() {
   return handler;
 }
 
+/** The first revision without a handshake (the SDK's own bound, which it does not export). */
+const FIRST_MODERN = '2026-07-28';
+
+const plain = (v: unknown): v is Record<string, unknown> => v !== null && typeof v === 'object' && !Array.isArray(v);
+
+/** Where the SDK's classification (`isLegacyRequest`) sends the common messages, decided without it: it runs a
+ *  schema over the body for each kind of message it tries (most fail, each failure an error made), and the
+ *  modern handler classifies the body again. Only what it decides beyond doubt: one message that is no
+ *  response; with a 2026-07-28 (or later) `MCP-Protocol-Version` the SDK never serves it as legacy; with none
+ *  or an earlier one, a valid request or notification whose params carry no envelope claim is legacy.
+ *  Anything else (batches, responses, envelope claims, malformed messages) is the SDK's to classify. */
+function eraOf(sdk: typeof import('@modelcontextprotocol/server'), req: McpRequest): 'modern' | 'legacy' | null {
+  const body = req.body;
+  if (!plain(body) || 'result' in body || 'error' in body) return null;
+  const version = req.request.headers.get('mcp-protocol-version')?.replace(/^[ \t]+|[ \t]+$/g, '');
+  if (version !== undefined && version >= FIRST_MODERN) return 'modern';
+  const meta = plain(body.params) ? body.params._meta : undefined;
+  if (plain(meta) && sdk.PROTOCOL_VERSION_META_KEY in meta) return null;
+  return sdk.isJSONRPCRequest(body) || sdk.isJSONRPCNotification(body) ? 'legacy' : null;
+}
+
 /** Answers one POST of the MCP door for an authenticated caller (`callAgent` first). */
 export async function answerMcp(ctx: Ctx, who: CallAgent, req: McpRequest): Promise<Response> {
   const { sdk, modern } = await door();
   const authInfo: AuthInfo = { token: '', clientId: 'kiln', scopes: [], extra: { call: { ctx, who } } };
-  if (!(await sdk.isLegacyRequest(req.request, req.body)))
-    return modern.fetch(req.request, { authInfo, parsedBody: req.body });
+  const era = eraOf(sdk, req) ?? ((await sdk.isLegacyRequest(req.request, req.body)) ? 'legacy' : 'modern');
+  if (era === 'modern') return modern.fetch(req.request, { authInfo, parsedBody: req.body });
   const server = await kilnMcpServer(ctx, who);
   const transport = new sdk.WebStandardStreamableHTTPServerTransport({
     sessionIdGenerator: undefined,
