@@ -32,6 +32,18 @@ const chip = (p: Page) => p.locator('#hyperclay-data-loss-guard .dg-chip');
 /** Kiln's toolbar's notice of a change made elsewhere (in its open shadow root). */
 const news = (p: Page) => p.locator('kiln-toolbar .news');
 
+/** A key holder with the document `name` (the notes starter, or `html`) and the browser context of their signed-in
+ *  session. */
+async function ownerWith(name: string, html: string | Buffer = starterDocument('notes', name)) {
+  const s = bk.kiln.services;
+  const { person, key } = await keyHolder(bk.kiln);
+  await createNode(await actingAs(s, person.id), { ownerId: person.id, parentId: 0, type: 'site', name, html });
+  const sessions = await sessionsFor(s.database.db, bk.kiln.config, person.id, person.username);
+  const owner = await bk.newContext();
+  await owner.addCookies(browserCookies(bk.kiln.config, sessions));
+  return { person, key, owner, url: bk.docUrl(person.username, `/${name}`) };
+}
+
 async function openAsOwner(p: Page, url: string) {
   await p.goto(url);
   await p.waitForFunction(() => typeof (window as any).hyperclay?.savePage === 'function', null, { timeout: 20_000 });
@@ -43,25 +55,13 @@ test('an agent’s edit_document and an open owner tab: a stale save after it ra
   skip: !hasChromium && 'Debian chromium is not installed (.ci/run installs it)',
   timeout: 180_000,
 }, async () => {
-  const s = bk.kiln.services;
-  const { person, key } = await keyHolder(bk.kiln);
-  await createNode(await actingAs(s, person.id), {
-    ownerId: person.id,
-    parentId: 0,
-    type: 'site',
-    name: 'notes.html',
-    html: starterDocument('notes', 'notes.html'),
-  });
-  const sessions = await sessionsFor(s.database.db, bk.kiln.config, person.id, person.username);
-  const url = bk.docUrl(person.username, '/notes.html');
+  const { person, key, owner, url } = await ownerWith('notes.html');
   const served = async () => {
     const c = bk.kiln.client(`${person.username}.${bk.kiln.config.rootDomain}`);
     return (await c.get('/notes.html')).text;
   };
   mkdirSync(SCREENS, { recursive: true });
 
-  const owner = await bk.newContext();
-  await owner.addCookies(browserCookies(bk.kiln.config, sessions));
   const tab = await owner.newPage();
   await tab.setViewportSize(DESKTOP);
   await openAsOwner(tab, url);
@@ -170,26 +170,15 @@ test('an agent’s edit reaches an editing tab with hyperclayjs’s live sync at
   skip: !hasChromium && 'Debian chromium is not installed (.ci/run installs it)',
   timeout: 120_000,
 }, async () => {
-  const s = bk.kiln.services;
-  const { person, key } = await keyHolder(bk.kiln);
   // The notes starter with hyperclayjs's live-sync module added: the tab rides the `live` lane.
   const html = starterDocument('notes', 'live.html')
     .toString('utf8')
     .replace('preset=standard', 'preset=standard&features=live-sync');
   assert.match(html, /features=live-sync/);
-  await createNode(await actingAs(s, person.id), {
-    ownerId: person.id,
-    parentId: 0,
-    type: 'site',
-    name: 'live.html',
-    html,
-  });
-  const sessions = await sessionsFor(s.database.db, bk.kiln.config, person.id, person.username);
-  const owner = await bk.newContext();
-  await owner.addCookies(browserCookies(bk.kiln.config, sessions));
+  const { key, owner, url } = await ownerWith('live.html', html);
   const tab = await owner.newPage();
   await tab.setViewportSize(PHONE);
-  await openAsOwner(tab, bk.docUrl(person.username, '/live.html'));
+  await openAsOwner(tab, url);
   await tab.waitForFunction(() => !!(window as any).hyperclayModules?.['live-sync'], null, { timeout: 20_000 });
   // Its live lane is open before the agent writes.
   await tab.waitForFunction(() => (window as any).hyperclayModules['live-sync'].liveSync.sse?.readyState === 1, null, {
@@ -240,18 +229,7 @@ test('an agent’s edit while the owner’s tab is still loading: the toolbar’
   skip: !hasChromium && 'Debian chromium is not installed (.ci/run installs it)',
   timeout: 120_000,
 }, async () => {
-  const s = bk.kiln.services;
-  const { person, key } = await keyHolder(bk.kiln);
-  await createNode(await actingAs(s, person.id), {
-    ownerId: person.id,
-    parentId: 0,
-    type: 'site',
-    name: 'loading.html',
-    html: starterDocument('notes', 'loading.html'),
-  });
-  const sessions = await sessionsFor(s.database.db, bk.kiln.config, person.id, person.username);
-  const owner = await bk.newContext();
-  await owner.addCookies(browserCookies(bk.kiln.config, sessions));
+  const { key, owner, url } = await ownerWith('loading.html');
   const tab = await owner.newPage();
   await tab.setViewportSize(PHONE);
   const agent = await mcpClient(bk.kiln, key, { name: 'Claude Code' });
@@ -277,7 +255,7 @@ test('an agent’s edit while the owner’s tab is still loading: the toolbar’
       await route.continue();
     },
   );
-  const response = await tab.goto(bk.docUrl(person.username, '/loading.html'));
+  const response = await tab.goto(url);
   const served = (await response!.headerValue('etag'))?.replace(/"/g, '');
   await news(tab).waitFor({ state: 'visible', timeout: 20_000 });
   assert.equal(since[0], served, 'the lane is opened since the ETag of the page served');
