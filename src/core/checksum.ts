@@ -11,6 +11,9 @@ export function checksum(bytes: Uint8Array | string): string {
   return checksumOfHash(sha256(bytes));
 }
 
+/** True for a string shaped as a checksum (an ETag's value, without its quotes). */
+export const isChecksum = (s: string): boolean => /^[0-9a-f]{16}$/.test(s);
+
 /** The checksum of bytes whose SHA-256 hex is known. */
 export function checksumOfHash(sha256Hex: string): string {
   return sha256Hex.slice(0, 16);

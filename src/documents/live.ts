@@ -13,7 +13,7 @@ import { sessionLive } from '../accounts/sessions.ts';
 import { KilnError, notFound } from '../errors.ts';
 import { broadcastSnapshot, publishLive, relaySaved } from '../events/publish.ts';
 import { newestVersions } from '../store/versions.ts';
-import { checksumOfHash } from '../core/checksum.ts';
+import { checksumOfHash, isChecksum } from '../core/checksum.ts';
 import { changedElsewhereByRecorded } from '../save/saved.ts';
 
 type NodeRow = Row<'nodes'>;
@@ -56,8 +56,6 @@ export async function openLane(ctx: LaneCtx, input: LaneInput) {
 
 /** How many of a document's newest versions a lane opened `since` a served page looks through. */
 const SINCE_VERSIONS = 50;
-/** A served page's ETag: the checksum of its bytes (src/core/checksum.ts). */
-const CHECKSUM = /^[0-9a-f]{16}$/;
 
 /** Who changed the document elsewhere since a tab's page was served (`since`: the ETag of the bytes it got), for
  *  a lane that tab opens later (a change before that reached no lane of it): the newest writer that no browser
@@ -68,7 +66,7 @@ export async function changedElsewhereSince(
   nodeId: number,
   since: string,
 ): Promise<string | null> {
-  if (!CHECKSUM.test(since)) return null;
+  if (!isChecksum(since)) return null;
   const versions = await newestVersions(ctx.database.db, nodeId, SINCE_VERSIONS);
   const served = versions.findIndex((v) => checksumOfHash(v.content_hash) === since);
   // Newest first: the latest writer elsewhere is named.

@@ -59,18 +59,20 @@ function laneView(lane: 'live' | 'saved'): View {
 /** A change made elsewhere, as Hyperclay Local words an edit on disk to an editing tab: hyperclayjs shows a
  *  persistent toast, Kiln's toolbar a Reload button. Who made it is named to those who may read the versions. */
 function changedElsewhereFrame(e: ChangedElsewhere, id: number, named: boolean) {
-  const msg = changedElsewhereMsg(e.by, named);
-  return eventFrame(id, { type: 'notification', msgType: 'warning', msg, action: 'reload', persistent: true, seq: id });
+  return reloadNotice(e.by, named, id);
 }
-
-const changedElsewhereMsg = (by: string, named: boolean) =>
-  `${named ? by : 'Someone'} changed this page elsewhere. Reload to see the change.`;
 
 /** The same notice for a change made before the lane opened, since the tab's page was served: no event of the
  *  channel, so no `id` or `seq` (it moves neither the client's Last-Event-ID nor hyperclayjs's seq watermark). */
 export function changedBeforeFrame(by: string, named: boolean): Buffer {
-  const msg = changedElsewhereMsg(by, named);
-  return eventFrame(null, { type: 'notification', msgType: 'warning', msg, action: 'reload', persistent: true });
+  return reloadNotice(by, named, null);
+}
+
+/** The reload notice, with the event's id as its `seq` when it is one. */
+function reloadNotice(by: string, named: boolean, id: number | null): Buffer {
+  const msg = `${named ? by : 'Someone'} changed this page elsewhere. Reload to see the change.`;
+  const notice = { type: 'notification', msgType: 'warning', msg, action: 'reload', persistent: true };
+  return eventFrame(id, id === null ? notice : { ...notice, seq: id });
 }
 
 /** A save from a tab that had not loaded a change made elsewhere undid it: `data.diff` shows what it lost. */

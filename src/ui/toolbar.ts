@@ -2,6 +2,7 @@
 // owner only (visitors, share guests and app users get the stored bytes). It is never stored: the tag
 // and the element its script creates carry `no-save`/`save-remove`, which hyperclayjs strips from every
 // save and snapshot, and the save pipeline removes the exact tag from any body that still has it.
+import { isChecksum } from '../core/checksum.ts';
 
 const SRC = '/_/assets/toolbar.js';
 const TAG =
@@ -19,7 +20,7 @@ export function toolbarTag(
   // Built by hand (every owner's page view): encodeURIComponent leaves no `"`, `&`, `<` or `>` to escape.
   const q = `path=${encodeURIComponent(documentPath)}&amp;main=${encodeURIComponent(mainUrl)}`;
   // The ETag rides beside the address, not in it: the script's URL (cached an hour) stays the same across saves.
-  const e = opts.etag && /^[0-9a-f]+$/.test(opts.etag) ? ` data-etag="${opts.etag}"` : '';
+  const e = opts.etag && isChecksum(opts.etag) ? ` data-etag="${opts.etag}"` : '';
   const c = opts.confirm ? `&amp;confirm=${encodeURIComponent(opts.confirm)}` : '';
   // An app user's own copy: no code editor (app users may not edit code) and no dashboard to go to.
   const a = opts.appUser ? '&amp;app=1' : '';

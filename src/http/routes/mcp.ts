@@ -31,11 +31,7 @@ const SDK_HEADER = /^(content-type|accept|mcp-.*|last-event-id)$/;
  *  gets a real one, which the SDK reads. */
 function mcpRequest(req: FastifyRequest): McpRequest {
   const url = `${req.protocol}://${req.headers.host ?? 'localhost'}${req.url}`;
-  const get = (name: string): string | null => {
-    const key = name.toLowerCase();
-    const value = SDK_HEADER.test(key) ? req.headers[key] : undefined;
-    return value === undefined ? null : Array.isArray(value) ? value.join(', ') : value;
-  };
+  const get = (name: string): string | null => sdkHeader(req, name.toLowerCase()) ?? null;
   const request =
     req.body === undefined
       ? new Request(url, { method: 'POST', headers: sdkHeaders(req) })
@@ -49,11 +45,18 @@ function mcpRequest(req: FastifyRequest): McpRequest {
   };
 }
 
+/** A header the SDK reads (`name` in lower case), repeated ones joined as one; undefined for the others. */
+function sdkHeader(req: FastifyRequest, name: string): string | undefined {
+  const value = SDK_HEADER.test(name) ? req.headers[name] : undefined;
+  return Array.isArray(value) ? value.join(', ') : value;
+}
+
 function sdkHeaders(req: FastifyRequest): Headers {
   const headers = new Headers();
-  for (const [name, value] of Object.entries(req.headers))
-    if (value !== undefined && SDK_HEADER.test(name))
-      headers.set(name, Array.isArray(value) ? value.join(', ') : value);
+  for (const name of Object.keys(req.headers)) {
+    const value = sdkHeader(req, name);
+    if (value !== undefined) headers.set(name, value);
+  }
   return headers;
 }
 
