@@ -27,6 +27,19 @@ before(async () => {
 after(() => bk?.stop());
 
 const AGENT_ITEM = 'Buy oat milk (added by the agent)';
+
+/** The agent adds AGENT_ITEM to the page's to-do list through the MCP door (`edit_document`, one append). */
+const appendAgentItem = (agent: Parameters<typeof call>[0], path: string) =>
+  call(agent, 'edit_document', {
+    path,
+    edits: [
+      {
+        op: 'append',
+        selector: 'ul.todo',
+        html: `<li><input type="checkbox" persist aria-label="Done"><span editmode:contenteditable>${AGENT_ITEM}</span></li>`,
+      },
+    ],
+  });
 const todos = (p: Page) => p.locator('ul.todo li span').allTextContents();
 const chip = (p: Page) => p.locator('#hyperclay-data-loss-guard .dg-chip');
 /** Kiln's toolbar's notice of a change made elsewhere (in its open shadow root). */
@@ -77,16 +90,7 @@ test('an agent’s edit_document and an open owner tab: a stale save after it ra
 
   // The agent appends an item through the door.
   const agent = await mcpClient(bk.kiln, key, { name: 'Claude Code' });
-  const edited = await call(agent, 'edit_document', {
-    path: 'notes.html',
-    edits: [
-      {
-        op: 'append',
-        selector: 'ul.todo',
-        html: `<li><input type="checkbox" persist aria-label="Done"><span editmode:contenteditable>${AGENT_ITEM}</span></li>`,
-      },
-    ],
-  });
+  const edited = await appendAgentItem(agent, 'notes.html');
   assert.equal(edited.changed, true);
   assert.match(await served(), new RegExp(AGENT_ITEM.replace(/[()]/g, '\\$&')));
 
@@ -186,16 +190,7 @@ test('an agent’s edit reaches an editing tab with hyperclayjs’s live sync at
   });
 
   const agent = await mcpClient(bk.kiln, key, { name: 'Claude Code' });
-  await call(agent, 'edit_document', {
-    path: 'live.html',
-    edits: [
-      {
-        op: 'append',
-        selector: 'ul.todo',
-        html: `<li><input type="checkbox" persist aria-label="Done"><span editmode:contenteditable>${AGENT_ITEM}</span></li>`,
-      },
-    ],
-  });
+  await appendAgentItem(agent, 'live.html');
   await news(tab).waitFor({ state: 'visible', timeout: 20_000 });
   assert.match(
     (await news(tab).textContent()) ?? '',
@@ -240,16 +235,7 @@ test('an agent’s edit while the owner’s tab is still loading: the toolbar’
     async (route) => {
       since.push(new URL(route.request().url()).searchParams.get('since') ?? '');
       if (since.length === 1) {
-        const edited = await call(agent, 'edit_document', {
-          path: 'loading.html',
-          edits: [
-            {
-              op: 'append',
-              selector: 'ul.todo',
-              html: `<li><input type="checkbox" persist aria-label="Done"><span editmode:contenteditable>${AGENT_ITEM}</span></li>`,
-            },
-          ],
-        });
+        const edited = await appendAgentItem(agent, 'loading.html');
         assert.equal(edited.changed, true);
       }
       await route.continue();
